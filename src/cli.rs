@@ -1,0 +1,393 @@
+//! The command-line contract (see design.md). The original tool's options are accepted with their meanings; its
+//! multi-letter short options (`-sp`, `-rc`, …) are not clap short flags and are mapped by `normalize_args`.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+pub const EXIT_CODES: &str = "\
+Exit status:
+  0  all good (check: nothing failed; run: every sample within the Great band; fix/rollback: done)
+  1  the system falls short (a check failed; latency outside Great; frames lost)
+  2  could not do the job (bad input, no permission, NIC missing, no reply from the SubDevice)";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "rmp-eval",
+    version,
+    about = "Evaluate, measure and tune a Linux PC for real-time EtherCAT motion control",
+    long_about = "Tells whether this PC can run an EtherCAT motion controller in real time (check), measures cyclic \
+                  and EtherCAT round-trip latency (run), repairs what check found with diffs and a journal (fix) and \
+                  undoes it (rollback).\n\nWithout a command, behaves as the original rmp-eval: configuration \
+                  checks, then the cyclic test (no --nic) or the sender/receiver test.",
+    after_help = EXIT_CODES,
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    /// Take every /sys, /proc, /etc, /boot, /dev, /var and /run path under DIR (a fixture tree or a snapshot)
+    #[arg(long, global = true, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+
+    /// Never colour the output (NO_COLOR in the environment does the same)
+    #[arg(long, global = true)]
+    pub no_color: bool,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub legacy: LegacyArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check the configuration: kernel, RT core, NIC
+    Check(CheckArgs),
+    /// Measure cyclic wakeup latency, or EtherCAT round trips with --nic
+    Run(RunArgs),
+    /// Propose and apply the remedies for failing checks (diffs, journal, before/after measurement)
+    Fix(FixArgs),
+    /// Undo everything fix applied, newest first
+    Rollback(RollbackArgs),
+    /// Compare two saved results (file paths, or "last", "before", "after")
+    Compare(CompareArgs),
+    /// Act as a software EtherCAT SubDevice on IF (echoes frames, increments the working counter)
+    Reflect(ReflectArgs),
+    /// Copy exactly the files the checks read into OUT (a directory, or OUT.tar.gz) for `check --root`
+    Snapshot(SnapshotArgs),
+    /// Re-apply the runtime tunings saved by fix (run at boot by the systemd unit, and by the udev rule)
+    #[command(hide = true)]
+    ApplySaved(ApplySavedArgs),
+    /// Write the man page and shell completions into DIR (used by the package build)
+    #[command(hide = true)]
+    Generate(GenerateArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// The RT core to check (default: the last CPU)
+    #[arg(long, value_name = "N", value_parser = parse_cpu, allow_negative_numbers = true)]
+    pub core: Option<usize>,
+    /// The EtherCAT NIC to check
+    #[arg(long, short = 'n', value_name = "IF")]
+    pub nic: Option<String>,
+    /// Print JSON instead of the table
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// EtherCAT frames, answered by a SubDevice (default)
+    #[default]
+    Ecat,
+    /// Raw Ethernet frames with rmp-eval's own EtherType, echoed back
+    Raw,
+    /// UDP packets built in the frame (no IP stack), to a UDP echo
+    Udp,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// CPU for the RT (sender) thread (default: the last CPU)
+    #[arg(long, visible_alias = "send-cpu", value_name = "N", value_parser = parse_cpu, allow_negative_numbers = true)]
+    pub core: Option<usize>,
+    /// CPU for the receiver thread (default: the same as --core)
+    #[arg(long, value_name = "N", value_parser = parse_cpu, allow_negative_numbers = true)]
+    pub receive_cpu: Option<usize>,
+    /// The EtherCAT NIC: measure round trips through a SubDevice instead of cyclic wakeups only
+    #[arg(long, short = 'n', value_name = "IF")]
+    pub nic: Option<String>,
+    /// Cycle period in microseconds
+    #[arg(long, short = 's', visible_alias = "send-sleep", value_name = "US", default_value_t = 1000,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000), allow_negative_numbers = true)]
+    pub period_us: u32,
+    /// Run for S seconds (default: until Ctrl+C)
+    #[arg(long, value_name = "S", value_parser = parse_seconds, conflicts_with = "iterations")]
+    pub duration: Option<f64>,
+    /// Run N cycles (default: until Ctrl+C)
+    #[arg(long, short = 'i', value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
+          allow_negative_numbers = true)]
+    pub iterations: Option<u64>,
+    /// Frame kind in NIC mode
+    #[arg(long, value_enum, default_value_t = Mode::Ecat)]
+    pub mode: Mode,
+    /// Frame length in bytes for raw/udp modes (with the 14-byte Ethernet header, without FCS)
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u16).range(42..=1514),
+          allow_negative_numbers = true)]
+    pub pktlen: Option<u16>,
+    /// SCHED_FIFO priority of the RT (sender) thread
+    #[arg(long, value_name = "P", default_value_t = 42, value_parser = clap::value_parser!(u8).range(1..=99),
+          allow_negative_numbers = true)]
+    pub send_priority: u8,
+    /// SCHED_FIFO priority of the receiver thread
+    #[arg(long, value_name = "P", default_value_t = 45, value_parser = clap::value_parser!(u8).range(1..=99),
+          allow_negative_numbers = true)]
+    pub receive_priority: u8,
+    /// Band width in µs (default: period/8; bands are < W, 2W, 4W, 8W, ≥ 8W)
+    #[arg(long, short = 'b', visible_alias = "bucket-width", value_name = "US",
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000), allow_negative_numbers = true)]
+    pub bucket_width_us: Option<u32>,
+    /// Also write the result as JSON to FILE
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Print the result as JSON on stdout instead of tables
+    #[arg(long)]
+    pub json: bool,
+    /// Skip the configuration checks before the run
+    #[arg(long)]
+    pub no_config: bool,
+    /// Show hardware/software timestamp rows
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
+}
+
+/// The original tool's options, accepted without a command.
+#[derive(Debug, Clone, Args)]
+pub struct LegacyArgs {
+    /// Network interface card name (NIC test instead of the cyclic test)
+    #[arg(long, short = 'n', value_name = "IF")]
+    pub nic: Option<String>,
+    /// Number of iterations (default: infinite)
+    #[arg(long, short = 'i', value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
+          allow_negative_numbers = true)]
+    pub iterations: Option<u64>,
+    /// Send sleep (cycle period) in microseconds
+    #[arg(long, short = 's', value_name = "US", default_value_t = 1000,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000), allow_negative_numbers = true)]
+    pub send_sleep: u32,
+    /// Send thread priority (-sp)
+    #[arg(long, value_name = "P", default_value_t = 42, value_parser = clap::value_parser!(u8).range(1..=99),
+          allow_negative_numbers = true)]
+    pub send_priority: u8,
+    /// Receive thread priority (-rp)
+    #[arg(long, value_name = "P", default_value_t = 45, value_parser = clap::value_parser!(u8).range(1..=99),
+          allow_negative_numbers = true)]
+    pub receive_priority: u8,
+    /// CPU for the sender thread (-sc; default: the last CPU)
+    #[arg(long, value_name = "N", value_parser = parse_cpu, allow_negative_numbers = true)]
+    pub send_cpu: Option<usize>,
+    /// CPU for the receiver thread (-rc; default: the last CPU)
+    #[arg(long, value_name = "N", value_parser = parse_cpu, allow_negative_numbers = true)]
+    pub receive_cpu: Option<usize>,
+    /// Show hardware/software timestamp rows
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
+    /// Skip the configuration checks (-nc)
+    #[arg(long)]
+    pub no_config: bool,
+    /// Run the configuration checks only, then exit (-oc)
+    #[arg(long)]
+    pub only_config: bool,
+    /// Band width in microseconds (default: period/8)
+    #[arg(long, short = 'b', value_name = "US", value_parser = clap::value_parser!(u32).range(1..=1_000_000),
+          allow_negative_numbers = true)]
+    pub bucket_width: Option<u32>,
+}
+
+impl LegacyArgs {
+    pub fn to_run(&self) -> RunArgs {
+        RunArgs {
+            core: self.send_cpu,
+            receive_cpu: self.receive_cpu,
+            nic: self.nic.clone(),
+            period_us: self.send_sleep,
+            duration: None,
+            iterations: self.iterations,
+            mode: Mode::Ecat,
+            pktlen: None,
+            send_priority: self.send_priority,
+            receive_priority: self.receive_priority,
+            bucket_width_us: self.bucket_width,
+            output: None,
+            json: false,
+            no_config: self.no_config,
+            verbose: self.verbose,
+        }
+    }
+
+    pub fn to_check(&self) -> CheckArgs {
+        CheckArgs {
+            core: self.send_cpu,
+            nic: self.nic.clone(),
+            json: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct FixArgs {
+    /// The RT core to tune (CPU 0 is refused: it carries the housekeeping)
+    #[arg(long, value_name = "N", value_parser = parse_cpu, allow_negative_numbers = true)]
+    pub core: usize,
+    /// The EtherCAT NIC to tune
+    #[arg(long, short = 'n', value_name = "IF")]
+    pub nic: Option<String>,
+    /// Print the plan (diffs, values, commands) and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Apply every proposed step without asking
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Apply only these steps (comma-separated step ids)
+    #[arg(long, value_name = "STEP,...", value_delimiter = ',')]
+    pub only: Option<Vec<String>>,
+    /// Length of the before and after measurements
+    #[arg(long, value_name = "S", default_value = "10", value_parser = parse_seconds, conflicts_with = "no_measure")]
+    pub measure_seconds: f64,
+    /// Do not measure before and after
+    #[arg(long)]
+    pub no_measure: bool,
+    /// Print JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RollbackArgs {
+    /// Show what would be undone and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask for confirmation
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Print JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// The earlier result: a JSON file, or "last", "before", "after"
+    pub before: String,
+    /// The later result: a JSON file, or "last", "before", "after"
+    pub after: String,
+    /// Print JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReflectArgs {
+    /// The interface to answer on
+    #[arg(long, short = 'n', value_name = "IF")]
+    pub nic: String,
+    /// Stop after answering N frames (default: until Ctrl+C)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), allow_negative_numbers = true)]
+    pub count: Option<u64>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SnapshotArgs {
+    /// Output directory, or a file name ending in .tar.gz
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ApplySavedArgs {
+    /// Only the settings of this NIC (IRQs, RPS, coalescing): what the udev rule asks for
+    #[arg(long, value_name = "IF")]
+    pub nic: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct GenerateArgs {
+    /// Directory to write rmp-eval.8 and the bash, zsh and fish completions into
+    pub dir: PathBuf,
+}
+
+/// A CPU number: a non-negative integer (range against the machine is checked later, against its CPU count).
+pub fn parse_cpu(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "'{s}' is not a CPU number (a non-negative integer)"
+        ));
+    }
+    t.parse::<usize>()
+        .ok()
+        .filter(|&n| n < 8192)
+        .ok_or_else(|| format!("CPU {s} is out of range"))
+}
+
+/// A duration in seconds: positive, finite, at most a year.
+pub fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 31_536_000.0 => Ok(v),
+        _ => Err(format!(
+            "'{s}' is not a duration in seconds (a positive number)"
+        )),
+    }
+}
+
+/// Maps the original tool's multi-letter short options to their long names, before clap sees them.
+pub fn normalize_args<I: IntoIterator<Item = OsString>>(args: I) -> Vec<OsString> {
+    const MAP: &[(&str, &str)] = &[
+        ("-sp", "--send-priority"),
+        ("-rp", "--receive-priority"),
+        ("-sc", "--send-cpu"),
+        ("-rc", "--receive-cpu"),
+        ("-nc", "--no-config"),
+        ("-oc", "--only-config"),
+    ];
+    args.into_iter()
+        .map(|a| {
+            let Some(s) = a.to_str() else { return a };
+            for (short, long) in MAP {
+                if s == *short {
+                    return OsString::from(*long);
+                }
+                if let Some(v) = s.strip_prefix(short).and_then(|r| r.strip_prefix('=')) {
+                    return OsString::from(format!("{long}={v}"));
+                }
+            }
+            a
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(normalize_args(args.iter().map(OsString::from)))
+    }
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn original_short_options_map() {
+        let c = parse(&["rmp-eval", "-sp", "50", "-rc", "1", "-nc", "-i", "100"]).unwrap();
+        assert_eq!(c.legacy.send_priority, 50);
+        assert_eq!(c.legacy.receive_cpu, Some(1));
+        assert!(c.legacy.no_config);
+        assert_eq!(c.legacy.iterations, Some(100));
+    }
+
+    #[test]
+    fn bad_values_are_rejected() {
+        for bad in [
+            &["rmp-eval", "-i", "abc"][..],
+            &["rmp-eval", "-i", "1.5"],
+            &["rmp-eval", "-i", "-5"],
+            &["rmp-eval", "-i", "0"],
+            &["rmp-eval", "-s", "0"],
+            &["rmp-eval", "-sp", "100"],
+            &["rmp-eval", "check", "--core", "-1"],
+            &["rmp-eval", "check", "--core", "x"],
+            &["rmp-eval", "run", "--duration", "0"],
+            &["rmp-eval", "run", "--duration", "nan"],
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+}

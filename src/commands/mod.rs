@@ -1,0 +1,32 @@
+//! One module per command: each turns parsed arguments into work on a `Host` and an `Outcome`.
+
+pub mod apply_saved;
+pub mod check;
+pub mod compare;
+pub mod fix;
+pub mod generate;
+pub mod reflect;
+pub mod rollback;
+pub mod run;
+pub mod snapshot;
+
+use crate::cli::{Cli, Command};
+use crate::error::{Outcome, Result};
+use crate::host::Host;
+use crate::output::Output;
+
+pub fn dispatch(host: &Host, out: Output, cli: Cli) -> Result<Outcome> {
+    match cli.command {
+        Some(Command::Check(a)) => check::execute(host, out, &a),
+        Some(Command::Run(a)) => run::execute(host, out, &a),
+        Some(Command::Fix(a)) => fix::execute(host, out, &a),
+        Some(Command::Rollback(a)) => rollback::execute(host, out, &a),
+        Some(Command::Compare(a)) => compare::execute(host, out, &a),
+        Some(Command::Reflect(a)) => reflect::execute(host, out, &a),
+        Some(Command::Snapshot(a)) => snapshot::execute(host, out, &a),
+        Some(Command::ApplySaved(a)) => apply_saved::execute(host, out, &a),
+        Some(Command::Generate(a)) => generate::execute(&a),
+        None if cli.legacy.only_config => check::execute(host, out, &cli.legacy.to_check()),
+        None => run::execute(host, out, &cli.legacy.to_run()),
+    }
+}

@@ -1,0 +1,266 @@
+//! `Host`: the one place that turns an absolute system path ("/sys/…", "/proc/…", "/etc/…") into a real path.
+//!
+//! Everything the program reads or writes on the machine goes through a `Host`, so that `--root DIR` (fixture
+//! trees in tests, a snapshot of another machine for support engineers) is honoured everywhere.
+
+use std::fs;
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// Reads larger than this are refused: a garbage or hostile root must not exhaust memory.
+pub const MAX_READ: u64 = 64 * 1024 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    #[error("{path}: not found")]
+    NotFound { path: String },
+    #[error("{path}: permission denied")]
+    PermissionDenied { path: String },
+    #[error("{path}: file too large (over {MAX_READ} bytes)")]
+    TooLarge { path: String },
+    #[error("{path}: {source}")]
+    Io { path: String, source: io::Error },
+}
+
+impl HostError {
+    fn from_io(path: &str, e: io::Error) -> Self {
+        match e.kind() {
+            io::ErrorKind::NotFound => HostError::NotFound {
+                path: path.to_string(),
+            },
+            io::ErrorKind::PermissionDenied => HostError::PermissionDenied {
+                path: path.to_string(),
+            },
+            _ => HostError::Io {
+                path: path.to_string(),
+                source: e,
+            },
+        }
+    }
+
+    /// A short reason fit for a check's detail column ("not found", "permission denied", …).
+    pub fn reason(&self) -> String {
+        match self {
+            HostError::NotFound { .. } => "not found".into(),
+            HostError::PermissionDenied { .. } => "permission denied".into(),
+            HostError::TooLarge { .. } => "file too large".into(),
+            HostError::Io { source, .. } => source.to_string(),
+        }
+    }
+
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, HostError::NotFound { .. })
+    }
+
+    /// The raw OS error number, when there is one (e.g. EINVAL from a managed IRQ).
+    pub fn raw_os_error(&self) -> Option<i32> {
+        match self {
+            HostError::Io { source, .. } => source.raw_os_error(),
+            HostError::PermissionDenied { .. } => Some(libc::EACCES),
+            HostError::NotFound { .. } => Some(libc::ENOENT),
+            HostError::TooLarge { .. } => None,
+        }
+    }
+}
+
+pub type HostResult<T> = Result<T, HostError>;
+
+/// A file's previous state as recorded before a change (for journals and snapshots).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileMeta {
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Host {
+    root: PathBuf,
+}
+
+impl Host {
+    /// The machine this process runs on.
+    pub fn live() -> Self {
+        Host {
+            root: PathBuf::from("/"),
+        }
+    }
+
+    /// A machine whose filesystem is laid out under `root` (a fixture tree or an unpacked snapshot).
+    pub fn with_root(root: impl Into<PathBuf>) -> Self {
+        Host { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// True when this is the running machine: only then may syscalls, sockets and commands stand in for files.
+    pub fn is_live(&self) -> bool {
+        self.root == Path::new("/")
+    }
+
+    /// The real path of an absolute system path. `abs` must start with '/'; ".." components are dropped so that
+    /// a crafted name cannot escape the root.
+    pub fn path(&self, abs: &str) -> PathBuf {
+        let mut p = self.root.clone();
+        for comp in abs.split('/') {
+            if comp.is_empty() || comp == "." || comp == ".." {
+                continue;
+            }
+            p.push(comp);
+        }
+        p
+    }
+
+    pub fn exists(&self, abs: &str) -> bool {
+        self.path(abs).exists()
+    }
+
+    pub fn is_dir(&self, abs: &str) -> bool {
+        self.path(abs).is_dir()
+    }
+
+    pub fn read_bytes(&self, abs: &str) -> HostResult<Vec<u8>> {
+        let f = fs::File::open(self.path(abs)).map_err(|e| HostError::from_io(abs, e))?;
+        let mut buf = Vec::new();
+        f.take(MAX_READ + 1)
+            .read_to_end(&mut buf)
+            .map_err(|e| HostError::from_io(abs, e))?;
+        if buf.len() as u64 > MAX_READ {
+            return Err(HostError::TooLarge {
+                path: abs.to_string(),
+            });
+        }
+        Ok(buf)
+    }
+
+    /// The file as text; invalid UTF-8 is replaced rather than refused (a garbage file still gets a verdict).
+    pub fn read(&self, abs: &str) -> HostResult<String> {
+        let b = self.read_bytes(abs)?;
+        Ok(match String::from_utf8(b) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        })
+    }
+
+    /// The file's text with surrounding whitespace (the trailing newline of sysfs values) removed.
+    pub fn read_trimmed(&self, abs: &str) -> HostResult<String> {
+        Ok(self.read(abs)?.trim().to_string())
+    }
+
+    /// Entry names of a directory, sorted.
+    pub fn list(&self, abs: &str) -> HostResult<Vec<String>> {
+        let rd = fs::read_dir(self.path(abs)).map_err(|e| HostError::from_io(abs, e))?;
+        let mut names: Vec<String> = rd
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
+    /// The target of a symlink, as stored (not resolved through the root).
+    pub fn readlink(&self, abs: &str) -> HostResult<PathBuf> {
+        fs::read_link(self.path(abs)).map_err(|e| HostError::from_io(abs, e))
+    }
+
+    pub fn meta(&self, abs: &str) -> HostResult<FileMeta> {
+        let m = fs::symlink_metadata(self.path(abs)).map_err(|e| HostError::from_io(abs, e))?;
+        Ok(FileMeta {
+            mode: m.permissions().mode() & 0o7777,
+            uid: m.uid(),
+            gid: m.gid(),
+        })
+    }
+
+    /// Writes a value to an existing kernel file (sysfs, procfs) in one write, as `echo v > file` does.
+    pub fn write_value(&self, abs: &str, value: &str) -> HostResult<()> {
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .truncate(false)
+            .open(self.path(abs))
+            .map_err(|e| HostError::from_io(abs, e))?;
+        f.write_all(value.as_bytes())
+            .map_err(|e| HostError::from_io(abs, e))
+    }
+
+    /// Replaces a regular file atomically: temp file in the same directory, fsync, chmod/chown, rename, fsync dir.
+    pub fn write_atomic(&self, abs: &str, bytes: &[u8], meta: Option<&FileMeta>) -> HostResult<()> {
+        let target = self.path(abs);
+        let dir = target
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| self.root.clone());
+        fs::create_dir_all(&dir).map_err(|e| HostError::from_io(abs, e))?;
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dir.join(format!(".{name}.rmp-eval.{}", std::process::id()));
+        let res = (|| -> io::Result<()> {
+            let mut f = fs::File::create(&tmp)?;
+            f.write_all(bytes)?;
+            if let Some(m) = meta {
+                f.set_permissions(fs::Permissions::from_mode(m.mode))?;
+                // Ownership can only be kept by root; a non-root test run keeps its own.
+                let _ = std::os::unix::fs::fchown(&f, Some(m.uid), Some(m.gid));
+            }
+            f.sync_all()?;
+            fs::rename(&tmp, &target)?;
+            fs::File::open(&dir)?.sync_all()
+        })();
+        if res.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        res.map_err(|e| HostError::from_io(abs, e))
+    }
+
+    pub fn remove_file(&self, abs: &str) -> HostResult<()> {
+        fs::remove_file(self.path(abs)).map_err(|e| HostError::from_io(abs, e))
+    }
+
+    pub fn create_dir_all(&self, abs: &str) -> HostResult<()> {
+        fs::create_dir_all(self.path(abs)).map_err(|e| HostError::from_io(abs, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_stays_under_root() {
+        let h = Host::with_root("/tmp/r");
+        assert_eq!(
+            h.path("/sys/kernel/realtime"),
+            PathBuf::from("/tmp/r/sys/kernel/realtime")
+        );
+        assert_eq!(
+            h.path("/sys/../../etc/passwd"),
+            PathBuf::from("/tmp/r/sys/etc/passwd")
+        );
+        assert!(Host::live().is_live());
+        assert!(!h.is_live());
+    }
+
+    #[test]
+    fn read_missing_and_atomic_write() {
+        let d = tempfile::tempdir().unwrap();
+        let h = Host::with_root(d.path());
+        assert!(h.read("/etc/x").unwrap_err().is_not_found());
+        h.write_atomic("/etc/x", b"hello\n", None).unwrap();
+        assert_eq!(h.read_trimmed("/etc/x").unwrap(), "hello");
+        assert_eq!(h.list("/etc").unwrap(), vec!["x".to_string()]);
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_not_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let h = Host::with_root(d.path());
+        h.write_atomic("/proc/bad", &[0xff, b'1', 0xfe], None)
+            .unwrap();
+        assert!(h.read("/proc/bad").unwrap().contains('1'));
+    }
+}

@@ -1,0 +1,16 @@
+//! rmp-eval: check, measure and tune a Linux PC for real-time EtherCAT motion control.
+//! The binary is a thin shell over this library; the tests use it directly.
+
+pub mod checks;
+pub mod cli;
+pub mod commands;
+pub mod error;
+pub mod fix;
+pub mod host;
+pub mod measure;
+pub mod output;
+pub mod parse;
+pub mod remedy;
+pub mod report;
+
+pub use error::{Error, Outcome, Result};

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs what the test suite needs on a fresh Debian 12 machine (run as root). Idempotent.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends \
+    rt-tests tshark iproute2 ethtool procps \
+    debhelper dpkg-dev fakeroot lintian man-db \
+    debootstrap gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static binfmt-support \
+    cmake python3-venv python3-dev >/dev/null
+rustup component add clippy rustfmt >/dev/null 2>&1 || true
+rustup target add aarch64-unknown-linux-gnu >/dev/null

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: lint, unit + integration tests (root tests included when root),
+# then the package and VM suites when present. Run tests/install-deps.sh once first on a fresh machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo fmt --all -- --check
+cargo clippy --all-targets -- -D warnings
+cargo test --all-targets -- --test-threads=2
+for suite in tests/package/run.sh tests/vm/run.sh; do
+    if [ -x "$suite" ]; then
+        echo "== $suite"
+        "$suite"
+    fi
+done
