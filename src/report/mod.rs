@@ -1,1 +1,4 @@
-//! See design.md (architecture).
+//! Terminal reports (final and live tables), JSON, compare.
+
+pub mod run;
+pub mod table;

@@ -1,0 +1,188 @@
+//! A run's result as saved and printed (`--json`, `--output`, results/…). Keys follow design.md; the extra keys
+//! (p9999_us, wakeup, early, missed, …) are additions, and every addition has a serde default so that results
+//! written by an older version still load in `compare`.
+
+use serde::{Deserialize, Serialize};
+
+/// How a run measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunMode {
+    /// No NIC: one cyclic RT thread.
+    Cyclic,
+    Ecat,
+    Raw,
+    Udp,
+}
+
+impl From<crate::cli::Mode> for RunMode {
+    fn from(m: crate::cli::Mode) -> Self {
+        match m {
+            crate::cli::Mode::Ecat => RunMode::Ecat,
+            crate::cli::Mode::Raw => RunMode::Raw,
+            crate::cli::Mode::Udp => RunMode::Udp,
+        }
+    }
+}
+
+/// pass: every sample Great and no frame lost; fail: the machine falls short; incomplete: the run could not
+/// finish its job (replies stopped) — what was measured is reported, the exit status is 2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Pass,
+    Fail,
+    Incomplete,
+}
+
+/// Counts per band (see `series::Bands`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Buckets {
+    pub great: u64,
+    pub good: u64,
+    pub poor: u64,
+    pub bad: u64,
+    pub pathetic: u64,
+}
+
+impl Buckets {
+    pub fn as_array(&self) -> [u64; 5] {
+        [self.great, self.good, self.poor, self.bad, self.pathetic]
+    }
+    pub fn total(&self) -> u64 {
+        self.as_array().iter().sum()
+    }
+    pub fn not_great(&self) -> u64 {
+        self.total() - self.great
+    }
+}
+
+/// Summary of a distribution of times, in µs.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct DistSummary {
+    pub count: u64,
+    pub min_us: f64,
+    pub avg_us: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub p9999_us: f64,
+    pub max_us: f64,
+}
+
+/// One row: a thread's periods. The deviation is (this wakeup − previous wakeup) − period.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeriesSummary {
+    pub label: String,
+    /// Periods recorded.
+    pub count: u64,
+    /// Smallest signed deviation: negative when a period came early.
+    pub min_us: f64,
+    /// Largest absolute deviation, late or early (the original's "Max Latency").
+    pub max_us: f64,
+    /// Index (0-based, among recorded periods) of `max_us`.
+    pub max_index: u64,
+    /// Percentiles of the absolute deviation.
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    #[serde(default)]
+    pub p9999_us: f64,
+    pub buckets: Buckets,
+    #[serde(default)]
+    pub min_period_us: f64,
+    #[serde(default)]
+    pub max_period_us: f64,
+    /// Periods outside Great because they were too short (a late wakeup followed by a catch-up).
+    #[serde(default)]
+    pub early: u64,
+    /// Periods skipped because the thread woke after the next deadline had passed.
+    #[serde(default)]
+    pub missed: u64,
+    /// Wakeup latency (now − scheduled time, cyclictest's metric), for threads that sleep to a schedule.
+    #[serde(default)]
+    pub wakeup: Option<DistSummary>,
+}
+
+/// Where the RTT timestamps came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Timestamps {
+    Hardware,
+    Software,
+}
+
+/// Round trips through the SubDevice (NIC mode).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RttSummary {
+    pub count: u64,
+    pub lost: u64,
+    pub min_us: f64,
+    pub avg_us: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    #[serde(default)]
+    pub p999_us: f64,
+    #[serde(default)]
+    pub p9999_us: f64,
+    pub max_us: f64,
+    pub timestamps: Timestamps,
+    /// Replies that arrived after their period ended.
+    #[serde(default)]
+    pub late: u64,
+    /// Frames received that matched no request.
+    #[serde(default)]
+    pub unmatched: u64,
+    /// Working counter seen in the replies (the number of SubDevices), when one was seen.
+    #[serde(default)]
+    pub wkc: Option<u16>,
+    /// NRTM-style histogram: (bin start µs, count) with 1 µs bins, first to last non-empty bin.
+    #[serde(default)]
+    pub histogram: Vec<(u64, u64)>,
+}
+
+/// A whole run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub period_us: u32,
+    pub duration_s: f64,
+    pub mode: RunMode,
+    pub series: Vec<SeriesSummary>,
+    pub rtt: Option<RttSummary>,
+    pub verdict: Verdict,
+    /// Band width W in µs (period/8 unless --bucket-width-us).
+    #[serde(default)]
+    pub bucket_width_us: f64,
+    /// UTC start time, RFC 3339.
+    #[serde(default)]
+    pub started: String,
+    /// The label it was saved with: run, before, after.
+    #[serde(default)]
+    pub label: String,
+    #[serde(default)]
+    pub core: Option<usize>,
+    #[serde(default)]
+    pub priority: Option<u8>,
+    /// Kernel release (uname -r), so that a compare across a reboot shows what changed.
+    #[serde(default)]
+    pub kernel: String,
+    /// Ended by Ctrl+C or SIGTERM rather than by --duration or --iterations.
+    #[serde(default)]
+    pub interrupted: bool,
+    /// /dev/cpu_dma_latency was held at 0 during the run.
+    #[serde(default)]
+    pub dma_latency_held: bool,
+}
+
+impl RunResult {
+    /// pass when every series is all Great and (NIC mode) no frame was lost or unmatched.
+    pub fn judge(series: &[SeriesSummary], rtt: Option<&RttSummary>) -> Verdict {
+        let great = series.iter().all(|s| s.buckets.not_great() == 0);
+        let frames_ok = rtt.is_none_or(|r| r.lost == 0);
+        if great && frames_ok {
+            Verdict::Pass
+        } else {
+            Verdict::Fail
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! The final report of a run: the original's band table (Label, Count, five bands, Max Latency and its index),
+//! then the percentiles of the period deviation and of the wakeup latency, the duration, one line per series
+//! naming its worst period, and the round-trip section in NIC mode.
+
+use crate::measure::result::{RttSummary, RunResult, SeriesSummary, Timestamps, Verdict};
+use crate::measure::series::Bands;
+use crate::report::table::{Cell, Paint, duration, painted, render, us};
+
+pub fn render_final(r: &RunResult, color: bool) -> String {
+    let mut s = String::new();
+    s.push_str(&format!("Target period: {} us\n", r.period_us));
+    s.push_str(&band_table(r, color));
+    s.push('\n');
+    s.push_str(&percentile_table(r, color));
+    s.push_str(&format!("Duration: {}\n", duration(r.duration_s)));
+    for x in &r.series {
+        s.push_str(&worst_line(r, x));
+    }
+    if let Some(rtt) = &r.rtt {
+        s.push('\n');
+        s.push_str(&render_rtt(rtt));
+    }
+    s.push_str(&verdict_line(r, color));
+    s
+}
+
+fn band_width(r: &RunResult) -> f64 {
+    if r.bucket_width_us > 0.0 {
+        r.bucket_width_us
+    } else {
+        f64::from(r.period_us) / 8.0
+    }
+}
+
+/// The band headers for width W: "< W us", "< 2W us", … ">= 8W us".
+pub fn band_headers(w: f64) -> [String; 5] {
+    [
+        format!("< {}us", us(w)),
+        format!("< {}us", us(2.0 * w)),
+        format!("< {}us", us(4.0 * w)),
+        format!("< {}us", us(8.0 * w)),
+        format!(">= {}us", us(8.0 * w)),
+    ]
+}
+
+fn band_table(r: &RunResult, color: bool) -> String {
+    let heads = band_headers(band_width(r));
+    let mut top: Vec<Cell> = vec!["".into(), "".into()];
+    top.extend(Bands::NAMES.iter().map(|n| Cell::from(*n)));
+    top.extend(["Max Latency".into(), "".into(), "Missed".into()]);
+    let mut second: Vec<Cell> = vec!["Label".into(), "Count".into()];
+    second.extend(heads.iter().map(|h| Cell::from(h.as_str())));
+    second.extend(["us".into(), "index".into(), "periods".into()]);
+    let mut rows = vec![Some(top), Some(second), None];
+    for x in &r.series {
+        let mut row: Vec<Cell> = vec![x.label.as_str().into(), x.count.to_string().into()];
+        for (i, n) in x.buckets.as_array().into_iter().enumerate() {
+            row.push(painted(n.to_string(), Paint::band(i, n)));
+        }
+        row.push(us(x.max_us).into());
+        row.push(if x.count == 0 {
+            "-".into()
+        } else {
+            x.max_index.to_string().into()
+        });
+        row.push(x.missed.to_string().into());
+        rows.push(Some(row));
+    }
+    render(&rows, color)
+}
+
+fn percentile_table(r: &RunResult, color: bool) -> String {
+    let head: Vec<Cell> = ["Percentiles (us)", "p50", "p99", "p99.9", "p99.99", "max"]
+        .into_iter()
+        .map(Cell::from)
+        .collect();
+    let mut rows = vec![Some(head), None];
+    for x in &r.series {
+        rows.push(Some(vec![
+            format!("{} deviation", x.label).into(),
+            us(x.p50_us).into(),
+            us(x.p99_us).into(),
+            us(x.p999_us).into(),
+            us(x.p9999_us).into(),
+            us(x.max_us).into(),
+        ]));
+        if let Some(w) = &x.wakeup {
+            rows.push(Some(vec![
+                format!("{} wakeup latency", x.label).into(),
+                us(w.p50_us).into(),
+                us(w.p99_us).into(),
+                us(w.p999_us).into(),
+                us(w.p9999_us).into(),
+                us(w.max_us).into(),
+            ]));
+        }
+    }
+    render(&rows, color)
+}
+
+/// "Cyclic max period: 1001us at index 161 which is Great." — or, when the worst period came early, says so.
+fn worst_line(r: &RunResult, x: &SeriesSummary) -> String {
+    if x.count == 0 {
+        return format!("{}: no period recorded.\n", x.label);
+    }
+    let band = Bands::NAMES[band_of(band_width(r), x.max_us)];
+    let early = -x.min_us >= x.max_us && x.min_us < 0.0;
+    let period = if early {
+        f64::from(r.period_us) - x.max_us
+    } else {
+        f64::from(r.period_us) + x.max_us
+    };
+    let what = if early { "shortest" } else { "max" };
+    let mut line = format!(
+        "{} {what} period: {}us at index {} which is {band}.",
+        x.label,
+        us(period),
+        x.max_index
+    );
+    if x.early > 0 {
+        line.push_str(&format!(" {} period(s) outside Great came early.", x.early));
+    }
+    line.push('\n');
+    line
+}
+
+fn band_of(w: f64, dev_us: f64) -> usize {
+    [1.0, 2.0, 4.0, 8.0]
+        .iter()
+        .position(|k| dev_us < k * w)
+        .unwrap_or(4)
+}
+
+/// The round-trip section: counts, the NRTM min/avg/max line, percentiles and the 1 µs histogram.
+pub fn render_rtt(r: &RttSummary) -> String {
+    let ts = match r.timestamps {
+        Timestamps::Hardware => "hardware",
+        Timestamps::Software => "software",
+    };
+    let mut s = format!(
+        "Round trips: {} measured, {} lost, {} late, {} unmatched; timestamps: {ts}",
+        r.count, r.lost, r.late, r.unmatched
+    );
+    if let Some(w) = r.wkc {
+        s.push_str(&format!("; working counter {w}"));
+    }
+    s.push('\n');
+    const MAX_BINS: usize = 40;
+    let shown = r.histogram.iter().filter(|b| b.1 > 0).count();
+    for (lo, n) in r
+        .histogram
+        .iter()
+        .filter(|b| shown <= MAX_BINS || b.1 > 0)
+        .take(MAX_BINS)
+    {
+        s.push_str(&format!("| {lo:>5} - {:>5} us: | {n:>9} |\n", lo + 1));
+    }
+    if shown > MAX_BINS {
+        s.push_str(&format!(
+            "({} more non-empty bins in the JSON)\n",
+            shown - MAX_BINS
+        ));
+    }
+    s.push_str(&format!(
+        "Statistics based on {} RTT measurements:\nmin={}us, avg={}us, max={}us; p50={}us, p99={}us, p99.9={}us, p99.99={}us\n",
+        r.count,
+        us(r.min_us),
+        us(r.avg_us),
+        us(r.max_us),
+        us(r.p50_us),
+        us(r.p99_us),
+        us(r.p999_us),
+        us(r.p9999_us)
+    ));
+    s
+}
+
+fn verdict_line(r: &RunResult, color: bool) -> String {
+    let not_great: u64 = r.series.iter().map(|x| x.buckets.not_great()).sum();
+    let (text, paint) = match r.verdict {
+        Verdict::Pass => ("Verdict: pass — every period within the Great band.".to_string(), Paint::Green),
+        Verdict::Fail => (
+            format!(
+                "Verdict: fail — {not_great} period(s) outside the Great band{}.",
+                match &r.rtt {
+                    Some(t) if t.lost > 0 => format!(", {} frame(s) lost", t.lost),
+                    _ => String::new(),
+                }
+            ),
+            Paint::Red,
+        ),
+        Verdict::Incomplete => (
+            "Verdict: incomplete — the run could not finish; the figures above are what was measured."
+                .to_string(),
+            Paint::Red,
+        ),
+    };
+    let mut s = paint.apply(&text, color);
+    if r.interrupted {
+        s.push_str(" (stopped by a signal)");
+    }
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+#[path = "run_tests.rs"]
+mod tests;

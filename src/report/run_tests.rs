@@ -1,0 +1,89 @@
+use super::*;
+use crate::measure::result::{RunMode, RunResult};
+use crate::measure::series::Series;
+
+fn sample() -> RunResult {
+    let mut s = Series::new("Cyclic", 1000, None);
+    for i in 0..1000u64 {
+        s.record(1_000_000 + (i % 7) * 1_000, Some(8_000 + i));
+    }
+    s.record(289_000, Some(720_000));
+    let series = vec![s.summary()];
+    RunResult {
+        period_us: 1000,
+        duration_s: 62.445,
+        mode: RunMode::Cyclic,
+        verdict: RunResult::judge(&series, None),
+        series,
+        rtt: None,
+        bucket_width_us: 125.0,
+        started: String::new(),
+        label: "run".into(),
+        core: Some(1),
+        priority: Some(42),
+        kernel: String::new(),
+        interrupted: false,
+        dma_latency_held: true,
+    }
+}
+
+#[test]
+fn final_table_has_the_originals_columns_and_percentiles() {
+    let t = render_final(&sample(), false);
+    assert!(t.starts_with("Target period: 1000 us\n"), "{t}");
+    assert!(
+        t.contains("| Label  | Count | < 125us | < 250us | < 500us | < 1000us | >= 1000us |"),
+        "{t}"
+    );
+    let row: Vec<&str> = t
+        .lines()
+        .find(|l| l.starts_with("| Cyclic "))
+        .unwrap()
+        .split('|')
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        row[1..10],
+        ["Cyclic", "1001", "1000", "0", "0", "1", "0", "711", "1000"],
+        "{t}"
+    );
+    assert!(t.contains("Cyclic wakeup latency"), "{t}");
+    assert!(t.contains("Duration: 00:01:02.445"), "{t}");
+    assert!(
+        t.contains("Cyclic shortest period: 289us at index 1000 which is Bad."),
+        "{t}"
+    );
+    assert!(
+        t.contains("Verdict: fail — 1 period(s) outside the Great band."),
+        "{t}"
+    );
+    assert!(!t.contains('\x1b'));
+    assert!(render_final(&sample(), true).contains('\x1b'));
+}
+
+#[test]
+fn rtt_section_prints_nrtm_line() {
+    let rtt = crate::measure::result::RttSummary {
+        count: 54015,
+        lost: 0,
+        min_us: 17.411,
+        avg_us: 17.853,
+        p50_us: 17.6,
+        p99_us: 19.2,
+        p999_us: 25.0,
+        p9999_us: 29.0,
+        max_us: 29.872,
+        timestamps: crate::measure::result::Timestamps::Software,
+        late: 0,
+        unmatched: 0,
+        wkc: Some(1),
+        histogram: vec![(17, 43944), (18, 9094), (19, 0), (29, 3)],
+    };
+    let t = render_rtt(&rtt);
+    assert!(
+        t.contains("min=17.411us, avg=17.853us, max=29.872us"),
+        "{t}"
+    );
+    assert!(t.contains("|    17 -    18 us: |     43944 |"), "{t}");
+    assert!(t.contains("working counter 1"), "{t}");
+}

@@ -1,0 +1,155 @@
+//! A small text table: columns sized to their widest cell, optional colour applied after padding so that escape
+//! bytes never disturb the alignment (and never appear when colour is off).
+
+/// ANSI colours used by the reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paint {
+    None,
+    Green,
+    Yellow,
+    Red,
+    Bold,
+}
+
+impl Paint {
+    pub fn apply(self, s: &str, color: bool) -> String {
+        let code = match self {
+            Paint::None => return s.to_string(),
+            Paint::Green => "32",
+            Paint::Yellow => "33",
+            Paint::Red => "31",
+            Paint::Bold => "1",
+        };
+        if color {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+
+    /// The colour of a band's count: green for Great, yellow for Good, red beyond; nothing for an empty cell.
+    pub fn band(band: usize, count: u64) -> Paint {
+        match (band, count) {
+            (_, 0) => Paint::None,
+            (0, _) => Paint::Green,
+            (1, _) => Paint::Yellow,
+            _ => Paint::Red,
+        }
+    }
+}
+
+pub struct Cell {
+    pub text: String,
+    pub paint: Paint,
+}
+
+impl<T: Into<String>> From<T> for Cell {
+    fn from(t: T) -> Self {
+        Cell {
+            text: t.into(),
+            paint: Paint::None,
+        }
+    }
+}
+
+pub fn painted(text: impl Into<String>, paint: Paint) -> Cell {
+    Cell {
+        text: text.into(),
+        paint,
+    }
+}
+
+/// Rows in the original's pipe style; a `None` row is the rule under the header. The first column is left-aligned,
+/// the rest right-aligned.
+pub fn render(rows: &[Option<Vec<Cell>>], color: bool) -> String {
+    let ncol = rows.iter().flatten().map(Vec::len).max().unwrap_or(0);
+    let mut width = vec![0usize; ncol];
+    for row in rows.iter().flatten() {
+        for (i, c) in row.iter().enumerate() {
+            width[i] = width[i].max(c.text.chars().count());
+        }
+    }
+    let mut s = String::new();
+    for row in rows {
+        match row {
+            None => {
+                s.push('|');
+                for (i, w) in width.iter().enumerate() {
+                    s.push_str(&"-".repeat(w + 2));
+                    s.push(if i + 1 == ncol { '|' } else { '+' });
+                }
+            }
+            Some(cells) => {
+                s.push('|');
+                for (i, w) in width.iter().enumerate() {
+                    let (text, paint) = cells
+                        .get(i)
+                        .map_or(("", Paint::None), |c| (c.text.as_str(), c.paint));
+                    let pad = w - text.chars().count();
+                    let body = paint.apply(text, color);
+                    if i == 0 {
+                        s.push_str(&format!(" {body}{} |", " ".repeat(pad)));
+                    } else {
+                        s.push_str(&format!(" {}{body} |", " ".repeat(pad)));
+                    }
+                }
+            }
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// µs without needless decimals: 125, 12.5, 3.142.
+pub fn us(v: f64) -> String {
+    if (v - v.round()).abs() < 0.0005 {
+        format!("{}", v.round() as i64)
+    } else if v.abs() >= 100.0 {
+        format!("{v:.1}")
+    } else {
+        let t = format!("{v:.3}");
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+/// HH:MM:SS.mmm, as the original prints the duration.
+pub fn duration(secs: f64) -> String {
+    let ms = (secs.max(0.0) * 1000.0).round() as u64;
+    format!(
+        "{:02}:{:02}:{:02}.{:03}",
+        ms / 3_600_000,
+        ms / 60_000 % 60,
+        ms / 1000 % 60,
+        ms % 1000
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligned_and_plain_without_colour() {
+        let rows = vec![
+            Some(vec![Cell::from("Label"), Cell::from("Count")]),
+            None,
+            Some(vec![Cell::from("Cyclic"), painted("62367", Paint::Green)]),
+        ];
+        let t = render(&rows, false);
+        assert_eq!(
+            t,
+            "| Label  | Count |\n|--------+-------|\n| Cyclic | 62367 |\n"
+        );
+        assert!(render(&rows, true).contains("\x1b[32m62367\x1b[0m |"));
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(us(125.0), "125");
+        assert_eq!(us(12.5), "12.5");
+        assert_eq!(us(2.7184), "2.718");
+        assert_eq!(us(1234.56), "1234.6");
+        assert_eq!(duration(62.445), "00:01:02.445");
+        assert_eq!(duration(3725.0), "01:02:05.000");
+    }
+}
