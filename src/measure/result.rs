@@ -172,6 +172,9 @@ pub struct RunResult {
     /// /dev/cpu_dma_latency was held at 0 during the run.
     #[serde(default)]
     pub dma_latency_held: bool,
+    /// Why the run could not finish (verdict incomplete), e.g. "replies stopped on eth1 after 2.1 s".
+    #[serde(default)]
+    pub error: Option<String>,
 }
 
 impl RunResult {

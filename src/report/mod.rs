@@ -1,4 +1,5 @@
 //! Terminal reports (final and live tables), JSON, compare.
 
+pub mod live;
 pub mod run;
 pub mod table;

@@ -24,6 +24,7 @@ fn sample() -> RunResult {
         kernel: String::new(),
         interrupted: false,
         dma_latency_held: true,
+        error: None,
     }
 }
 

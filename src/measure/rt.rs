@@ -1,0 +1,170 @@
+//! The RT environment, set up as cyclictest does: memory locked, /dev/cpu_dma_latency held at 0, and an RT thread
+//! that is pinned, SCHED_FIFO, with a small pre-faulted stack and every signal blocked (signals go to the main
+//! thread, which turns them into a stop flag).
+
+use std::fs::File;
+use std::io::Write;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+
+use nix::sched::{CpuSet, sched_setaffinity};
+use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
+use nix::unistd::Pid;
+
+use crate::error::{Error, Result};
+use crate::host::Host;
+
+/// The PM QoS file: while a process holds it open with 0 written, CPUs stay out of deep C-states.
+pub const CPU_DMA_LATENCY: &str = "/dev/cpu_dma_latency";
+/// Stack of the RT threads: small, so that mlockall(MCL_FUTURE) does not pin 8 MiB per thread.
+pub const RT_STACK: usize = 256 * 1024;
+/// How much of it is touched before the loop starts (the rest is locked, hence resident, by mlockall).
+const PREFAULT: usize = 64 * 1024;
+
+/// mlockall(MCL_CURRENT | MCL_FUTURE): no page fault in the RT loop, and threads created later are locked too.
+pub fn lock_memory() -> Result<()> {
+    use nix::sys::mman::{MlockAllFlags, mlockall};
+    mlockall(MlockAllFlags::MCL_CURRENT | MlockAllFlags::MCL_FUTURE).map_err(|e| {
+        Error::failed(format!(
+            "cannot lock memory (mlockall: {}): run as root or raise RLIMIT_MEMLOCK",
+            e.desc()
+        ))
+    })
+}
+
+/// Undoes `lock_memory`, so that a run inside a longer command (fix's before/after) leaves no lock behind.
+pub fn unlock_memory() {
+    let _ = nix::sys::mman::munlockall();
+}
+
+/// /dev/cpu_dma_latency held at 0 while this lives; closing the file releases the request.
+pub struct DmaLatency {
+    file: Option<File>,
+    /// Why it could not be held, when it could not (the run goes on: it is a tuning, not a precondition).
+    pub note: Option<String>,
+}
+
+impl DmaLatency {
+    pub fn hold(host: &Host) -> Self {
+        let path = host.path(CPU_DMA_LATENCY);
+        let opened = std::fs::OpenOptions::new().write(true).open(&path);
+        match opened.and_then(|mut f| f.write_all(&0i32.to_ne_bytes()).map(|_| f)) {
+            Ok(f) => DmaLatency {
+                file: Some(f),
+                note: None,
+            },
+            Err(e) => DmaLatency {
+                file: None,
+                note: Some(format!(
+                    "{CPU_DMA_LATENCY} not held at 0 ({e}); deep C-states may add latency"
+                )),
+            },
+        }
+    }
+
+    pub fn held(&self) -> bool {
+        self.file.is_some()
+    }
+}
+
+/// Pins the calling thread, makes it SCHED_FIFO at `priority`, blocks every signal in it and pre-faults its stack.
+pub fn enter_rt(core: usize, priority: u8) -> Result<()> {
+    pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&SigSet::all()), None)
+        .map_err(|e| Error::sys("pthread_sigmask", e.into()))?;
+    pin_to(&[core])?;
+    let param = libc::sched_param {
+        sched_priority: i32::from(priority),
+    };
+    // SAFETY: pthread_self() is the calling thread's valid handle and `param` lives across the call.
+    let rc = unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) };
+    match rc {
+        0 => {}
+        libc::EPERM => {
+            return Err(Error::failed(format!(
+                "no permission for SCHED_FIFO priority {priority}: run as root (or with CAP_SYS_NICE)"
+            )));
+        }
+        e => {
+            return Err(Error::sys(
+                format!("SCHED_FIFO priority {priority}"),
+                std::io::Error::from_raw_os_error(e),
+            ));
+        }
+    }
+    prefault_stack();
+    Ok(())
+}
+
+/// Pins the calling thread to these CPUs.
+pub fn pin_to(cpus: &[usize]) -> Result<()> {
+    let mut set = CpuSet::new();
+    for &c in cpus {
+        set.set(c)
+            .map_err(|_| Error::usage(format!("CPU {c} is out of range")))?;
+    }
+    sched_setaffinity(Pid::from_raw(0), &set)
+        .map_err(|e| Error::sys(format!("pinning to CPU {cpus:?}"), e.into()))
+}
+
+#[inline(never)]
+fn prefault_stack() {
+    let mut buf = [0u8; PREFAULT];
+    // Touch one byte per page; black_box keeps the writes.
+    for i in (0..PREFAULT).step_by(4096) {
+        buf[i] = 1;
+    }
+    std::hint::black_box(&mut buf);
+}
+
+/// A thread running at RT priority, started by `spawn_rt`.
+pub struct RtThread<T> {
+    handle: JoinHandle<Option<T>>,
+}
+
+impl<T> RtThread<T> {
+    pub fn is_finished(&self) -> bool {
+        self.handle.is_finished()
+    }
+
+    pub fn join(self) -> Result<T> {
+        match self.handle.join() {
+            Ok(Some(v)) => Ok(v),
+            _ => Err(Error::failed("the RT thread stopped unexpectedly")),
+        }
+    }
+}
+
+/// Starts `f` on a new thread set up by `enter_rt`; returns only when the setup is done, with its error if it
+/// failed (then `f` never runs).
+pub fn spawn_rt<F, T>(name: &str, core: usize, priority: u8, f: F) -> Result<RtThread<T>>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let (tx, rx) = mpsc::sync_channel::<Result<()>>(1);
+    let handle = std::thread::Builder::new()
+        .name(name.to_string())
+        .stack_size(RT_STACK)
+        .spawn(move || match enter_rt(core, priority) {
+            Ok(()) => {
+                let _ = tx.send(Ok(()));
+                Some(f())
+            }
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                None
+            }
+        })
+        .map_err(|e| Error::sys("starting the RT thread", e))?;
+    match rx.recv() {
+        Ok(Ok(())) => Ok(RtThread { handle }),
+        Ok(Err(e)) => {
+            let _ = handle.join();
+            Err(e)
+        }
+        Err(_) => {
+            let _ = handle.join();
+            Err(Error::failed("the RT thread stopped during its setup"))
+        }
+    }
+}

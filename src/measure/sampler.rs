@@ -1,0 +1,136 @@
+//! The cyclic loop, with cyclictest's discipline: sleep to an absolute deadline on CLOCK_MONOTONIC, read the clock,
+//! record, advance the deadline. Inside the loop: two vDSO clock reads, one clock_nanosleep, arithmetic and relaxed
+//! atomics — no allocation, lock, print or other system call.
+
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+use nix::sys::time::TimeSpec;
+use nix::time::{ClockId, ClockNanosleepFlags, clock_gettime, clock_nanosleep};
+
+use super::series::Series;
+
+/// When the loop ends, besides the stop flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plan {
+    pub period_ns: u64,
+    /// Stop after this many recorded periods.
+    pub iterations: Option<u64>,
+    /// Stop at the first wakeup this long after the start.
+    pub duration_ns: Option<u64>,
+}
+
+/// How the loop went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ended {
+    /// From the first wakeup to the last (ns).
+    pub elapsed_ns: u64,
+    /// Ended by the stop flag rather than by iterations or duration.
+    pub stopped: bool,
+}
+
+#[inline]
+pub fn now_ns() -> u64 {
+    // CLOCK_MONOTONIC cannot fail with a valid clock id; 0 would only shorten one period.
+    clock_gettime(ClockId::CLOCK_MONOTONIC)
+        .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
+        .unwrap_or(0)
+}
+
+#[inline]
+fn sleep_until(ns: u64) {
+    let ts = TimeSpec::new((ns / 1_000_000_000) as _, (ns % 1_000_000_000) as _);
+    // Signals are blocked in the RT thread, so EINTR is rare; a short wakeup is then seen as an early period.
+    while let Err(nix::errno::Errno::EINTR) = clock_nanosleep(
+        ClockId::CLOCK_MONOTONIC,
+        ClockNanosleepFlags::TIMER_ABSTIME,
+        &ts,
+    ) {}
+}
+
+/// Runs the cyclic loop on the calling (RT) thread. `on_wake(i)` runs right after each wakeup (the NIC sender sends
+/// its frame there); then the period since the previous wakeup and the wakeup latency are recorded. The first
+/// wakeup only starts the clock. Periods whose deadline passed before the thread woke are skipped and counted.
+pub fn run<F: FnMut(u64)>(
+    plan: &Plan,
+    series: &mut Series,
+    stop: &AtomicBool,
+    mut on_wake: F,
+) -> Ended {
+    let period = plan.period_ns.max(1);
+    let mut next = now_ns() + period;
+    let mut first = 0u64;
+    let mut prev = 0u64;
+    let mut wakeups = 0u64;
+    let mut stopped = false;
+    loop {
+        if stop.load(Relaxed) {
+            stopped = true;
+            break;
+        }
+        sleep_until(next);
+        let t = now_ns();
+        on_wake(wakeups);
+        if wakeups == 0 {
+            first = t;
+        } else {
+            series.record(t - prev, Some(t.saturating_sub(next)));
+        }
+        prev = t;
+        wakeups += 1;
+        next += period;
+        if next <= t {
+            let skipped = (t - next) / period + 1;
+            next += skipped * period;
+            series.add_missed(skipped);
+        }
+        if plan.iterations.is_some_and(|n| series.count() >= n)
+            || plan.duration_ns.is_some_and(|d| t - first >= d)
+        {
+            break;
+        }
+    }
+    Ended {
+        elapsed_ns: prev.saturating_sub(first),
+        stopped,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_the_requested_iterations() {
+        // Not RT and not timed: only counts and invariants that hold however late the wakeups are.
+        let mut s = Series::new("Cyclic", 200, None);
+        let stop = AtomicBool::new(false);
+        let mut calls = 0;
+        let plan = Plan {
+            period_ns: 200_000,
+            iterations: Some(50),
+            duration_ns: None,
+        };
+        let end = run(&plan, &mut s, &stop, |_| calls += 1);
+        let sum = s.summary();
+        assert_eq!(sum.count, 50);
+        assert_eq!(calls, 51);
+        assert_eq!(sum.buckets.total(), 50);
+        assert!(!end.stopped);
+        assert_eq!(sum.wakeup.unwrap().count, 50);
+        assert!(end.elapsed_ns > 0);
+    }
+
+    #[test]
+    fn stop_flag_ends_before_the_first_sleep() {
+        let mut s = Series::new("Cyclic", 1000, None);
+        let stop = AtomicBool::new(true);
+        let plan = Plan {
+            period_ns: 1_000_000,
+            iterations: None,
+            duration_ns: None,
+        };
+        let end = run(&plan, &mut s, &stop, |_| {});
+        assert!(end.stopped);
+        assert_eq!(s.count(), 0);
+    }
+}
