@@ -1,7 +1,10 @@
 //! Measurement: the per-cycle recorder (series), results and their storage, the RT environment (rt) and the
 //! cyclic loop (sampler).
+//! NIC mode: frame codec (ecat, frame), raw socket and timestamps (rawsock, tstamp, netif).
 
 pub mod dist;
+pub mod ecat;
+pub mod frame;
 pub mod result;
 pub mod rt;
 pub mod sampler;

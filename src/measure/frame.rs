@@ -1,0 +1,370 @@
+//! The probe frames of NIC mode (EtherCAT, raw Ethernet, UDP), their replies, and the echo that `reflect` does for
+//! raw and UDP frames. A probe is built once and patched in place per cycle (`set_seq`): nothing allocates.
+//!
+//! Every probe carries a 12-byte mark — "RMPE", a kind byte (1 request, 2 reply), 3 zero bytes, the 32-bit sequence
+//! number (big endian) — so that each reply is matched to its request:
+//! - ecat: datagram 1 is BRD of 2 bytes at register 0x0000 (the ESC type: a harmless read that every SubDevice
+//!   answers, as SOEM's detection does; WKC = the number of SubDevices), datagram 2 a NOP whose data carries the
+//!   mark (an ESC passes NOP data through untouched). Both datagrams have index = sequence mod 256.
+//! - raw: EtherType 0x88B5 (IEEE local experimental), the mark, zero padding.
+//! - udp: IPv4 + UDP built here (no IP stack), link-local addresses, to the echo port 7.
+
+use super::ecat::{self, DG_HLEN, ECAT_HLEN, ETH_HLEN, ETHERTYPE_ECAT, WKC_LEN, cmd};
+use crate::cli::Mode;
+
+pub const ETHERTYPE_RAW: u16 = 0x88B5;
+pub const ETHERTYPE_IPV4: u16 = 0x0800;
+pub const MAX_FRAME: usize = 1514;
+pub const MAGIC: [u8; 4] = *b"RMPE";
+pub const KIND_REQUEST: u8 = 1;
+pub const KIND_REPLY: u8 = 2;
+pub const MARK_LEN: usize = 12;
+/// Source MAC of EtherCAT probes: locally administered (bit 0x02 of the first byte), unicast.
+pub const PROBE_MAC: [u8; 6] = [0x02, 0x52, 0x4d, 0x50, 0x45, 0x01];
+pub const UDP_ECHO_PORT: u16 = 7;
+pub const UDP_SRC_PORT: u16 = 0x88B5;
+/// Link-local: never routed, never anyone's real service.
+pub const SRC_IP: [u8; 4] = [169, 254, 88, 1];
+pub const DST_IP: [u8; 4] = [169, 254, 88, 2];
+
+const ECAT_BRD_LEN: usize = 2;
+const ECAT_MARK_OFF: usize = ETH_HLEN + ECAT_HLEN + DG_HLEN + ECAT_BRD_LEN + WKC_LEN + DG_HLEN;
+const IP_OFF: usize = ETH_HLEN;
+const UDP_OFF: usize = IP_OFF + 20;
+const UDP_MARK_OFF: usize = UDP_OFF + 8;
+
+/// The socket protocol (EtherType) a mode sends and listens on.
+pub fn ethertype(mode: Mode) -> u16 {
+    match mode {
+        Mode::Ecat => ETHERTYPE_ECAT,
+        Mode::Raw => ETHERTYPE_RAW,
+        Mode::Udp => ETHERTYPE_IPV4,
+    }
+}
+
+fn mark_off(mode: Mode) -> usize {
+    match mode {
+        Mode::Ecat => ECAT_MARK_OFF,
+        Mode::Raw => ETH_HLEN,
+        Mode::Udp => UDP_MARK_OFF,
+    }
+}
+
+/// Shortest probe of a mode, in bytes with the Ethernet header and without FCS.
+pub fn min_len(mode: Mode) -> usize {
+    mark_off(mode) + MARK_LEN + if mode == Mode::Ecat { WKC_LEN } else { 0 }
+}
+
+/// Length used without --pktlen: the shortest EtherCAT probe; 60 bytes for raw and UDP (NRTM's default).
+pub fn default_len(mode: Mode) -> usize {
+    match mode {
+        Mode::Ecat => min_len(mode),
+        Mode::Raw | Mode::Udp => 60,
+    }
+}
+
+pub struct Probe {
+    mode: Mode,
+    buf: [u8; MAX_FRAME],
+    len: usize,
+}
+
+impl Probe {
+    /// `src_mac` is the interface's address for raw/udp (so replies reach us without promiscuous mode); EtherCAT
+    /// probes use `PROBE_MAC` and broadcast, which a SubDevice sends back unchanged but for bit 0x02.
+    pub fn new(mode: Mode, src_mac: [u8; 6], pktlen: Option<u16>) -> Result<Probe, String> {
+        let len = pktlen.map_or(default_len(mode), usize::from);
+        if len < min_len(mode) || len > MAX_FRAME {
+            return Err(format!(
+                "--pktlen {len} does not fit {} mode ({}–{MAX_FRAME} bytes)",
+                mode_name(mode),
+                min_len(mode)
+            ));
+        }
+        let mut p = Probe {
+            mode,
+            buf: [0; MAX_FRAME],
+            len,
+        };
+        let b = &mut p.buf;
+        b[0..6].fill(0xff);
+        b[6..12].copy_from_slice(if mode == Mode::Ecat {
+            &PROBE_MAC
+        } else {
+            &src_mac
+        });
+        b[12..14].copy_from_slice(&ethertype(mode).to_be_bytes());
+        match mode {
+            Mode::Ecat => {
+                let dg_bytes = len - ETH_HLEN - ECAT_HLEN;
+                ecat::put_ecat_header(b, dg_bytes);
+                let o = ecat::put_datagram_header(
+                    b,
+                    ETH_HLEN + ECAT_HLEN,
+                    cmd::BRD,
+                    0,
+                    0,
+                    0,
+                    ECAT_BRD_LEN,
+                    true,
+                );
+                let nop_data = len - ECAT_MARK_OFF - WKC_LEN;
+                ecat::put_datagram_header(
+                    b,
+                    o + ECAT_BRD_LEN + WKC_LEN,
+                    cmd::NOP,
+                    0,
+                    0,
+                    0,
+                    nop_data,
+                    false,
+                );
+            }
+            Mode::Raw => {}
+            Mode::Udp => {
+                let ip = &mut b[IP_OFF..UDP_OFF];
+                ip[0] = 0x45;
+                ip[2..4].copy_from_slice(&((len - IP_OFF) as u16).to_be_bytes());
+                ip[6] = 0x40; // don't fragment
+                ip[8] = 64;
+                ip[9] = 17;
+                ip[12..16].copy_from_slice(&SRC_IP);
+                ip[16..20].copy_from_slice(&DST_IP);
+                let udp = &mut b[UDP_OFF..UDP_MARK_OFF];
+                udp[0..2].copy_from_slice(&UDP_SRC_PORT.to_be_bytes());
+                udp[2..4].copy_from_slice(&UDP_ECHO_PORT.to_be_bytes());
+                udp[4..6].copy_from_slice(&((len - UDP_OFF) as u16).to_be_bytes());
+            }
+        }
+        let m = mark_off(mode);
+        b[m..m + 4].copy_from_slice(&MAGIC);
+        b[m + 4] = KIND_REQUEST;
+        p.set_seq(0);
+        Ok(p)
+    }
+
+    /// Stamps sequence number `seq` (and for ecat the datagram indexes; for udp the IP id and both checksums).
+    pub fn set_seq(&mut self, seq: u32) {
+        let m = mark_off(self.mode);
+        let b = &mut self.buf[..self.len];
+        b[m + 8..m + 12].copy_from_slice(&seq.to_be_bytes());
+        match self.mode {
+            Mode::Ecat => {
+                b[ETH_HLEN + ECAT_HLEN + 1] = seq as u8;
+                b[ECAT_MARK_OFF - DG_HLEN + 1] = seq as u8;
+            }
+            Mode::Raw => {}
+            Mode::Udp => {
+                b[IP_OFF + 4..IP_OFF + 6].copy_from_slice(&(seq as u16).to_be_bytes());
+                b[IP_OFF + 10..IP_OFF + 12].fill(0);
+                let c = ip_checksum(&b[IP_OFF..UDP_OFF]);
+                b[IP_OFF + 10..IP_OFF + 12].copy_from_slice(&c.to_be_bytes());
+                b[UDP_OFF + 6..UDP_OFF + 8].fill(0);
+                let c = udp_checksum(&b[IP_OFF..]);
+                b[UDP_OFF + 6..UDP_OFF + 8].copy_from_slice(&c.to_be_bytes());
+            }
+        }
+    }
+
+    pub fn frame(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+pub fn mode_name(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Ecat => "ecat",
+        Mode::Raw => "raw",
+        Mode::Udp => "udp",
+    }
+}
+
+/// A reply to one of our probes. `wkc` is the working counter of the BRD (ecat), 0 for raw/udp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reply {
+    pub seq: u32,
+    pub wkc: u16,
+}
+
+/// Why a received frame is not a reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reject {
+    /// Not meant for us (other EtherType, other UDP traffic): ignored.
+    Foreign,
+    /// EtherCAT frame back with working counter 0: no SubDevice processed it.
+    WkcZero,
+    /// Addressed to us but wrong (command, index, mark, checksum): counted as unmatched.
+    Invalid(&'static str),
+}
+
+fn read_mark(frame: &[u8], off: usize) -> Result<(u8, u32), Reject> {
+    let m = frame
+        .get(off..off + MARK_LEN)
+        .ok_or(Reject::Invalid("too short for the mark"))?;
+    if m[0..4] != MAGIC {
+        return Err(Reject::Invalid("no RMPE mark"));
+    }
+    Ok((m[4], u32::from_be_bytes([m[8], m[9], m[10], m[11]])))
+}
+
+/// Checks that `frame` answers one of our probes of `mode` and returns its sequence number (and the WKC).
+pub fn parse_reply(mode: Mode, frame: &[u8]) -> Result<Reply, Reject> {
+    match mode {
+        Mode::Ecat => parse_ecat_reply(frame),
+        Mode::Raw => {
+            if ecat::ethertype(frame) != Some(ETHERTYPE_RAW) {
+                return Err(Reject::Foreign);
+            }
+            // Another user of the experimental EtherType is not ours to count.
+            let (_, seq) = read_mark(frame, ETH_HLEN).map_err(|_| Reject::Foreign)?;
+            Ok(Reply { seq, wkc: 0 })
+        }
+        Mode::Udp => {
+            let (ip, udp) = udp_parts(frame).ok_or(Reject::Foreign)?;
+            if udp[0..2] != UDP_ECHO_PORT.to_be_bytes() || udp[2..4] != UDP_SRC_PORT.to_be_bytes() {
+                return Err(Reject::Foreign);
+            }
+            if ip_checksum(ip) != 0 {
+                return Err(Reject::Invalid("bad IPv4 header checksum"));
+            }
+            let ihl = ip.len();
+            let (_, seq) = read_mark(frame, IP_OFF + ihl + 8)?;
+            Ok(Reply { seq, wkc: 0 })
+        }
+    }
+}
+
+fn parse_ecat_reply(frame: &[u8]) -> Result<Reply, Reject> {
+    let mut it = ecat::datagrams(frame).map_err(|e| match e {
+        ecat::EcatError::NotEcat => Reject::Foreign,
+        _ => Reject::Invalid("malformed EtherCAT frame"),
+    })?;
+    let bad = Reject::Invalid("malformed EtherCAT datagram");
+    let brd = it.next().ok_or(bad)?.map_err(|_| bad)?;
+    let nop = it
+        .next()
+        .ok_or(Reject::Invalid("not our probe (one datagram)"))?
+        .map_err(|_| bad)?;
+    if brd.cmd != cmd::BRD || brd.ado != 0 || brd.data.len() != ECAT_BRD_LEN || nop.cmd != cmd::NOP
+    {
+        return Err(Reject::Invalid("not our probe (commands)"));
+    }
+    let (_, seq) = read_mark(nop.data, 0)?;
+    if brd.idx != seq as u8 || nop.idx != seq as u8 {
+        return Err(Reject::Invalid(
+            "datagram index does not match the sequence",
+        ));
+    }
+    if brd.wkc == 0 {
+        return Err(Reject::WkcZero);
+    }
+    Ok(Reply { seq, wkc: brd.wkc })
+}
+
+/// The IPv4 header and the UDP header of an IPv4/UDP frame.
+fn udp_parts(frame: &[u8]) -> Option<(&[u8], &[u8])> {
+    if ecat::ethertype(frame) != Some(ETHERTYPE_IPV4) {
+        return None;
+    }
+    let v = *frame.get(IP_OFF)?;
+    let ihl = usize::from(v & 0x0f) * 4;
+    if v >> 4 != 4 || ihl < 20 || frame.get(IP_OFF + 9) != Some(&17) {
+        return None;
+    }
+    let ip = frame.get(IP_OFF..IP_OFF + ihl)?;
+    let udp = frame.get(IP_OFF + ihl..IP_OFF + ihl + 8)?;
+    Some((ip, udp))
+}
+
+/// What `echo_in_place` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Echo {
+    Ecat,
+    Raw,
+    Udp,
+}
+
+/// The reflector's job on one received frame, in place: EtherCAT processed as a SubDevice; raw requests turned
+/// into replies; UDP to port 7 echoed with addresses and ports swapped (the checksums stay valid: a one's
+/// complement sum does not depend on the order of its words). `None`: not for the reflector, send nothing.
+pub fn echo_in_place(frame: &mut [u8], own_mac: [u8; 6]) -> Option<Echo> {
+    match ecat::ethertype(frame)? {
+        ETHERTYPE_ECAT => ecat::reflect_in_place(frame).ok().map(|_| Echo::Ecat),
+        ETHERTYPE_RAW => {
+            // Only requests: an echo of an echo would ping-pong between two reflectors.
+            match read_mark(frame, ETH_HLEN) {
+                Ok((KIND_REQUEST, _)) => {}
+                _ => return None,
+            }
+            frame[ETH_HLEN + 4] = KIND_REPLY;
+            swap_macs(frame, own_mac);
+            Some(Echo::Raw)
+        }
+        ETHERTYPE_IPV4 => {
+            let (ip, udp) = udp_parts(frame)?;
+            let ihl = ip.len();
+            if udp[2..4] != UDP_ECHO_PORT.to_be_bytes() || udp[0..2] == UDP_ECHO_PORT.to_be_bytes()
+            {
+                return None;
+            }
+            swap_macs(frame, own_mac);
+            let ip = &mut frame[IP_OFF..IP_OFF + ihl];
+            for i in 0..4 {
+                ip.swap(12 + i, 16 + i);
+            }
+            let u = IP_OFF + ihl;
+            for i in 0..2 {
+                frame.swap(u + i, u + 2 + i);
+            }
+            Some(Echo::Udp)
+        }
+        _ => None,
+    }
+}
+
+fn swap_macs(frame: &mut [u8], own_mac: [u8; 6]) {
+    let (dst, src) = frame.split_at_mut(6);
+    dst.copy_from_slice(&src[..6]);
+    src[..6].copy_from_slice(&own_mac);
+}
+
+fn ones_sum(mut sum: u32, bytes: &[u8]) -> u32 {
+    let mut ch = bytes.chunks_exact(2);
+    for w in &mut ch {
+        sum += u32::from(u16::from_be_bytes([w[0], w[1]]));
+    }
+    if let [last] = ch.remainder() {
+        sum += u32::from(*last) << 8;
+    }
+    sum
+}
+
+fn fold(mut sum: u32) -> u16 {
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// RFC 791 header checksum; over a header that includes its checksum field, 0 means valid.
+pub fn ip_checksum(header: &[u8]) -> u16 {
+    fold(ones_sum(0, header))
+}
+
+/// RFC 768 checksum of the UDP datagram that follows the IPv4 header at the start of `ip_packet`
+/// (pseudo-header included; 0 is sent as 0xffff).
+pub fn udp_checksum(ip_packet: &[u8]) -> u16 {
+    let ihl = usize::from(ip_packet[0] & 0x0f) * 4;
+    let total = usize::from(u16::from_be_bytes([ip_packet[2], ip_packet[3]])).min(ip_packet.len());
+    let udp = &ip_packet[ihl..total];
+    let mut sum = ones_sum(0, &ip_packet[12..20]);
+    sum += 17 + udp.len() as u32;
+    match fold(ones_sum(sum, udp)) {
+        0 => 0xffff,
+        c => c,
+    }
+}
+
+#[cfg(test)]
+#[path = "frame_tests.rs"]
+mod tests;

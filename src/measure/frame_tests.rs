@@ -1,0 +1,143 @@
+use super::*;
+use crate::measure::ecat::tests::hex;
+
+// Captured with tshark on a veth (2026-12-02): Linux 6.18's own UDP stack (a Python socket bound to
+// 169.254.88.1:34997, sendto 169.254.88.2:7, tx checksum offload off) sending our 12-byte mark for sequence 42
+// plus 6 zero bytes. Its IP id is 0xc801; the kernel computed the checksums 0x6ebd (IP) and 0xcf40 (UDP).
+const KERNEL_UDP: &str = "ffffffffffff 02524d504502 0800 4500 002e c801 4000 4011 6ebd a9fe5801 a9fe5802 \
+                          88b5 0007 001a cf40 524d5045 01000000 0000002a 000000000000";
+
+const MAC: [u8; 6] = [0x02, 0x52, 0x4d, 0x50, 0x45, 0x02];
+
+#[test]
+fn checksums_match_the_kernels() {
+    let mut f = hex(KERNEL_UDP);
+    assert_eq!(
+        ip_checksum(&f[14..34]),
+        0,
+        "a header with its checksum sums to 0"
+    );
+    f[24..26].fill(0);
+    assert_eq!(ip_checksum(&f[14..34]), 0x6ebd);
+    f[40..42].fill(0);
+    assert_eq!(udp_checksum(&f[14..]), 0xcf40);
+}
+
+#[test]
+fn udp_probe_is_the_frame_the_kernel_builds() {
+    let mut p = Probe::new(Mode::Udp, MAC, None).unwrap();
+    p.set_seq(42);
+    let kernel = hex(KERNEL_UDP);
+    let ours = p.frame();
+    assert_eq!(ours.len(), kernel.len());
+    // Same bytes but the IP id (ours is the sequence) and so the two checksums.
+    for (i, (a, b)) in ours.iter().zip(&kernel).enumerate() {
+        if !matches!(i, 18 | 19 | 24 | 25 | 40 | 41) {
+            assert_eq!(a, b, "byte {i}");
+        }
+    }
+    assert_eq!(ip_checksum(&ours[14..34]), 0);
+    let mut z = ours.to_vec();
+    z[40..42].fill(0);
+    assert_eq!(udp_checksum(&z[14..]).to_be_bytes(), [ours[40], ours[41]]);
+}
+
+#[test]
+fn udp_echo_round_trip_keeps_checksums_valid() {
+    let mut p = Probe::new(Mode::Udp, MAC, Some(200)).unwrap();
+    p.set_seq(0x0102_0304);
+    let mut f = p.frame().to_vec();
+    assert_eq!(
+        parse_reply(Mode::Udp, &f),
+        Err(Reject::Foreign),
+        "a request is no reply"
+    );
+    let refl = [0x02, 0, 0, 0, 0, 0x99];
+    assert_eq!(echo_in_place(&mut f, refl), Some(Echo::Udp));
+    assert_eq!(&f[0..6], &MAC);
+    assert_eq!(&f[6..12], &refl);
+    assert_eq!(&f[26..30], &DST_IP);
+    let r = parse_reply(Mode::Udp, &f).unwrap();
+    assert_eq!(r.seq, 0x0102_0304);
+    let mut z = f.clone();
+    z[40..42].fill(0);
+    assert_eq!(udp_checksum(&z[14..]).to_be_bytes(), [f[40], f[41]]);
+    assert_eq!(
+        echo_in_place(&mut f, refl),
+        None,
+        "an echo is not echoed again"
+    );
+    f[24] ^= 1;
+    assert_eq!(
+        parse_reply(Mode::Udp, &f),
+        Err(Reject::Invalid("bad IPv4 header checksum"))
+    );
+}
+
+#[test]
+fn ecat_probe_layout_and_reply() {
+    let mut p = Probe::new(Mode::Ecat, MAC, None).unwrap();
+    p.set_seq(0x1234_5678);
+    let f = p.frame();
+    assert_eq!(f.len(), min_len(Mode::Ecat));
+    assert_eq!(&f[6..12], &PROBE_MAC);
+    assert_eq!(f[6] & 0x02, 0x02, "locally administered");
+    let d: Vec<_> = ecat::datagrams(f).unwrap().map(Result::unwrap).collect();
+    assert_eq!(d.len(), 2);
+    assert_eq!(
+        (d[0].cmd, d[0].idx, d[0].ado, d[0].data.len()),
+        (cmd::BRD, 0x78, 0, 2)
+    );
+    assert_eq!((d[1].cmd, d[1].idx), (cmd::NOP, 0x78));
+    assert_eq!(parse_reply(Mode::Ecat, f), Err(Reject::WkcZero));
+    let mut r = f.to_vec();
+    assert_eq!(echo_in_place(&mut r, MAC), Some(Echo::Ecat));
+    assert_eq!(
+        parse_reply(Mode::Ecat, &r),
+        Ok(Reply {
+            seq: 0x1234_5678,
+            wkc: 1
+        })
+    );
+    // A reply whose index disagrees with its sequence is someone else's.
+    let mut x = r.clone();
+    x[17] = 0x77;
+    assert!(matches!(
+        parse_reply(Mode::Ecat, &x),
+        Err(Reject::Invalid(_))
+    ));
+    // SOEM's frames on the same wire are not ours.
+    let soem = hex("ffffffffffff 030101010101 88a4 0e10 0704 0100 0000 0200 1100 0000 0100");
+    assert!(matches!(
+        parse_reply(Mode::Ecat, &soem),
+        Err(Reject::Invalid(_))
+    ));
+}
+
+#[test]
+fn pktlen_grows_every_mode_and_short_ones_are_refused() {
+    for mode in [Mode::Ecat, Mode::Raw, Mode::Udp] {
+        let mut p = Probe::new(mode, MAC, Some(300)).unwrap();
+        p.set_seq(7);
+        assert_eq!(p.frame().len(), 300);
+        let mut f = p.frame().to_vec();
+        echo_in_place(&mut f, MAC).unwrap();
+        assert_eq!(parse_reply(mode, &f).map(|r| r.seq), Ok(7), "{mode:?}");
+        let too_short = (min_len(mode) - 1) as u16;
+        assert!(Probe::new(mode, MAC, Some(too_short)).is_err());
+    }
+    assert!(Probe::new(Mode::Raw, MAC, Some(1515)).is_err());
+}
+
+#[test]
+fn raw_echo_only_answers_requests() {
+    let mut p = Probe::new(Mode::Raw, MAC, None).unwrap();
+    p.set_seq(9);
+    let mut f = p.frame().to_vec();
+    assert_eq!(echo_in_place(&mut f, [2, 0, 0, 0, 0, 1]), Some(Echo::Raw));
+    assert_eq!(f[ETH_HLEN + 4], KIND_REPLY);
+    assert_eq!(echo_in_place(&mut f, [2, 0, 0, 0, 0, 1]), None);
+    let mut other = f.clone();
+    other[ETH_HLEN] = b'X';
+    assert_eq!(parse_reply(Mode::Raw, &other), Err(Reject::Foreign));
+}
