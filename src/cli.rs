@@ -279,6 +279,9 @@ pub struct ReflectArgs {
     /// Stop after answering N frames (default: until Ctrl+C)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), allow_negative_numbers = true)]
     pub count: Option<u64>,
+    /// Also answer frames sent to other MAC addresses (promiscuous mode while reflect runs; undone on exit)
+    #[arg(long)]
+    pub promisc: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -5,9 +5,12 @@
 pub mod dist;
 pub mod ecat;
 pub mod frame;
+pub mod netif;
+pub mod rawsock;
 pub mod result;
 pub mod rt;
 pub mod sampler;
 pub mod series;
 pub mod session;
 pub mod store;
+pub mod tstamp;
