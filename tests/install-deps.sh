@@ -7,6 +7,12 @@ apt-get install -y -qq --no-install-recommends \
     rt-tests tshark iproute2 ethtool procps \
     debhelper dpkg-dev fakeroot lintian man-db \
     debootstrap gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static binfmt-support \
-    cmake python3-venv python3-dev >/dev/null
+    cmake python3-venv python3-dev gcc libc6-dev >/dev/null
+# pysoem (PyPI, bundles SOEM): the independent EtherCAT MainDevice of tests/nic_*.rs, in its own venv.
+PYSOEM_VENV="${RMP_EVAL_PYSOEM_VENV:-/var/cache/rmp-eval-tests/pysoem-venv}"
+if ! "$PYSOEM_VENV/bin/python" -c 'import pysoem' 2>/dev/null; then
+    /usr/bin/python3 -m venv "$PYSOEM_VENV"
+    "$PYSOEM_VENV/bin/pip" install -q pysoem >/dev/null
+fi
 rustup component add clippy rustfmt >/dev/null 2>&1 || true
 rustup target add aarch64-unknown-linux-gnu >/dev/null

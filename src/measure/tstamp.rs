@@ -53,20 +53,18 @@ pub fn parse_cmsgs(msg: &libc::msghdr) -> Stamps {
             let h = &*c;
             let data = libc::CMSG_DATA(c);
             let len = h.cmsg_len as usize - (data as usize - c as usize);
-            if h.cmsg_level == libc::SOL_SOCKET && h.cmsg_type == libc::SCM_TIMESTAMPING {
-                if len >= 3 * std::mem::size_of::<libc::timespec>() {
-                    let t = data as *const libc::timespec;
-                    s.sw_ns = ts_ns(t.read_unaligned());
-                    s.hw_ns = ts_ns(t.add(2).read_unaligned());
-                }
-            } else if (h.cmsg_level == libc::SOL_PACKET && h.cmsg_type == libc::PACKET_TX_TIMESTAMP)
-                || (h.cmsg_level == libc::SOL_IP && h.cmsg_type == libc::IP_RECVERR)
-            {
-                if len >= std::mem::size_of::<libc::sock_extended_err>() {
-                    let e = (data as *const libc::sock_extended_err).read_unaligned();
-                    s.tx = e.ee_errno == libc::ENOMSG as u32
-                        && e.ee_origin == libc::SO_EE_ORIGIN_TIMESTAMPING;
-                }
+            let tsing = h.cmsg_level == libc::SOL_SOCKET && h.cmsg_type == libc::SCM_TIMESTAMPING;
+            let txerr = (h.cmsg_level == libc::SOL_PACKET
+                && h.cmsg_type == libc::PACKET_TX_TIMESTAMP)
+                || (h.cmsg_level == libc::SOL_IP && h.cmsg_type == libc::IP_RECVERR);
+            if tsing && len >= 3 * std::mem::size_of::<libc::timespec>() {
+                let t = data as *const libc::timespec;
+                s.sw_ns = ts_ns(t.read_unaligned());
+                s.hw_ns = ts_ns(t.add(2).read_unaligned());
+            } else if txerr && len >= std::mem::size_of::<libc::sock_extended_err>() {
+                let e = (data as *const libc::sock_extended_err).read_unaligned();
+                s.tx = e.ee_errno == libc::ENOMSG as u32
+                    && e.ee_origin == libc::SO_EE_ORIGIN_TIMESTAMPING;
             }
             c = libc::CMSG_NXTHDR(msg, c);
         }

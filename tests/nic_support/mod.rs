@@ -1,0 +1,207 @@
+//! Shared by the tests/nic_*.rs suites: veth pairs with one end in a private network namespace (a "drive" on the
+//! other side of the cable), the reflector, and the tools no one here wrote. Every name carries the `nc` prefix and
+//! a unique suffix; everything is removed on drop, also when a test fails.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_rmp-eval");
+
+/// True when the suite may create namespaces. Outside CI a non-root run skips; in CI (root) it must not.
+pub fn root_or_skip(test: &str) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{test}: CI runs as root; these tests need it"
+        );
+        eprintln!("{test}: skipped (needs root for network namespaces)");
+    }
+    root
+}
+
+fn ip(args: &[&str]) -> Output {
+    Command::new("ip")
+        .args(args)
+        .output()
+        .expect("ip (iproute2) runs")
+}
+
+fn ip_ok(args: &[&str]) {
+    let o = ip(args);
+    assert!(
+        o.status.success(),
+        "ip {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// `host` stays in our namespace; `peer` lives in namespace `ns`.
+pub struct Veth {
+    pub host: String,
+    pub peer: String,
+    pub ns: String,
+}
+
+static SEQ: AtomicU32 = AtomicU32::new(0);
+
+impl Veth {
+    pub fn new() -> Veth {
+        let n = SEQ.fetch_add(1, Ordering::Relaxed);
+        let id = format!("{}{}", std::process::id() % 100_000, n);
+        let v = Veth {
+            host: format!("ncA{id}"),
+            peer: format!("ncB{id}"),
+            ns: format!("nc-test-{id}"),
+        };
+        // Leftovers of a killed earlier run with the same pid would make `add` fail: clear them first.
+        let _ = ip(&["link", "del", &v.host]);
+        let _ = ip(&["netns", "del", &v.ns]);
+        ip_ok(&["netns", "add", &v.ns]);
+        ip_ok(&[
+            "link", "add", &v.host, "type", "veth", "peer", "name", &v.peer,
+        ]);
+        ip_ok(&["link", "set", &v.peer, "netns", &v.ns]);
+        ip_ok(&["link", "set", &v.host, "up"]);
+        ip_ok(&["-n", &v.ns, "link", "set", &v.peer, "up"]);
+        v.wait_up();
+        v
+    }
+
+    /// Frames sent before the qdisc is up are dropped: wait until both ends say so.
+    fn wait_up(&self) {
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(5) {
+            let a = std::fs::read_to_string(format!("/sys/class/net/{}/operstate", self.host))
+                .unwrap_or_default();
+            let b = ip(&["-n", &self.ns, "-o", "link", "show", &self.peer]);
+            if a.trim() == "up" && String::from_utf8_lossy(&b.stdout).contains("state UP") {
+                std::thread::sleep(Duration::from_millis(100));
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("veth {} did not come up", self.host);
+    }
+
+    /// A command run inside the peer's namespace.
+    pub fn in_ns(&self, program: &str) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &self.ns, program]);
+        c
+    }
+
+    /// `rmp-eval reflect` on the peer end.
+    pub fn reflect(&self, extra: &[&str]) -> Reflector {
+        let mut c = self.in_ns(BIN);
+        c.args(["reflect", "--nic", &self.peer]).args(extra);
+        c.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let child = c.spawn().expect("reflect starts");
+        // Give it time to bind its socket before anyone sends.
+        std::thread::sleep(Duration::from_millis(300));
+        Reflector { child: Some(child) }
+    }
+
+    pub fn host_flags(&self) -> String {
+        std::fs::read_to_string(format!("/sys/class/net/{}/flags", self.host)).unwrap()
+    }
+
+    pub fn peer_flags(&self) -> String {
+        let o = self
+            .in_ns("cat")
+            .arg(format!("/sys/class/net/{}/flags", self.peer))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+}
+
+impl Drop for Veth {
+    fn drop(&mut self) {
+        let _ = ip(&["link", "del", &self.host]);
+        let _ = ip(&["netns", "del", &self.ns]);
+    }
+}
+
+/// A running reflector; killed on drop if the test did not stop it.
+pub struct Reflector {
+    child: Option<Child>,
+}
+
+impl Reflector {
+    pub fn pid(&self) -> i32 {
+        self.child.as_ref().unwrap().id() as i32
+    }
+
+    /// Sends `sig` to the reflector itself (not to `ip netns exec`, which execs it: same pid).
+    pub fn signal(&self, sig: i32) {
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(self.pid(), sig) };
+    }
+
+    /// Stops it with SIGINT and returns its exit code and output.
+    pub fn stop(mut self) -> (i32, String, String) {
+        self.signal(libc::SIGINT);
+        let o = self.child.take().unwrap().wait_with_output().unwrap();
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    }
+
+    pub fn wait(mut self) -> (i32, String, String) {
+        let o = self.child.take().unwrap().wait_with_output().unwrap();
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    }
+}
+
+impl Drop for Reflector {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// The venv that tests/install-deps.sh fills with pysoem (RMP_EVAL_PYSOEM_VENV overrides).
+pub fn pysoem_python() -> Option<PathBuf> {
+    let venv = std::env::var_os("RMP_EVAL_PYSOEM_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/cache/rmp-eval-tests/pysoem-venv"));
+    let py = venv.join("bin/python");
+    if py.exists() {
+        return Some(py);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI: {} missing; tests/install-deps.sh installs it",
+        py.display()
+    );
+    eprintln!(
+        "pysoem venv missing at {}: run tests/install-deps.sh",
+        venv.display()
+    );
+    None
+}
+
+pub fn tshark() -> bool {
+    Path::new("/usr/bin/tshark").exists()
+}
+
+/// A temp directory with the nc prefix, removed on drop.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("nc-test-")
+        .tempdir()
+        .unwrap()
+}
