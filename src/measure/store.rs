@@ -109,11 +109,17 @@ pub fn newest(host: &Host, which: &str) -> Result<Option<PathBuf>> {
         Err(e) if e.is_not_found() => return Ok(None),
         Err(e) => return Err(e.into()),
     };
+    // Within one second the name cannot order two results: the modification time does.
+    let mtime = |n: &str| {
+        std::fs::metadata(host.path(&format!("{RESULTS_DIR}/{n}")))
+            .and_then(|m| m.modified())
+            .ok()
+    };
     let best = names
         .iter()
-        .filter_map(|n| parse_name(n).map(|(ts, label, seq)| (ts, seq, label, n)))
-        .filter(|(_, _, label, _)| which == "last" || *label == which)
-        .max_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        .filter_map(|n| parse_name(n).map(|(ts, label, seq)| (ts, label, seq, n)))
+        .filter(|(_, label, _, _)| which == "last" || *label == which)
+        .max_by_key(|(ts, _, seq, n)| (*ts, mtime(n), *seq));
     Ok(best.map(|(_, _, _, n)| host.path(&format!("{RESULTS_DIR}/{n}"))))
 }
 

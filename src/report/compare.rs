@@ -1,0 +1,258 @@
+//! Two results side by side: bands (as shares, since runs differ in length), deviation and wakeup percentiles,
+//! missed periods, round trips; each with its change, and a one-line verdict from the key metrics.
+
+use serde::Serialize;
+
+use crate::measure::result::{RunResult, SeriesSummary};
+use crate::report::table::{Cell, Paint, painted, render, us};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Change {
+    Better,
+    Worse,
+    Mixed,
+    Unchanged,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    pub metric: String,
+    pub unit: &'static str,
+    pub before: f64,
+    pub after: f64,
+    pub change: f64,
+    /// Counts towards the verdict.
+    pub key: bool,
+    /// better / worse / unchanged, for lower-is-better metrics judged with a 10 % (and 1 µs) margin.
+    pub trend: Change,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub before: String,
+    pub after: String,
+    pub rows: Vec<Row>,
+    pub verdict: Change,
+    pub summary: String,
+}
+
+fn trend(before: f64, after: f64, unit: &str) -> Change {
+    let margin = (before.abs() * 0.10).max(if unit == "us" { 1.0 } else { 0.0 });
+    if after < before - margin {
+        Change::Better
+    } else if after > before + margin {
+        Change::Worse
+    } else {
+        Change::Unchanged
+    }
+}
+
+fn row(metric: String, unit: &'static str, before: f64, after: f64, key: bool) -> Row {
+    Row {
+        metric,
+        unit,
+        before,
+        after,
+        change: after - before,
+        key,
+        trend: trend(before, after, unit),
+    }
+}
+
+fn share(s: &SeriesSummary, n: u64) -> f64 {
+    if s.count == 0 {
+        0.0
+    } else {
+        (n as f64 * 100.0 / s.count as f64 * 1000.0).round() / 1000.0
+    }
+}
+
+fn series_rows(rows: &mut Vec<Row>, b: &SeriesSummary, a: &SeriesSummary) {
+    let l = &b.label;
+    rows.push(row(
+        format!("{l} periods"),
+        "",
+        b.count as f64,
+        a.count as f64,
+        false,
+    ));
+    let names = ["Great", "Good", "Poor", "Bad", "Pathetic"];
+    let (bb, ab) = (b.buckets.as_array(), a.buckets.as_array());
+    for i in 0..5 {
+        let mut r = row(
+            format!("{l} {}", names[i]),
+            "%",
+            share(b, bb[i]),
+            share(a, ab[i]),
+            false,
+        );
+        if i == 0 {
+            // More Great is better: judge the share outside Great instead.
+            r.trend = trend(100.0 - r.before, 100.0 - r.after, "%");
+        }
+        rows.push(r);
+    }
+    rows.push(row(
+        format!("{l} outside Great"),
+        "%",
+        share(b, b.buckets.not_great()),
+        share(a, a.buckets.not_great()),
+        true,
+    ));
+    rows.push(row(
+        format!("{l} max deviation"),
+        "us",
+        b.max_us,
+        a.max_us,
+        true,
+    ));
+    for (name, vb, va) in [
+        ("p50", b.p50_us, a.p50_us),
+        ("p99", b.p99_us, a.p99_us),
+        ("p99.9", b.p999_us, a.p999_us),
+        ("p99.99", b.p9999_us, a.p9999_us),
+    ] {
+        rows.push(row(format!("{l} deviation {name}"), "us", vb, va, false));
+    }
+    if let (Some(wb), Some(wa)) = (&b.wakeup, &a.wakeup) {
+        for (name, vb, va, key) in [
+            ("p50", wb.p50_us, wa.p50_us, false),
+            ("p99", wb.p99_us, wa.p99_us, false),
+            ("p99.9", wb.p999_us, wa.p999_us, true),
+            ("p99.99", wb.p9999_us, wa.p9999_us, false),
+            ("max", wb.max_us, wa.max_us, false),
+        ] {
+            rows.push(row(format!("{l} wakeup {name}"), "us", vb, va, key));
+        }
+    }
+    rows.push(row(
+        format!("{l} missed periods"),
+        "",
+        b.missed as f64,
+        a.missed as f64,
+        false,
+    ));
+}
+
+pub fn compare(
+    before: &RunResult,
+    after: &RunResult,
+    before_name: &str,
+    after_name: &str,
+) -> Comparison {
+    let mut rows = Vec::new();
+    for b in &before.series {
+        if let Some(a) = after.series.iter().find(|a| a.label == b.label) {
+            series_rows(&mut rows, b, a);
+        }
+    }
+    if let (Some(b), Some(a)) = (&before.rtt, &after.rtt) {
+        let lost = |r: &crate::measure::result::RttSummary| {
+            let sent = (r.count + r.lost).max(1) as f64;
+            (r.lost as f64 * 100.0 / sent * 1000.0).round() / 1000.0
+        };
+        rows.push(row(
+            "RTT count".into(),
+            "",
+            b.count as f64,
+            a.count as f64,
+            false,
+        ));
+        rows.push(row("RTT lost".into(), "%", lost(b), lost(a), true));
+        rows.push(row("RTT min".into(), "us", b.min_us, a.min_us, false));
+        rows.push(row("RTT avg".into(), "us", b.avg_us, a.avg_us, false));
+        rows.push(row("RTT p50".into(), "us", b.p50_us, a.p50_us, false));
+        rows.push(row("RTT p99".into(), "us", b.p99_us, a.p99_us, true));
+        rows.push(row("RTT max".into(), "us", b.max_us, a.max_us, false));
+    }
+    let key: Vec<&Row> = rows.iter().filter(|r| r.key).collect();
+    let better = key.iter().any(|r| r.trend == Change::Better);
+    let worse = key.iter().any(|r| r.trend == Change::Worse);
+    let verdict = match (better, worse) {
+        (true, false) => Change::Better,
+        (false, true) => Change::Worse,
+        (true, true) => Change::Mixed,
+        (false, false) => Change::Unchanged,
+    };
+    let moved: Vec<String> = key
+        .iter()
+        .filter(|r| r.trend != Change::Unchanged)
+        .take(3)
+        .map(|r| {
+            format!(
+                "{} {} → {}{}",
+                r.metric,
+                us(r.before),
+                us(r.after),
+                unit_suffix(r.unit)
+            )
+        })
+        .collect();
+    let word = format!("{verdict:?}").to_lowercase();
+    let summary = if moved.is_empty() {
+        format!("{word} — no key metric moved by more than 10 %")
+    } else {
+        format!("{word} — {}", moved.join(", "))
+    };
+    Comparison {
+        before: before_name.to_string(),
+        after: after_name.to_string(),
+        rows,
+        verdict,
+        summary,
+    }
+}
+
+fn unit_suffix(unit: &str) -> &str {
+    match unit {
+        "us" => " us",
+        "%" => " %",
+        _ => "",
+    }
+}
+
+pub fn render_text(c: &Comparison, color: bool) -> String {
+    let head: Vec<Cell> = ["", "Before", "After", "Change"]
+        .into_iter()
+        .map(Cell::from)
+        .collect();
+    let mut rows = vec![Some(head), None];
+    for r in &c.rows {
+        let paint = match r.trend {
+            Change::Better => Paint::Green,
+            Change::Worse => Paint::Red,
+            _ => Paint::None,
+        };
+        let sign = if r.change > 0.0 { "+" } else { "" };
+        rows.push(Some(vec![
+            format!(
+                "{}{}",
+                r.metric,
+                if r.unit.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", r.unit)
+                }
+            )
+            .into(),
+            us(r.before).into(),
+            us(r.after).into(),
+            painted(format!("{sign}{}", us(r.change)), paint),
+        ]));
+    }
+    let mut s = format!("Before: {}\nAfter:  {}\n", c.before, c.after);
+    s.push_str(&render(&rows, color));
+    let paint = match c.verdict {
+        Change::Better => Paint::Green,
+        Change::Worse => Paint::Red,
+        _ => Paint::Bold,
+    };
+    s.push_str(&paint.apply(&format!("Verdict: {}", c.summary), color));
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+#[path = "compare_tests.rs"]
+mod tests;

@@ -1,0 +1,49 @@
+//! Shared by the run_* tests: a root tree holding only the online CPU list (so that results/ land in a temp dir,
+//! never in the real /var/lib), the binary, and the root check (SCHED_FIFO and mlockall need it).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_rmp-eval")
+}
+
+/// The RT tests need root (CI runs as root); elsewhere they say so and pass vacuously.
+pub fn root_or_skip(test: &str) -> bool {
+    if nix::unistd::geteuid().is_root() {
+        true
+    } else {
+        eprintln!("{test}: skipped, needs root for SCHED_FIFO and mlockall");
+        false
+    }
+}
+
+/// A fresh --root tree (prefix cy-) with the machine's online CPU list; removed when dropped.
+pub fn root_tree() -> tempfile::TempDir {
+    let d = tempfile::Builder::new()
+        .prefix("cy-run-")
+        .tempdir()
+        .unwrap();
+    let cpu = d.path().join("sys/devices/system/cpu");
+    std::fs::create_dir_all(&cpu).unwrap();
+    std::fs::copy("/sys/devices/system/cpu/online", cpu.join("online")).unwrap();
+    d
+}
+
+pub fn results(root: &Path) -> Vec<PathBuf> {
+    let dir = root.join("var/lib/rmp-eval/results");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+pub fn run(args: &[&str]) -> Output {
+    Command::new(bin()).args(args).output().unwrap()
+}
+
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}

@@ -1,0 +1,188 @@
+//! The cyclic `run` through the binary: JSON keys and counts, results/ storage, piped output, bad input.
+//! No timing thresholds: this machine is shared and noisy; only counts, keys and invariants are asserted.
+
+mod run_common;
+
+use run_common::*;
+use serde_json::Value;
+
+#[test]
+fn short_run_json_has_count_keys_and_bands_summing_to_count() {
+    if !root_or_skip("json") {
+        return;
+    }
+    let root = root_tree();
+    let r = root.path().to_str().unwrap();
+    let o = run(&[
+        "run",
+        "--root",
+        r,
+        "--no-config",
+        "--period-us",
+        "500",
+        "--iterations",
+        "300",
+        "--json",
+    ]);
+    let code = o.status.code();
+    assert!(
+        matches!(code, Some(0) | Some(1)),
+        "exit {code:?}: {}",
+        text(&o.stderr)
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).expect("stdout is one JSON document");
+    for k in [
+        "period_us",
+        "duration_s",
+        "mode",
+        "series",
+        "rtt",
+        "verdict",
+    ] {
+        assert!(v.get(k).is_some(), "missing {k}");
+    }
+    assert_eq!(v["period_us"], 500);
+    assert_eq!(v["mode"], "cyclic");
+    assert!(v["rtt"].is_null());
+    let s = &v["series"][0];
+    for k in [
+        "label",
+        "count",
+        "min_us",
+        "max_us",
+        "max_index",
+        "p50_us",
+        "p99_us",
+        "p999_us",
+        "buckets",
+    ] {
+        assert!(s.get(k).is_some(), "missing series.{k}");
+    }
+    assert_eq!(s["label"], "Cyclic");
+    assert_eq!(s["count"], 300);
+    let b = &s["buckets"];
+    let sum: u64 = ["great", "good", "poor", "bad", "pathetic"]
+        .iter()
+        .map(|k| b[*k].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, 300);
+    assert_eq!(s["wakeup"]["count"], 300);
+    assert!(s["max_index"].as_u64().unwrap() < 300);
+    // Exit status and verdict agree with the bands: 0 only when every period is Great.
+    let all_great = b["great"] == 300;
+    assert_eq!(v["verdict"], if all_great { "pass" } else { "fail" });
+    assert_eq!(code, Some(if all_great { 0 } else { 1 }));
+    // Saved under --root with the label run, the same document.
+    let saved = results(root.path());
+    assert_eq!(saved.len(), 1);
+    assert!(
+        saved[0]
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .ends_with("-run.json")
+    );
+    let file: Value = serde_json::from_slice(&std::fs::read(&saved[0]).unwrap()).unwrap();
+    assert_eq!(file, v);
+}
+
+#[test]
+fn piped_output_has_no_escape_bytes() {
+    if !root_or_skip("piped") {
+        return;
+    }
+    let root = root_tree();
+    let r = root.path().to_str().unwrap();
+    // stdout is a pipe here; FORCE nothing: the program must notice by itself.
+    let o = run(&[
+        "run",
+        "--root",
+        r,
+        "--iterations",
+        "200",
+        "--period-us",
+        "250",
+    ]);
+    assert!(
+        matches!(o.status.code(), Some(0) | Some(1)),
+        "{}",
+        text(&o.stderr)
+    );
+    let out = text(&o.stdout);
+    assert!(out.contains("Target period: 250 us"), "{out}");
+    assert!(out.contains("| Cyclic "), "{out}");
+    assert!(
+        !o.stdout.contains(&0x1b),
+        "escape byte in piped output:\n{out}"
+    );
+    assert!(!o.stderr.contains(&0x1b));
+}
+
+#[test]
+fn bad_values_exit_2_with_one_line_before_any_thread_starts() {
+    let root = root_tree();
+    let r = root.path().to_str().unwrap();
+    let cases: &[&[&str]] = &[
+        &["run", "--root", r, "--core", "4096"],
+        &["run", "--root", r, "--core", "-1"],
+        &["run", "--root", r, "--receive-cpu", "9999"],
+        &["run", "--root", r, "--send-priority", "0"],
+        &["run", "--root", r, "--send-priority", "100"],
+        &["run", "--root", r, "--period-us", "0"],
+        &["run", "--root", r, "--iterations", "1.5"],
+        &["run", "--root", r, "--iterations", "abc"],
+        &["run", "--root", r, "--duration", "-1"],
+        &["run", "--root", r, "--bucket-width-us", "0"],
+        &["run", "--root", r, "--pktlen", "60"],
+        &["run", "--root", r, "--output", "/nonexistent-cy/x.json"],
+        &["--send-cpu", "4096"],
+        &["-sp", "100"],
+    ];
+    for args in cases {
+        let o = run(args);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("rmp-eval: "), "{args:?}: {err}");
+        assert!(o.stdout.is_empty(), "{args:?} printed: {}", text(&o.stdout));
+    }
+    assert!(results(root.path()).is_empty(), "a run happened");
+}
+
+#[test]
+fn without_permission_for_sched_fifo_one_line_and_exit_2() {
+    if !root_or_skip("no permission") {
+        return;
+    }
+    let root = root_tree();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    // As nobody (no CAP_SYS_NICE, RLIMIT_RTPRIO 0): mlockall or SCHED_FIFO is refused.
+    let o = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
+        .arg(bin())
+        .args([
+            "run",
+            "--root",
+            root.path().to_str().unwrap(),
+            "--no-config",
+            "--iterations",
+            "10",
+        ])
+        .output()
+        .unwrap();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("SCHED_FIFO") || err.contains("mlockall"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
+}
