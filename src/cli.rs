@@ -21,8 +21,7 @@ Exit status:
                   and EtherCAT round-trip latency (run), repairs what check found with diffs and a journal (fix) and \
                   undoes it (rollback).\n\nWithout a command, behaves as the original rmp-eval: configuration \
                   checks, then the cyclic test (no --nic) or the sender/receiver test.",
-    after_help = EXIT_CODES,
-    args_conflicts_with_subcommands = true
+    after_help = EXIT_CODES
 )]
 pub struct Cli {
     /// Take every /sys, /proc, /etc, /boot, /dev, /var and /run path under DIR (a fixture tree or a snapshot)
@@ -374,6 +373,23 @@ mod tests {
         assert_eq!(c.legacy.receive_cpu, Some(1));
         assert!(c.legacy.no_config);
         assert_eq!(c.legacy.iterations, Some(100));
+    }
+
+    #[test]
+    fn global_options_go_before_the_command() {
+        let c = parse(&[
+            "rmp-eval",
+            "--root",
+            "/tmp/x",
+            "--no-color",
+            "check",
+            "--core",
+            "1",
+        ])
+        .unwrap();
+        assert_eq!(c.root.as_deref(), Some(std::path::Path::new("/tmp/x")));
+        assert!(c.no_color);
+        assert!(matches!(c.command, Some(Command::Check(ref a)) if a.core == Some(1)));
     }
 
     #[test]

@@ -1,6 +1,16 @@
 //! Configuration checks. Each check is one small unit (id, section, title, doc, evaluate, remedy) registered in
 //! one ordered list, `REGISTRY`, from which `check`'s output, `--help` text and the docs are generated.
 
+pub mod irq;
+pub mod isolation;
+pub mod nic;
+pub mod nic_extra;
+pub mod noise;
+pub mod power;
+pub mod sys;
+pub mod system;
+pub mod threads;
+
 use serde::Serialize;
 
 use crate::host::Host;
@@ -88,8 +98,72 @@ pub struct Finding {
     pub remedy: Option<&'static str>,
 }
 
-/// All checks, in report order.
-pub static REGISTRY: &[Check] = &[];
+/// All checks, in report order (sections appear in this order too).
+pub static REGISTRY: &[Check] = &[
+    system::PREEMPT_RT,
+    system::SWAP,
+    system::TIMER_MIGRATION,
+    system::RT_THROTTLING,
+    system::CLOCKSOURCE,
+    system::AF_XDP,
+    system::FUTEX_HASH,
+    noise::SKEW_TICK,
+    noise::TSC_RELIABLE,
+    noise::NMI_WATCHDOG,
+    noise::THP,
+    noise::STAT_INTERVAL,
+    noise::NUMA_BALANCING,
+    isolation::CORE_ISOLATED,
+    isolation::NOHZ_FULL,
+    isolation::RCU_NOCBS,
+    power::GOVERNOR,
+    power::CPU_FREQUENCY,
+    isolation::IRQAFFINITY,
+    irq::UNRELATED_IRQS,
+    isolation::SMT_SIBLING,
+    power::CSTATES,
+    power::TURBO,
+    power::IDLE_STATES,
+    irq::DEFAULT_AFFINITY,
+    irq::IRQBALANCE,
+    noise::WORKQUEUE,
+    noise::SOFT_WATCHDOG,
+    threads::RT_CORE_THREADS,
+    nic::NIC_PRESENT,
+    nic::NIC_LINK,
+    nic::NIC_QUIET,
+    nic::NIC_IRQS_PINNED,
+    nic::RPS,
+    nic_extra::NIC_DRIVER,
+    nic_extra::NIC_SPEED,
+    nic_extra::NIC_IRQ_DEFER,
+];
+
+/// The check with this id.
+pub fn find(id: &str) -> Option<&'static Check> {
+    REGISTRY.iter().find(|c| c.id == id)
+}
+
+/// Reads a value for a check; failure becomes an `unknown` verdict naming the path and the reason
+/// ("permission denied", "not found").
+pub(crate) fn read(host: &Host, path: &str) -> Result<String, Verdict> {
+    host.read_trimmed(path)
+        .map_err(|e| Verdict::unknown(format!("{path}: {}", e.reason())))
+}
+
+/// Lets evaluate functions use `?` with `unknown` verdicts as the early return.
+pub(crate) fn settle(r: Result<Verdict, Verdict>) -> Verdict {
+    r.unwrap_or_else(|v| v)
+}
+
+/// "(none)" for an empty list, as details show it.
+pub(crate) fn shown(list: &str) -> &str {
+    if list.trim().is_empty() || list.trim() == "(null)" {
+        "(none)"
+    } else {
+        list.trim()
+    }
+}
 
 /// Runs every check that applies (NIC checks only when a NIC is given).
 pub fn run_all(host: &Host, ctx: &Ctx) -> Vec<Finding> {

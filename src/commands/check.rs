@@ -1,8 +1,36 @@
+//! `rmp-eval check`: every configuration check, as text or JSON. Exit 0 when nothing failed, 1 when a check
+//! failed, 2 for bad input. Reads files only (through Host): no subprocess, no change to the machine.
+
+use crate::checks::{self, Ctx, Status, nic, sys};
 use crate::cli::CheckArgs;
-use crate::error::{Error, Outcome, Result};
+use crate::error::{Outcome, Result};
 use crate::host::Host;
 use crate::output::Output;
+use crate::report::check as report;
 
-pub fn execute(_host: &Host, _out: Output, _args: &CheckArgs) -> Result<Outcome> {
-    Err(Error::failed("'check' is not built yet"))
+/// Validates the arguments against the machine and builds the check context.
+pub fn context(host: &Host, core: Option<usize>, nic_name: Option<&str>) -> Result<Ctx> {
+    if let Some(n) = nic_name {
+        nic::validate_name(n)?;
+    }
+    let core = sys::validate_core(host, core)?;
+    Ok(Ctx {
+        core,
+        nic: nic_name.map(str::to_string),
+    })
+}
+
+pub fn execute(host: &Host, out: Output, args: &CheckArgs) -> Result<Outcome> {
+    let ctx = context(host, args.core, args.nic.as_deref())?;
+    let findings = checks::run_all(host, &ctx);
+    if args.json {
+        crate::outln!("{}", report::render_json(host, &ctx, &findings));
+    } else {
+        crate::out!("{}", report::render_text(host, &ctx, &findings, out));
+    }
+    Ok(if findings.iter().any(|f| f.status == Status::Fail) {
+        Outcome::ShortFall
+    } else {
+        Outcome::Good
+    })
 }

@@ -1,1 +1,12 @@
-//! See design.md (architecture).
+//! Pure parsers of kernel and system text (no I/O): each is tested with real captured samples.
+
+pub mod cmdline;
+pub mod cpuinfo;
+pub mod cpulist;
+pub mod interrupts;
+pub mod kernel;
+pub mod mask;
+pub mod netaddr;
+pub mod route;
+pub mod swaps;
+pub mod task;

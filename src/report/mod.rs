@@ -1,5 +1,6 @@
 //! Terminal reports (final and live tables), JSON, compare.
 
+pub mod check;
 pub mod compare;
 pub mod live;
 pub mod run;

@@ -1,0 +1,220 @@
+//! Interrupts on the RT core: stray device IRQs, the default affinity for new IRQs, and irqbalance.
+
+use super::sys::{CPU_ISOLATED, CPU_NOHZ_FULL};
+use super::{Check, Ctx, Section, Verdict, settle};
+use crate::host::Host;
+use crate::parse::{cpulist, interrupts, mask};
+use crate::remedy;
+
+pub const INTERRUPTS: &str = "/proc/interrupts";
+pub const DEFAULT_SMP_AFFINITY: &str = "/proc/irq/default_smp_affinity";
+const IRQBALANCE_DEFAULTS: &str = "/etc/default/irqbalance";
+const NET: &str = "/sys/class/net";
+/// Offenders named in a detail line; the rest are counted.
+const SHOW: usize = 3;
+
+pub fn read_interrupts(host: &Host) -> Result<interrupts::Interrupts, Verdict> {
+    let text = host
+        .read(INTERRUPTS)
+        .map_err(|e| Verdict::unknown(format!("cannot read {INTERRUPTS}: {}", e.reason())))?;
+    interrupts::parse(&text).map_err(|_| Verdict::unknown("could not map CPU column"))
+}
+
+/// Where IRQ `n` is routed now: its effective affinity when the kernel reports one, else its affinity list.
+pub fn irq_affinity(host: &Host, n: u32) -> Option<Vec<usize>> {
+    ["effective_affinity_list", "smp_affinity_list"]
+        .iter()
+        .find_map(|f| {
+            let raw = host.read_trimmed(&format!("/proc/irq/{n}/{f}")).ok()?;
+            cpulist::parse(&raw).ok().filter(|v| !v.is_empty())
+        })
+}
+
+/// The IRQ numbers of a NIC: its PCI MSI/MSI-X vectors (device/msi_irqs), plus /proc/interrupts rows whose action
+/// is the interface name or starts with "<name>-" (igb "enp2s0-TxRx-0", genet "eth0"), plus "virtioN-" rows
+/// of a virtio NIC. The original matched any row containing the name as a substring, so eth1 claimed eth10's.
+pub fn nic_irqs(host: &Host, nic: &str, ints: &interrupts::Interrupts) -> Vec<u32> {
+    let mut out: Vec<u32> = host
+        .list(&format!("{NET}/{nic}/device/msi_irqs"))
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    let virtio = host
+        .readlink(&format!("{NET}/{nic}/device"))
+        .ok()
+        .and_then(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()))
+        .filter(|d| d.starts_with("virtio") && d[6..].bytes().all(|b| b.is_ascii_digit()));
+    for row in &ints.rows {
+        let Some(n) = row.irq() else { continue };
+        let hit = row.actions().iter().any(|a| {
+            *a == nic
+                || a.strip_prefix(nic).is_some_and(|r| r.starts_with('-'))
+                || virtio
+                    .as_deref()
+                    .is_some_and(|v| a.strip_prefix(v).is_some_and(|r| r.starts_with('-')))
+        });
+        if hit {
+            out.push(n);
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+pub const UNRELATED_IRQS: Check = Check {
+    id: "unrelated_irqs",
+    section: Section::Core,
+    title: "No unrelated IRQs on RT core",
+    doc: "Every device interrupt handled on the RT core delays the RT thread. Fails when a device IRQ other than \
+          the NIC's has fired on the core and is still routed there. Improvements: an IRQ already moved away \
+          (its effective affinity excludes the core) no longer counts, so a fixed machine passes before reboot; \
+          and without --nic the original never reported a named IRQ (it filtered with an empty NIC name, which \
+          matches everything).",
+    remedy: Some(remedy::IRQ_AFFINITY),
+    evaluate: unrelated_irqs,
+};
+
+fn unrelated_irqs(host: &Host, ctx: &Ctx) -> Verdict {
+    settle((|| {
+        let ints = read_interrupts(host)?;
+        let col = ints
+            .column(ctx.core)
+            .ok_or_else(|| Verdict::unknown("could not map CPU column"))?;
+        let nic = ctx
+            .nic
+            .as_deref()
+            .map(|n| nic_irqs(host, n, &ints))
+            .unwrap_or_default();
+        let mut offenders = Vec::new();
+        for row in &ints.rows {
+            let Some(n) = row.irq() else { continue };
+            if row.counts.get(col).copied().unwrap_or(0) == 0 || nic.contains(&n) {
+                continue;
+            }
+            if irq_affinity(host, n).is_some_and(|a| !a.contains(&ctx.core)) {
+                continue;
+            }
+            let label = row.actions().join(",");
+            offenders.push(if label.is_empty() {
+                format!("{n} (unlabeled)")
+            } else {
+                format!("{n} {label}")
+            });
+        }
+        if offenders.is_empty() {
+            return Ok(Verdict::pass("clean"));
+        }
+        let mut d = offenders
+            .iter()
+            .take(SHOW)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+        if offenders.len() > SHOW {
+            d.push_str(&format!(", +{} more", offenders.len() - SHOW));
+        }
+        Ok(Verdict::fail(d))
+    })())
+}
+
+pub const DEFAULT_AFFINITY: Check = Check {
+    id: "default_affinity",
+    section: Section::Core,
+    title: "New IRQs avoid RT core",
+    doc: "/proc/irq/default_smp_affinity is the affinity every newly requested IRQ starts with (a NIC reset or \
+          a hot-plugged device). Passes when it leaves the RT core out.",
+    remedy: Some(remedy::IRQ_AFFINITY),
+    evaluate: default_affinity,
+};
+
+fn default_affinity(host: &Host, ctx: &Ctx) -> Verdict {
+    settle((|| {
+        let raw = super::read(host, DEFAULT_SMP_AFFINITY)?;
+        let cpus = mask::parse(&raw)
+            .map_err(|_| Verdict::unknown(format!("default_smp_affinity={raw} is not a mask")))?;
+        Ok(if cpus.contains(&ctx.core) {
+            Verdict::fail(format!("mask {raw} includes CPU{}", ctx.core))
+        } else {
+            Verdict::pass(format!("mask {raw} (CPUs {})", cpulist::format(&cpus)))
+        })
+    })())
+}
+
+pub const IRQBALANCE: Check = Check {
+    id: "irqbalance",
+    section: Section::Core,
+    title: "irqbalance keeps off RT core",
+    doc: "irqbalance rewrites IRQ affinities every 10 s and undoes manual pinning. Passes when it is not running, \
+          or IRQBALANCE_BANNED_CPULIST/IRQBALANCE_BANNED_CPUS in /etc/default/irqbalance bans the core, or \
+          neither is set and the core is isolated or nohz_full (irqbalance skips those by itself; an empty \
+          banned list removes that).",
+    remedy: Some(remedy::IRQBALANCE),
+    evaluate: irqbalance,
+};
+
+/// Whether a process named `name` runs, from /proc/PID/comm (works on snapshots, which keep comm files).
+pub fn process_running(host: &Host, name: &str) -> Result<bool, Verdict> {
+    let pids = host
+        .list("/proc")
+        .map_err(|e| Verdict::unknown(format!("/proc: {}", e.reason())))?;
+    Ok(pids
+        .iter()
+        .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
+        .any(|p| {
+            host.read_trimmed(&format!("/proc/{p}/comm"))
+                .ok()
+                .as_deref()
+                == Some(name)
+        }))
+}
+
+fn shell_var<'a>(text: &'a str, var: &str) -> Option<&'a str> {
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter_map(|l| l.trim().strip_prefix(var)?.strip_prefix('='))
+        .map(|v| v.trim().trim_matches('"').trim_matches('\''))
+        .next_back()
+}
+
+fn irqbalance(host: &Host, ctx: &Ctx) -> Verdict {
+    settle((|| {
+        if !process_running(host, "irqbalance")? {
+            return Ok(Verdict::pass("not running"));
+        }
+        let core = ctx.core;
+        let defaults = host.read(IRQBALANCE_DEFAULTS).unwrap_or_default();
+        if let Some(l) = shell_var(&defaults, "IRQBALANCE_BANNED_CPULIST") {
+            let banned = cpulist::parse(l).unwrap_or_default();
+            return Ok(if banned.contains(&core) {
+                Verdict::pass(format!("running, banned CPUs {l}"))
+            } else {
+                Verdict::fail(format!(
+                    "running, CPU{core} not in IRQBALANCE_BANNED_CPULIST={l}"
+                ))
+            });
+        }
+        if let Some(m) = shell_var(&defaults, "IRQBALANCE_BANNED_CPUS") {
+            let banned = mask::parse(m).unwrap_or_default();
+            return Ok(if banned.contains(&core) {
+                Verdict::pass(format!("running, banned mask {m}"))
+            } else {
+                Verdict::fail(format!(
+                    "running, CPU{core} not in IRQBALANCE_BANNED_CPUS={m}"
+                ))
+            });
+        }
+        let in_list = |p: &str| {
+            host.read_trimmed(p)
+                .ok()
+                .and_then(|r| cpulist::parse(&r).ok())
+                .is_some_and(|v| v.contains(&core))
+        };
+        Ok(if in_list(CPU_ISOLATED) || in_list(CPU_NOHZ_FULL) {
+            Verdict::pass("running, skips isolated CPUs")
+        } else {
+            Verdict::fail(format!("running and may move IRQs onto CPU{core}"))
+        })
+    })())
+}

@@ -1,0 +1,188 @@
+//! Is the RT core kept free of other work: isolcpus, nohz_full, rcu_nocbs, irqaffinity, its SMT sibling.
+
+use super::sys::{self, CPU_ISOLATED, CPU_NOHZ_FULL};
+use super::{Check, Ctx, Section, Verdict, read, settle, shown};
+use crate::host::Host;
+use crate::parse::{cmdline, cpulist};
+use crate::remedy;
+
+fn list(raw: &str, path: &str) -> Result<Vec<usize>, Verdict> {
+    cpulist::parse(raw).map_err(|_| Verdict::unknown(format!("{path}: not a CPU list")))
+}
+
+pub const CORE_ISOLATED: Check = Check {
+    id: "core_isolated",
+    section: Section::Core,
+    title: "RT core isolated",
+    doc: "An isolated core (isolcpus=) gets no ordinary tasks from the scheduler, so nothing competes with the \
+          RT thread. Passes when the core is in /sys/devices/system/cpu/isolated. CPU 0 always fails: it carries \
+          boot-time housekeeping that cannot be moved.",
+    remedy: Some(remedy::CMDLINE),
+    evaluate: core_isolated,
+};
+
+fn core_isolated(host: &Host, ctx: &Ctx) -> Verdict {
+    settle((|| {
+        let raw = read(host, CPU_ISOLATED)?;
+        let set = list(&raw, CPU_ISOLATED)?;
+        let cpu = ctx.core;
+        if cpu == 0 {
+            return Ok(Verdict::fail(if set.contains(&0) {
+                "CPU0 is isolated but should not be your RT core"
+            } else {
+                "CPU0 selected; choose non-CPU0"
+            }));
+        }
+        Ok(if set.contains(&cpu) {
+            Verdict::pass(format!("isolated list: {}", shown(&raw)))
+        } else {
+            Verdict::fail(format!("CPU{cpu} not in isolated: {}", shown(&raw)))
+        })
+    })())
+}
+
+pub const NOHZ_FULL: Check = Check {
+    id: "nohz_full",
+    section: Section::Core,
+    title: "nohz_full on RT core",
+    doc: "nohz_full= stops the periodic scheduler tick on the core while one task runs there, removing a \
+          interrupt every 1–4 ms. Passes when the core is in /sys/devices/system/cpu/nohz_full. Improvement: \
+          the kernel prints \"(null)\" there when nohz_full is unset; the original tried to parse it as a list \
+          and reported the raw text; here it is an empty list, shown as (none). When the file is missing the \
+          kernel was built without NO_HZ_FULL, and a nohz_full= on the command line is ignored: the original \
+          passed on the command line alone.",
+    remedy: Some(remedy::CMDLINE),
+    evaluate: nohz_full,
+};
+
+fn nohz_full(host: &Host, ctx: &Ctx) -> Verdict {
+    let cpu = ctx.core;
+    match host.read_trimmed(CPU_NOHZ_FULL) {
+        Ok(raw) => settle((|| {
+            let set = list(&raw, CPU_NOHZ_FULL)?;
+            Ok(if set.contains(&cpu) {
+                Verdict::pass(format!("nohz_full list: {}", shown(&raw)))
+            } else {
+                Verdict::fail(format!("CPU{cpu} not in nohz_full: {}", shown(&raw)))
+            })
+        })()),
+        Err(e) if e.is_not_found() && host.exists(CPU_ISOLATED) => {
+            match sys::cmdline(host)
+                .ok()
+                .as_deref()
+                .and_then(|p| cmdline::get(p, "nohz_full"))
+            {
+                Some(v) => Verdict::fail(format!(
+                    "kernel without NO_HZ_FULL ignores cmdline nohz_full={v}"
+                )),
+                None => Verdict::fail("kernel built without nohz_full support"),
+            }
+        }
+        Err(e) => Verdict::unknown(format!("{CPU_NOHZ_FULL}: {}", e.reason())),
+    }
+}
+
+pub const RCU_NOCBS: Check = Check {
+    id: "rcu_nocbs",
+    section: Section::Core,
+    title: "rcu_nocbs includes RT core",
+    doc: "rcu_nocbs= moves RCU callback processing off the core into kthreads that run elsewhere. Passes when the \
+          core is in rcu_nocbs= on the kernel command line, or in nohz_full (which offloads RCU callbacks too). \
+          Improvement: the original looked for a sysfs file that mainline kernels do not have and, without the \
+          parameter, said unknown; a machine without either is not offloaded, so this fails.",
+    remedy: Some(remedy::CMDLINE),
+    evaluate: rcu_nocbs,
+};
+
+fn rcu_nocbs(host: &Host, ctx: &Ctx) -> Verdict {
+    settle((|| {
+        let cpu = ctx.core;
+        let params = sys::cmdline(host)
+            .map_err(|e| Verdict::unknown(format!("{}: {}", sys::PROC_CMDLINE, e.reason())))?;
+        if let Some(raw) = cmdline::get(&params, "rcu_nocbs") {
+            let set = cpulist::parse(raw).unwrap_or_default();
+            return Ok(if set.contains(&cpu) {
+                Verdict::pass(raw.to_string())
+            } else {
+                Verdict::fail(format!("CPU{cpu} not in rcu_nocbs: {}", shown(raw)))
+            });
+        }
+        let nohz = host
+            .read_trimmed(CPU_NOHZ_FULL)
+            .ok()
+            .and_then(|r| cpulist::parse(&r).ok())
+            .unwrap_or_default();
+        Ok(if nohz.contains(&cpu) {
+            Verdict::pass(format!("offloaded by nohz_full (CPU{cpu})"))
+        } else {
+            Verdict::fail("no rcu_nocbs= on the kernel command line")
+        })
+    })())
+}
+
+pub const IRQAFFINITY: Check = Check {
+    id: "irqaffinity",
+    section: Section::Core,
+    title: "irqaffinity excludes RT core",
+    doc: "irqaffinity= sets where interrupts start at boot; the boot parameter beats runtime writes because some \
+          interrupt controllers only move an IRQ at its next EOI. Passes when irqaffinity= is given and leaves the \
+          core out. Improvement: without the parameter every IRQ may start on any CPU, so this fails where the \
+          original said unknown.",
+    remedy: Some(remedy::CMDLINE),
+    evaluate: irqaffinity,
+};
+
+fn irqaffinity(host: &Host, ctx: &Ctx) -> Verdict {
+    settle((|| {
+        let params = sys::cmdline(host)
+            .map_err(|e| Verdict::unknown(format!("{}: {}", sys::PROC_CMDLINE, e.reason())))?;
+        let Some(raw) = cmdline::get(&params, "irqaffinity") else {
+            return Ok(Verdict::fail("no irqaffinity kernel param"));
+        };
+        let set = cpulist::parse(raw)
+            .map_err(|_| Verdict::unknown(format!("irqaffinity={raw} is not a CPU list")))?;
+        if set.is_empty() {
+            return Ok(Verdict::unknown("empty list"));
+        }
+        Ok(if set.contains(&ctx.core) {
+            Verdict::fail(format!("RT core present in irqaffinity: {raw}"))
+        } else {
+            Verdict::pass(raw.to_string())
+        })
+    })())
+}
+
+pub const SMT_SIBLING: Check = Check {
+    id: "smt_sibling",
+    section: Section::Core,
+    title: "SMT sibling isolated/disabled",
+    doc: "Hyper-threads share a core's execution units and caches: work on the sibling slows the RT thread. \
+          Passes when the core has no sibling, or every sibling is isolated or offline (improvement: the original \
+          counted an offline sibling as a failure).",
+    remedy: Some(remedy::CMDLINE),
+    evaluate: smt_sibling,
+};
+
+fn smt_sibling(host: &Host, ctx: &Ctx) -> Verdict {
+    settle((|| {
+        let cpu = ctx.core;
+        let path = format!("{}/cpu{cpu}/topology/thread_siblings_list", sys::CPU_DIR);
+        let raw = read(host, &path)?;
+        let mut sibs = list(&raw, &path)?;
+        sibs.retain(|&c| c != cpu);
+        if let Ok(online) = sys::online_cpus(host) {
+            sibs.retain(|c| online.contains(c));
+        }
+        if sibs.is_empty() {
+            return Ok(Verdict::pass("no sibling"));
+        }
+        let iso_raw = host
+            .read_trimmed(CPU_ISOLATED)
+            .map_err(|_| Verdict::unknown("cannot read isolated"))?;
+        let iso = list(&iso_raw, CPU_ISOLATED)?;
+        match sibs.iter().find(|s| !iso.contains(s)) {
+            Some(s) => Ok(Verdict::fail(format!("sibling CPU{s} not isolated"))),
+            None => Ok(Verdict::pass("siblings all isolated")),
+        }
+    })())
+}

@@ -1,0 +1,215 @@
+//! Further sources of noise on the RT core: tick skew, clocksource watchdog, NMI and soft-lockup watchdogs,
+//! transparent huge pages, vmstat updates, NUMA balancing, unbound workqueues.
+
+use super::sys::{self, PROC_CMDLINE};
+use super::{Check, Ctx, Section, Verdict, read, settle};
+use crate::host::Host;
+use crate::parse::{cmdline, cpulist, mask};
+use crate::remedy;
+
+const NMI_WATCHDOG_PATH: &str = "/proc/sys/kernel/nmi_watchdog";
+const WATCHDOG: &str = "/proc/sys/kernel/watchdog";
+const SOFT_WATCHDOG_PATH: &str = "/proc/sys/kernel/soft_watchdog";
+const WATCHDOG_CPUMASK: &str = "/proc/sys/kernel/watchdog_cpumask";
+const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
+const STAT_INTERVAL_PATH: &str = "/proc/sys/vm/stat_interval";
+const NUMA_BALANCING_PATH: &str = "/proc/sys/kernel/numa_balancing";
+const WQ_CPUMASK: &str = "/sys/devices/virtual/workqueue/cpumask";
+const CURRENT_CLOCKSOURCE: &str =
+    "/sys/devices/system/clocksource/clocksource0/current_clocksource";
+
+fn params(host: &Host) -> Result<Vec<cmdline::Param>, Verdict> {
+    sys::cmdline(host).map_err(|e| Verdict::unknown(format!("{PROC_CMDLINE}: {}", e.reason())))
+}
+
+pub const SKEW_TICK: Check = Check {
+    id: "skew_tick",
+    section: Section::System,
+    title: "Scheduler ticks skewed",
+    doc: "By default every CPU's tick fires at the same instant and they contend for the same locks \
+          (jiffies, RCU); skew_tick=1 offsets them. Passes when skew_tick=1 is on the kernel command line.",
+    remedy: Some(remedy::CMDLINE),
+    evaluate: skew_tick,
+};
+
+fn skew_tick(host: &Host, _: &Ctx) -> Verdict {
+    settle((|| {
+        Ok(match cmdline::get(&params(host)?, "skew_tick") {
+            Some("1") => Verdict::pass("skew_tick=1"),
+            Some(v) => Verdict::fail(format!("skew_tick={v}")),
+            None => Verdict::fail("no skew_tick=1 on the kernel command line"),
+        })
+    })())
+}
+
+pub const TSC_RELIABLE: Check = Check {
+    id: "tsc_reliable",
+    section: Section::System,
+    title: "TSC watchdog off",
+    doc: "On x86 the clocksource watchdog compares the TSC with another clock every 0.5 s from a timer that \
+          visits each CPU, and may demote the TSC to a slow clocksource mid-run. tsc=reliable (or \
+          tsc=nowatchdog) turns it off. Passes with either parameter; informational when the clocksource is not \
+          the TSC (arm64 and others).",
+    remedy: Some(remedy::CMDLINE),
+    evaluate: tsc_reliable,
+};
+
+fn tsc_reliable(host: &Host, _: &Ctx) -> Verdict {
+    settle((|| {
+        let cs = read(host, CURRENT_CLOCKSOURCE)?;
+        if cs != "tsc" {
+            return Ok(Verdict::info(format!("clocksource {cs}, no TSC watchdog")));
+        }
+        Ok(match cmdline::get(&params(host)?, "tsc") {
+            Some(v @ ("reliable" | "nowatchdog")) => Verdict::pass(format!("tsc={v}")),
+            _ => Verdict::fail("no tsc=reliable on the kernel command line"),
+        })
+    })())
+}
+
+pub const NMI_WATCHDOG: Check = Check {
+    id: "nmi_watchdog",
+    section: Section::System,
+    title: "NMI watchdog off",
+    doc: "The hard-lockup detector fires a performance-counter NMI on every CPU every few seconds; an NMI cannot \
+          be deferred. Passes when kernel.nmi_watchdog is 0 or the kernel has none (arm64 without pseudo-NMI).",
+    remedy: Some(remedy::SYSCTL),
+    evaluate: nmi_watchdog,
+};
+
+fn nmi_watchdog(host: &Host, _: &Ctx) -> Verdict {
+    match host.read_trimmed(NMI_WATCHDOG_PATH) {
+        Ok(v) if v == "0" => Verdict::pass("nmi_watchdog=0"),
+        Ok(v) => Verdict::fail(format!("nmi_watchdog={v}")),
+        Err(e) if e.is_not_found() => Verdict::pass("no NMI watchdog in this kernel"),
+        Err(e) => Verdict::unknown(format!("{NMI_WATCHDOG_PATH}: {}", e.reason())),
+    }
+}
+
+pub const THP: Check = Check {
+    id: "thp",
+    section: Section::System,
+    title: "Transparent huge pages not always",
+    doc: "With THP \"always\", page faults may stall in compaction and khugepaged collapses pages in the \
+          background. Passes for never or madvise (only programs that ask get huge pages); fails for always.",
+    remedy: Some(remedy::THP),
+    evaluate: thp,
+};
+
+fn thp(host: &Host, _: &Ctx) -> Verdict {
+    match host.read_trimmed(THP_ENABLED) {
+        Ok(v) => {
+            let sel = v
+                .split_whitespace()
+                .find(|w| w.starts_with('['))
+                .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string());
+            match sel.as_deref() {
+                Some("always") => Verdict::fail("enabled=always"),
+                Some(s @ ("madvise" | "never")) => Verdict::pass(format!("enabled={s}")),
+                _ => Verdict::unknown(format!("unexpected value: {v}")),
+            }
+        }
+        Err(e) if e.is_not_found() => Verdict::info("no transparent huge pages in this kernel"),
+        Err(e) => Verdict::unknown(format!("{THP_ENABLED}: {}", e.reason())),
+    }
+}
+
+pub const STAT_INTERVAL: Check = Check {
+    id: "stat_interval",
+    section: Section::System,
+    title: "vmstat updates infrequent",
+    doc: "Every vm.stat_interval seconds a per-CPU work item folds memory statistics on each CPU. Passes when \
+          vm.stat_interval is 10 or more (the value tuned's realtime profile sets).",
+    remedy: Some(remedy::SYSCTL),
+    evaluate: stat_interval,
+};
+
+fn stat_interval(host: &Host, _: &Ctx) -> Verdict {
+    settle((|| {
+        let v = read(host, STAT_INTERVAL_PATH)?;
+        Ok(match v.parse::<u64>() {
+            Ok(n) if n >= 10 => Verdict::pass(format!("stat_interval={n}")),
+            Ok(n) => Verdict::fail(format!("stat_interval={n}")),
+            Err(_) => Verdict::unknown(format!("stat_interval={v}")),
+        })
+    })())
+}
+
+pub const NUMA_BALANCING: Check = Check {
+    id: "numa_balancing",
+    section: Section::System,
+    title: "NUMA balancing off",
+    doc: "Automatic NUMA balancing unmaps pages periodically to see who touches them, causing page faults in \
+          the RT thread. Passes when kernel.numa_balancing is 0 or absent (no NUMA support).",
+    remedy: Some(remedy::SYSCTL),
+    evaluate: numa_balancing,
+};
+
+fn numa_balancing(host: &Host, _: &Ctx) -> Verdict {
+    match host.read_trimmed(NUMA_BALANCING_PATH) {
+        Ok(v) if v == "0" => Verdict::pass("numa_balancing=0"),
+        Ok(v) => Verdict::fail(format!("numa_balancing={v}")),
+        Err(e) if e.is_not_found() => Verdict::pass("no NUMA balancing in this kernel"),
+        Err(e) => Verdict::unknown(format!("{NUMA_BALANCING_PATH}: {}", e.reason())),
+    }
+}
+
+pub const WORKQUEUE: Check = Check {
+    id: "workqueue",
+    section: Section::Core,
+    title: "Unbound workqueues avoid RT core",
+    doc: "Unbound kernel work (writeback, crypto, filesystem work) runs on the CPUs of the workqueue cpumask. \
+          Passes when /sys/devices/virtual/workqueue/cpumask leaves the RT core out.",
+    remedy: Some(remedy::WORKQUEUE),
+    evaluate: workqueue,
+};
+
+fn workqueue(host: &Host, ctx: &Ctx) -> Verdict {
+    settle((|| {
+        let raw = read(host, WQ_CPUMASK)?;
+        let cpus = mask::parse(&raw)
+            .map_err(|_| Verdict::unknown(format!("cpumask {raw} is not a mask")))?;
+        Ok(if cpus.contains(&ctx.core) {
+            Verdict::fail(format!("cpumask {raw} includes CPU{}", ctx.core))
+        } else {
+            Verdict::pass(format!("cpumask {raw}"))
+        })
+    })())
+}
+
+pub const SOFT_WATCHDOG: Check = Check {
+    id: "soft_watchdog",
+    section: Section::Core,
+    title: "Soft-lockup watchdog off RT core",
+    doc: "The soft-lockup detector runs a high-priority timer and thread on each CPU in watchdog_cpumask every \
+          few seconds. Passes when the watchdog is off (kernel.watchdog or kernel.soft_watchdog 0, or \
+          nosoftlockup) or watchdog_cpumask leaves the RT core out (nohz_full does that by default).",
+    remedy: Some(remedy::SYSCTL),
+    evaluate: soft_watchdog,
+};
+
+fn soft_watchdog(host: &Host, ctx: &Ctx) -> Verdict {
+    settle((|| {
+        if let Ok(p) = sys::cmdline(host)
+            && cmdline::get(&p, "nosoftlockup").is_some()
+        {
+            return Ok(Verdict::pass("nosoftlockup"));
+        }
+        for (path, name) in [
+            (WATCHDOG, "watchdog"),
+            (SOFT_WATCHDOG_PATH, "soft_watchdog"),
+        ] {
+            if host.read_trimmed(path).ok().as_deref() == Some("0") {
+                return Ok(Verdict::pass(format!("{name}=0")));
+            }
+        }
+        let raw = read(host, WATCHDOG_CPUMASK)?;
+        let cpus = cpulist::parse(&raw)
+            .map_err(|_| Verdict::unknown(format!("watchdog_cpumask={raw} is not a CPU list")))?;
+        Ok(if cpus.contains(&ctx.core) {
+            Verdict::fail(format!("watchdog_cpumask={raw} includes CPU{}", ctx.core))
+        } else {
+            Verdict::pass(format!("watchdog_cpumask={}", super::shown(&raw)))
+        })
+    })())
+}

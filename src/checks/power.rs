@@ -1,0 +1,209 @@
+//! Frequency and idle-state checks: the core must not change speed or sleep deeply between cycles.
+
+use super::sys::{self, CPU_DIR};
+use super::{Check, Ctx, Section, Verdict, read, settle};
+use crate::host::Host;
+use crate::parse::{cmdline, cpuinfo};
+use crate::remedy;
+
+const BOOST: &str = "/sys/devices/system/cpu/cpufreq/boost";
+const NO_TURBO: &str = "/sys/devices/system/cpu/intel_pstate/no_turbo";
+const INTEL_MAX_CSTATE: &str = "/sys/module/intel_idle/parameters/max_cstate";
+const PROCESSOR_MAX_CSTATE: &str = "/sys/module/processor/parameters/max_cstate";
+const IDLE_DRIVER: &str = "/sys/devices/system/cpu/cpuidle/current_driver";
+
+pub const GOVERNOR: Check = Check {
+    id: "governor",
+    section: Section::Core,
+    title: "CPU governor = performance",
+    doc: "Other governors lower the clock when the core looks idle – and an RT core waiting for its next cycle \
+          looks idle – so each cycle starts slow. Passes when the core's scaling_governor is performance; \
+          unknown when the machine has no cpufreq (VMs, some boards).",
+    remedy: Some(remedy::GOVERNOR),
+    evaluate: governor,
+};
+
+fn governor(host: &Host, ctx: &Ctx) -> Verdict {
+    let cpu = ctx.core;
+    match host.read_trimmed(&format!("{CPU_DIR}/cpu{cpu}/cpufreq/scaling_governor")) {
+        Ok(g) if g == "performance" => Verdict::pass(format!("governor={g}")),
+        Ok(g) => Verdict::fail(format!("governor={g}")),
+        Err(e) if e.is_not_found() => Verdict::unknown(format!("no cpufreq governor for cpu{cpu}")),
+        Err(e) => Verdict::unknown(format!("scaling_governor: {}", e.reason())),
+    }
+}
+
+pub const CPU_FREQUENCY: Check = Check {
+    id: "cpu_frequency",
+    section: Section::Core,
+    title: "CPU current frequency",
+    doc: "A core whose frequency range is open (min < max) changes speed under the RT thread. Passes when \
+          scaling_min_freq equals scaling_max_freq and the current frequency is within 5 % of it (locked).",
+    remedy: Some(remedy::GOVERNOR),
+    evaluate: cpu_frequency,
+};
+
+fn cpu_frequency(host: &Host, ctx: &Ctx) -> Verdict {
+    let cpu = ctx.core;
+    let base = format!("{CPU_DIR}/cpu{cpu}/cpufreq");
+    let num = |f: &str| -> Option<i64> {
+        host.read_trimmed(&format!("{base}/{f}"))
+            .ok()
+            .and_then(|v| v.parse().ok())
+    };
+    let (cur, min, max) = (
+        num("scaling_cur_freq"),
+        num("scaling_min_freq"),
+        num("scaling_max_freq"),
+    );
+    match (cur, min, max) {
+        (Some(c), Some(lo), Some(hi)) if lo == hi => {
+            if (c - hi).abs() <= hi * 5 / 100 {
+                Verdict::pass(format!("{hi} kHz (locked)"))
+            } else {
+                Verdict::fail(format!("cur={c} kHz, locked={hi} kHz"))
+            }
+        }
+        (Some(c), Some(lo), Some(hi)) => {
+            Verdict::fail(format!("cur={c} kHz, min={lo} kHz, max={hi} kHz"))
+        }
+        (None, None, None) => {
+            let mhz = host
+                .read(sys::PROC_CPUINFO)
+                .ok()
+                .and_then(|t| cpuinfo::mhz(&t, cpu));
+            match mhz {
+                Some(m) => Verdict::unknown(format!("{m:.0} MHz (/proc/cpuinfo), no cpufreq")),
+                None => Verdict::unknown("unavailable (no cpufreq)"),
+            }
+        }
+        _ => {
+            let s = |v: Option<i64>| v.map_or("?".to_string(), |v| format!("{v} kHz"));
+            Verdict::unknown(format!("cur={}, min={}, max={}", s(cur), s(min), s(max)))
+        }
+    }
+}
+
+pub const CSTATES: Check = Check {
+    id: "cstates",
+    section: Section::Core,
+    title: "Deep C-states capped",
+    doc: "Waking from a deep C-state takes tens to hundreds of microseconds, added to every cycle that finds the \
+          core asleep. Passes for cpuidle.off=1, a max_cstate=1 on the command line, intel_idle or processor \
+          max_cstate 0 or 1, or no cpuidle driver at all (improvement: the original failed a machine whose idle \
+          driver is \"none\", which only halts).",
+    remedy: Some(remedy::CMDLINE),
+    evaluate: cstates,
+};
+
+fn cstates(host: &Host, _: &Ctx) -> Verdict {
+    if let Ok(p) = sys::cmdline(host) {
+        if cmdline::get(&p, "cpuidle.off") == Some("1") {
+            return Verdict::pass("cpuidle.off=1");
+        }
+        if cmdline::get(&p, "intel_idle.max_cstate") == Some("1")
+            || cmdline::get(&p, "processor.max_cstate") == Some("1")
+        {
+            return Verdict::pass("cmdline caps to C1");
+        }
+    }
+    for (path, name) in [
+        (INTEL_MAX_CSTATE, "intel_idle.max_cstate"),
+        (PROCESSOR_MAX_CSTATE, "processor.max_cstate"),
+    ] {
+        if let Ok(v) = host.read_trimmed(path) {
+            if v == "0" || v == "1" {
+                return Verdict::pass(format!("{name}={v}"));
+            }
+            if host.read_trimmed(IDLE_DRIVER).ok().as_deref() == Some("none") {
+                return Verdict::pass("no cpuidle driver (halt only)");
+            }
+            return Verdict::fail(format!("{name}={v}"));
+        }
+    }
+    match host.read_trimmed(IDLE_DRIVER) {
+        Ok(d) if d == "none" => Verdict::pass("no cpuidle driver (halt only)"),
+        _ => Verdict::unknown("no indicators"),
+    }
+}
+
+pub const TURBO: Check = Check {
+    id: "turbo",
+    section: Section::Core,
+    title: "Turbo/boost disabled",
+    doc: "Turbo raises the clock while thermal and power budgets allow and drops it when they run out, so cycle \
+          times drift with the load on other cores. Passes when cpufreq/boost is 0 or intel_pstate/no_turbo is 1.",
+    remedy: Some(remedy::TURBO),
+    evaluate: turbo,
+};
+
+fn turbo(host: &Host, _: &Ctx) -> Verdict {
+    match host.read_trimmed(BOOST).as_deref() {
+        Ok("0") => return Verdict::pass("cpufreq/boost=0"),
+        Ok("1") => return Verdict::fail("cpufreq/boost=1"),
+        _ => {}
+    }
+    match host.read_trimmed(NO_TURBO).as_deref() {
+        Ok("1") => Verdict::pass("intel_pstate/no_turbo=1"),
+        Ok("0") => Verdict::fail("intel_pstate/no_turbo=0"),
+        _ => Verdict::unknown("no boost knobs"),
+    }
+}
+
+/// Idle states whose exit latency is above this (µs) can add a visible delay at 1 kHz.
+pub const IDLE_LATENCY_MAX_US: u64 = 20;
+
+pub const IDLE_STATES: Check = Check {
+    id: "idle_states",
+    section: Section::Core,
+    title: "No deep idle states on RT core",
+    doc: "What the core can actually enter: the enabled cpuidle states of the core and their exit latency. A \
+          cap such as intel_idle.max_cstate=0 only swaps intel_idle for acpi_idle, which may still offer deep \
+          ACPI C-states. Passes when no enabled state has an exit latency above 20 µs (or there is no cpuidle \
+          driver). rmp-eval run holds /dev/cpu_dma_latency at 0, which hides this during a measurement but not \
+          in production.",
+    remedy: Some(remedy::CMDLINE),
+    evaluate: idle_states,
+};
+
+fn idle_states(host: &Host, ctx: &Ctx) -> Verdict {
+    settle((|| {
+        let dir = format!("{CPU_DIR}/cpu{}/cpuidle", ctx.core);
+        let states = match host.list(&dir) {
+            Ok(s) => s,
+            Err(e) if e.is_not_found() => {
+                return Ok(match host.read_trimmed(IDLE_DRIVER) {
+                    Ok(d) => Verdict::pass(format!("no idle states (driver {d})")),
+                    Err(_) => Verdict::unknown("no cpuidle information"),
+                });
+            }
+            Err(e) => return Err(Verdict::unknown(format!("{dir}: {}", e.reason()))),
+        };
+        let mut deep = Vec::new();
+        let mut seen = 0;
+        for s in states.iter().filter(|s| s.starts_with("state")) {
+            let name = host
+                .read_trimmed(&format!("{dir}/{s}/name"))
+                .unwrap_or_else(|_| s.clone());
+            let lat: u64 = read(host, &format!("{dir}/{s}/latency"))?
+                .parse()
+                .map_err(|_| Verdict::unknown(format!("{dir}/{s}/latency: not a number")))?;
+            let disabled = host
+                .read_trimmed(&format!("{dir}/{s}/disable"))
+                .ok()
+                .as_deref()
+                == Some("1");
+            seen += 1;
+            if !disabled && lat > IDLE_LATENCY_MAX_US {
+                deep.push(format!("{name} {lat} µs"));
+            }
+        }
+        Ok(if deep.is_empty() {
+            Verdict::pass(format!(
+                "{seen} states, none above {IDLE_LATENCY_MAX_US} µs"
+            ))
+        } else {
+            Verdict::fail(format!("enabled: {}", deep.join(", ")))
+        })
+    })())
+}

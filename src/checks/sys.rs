@@ -1,0 +1,190 @@
+//! Machine facts the checks and other commands share: online CPUs, the RT core, the kernel command line,
+//! kernel identity. With `--root`, everything comes from files (never from syscalls), so a snapshot examined
+//! elsewhere gives the same answers.
+
+use std::io;
+
+use crate::error::Error;
+use crate::host::{Host, HostError, HostResult};
+use crate::parse::{cmdline, cpulist};
+
+pub const CPU_DIR: &str = "/sys/devices/system/cpu";
+pub const CPU_ONLINE: &str = "/sys/devices/system/cpu/online";
+pub const CPU_PRESENT: &str = "/sys/devices/system/cpu/present";
+pub const CPU_ISOLATED: &str = "/sys/devices/system/cpu/isolated";
+pub const CPU_NOHZ_FULL: &str = "/sys/devices/system/cpu/nohz_full";
+pub const PROC_CMDLINE: &str = "/proc/cmdline";
+pub const PROC_CPUINFO: &str = "/proc/cpuinfo";
+pub const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
+pub const KVERSION: &str = "/proc/sys/kernel/version";
+pub const OSTYPE: &str = "/proc/sys/kernel/ostype";
+pub const ARCH: &str = "/proc/sys/kernel/arch";
+pub const HOSTNAME: &str = "/proc/sys/kernel/hostname";
+pub const ETC_HOSTNAME: &str = "/etc/hostname";
+pub const OS_RELEASE: &str = "/etc/os-release";
+
+fn invalid(path: &str, why: impl ToString) -> HostError {
+    HostError::Io {
+        path: path.to_string(),
+        source: io::Error::new(io::ErrorKind::InvalidData, why.to_string()),
+    }
+}
+
+/// A sysfs CPU list file, parsed.
+pub fn read_cpulist(host: &Host, path: &str) -> HostResult<Vec<usize>> {
+    let text = host.read(path)?;
+    cpulist::parse(&text).map_err(|e| invalid(path, e))
+}
+
+/// The online CPUs, ascending. Falls back to `present`, then to the cpuN directories, so that a damaged
+/// snapshot still names its CPUs.
+pub fn online_cpus(host: &Host) -> Result<Vec<usize>, HostError> {
+    let first = match read_cpulist(host, CPU_ONLINE) {
+        Ok(v) if !v.is_empty() => return Ok(v),
+        Ok(_) => invalid(CPU_ONLINE, "empty CPU list"),
+        Err(e) => e,
+    };
+    if let Ok(v) = read_cpulist(host, CPU_PRESENT)
+        && !v.is_empty()
+    {
+        return Ok(v);
+    }
+    if let Ok(names) = host.list(CPU_DIR) {
+        let mut v: Vec<usize> = names
+            .iter()
+            .filter_map(|n| n.strip_prefix("cpu"))
+            .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            .filter_map(|n| n.parse().ok())
+            .filter(|&n| n <= cpulist::MAX_CPU)
+            .collect();
+        v.sort_unstable();
+        if !v.is_empty() {
+            return Ok(v);
+        }
+    }
+    Err(first)
+}
+
+/// The RT core: `n` if it is an online CPU, else the last online CPU. An offline or absent CPU is a usage error.
+pub fn validate_core(host: &Host, n: Option<usize>) -> Result<usize, Error> {
+    let cpus = online_cpus(host).map_err(|e| {
+        Error::failed(format!(
+            "cannot tell which CPUs are online ({e}); is --root a machine's root?"
+        ))
+    })?;
+    let last = cpus
+        .last()
+        .copied()
+        .ok_or_else(|| Error::failed("no online CPUs found"))?;
+    match n {
+        None => Ok(last),
+        Some(c) if cpus.contains(&c) => Ok(c),
+        Some(c) => Err(Error::usage(format!(
+            "--core {c}: no such online CPU (online: {})",
+            cpulist::format(&cpus)
+        ))),
+    }
+}
+
+/// The kernel command line, split.
+pub fn cmdline(host: &Host) -> HostResult<Vec<cmdline::Param>> {
+    Ok(cmdline::parse(&host.read(PROC_CMDLINE)?))
+}
+
+/// `uname -r`: from /proc/sys/kernel/osrelease, so that it also works on a snapshot.
+pub fn kernel_release(host: &Host) -> HostResult<String> {
+    let r = host.read_trimmed(OSRELEASE)?;
+    if r.is_empty() || r.contains(char::is_whitespace) || r.contains('/') {
+        return Err(invalid(OSRELEASE, "not a kernel release"));
+    }
+    Ok(r)
+}
+
+/// `uname -v`.
+pub fn kernel_version(host: &Host) -> HostResult<String> {
+    host.read_trimmed(KVERSION)
+}
+
+/// `uname -m`: /proc/sys/kernel/arch (Linux ≥ 6.1), else guessed from /proc/cpuinfo.
+pub fn machine(host: &Host) -> Option<String> {
+    if let Ok(a) = host.read_trimmed(ARCH)
+        && !a.is_empty()
+        && a.len() < 32
+    {
+        return Some(a);
+    }
+    let info = host.read(PROC_CPUINFO).ok()?;
+    crate::parse::cpuinfo::guess_arch(&info).map(str::to_string)
+}
+
+/// The host name: /proc/sys/kernel/hostname, else /etc/hostname.
+pub fn hostname(host: &Host) -> Option<String> {
+    [HOSTNAME, ETC_HOSTNAME]
+        .iter()
+        .filter_map(|p| host.read_trimmed(p).ok())
+        .find(|h| !h.is_empty() && h.len() <= 253)
+}
+
+/// PRETTY_NAME from /etc/os-release.
+pub fn os_name(host: &Host) -> Option<String> {
+    let text = host.read(OS_RELEASE).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+        .map(|v| v.trim().trim_matches('"').to_string())
+        .filter(|v| !v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Host) {
+        let d = tempfile::Builder::new().prefix("ck-sys").tempdir().unwrap();
+        let h = Host::with_root(d.path());
+        for (p, c) in files {
+            h.write_atomic(p, c.as_bytes(), None).unwrap();
+        }
+        (d, h)
+    }
+
+    #[test]
+    fn core_defaults_to_last_and_range_is_checked() {
+        let (_d, h) = root_with(&[(CPU_ONLINE, "0-3\n")]);
+        assert_eq!(validate_core(&h, None).unwrap(), 3);
+        assert_eq!(validate_core(&h, Some(0)).unwrap(), 0);
+        let e = validate_core(&h, Some(4)).unwrap_err();
+        assert!(matches!(e, Error::Usage(_)));
+        assert_eq!(e.to_string(), "--core 4: no such online CPU (online: 0-3)");
+    }
+
+    #[test]
+    fn garbage_online_falls_back_to_cpu_dirs() {
+        let (_d, h) = root_with(&[
+            (CPU_ONLINE, "\u{1}\u{2}zz"),
+            ("/sys/devices/system/cpu/cpu0/x", ""),
+            ("/sys/devices/system/cpu/cpu1/x", ""),
+            ("/sys/devices/system/cpu/cpufreq/x", ""),
+        ]);
+        assert_eq!(online_cpus(&h).unwrap(), vec![0, 1]);
+        let (_d2, empty) = root_with(&[]);
+        assert!(matches!(validate_core(&empty, None), Err(Error::Failed(_))));
+    }
+
+    #[test]
+    fn identity_from_files() {
+        let (_d, h) = root_with(&[
+            (OSRELEASE, "6.1.0-50-rt-amd64\n"),
+            (ETC_HOSTNAME, "rtguest\n"),
+            (
+                OS_RELEASE,
+                "NAME=x\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n",
+            ),
+        ]);
+        assert_eq!(kernel_release(&h).unwrap(), "6.1.0-50-rt-amd64");
+        assert_eq!(hostname(&h).as_deref(), Some("rtguest"));
+        assert_eq!(
+            os_name(&h).as_deref(),
+            Some("Debian GNU/Linux 12 (bookworm)")
+        );
+    }
+}

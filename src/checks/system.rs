@@ -1,0 +1,247 @@
+//! System-wide checks of the original tool: kernel, swap, scheduler knobs, clocksource, AF_XDP, futex hash.
+
+use super::sys::{self, kernel_release};
+use super::{Check, Ctx, Section, Verdict, read, settle};
+use crate::host::Host;
+use crate::parse::{kernel, swaps};
+use crate::remedy;
+
+const REALTIME: &str = "/sys/kernel/realtime";
+const SWAPS: &str = "/proc/swaps";
+const TIMER_MIGRATION_PATH: &str = "/proc/sys/kernel/timer_migration";
+const RT_RUNTIME: &str = "/proc/sys/kernel/sched_rt_runtime_us";
+const CLOCKSOURCE_DIR: &str = "/sys/devices/system/clocksource/clocksource0";
+
+/// The running kernel's build configuration: /boot/config-<release>.
+pub fn kernel_config(host: &Host) -> Result<String, String> {
+    let rel =
+        kernel_release(host).map_err(|e| format!("kernel release unknown ({})", e.reason()))?;
+    let path = format!("/boot/config-{rel}");
+    host.read(&path)
+        .map_err(|e| format!("{path}: {}", e.reason()))
+}
+
+pub const PREEMPT_RT: Check = Check {
+    id: "preempt_rt",
+    section: Section::System,
+    title: "PREEMPT_RT active",
+    doc: "RMP needs a fully preemptible (PREEMPT_RT) kernel: without it, a kernel path can hold off the RT thread \
+          for milliseconds. Passes when /sys/kernel/realtime is 1, or `uname -v` says PREEMPT_RT, or the kernel's \
+          config has CONFIG_PREEMPT_RT=y. Improvement: the version string is read from \
+          /proc/sys/kernel/version, so a snapshot gives the same verdict elsewhere.",
+    remedy: None,
+    evaluate: preempt_rt,
+};
+
+fn preempt_rt(host: &Host, _: &Ctx) -> Verdict {
+    match host.read_trimmed(REALTIME).as_deref() {
+        Ok("1") => return Verdict::pass("/sys/kernel/realtime=1"),
+        Ok("0") => return Verdict::fail("/sys/kernel/realtime=0"),
+        _ => {}
+    }
+    if let Ok(v) = sys::kernel_version(host)
+        && (v.contains("PREEMPT_RT") || v.contains("PREEMPT RT"))
+    {
+        return Verdict::pass(format!("uname -v: {v}"));
+    }
+    match kernel_config(host) {
+        Ok(cfg) => match (
+            kernel::config(&cfg, "CONFIG_PREEMPT_RT"),
+            kernel::config(&cfg, "CONFIG_PREEMPT"),
+        ) {
+            (Some("y"), _) => Verdict::pass("kernel config has CONFIG_PREEMPT_RT=y"),
+            (_, Some("y")) => Verdict::fail("only low-latency PREEMPT, not RT"),
+            _ => Verdict::fail("no evidence of RT kernel"),
+        },
+        Err(_) if sys::kernel_version(host).is_ok() => Verdict::fail("no evidence of RT kernel"),
+        Err(why) => Verdict::unknown(why),
+    }
+}
+
+pub const SWAP: Check = Check {
+    id: "swap",
+    section: Section::System,
+    title: "Swap disabled",
+    doc: "A page of the controller swapped out costs a disk read at the next access. Passes when /proc/swaps \
+          lists no active area.",
+    remedy: None,
+    evaluate: swap,
+};
+
+fn swap(host: &Host, _: &Ctx) -> Verdict {
+    settle((|| {
+        let text = host
+            .read(SWAPS)
+            .map_err(|e| Verdict::unknown(format!("{SWAPS}: {}", e.reason())))?;
+        let areas =
+            swaps::parse(&text).map_err(|_| Verdict::unknown("unexpected /proc/swaps format"))?;
+        if areas.is_empty() {
+            return Ok(Verdict::pass("/proc/swaps empty"));
+        }
+        let list: Vec<String> = areas
+            .iter()
+            .map(|a| match (a.size_kb, a.used_kb) {
+                (Some(s), Some(u)) => format!("{} size={s} used={u}", a.filename),
+                _ => a.filename.clone(),
+            })
+            .collect();
+        Ok(Verdict::fail(format!("active: {}", list.join(", "))))
+    })())
+}
+
+pub const TIMER_MIGRATION: Check = Check {
+    id: "timer_migration",
+    section: Section::System,
+    title: "Timer Migration disabled",
+    doc: "With timer migration on, timers armed on other CPUs can be moved onto the RT core and fire there. \
+          Passes when kernel.timer_migration is 0.",
+    remedy: Some(remedy::SYSCTL),
+    evaluate: timer_migration,
+};
+
+fn timer_migration(host: &Host, _: &Ctx) -> Verdict {
+    settle((|| {
+        let v = read(host, TIMER_MIGRATION_PATH)?;
+        Ok(if v == "0" {
+            Verdict::pass("timer_migration=0")
+        } else {
+            Verdict::fail(format!("timer_migration={v}"))
+        })
+    })())
+}
+
+pub const RT_THROTTLING: Check = Check {
+    id: "rt_throttling",
+    section: Section::System,
+    title: "RT throttling disabled",
+    doc: "RT throttling stops every real-time thread for the rest of each second once they used \
+          sched_rt_runtime_us of it (950 ms by default): a busy RT loop is then frozen for 50 ms. Passes when \
+          kernel.sched_rt_runtime_us is -1.",
+    remedy: Some(remedy::SYSCTL),
+    evaluate: rt_throttling,
+};
+
+fn rt_throttling(host: &Host, _: &Ctx) -> Verdict {
+    settle((|| {
+        let v = read(host, RT_RUNTIME)?;
+        Ok(if v == "-1" {
+            Verdict::pass("sched_rt_runtime_us=-1")
+        } else {
+            Verdict::fail(format!("sched_rt_runtime_us={v}"))
+        })
+    })())
+}
+
+pub const CLOCKSOURCE: Check = Check {
+    id: "clocksource",
+    section: Section::System,
+    title: "Clocksource stable",
+    doc: "The RT loop sleeps on CLOCK_MONOTONIC; a coarse or unstable clocksource makes every wakeup late. \
+          Passes for tsc, hpet, and arch_sys_counter (the arm64 standard); fails for jiffies; anything else is \
+          unknown, with the available clocksources.",
+    remedy: None,
+    evaluate: clocksource,
+};
+
+fn clocksource(host: &Host, _: &Ctx) -> Verdict {
+    settle((|| {
+        let cur = read(host, &format!("{CLOCKSOURCE_DIR}/current_clocksource"))?;
+        let avail = host
+            .read_trimmed(&format!("{CLOCKSOURCE_DIR}/available_clocksource"))
+            .ok();
+        Ok(match cur.as_str() {
+            "tsc" | "hpet" => Verdict::pass(cur),
+            "arch_sys_counter" => match avail.as_deref() {
+                Some(a) if !a.contains(' ') => Verdict::pass("arch_sys_counter (ARM standard)"),
+                _ => Verdict::pass("arch_sys_counter"),
+            },
+            _ => {
+                let detail = match avail {
+                    Some(a) => format!("{cur}; available={a}"),
+                    None => cur.clone(),
+                };
+                if cur == "jiffies" {
+                    Verdict::fail(detail)
+                } else {
+                    Verdict::unknown(detail)
+                }
+            }
+        })
+    })())
+}
+
+pub const AF_XDP: Check = Check {
+    id: "af_xdp",
+    section: Section::System,
+    title: "AF_XDP kernel support",
+    doc: "AF_XDP sockets let an EtherCAT master bypass most of the network stack. Passes when the kernel config \
+          has CONFIG_XDP_SOCKETS=y or =m; otherwise informational (the raw-socket path still works). Reads \
+          /boot/config-<release> only: no zcat subprocess as the original runs.",
+    remedy: None,
+    evaluate: af_xdp,
+};
+
+fn af_xdp(host: &Host, _: &Ctx) -> Verdict {
+    match kernel_config(host) {
+        Ok(cfg) => match kernel::config(&cfg, "CONFIG_XDP_SOCKETS") {
+            Some(v @ ("y" | "m")) => Verdict::pass(format!("CONFIG_XDP_SOCKETS={v}")),
+            _ => Verdict::info("kernel config lacks AF_XDP support"),
+        },
+        Err(_) => Verdict::info("kernel config unavailable"),
+    }
+}
+
+pub const FUTEX_HASH: Check = Check {
+    id: "futex_hash",
+    section: Section::System,
+    title: "Private futex hash table",
+    doc: "Before Linux 6.17 all processes share one futex hash; on PREEMPT_RT its bucket locks sleep, so an \
+          unrelated process can delay the controller's mutexes. Passes on ≥ 6.17 when the running kernel accepts \
+          prctl(PR_FUTEX_HASH) (live) or its config has CONFIG_FUTEX_PRIVATE_HASH=y (snapshot); fails on older \
+          kernels. Improvement: the version comes from /proc/sys/kernel/osrelease, so --root works.",
+    remedy: None,
+    evaluate: futex_hash,
+};
+
+fn futex_hash(host: &Host, _: &Ctx) -> Verdict {
+    let rel = match kernel_release(host) {
+        Ok(r) => r,
+        Err(e) => return Verdict::unknown(format!("kernel release: {}", e.reason())),
+    };
+    let Some(ver) = kernel::version(&rel) else {
+        return Verdict::unknown(format!("cannot parse kernel version from {rel}"));
+    };
+    if ver < (6, 17, 0) {
+        return Verdict::fail(format!(
+            "kernel {rel} < 6.17; private futex hash requires >= 6.17"
+        ));
+    }
+    if host.is_live() {
+        return match futex_hash_slots() {
+            Ok(_) => Verdict::pass("prctl(PR_FUTEX_HASH) succeeded"),
+            Err(e) => Verdict::fail(format!(
+                "kernel {rel} >= 6.17 but prctl(PR_FUTEX_HASH) failed ({e})"
+            )),
+        };
+    }
+    match kernel_config(host) {
+        Ok(cfg) => match kernel::config(&cfg, "CONFIG_FUTEX_PRIVATE_HASH") {
+            Some("y") => Verdict::pass("CONFIG_FUTEX_PRIVATE_HASH=y"),
+            _ => Verdict::fail("kernel config lacks CONFIG_FUTEX_PRIVATE_HASH"),
+        },
+        Err(why) => Verdict::unknown(why),
+    }
+}
+
+/// prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_GET_SLOTS): a read-only query (Linux ≥ 6.17).
+fn futex_hash_slots() -> std::io::Result<i32> {
+    const PR_FUTEX_HASH: libc::c_int = 78;
+    const PR_FUTEX_HASH_GET_SLOTS: libc::c_ulong = 2;
+    // SAFETY: prctl with integer arguments only; GET_SLOTS reads a count and changes nothing.
+    let r = unsafe { libc::prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_GET_SLOTS, 0, 0, 0) };
+    if r < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}

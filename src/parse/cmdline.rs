@@ -1,0 +1,117 @@
+//! The kernel command line (/proc/cmdline) split as the kernel does: whitespace separates parameters, double
+//! quotes may enclose spaces (`dyndbg="file x.c +p"`, `"quiet splash"`), and "--" ends the kernel's part.
+
+/// One parameter: `key` or `key=value` (quotes removed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Param {
+    pub key: String,
+    pub value: Option<String>,
+}
+
+/// Splits a command line into parameters, in order. Unbalanced quotes run to the end, as in the kernel.
+pub fn parse(s: &str) -> Vec<Param> {
+    let mut out = Vec::new();
+    let mut chars = s.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        if chars.peek().is_none() {
+            break;
+        }
+        let mut tok = String::new();
+        let mut in_quote = false;
+        while let Some(&c) = chars.peek() {
+            if c.is_whitespace() && !in_quote {
+                break;
+            }
+            chars.next();
+            if c == '"' {
+                in_quote = !in_quote;
+                continue;
+            }
+            tok.push(c);
+        }
+        if tok == "--" {
+            break;
+        }
+        let p = match tok.split_once('=') {
+            Some((k, v)) => Param {
+                key: k.to_string(),
+                value: Some(v.to_string()),
+            },
+            None => Param {
+                key: tok,
+                value: None,
+            },
+        };
+        out.push(p);
+    }
+    out
+}
+
+/// The value of the last `key=…` (the kernel applies most parameters in order, so the last one wins).
+/// `Some("")` for a bare `key` or `key=`.
+pub fn get<'a>(params: &'a [Param], key: &str) -> Option<&'a str> {
+    params
+        .iter()
+        .rev()
+        .find(|p| p.key == key)
+        .map(|p| p.value.as_deref().unwrap_or(""))
+}
+
+/// The CPU list of an `isolcpus=` value without its flags (`managed_irq,domain,1-3` → `1-3`).
+pub fn isolcpus_list(value: &str) -> &str {
+    let mut rest = value;
+    loop {
+        let head = rest.split(',').next().unwrap_or("");
+        if matches!(head, "nohz" | "domain" | "managed_irq") {
+            rest = rest.get(head.len() + 1..).unwrap_or("");
+        } else {
+            return rest;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn captured_debian_guest() {
+        // /proc/cmdline of the captured Debian 12 RT guest (fixtures/debian12-rt-qemu-isolated), with its
+        // trailing space and newline.
+        let p = parse(
+            "root=UUID=fd86818c-a252-498d-af5e-91c50de4441f ro console=ttyS0,115200 isolcpus=1 nohz_full=1 rcu_nocbs=1 \n",
+        );
+        assert_eq!(p.len(), 6);
+        assert_eq!(
+            get(&p, "root"),
+            Some("UUID=fd86818c-a252-498d-af5e-91c50de4441f")
+        );
+        assert_eq!(get(&p, "ro"), Some(""));
+        assert_eq!(get(&p, "rcu_nocbs"), Some("1"));
+        assert_eq!(get(&p, "irqaffinity"), None);
+    }
+
+    #[test]
+    fn quotes_and_init_args() {
+        // Ubuntu GRUB style, a dyndbg value with spaces, and init arguments after "--".
+        let p = parse(
+            r#"BOOT_IMAGE=/vmlinuz-6.8.0 root=/dev/sda1 "quiet splash" dyndbg="file net/core/dev.c +p" isolcpus=managed_irq,domain,2-3 -- single nohz_full=9"#,
+        );
+        assert_eq!(get(&p, "dyndbg"), Some("file net/core/dev.c +p"));
+        assert_eq!(p[2].key, "quiet splash");
+        assert_eq!(get(&p, "nohz_full"), None, "init args must be ignored");
+        assert_eq!(isolcpus_list(get(&p, "isolcpus").unwrap()), "2-3");
+        assert_eq!(isolcpus_list("nohz,domain,1"), "1");
+        assert_eq!(isolcpus_list("4-7"), "4-7");
+    }
+
+    #[test]
+    fn last_value_wins_and_unbalanced_quote() {
+        let p = parse("irqaffinity=0 irqaffinity=0-1 x=\"a b");
+        assert_eq!(get(&p, "irqaffinity"), Some("0-1"));
+        assert_eq!(get(&p, "x"), Some("a b"));
+    }
+}

@@ -1,0 +1,77 @@
+//! Interface addresses without syscalls: IPv6 from /proc/net/if_inet6, IPv4 from /proc/net/fib_trie (its local
+//! /32 host addresses) matched against the link routes of /proc/net/route (fib_trie names no interfaces).
+
+use super::route::Route4;
+
+/// Number of IPv6 addresses per interface name in /proc/net/if_inet6.
+pub fn v6_count(if_inet6: &str, iface: &str) -> usize {
+    if_inet6
+        .lines()
+        .filter(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            w.len() >= 6 && w[5] == iface && w[0].len() == 32
+        })
+        .count()
+}
+
+/// The local IPv4 addresses ("/32 host LOCAL" leaves) in /proc/net/fib_trie, distinct, in host order.
+pub fn fib_local_v4(fib_trie: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut last: Option<u32> = None;
+    for line in fib_trie.lines() {
+        let t = line.trim_start();
+        if let Some(a) = t.strip_prefix("|-- ") {
+            last = a.trim().parse::<std::net::Ipv4Addr>().ok().map(u32::from);
+        } else if t.starts_with("/32 host LOCAL")
+            && let Some(a) = last
+            && !out.contains(&a)
+        {
+            out.push(a);
+        }
+    }
+    out
+}
+
+/// IPv4 addresses on `iface`: local addresses that fall in one of its link (gateway-less) routes; loopback
+/// addresses count for "lo".
+pub fn v4_count(locals: &[u32], routes: &[Route4], iface: &str) -> usize {
+    locals
+        .iter()
+        .filter(|&&a| {
+            if a >> 24 == 127 {
+                return iface == "lo";
+            }
+            routes.iter().any(|r| {
+                r.iface == iface && r.gateway == 0 && r.mask != 0 && a & r.mask == r.dest & r.mask
+            })
+        })
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::route::v4_routes;
+
+    const FIB: &str = include_str!("../../tests/fixtures/samples/fib_trie-firecracker-vm.txt");
+
+    #[test]
+    fn captured_if_inet6() {
+        // fixtures/debian12-rt-qemu-isolated: only lo has an IPv6 address.
+        let t = "00000000000000000000000000000001 01 80 10 80       lo\n";
+        assert_eq!(v6_count(t, "lo"), 1);
+        assert_eq!(v6_count(t, "enp0s2"), 0);
+    }
+
+    #[test]
+    fn fib_trie_of_this_vm() {
+        // Captured on the development VM: 127.0.0.1 and 192.0.2.2/24 on eth0, listed in Main and Local.
+        let l = fib_local_v4(FIB);
+        assert_eq!(l.len(), 2, "{l:?}");
+        let route = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\neth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n";
+        let r = v4_routes(route);
+        assert_eq!(v4_count(&l, &r, "eth0"), 1);
+        assert_eq!(v4_count(&l, &r, "lo"), 1);
+        assert_eq!(v4_count(&l, &r, "eth1"), 0);
+    }
+}

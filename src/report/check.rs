@@ -1,0 +1,257 @@
+//! `check`'s report: header (host, CPU, kernel, NIC), one section per scope, one line per check, a summary line;
+//! and the JSON document of design.md.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::checks::sys::{self, CPU_DIR};
+use crate::checks::{Ctx, Finding, Section, Status};
+use crate::host::Host;
+use crate::output::Output;
+use crate::parse::cpuinfo;
+
+const RULE: &str = "━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━";
+const TITLE_WIDTH: usize = 36;
+
+/// Counts by status and the fix steps that failing checks name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub pass: usize,
+    pub fail: usize,
+    pub unknown: usize,
+    pub info: usize,
+    /// Distinct remedies of the failed checks, in fix's order.
+    pub remedies: Vec<&'static str>,
+    /// Failed checks that no fix step repairs.
+    pub manual: Vec<&'static str>,
+}
+
+pub fn summarize(findings: &[Finding]) -> Summary {
+    let mut s = Summary::default();
+    let mut rem = BTreeSet::new();
+    for f in findings {
+        match f.status {
+            Status::Pass => s.pass += 1,
+            Status::Fail => {
+                s.fail += 1;
+                match f.remedy {
+                    Some(r) => {
+                        rem.insert(r);
+                    }
+                    None => s.manual.push(f.id),
+                }
+            }
+            Status::Unknown => s.unknown += 1,
+            Status::Info => s.info += 1,
+        }
+    }
+    s.remedies = crate::remedy::ALL
+        .iter()
+        .copied()
+        .filter(|r| rem.contains(r))
+        .collect();
+    s
+}
+
+fn symbol(st: Status) -> &'static str {
+    match st {
+        Status::Pass => "✔️",
+        Status::Fail => "❌",
+        Status::Unknown => "❔",
+        Status::Info => "ℹ️",
+    }
+}
+
+fn colour(st: Status) -> &'static str {
+    match st {
+        Status::Pass => "\x1b[32m",
+        Status::Fail => "\x1b[31m",
+        Status::Unknown => "\x1b[33m",
+        Status::Info => "\x1b[36m",
+    }
+}
+
+/// "CPU: <model> (N logical, M physical[; P=…, E=…])".
+pub fn cpu_line(host: &Host) -> String {
+    let info = host.read(sys::PROC_CPUINFO).unwrap_or_default();
+    let model = cpuinfo::model(&info)
+        .or_else(|| sys::machine(host))
+        .unwrap_or_else(|| "Unknown CPU".into());
+    let online = sys::online_cpus(host).unwrap_or_default();
+    let mut cores = BTreeSet::new();
+    for c in &online {
+        let t = |f: &str| {
+            host.read_trimmed(&format!("{CPU_DIR}/cpu{c}/topology/{f}"))
+                .ok()
+        };
+        if let (Some(p), Some(k)) = (t("physical_package_id"), t("core_id")) {
+            cores.insert((p, k));
+        }
+    }
+    let mut s = format!("CPU: {model} ({} logical", online.len());
+    if !cores.is_empty() {
+        let _ = write!(s, ", {} physical", cores.len());
+    }
+    // Hybrid Intel parts expose their P- and E-core lists as PMU devices.
+    let count = |p: &str| {
+        host.read_trimmed(p)
+            .ok()
+            .and_then(|l| crate::parse::cpulist::parse(&l).ok())
+            .map(|v| v.len())
+    };
+    if let (Some(p), Some(e)) = (
+        count("/sys/devices/cpu_core/cpus"),
+        count("/sys/devices/cpu_atom/cpus"),
+    ) {
+        let _ = write!(s, "; P={p}, E={e}");
+    }
+    s.push(')');
+    s
+}
+
+/// "Kernel: Linux <release> <version> <machine>".
+pub fn kernel_line(host: &Host) -> String {
+    let ostype = host
+        .read_trimmed(sys::OSTYPE)
+        .unwrap_or_else(|_| "Linux".into());
+    let parts = [
+        Some(ostype),
+        sys::kernel_release(host).ok(),
+        sys::kernel_version(host).ok(),
+        sys::machine(host),
+    ];
+    let text: Vec<String> = parts
+        .into_iter()
+        .flatten()
+        .filter(|p| !p.is_empty())
+        .collect();
+    format!("Kernel: {}", text.join(" "))
+}
+
+fn header(host: &Host, ctx: &Ctx) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "Hostname: {} | OS: {}",
+        sys::hostname(host).unwrap_or_else(|| "unknown".into()),
+        sys::os_name(host).unwrap_or_else(|| "unknown".into())
+    );
+    let _ = writeln!(s, "{}", cpu_line(host));
+    let _ = writeln!(s, "{}", kernel_line(host));
+    if let Some(nic) = &ctx.nic {
+        let drv =
+            crate::checks::nic_extra::driver(host, nic).unwrap_or_else(|| "driver unknown".into());
+        let _ = writeln!(s, "NIC: {nic} ({drv})");
+    }
+    s
+}
+
+/// One check line: title padded as the original did, symbol, reason, and the fix step of a failure.
+pub fn line(f: &Finding, out: Output) -> String {
+    let pad = if matches!(f.status, Status::Pass | Status::Info) {
+        "    "
+    } else {
+        "   "
+    };
+    let sym = if out.color {
+        format!("{}{}\x1b[0m", colour(f.status), symbol(f.status))
+    } else {
+        symbol(f.status).to_string()
+    };
+    let mut s = format!("{:<w$}{sym}{pad}{}", f.title, f.detail, w = TITLE_WIDTH);
+    if let Some(r) = f.remedy {
+        if out.color {
+            let _ = write!(s, "  \x1b[2m[fix: {r}]\x1b[0m");
+        } else {
+            let _ = write!(s, "  [fix: {r}]");
+        }
+    }
+    s
+}
+
+fn section_title(sec: Section, ctx: &Ctx) -> String {
+    match sec {
+        Section::System => "System Checks".into(),
+        Section::Core => format!("Core {} Checks", ctx.core),
+        Section::Nic => format!("NIC {} Checks", ctx.nic.as_deref().unwrap_or("?")),
+    }
+}
+
+/// The one-line summary.
+pub fn summary_line(findings: &[Finding], ctx: &Ctx) -> String {
+    let s = summarize(findings);
+    let mut l = format!(
+        "Summary: {} passed, {} failed, {} unknown, {} info",
+        s.pass, s.fail, s.unknown, s.info
+    );
+    if !s.remedies.is_empty() {
+        let nic = ctx
+            .nic
+            .as_deref()
+            .map(|n| format!(" --nic {n}"))
+            .unwrap_or_default();
+        let _ = write!(
+            l,
+            "; `rmp-eval fix --core {}{nic}` repairs: {}",
+            ctx.core,
+            s.remedies.join(", ")
+        );
+    }
+    if !s.manual.is_empty() {
+        let _ = write!(l, "; by hand: {}", s.manual.join(", "));
+    }
+    l
+}
+
+/// Header, sections and summary as text (used by check, and by run's and fix's configuration preamble).
+pub fn render_text(host: &Host, ctx: &Ctx, findings: &[Finding], out: Output) -> String {
+    let mut s = header(host, ctx);
+    for sec in [Section::System, Section::Core, Section::Nic] {
+        let mut rows = findings.iter().filter(|f| f.section == sec).peekable();
+        if rows.peek().is_none() {
+            continue;
+        }
+        let _ = write!(s, "\n{}\n{RULE}\n", section_title(sec, ctx));
+        for f in rows {
+            let _ = writeln!(s, "{}", line(f, out));
+        }
+    }
+    let _ = write!(s, "\n{}\n", summary_line(findings, ctx));
+    s
+}
+
+#[derive(Serialize)]
+struct JsonHost {
+    hostname: Option<String>,
+    os: Option<String>,
+    cpu: String,
+    kernel: String,
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    core: usize,
+    nic: Option<&'a str>,
+    host: JsonHost,
+    checks: &'a [Finding],
+    summary: Summary,
+}
+
+/// The JSON document: {"core","nic","host","checks":[{id,section,title,status,detail,remedy}],"summary"}.
+pub fn render_json(host: &Host, ctx: &Ctx, findings: &[Finding]) -> String {
+    let r = JsonReport {
+        core: ctx.core,
+        nic: ctx.nic.as_deref(),
+        host: JsonHost {
+            hostname: sys::hostname(host),
+            os: sys::os_name(host),
+            cpu: cpu_line(host).trim_start_matches("CPU: ").to_string(),
+            kernel: kernel_line(host).trim_start_matches("Kernel: ").to_string(),
+        },
+        checks: findings,
+        summary: summarize(findings),
+    };
+    serde_json::to_string_pretty(&r).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}
