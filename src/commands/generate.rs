@@ -1,6 +1,250 @@
-use crate::cli::GenerateArgs;
+//! `rmp-eval generate DIR` (hidden): writes the man pages and the shell completions from the clap definition, so
+//! that they can never disagree with the program. The package build runs it (for a cross build, with the build
+//! machine's own binary: the output does not depend on the architecture).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use clap::CommandFactory;
+use clap_complete::Shell;
+
+use crate::cli::{Cli, EXIT_CODES, GenerateArgs};
 use crate::error::{Error, Outcome, Result};
 
-pub fn execute(_args: &GenerateArgs) -> Result<Outcome> {
-    Err(Error::failed("'generate' is not built yet"))
+/// Section 8: a root tool (system administration).
+const SECTION: &str = "8";
+const NAME: &str = "rmp-eval";
+
+pub fn execute(args: &GenerateArgs) -> Result<Outcome> {
+    let written = generate(&args.dir, source_date())?;
+    for path in written {
+        // Plain stdout is enough: the package build logs it; no colours, no terminal.
+        crate::outln!("{}", path.display());
+    }
+    Ok(Outcome::Good)
+}
+
+/// Writes rmp-eval.8 (and one page per visible command, which the main page refers to as rmp-eval-CMD(8)),
+/// rmp-eval.bash, _rmp-eval and rmp-eval.fish into `dir`; returns the files written.
+pub fn generate(dir: &Path, date: Option<String>) -> Result<Vec<PathBuf>> {
+    fs::create_dir_all(dir).map_err(|e| Error::sys(format!("create {}", dir.display()), e))?;
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    let mut written = Vec::new();
+    man_pages(&cmd, dir, date.as_deref(), &mut written)?;
+    for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
+        let path = clap_complete::generate_to(shell, &mut cmd, NAME, dir).map_err(|e| {
+            Error::sys(
+                format!("write the {shell} completion into {}", dir.display()),
+                e,
+            )
+        })?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+fn man_pages(
+    cmd: &clap::Command,
+    dir: &Path,
+    date: Option<&str>,
+    written: &mut Vec<PathBuf>,
+) -> Result<()> {
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        man_pages(sub, dir, date, written)?;
+    }
+    let is_main = cmd.get_name() == NAME;
+    // The main page gets a proper EXIT STATUS section (below) instead of clap_mangen's "EXTRA" heading.
+    let page_cmd = if is_main {
+        cmd.clone().after_help(None::<&str>)
+    } else {
+        cmd.clone()
+    };
+    let mut man = clap_mangen::Man::new(page_cmd)
+        .section(SECTION)
+        .manual("System Administration")
+        .source(format!("{NAME} {}", env!("CARGO_PKG_VERSION")));
+    if let Some(d) = date {
+        man = man.date(d);
+    }
+    let path = dir.join(man.get_filename());
+    let mut page = Vec::new();
+    man.render(&mut page)
+        .map_err(|e| Error::sys("render the man page", e))?;
+    if is_main {
+        page.extend_from_slice(main_page_tail().as_bytes());
+    }
+    fs::write(&path, page).map_err(|e| Error::sys(format!("write {}", path.display()), e))?;
+    written.push(path);
+    Ok(())
+}
+
+/// EXIT STATUS (from the same text as `--help`), FILES (what the package installs and fix keeps) and SEE ALSO.
+fn main_page_tail() -> String {
+    let mut t = String::from(".SH \"EXIT STATUS\"\n");
+    for line in EXIT_CODES.lines().skip(1) {
+        let line = line.trim();
+        let (code, text) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        t.push_str(&format!(
+            ".TP\n\\fB{code}\\fR\n{}\n",
+            roff_text(text.trim())
+        ));
+    }
+    t.push_str(".SH FILES\n");
+    for (path, what) in FILES {
+        t.push_str(&format!(
+            ".TP\n\\fI{}\\fR\n{}\n",
+            roff_text(path),
+            roff_text(what)
+        ));
+    }
+    t.push_str(".SH \"SEE ALSO\"\n");
+    t.push_str(&roff_text(
+        "cyclictest(8), update-grub(8), systemd.unit(5), udev(7)",
+    ));
+    t.push('\n');
+    t
+}
+
+const FILES: &[(&str, &str)] = &[
+    (
+        "/var/lib/rmp-eval/journal/",
+        "fix's journal: the old value of everything it changed, read by rollback",
+    ),
+    (
+        "/var/lib/rmp-eval/runtime.json",
+        "runtime tunings saved by fix, re-applied at boot by rmp-eval.service",
+    ),
+    (
+        "/var/lib/rmp-eval/cmdline",
+        "kernel parameters managed by fix, appended by the GRUB drop-in",
+    ),
+    (
+        "/var/lib/rmp-eval/results/",
+        "every run's result as JSON, named <UTC time>-<label>.json",
+    ),
+    (
+        "/etc/default/grub.d/99-rmp-eval.cfg",
+        "GRUB drop-in: appends the contents of /var/lib/rmp-eval/cmdline",
+    ),
+];
+
+/// Escapes text for a roff body line: backslashes, minus signs (so that options stay copyable), and a
+/// leading dot or quote that roff would take for a request.
+fn roff_text(s: &str) -> String {
+    let mut t = s.replace('\\', "\\e").replace('-', "\\-");
+    if t.starts_with('.') || t.starts_with('\'') {
+        t.insert_str(0, "\\&");
+    }
+    t
+}
+
+/// The man page date: from SOURCE_DATE_EPOCH (set by dpkg-buildpackage from the changelog) so that two builds of
+/// the same version produce the same bytes; none otherwise.
+fn source_date() -> Option<String> {
+    let secs: i64 = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(civil_date(secs.div_euclid(86_400)))
+}
+
+/// Days since 1970-01-01 → "YYYY-MM-DD" (proleptic Gregorian; Howard Hinnant's civil_from_days).
+fn civil_date(days: i64) -> String {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates_match_known_days() {
+        // Reference values from `date -u -d @$((N*86400)) +%F`.
+        assert_eq!(civil_date(0), "1970-01-01");
+        assert_eq!(civil_date(11_016), "2000-02-29");
+        assert_eq!(civil_date(20_424), "2025-12-02");
+        assert_eq!(civil_date(-1), "1969-12-31");
+    }
+
+    #[test]
+    fn writes_every_page_and_completion_from_the_cli() {
+        let dir = tempfile::tempdir().unwrap();
+        let written = generate(dir.path(), Some("2025-12-02".into())).unwrap();
+        let names: Vec<String> = written
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        for want in [
+            "rmp-eval.8",
+            "rmp-eval-check.8",
+            "rmp-eval-fix.8",
+            "rmp-eval.bash",
+            "_rmp-eval",
+            "rmp-eval.fish",
+        ] {
+            assert!(
+                names.iter().any(|n| n == want),
+                "{want} missing from {names:?}"
+            );
+        }
+        // Hidden commands are for the package, not for users.
+        assert!(
+            !names
+                .iter()
+                .any(|n| n.contains("generate") || n.contains("apply-saved")),
+            "{names:?}"
+        );
+
+        let page = fs::read_to_string(dir.path().join("rmp-eval.8")).unwrap();
+        assert!(
+            page.contains(".TH rmp-eval 8 2025-12-02 "),
+            "{}",
+            &page[..page.len().min(300)]
+        );
+        assert!(
+            page.contains("rmp\\-eval\\-check(8)"),
+            "main page does not refer to the check page"
+        );
+        assert!(
+            page.contains(".SH \"EXIT STATUS\"\n.TP\n\\fB0\\fR\nall good"),
+            "exit code 0 missing from the page"
+        );
+        assert!(
+            page.contains("\\fB2\\fR\ncould not do the job"),
+            "exit code 2 missing from the page"
+        );
+        assert!(
+            !page.contains("EXTRA"),
+            "clap_mangen's EXTRA heading is still there"
+        );
+        let bash = fs::read_to_string(dir.path().join("rmp-eval.bash")).unwrap();
+        assert!(
+            bash.contains("--period-us") && bash.contains("rollback"),
+            "bash completion lacks run/rollback"
+        );
+        let fish = fs::read_to_string(dir.path().join("rmp-eval.fish")).unwrap();
+        assert!(
+            fish.contains("complete -c rmp-eval"),
+            "fish completion is not for rmp-eval"
+        );
+    }
+
+    #[test]
+    fn an_unwritable_directory_is_an_error_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plain-file");
+        fs::write(&file, "x").unwrap();
+        assert!(generate(&file.join("sub"), None).is_err());
+    }
 }
