@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds the Debian packages: rmp-eval_<version>_amd64.deb natively and rmp-eval_<version>_arm64.deb cross-compiled.
+#   debian/build-debs.sh [OUTDIR]        (default OUTDIR: target/debian; prints the paths of the .deb files)
+#   ARCHS="arm64" debian/build-debs.sh   (only some architectures)
+# Needs: tests/install-deps.sh (debhelper, gcc-aarch64-linux-gnu, the rustup target aarch64-unknown-linux-gnu).
+# dpkg-buildpackage writes its results next to the source tree, so the tree's files (tracked and not ignored) are
+# copied into target/debian-build/ and built there; CARGO_TARGET_DIR points at this tree's target/ so that cargo
+# stays incremental across runs. -d: the build uses the Rust toolchain on PATH (rustup), which dpkg does not see;
+# on a machine with Debian's cargo-web instead, plain `dpkg-buildpackage -us -uc -b` checks Build-Depends.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=$(realpath -m "${1:-$root/target/debian}")
+archs=${ARCHS:-amd64 arm64}
+build_arch=$(dpkg --print-architecture)
+version=$(dpkg-parsechangelog -l "$root/debian/changelog" -S Version)
+
+work="$root/target/debian-build"
+src="$work/rmp-eval-$version"
+rm -rf "$work"
+mkdir -p "$src" "$out"
+(cd "$root" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$src")
+
+export CARGO_TARGET_DIR="$root/target"
+for arch in $archs; do
+    echo "== rmp-eval $version for $arch"
+    start=$SECONDS
+    if [ "$arch" = "$build_arch" ]; then
+        (cd "$src" && dpkg-buildpackage -us -uc -b -d)
+    else
+        (cd "$src" && dpkg-buildpackage -us -uc -b -d -a "$arch")
+    fi
+    cp "$work/rmp-eval_${version}_$arch.deb" "$out/"
+    echo "== built $out/rmp-eval_${version}_$arch.deb in $((SECONDS - start)) s"
+done
+# The -dbgsym packages and .buildinfo/.changes stay in $work for whoever needs them.
+ls -1 "$out"/rmp-eval_"${version}"_*.deb
