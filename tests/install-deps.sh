@@ -2,7 +2,10 @@
 # Installs what the test suite needs on a fresh Debian 12 machine (run as root). Idempotent.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
+# The arm64 package: dpkg-shlibdeps computes its Depends from the arm64 libc (multiarch), and qemu runs it.
+dpkg --add-architecture arm64
 apt-get update -qq
+apt-get install -y -qq --no-install-recommends libc6:arm64 libgcc-s1:arm64 apt-utils python3 >/dev/null
 apt-get install -y -qq --no-install-recommends \
     rt-tests tshark iproute2 ethtool procps \
     debhelper dpkg-dev fakeroot lintian man-db \
