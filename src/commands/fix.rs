@@ -1,8 +1,187 @@
+//! `rmp-eval fix`: run the checks, propose the remedies of the failing ones (diffs, values, commands), let the
+//! user choose, journal, apply, verify, and measure before and after.
+
+use std::io::IsTerminal;
+
+use crate::checks::{self, Ctx};
 use crate::cli::FixArgs;
 use crate::error::{Error, Outcome, Result};
+use crate::fix::apply::{self, Took};
+use crate::fix::plan::{self, Request};
+use crate::fix::{Plan, render};
 use crate::host::Host;
+use crate::outln;
 use crate::output::Output;
 
-pub fn execute(_host: &Host, _out: Output, _args: &FixArgs) -> Result<Outcome> {
-    Err(Error::failed("'fix' is not built yet"))
+/// Prompts only with a terminal on both stdin and stderr (dialoguer itself checks only stderr).
+pub fn interactive() -> bool {
+    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
+/// An interface name the kernel could have: 1–15 bytes, no '/', ':' or whitespace.
+pub fn check_nic_name(n: &str) -> Result<()> {
+    let ok = !n.is_empty()
+        && n.len() <= 15
+        && n != "."
+        && n != ".."
+        && !n
+            .bytes()
+            .any(|b| b == b'/' || b == b':' || b.is_ascii_whitespace() || b < 0x20);
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::usage(format!(
+            "'{n}' is not a network interface name"
+        )))
+    }
+}
+
+pub fn check_core(host: &Host, core: usize) -> Result<Vec<usize>> {
+    if core == 0 {
+        return Err(Error::usage(
+            "--core 0 refused: CPU 0 carries the housekeeping (boot-time IRQs, timers, RCU) and cannot be isolated; \
+             pick another CPU",
+        ));
+    }
+    let online = plan::online_cpus(host)?;
+    if !online.contains(&core) {
+        return Err(Error::usage(format!(
+            "--core {core}: no such online CPU (online: {})",
+            crate::fix::cpus::format_list(&online)
+        )));
+    }
+    Ok(online)
+}
+
+fn choose(plan: &Plan, live: bool) -> Result<Option<Plan>> {
+    use dialoguer::{Confirm, MultiSelect};
+    let candidates: Vec<&crate::fix::Step> = plan
+        .steps
+        .iter()
+        .filter(|s| !s.changes.is_empty())
+        .collect();
+    let items: Vec<String> = candidates
+        .iter()
+        .map(|s| format!("{} — {} ({} change(s))", s.id, s.title, s.changes.len()))
+        .collect();
+    let picked = MultiSelect::new()
+        .with_prompt("Steps to apply (space toggles, enter accepts)")
+        .items(&items)
+        .defaults(&vec![true; items.len()])
+        .interact_opt()
+        .map_err(|e| Error::failed(format!("prompt: {e}")))?;
+    let Some(picked) = picked else {
+        return Ok(None);
+    };
+    let ids: Vec<&str> = picked.iter().map(|&i| candidates[i].id).collect();
+    let chosen = Plan {
+        steps: plan
+            .steps
+            .iter()
+            .filter(|s| ids.contains(&s.id) || s.id == "persist")
+            .cloned()
+            .collect(),
+    };
+    outln!("{}", render::plan_text(&chosen, live));
+    let yes = Confirm::new()
+        .with_prompt("Apply these changes?")
+        .default(false)
+        .interact()
+        .map_err(|e| Error::failed(format!("prompt: {e}")))?;
+    Ok(yes.then_some(chosen))
+}
+
+pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
+    let _ = out;
+    check_core(host, args.core)?;
+    if let Some(n) = &args.nic {
+        check_nic_name(n)?;
+    }
+    let ctx = Ctx {
+        core: args.core,
+        nic: args.nic.clone(),
+    };
+    let findings = checks::run_all(host, &ctx);
+    let (mut steps, failed) = plan::from_findings(&findings);
+    if let Some(only) = &args.only {
+        steps = plan::parse_only(only)?;
+    }
+    let req = Request {
+        core: args.core,
+        nic: args.nic.clone(),
+        steps,
+        failed,
+    };
+    let full = plan::build(host, &req)?;
+    let live = host.is_live();
+    if full.is_empty() {
+        if args.json {
+            outln!("{}", render::plan_json(&full));
+        } else {
+            outln!("{}", render::plan_text(&full, live));
+            outln!("Nothing to change: every proposed step is already as wanted.");
+        }
+        return Ok(Outcome::Good);
+    }
+    if args.dry_run {
+        if args.json {
+            outln!("{}", render::plan_json(&full));
+        } else {
+            outln!("{}", render::plan_text(&full, live));
+            outln!("Dry run: nothing was changed.");
+        }
+        return Ok(Outcome::Good);
+    }
+    let chosen = if args.yes {
+        full
+    } else if interactive() && !args.json {
+        match choose(&full, live)? {
+            Some(p) => plan::select(
+                host,
+                &req,
+                &p,
+                &p.steps.iter().map(|s| s.id).collect::<Vec<_>>(),
+            ),
+            None => {
+                outln!("Nothing applied.");
+                return Ok(Outcome::Good);
+            }
+        }
+    } else {
+        if !args.json {
+            outln!("{}", render::plan_text(&full, live));
+        }
+        return Err(Error::usage(
+            "no terminal to ask on: nothing was changed; pass --yes to apply the plan (or --dry-run to only show it)",
+        ));
+    };
+    if args.yes && !args.json {
+        outln!("{}", render::plan_text(&chosen, live));
+    }
+    let measuring = !args.no_measure;
+    if measuring && !args.json {
+        outln!("Before/after measurement is not available in this build; applying without it.");
+    }
+    let report = apply::apply(host, &chosen, args.core, args.nic.as_deref())?;
+    if args.json {
+        outln!("{}", render::report_json(&report));
+    } else {
+        outln!("Applied:");
+        outln!("{}", render::report_text(&report));
+        if report.outcomes.iter().any(|o| o.reboot) {
+            outln!(
+                "Pending reboot: the kernel command line takes effect at the next boot. After it, measure again with \
+                 `rmp-eval run`, then `rmp-eval compare before last`."
+            );
+        }
+    }
+    let short = report
+        .outcomes
+        .iter()
+        .any(|o| matches!(o.took, Took::Differs(_)));
+    Ok(if short {
+        Outcome::ShortFall
+    } else {
+        Outcome::Good
+    })
 }

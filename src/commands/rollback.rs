@@ -1,8 +1,105 @@
+//! `rmp-eval rollback`: undo every journaled fix run, newest first, each in reverse order; files byte for byte
+//! (content, mode, owner; created files removed), values restored; then update-grub & co. run again.
+
 use crate::cli::RollbackArgs;
 use crate::error::{Error, Outcome, Result};
+use crate::fix::apply::run_program;
+use crate::fix::journal::{self, Restored};
 use crate::host::Host;
+use crate::outln;
 use crate::output::Output;
 
-pub fn execute(_host: &Host, _out: Output, _args: &RollbackArgs) -> Result<Outcome> {
-    Err(Error::failed("'rollback' is not built yet"))
+pub fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<Outcome> {
+    let runs = journal::load_all(host)?;
+    if runs.is_empty() {
+        outln!("Nothing to undo: the journal is empty.");
+        return Ok(Outcome::Good);
+    }
+    for (path, run) in runs.iter().rev() {
+        let state = if run.complete { "" } else { ", interrupted" };
+        outln!(
+            "{path}: fix of {} (core {}{state}), steps {}",
+            run.created,
+            run.core,
+            run.steps.join(", ")
+        );
+        for e in run.entries.iter().rev() {
+            let what = match journal::restore(host, e, true) {
+                Ok(Restored::Unchanged) => "as recorded, nothing to do".into(),
+                Ok(Restored::Removed) => "remove (did not exist)".into(),
+                Ok(Restored::Written(d)) => format!("restore ({d})"),
+                Err(err) => format!("cannot restore: {err}"),
+            };
+            outln!("  {}: {what}", e.path());
+        }
+    }
+    if args.dry_run {
+        outln!("Dry run: nothing was changed.");
+        return Ok(Outcome::Good);
+    }
+    if !args.yes {
+        if !crate::commands::fix::interactive() {
+            return Err(Error::usage(
+                "no terminal to ask on: nothing was changed; pass --yes to roll back",
+            ));
+        }
+        let ok = dialoguer::Confirm::new()
+            .with_prompt("Undo all of this?")
+            .default(false)
+            .interact()
+            .map_err(|e| Error::failed(format!("prompt: {e}")))?;
+        if !ok {
+            outln!("Nothing changed.");
+            return Ok(Outcome::Good);
+        }
+    }
+    let mut problems = Vec::new();
+    let mut again: Vec<Vec<String>> = Vec::new();
+    for (path, run) in runs.iter().rev() {
+        let mut failed = false;
+        for e in run.entries.iter().rev() {
+            match journal::restore(host, e, false) {
+                Ok(_) => {}
+                // An IRQ or interface that no longer exists has nothing to restore.
+                Err(crate::Error::Host(h))
+                    if h.is_not_found() && matches!(e, journal::Entry::Value { .. }) =>
+                {
+                    outln!("  {}: gone, nothing to restore", e.path());
+                }
+                Err(err) => {
+                    failed = true;
+                    problems.push(format!("{}: {err}", e.path()));
+                }
+            }
+        }
+        for a in &run.after_restore {
+            if !again.contains(a) {
+                again.push(a.clone());
+            }
+        }
+        if !failed {
+            host.remove_file(path)?;
+        }
+    }
+    for argv in &again {
+        if host.is_live() {
+            match run_program(argv) {
+                Ok(()) => outln!("ran: {}", argv.join(" ")),
+                Err(e) => problems.push(e.to_string()),
+            }
+        } else {
+            outln!(
+                "would run on the machine (not under --root): {}",
+                argv.join(" ")
+            );
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Error::failed(format!(
+            "rollback incomplete, the journal of the failed runs is kept: {}",
+            problems.join("; ")
+        )));
+    }
+    outln!("Rolled back. A changed kernel command line returns to the old one at the next boot.");
+    Ok(Outcome::Good)
 }

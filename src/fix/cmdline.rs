@@ -1,0 +1,251 @@
+//! Kernel command-line parameters fix manages, merged with what is already configured: `isolcpus=2` plus RT
+//! core 3 becomes one `isolcpus=managed_irq,domain,2-3`; never a parameter twice; other parameters untouched.
+//! Pure functions.
+
+use super::cpus::{format_list, parse_list};
+
+/// Splits a command line as the kernel does: on whitespace, except inside double quotes.
+pub fn tokens(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in line.chars() {
+        if c == '"' {
+            quoted = !quoted;
+            cur.push(c);
+        } else if c.is_whitespace() && !quoted {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+        } else {
+            cur.push(c);
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// A parameter's name ("isolcpus" of "isolcpus=2").
+pub fn name(tok: &str) -> &str {
+    tok.split_once('=').map_or(tok, |(n, _)| n)
+}
+
+/// The value of the last occurrence of `param` (the one the kernel acts on for most parameters).
+pub fn last_value(toks: &[String], param: &str) -> Option<String> {
+    toks.iter().rev().find(|t| name(t) == param).map(|t| {
+        t.split_once('=')
+            .map_or(String::new(), |(_, v)| v.to_string())
+    })
+}
+
+/// Replaces every occurrence of the parameters named in `managed` by their one new value, kept at the end.
+pub fn merge_into(base: &[String], managed: &[String]) -> Vec<String> {
+    let names: Vec<&str> = managed.iter().map(|t| name(t)).collect();
+    let mut out: Vec<String> = base
+        .iter()
+        .filter(|t| !names.contains(&name(t)))
+        .cloned()
+        .collect();
+    out.extend(managed.iter().cloned());
+    out
+}
+
+/// What the failing checks ask of the command line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Want {
+    pub core: usize,
+    pub online: Vec<usize>,
+    pub isolcpus: bool,
+    pub nohz_full: bool,
+    pub rcu_nocbs: bool,
+    pub irqaffinity: bool,
+    /// C-state caps: the parameters to use on this machine (intel_idle / processor / cpuidle.off).
+    pub cstates: Vec<(&'static str, u32)>,
+}
+
+/// isolcpus flags (tuned's realtime profile uses managed_irq,domain).
+const ISOL_FLAGS: &[&str] = &["managed_irq", "domain"];
+
+fn split_isolcpus(v: &str) -> Result<(Vec<String>, Vec<usize>), String> {
+    let mut flags = Vec::new();
+    let mut rest = v;
+    while let Some((head, tail)) = rest.split_once(',') {
+        if head.chars().all(|c| c.is_ascii_alphabetic() || c == '_') && !head.is_empty() {
+            flags.push(head.to_string());
+            rest = tail;
+        } else {
+            break;
+        }
+    }
+    if rest.chars().all(|c| c.is_ascii_alphabetic() || c == '_') && !rest.is_empty() {
+        flags.push(rest.to_string());
+        rest = "";
+    }
+    Ok((flags, parse_list(rest)?))
+}
+
+fn union(existing: &str, core: usize) -> Result<Vec<usize>, String> {
+    let mut v = parse_list(existing)?;
+    v.push(core);
+    v.sort_unstable();
+    v.dedup();
+    Ok(v)
+}
+
+/// The managed parameters with their merged values, given what is configured now (`current` tokens).
+/// Parameters whose present value cannot be understood are left alone and named in the second list.
+pub fn managed_params(current: &[String], w: &Want) -> Result<(Vec<String>, Vec<String>), String> {
+    let mut out = Vec::new();
+    let mut skipped = Vec::new();
+    let mut isolated = vec![w.core];
+    if let Some(v) = last_value(current, "isolcpus") {
+        match split_isolcpus(&v) {
+            Ok((_, cpus)) => isolated.extend(cpus),
+            Err(_) => skipped.push(format!("isolcpus={v}")),
+        }
+    }
+    isolated.sort_unstable();
+    isolated.dedup();
+    if w.isolcpus && !skipped.iter().any(|s| name(s) == "isolcpus") {
+        let (mut flags, _) = last_value(current, "isolcpus")
+            .and_then(|v| split_isolcpus(&v).ok())
+            .unwrap_or_default();
+        for f in ISOL_FLAGS {
+            if !flags.iter().any(|x| x == f) {
+                flags.push((*f).to_string());
+            }
+        }
+        out.push(format!(
+            "isolcpus={},{}",
+            flags.join(","),
+            format_list(&isolated)
+        ));
+    }
+    let mut nohz = vec![w.core];
+    for (want, param) in [(w.nohz_full, "nohz_full"), (w.rcu_nocbs, "rcu_nocbs")] {
+        let existing = last_value(current, param).unwrap_or_default();
+        match union(&existing, w.core) {
+            Ok(cpus) => {
+                if param == "nohz_full" {
+                    nohz = cpus.clone();
+                }
+                if want {
+                    out.push(format!("{param}={}", format_list(&cpus)));
+                }
+            }
+            Err(_) => skipped.push(format!("{param}={existing}")),
+        }
+    }
+    if w.irqaffinity {
+        let housekeeping: Vec<usize> = w
+            .online
+            .iter()
+            .copied()
+            .filter(|c| !isolated.contains(c) && !nohz.contains(c))
+            .collect();
+        if housekeeping.is_empty() {
+            return Err(format!(
+                "no housekeeping CPU would be left (online {}, isolated {})",
+                format_list(&w.online),
+                format_list(&isolated)
+            ));
+        }
+        let kept = last_value(current, "irqaffinity")
+            .and_then(|v| parse_list(&v).ok())
+            .map(|v| {
+                v.into_iter()
+                    .filter(|c| housekeeping.contains(c))
+                    .collect::<Vec<_>>()
+            })
+            .filter(|v| !v.is_empty())
+            .unwrap_or(housekeeping);
+        out.push(format!("irqaffinity={}", format_list(&kept)));
+    }
+    for (param, cap) in &w.cstates {
+        let v = last_value(current, param)
+            .and_then(|v| v.parse::<u32>().ok())
+            .map_or(*cap, |old| old.min(*cap));
+        out.push(format!("{param}={v}"));
+    }
+    Ok((out, skipped))
+}
+
+/// A token is safe to hand to the GRUB drop-in (a POSIX sh word) and to /etc/kernel/cmdline.
+pub fn is_safe_token(t: &str) -> bool {
+    !t.is_empty()
+        && t.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.,=:-/+".contains(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn want(core: usize) -> Want {
+        Want {
+            core,
+            online: vec![0, 1, 2, 3],
+            isolcpus: true,
+            nohz_full: true,
+            rcu_nocbs: true,
+            irqaffinity: true,
+            cstates: vec![],
+        }
+    }
+
+    #[test]
+    fn tokens_keep_quoted_values() {
+        // /proc/cmdline of the captured untuned guest, plus a quoted value as the kernel allows.
+        let t = tokens(
+            "BOOT_IMAGE=/boot/vmlinuz-6.1.0-50-rt-amd64 root=UUID=1 ro console=ttyS0,115200 foo=\"a b\"\n",
+        );
+        assert_eq!(t.len(), 5);
+        assert_eq!(t[4], "foo=\"a b\"");
+        assert_eq!(name(&t[1]), "root");
+        assert_eq!(last_value(&t, "console").as_deref(), Some("ttyS0,115200"));
+    }
+
+    #[test]
+    fn existing_isolcpus_is_merged_not_repeated() {
+        let cur = tokens("quiet isolcpus=2 console=ttyS0");
+        let (m, skipped) = managed_params(&cur, &want(3)).unwrap();
+        assert!(skipped.is_empty());
+        assert_eq!(
+            m,
+            vec![
+                "isolcpus=managed_irq,domain,2-3",
+                "nohz_full=3",
+                "rcu_nocbs=3",
+                "irqaffinity=0-1"
+            ]
+        );
+        let merged = merge_into(&cur, &m);
+        assert_eq!(merged.iter().filter(|t| name(t) == "isolcpus").count(), 1);
+        assert_eq!(merged[..2], ["quiet", "console=ttyS0"]);
+    }
+
+    #[test]
+    fn flags_and_caps_are_kept() {
+        let mut w = want(3);
+        w.cstates = vec![("intel_idle.max_cstate", 0), ("processor.max_cstate", 1)];
+        let cur = tokens("isolcpus=nohz,domain,1 irqaffinity=0,3 processor.max_cstate=0");
+        let (m, _) = managed_params(&cur, &w).unwrap();
+        assert_eq!(m[0], "isolcpus=nohz,domain,managed_irq,1,3");
+        assert_eq!(m[3], "irqaffinity=0");
+        assert_eq!(m[5], "processor.max_cstate=0");
+    }
+
+    #[test]
+    fn unparseable_values_are_left_alone_and_no_housekeeping_is_refused() {
+        let (m, skipped) = managed_params(&tokens("nohz_full=garbage"), &want(3)).unwrap();
+        assert_eq!(skipped, vec!["nohz_full=garbage"]);
+        assert!(!m.iter().any(|t| name(t) == "nohz_full"));
+        let mut w = want(1);
+        w.online = vec![0, 1];
+        assert!(managed_params(&tokens("isolcpus=0"), &w).is_err());
+        assert!(is_safe_token("isolcpus=managed_irq,domain,3"));
+        assert!(!is_safe_token("a;rm"));
+    }
+}

@@ -1,0 +1,155 @@
+//! From failing checks (or --only) to a Plan: which steps, in remedy::ALL order, each planned against the
+//! machine as it is. Reads, never writes.
+
+use super::cmdline::Want;
+use super::cpus::parse_list;
+use super::runtime::{self, Target};
+use super::{Plan, Step, boot, saved};
+use crate::checks::{Finding, Status};
+use crate::error::{Error, Result};
+use crate::host::Host;
+use crate::remedy;
+
+const CPU_ONLINE: &str = "/sys/devices/system/cpu/online";
+
+/// What to plan for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    pub core: usize,
+    pub nic: Option<String>,
+    /// Step ids (crate::remedy), any order.
+    pub steps: Vec<&'static str>,
+    /// Ids of the checks that failed (they pick the kernel parameters).
+    pub failed: Vec<&'static str>,
+}
+
+pub fn online_cpus(host: &Host) -> Result<Vec<usize>> {
+    let t = host.read(CPU_ONLINE)?;
+    parse_list(&t).map_err(|e| Error::failed(format!("{CPU_ONLINE}: {e}")))
+}
+
+/// The steps named by failing checks, and the ids of those checks.
+pub fn from_findings(findings: &[Finding]) -> (Vec<&'static str>, Vec<&'static str>) {
+    let failed: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| f.status == Status::Fail)
+        .collect();
+    let steps = remedy::ALL
+        .iter()
+        .copied()
+        .filter(|s| failed.iter().any(|f| f.remedy == Some(*s)))
+        .collect();
+    (steps, failed.iter().map(|f| f.id).collect())
+}
+
+/// --only: step ids, each one of crate::remedy::ALL.
+pub fn parse_only(only: &[String]) -> Result<Vec<&'static str>> {
+    only.iter()
+        .map(|s| {
+            remedy::ALL
+                .iter()
+                .copied()
+                .find(|id| id == &s.trim())
+                .ok_or_else(|| {
+                    Error::usage(format!(
+                        "--only: unknown step '{s}' (steps: {})",
+                        remedy::ALL.join(", ")
+                    ))
+                })
+        })
+        .collect()
+}
+
+fn unsupported(id: &'static str, nic: Option<&str>) -> Step {
+    let how = match id {
+        remedy::NIC_COALESCE => format!("ethtool -C {} rx-usecs 0", nic.unwrap_or("IF")),
+        remedy::NIC_EEE => format!("ethtool --set-eee {} eee off", nic.unwrap_or("IF")),
+        _ => "see the check's detail".into(),
+    };
+    Step {
+        id,
+        title: format!("{id} (not automated)"),
+        why: "no change this version can make and undo safely".into(),
+        changes: vec![],
+        notes: vec![format!("do it by hand if the NIC supports it: {how}")],
+    }
+}
+
+pub fn build(host: &Host, req: &Request) -> Result<Plan> {
+    let online = online_cpus(host)?;
+    let t = Target {
+        core: req.core,
+        nic: req.nic.clone(),
+        online: online.clone(),
+    };
+    let mut ids: Vec<&'static str> = req.steps.clone();
+    // irqbalance would undo the IRQ affinity within seconds.
+    if ids.contains(&remedy::IRQ_AFFINITY) && !ids.contains(&remedy::IRQBALANCE) {
+        ids.push(remedy::IRQBALANCE);
+    }
+    let mut plan = Plan::default();
+    for id in remedy::ALL.iter().copied().filter(|s| ids.contains(s)) {
+        let step = match id {
+            remedy::CMDLINE => {
+                let f = |c: &str| req.failed.contains(&c);
+                let any = ["core_isolated", "nohz_full", "rcu_nocbs", "irqaffinity"]
+                    .iter()
+                    .any(|c| f(c));
+                let want = Want {
+                    core: req.core,
+                    online: online.clone(),
+                    isolcpus: !any || f("core_isolated"),
+                    nohz_full: !any || f("nohz_full"),
+                    rcu_nocbs: !any || f("rcu_nocbs"),
+                    irqaffinity: !any || f("irqaffinity"),
+                    cstates: if f("cstates") {
+                        boot::cstate_caps(host)
+                    } else {
+                        vec![]
+                    },
+                };
+                boot::plan(host, &want)
+                    .map_err(|e| Error::failed(format!("kernel command line: {e}")))?
+            }
+            remedy::GOVERNOR => runtime::governor(host, &t),
+            remedy::TURBO => runtime::turbo(host),
+            remedy::SYSCTL => runtime::sysctl(host),
+            remedy::THP => runtime::thp(host),
+            remedy::WORKQUEUE => runtime::workqueue(host, &t),
+            remedy::IRQBALANCE => runtime::irqbalance(host, &t),
+            remedy::IRQ_AFFINITY => runtime::irq_affinity(host, &t),
+            remedy::RPS => runtime::rps(host, &t),
+            other => unsupported(other, req.nic.as_deref()),
+        };
+        plan.steps.push(step);
+    }
+    let with_changes: Vec<&str> = plan
+        .steps
+        .iter()
+        .filter(|s| !s.changes.is_empty())
+        .map(|s| s.id)
+        .collect();
+    if let Some(p) = saved::persist_step(host, req.core, req.nic.as_deref(), &with_changes) {
+        plan.steps.push(p);
+    }
+    Ok(plan)
+}
+
+/// Keeps only the chosen steps; persistence is planned again for what remains.
+pub fn select(host: &Host, req: &Request, plan: &Plan, chosen: &[&str]) -> Plan {
+    let mut steps: Vec<Step> = plan
+        .steps
+        .iter()
+        .filter(|s| s.id != saved::PERSIST && chosen.contains(&s.id))
+        .cloned()
+        .collect();
+    let with_changes: Vec<&str> = steps
+        .iter()
+        .filter(|s| !s.changes.is_empty())
+        .map(|s| s.id)
+        .collect();
+    if let Some(p) = saved::persist_step(host, req.core, req.nic.as_deref(), &with_changes) {
+        steps.push(p);
+    }
+    Plan { steps }
+}
