@@ -175,11 +175,12 @@ impl Host {
         })
     }
 
-    /// Writes a value to an existing kernel file (sysfs, procfs) in one write, as `echo v > file` does.
+    /// Writes a value to an existing kernel file (sysfs, procfs) in one write, as `echo v > file` does (O_TRUNC:
+    /// ignored by the kernel, needed for fixture files where a shorter value must not leave a tail).
     pub fn write_value(&self, abs: &str, value: &str) -> HostResult<()> {
         let mut f = fs::OpenOptions::new()
             .write(true)
-            .truncate(false)
+            .truncate(true)
             .open(self.path(abs))
             .map_err(|e| HostError::from_io(abs, e))?;
         f.write_all(value.as_bytes())

@@ -38,7 +38,7 @@ pub fn execute(host: &Host, _out: Output, args: &ApplySavedArgs) -> Result<Outco
             else {
                 continue;
             };
-            match host.write_value(path, after) {
+            match host.write_value(path, &format!("{after}\n")) {
                 Ok(()) => written += 1,
                 Err(e) if *refusable => outln!("{path}: refused ({}), left as it is", e.reason()),
                 Err(e) => problems.push(e.to_string()),

@@ -2,14 +2,16 @@
 //! user choose, journal, apply, verify, and measure before and after.
 
 use std::io::IsTerminal;
+use std::path::PathBuf;
 
 use crate::checks::{self, Ctx};
-use crate::cli::FixArgs;
+use crate::cli::{FixArgs, Mode, RunArgs};
 use crate::error::{Error, Outcome, Result};
 use crate::fix::apply::{self, Took};
 use crate::fix::plan::{self, Request};
 use crate::fix::{Plan, render};
 use crate::host::Host;
+use crate::measure::result::RunResult;
 use crate::outln;
 use crate::output::Output;
 
@@ -92,7 +94,6 @@ fn choose(plan: &Plan, live: bool) -> Result<Option<Plan>> {
 }
 
 pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
-    let _ = out;
     check_core(host, args.core)?;
     if let Some(n) = &args.nic {
         check_nic_name(n)?;
@@ -158,10 +159,11 @@ pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
     if args.yes && !args.json {
         outln!("{}", render::plan_text(&chosen, live));
     }
-    let measuring = !args.no_measure;
-    if measuring && !args.json {
-        outln!("Before/after measurement is not available in this build; applying without it.");
-    }
+    let before = if args.no_measure {
+        None
+    } else {
+        Some(measure(host, out, args, "before")?)
+    };
     let report = apply::apply(host, &chosen, args.core, args.nic.as_deref())?;
     if args.json {
         outln!("{}", render::report_json(&report));
@@ -175,6 +177,17 @@ pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
             );
         }
     }
+    if let Some((b, bpath)) = before {
+        let (a, apath) = measure(host, out, args, "after").map_err(|e| {
+            Error::failed(format!(
+                "the changes are applied (undo: `rmp-eval rollback`), but the after measurement failed: {e}"
+            ))
+        })?;
+        if !args.json {
+            outln!("Before: {}\nAfter:  {}", bpath.display(), apath.display());
+            outln!("{}", compare_text(&b, &a));
+        }
+    }
     let short = report
         .outcomes
         .iter()
@@ -184,4 +197,54 @@ pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
     } else {
         Outcome::Good
     })
+}
+
+/// A measurement of --measure-seconds on the RT core (NIC mode with --nic), saved under results/ as `label`.
+fn measure(host: &Host, out: Output, args: &FixArgs, label: &str) -> Result<(RunResult, PathBuf)> {
+    if !args.json {
+        outln!(
+            "Measuring {label} the changes for {} s on CPU {} …",
+            args.measure_seconds,
+            args.core
+        );
+    }
+    let run = RunArgs {
+        core: Some(args.core),
+        receive_cpu: None,
+        nic: args.nic.clone(),
+        period_us: 1000,
+        duration: Some(args.measure_seconds),
+        iterations: None,
+        mode: Mode::Ecat,
+        pktlen: None,
+        send_priority: 42,
+        receive_priority: 45,
+        bucket_width_us: None,
+        output: None,
+        json: args.json,
+        no_config: true,
+        verbose: false,
+    };
+    crate::commands::run::measure(host, out, &run, label).map_err(|e| {
+        if label == "before" {
+            Error::failed(format!(
+                "the before measurement failed, nothing was changed (--no-measure skips it): {e}"
+            ))
+        } else {
+            e
+        }
+    })
+}
+
+fn compare_text(b: &RunResult, a: &RunResult) -> String {
+    let mut o = String::from("                     p50 µs    p99 µs   p99.9 µs    max µs\n");
+    for (label, r) in [("before", b), ("after", a)] {
+        for s in &r.series {
+            o.push_str(&format!(
+                "{:<8} {:<10} {:>8.1} {:>9.1} {:>10.1} {:>9.1}\n",
+                label, s.label, s.p50_us, s.p99_us, s.p999_us, s.max_us
+            ));
+        }
+    }
+    o
 }

@@ -56,22 +56,9 @@ pub fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<Outcome
     let mut problems = Vec::new();
     let mut again: Vec<Vec<String>> = Vec::new();
     for (path, run) in runs.iter().rev() {
-        let mut failed = false;
-        for e in run.entries.iter().rev() {
-            match journal::restore(host, e, false) {
-                Ok(_) => {}
-                // An IRQ or interface that no longer exists has nothing to restore.
-                Err(crate::Error::Host(h))
-                    if h.is_not_found() && matches!(e, journal::Entry::Value { .. }) =>
-                {
-                    outln!("  {}: gone, nothing to restore", e.path());
-                }
-                Err(err) => {
-                    failed = true;
-                    problems.push(format!("{}: {err}", e.path()));
-                }
-            }
-        }
+        let undone = journal::undo(host, run);
+        let failed = !undone.is_empty();
+        problems.extend(undone);
         for a in &run.after_restore {
             if !again.contains(a) {
                 again.push(a.clone());

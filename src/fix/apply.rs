@@ -108,7 +108,7 @@ fn apply_one(host: &Host, c: &Change) -> Result<Took> {
             refusable,
             ..
         } => {
-            if let Err(e) = host.write_value(path, after) {
+            if let Err(e) = host.write_value(path, &format!("{after}\n")) {
                 let refused = matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::EIO));
                 if *refusable && refused {
                     return Ok(Took::Refused(e.reason()));
@@ -137,10 +137,10 @@ fn revert(
     let mut problems = Vec::new();
     for c in applied.iter().rev() {
         let target = c.target();
-        if let Some(e) = entries.iter().find(|e| e.path() == target) {
-            if let Err(err) = journal::restore(host, e, false) {
-                problems.push(err.to_string());
-            }
+        if let Some(e) = entries.iter().find(|e| e.path() == target)
+            && let Err(err) = journal::restore(host, e, false)
+        {
+            problems.push(err.to_string());
         }
     }
     if applied.iter().any(|c| matches!(c, Change::Command { .. })) && host.is_live() {

@@ -178,6 +178,7 @@ pub enum Restored {
 }
 
 /// Puts one target back as recorded. Writes only what differs (a managed IRQ refuses even its own value).
+/// Values are written as `echo` does, with a newline (every kernel file accepts it; fixture files keep theirs).
 pub fn restore(host: &Host, e: &Entry, dry_run: bool) -> Result<Restored> {
     match e {
         Entry::File {
@@ -222,7 +223,7 @@ pub fn restore(host: &Host, e: &Entry, dry_run: bool) -> Result<Restored> {
             }
             let v = value_kind.normal(previous);
             if !dry_run {
-                host.write_value(path, &v)?;
+                host.write_value(path, &format!("{v}\n"))?;
             }
             Ok(Restored::Written(format!(
                 "{} → {v}",
@@ -230,6 +231,20 @@ pub fn restore(host: &Host, e: &Entry, dry_run: bool) -> Result<Restored> {
             )))
         }
     }
+}
+
+/// Restores every entry of `run`, newest first. Returns the targets that could not be restored (a value whose
+/// IRQ or interface no longer exists counts as restored: there is nothing left to put back).
+pub fn undo(host: &Host, run: &Run) -> Vec<String> {
+    let mut problems = Vec::new();
+    for e in run.entries.iter().rev() {
+        match restore(host, e, false) {
+            Ok(_) => {}
+            Err(Error::Host(h)) if h.is_not_found() && matches!(e, Entry::Value { .. }) => {}
+            Err(err) => problems.push(format!("{}: {err}", e.path())),
+        }
+    }
+    problems
 }
 
 /// Now, as yyyy-mm-ddThh:mm:ssZ (civil-from-days, no time-zone database needed for UTC).

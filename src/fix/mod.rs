@@ -6,6 +6,7 @@ pub mod boot;
 pub mod cmdline;
 pub mod cpus;
 pub mod grub;
+pub mod irq;
 pub mod journal;
 pub mod plan;
 pub mod render;

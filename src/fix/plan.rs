@@ -3,6 +3,7 @@
 
 use super::cmdline::Want;
 use super::cpus::parse_list;
+use super::irq;
 use super::runtime::{self, Target};
 use super::{Plan, Step, boot, saved};
 use crate::checks::{Finding, Status};
@@ -116,9 +117,9 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
             remedy::SYSCTL => runtime::sysctl(host),
             remedy::THP => runtime::thp(host),
             remedy::WORKQUEUE => runtime::workqueue(host, &t),
-            remedy::IRQBALANCE => runtime::irqbalance(host, &t),
-            remedy::IRQ_AFFINITY => runtime::irq_affinity(host, &t),
-            remedy::RPS => runtime::rps(host, &t),
+            remedy::IRQBALANCE => irq::irqbalance(host, &t),
+            remedy::IRQ_AFFINITY => irq::irq_affinity(host, &t),
+            remedy::RPS => irq::rps(host, &t),
             other => unsupported(other, req.nic.as_deref()),
         };
         plan.steps.push(step);

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::irq;
 use super::runtime::{self, Target};
 use super::{Change, RUNTIME_JSON, Step};
 use crate::error::{Error, Result};
@@ -111,8 +112,8 @@ pub fn plan(host: &Host, saved: &Saved, online: Vec<usize>, only_nic: bool) -> V
             remedy::TURBO => Some(runtime::turbo(host)),
             remedy::THP => Some(runtime::thp(host)),
             remedy::WORKQUEUE => Some(runtime::workqueue(host, &t)),
-            remedy::IRQ_AFFINITY => Some(runtime::irq_affinity(host, &t)),
-            remedy::RPS => Some(runtime::rps(host, &t)),
+            remedy::IRQ_AFFINITY => Some(irq::irq_affinity(host, &t)),
+            remedy::RPS => Some(irq::rps(host, &t)),
             _ => None,
         })
         .collect()

@@ -1,0 +1,193 @@
+//! Planners of the interrupt steps: IRQ affinity (others off the RT core, the NIC's onto it), irqbalance, RPS.
+
+use super::cpus::{format_list, format_mask, parse_list, parse_mask};
+use super::runtime::{CPU_DIR, Target, file, step, value};
+use super::{Change, Step, ValueKind};
+use crate::host::Host;
+use crate::remedy;
+
+const IRQ_DIR: &str = "/proc/irq";
+const NET_DIR: &str = "/sys/class/net";
+pub const IRQBALANCE_DEFAULT: &str = "/etc/default/irqbalance";
+
+/// The NIC's IRQs: the numbers in device/msi_irqs, and IRQs whose handler is named after the NIC (igb's
+/// "enp2s0-TxRx-0") or after its virtio device ("virtio0-input.0").
+pub fn nic_irqs(host: &Host, nic: &str) -> Vec<u32> {
+    let mut irqs: Vec<u32> = host
+        .list(&format!("{NET_DIR}/{nic}/device/msi_irqs"))
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    let dev = host
+        .readlink(&format!("{NET_DIR}/{nic}/device"))
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
+    for n in host.list(IRQ_DIR).unwrap_or_default() {
+        let Ok(irq) = n.parse::<u32>() else { continue };
+        let actions = host.list(&format!("{IRQ_DIR}/{n}")).unwrap_or_default();
+        let ours = actions.iter().any(|a| {
+            a == nic
+                || a.starts_with(&format!("{nic}-"))
+                || dev
+                    .as_ref()
+                    .is_some_and(|d| d.starts_with("virtio") && a.starts_with(&format!("{d}-")))
+        });
+        if ours {
+            irqs.push(irq);
+        }
+    }
+    irqs.sort_unstable();
+    irqs.dedup();
+    irqs
+}
+
+pub fn irq_affinity(host: &Host, t: &Target) -> Step {
+    let mut s = step(
+        remedy::IRQ_AFFINITY,
+        "IRQ affinity: others off the RT core, the NIC's onto it",
+        "an interrupt handled on the RT core delays the RT thread; the NIC's own interrupts belong there",
+    );
+    let hk = t.housekeeping();
+    let nic = t
+        .nic
+        .as_deref()
+        .map(|n| nic_irqs(host, n))
+        .unwrap_or_default();
+    let mut irqs: Vec<u32> = host
+        .list(IRQ_DIR)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    irqs.sort_unstable();
+    for irq in irqs {
+        let path = format!("{IRQ_DIR}/{irq}/smp_affinity_list");
+        let Ok(now) = host.read(&path) else { continue };
+        let Ok(cpus) = parse_list(&now) else { continue };
+        let want = if nic.contains(&irq) {
+            vec![t.core]
+        } else if cpus.contains(&t.core) {
+            let rest: Vec<usize> = cpus.into_iter().filter(|&c| c != t.core).collect();
+            if rest.is_empty() { hk.clone() } else { rest }
+        } else {
+            continue;
+        };
+        value(
+            &mut s,
+            host,
+            &path,
+            &format_list(&want),
+            ValueKind::CpuList,
+            true,
+        );
+    }
+    let def = format!("{IRQ_DIR}/default_smp_affinity");
+    if let Ok(now) = host.read(&def)
+        && let Ok(cpus) = parse_mask(&now)
+    {
+        let rest: Vec<usize> = cpus.into_iter().filter(|&c| c != t.core).collect();
+        let want = if rest.is_empty() { hk.clone() } else { rest };
+        value(
+            &mut s,
+            host,
+            &def,
+            &format_mask(&want),
+            ValueKind::HexMask,
+            false,
+        );
+    }
+    if t.nic.is_some() && nic.is_empty() {
+        s.notes
+            .push("no IRQ of the NIC found (msi_irqs or a handler named after it)".into());
+    }
+    s
+}
+
+pub fn irqbalance(host: &Host, t: &Target) -> Step {
+    let mut s = step(
+        remedy::IRQBALANCE,
+        "irqbalance: ban the RT core",
+        "irqbalance moves IRQs back onto the RT core every 10 s",
+    );
+    let Ok(text) = host.read(IRQBALANCE_DEFAULT) else {
+        s.notes.push(format!(
+            "{IRQBALANCE_DEFAULT} not found: irqbalance is not installed, nothing to do"
+        ));
+        return s;
+    };
+    let key = "IRQBALANCE_BANNED_CPULIST=";
+    let setting = |l: &str| {
+        l.trim_start()
+            .strip_prefix(key)
+            .map(|v| v.trim().trim_matches('"').to_string())
+    };
+    // Setting the list replaces irqbalance's own default of avoiding isolated and nohz_full CPUs: keep those.
+    let mut banned = vec![t.core];
+    for f in ["isolated", "nohz_full"] {
+        let v = host.read(&format!("{CPU_DIR}/{f}")).unwrap_or_default();
+        banned.extend(parse_list(&v).unwrap_or_default());
+    }
+    for l in text.lines() {
+        if let Some(v) = setting(l) {
+            banned.extend(parse_list(&v).unwrap_or_default());
+        }
+    }
+    let line = format!("{key}{}", format_list(&banned));
+    let mut lines: Vec<String> = Vec::new();
+    let mut placed = false;
+    for l in text.lines() {
+        if setting(l).is_none() {
+            lines.push(l.to_string());
+        } else if !placed {
+            lines.push(line.clone());
+            placed = true;
+        }
+    }
+    if !placed {
+        lines.push(line);
+    }
+    let mut new = lines.join("\n");
+    new.push('\n');
+    if new != text {
+        file(&mut s, host, IRQBALANCE_DEFAULT, new);
+        let argv = ["systemctl", "try-restart", "irqbalance.service"]
+            .map(String::from)
+            .to_vec();
+        s.changes.push(Change::Command {
+            argv,
+            again_on_rollback: true,
+            reboot: false,
+        });
+    }
+    s
+}
+
+pub fn rps(host: &Host, t: &Target) -> Step {
+    let mut s = step(
+        remedy::RPS,
+        "RPS off on the NIC",
+        "receive packet steering hands packets to other CPUs through IPIs",
+    );
+    let Some(nic) = &t.nic else {
+        s.notes.push("no --nic given: nothing to do".into());
+        return s;
+    };
+    let dir = format!("{NET_DIR}/{nic}/queues");
+    for q in host
+        .list(&dir)
+        .unwrap_or_default()
+        .iter()
+        .filter(|q| q.starts_with("rx-"))
+    {
+        value(
+            &mut s,
+            host,
+            &format!("{dir}/{q}/rps_cpus"),
+            "0",
+            ValueKind::HexMask,
+            false,
+        );
+    }
+    s
+}

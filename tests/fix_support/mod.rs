@@ -1,0 +1,210 @@
+//! Helpers of the fix tests: a fixture root unpacked from a real capture, a hash of its whole tree, the binary,
+//! and GRUB's effective command line computed by sourcing the files with a real shell.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_rmp-eval");
+/// Captured from a Debian 12 PREEMPT_RT guest (qemu, 2 vCPUs) booted through GRUB: see tests/fixtures/README.md.
+pub const UNTUNED: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/debian12-rt-qemu-untuned.tar.gz"
+);
+
+pub struct Root {
+    pub dir: tempfile::TempDir,
+}
+
+/// path → (content or link target, mode, uid, gid): equal maps mean byte-identical trees.
+pub type Tree = BTreeMap<String, (Vec<u8>, u32, u32, u32)>;
+
+impl Root {
+    pub fn untuned() -> Root {
+        let dir = tempfile::Builder::new()
+            .prefix("fx-root-")
+            .tempdir()
+            .unwrap();
+        let st = Command::new("tar")
+            .arg("xzf")
+            .arg(UNTUNED)
+            .arg("-C")
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(st.success(), "cannot unpack {UNTUNED}");
+        Root { dir }
+    }
+
+    pub fn path(&self, abs: &str) -> PathBuf {
+        self.dir.path().join(abs.trim_start_matches('/'))
+    }
+    pub fn write(&self, abs: &str, text: &str) {
+        let p = self.path(abs);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    pub fn read(&self, abs: &str) -> String {
+        std::fs::read_to_string(self.path(abs)).unwrap_or_else(|e| panic!("{abs}: {e}"))
+    }
+    pub fn exists(&self, abs: &str) -> bool {
+        self.path(abs).exists()
+    }
+    pub fn remove(&self, abs: &str) {
+        let p = self.path(abs);
+        if p.is_dir() {
+            std::fs::remove_dir_all(p).unwrap();
+        } else {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+
+    /// Every file and symlink under the root with its bytes, mode and owner.
+    pub fn tree(&self) -> Tree {
+        let mut t = Tree::new();
+        walk(self.dir.path(), self.dir.path(), &mut t);
+        t
+    }
+
+    /// Runs `rmp-eval <cmd> --root ROOT <args>` with no terminal (stdin null).
+    pub fn rmp(&self, cmd: &str, args: &[&str]) -> Output {
+        self.rmp_env(cmd, args, &[])
+    }
+    pub fn rmp_env(&self, cmd: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut c = Command::new(BIN);
+        c.arg(cmd)
+            .arg("--root")
+            .arg(self.dir.path())
+            .args(args)
+            .stdin(std::process::Stdio::null());
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    }
+
+    /// GRUB_CMDLINE_LINUX and _DEFAULT after sourcing /etc/default/grub and grub.d/*.cfg in name order, as
+    /// grub-mkconfig does, under `set -e`, with `shell` (sh is dash on Debian). The drop-in reads the root's state.
+    pub fn grub_effective(&self, shell: &str) -> (String, String) {
+        let mut files: Vec<PathBuf> = Vec::new();
+        if self.exists("/etc/default/grub") {
+            files.push(self.path("/etc/default/grub"));
+        }
+        let mut names: Vec<String> = std::fs::read_dir(self.path("/etc/default/grub.d"))
+            .map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        let scratch = tempfile::Builder::new()
+            .prefix("fx-grub-")
+            .tempdir()
+            .unwrap();
+        for n in names.iter().filter(|n| n.ends_with(".cfg")) {
+            let p = self.path(&format!("/etc/default/grub.d/{n}"));
+            if n == "99-rmp-eval.cfg" {
+                let state = self.path("/var/lib/rmp-eval/cmdline");
+                let text = std::fs::read_to_string(&p)
+                    .unwrap()
+                    .replace("/var/lib/rmp-eval/cmdline", state.to_str().unwrap());
+                let copy = scratch.path().join(n);
+                std::fs::write(&copy, text).unwrap();
+                files.push(copy);
+            } else {
+                files.push(p);
+            }
+        }
+        let script = "set -e\nfor f in \"$@\"; do . \"$f\"; done\nprintf '%s\\n%s\\n' \"$GRUB_CMDLINE_LINUX\" \"$GRUB_CMDLINE_LINUX_DEFAULT\"\n";
+        let out = Command::new(shell)
+            .arg("-c")
+            .arg(script)
+            .arg("grub-mkconfig")
+            .args(&files)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{shell}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let mut l = text.lines();
+        (
+            l.next().unwrap_or("").to_string(),
+            l.next().unwrap_or("").to_string(),
+        )
+    }
+
+    /// The effective line of normal entries, checked to be the same under dash and bash.
+    pub fn grub_line(&self) -> Vec<String> {
+        let dash = self.grub_effective("sh");
+        let bash = self.grub_effective("bash");
+        assert_eq!(dash, bash, "dash and bash disagree");
+        format!("{} {}", dash.0, dash.1)
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+fn walk(base: &Path, dir: &Path, t: &mut Tree) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.filter_map(|e| e.ok()) {
+        let p = e.path();
+        let m = std::fs::symlink_metadata(&p).unwrap();
+        let rel = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
+        if m.file_type().is_symlink() {
+            let target = std::fs::read_link(&p).unwrap();
+            t.insert(
+                rel,
+                (
+                    target.to_string_lossy().as_bytes().to_vec(),
+                    m.mode(),
+                    m.uid(),
+                    m.gid(),
+                ),
+            );
+        } else if m.is_dir() {
+            walk(base, &p, t);
+        } else {
+            t.insert(
+                rel,
+                (std::fs::read(&p).unwrap(), m.mode(), m.uid(), m.gid()),
+            );
+        }
+    }
+}
+
+/// The names of the files that differ between two trees (for a readable assertion).
+pub fn diff(a: &Tree, b: &Tree) -> Vec<String> {
+    let mut d: Vec<String> = a
+        .keys()
+        .chain(b.keys())
+        .filter(|k| a.get(*k) != b.get(*k))
+        .cloned()
+        .collect();
+    d.dedup();
+    d
+}
+
+pub fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Values of a parameter in a token list.
+pub fn values<'a>(line: &'a [String], name: &str) -> Vec<&'a str> {
+    line.iter()
+        .filter_map(|t| t.strip_prefix(&format!("{name}=")))
+        .collect()
+}
