@@ -145,7 +145,7 @@ fn systemd_boot_edits_etc_kernel_cmdline() {
     ok(&o);
     assert_eq!(
         r.read("/etc/kernel/cmdline"),
-        "root=UUID=0b5e ro quiet isolcpus=managed_irq,domain,1 nohz_full=1 rcu_nocbs=1 irqaffinity=0\n"
+        "root=UUID=0b5e ro quiet isolcpus=managed_irq,domain,1 nohz_full=1 rcu_nocbs=1 irqaffinity=0 skew_tick=1\n"
     );
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
@@ -210,4 +210,45 @@ fn runs_stack_and_roll_back_newest_first() {
     );
     ok(&r.rmp("rollback", &["--yes"]));
     assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+}
+
+#[test]
+fn the_failing_checks_choose_the_steps() {
+    // On the captured untuned guest, check fails isolation, skew_tick, sysctl values, workqueue and IRQ checks.
+    let r = Root::untuned();
+    let o = r.rmp("fix", &["--core", "1", "--dry-run", "--json"]);
+    ok(&o);
+    let plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ids: Vec<&str> = plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| !s["changes"].as_array().unwrap().is_empty())
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        ["cmdline", "sysctl", "workqueue", "irq_affinity", "persist"]
+    );
+    let cmdline = &plan["steps"][0]["changes"][1];
+    assert_eq!(cmdline["target"], "/var/lib/rmp-eval/cmdline");
+    assert_eq!(
+        cmdline["after"],
+        "isolcpus=managed_irq,domain,1 nohz_full=1 rcu_nocbs=1 irqaffinity=0 skew_tick=1\n"
+    );
+    // Only the values whose checks failed: nmi_watchdog passes on this guest, numa_balancing is absent.
+    let targets: Vec<&str> = plan["steps"][1]["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["target"].as_str().unwrap())
+        .collect();
+    assert!(
+        targets.contains(&"/proc/sys/kernel/watchdog_cpumask"),
+        "{targets:?}"
+    );
+    assert!(
+        !targets.contains(&"/proc/sys/kernel/nmi_watchdog"),
+        "{targets:?}"
+    );
 }

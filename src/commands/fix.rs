@@ -38,21 +38,14 @@ pub fn check_nic_name(n: &str) -> Result<()> {
     }
 }
 
-pub fn check_core(host: &Host, core: usize) -> Result<Vec<usize>> {
+pub fn check_core(host: &Host, core: usize) -> Result<()> {
     if core == 0 {
         return Err(Error::usage(
             "--core 0 refused: CPU 0 carries the housekeeping (boot-time IRQs, timers, RCU) and cannot be isolated; \
              pick another CPU",
         ));
     }
-    let online = plan::online_cpus(host)?;
-    if !online.contains(&core) {
-        return Err(Error::usage(format!(
-            "--core {core}: no such online CPU (online: {})",
-            crate::fix::cpus::format_list(&online)
-        )));
-    }
-    Ok(online)
+    crate::checks::sys::validate_core(host, Some(core)).map(|_| ())
 }
 
 fn choose(plan: &Plan, live: bool) -> Result<Option<Plan>> {

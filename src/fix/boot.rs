@@ -17,6 +17,7 @@ const LOADER_CONFS: &[&str] = &[
     "/efi/loader/loader.conf",
     "/boot/loader/loader.conf",
 ];
+const CPU_DIR: &str = "/sys/devices/system/cpu";
 const INTEL_IDLE: &str = "/sys/module/intel_idle";
 const ACPI_PROCESSOR: &str = "/sys/module/processor";
 const PI_CMDLINES: &[&str] = &["/boot/firmware/cmdline.txt", "/boot/cmdline.txt"];
@@ -53,6 +54,17 @@ pub fn cstate_caps(host: &Host) -> Vec<(&'static str, u32)> {
     } else {
         vec![("cpuidle.off", 1)]
     }
+}
+
+/// The SMT siblings of `core` (not the core itself), from its topology.
+pub fn siblings(host: &Host, core: usize) -> Vec<usize> {
+    let path = format!("{CPU_DIR}/cpu{core}/topology/thread_siblings_list");
+    let list = host.read(&path).unwrap_or_default();
+    crate::parse::cpulist::parse(&list)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|&c| c != core)
+        .collect()
 }
 
 /// GRUB's effective command line (normal entries), with the drop-in applied to `state`.

@@ -2,7 +2,11 @@
 //! core 3 becomes one `isolcpus=managed_irq,domain,2-3`; never a parameter twice; other parameters untouched.
 //! Pure functions.
 
-use super::cpus::{format_list, parse_list};
+use crate::parse::cpulist;
+
+fn parse_list(s: &str) -> Result<Vec<usize>, String> {
+    cpulist::parse(s).map_err(|e| e.to_string())
+}
 
 /// Splits a command line as the kernel does: on whitespace, except inside double quotes.
 pub fn tokens(line: &str) -> Vec<String> {
@@ -63,6 +67,10 @@ pub struct Want {
     pub irqaffinity: bool,
     /// C-state caps: the parameters to use on this machine (intel_idle / processor / cpuidle.off).
     pub cstates: Vec<(&'static str, u32)>,
+    /// SMT siblings of the core, isolated along with it (they share its caches and pipeline).
+    pub siblings: Vec<usize>,
+    /// Parameters set as given (skew_tick=1, tsc=reliable).
+    pub extra: Vec<String>,
 }
 
 /// isolcpus flags (tuned's realtime profile uses managed_irq,domain).
@@ -86,9 +94,9 @@ fn split_isolcpus(v: &str) -> Result<(Vec<String>, Vec<usize>), String> {
     Ok((flags, parse_list(rest)?))
 }
 
-fn union(existing: &str, core: usize) -> Result<Vec<usize>, String> {
+fn union(existing: &str, cores: &[usize]) -> Result<Vec<usize>, String> {
     let mut v = parse_list(existing)?;
-    v.push(core);
+    v.extend(cores);
     v.sort_unstable();
     v.dedup();
     Ok(v)
@@ -99,7 +107,9 @@ fn union(existing: &str, core: usize) -> Result<Vec<usize>, String> {
 pub fn managed_params(current: &[String], w: &Want) -> Result<(Vec<String>, Vec<String>), String> {
     let mut out = Vec::new();
     let mut skipped = Vec::new();
-    let mut isolated = vec![w.core];
+    let mut cores = vec![w.core];
+    cores.extend(&w.siblings);
+    let mut isolated = cores.clone();
     if let Some(v) = last_value(current, "isolcpus") {
         match split_isolcpus(&v) {
             Ok((_, cpus)) => isolated.extend(cpus),
@@ -120,19 +130,19 @@ pub fn managed_params(current: &[String], w: &Want) -> Result<(Vec<String>, Vec<
         out.push(format!(
             "isolcpus={},{}",
             flags.join(","),
-            format_list(&isolated)
+            cpulist::format(&isolated)
         ));
     }
-    let mut nohz = vec![w.core];
+    let mut nohz = cores.clone();
     for (want, param) in [(w.nohz_full, "nohz_full"), (w.rcu_nocbs, "rcu_nocbs")] {
         let existing = last_value(current, param).unwrap_or_default();
-        match union(&existing, w.core) {
+        match union(&existing, &cores) {
             Ok(cpus) => {
                 if param == "nohz_full" {
                     nohz = cpus.clone();
                 }
                 if want {
-                    out.push(format!("{param}={}", format_list(&cpus)));
+                    out.push(format!("{param}={}", cpulist::format(&cpus)));
                 }
             }
             Err(_) => skipped.push(format!("{param}={existing}")),
@@ -148,8 +158,8 @@ pub fn managed_params(current: &[String], w: &Want) -> Result<(Vec<String>, Vec<
         if housekeeping.is_empty() {
             return Err(format!(
                 "no housekeeping CPU would be left (online {}, isolated {})",
-                format_list(&w.online),
-                format_list(&isolated)
+                cpulist::format(&w.online),
+                cpulist::format(&isolated)
             ));
         }
         let kept = last_value(current, "irqaffinity")
@@ -161,7 +171,7 @@ pub fn managed_params(current: &[String], w: &Want) -> Result<(Vec<String>, Vec<
             })
             .filter(|v| !v.is_empty())
             .unwrap_or(housekeeping);
-        out.push(format!("irqaffinity={}", format_list(&kept)));
+        out.push(format!("irqaffinity={}", cpulist::format(&kept)));
     }
     for (param, cap) in &w.cstates {
         let v = last_value(current, param)
@@ -169,6 +179,7 @@ pub fn managed_params(current: &[String], w: &Want) -> Result<(Vec<String>, Vec<
             .map_or(*cap, |old| old.min(*cap));
         out.push(format!("{param}={v}"));
     }
+    out.extend(w.extra.iter().cloned());
     Ok((out, skipped))
 }
 
@@ -191,7 +202,7 @@ mod tests {
             nohz_full: true,
             rcu_nocbs: true,
             irqaffinity: true,
-            cstates: vec![],
+            ..Default::default()
         }
     }
 
@@ -235,6 +246,12 @@ mod tests {
         assert_eq!(m[0], "isolcpus=nohz,domain,managed_irq,1,3");
         assert_eq!(m[3], "irqaffinity=0");
         assert_eq!(m[5], "processor.max_cstate=0");
+        w.siblings = vec![2];
+        w.extra = vec!["skew_tick=1".into()];
+        let (m, _) = managed_params(&tokens("nohz_full=1"), &w).unwrap();
+        assert_eq!(m[0], "isolcpus=managed_irq,domain,2-3");
+        assert_eq!(m[1], "nohz_full=1-3");
+        assert_eq!(m.last().unwrap(), "skew_tick=1");
     }
 
     #[test]

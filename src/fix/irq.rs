@@ -1,9 +1,9 @@
 //! Planners of the interrupt steps: IRQ affinity (others off the RT core, the NIC's onto it), irqbalance, RPS.
 
-use super::cpus::{format_list, format_mask, parse_list, parse_mask};
 use super::runtime::{CPU_DIR, Target, file, step, value};
 use super::{Change, Step, ValueKind};
 use crate::host::Host;
+use crate::parse::{cpulist, mask};
 use crate::remedy;
 
 const IRQ_DIR: &str = "/proc/irq";
@@ -64,7 +64,9 @@ pub fn irq_affinity(host: &Host, t: &Target) -> Step {
     for irq in irqs {
         let path = format!("{IRQ_DIR}/{irq}/smp_affinity_list");
         let Ok(now) = host.read(&path) else { continue };
-        let Ok(cpus) = parse_list(&now) else { continue };
+        let Ok(cpus) = cpulist::parse(&now) else {
+            continue;
+        };
         let want = if nic.contains(&irq) {
             vec![t.core]
         } else if cpus.contains(&t.core) {
@@ -77,14 +79,14 @@ pub fn irq_affinity(host: &Host, t: &Target) -> Step {
             &mut s,
             host,
             &path,
-            &format_list(&want),
+            &cpulist::format(&want),
             ValueKind::CpuList,
             true,
         );
     }
     let def = format!("{IRQ_DIR}/default_smp_affinity");
     if let Ok(now) = host.read(&def)
-        && let Ok(cpus) = parse_mask(&now)
+        && let Ok(cpus) = mask::parse(&now)
     {
         let rest: Vec<usize> = cpus.into_iter().filter(|&c| c != t.core).collect();
         let want = if rest.is_empty() { hk.clone() } else { rest };
@@ -92,7 +94,7 @@ pub fn irq_affinity(host: &Host, t: &Target) -> Step {
             &mut s,
             host,
             &def,
-            &format_mask(&want),
+            &mask::format(&want, t.nbits()),
             ValueKind::HexMask,
             false,
         );
@@ -126,14 +128,14 @@ pub fn irqbalance(host: &Host, t: &Target) -> Step {
     let mut banned = vec![t.core];
     for f in ["isolated", "nohz_full"] {
         let v = host.read(&format!("{CPU_DIR}/{f}")).unwrap_or_default();
-        banned.extend(parse_list(&v).unwrap_or_default());
+        banned.extend(cpulist::parse(&v).unwrap_or_default());
     }
     for l in text.lines() {
         if let Some(v) = setting(l) {
-            banned.extend(parse_list(&v).unwrap_or_default());
+            banned.extend(cpulist::parse(&v).unwrap_or_default());
         }
     }
-    let line = format!("{key}{}", format_list(&banned));
+    let line = format!("{key}{}", cpulist::format(&banned));
     let mut lines: Vec<String> = Vec::new();
     let mut placed = false;
     for l in text.lines() {

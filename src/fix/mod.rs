@@ -4,7 +4,6 @@
 pub mod apply;
 pub mod boot;
 pub mod cmdline;
-pub mod cpus;
 pub mod grub;
 pub mod irq;
 pub mod journal;
@@ -49,13 +48,13 @@ impl ValueKind {
 
     pub fn same(self, a: &str, b: &str) -> bool {
         match self {
-            ValueKind::CpuList => cpus::parse_list(a)
+            ValueKind::CpuList => crate::parse::cpulist::parse(a)
                 .ok()
-                .zip(cpus::parse_list(b).ok())
+                .zip(crate::parse::cpulist::parse(b).ok())
                 .is_some_and(|(x, y)| x == y),
-            ValueKind::HexMask => cpus::parse_mask(a)
+            ValueKind::HexMask => crate::parse::mask::parse(a)
                 .ok()
-                .zip(cpus::parse_mask(b).ok())
+                .zip(crate::parse::mask::parse(b).ok())
                 .is_some_and(|(x, y)| x == y),
             _ => self.normal(a) == self.normal(b),
         }

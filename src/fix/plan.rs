@@ -2,7 +2,6 @@
 //! machine as it is. Reads, never writes.
 
 use super::cmdline::Want;
-use super::cpus::parse_list;
 use super::irq;
 use super::runtime::{self, Target};
 use super::{Plan, Step, boot, saved};
@@ -10,8 +9,6 @@ use crate::checks::{Finding, Status};
 use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::remedy;
-
-const CPU_ONLINE: &str = "/sys/devices/system/cpu/online";
 
 /// What to plan for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,8 +22,7 @@ pub struct Request {
 }
 
 pub fn online_cpus(host: &Host) -> Result<Vec<usize>> {
-    let t = host.read(CPU_ONLINE)?;
-    parse_list(&t).map_err(|e| Error::failed(format!("{CPU_ONLINE}: {e}")))
+    Ok(crate::checks::sys::online_cpus(host)?)
 }
 
 /// The steps named by failing checks, and the ids of those checks.
@@ -93,28 +89,41 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
         let step = match id {
             remedy::CMDLINE => {
                 let f = |c: &str| req.failed.contains(&c);
-                let any = ["core_isolated", "nohz_full", "rcu_nocbs", "irqaffinity"]
-                    .iter()
-                    .any(|c| f(c));
-                let want = Want {
+                let isolation = [
+                    "core_isolated",
+                    "nohz_full",
+                    "rcu_nocbs",
+                    "irqaffinity",
+                    "smt_sibling",
+                ];
+                let any = isolation.iter().any(|c| f(c));
+                let mut want = Want {
                     core: req.core,
                     online: online.clone(),
-                    isolcpus: !any || f("core_isolated"),
-                    nohz_full: !any || f("nohz_full"),
-                    rcu_nocbs: !any || f("rcu_nocbs"),
-                    irqaffinity: !any || f("irqaffinity"),
-                    cstates: if f("cstates") {
-                        boot::cstate_caps(host)
-                    } else {
-                        vec![]
-                    },
+                    isolcpus: !any || f("core_isolated") || f("smt_sibling"),
+                    nohz_full: !any || f("nohz_full") || f("smt_sibling"),
+                    rcu_nocbs: !any || f("rcu_nocbs") || f("smt_sibling"),
+                    irqaffinity: !any || f("irqaffinity") || f("smt_sibling"),
+                    ..Default::default()
                 };
+                if f("cstates") || f("idle_states") {
+                    want.cstates = boot::cstate_caps(host);
+                }
+                if f("skew_tick") {
+                    want.extra.push("skew_tick=1".into());
+                }
+                if f("tsc_reliable") {
+                    want.extra.push("tsc=reliable".into());
+                }
+                if f("smt_sibling") {
+                    want.siblings = boot::siblings(host, req.core);
+                }
                 boot::plan(host, &want)
                     .map_err(|e| Error::failed(format!("kernel command line: {e}")))?
             }
             remedy::GOVERNOR => runtime::governor(host, &t),
             remedy::TURBO => runtime::turbo(host),
-            remedy::SYSCTL => runtime::sysctl(host),
+            remedy::SYSCTL => runtime::sysctl(host, &t, &req.failed),
             remedy::THP => runtime::thp(host),
             remedy::WORKQUEUE => runtime::workqueue(host, &t),
             remedy::IRQBALANCE => irq::irqbalance(host, &t),

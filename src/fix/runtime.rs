@@ -1,9 +1,9 @@
 //! Planners of the runtime steps: governor, turbo, sysctl, THP, workqueues (the interrupt steps: irq.rs).
 //! Each reads what is there and proposes only the changes that differ; nothing is written here.
 
-use super::cpus::format_mask;
 use super::{Change, Step, ValueKind};
 use crate::host::Host;
+use crate::parse::{cpulist, mask};
 use crate::remedy;
 
 pub(super) const CPU_DIR: &str = "/sys/devices/system/cpu";
@@ -12,12 +12,14 @@ const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
 const WQ_CPUMASK: &str = "/sys/devices/virtual/workqueue/cpumask";
 pub const SYSCTL_FILE: &str = "/etc/sysctl.d/99-rmp-eval.conf";
 
-/// The values the sysctl step sets (where the kernel has them).
-pub const SYSCTLS: &[(&str, &str)] = &[
-    ("kernel.sched_rt_runtime_us", "-1"),
-    ("kernel.timer_migration", "0"),
-    ("vm.stat_interval", "10"),
-    ("kernel.numa_balancing", "0"),
+/// The sysctl step's settings: (check that asks for it, key, value; "" = the housekeeping CPUs).
+pub const SYSCTLS: &[(&str, &str, &str)] = &[
+    ("rt_throttling", "kernel.sched_rt_runtime_us", "-1"),
+    ("timer_migration", "kernel.timer_migration", "0"),
+    ("stat_interval", "vm.stat_interval", "10"),
+    ("numa_balancing", "kernel.numa_balancing", "0"),
+    ("nmi_watchdog", "kernel.nmi_watchdog", "0"),
+    ("soft_watchdog", "kernel.watchdog_cpumask", ""),
 ];
 
 /// What the runtime planners work for.
@@ -29,6 +31,10 @@ pub struct Target {
 }
 
 impl Target {
+    /// The width of the machine's CPU masks.
+    pub fn nbits(&self) -> usize {
+        self.online.last().map_or(1, |m| m + 1)
+    }
     pub fn housekeeping(&self) -> Vec<usize> {
         self.online
             .iter()
@@ -131,20 +137,40 @@ pub fn turbo(host: &Host) -> Step {
     s
 }
 
-pub fn sysctl(host: &Host) -> Step {
+/// The settings whose checks failed (all of them when none did: the step was asked for with --only), merged
+/// with the keys an earlier fix wrote to the same file.
+pub fn sysctl(host: &Host, t: &Target, failed: &[&str]) -> Step {
     let mut s = step(
         remedy::SYSCTL,
         "Kernel settings (sysctl)",
-        "RT throttling stops the RT thread for 50 ms each second; timer migration and vmstat work land on the RT core",
+        "RT throttling stops the RT thread for 50 ms each second; timer migration, vmstat and watchdogs put \
+         work on the RT core",
     );
-    let mut conf = String::from("# Written by `rmp-eval fix`; `rmp-eval rollback` removes it.\n");
-    for (key, want) in SYSCTLS {
+    let any = SYSCTLS.iter().any(|(c, _, _)| failed.contains(c));
+    let mut lines: Vec<(String, String)> = host
+        .read(SYSCTL_FILE)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect();
+    for (check, key, want) in SYSCTLS {
         let path = format!("{SYSCTL_DIR}/{}", key.replace('.', "/"));
-        if !host.exists(&path) {
+        if (any && !failed.contains(check)) || !host.exists(&path) {
             continue;
         }
-        conf.push_str(&format!("{key} = {want}\n"));
-        value(&mut s, host, &path, want, ValueKind::Exact, false);
+        let (want, kind) = match *want {
+            "" => (cpulist::format(&t.housekeeping()), ValueKind::CpuList),
+            w => (w.to_string(), ValueKind::Exact),
+        };
+        lines.retain(|(k, _)| k != key);
+        lines.push((key.to_string(), want.clone()));
+        value(&mut s, host, &path, &want, kind, false);
+    }
+    let mut conf = String::from("# Written by `rmp-eval fix`; `rmp-eval rollback` removes it.\n");
+    for (k, v) in &lines {
+        conf.push_str(&format!("{k} = {v}\n"));
     }
     file(&mut s, host, SYSCTL_FILE, conf);
     // The file first, so that a value the kernel refuses is reported after the persistent part is in place.
@@ -182,7 +208,7 @@ pub fn workqueue(host: &Host, t: &Target) -> Step {
             &mut s,
             host,
             WQ_CPUMASK,
-            &format_mask(&t.housekeeping()),
+            &mask::format(&t.housekeeping(), t.nbits()),
             ValueKind::HexMask,
             false,
         );
