@@ -96,6 +96,9 @@ pub fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
         crate::outln!("{text}");
     } else {
         crate::out!("{}", crate::report::run::render_final(&result, out.color));
+        if let (true, Some(rtt), Some(nic)) = (args.verbose, &result.rtt, &args.nic) {
+            crate::out!("{}", crate::measure::nic::render_stamps(rtt, nic));
+        }
     }
     let saved = persist(host, args, &result)?;
     if !args.json {
@@ -159,10 +162,8 @@ fn run_validated(
     v: &Validated,
     label: &str,
 ) -> Result<RunResult> {
-    if let Some(nic) = &args.nic {
-        return Err(Error::failed(format!(
-            "--nic {nic}: the NIC test is not built yet"
-        )));
+    if args.nic.is_some() {
+        return crate::measure::nic::run(host, out, args, v.core, v.receive_cpu, label);
     }
     let started = store::unix_now();
     let signals = StopOnSignal::install()?;

@@ -12,6 +12,10 @@
 use super::ecat::{self, DG_HLEN, ECAT_HLEN, ETH_HLEN, ETHERTYPE_ECAT, WKC_LEN, cmd};
 use crate::cli::Mode;
 
+pub use super::echo::{Echo, echo_in_place};
+use super::ipv4::udp_parts;
+pub use super::ipv4::{ip_checksum, udp_checksum};
+
 pub const ETHERTYPE_RAW: u16 = 0x88B5;
 pub const ETHERTYPE_IPV4: u16 = 0x0800;
 pub const MAX_FRAME: usize = 1514;
@@ -179,6 +183,14 @@ pub fn mode_name(mode: Mode) -> &'static str {
     }
 }
 
+/// The sequence number of one of our own probes: the copy of a sent frame that comes back with its TX stamp.
+pub fn probe_seq(mode: Mode, frame: &[u8]) -> Option<u32> {
+    match read_mark(frame, mark_off(mode)) {
+        Ok((KIND_REQUEST, seq)) => Some(seq),
+        _ => None,
+    }
+}
+
 /// A reply to one of our probes. `wkc` is the working counter of the BRD (ecat), 0 for raw/udp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reply {
@@ -197,7 +209,7 @@ pub enum Reject {
     Invalid(&'static str),
 }
 
-fn read_mark(frame: &[u8], off: usize) -> Result<(u8, u32), Reject> {
+pub(crate) fn read_mark(frame: &[u8], off: usize) -> Result<(u8, u32), Reject> {
     let m = frame
         .get(off..off + MARK_LEN)
         .ok_or(Reject::Invalid("too short for the mark"))?;
@@ -259,110 +271,6 @@ fn parse_ecat_reply(frame: &[u8]) -> Result<Reply, Reject> {
         return Err(Reject::WkcZero);
     }
     Ok(Reply { seq, wkc: brd.wkc })
-}
-
-/// The IPv4 header and the UDP header of an IPv4/UDP frame.
-fn udp_parts(frame: &[u8]) -> Option<(&[u8], &[u8])> {
-    if ecat::ethertype(frame) != Some(ETHERTYPE_IPV4) {
-        return None;
-    }
-    let v = *frame.get(IP_OFF)?;
-    let ihl = usize::from(v & 0x0f) * 4;
-    if v >> 4 != 4 || ihl < 20 || frame.get(IP_OFF + 9) != Some(&17) {
-        return None;
-    }
-    let ip = frame.get(IP_OFF..IP_OFF + ihl)?;
-    let udp = frame.get(IP_OFF + ihl..IP_OFF + ihl + 8)?;
-    Some((ip, udp))
-}
-
-/// What `echo_in_place` did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Echo {
-    Ecat,
-    Raw,
-    Udp,
-}
-
-/// The reflector's job on one received frame, in place: EtherCAT processed as a SubDevice; raw requests turned
-/// into replies; UDP to port 7 echoed with addresses and ports swapped (the checksums stay valid: a one's
-/// complement sum does not depend on the order of its words). `None`: not for the reflector, send nothing.
-pub fn echo_in_place(frame: &mut [u8], own_mac: [u8; 6]) -> Option<Echo> {
-    match ecat::ethertype(frame)? {
-        ETHERTYPE_ECAT => ecat::reflect_in_place(frame).ok().map(|_| Echo::Ecat),
-        ETHERTYPE_RAW => {
-            // Only requests: an echo of an echo would ping-pong between two reflectors.
-            match read_mark(frame, ETH_HLEN) {
-                Ok((KIND_REQUEST, _)) => {}
-                _ => return None,
-            }
-            frame[ETH_HLEN + 4] = KIND_REPLY;
-            swap_macs(frame, own_mac);
-            Some(Echo::Raw)
-        }
-        ETHERTYPE_IPV4 => {
-            let (ip, udp) = udp_parts(frame)?;
-            let ihl = ip.len();
-            if udp[2..4] != UDP_ECHO_PORT.to_be_bytes() || udp[0..2] == UDP_ECHO_PORT.to_be_bytes()
-            {
-                return None;
-            }
-            swap_macs(frame, own_mac);
-            let ip = &mut frame[IP_OFF..IP_OFF + ihl];
-            for i in 0..4 {
-                ip.swap(12 + i, 16 + i);
-            }
-            let u = IP_OFF + ihl;
-            for i in 0..2 {
-                frame.swap(u + i, u + 2 + i);
-            }
-            Some(Echo::Udp)
-        }
-        _ => None,
-    }
-}
-
-fn swap_macs(frame: &mut [u8], own_mac: [u8; 6]) {
-    let (dst, src) = frame.split_at_mut(6);
-    dst.copy_from_slice(&src[..6]);
-    src[..6].copy_from_slice(&own_mac);
-}
-
-fn ones_sum(mut sum: u32, bytes: &[u8]) -> u32 {
-    let mut ch = bytes.chunks_exact(2);
-    for w in &mut ch {
-        sum += u32::from(u16::from_be_bytes([w[0], w[1]]));
-    }
-    if let [last] = ch.remainder() {
-        sum += u32::from(*last) << 8;
-    }
-    sum
-}
-
-fn fold(mut sum: u32) -> u16 {
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
-}
-
-/// RFC 791 header checksum; over a header that includes its checksum field, 0 means valid.
-pub fn ip_checksum(header: &[u8]) -> u16 {
-    fold(ones_sum(0, header))
-}
-
-/// RFC 768 checksum of the UDP datagram that follows the IPv4 header at the start of `ip_packet`
-/// (pseudo-header included; 0 is sent as 0xffff).
-pub fn udp_checksum(ip_packet: &[u8]) -> u16 {
-    let ihl = usize::from(ip_packet[0] & 0x0f) * 4;
-    let total = usize::from(u16::from_be_bytes([ip_packet[2], ip_packet[3]])).min(ip_packet.len());
-    let udp = &ip_packet[ihl..total];
-    let mut sum = ones_sum(0, &ip_packet[12..20]);
-    sum += 17 + udp.len() as u32;
-    match fold(ones_sum(sum, udp)) {
-        0 => 0xffff,
-        c => c,
-    }
 }
 
 #[cfg(test)]

@@ -139,6 +139,19 @@ pub struct RttSummary {
     /// NRTM-style histogram: (bin start µs, count) with 1 µs bins, first to last non-empty bin.
     #[serde(default)]
     pub histogram: Vec<(u64, u64)>,
+    /// Which timestamp pairs measured the round trips (shown with -v).
+    #[serde(default)]
+    pub stamps: Option<StampCounts>,
+}
+
+/// Round trips per kind of timestamp pair: both hardware, both software, or send() time with the software RX
+/// stamp (a frame whose TX stamp never came).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct StampCounts {
+    pub hardware_supported: bool,
+    pub hardware: u64,
+    pub software: u64,
+    pub send_time: u64,
 }
 
 /// A whole run.

@@ -79,6 +79,7 @@ fn rtt_section_prints_nrtm_line() {
         unmatched: 0,
         wkc: Some(1),
         histogram: vec![(17, 43944), (18, 9094), (19, 0), (29, 3)],
+        stamps: None,
     };
     let t = render_rtt(&rtt);
     assert!(

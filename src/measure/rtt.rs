@@ -1,0 +1,196 @@
+//! The receiver's bookkeeping: matches transmit stamps and replies to the frames sent (by sequence number) and
+//! turns each pair of timestamps into a round-trip time. Everything is preallocated; no system call here, so it is
+//! tested with made-up stamps.
+//!
+//! Clock domains are never mixed within one round trip: hardware TX with hardware RX (the NIC's clock), else
+//! software TX with software RX (CLOCK_REALTIME in the kernel), else — when the kernel gave no TX stamp for that
+//! frame, as happens for the first frames after SO_TIMESTAMPING is switched on — the sender's CLOCK_REALTIME
+//! just before send() with the software RX stamp; those are counted apart (`send_time_pairs`).
+
+use super::dist::Dist;
+use super::tstamp::Stamps;
+
+/// Frames in flight that can still be matched; older replies count as unmatched (and their frames as lost).
+pub const RING: usize = 4096;
+/// A reply still waiting for its TX stamp is settled with the send() time once this many newer frames replied.
+const TX_STAMP_PATIENCE: u32 = 16;
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    seq: u32,
+    used: bool,
+    tx_sw: u64,
+    tx_hw: u64,
+    rx_sw: u64,
+    rx_hw: u64,
+    rx_user: u64,
+    answered: bool,
+    done: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub matched: u64,
+    /// Round trips longer than one period: the reply came after the next frame was due.
+    pub late: u64,
+    /// Frames that were no reply to a frame in flight: duplicates, stale, foreign or malformed EtherCAT frames.
+    pub unmatched: u64,
+    /// EtherCAT frames back with working counter 0 (no SubDevice processed them); included in `unmatched`.
+    pub wkc_zero: u64,
+    pub hw_pairs: u64,
+    pub sw_pairs: u64,
+    pub send_time_pairs: u64,
+    pub wkc_min: Option<u16>,
+    pub wkc_max: Option<u16>,
+}
+
+pub struct Matcher {
+    ring: Box<[Slot]>,
+    first_seq: u32,
+    period_ns: u64,
+    newest_rel: u32,
+    pub dist: Dist,
+    pub counts: Counts,
+}
+
+impl Matcher {
+    /// `first_seq`: the sequence number of the first frame of the run (earlier ones are the preflight's).
+    pub fn new(first_seq: u32, period_ns: u64) -> Matcher {
+        Matcher {
+            ring: vec![Slot::default(); RING].into_boxed_slice(),
+            first_seq,
+            period_ns,
+            newest_rel: 0,
+            dist: Dist::new(),
+            counts: Counts::default(),
+        }
+    }
+
+    /// The slot of `seq` if it names a frame still in flight among the `sent` so far; `None` for anything else.
+    fn slot(&mut self, seq: u32, sent: u64) -> Option<&mut Slot> {
+        let rel = seq.wrapping_sub(self.first_seq);
+        if u64::from(rel) >= sent || sent - u64::from(rel) > RING as u64 {
+            return None;
+        }
+        let s = &mut self.ring[rel as usize % RING];
+        if !s.used || s.seq != seq {
+            *s = Slot {
+                seq,
+                used: true,
+                ..Slot::default()
+            };
+        }
+        Some(s)
+    }
+
+    /// True for sequence numbers from before the run (the preflight's late replies): ignored, not counted.
+    pub fn is_preflight(&self, seq: u32) -> bool {
+        seq.wrapping_sub(self.first_seq) > u32::MAX / 2
+    }
+
+    /// The transmit stamp of our frame `seq`, read back from the error queue.
+    pub fn on_tx(&mut self, seq: u32, st: Stamps, sent: u64, send_time: impl Fn(u32) -> u64) {
+        let Some(s) = self.slot(seq, sent) else {
+            return;
+        };
+        if s.done {
+            return;
+        }
+        s.tx_sw = st.sw_ns;
+        s.tx_hw = st.hw_ns;
+        if s.answered {
+            let s = *s;
+            self.complete(s, &send_time);
+        }
+    }
+
+    /// A valid reply to frame `seq`, stamped `st` by the kernel and `user_ns` (CLOCK_REALTIME) when read.
+    pub fn on_reply(
+        &mut self,
+        seq: u32,
+        wkc: Option<u16>,
+        st: Stamps,
+        user_ns: u64,
+        sent: u64,
+        send_time: impl Fn(u32) -> u64,
+    ) {
+        if self.is_preflight(seq) {
+            return;
+        }
+        let Some(s) = self.slot(seq, sent) else {
+            self.counts.unmatched += 1;
+            return;
+        };
+        if s.answered {
+            self.counts.unmatched += 1;
+            return;
+        }
+        s.answered = true;
+        s.rx_sw = st.sw_ns;
+        s.rx_hw = st.hw_ns;
+        s.rx_user = user_ns;
+        let s = *s;
+        self.counts.matched += 1;
+        if let Some(w) = wkc {
+            self.counts.wkc_min = Some(self.counts.wkc_min.map_or(w, |m| m.min(w)));
+            self.counts.wkc_max = Some(self.counts.wkc_max.map_or(w, |m| m.max(w)));
+        }
+        if s.tx_sw != 0 || s.tx_hw != 0 {
+            self.complete(s, &send_time);
+        }
+        let rel = seq.wrapping_sub(self.first_seq);
+        self.newest_rel = self.newest_rel.max(rel);
+        // Settle the reply that has waited too long for its TX stamp.
+        if let Some(old) = rel.checked_sub(TX_STAMP_PATIENCE) {
+            let o = self.ring[old as usize % RING];
+            if o.used && o.answered && !o.done && o.seq == self.first_seq.wrapping_add(old) {
+                self.complete(o, &send_time);
+            }
+        }
+    }
+
+    /// A received frame that is no reply (foreign or malformed EtherCAT frame, working counter 0).
+    pub fn on_unmatched(&mut self, wkc_zero: bool) {
+        self.counts.unmatched += 1;
+        if wkc_zero {
+            self.counts.wkc_zero += 1;
+        }
+    }
+
+    /// Settles every reply still waiting for a TX stamp (end of run).
+    pub fn finish(&mut self, send_time: impl Fn(u32) -> u64) {
+        for i in 0..RING {
+            let s = self.ring[i];
+            if s.used && s.answered && !s.done {
+                self.complete(s, &send_time);
+            }
+        }
+    }
+
+    fn complete(&mut self, s: Slot, send_time: &impl Fn(u32) -> u64) {
+        let (tx, rx) = if s.tx_hw != 0 && s.rx_hw != 0 {
+            self.counts.hw_pairs += 1;
+            (s.tx_hw, s.rx_hw)
+        } else if s.tx_sw != 0 && s.rx_sw != 0 {
+            self.counts.sw_pairs += 1;
+            (s.tx_sw, s.rx_sw)
+        } else {
+            self.counts.send_time_pairs += 1;
+            (
+                send_time(s.seq),
+                if s.rx_sw != 0 { s.rx_sw } else { s.rx_user },
+            )
+        };
+        let rel = s.seq.wrapping_sub(self.first_seq) as usize % RING;
+        self.ring[rel].done = true;
+        let rtt = rx.saturating_sub(tx);
+        self.dist.record(rtt);
+        if rtt > self.period_ns {
+            self.counts.late += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "rtt_tests.rs"]
+mod tests;
