@@ -17,9 +17,9 @@ use crate::host::Host;
 /// The PM QoS file: while a process holds it open with 0 written, CPUs stay out of deep C-states.
 pub const CPU_DMA_LATENCY: &str = "/dev/cpu_dma_latency";
 /// Stack of the RT threads: small, so that mlockall(MCL_FUTURE) does not pin 8 MiB per thread.
-pub const RT_STACK: usize = 256 * 1024;
+pub const RT_STACK: usize = 64 * 1024;
 /// How much of it is touched before the loop starts (the rest is locked, hence resident, by mlockall).
-const PREFAULT: usize = 64 * 1024;
+const PREFAULT: usize = 16 * 1024;
 
 /// mlockall(MCL_CURRENT | MCL_FUTURE): no page fault in the RT loop, and threads created later are locked too.
 pub fn lock_memory() -> Result<()> {
