@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::checks::sys::validate_core;
 use crate::cli::RunArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::host::Host;
@@ -28,7 +29,10 @@ pub struct Validated {
 pub fn validate(host: &Host, args: &RunArgs) -> Result<Validated> {
     let core = validate_core(host, args.core)?;
     let receive_cpu = match args.receive_cpu {
-        Some(c) => validate_core(host, Some(c))?,
+        Some(c) => validate_core(host, Some(c)).map_err(|e| match e {
+            Error::Usage(m) => Error::usage(m.replacen("--core", "--receive-cpu", 1)),
+            e => e,
+        })?,
         None => core,
     };
     if args.nic.is_none() && args.pktlen.is_some() {
@@ -58,36 +62,10 @@ pub fn validate(host: &Host, args: &RunArgs) -> Result<Validated> {
     Ok(Validated { core, receive_cpu })
 }
 
-/// The RT core: n, or the last online CPU; out of range → usage error. (Stands in until checks::sys lands.)
-fn validate_core(host: &Host, n: Option<usize>) -> Result<usize> {
-    let text = host.read_trimmed("/sys/devices/system/cpu/online")?;
-    let mut cpus = Vec::new();
-    for part in text.split(',').filter(|p| !p.is_empty()) {
-        let (a, b) = part.split_once('-').unwrap_or((part, part));
-        let (a, b): (usize, usize) = match (a.parse(), b.parse()) {
-            (Ok(a), Ok(b)) if a <= b && b < 8192 => (a, b),
-            _ => {
-                return Err(Error::failed(format!(
-                    "cannot read the online CPU list '{text}'"
-                )));
-            }
-        };
-        cpus.extend(a..=b);
-    }
-    let last = *cpus.last().ok_or_else(|| Error::failed("no online CPU"))?;
-    match n {
-        None => Ok(last),
-        Some(c) if cpus.contains(&c) => Ok(c),
-        Some(c) => Err(Error::usage(format!(
-            "CPU {c} is not online (online: {text})"
-        ))),
-    }
-}
-
 pub fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
     let v = validate(host, args)?;
     if !args.no_config && !args.json {
-        crate::outln!("{}", config_preamble(host, &v, args));
+        crate::outln!("{}", config_preamble(host, out, &v, args));
     }
     let result = run_validated(host, out, args, &v, "run")?;
     if args.json {
@@ -139,20 +117,13 @@ fn persist(host: &Host, args: &RunArgs, r: &RunResult) -> Result<PathBuf> {
     store::save(host, r, store::unix_now())
 }
 
-fn config_preamble(host: &Host, v: &Validated, args: &RunArgs) -> String {
+fn config_preamble(host: &Host, out: Output, v: &Validated, args: &RunArgs) -> String {
     let ctx = crate::checks::Ctx {
         core: v.core,
         nic: args.nic.clone(),
     };
     let findings = crate::checks::run_all(host, &ctx);
-    let failed = findings
-        .iter()
-        .filter(|f| f.status == crate::checks::Status::Fail)
-        .count();
-    format!(
-        "Configuration: {} checks, {failed} failed (see `rmp-eval check`)",
-        findings.len()
-    )
+    crate::report::check::render_text(host, &ctx, &findings, out)
 }
 
 fn run_validated(
