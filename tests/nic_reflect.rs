@@ -15,6 +15,7 @@ fn pysoem_config_init_finds_one_subdevice() {
     let Some(py) = pysoem_python() else { return };
     let v = Veth::new();
     let r = v.reflect(&[]);
+    let cap = Capture::start(&v.host, "ether proto 0x88a4", 2);
     let o = Command::new(&py)
         .args([
             "-c",
@@ -41,6 +42,15 @@ fn pysoem_config_init_finds_one_subdevice() {
     let line = out.lines().last().unwrap();
     let n: u64 = line.split_whitespace().nth(2).unwrap().parse().unwrap();
     assert!(n > 10 && line.contains(&format!("{n} EtherCAT")), "{out}");
+    // SOEM's first frame and its answer, as tshark decodes them: the reply's source MAC has bit 0x02 set, as a
+    // real ESC returns it, and its working counter is 1.
+    let rows = cap.fields(&["eth.src", "ecat.cmd", "ecat.idx", "ecat.cnt"], &[]);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    let (req, rep): (Vec<&str>, Vec<&str>) =
+        (rows[0].split(';').collect(), rows[1].split(';').collect());
+    assert_eq!((req[0], req[3]), ("01:01:01:01:01:01", "0"), "{rows:?}");
+    assert_eq!((rep[0], rep[3]), ("03:01:01:01:01:01", "1"), "{rows:?}");
+    assert_eq!((rep[1], rep[2]), (req[1], req[2]), "same command and index");
 }
 
 #[test]

@@ -205,3 +205,90 @@ pub fn tempdir() -> tempfile::TempDir {
         .tempdir()
         .unwrap()
 }
+
+/// tshark capturing on an interface into a pcap, started and ready (it said "Capturing on").
+pub struct Capture {
+    child: Option<Child>,
+    pub path: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Capture {
+    pub fn start(iface: &str, filter: &str, count: usize) -> Capture {
+        use std::io::{BufRead, BufReader};
+        let dir = tempdir();
+        let path = dir.path().join("cap.pcap");
+        let mut child = Command::new("tshark")
+            .args(["-i", iface, "-f", filter, "-c", &count.to_string(), "-w"])
+            .arg(&path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("tshark runs (tests/install-deps.sh installs it)");
+        let err = child.stderr.take().unwrap();
+        let mut lines = BufReader::new(err).lines();
+        loop {
+            match lines.next() {
+                Some(Ok(l)) if l.contains("Capturing on") => break,
+                Some(Ok(_)) => continue,
+                _ => panic!("tshark did not start capturing on {iface}"),
+            }
+        }
+        // Keep draining its stderr so that it never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Capture {
+            child: Some(child),
+            path,
+            _dir: dir,
+        }
+    }
+
+    /// Waits (up to 10 s) for the capture to end, then decodes it with `tshark -T fields -e …`, one line per frame.
+    pub fn fields(mut self, fields: &[&str], extra: &[&str]) -> Vec<String> {
+        let mut c = self.child.take().unwrap();
+        let t = Instant::now();
+        while c.try_wait().unwrap().is_none() {
+            if t.elapsed() > Duration::from_secs(10) {
+                let _ = c.kill();
+                let _ = c.wait();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let mut cmd = Command::new("tshark");
+        cmd.arg("-r")
+            .arg(&self.path)
+            .args(extra)
+            .args(["-T", "fields", "-E", "separator=;"]);
+        for f in fields {
+            cmd.args(["-e", f]);
+        }
+        let o = cmd.output().unwrap();
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// `rmp-eval run --nic IF --no-config` with more arguments; stdout is a pipe.
+pub fn run_nic(iface: &str, extra: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(["run", "--nic", iface, "--no-config"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}

@@ -1,0 +1,145 @@
+//! How `run --nic` ends when things go wrong: nothing answers, the answers stop, the user presses Ctrl+C; and what
+//! it leaves behind (interface flags) and prints into a pipe. Needs root; CI is root.
+
+mod nic_support;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use nic_support::*;
+
+#[test]
+fn no_reflector_is_one_line_and_exit_2_within_2_s() {
+    if !root_or_skip("no_reflector") {
+        return;
+    }
+    let v = Veth::new();
+    let flags = v.host_flags();
+    for (mode, who) in [
+        ("ecat", "no EtherCAT SubDevice answered on"),
+        ("udp", "no UDP echo (port 7) answered on"),
+    ] {
+        let t = Instant::now();
+        let o = run_nic(&v.host, &["--mode", mode, "--iterations", "100"]);
+        let took = t.elapsed();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(took < Duration::from_secs(2), "gave up after {took:?}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!("rmp-eval: {who} {}", v.host)),
+            "{err}"
+        );
+        assert!(
+            o.stdout.is_empty(),
+            "no report of nothing: {}",
+            text(&o.stdout)
+        );
+    }
+    assert_eq!(v.host_flags(), flags);
+    // Not an interface, or not one that exists: refused before anything is sent.
+    for bad in ["ncnosuch7", "a b", "../x"] {
+        let o = run_nic(bad, &["--iterations", "10"]);
+        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(text(&o.stderr).lines().count(), 1, "{}", text(&o.stderr));
+    }
+}
+
+#[test]
+fn reflector_killed_mid_run_reports_then_exits_2() {
+    if !root_or_skip("reflector_killed_mid_run") {
+        return;
+    }
+    let v = Veth::new();
+    let flags = v.host_flags();
+    let r = v.reflect(&[]);
+    let out = tempdir();
+    let file = out.path().join("r.json");
+    let child = Command::new(BIN)
+        .args([
+            "run",
+            "--nic",
+            &v.host,
+            "--no-config",
+            "--duration",
+            "30",
+            "--output",
+        ])
+        .arg(&file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    r.signal(libc::SIGKILL);
+    let _ = r.wait();
+    let o = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
+    assert_eq!(o.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains(&format!("replies stopped on {}", v.host)),
+        "{stderr}"
+    );
+    // What was measured before the replies stopped is reported, and saved.
+    assert!(stdout.contains("Round trips:"), "{stdout}");
+    assert!(stdout.contains("Verdict: incomplete"), "{stdout}");
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(j["verdict"], "incomplete");
+    let measured = j["rtt"]["count"].as_u64().unwrap();
+    assert!(
+        measured > 100 && j["rtt"]["lost"].as_u64().unwrap() > 0,
+        "{}",
+        j["rtt"]
+    );
+    assert!(
+        j["duration_s"].as_f64().unwrap() < 29.0,
+        "it stopped by itself, long before --duration"
+    );
+    assert!(!stdout.contains('\x1b'), "piped output has no escape bytes");
+    assert_eq!(v.host_flags(), flags);
+}
+
+#[test]
+fn sigint_prints_the_final_report_and_writes_output() {
+    if !root_or_skip("sigint_final_report") {
+        return;
+    }
+    let v = Veth::new();
+    let flags = v.host_flags();
+    let r = v.reflect(&[]);
+    let out = tempdir();
+    let file = out.path().join("r.json");
+    let child = Command::new(BIN)
+        .args(["run", "--nic", &v.host, "--no-config", "-v", "--output"])
+        .arg(&file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    let _ = r.stop();
+    let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("Round trips:") && stdout.contains("Statistics based on"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("(stopped by a signal)"), "{stdout}");
+    // -v: the timestamp rows; veth has no hardware timestamps, and says so.
+    assert!(
+        stdout.contains(&format!("HW timestamps: not supported by {}", v.host)),
+        "{stdout}"
+    );
+    assert!(stdout.contains("SW timestamps: "), "{stdout}");
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(j["interrupted"], true);
+    assert_eq!(j["rtt"]["lost"], 0, "{}", j["rtt"]);
+    assert!(j["rtt"]["count"].as_u64().unwrap() > 100);
+    assert!(!stdout.contains('\x1b'), "piped output has no escape bytes");
+    assert_eq!(v.host_flags(), flags);
+}
