@@ -252,3 +252,41 @@ fn the_failing_checks_choose_the_steps() {
         "{targets:?}"
     );
 }
+
+#[test]
+fn nic_irqs_move_onto_the_core_and_rps_goes_off() {
+    let r = Root::untuned();
+    // An MSI-X vector of the NIC (as igb/igc list them in device/msi_irqs) and RPS left on by a distribution.
+    r.write("/sys/class/net/enp0s2/device/msi_irqs/40", "msix\n");
+    r.write("/proc/irq/40/smp_affinity_list", "0-1\n");
+    r.write("/sys/class/net/enp0s2/queues/rx-0/rps_cpus", "3\n");
+    let start = r.tree();
+    let o = r.rmp(
+        "fix",
+        &[
+            "--core",
+            "1",
+            "--nic",
+            "enp0s2",
+            "--only",
+            "irq_affinity,rps",
+            "--yes",
+            "--no-measure",
+        ],
+    );
+    ok(&o);
+    assert_eq!(r.read("/proc/irq/40/smp_affinity_list"), "1\n");
+    assert_eq!(r.read("/proc/irq/27/smp_affinity_list"), "0\n");
+    assert_eq!(r.read("/sys/class/net/enp0s2/queues/rx-0/rps_cpus"), "0\n");
+    let saved: serde_json::Value =
+        serde_json::from_str(&r.read("/var/lib/rmp-eval/runtime.json")).unwrap();
+    assert_eq!(saved["nic"], "enp0s2");
+    // The udev rule's call after the driver probed again: the NIC's settings come back, nothing else is touched.
+    r.write("/proc/irq/40/smp_affinity_list", "0-1\n");
+    r.write("/sys/class/net/enp0s2/queues/rx-0/rps_cpus", "3\n");
+    ok(&r.rmp("apply-saved", &["--nic", "enp0s2"]));
+    assert_eq!(r.read("/proc/irq/40/smp_affinity_list"), "1\n");
+    assert_eq!(r.read("/sys/class/net/enp0s2/queues/rx-0/rps_cpus"), "0\n");
+    ok(&r.rmp("rollback", &["--yes"]));
+    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+}

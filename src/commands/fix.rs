@@ -177,8 +177,13 @@ pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
             ))
         })?;
         if !args.json {
-            outln!("Before: {}\nAfter:  {}", bpath.display(), apath.display());
-            outln!("{}", compare_text(&b, &a));
+            let c = crate::report::compare::compare(
+                &b,
+                &a,
+                &bpath.display().to_string(),
+                &apath.display().to_string(),
+            );
+            crate::out!("{}", crate::report::compare::render_text(&c, out.color));
         }
     }
     let short = report
@@ -227,17 +232,4 @@ fn measure(host: &Host, out: Output, args: &FixArgs, label: &str) -> Result<(Run
             e
         }
     })
-}
-
-fn compare_text(b: &RunResult, a: &RunResult) -> String {
-    let mut o = String::from("                     p50 µs    p99 µs   p99.9 µs    max µs\n");
-    for (label, r) in [("before", b), ("after", a)] {
-        for s in &r.series {
-            o.push_str(&format!(
-                "{:<8} {:<10} {:>8.1} {:>9.1} {:>10.1} {:>9.1}\n",
-                label, s.label, s.p50_us, s.p99_us, s.p999_us, s.max_us
-            ));
-        }
-    }
-    o
 }

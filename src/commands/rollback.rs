@@ -87,6 +87,14 @@ pub fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<Outcome
             problems.join("; ")
         )));
     }
-    outln!("Rolled back. A changed kernel command line returns to the old one at the next boot.");
+    outln!("Rolled back.");
+    if again.iter().any(|a| {
+        a.first()
+            .is_some_and(|p| p == "update-grub" || p == "kernel-install")
+    }) {
+        outln!(
+            "The kernel command line returns to the old one at the next boot: reboot, then `rmp-eval check`."
+        );
+    }
     Ok(Outcome::Good)
 }

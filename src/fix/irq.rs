@@ -10,36 +10,13 @@ const IRQ_DIR: &str = "/proc/irq";
 const NET_DIR: &str = "/sys/class/net";
 pub const IRQBALANCE_DEFAULT: &str = "/etc/default/irqbalance";
 
-/// The NIC's IRQs: the numbers in device/msi_irqs, and IRQs whose handler is named after the NIC (igb's
-/// "enp2s0-TxRx-0") or after its virtio device ("virtio0-input.0").
-pub fn nic_irqs(host: &Host, nic: &str) -> Vec<u32> {
-    let mut irqs: Vec<u32> = host
-        .list(&format!("{NET_DIR}/{nic}/device/msi_irqs"))
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|n| n.parse().ok())
-        .collect();
-    let dev = host
-        .readlink(&format!("{NET_DIR}/{nic}/device"))
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
-    for n in host.list(IRQ_DIR).unwrap_or_default() {
-        let Ok(irq) = n.parse::<u32>() else { continue };
-        let actions = host.list(&format!("{IRQ_DIR}/{n}")).unwrap_or_default();
-        let ours = actions.iter().any(|a| {
-            a == nic
-                || a.starts_with(&format!("{nic}-"))
-                || dev
-                    .as_ref()
-                    .is_some_and(|d| d.starts_with("virtio") && a.starts_with(&format!("{d}-")))
-        });
-        if ours {
-            irqs.push(irq);
-        }
+/// The NIC's IRQs as the nic_irqs_pinned check sees them (msi_irqs, handlers named after the NIC or its virtio
+/// device).
+fn nic_irqs(host: &Host, nic: &str) -> Vec<u32> {
+    match crate::checks::irq::read_interrupts(host) {
+        Ok(ints) => crate::checks::irq::nic_irqs(host, nic, &ints),
+        Err(_) => vec![],
     }
-    irqs.sort_unstable();
-    irqs.dedup();
-    irqs
 }
 
 pub fn irq_affinity(host: &Host, t: &Target) -> Step {

@@ -33,8 +33,28 @@ pub fn diff(path: &str, before: &Option<Vec<u8>>, after: &Option<Vec<u8>>) -> St
         .to_string()
 }
 
+/// New files longer than this show their first lines only in the text plan (the JSON plan has the whole diff).
+const NEW_FILE_LINES: usize = 12;
+
+fn new_file_head(path: &str, bytes: &[u8]) -> String {
+    let d = diff(path, &None, &Some(bytes.to_vec()));
+    let lines: Vec<&str> = d.lines().collect();
+    let shown = (3 + NEW_FILE_LINES / 2).min(lines.len());
+    format!(
+        "{}\n… {} more lines of the new file (`--dry-run --json` shows them all)\n",
+        lines[..shown].join("\n"),
+        lines.len() - shown
+    )
+}
+
 pub fn change_text(c: &Change, live: bool) -> String {
     match c {
+        Change::File {
+            path,
+            before: None,
+            after: Some(b),
+            ..
+        } if b.iter().filter(|&&c| c == b'\n').count() > NEW_FILE_LINES => new_file_head(path, b),
         Change::File {
             path,
             before,

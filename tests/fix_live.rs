@@ -1,0 +1,172 @@
+//! Live on this machine (root only): a movable IRQ's affinity, the RPS mask of a veth created here (real
+//! planner), and a sysctl are applied for real through the journal, read back, undone from the journal, and read
+//! back again. The originals are restored even when an assertion fails (guards), and the veth is removed.
+
+use std::process::Command;
+
+use rmp_eval::fix::apply::{self, Took};
+use rmp_eval::fix::irq;
+use rmp_eval::fix::journal;
+use rmp_eval::fix::runtime::Target;
+use rmp_eval::fix::{Change, Plan, Step, ValueKind};
+use rmp_eval::host::Host;
+
+struct Veth(String);
+impl Drop for Veth {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["link", "del", &self.0]).status();
+    }
+}
+
+/// Writes the recorded originals back when dropped (whatever the test did in between).
+struct Originals(Vec<(String, String)>);
+impl Drop for Originals {
+    fn drop(&mut self) {
+        for (path, v) in &self.0 {
+            let _ = std::fs::write(path, format!("{v}\n"));
+        }
+    }
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(path).unwrap().trim().to_string()
+}
+
+/// An IRQ whose affinity accepts a write (not kernel-managed), and the affinity to give it.
+fn movable_irq(online: &[usize]) -> Option<(String, String, String)> {
+    let mut names: Vec<u32> = std::fs::read_dir("/proc/irq")
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    names.sort_unstable();
+    for n in names {
+        let path = format!("/proc/irq/{n}/smp_affinity_list");
+        let Ok(now) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let now = now.trim().to_string();
+        if std::fs::write(&path, format!("{now}\n")).is_err() {
+            continue; // managed: refuses even its own value
+        }
+        let want = if now == "0" {
+            online.last()?.to_string()
+        } else {
+            "0".to_string()
+        };
+        return Some((path, now, want));
+    }
+    None
+}
+
+#[test]
+fn irq_rps_and_sysctl_applied_verified_and_rolled_back_for_real() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: needs root (CI runs the suite as root)");
+        return;
+    }
+    let host = Host::live();
+    let online = rmp_eval::checks::sys::online_cpus(&host).unwrap();
+    assert!(online.len() >= 2, "needs two CPUs");
+    let core = *online.last().unwrap();
+
+    let name = format!("fx{}", std::process::id() % 1_000_000);
+    let st = Command::new("ip")
+        .args([
+            "link",
+            "add",
+            &name,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &format!("{name}p"),
+        ])
+        .status()
+        .unwrap();
+    assert!(st.success(), "ip link add veth");
+    let _veth = Veth(name.clone());
+    let rps_path = format!("/sys/class/net/{name}/queues/rx-0/rps_cpus");
+    let (irq_path, irq_before, irq_want) =
+        movable_irq(&online).expect("no movable IRQ on this machine");
+    let sysctl = "/proc/sys/kernel/timer_migration".to_string();
+    let sysctl_before = read(&sysctl);
+    let sysctl_want = if sysctl_before == "0" { "1" } else { "0" };
+    let _guard = Originals(vec![
+        (irq_path.clone(), irq_before.clone()),
+        (sysctl.clone(), sysctl_before.clone()),
+        (rps_path.clone(), read(&rps_path)),
+    ]);
+    // The state RPS's remedy repairs: packets steered to every CPU.
+    std::fs::write(&rps_path, "3\n").unwrap();
+    assert_eq!(
+        rmp_eval::parse::mask::parse(&read(&rps_path)).unwrap(),
+        vec![0, 1]
+    );
+
+    let t = Target {
+        core,
+        nic: Some(name.clone()),
+        online,
+    };
+    let rps = irq::rps(&host, &t);
+    assert_eq!(rps.changes.len(), 1, "{rps:?}");
+    let by_hand = |id, path: &str, before: &str, after: &str, kind| Step {
+        id,
+        title: id.into(),
+        why: "live test".into(),
+        changes: vec![Change::Value {
+            path: path.into(),
+            before: before.into(),
+            after: after.into(),
+            kind,
+            refusable: false,
+        }],
+        notes: vec![],
+    };
+    let plan = Plan {
+        steps: vec![
+            by_hand(
+                "irq_affinity",
+                &irq_path,
+                &irq_before,
+                &irq_want,
+                ValueKind::CpuList,
+            ),
+            rps,
+            by_hand(
+                "sysctl",
+                &sysctl,
+                &sysctl_before,
+                sysctl_want,
+                ValueKind::Exact,
+            ),
+        ],
+    };
+    let report = apply::apply(&host, &plan, core, Some(&name)).unwrap();
+    for o in &report.outcomes {
+        assert_eq!(o.took, Took::Took, "{o:?}");
+    }
+    assert_eq!(read(&irq_path), irq_want);
+    assert!(
+        rmp_eval::parse::mask::parse(&read(&rps_path))
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(read(&sysctl), sysctl_want);
+
+    // Undo exactly this run from its journal (other runs on this machine are not ours to touch).
+    let runs = journal::load_all(&host).unwrap();
+    let (path, run) = runs
+        .iter()
+        .find(|(p, _)| *p == report.journal)
+        .expect("journal run written");
+    assert!(run.complete);
+    assert_eq!(journal::undo(&host, run), Vec::<String>::new());
+    host.remove_file(path).unwrap();
+    assert_eq!(read(&irq_path), irq_before);
+    assert_eq!(
+        rmp_eval::parse::mask::parse(&read(&rps_path)).unwrap(),
+        vec![0, 1]
+    );
+    assert_eq!(read(&sysctl), sysctl_before);
+}
