@@ -77,19 +77,71 @@ pub struct FileMeta {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Host {
     root: PathBuf,
+    /// Set by `traced`: every system path this Host (and its clones) resolves is recorded, so that `snapshot`
+    /// copies exactly what the checks read.
+    trace: Option<Trace>,
 }
+
+/// The system paths a traced Host touched, shared between its clones.
+#[derive(Clone, Default)]
+pub struct Trace(std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>);
+
+impl Trace {
+    /// The recorded paths, sorted.
+    pub fn paths(&self) -> Vec<String> {
+        match self.0.lock() {
+            Ok(g) => g.iter().cloned().collect(),
+            Err(p) => p.into_inner().iter().cloned().collect(),
+        }
+    }
+    fn record(&self, abs: &str) {
+        let mut g = match self.0.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        g.insert(abs.to_string());
+    }
+}
+
+impl std::fmt::Debug for Trace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Trace")
+    }
+}
+
+// A trace is bookkeeping, not identity: two Hosts on the same root are the same machine.
+impl PartialEq for Trace {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl Eq for Trace {}
 
 impl Host {
     /// The machine this process runs on.
     pub fn live() -> Self {
         Host {
             root: PathBuf::from("/"),
+            trace: None,
         }
     }
 
     /// A machine whose filesystem is laid out under `root` (a fixture tree or an unpacked snapshot).
     pub fn with_root(root: impl Into<PathBuf>) -> Self {
-        Host { root: root.into() }
+        Host {
+            root: root.into(),
+            trace: None,
+        }
+    }
+
+    /// This Host, recording every path it resolves from now on.
+    pub fn traced(&self) -> (Host, Trace) {
+        let t = Trace::default();
+        let h = Host {
+            root: self.root.clone(),
+            trace: Some(t.clone()),
+        };
+        (h, t)
     }
 
     pub fn root(&self) -> &Path {
@@ -104,6 +156,9 @@ impl Host {
     /// The real path of an absolute system path. `abs` must start with '/'; ".." components are dropped so that
     /// a crafted name cannot escape the root.
     pub fn path(&self, abs: &str) -> PathBuf {
+        if let Some(t) = &self.trace {
+            t.record(abs);
+        }
         let mut p = self.root.clone();
         for comp in abs.split('/') {
             if comp.is_empty() || comp == "." || comp == ".." {

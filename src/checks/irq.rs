@@ -115,6 +115,9 @@ fn unrelated_irqs(host: &Host, ctx: &Ctx) -> Verdict {
         if offenders.len() > SHOW {
             d.push_str(&format!(", +{} more", offenders.len() - SHOW));
         }
+        if ctx.nic.is_none() {
+            d.push_str(" (--nic names the EtherCAT NIC, whose IRQs belong here)");
+        }
         Ok(Verdict::fail(d))
     })())
 }

@@ -156,6 +156,47 @@ pub(crate) fn settle(r: Result<Verdict, Verdict>) -> Verdict {
     r.unwrap_or_else(|v| v)
 }
 
+/// Details longer than this are cut: a garbage file must not flood the terminal.
+pub const DETAIL_MAX: usize = 160;
+
+/// Text from the machine made safe to print: control characters (a hostile or broken file can hold escape
+/// sequences or newlines) are shown escaped, and long text is cut with an ellipsis.
+pub fn sanitize(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut n = 0;
+    for c in s.chars() {
+        let piece: String = if c.is_control() {
+            c.escape_default().collect()
+        } else {
+            c.to_string()
+        };
+        n += piece.chars().count();
+        if n > max {
+            out.push('…');
+            break;
+        }
+        out.push_str(&piece);
+    }
+    out
+}
+
+/// A kernel value that should be an integer: pass/fail by `good`, unknown when it is not a number.
+pub(crate) fn int_value(name: &str, raw: &str, good: impl Fn(i64) -> bool) -> Verdict {
+    match raw.parse::<i64>() {
+        Ok(v) if good(v) => Verdict::pass(format!("{name}={v}")),
+        Ok(v) => Verdict::fail(format!("{name}={v}")),
+        Err(_) => Verdict::unknown(format!("{name}: not a number ({raw})")),
+    }
+}
+
+/// A kernel keyword value (governor, operstate): lowercase letters, digits, '_' and '-'.
+pub(crate) fn is_word(v: &str) -> bool {
+    !v.is_empty()
+        && v.len() <= 64
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
 /// "(none)" for an empty list, as details show it.
 pub(crate) fn shown(list: &str) -> &str {
     if list.trim().is_empty() || list.trim() == "(null)" {
@@ -182,7 +223,7 @@ pub fn run_all(host: &Host, ctx: &Ctx) -> Vec<Finding> {
                     None
                 },
                 status: v.status,
-                detail: v.detail,
+                detail: sanitize(&v.detail, DETAIL_MAX),
             }
         })
         .collect()

@@ -89,6 +89,11 @@ fn nic_link(host: &Host, ctx: &Ctx) -> Verdict {
         if oper == "up" {
             return Ok(Verdict::pass("operstate=up"));
         }
+        if !oper.is_empty() && !super::is_word(&oper) {
+            return Ok(Verdict::unknown(format!(
+                "operstate: unexpected value '{oper}'"
+            )));
+        }
         if !oper.is_empty() && oper != "unknown" {
             return Ok(Verdict::fail(format!("operstate={oper}")));
         }
@@ -118,8 +123,16 @@ pub const NIC_QUIET: Check = Check {
 };
 
 fn addr_counts(host: &Host, nic: &str) -> Option<(usize, usize)> {
-    if host.is_live() {
-        let addrs = nix::ifaddrs::getifaddrs().ok()?;
+    // The files are read on the live machine too, so that a snapshot holds them.
+    let from_files = (|| {
+        let v6 = netaddr::v6_count(&host.read(IF_INET6).ok()?, nic)?;
+        let locals = netaddr::fib_local_v4(&host.read(FIB_TRIE).ok()?);
+        let routes = route::v4_routes(&host.read(ROUTE).unwrap_or_default());
+        Some((netaddr::v4_count(&locals, &routes, nic), v6))
+    })();
+    if host.is_live()
+        && let Ok(addrs) = nix::ifaddrs::getifaddrs()
+    {
         let (mut v4, mut v6) = (0, 0);
         for a in addrs.filter(|a| a.interface_name == nic) {
             match a
@@ -134,10 +147,7 @@ fn addr_counts(host: &Host, nic: &str) -> Option<(usize, usize)> {
         }
         return Some((v4, v6));
     }
-    let v6 = netaddr::v6_count(&host.read(IF_INET6).ok()?, nic);
-    let locals = netaddr::fib_local_v4(&host.read(FIB_TRIE).ok()?);
-    let routes = route::v4_routes(&host.read(ROUTE).unwrap_or_default());
-    Some((netaddr::v4_count(&locals, &routes, nic), v6))
+    from_files
 }
 
 fn nic_quiet(host: &Host, ctx: &Ctx) -> Verdict {

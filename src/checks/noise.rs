@@ -57,6 +57,9 @@ pub const TSC_RELIABLE: Check = Check {
 fn tsc_reliable(host: &Host, _: &Ctx) -> Verdict {
     settle((|| {
         let cs = read(host, CURRENT_CLOCKSOURCE)?;
+        if !super::is_word(&cs) {
+            return Err(Verdict::unknown("current_clocksource: unexpected value"));
+        }
         if cs != "tsc" {
             return Ok(Verdict::info(format!("clocksource {cs}, no TSC watchdog")));
         }

@@ -27,6 +27,9 @@ fn governor(host: &Host, ctx: &Ctx) -> Verdict {
     let cpu = ctx.core;
     match host.read_trimmed(&format!("{CPU_DIR}/cpu{cpu}/cpufreq/scaling_governor")) {
         Ok(g) if g == "performance" => Verdict::pass(format!("governor={g}")),
+        Ok(g) if !super::is_word(&g) => {
+            Verdict::unknown(format!("governor: unexpected value '{g}'"))
+        }
         Ok(g) => Verdict::fail(format!("governor={g}")),
         Err(e) if e.is_not_found() => Verdict::unknown(format!("no cpufreq governor for cpu{cpu}")),
         Err(e) => Verdict::unknown(format!("scaling_governor: {}", e.reason())),

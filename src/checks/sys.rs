@@ -94,15 +94,24 @@ pub fn cmdline(host: &Host) -> HostResult<Vec<cmdline::Param>> {
 /// `uname -r`: from /proc/sys/kernel/osrelease, so that it also works on a snapshot.
 pub fn kernel_release(host: &Host) -> HostResult<String> {
     let r = host.read_trimmed(OSRELEASE)?;
-    if r.is_empty() || r.contains(char::is_whitespace) || r.contains('/') {
+    // utsname's release field holds 64 characters.
+    if r.is_empty()
+        || r.len() > 64
+        || r.contains(|c: char| c.is_whitespace() || c.is_control())
+        || r.contains('/')
+    {
         return Err(invalid(OSRELEASE, "not a kernel release"));
     }
     Ok(r)
 }
 
-/// `uname -v`.
+/// `uname -v` (64 characters at most, as in utsname).
 pub fn kernel_version(host: &Host) -> HostResult<String> {
-    host.read_trimmed(KVERSION)
+    let v = host.read_trimmed(KVERSION)?;
+    if v.len() > 64 || v.contains(|c: char| c.is_control()) {
+        return Err(invalid(KVERSION, "not a kernel version"));
+    }
+    Ok(v)
 }
 
 /// `uname -m`: /proc/sys/kernel/arch (Linux ≥ 6.1), else guessed from /proc/cpuinfo.

@@ -102,11 +102,7 @@ pub const TIMER_MIGRATION: Check = Check {
 fn timer_migration(host: &Host, _: &Ctx) -> Verdict {
     settle((|| {
         let v = read(host, TIMER_MIGRATION_PATH)?;
-        Ok(if v == "0" {
-            Verdict::pass("timer_migration=0")
-        } else {
-            Verdict::fail(format!("timer_migration={v}"))
-        })
+        Ok(super::int_value("timer_migration", &v, |n| n == 0))
     })())
 }
 
@@ -124,11 +120,7 @@ pub const RT_THROTTLING: Check = Check {
 fn rt_throttling(host: &Host, _: &Ctx) -> Verdict {
     settle((|| {
         let v = read(host, RT_RUNTIME)?;
-        Ok(if v == "-1" {
-            Verdict::pass("sched_rt_runtime_us=-1")
-        } else {
-            Verdict::fail(format!("sched_rt_runtime_us={v}"))
-        })
+        Ok(super::int_value("sched_rt_runtime_us", &v, |n| n == -1))
     })())
 }
 
@@ -146,6 +138,11 @@ pub const CLOCKSOURCE: Check = Check {
 fn clocksource(host: &Host, _: &Ctx) -> Verdict {
     settle((|| {
         let cur = read(host, &format!("{CLOCKSOURCE_DIR}/current_clocksource"))?;
+        if !super::is_word(&cur) {
+            return Err(Verdict::unknown(format!(
+                "current_clocksource: unexpected value '{cur}'"
+            )));
+        }
         let avail = host
             .read_trimmed(&format!("{CLOCKSOURCE_DIR}/available_clocksource"))
             .ok();
@@ -229,8 +226,38 @@ fn futex_hash(host: &Host, _: &Ctx) -> Verdict {
             Some("y") => Verdict::pass("CONFIG_FUTEX_PRIVATE_HASH=y"),
             _ => Verdict::fail("kernel config lacks CONFIG_FUTEX_PRIVATE_HASH"),
         },
-        Err(why) => Verdict::unknown(why),
+        Err(why) => match snapshot_fact(host, FACT_FUTEX_PRCTL) {
+            Some(r) if r == "ok" => {
+                Verdict::pass("prctl(PR_FUTEX_HASH) succeeded (when the snapshot was taken)")
+            }
+            Some(r) => Verdict::fail(format!(
+                "kernel {rel} >= 6.17 but prctl(PR_FUTEX_HASH) failed ({r}) when the snapshot was taken"
+            )),
+            None => Verdict::unknown(why),
+        },
     }
+}
+
+/// Facts only a system call can tell, recorded by `snapshot` at the root of the copy.
+pub const SNAPSHOT_FACTS: &str = "/rmp-eval-snapshot.json";
+pub const FACT_FUTEX_PRCTL: &str = "futex_hash_prctl";
+
+fn snapshot_fact(host: &Host, key: &str) -> Option<String> {
+    let text = host.read(SNAPSHOT_FACTS).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    v.get(key)?.as_str().map(str::to_string)
+}
+
+/// The live facts `snapshot` records (only meaningful on the running machine).
+pub fn live_facts() -> serde_json::Value {
+    let futex = match futex_hash_slots() {
+        Ok(_) => "ok".to_string(),
+        Err(e) => e.to_string(),
+    };
+    serde_json::json!({
+        "rmp_eval_version": env!("CARGO_PKG_VERSION"),
+        FACT_FUTEX_PRCTL: futex,
+    })
 }
 
 /// prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_GET_SLOTS): a read-only query (Linux ≥ 6.17).

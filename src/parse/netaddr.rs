@@ -3,15 +3,19 @@
 
 use super::route::Route4;
 
-/// Number of IPv6 addresses per interface name in /proc/net/if_inet6.
-pub fn v6_count(if_inet6: &str, iface: &str) -> usize {
-    if_inet6
-        .lines()
-        .filter(|l| {
-            let w: Vec<&str> = l.split_whitespace().collect();
-            w.len() >= 6 && w[5] == iface && w[0].len() == 32
-        })
-        .count()
+/// Number of IPv6 addresses of `iface` in /proc/net/if_inet6; None when a line is not in that format.
+pub fn v6_count(if_inet6: &str, iface: &str) -> Option<usize> {
+    let mut n = 0;
+    for l in if_inet6.lines().filter(|l| !l.trim().is_empty()) {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        if w.len() < 6 || w[0].len() != 32 || !w[0].bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        if w[5] == iface {
+            n += 1;
+        }
+    }
+    Some(n)
 }
 
 /// The local IPv4 addresses ("/32 host LOCAL" leaves) in /proc/net/fib_trie, distinct, in host order.
@@ -59,8 +63,9 @@ mod tests {
     fn captured_if_inet6() {
         // fixtures/debian12-rt-qemu-isolated: only lo has an IPv6 address.
         let t = "00000000000000000000000000000001 01 80 10 80       lo\n";
-        assert_eq!(v6_count(t, "lo"), 1);
-        assert_eq!(v6_count(t, "enp0s2"), 0);
+        assert_eq!(v6_count(t, "lo"), Some(1));
+        assert_eq!(v6_count(t, "enp0s2"), Some(0));
+        assert_eq!(v6_count("zz\n", "lo"), None);
     }
 
     #[test]

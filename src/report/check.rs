@@ -131,6 +131,13 @@ pub fn kernel_line(host: &Host) -> String {
 }
 
 fn header(host: &Host, ctx: &Ctx) -> String {
+    let s = header_raw(host, ctx);
+    s.lines()
+        .map(|l| crate::checks::sanitize(l, 200) + "\n")
+        .collect()
+}
+
+fn header_raw(host: &Host, ctx: &Ctx) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,

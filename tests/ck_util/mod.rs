@@ -1,0 +1,56 @@
+//! Helpers shared by the check tests: run the built binary, parse its JSON.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_rmp-eval"))
+}
+
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+pub fn run(args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("run rmp-eval")
+}
+
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// `check --json` on a root: (exit code, parsed document).
+pub fn check_json(root: &Path, extra: &[&str]) -> (Option<i32>, serde_json::Value) {
+    let mut args = vec!["--root", root.to_str().unwrap(), "check", "--json"];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    assert!(o.stderr.is_empty(), "stderr: {}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&o.stdout)));
+    (o.status.code(), v)
+}
+
+/// (status, detail) of check `id`.
+pub fn verdict(doc: &serde_json::Value, id: &str) -> (String, String) {
+    let c = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no check {id}"));
+    (
+        c["status"].as_str().unwrap().to_string(),
+        c["detail"].as_str().unwrap().to_string(),
+    )
+}
+
+pub fn status(doc: &serde_json::Value, id: &str) -> String {
+    verdict(doc, id).0
+}
