@@ -290,3 +290,77 @@ fn nic_irqs_move_onto_the_core_and_rps_goes_off() {
     ok(&r.rmp("rollback", &["--yes"]));
     assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
 }
+
+#[test]
+fn governor_turbo_and_irqbalance() {
+    let r = Root::untuned();
+    // The captured guest has no cpufreq: the files an intel_pstate laptop/IPC has (values as such a machine
+    // shows them: powersave by default, turbo on), and Debian 12's /etc/default/irqbalance.
+    r.write(
+        "/sys/devices/system/cpu/cpu1/cpufreq/scaling_available_governors",
+        "performance powersave\n",
+    );
+    r.write(
+        "/sys/devices/system/cpu/cpu1/cpufreq/scaling_governor",
+        "powersave\n",
+    );
+    r.write("/sys/devices/system/cpu/intel_pstate/no_turbo", "0\n");
+    let shipped = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/irqbalance.default"
+    ))
+    .unwrap();
+    r.write("/etc/default/irqbalance", &shipped);
+    let start = r.tree();
+    let o = r.rmp(
+        "fix",
+        &[
+            "--core",
+            "1",
+            "--only",
+            "governor,turbo,irqbalance",
+            "--yes",
+            "--no-measure",
+        ],
+    );
+    ok(&o);
+    assert_eq!(
+        r.read("/sys/devices/system/cpu/cpu1/cpufreq/scaling_governor"),
+        "performance\n"
+    );
+    assert_eq!(
+        r.read("/sys/devices/system/cpu/intel_pstate/no_turbo"),
+        "1\n"
+    );
+    let conf = r.read("/etc/default/irqbalance");
+    assert!(
+        conf.contains("#IRQBALANCE_BANNED_CPULIST=\nIRQBALANCE_BANNED_CPULIST=1\n"),
+        "{conf}"
+    );
+    assert_eq!(conf.lines().count(), shipped.lines().count() + 1);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("systemctl try-restart irqbalance.service"),
+        "{out}"
+    );
+    // A second fix with another core keeps the first one banned.
+    r.write("/sys/devices/system/cpu/online", "0-3\n");
+    ok(&r.rmp(
+        "fix",
+        &[
+            "--core",
+            "3",
+            "--only",
+            "irqbalance",
+            "--yes",
+            "--no-measure",
+        ],
+    ));
+    assert!(
+        r.read("/etc/default/irqbalance")
+            .contains("\nIRQBALANCE_BANNED_CPULIST=1,3\n")
+    );
+    r.write("/sys/devices/system/cpu/online", "0-1\n");
+    ok(&r.rmp("rollback", &["--yes"]));
+    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+}

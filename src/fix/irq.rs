@@ -124,7 +124,11 @@ pub fn irqbalance(host: &Host, t: &Target) -> Step {
         }
     }
     if !placed {
-        lines.push(line);
+        // Next to Debian's commented-out example, else at the end.
+        match lines.iter().position(|l| l.trim() == format!("#{key}")) {
+            Some(i) => lines.insert(i + 1, line),
+            None => lines.push(line),
+        }
     }
     let mut new = lines.join("\n");
     new.push('\n');
