@@ -22,10 +22,22 @@ pub struct Dist {
 }
 
 impl Dist {
+    /// Allocates and touches every counter, so that its pages are resident (and locked under
+    /// mlockall(MCL_ONFAULT), whether it is created before or after the lock): recording never faults a page in.
     pub fn new() -> Self {
+        let mut hist: Histogram<u32> =
+            Histogram::new_with_bounds(1, HIGHEST_NS, SIGFIG).expect("constant bounds are valid");
+        // Non-zero writes to every counter, seen by black_box, cannot be optimised away as the zeroing of
+        // already-zeroed memory could be; reset then clears them.
+        let mut v = 0;
+        while v <= HIGHEST_NS {
+            hist.saturating_record(v);
+            v = hist.next_non_equivalent(v);
+        }
+        std::hint::black_box(&hist);
+        hist.reset();
         Dist {
-            hist: Histogram::new_with_bounds(1, HIGHEST_NS, SIGFIG)
-                .expect("constant bounds are valid"),
+            hist,
             count: 0,
             min: u64::MAX,
             max: 0,
@@ -40,6 +52,15 @@ impl Dist {
         self.min = self.min.min(ns);
         self.max = self.max.max(ns);
         self.sum += u128::from(ns);
+    }
+
+    /// Empties it.
+    pub fn reset(&mut self) {
+        self.hist.reset();
+        self.count = 0;
+        self.min = u64::MAX;
+        self.max = 0;
+        self.sum = 0;
     }
 
     pub fn count(&self) -> u64 {

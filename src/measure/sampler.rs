@@ -56,6 +56,7 @@ pub fn run<F: FnMut(u64)>(
     stop: &AtomicBool,
     mut on_wake: F,
 ) -> Ended {
+    series.warm_up();
     let period = plan.period_ns.max(1);
     let mut next = now_ns() + period;
     let mut first = 0u64;

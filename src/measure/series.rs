@@ -170,6 +170,36 @@ impl Series {
         self.live.count.store(index + 1, Relaxed);
     }
 
+    /// Runs `record` once and empties the series again, on the RT thread before its loop: every page `record`
+    /// uses (code, histograms, counters) is then resident and locked, and the first real period takes no fault.
+    pub fn warm_up(&mut self) {
+        self.record(self.period_ns, Some(0));
+        self.add_missed(0);
+        self.counts = [0; 5];
+        self.deviation.reset();
+        self.wakeup.reset();
+        self.min_dev_ns = 0;
+        self.max_abs_dev_ns = 0;
+        self.max_index = 0;
+        self.min_period_ns = u64::MAX;
+        self.max_period_ns = 0;
+        self.early = 0;
+        self.missed = 0;
+        let l = &self.live;
+        for a in [
+            &l.count,
+            &l.max_dev_ns,
+            &l.max_index,
+            &l.max_wakeup_ns,
+            &l.missed,
+        ]
+        .into_iter()
+        .chain(l.bands.iter())
+        {
+            a.store(0, Relaxed);
+        }
+    }
+
     /// Counts periods skipped because the thread woke too late to keep them.
     #[inline]
     pub fn add_missed(&mut self, n: u64) {

@@ -83,3 +83,20 @@ fn huge_values_are_clamped_but_max_is_exact() {
     d.record(HIGHEST_NS * 2);
     assert_eq!(d.summary().max_us, (HIGHEST_NS * 2) as f64 / 1000.0);
 }
+
+#[test]
+fn warm_up_leaves_an_empty_series() {
+    let mut s = Series::new("Cyclic", 1000, None);
+    let live = s.live();
+    s.record(1_500_000, Some(500_000));
+    s.warm_up();
+    assert_eq!(live.snapshot(), LiveSnapshot::default());
+    assert_eq!(s.count(), 0);
+    s.record(1_000_100, Some(1_000));
+    let sum = s.summary();
+    assert_eq!(
+        (sum.count, sum.buckets.great, sum.max_us, sum.max_index),
+        (1, 1, 0.1, 0)
+    );
+    assert_eq!(sum.wakeup.unwrap().count, 1);
+}
