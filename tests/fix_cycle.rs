@@ -364,3 +364,56 @@ fn governor_turbo_and_irqbalance() {
     ok(&r.rmp("rollback", &["--yes"]));
     assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
 }
+
+#[test]
+fn stock_debian_grub_and_a_second_fix_changes_nothing() {
+    let r = Root::untuned();
+    let stock = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/grub.default"
+    ))
+    .unwrap();
+    r.write("/etc/default/grub", &stock);
+    let start = r.tree();
+    assert_eq!(r.grub_line(), ["quiet"]);
+    ok(&r.rmp(
+        "fix",
+        &[
+            "--core",
+            "1",
+            "--only",
+            "cmdline,sysctl",
+            "--yes",
+            "--no-measure",
+        ],
+    ));
+    let line = r.grub_line();
+    assert_eq!(line[0], "quiet");
+    assert_eq!(values(&line, "isolcpus"), ["managed_irq,domain,1"]);
+    assert_eq!(
+        r.grub_effective("sh").0,
+        "",
+        "GRUB_CMDLINE_LINUX stays empty"
+    );
+    let after_first = r.tree();
+    let o = r.rmp(
+        "fix",
+        &[
+            "--core",
+            "1",
+            "--only",
+            "cmdline,sysctl",
+            "--yes",
+            "--no-measure",
+        ],
+    );
+    ok(&o);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("Nothing to change"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(diff(&after_first, &r.tree()), Vec::<String>::new());
+    ok(&r.rmp("rollback", &["--yes"]));
+    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+}

@@ -137,8 +137,8 @@ pub fn turbo(host: &Host) -> Step {
     s
 }
 
-/// The settings whose checks failed (all of them when none did: the step was asked for with --only), merged
-/// with the keys an earlier fix wrote to the same file.
+/// The settings whose checks failed (with --only and none failing: those not yet as wanted), merged with the
+/// keys an earlier fix wrote to the same file.
 pub fn sysctl(host: &Host, t: &Target, failed: &[&str]) -> Step {
     let mut s = step(
         remedy::SYSCTL,
@@ -157,15 +157,21 @@ pub fn sysctl(host: &Host, t: &Target, failed: &[&str]) -> Step {
         .collect();
     for (check, key, want) in SYSCTLS {
         let path = format!("{SYSCTL_DIR}/{}", key.replace('.', "/"));
-        if (any && !failed.contains(check)) || !host.exists(&path) {
-            continue;
-        }
+        let Ok(now) = host.read(&path) else { continue };
         let (want, kind) = match *want {
             "" => (cpulist::format(&t.housekeeping()), ValueKind::CpuList),
             w => (w.to_string(), ValueKind::Exact),
         };
-        lines.retain(|(k, _)| k != key);
-        lines.push((key.to_string(), want.clone()));
+        // A failing check's key; with --only and no failing check, the keys not yet as wanted; and the keys an
+        // earlier fix put in the file. Nothing else, so that a second fix changes nothing.
+        let in_file = lines.iter().any(|(k, _)| k == key);
+        if !(failed.contains(check) || (!any && !kind.same(&now, &want)) || in_file) {
+            continue;
+        }
+        match lines.iter_mut().find(|(k, _)| k == key) {
+            Some(l) => l.1 = want.clone(),
+            None => lines.push((key.to_string(), want.clone())),
+        }
         value(&mut s, host, &path, &want, kind, false);
     }
     let mut conf = String::from("# Written by `rmp-eval fix`; `rmp-eval rollback` removes it.\n");
