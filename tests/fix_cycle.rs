@@ -200,9 +200,21 @@ fn runs_stack_and_roll_back_newest_first() {
         ],
     ));
     assert_eq!(r.read("/proc/irq/27/smp_affinity_list"), "0\n");
-    let o = r.rmp("rollback", &["--dry-run"]);
+    let o = r.rmp("rollback", &["--dry-run", "--json"]);
     ok(&o);
-    assert!(String::from_utf8_lossy(&o.stdout).contains("000002.json"));
+    let preview: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        preview["runs"][0]["journal"], "/var/lib/rmp-eval/journal/000002.json",
+        "newest first"
+    );
+    assert_eq!(
+        preview["runs"][1]["steps"],
+        serde_json::json!(["sysctl", "workqueue", "persist"])
+    );
+    assert_eq!(
+        preview["runs"][1]["entries"][0]["action"], "remove",
+        "runtime.json was created: {preview}"
+    );
     assert_ne!(
         diff(&middle, &r.tree()),
         Vec::<String>::new(),
