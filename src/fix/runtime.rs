@@ -165,7 +165,8 @@ pub fn sysctl(host: &Host, t: &Target, failed: &[&str]) -> Step {
         // A failing check's key; with --only and no failing check, the keys not yet as wanted; and the keys an
         // earlier fix put in the file. Nothing else, so that a second fix changes nothing.
         let in_file = lines.iter().any(|(k, _)| k == key);
-        if !(failed.contains(check) || (!any && !kind.same(&now, &want)) || in_file) {
+        let wanted = failed.contains(check) || (!any && !kind.same(&now, &want)) || in_file;
+        if !wanted {
             continue;
         }
         match lines.iter_mut().find(|(k, _)| k == key) {
