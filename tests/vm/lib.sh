@@ -1,0 +1,73 @@
+# Shared by the VM suite's scripts (sourced, not run). Keep this file and the image build in sync: the image cache
+# key is a hash of the files listed in IMAGE_INPUTS.
+VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_DIR=$(cd "$VM_DIR/../.." && pwd)
+# Persists between CI runs on this machine: debootstrap debs, the private apt lists, the built base images.
+CACHE_DIR=${RMP_VM_CACHE:-/var/cache/rmp-eval-vm}
+IMAGE_INPUTS=(lib.sh deps.sh build-image.sh guest/rmp-hook.service guest/rmp-hook)
+BOOT_TIMEOUT=${RMP_VM_BOOT_TIMEOUT:-420}   # seconds for one boot + script + shutdown under TCG
+VCPUS=2
+MEM_MB=1024
+
+log() { printf '[vm %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+die() { log "ERROR: $*"; exit 2; }
+
+# The Debian mirror this host already uses (deb822 .sources first, then one-line lists), so that a CI machine
+# reaches the registry it is allowed to reach.
+host_mirror() {
+    local f uri
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [ -f "$f" ] || continue
+        uri=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' "$f")
+        [ -n "$uri" ] && { echo "${uri%/}"; return; }
+    done
+    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+        [ -f "$f" ] || continue
+        uri=$(awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /^(http|https|file):/) { print $i; exit } }' "$f")
+        [ -n "$uri" ] && { echo "${uri%/}"; return; }
+    done
+    echo http://deb.debian.org/debian
+}
+
+image_key() {
+    (cd "$VM_DIR" && cat "${IMAGE_INPUTS[@]}") | sha256sum | cut -c1-16
+}
+base_image() { echo "$CACHE_DIR/images/base-$(image_key).qcow2"; }
+
+# A scratch dir for one suite run, removed by the caller's trap.
+make_workdir() { mktemp -d "/tmp/vm-run.XXXXXX"; }
+
+# One boot of a disk under TCG (never KVM: /dev/kvm here does not boot stock kernels), with the 9p share and a
+# console log. -no-reboot turns a guest reboot into a qemu exit, so every boot gets its own timeout.
+qemu_boot() {
+    local disk=$1 share=$2 console=$3; shift 3
+    local rc=0
+    timeout --kill-after=15 "$BOOT_TIMEOUT" qemu-system-x86_64 \
+        -accel tcg,thread=multi -cpu max -smp "$VCPUS" -m "$MEM_MB" -machine pc \
+        -display none -monitor none -no-reboot -serial "file:$console" \
+        -drive "file=$disk,if=virtio,format=qcow2,cache=unsafe" \
+        -virtfs "local,path=$share,mount_tag=rmphook,security_model=none,id=hook" \
+        "$@" </dev/null >>"$console.qemu" 2>&1 || rc=$?
+    [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && log "boot timed out after ${BOOT_TIMEOUT}s ($console)"
+    return "$rc"
+}
+
+# Boots until the guest script stops asking for a reboot (at most $4 boots). Returns non-zero if a boot hung,
+# crashed or did not run the script. Extra qemu args follow (a NIC, or -kernel for the image build).
+run_boots() {
+    local disk=$1 share=$2 logdir=$3 max=$4; shift 4
+    local n
+    mkdir -p "$share/out" "$logdir"
+    for ((n = 1; n <= max; n++)); do
+        echo "$n" > "$share/boot"
+        log "  boot $n"
+        qemu_boot "$disk" "$share" "$logdir/console$n.log" "$@" || return 1
+        if [ ! -f "$share/out/boot$n.rc" ]; then
+            log "boot $n ran no script; console tail:"; tail -n 30 "$logdir/console$n.log" >&2
+            return 1
+        fi
+        [ -e "$share/out/reboot$n" ] || return 0
+    done
+    log "guest still asked for a reboot after $max boots"
+    return 1
+}
