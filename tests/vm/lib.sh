@@ -1,10 +1,10 @@
-# Shared by the VM suite's scripts (sourced, not run). Keep this file and the image build in sync: the image cache
-# key is a hash of the files listed in IMAGE_INPUTS.
+# Shared by the VM suite's scripts (sourced, not run). The base image is cached under a hash of IMAGE_INPUTS, the
+# files whose content goes into the image: change one of them and the next run builds a new image.
 VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_DIR=$(cd "$VM_DIR/../.." && pwd)
 # Persists between CI runs on this machine: debootstrap debs, the private apt lists, the built base images.
 CACHE_DIR=${RMP_VM_CACHE:-/var/cache/rmp-eval-vm}
-IMAGE_INPUTS=(lib.sh deps.sh build-image.sh guest/rmp-hook.service guest/rmp-hook)
+IMAGE_INPUTS=(build-image.sh guest/rmp-hook.service guest/rmp-hook)
 BOOT_TIMEOUT=${RMP_VM_BOOT_TIMEOUT:-420}   # seconds for one boot + script + shutdown under TCG
 VCPUS=2
 MEM_MB=1024
@@ -42,7 +42,7 @@ make_workdir() { mktemp -d "/tmp/vm-run.XXXXXX"; }
 qemu_boot() {
     local disk=$1 share=$2 console=$3; shift 3
     local rc=0
-    timeout --kill-after=15 "$BOOT_TIMEOUT" qemu-system-x86_64 \
+    ${QEMU_PREFIX[@]+"${QEMU_PREFIX[@]}"} timeout --kill-after=15 "$BOOT_TIMEOUT" qemu-system-x86_64 \
         -accel tcg,thread=multi -cpu max -smp "$VCPUS" -m "$MEM_MB" -machine pc \
         -display none -monitor none -no-reboot -serial "file:$console" \
         -drive "file=$disk,if=virtio,format=qcow2,cache=unsafe" \
@@ -70,4 +70,33 @@ run_boots() {
     done
     log "guest still asked for a reboot after $max boots"
     return 1
+}
+
+# The NIC scenario: a tap inside a private network namespace (qemu runs in it, so the guest's virtio NIC is the
+# tap's only peer) and `rmp-eval reflect` answering on the host side. Names carry the vm prefix and this run's pid.
+NIC_NS="" NIC_TAP="" NIC_PID=""
+QEMU_PREFIX=()
+nic_up() {
+    local dir=$1
+    NIC_NS=vm-nic-$$
+    NIC_TAP=vmtap$$
+    ip netns add "$NIC_NS" || return 1
+    ip -n "$NIC_NS" tuntap add dev "$NIC_TAP" mode tap || return 1
+    ip -n "$NIC_NS" link set "$NIC_TAP" up || return 1
+    QEMU_PREFIX=(ip netns exec "$NIC_NS")
+    ip netns exec "$NIC_NS" "$HOST_RMP" reflect --nic "$NIC_TAP" >"$dir/share/out/host-reflect.log" 2>&1 &
+    NIC_PID=$!
+    echo "$NIC_TAP" >"$dir/share/host-nic"
+}
+nic_down() {
+    if [ -n "$NIC_PID" ]; then
+        kill "$NIC_PID" 2>/dev/null && wait "$NIC_PID" 2>/dev/null
+        NIC_PID=""
+    fi
+    if [ -n "$NIC_NS" ]; then
+        ip netns del "$NIC_NS" 2>/dev/null
+        NIC_NS=""
+    fi
+    QEMU_PREFIX=()
+    return 0
 }
