@@ -4,7 +4,8 @@
 # Prints one PASS/FAIL line per scenario and the total time; exits 1 if any scenario failed, 2 if the harness
 # could not run at all.   tests/vm/run.sh [SCENARIO-NAME ...]   (default: all, in order)
 # Environment: RMP_VM_CACHE (default /var/cache/rmp-eval-vm), RMP_VM_BOOT_TIMEOUT (s per boot), RMP_VM_KEEP=1
-# keeps the work directory (console logs, the guest's records) for a post-mortem.
+# keeps the work directory (console logs, the guest's records) for a post-mortem, RMP_VM_DEB=FILE installs that
+# package instead of building one from this tree.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || die "run as root (qemu's tap, netns, debootstrap)"
@@ -19,10 +20,14 @@ trap cleanup EXIT
 "$VM_DIR/deps.sh"
 base=$("$VM_DIR/build-image.sh")
 
-log "building the package"
-ARCHS=amd64 "$REPO_DIR/debian/build-debs.sh" "$work/deb" >"$work/deb.log" 2>&1 \
-    || { tail -n 30 "$work/deb.log" >&2; die "debian/build-debs.sh failed"; }
-deb=$(ls "$work"/deb/rmp-eval_*_amd64.deb)
+if [ -n "${RMP_VM_DEB:-}" ]; then
+    deb=$(realpath "$RMP_VM_DEB")
+else
+    log "building the package"
+    ARCHS=amd64 "$REPO_DIR/debian/build-debs.sh" "$work/deb" >"$work/deb.log" 2>&1 \
+        || { tail -n 30 "$work/deb.log" >&2; die "debian/build-debs.sh failed"; }
+    deb=$(ls "$work"/deb/rmp-eval_*_amd64.deb)
+fi
 # The host side of the NIC scenario runs the packaged binary too.
 dpkg-deb -x "$deb" "$work/debroot"
 HOST_RMP=$work/debroot/usr/sbin/rmp-eval
