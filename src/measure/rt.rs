@@ -16,10 +16,11 @@ use crate::host::Host;
 
 /// The PM QoS file: while a process holds it open with 0 written, CPUs stay out of deep C-states.
 pub const CPU_DMA_LATENCY: &str = "/dev/cpu_dma_latency";
-/// Stack of the RT threads: small, so that mlockall(MCL_FUTURE) does not pin 8 MiB per thread.
-pub const RT_STACK: usize = 64 * 1024;
+/// Stack of the RT threads: small, so that mlockall(MCL_FUTURE) does not pin 8 MiB per thread (64 KiB overflowed
+/// in the debug build of the NIC receiver).
+pub const RT_STACK: usize = 256 * 1024;
 /// How much of it is touched before the loop starts, so that the loop never faults a stack page in.
-const PREFAULT: usize = 32 * 1024;
+const PREFAULT: usize = 64 * 1024;
 
 /// mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT): every page the process touches stays resident, threads created
 /// later included. ONFAULT locks pages as they are first touched instead of loading the whole binary and libraries:
