@@ -3,7 +3,7 @@
 //! matches them (rtt.rs). Before any RT thread starts, a preflight checks that something answers within 1 s.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::Ordering::{Relaxed, Release};
 use std::time::{Duration, Instant};
 
 use super::frame::{self, Probe};
@@ -36,21 +36,26 @@ fn answerer(mode: Mode, nic: &str) -> String {
 
 /// Sends a probe every 20 ms for up to 1 s until one valid reply comes back; returns the next sequence number and
 /// the working counter seen. Runs before the RT threads, so it may take its time.
-fn preflight(sock: &RawSocket, probe: &mut Probe, mode: Mode) -> Result<(u32, Option<u16>)> {
+fn preflight(
+    txs: &RawSocket,
+    sock: &RawSocket,
+    probe: &mut Probe,
+    mode: Mode,
+) -> Result<(u32, Option<u16>)> {
     let start = Instant::now();
     let mut seq = 0u32;
     let mut buf = [0u8; frame::MAX_FRAME + 64];
     while start.elapsed() < ANSWER_TIMEOUT {
         probe.set_seq(seq);
         seq += 1;
-        if let Err(e) = sock.send(probe.frame()) {
+        if let Err(e) = txs.send(probe.frame()) {
             return Err(Error::sys(format!("sending on {}", sock.name()), e));
         }
         let until = Instant::now() + Duration::from_millis(20);
         while Instant::now() < until {
             let left = until.saturating_duration_since(Instant::now()).as_millis() as i32;
-            let ready = sock.wait(left.max(1)).map_err(|e| Error::sys("poll", e))?;
-            while ready.errqueue && sock.recv(&mut buf, true, true).is_ok() {}
+            sock.wait(left.max(1)).map_err(|e| Error::sys("poll", e))?;
+            while txs.recv(&mut buf, true, true).is_ok() {}
             while let Ok(r) = sock.recv(&mut buf, false, true) {
                 if let Ok(reply) = frame::parse_reply(mode, &buf[..r.len])
                     && reply.seq < seq
@@ -100,9 +105,14 @@ pub fn run(
     // Before the socket, so that it is dropped after it (see FlagsGuard). Promiscuous mode is never needed here:
     // EtherCAT replies come back broadcast, raw and UDP echoes to this interface's own MAC address.
     let _flags = netif::FlagsGuard::new(nic)?;
-    let mut sock = RawSocket::open(nic, frame::ethertype(mode))?;
-    let ts = sock.enable_timestamps()?;
-    let (first_seq, wkc0) = preflight(&sock, &mut probe, mode)?;
+    // Two sockets: the sender's sends and gets its transmit stamps back on its error queue; the receiver's only
+    // receives. Sharing one would wake the receiver for every transmit stamp, right when the frame leaves.
+    let mut txs = RawSocket::open(nic, 0)?;
+    let ts = txs.enable_timestamps()?;
+    let sock = RawSocket::open(nic, frame::ethertype(mode))?;
+    sock.set_timestamping(ts)?;
+    let (first_seq, wkc0) = preflight(&txs, &sock, &mut probe, mode)?;
+    sock.set_recv_timeout(Duration::from_millis(50))?;
 
     let started = store::unix_now();
     let signals = StopOnSignal::install()?;
@@ -139,9 +149,19 @@ pub fn run(
         duration_ns: args.duration.map(|s| (s * 1e9) as u64),
     };
     let tx = {
-        let (sock, sh) = (Arc::clone(&sock), Arc::clone(&shared));
+        let sh = Arc::clone(&shared);
         let mut sender = sender;
         let spawned = rt::spawn_rt("rmp-eval-send", core, args.send_priority, move || {
+            let mut buf = [0u8; frame::MAX_FRAME + 64];
+            // Software stamps are queued during send(); hardware ones may come a little later: take what is there.
+            let take_stamps = |buf: &mut [u8]| {
+                while let Ok(r) = txs.recv(buf, true, true) {
+                    if let (true, Some(seq)) = (r.stamps.tx, frame::probe_seq(mode, &buf[..r.len]))
+                    {
+                        sh.publish_tx(seq, r.stamps);
+                    }
+                }
+            };
             let ended = sampler::run(&plan, &mut sender, &sh.halt, |i| {
                 let seq = first_seq.wrapping_add(i as u32);
                 probe.set_seq(seq);
@@ -149,11 +169,14 @@ pub fn run(
                 // Counted before send(): the receiver (higher priority, same core) may take the TX stamp or even
                 // the reply before send() returns here.
                 sh.sent.store(i + 1, Relaxed);
-                if sock.send(probe.frame()).is_err() {
+                if txs.send(probe.frame()).is_err() {
                     sh.send_errors.fetch_add(1, Relaxed);
                 }
+                take_stamps(&mut buf);
             });
-            sh.sender_done.store(true, Relaxed);
+            std::thread::sleep(Duration::from_millis(1));
+            take_stamps(&mut buf);
+            sh.sender_done.store(true, Release);
             (sender, ended)
         });
         match spawned {

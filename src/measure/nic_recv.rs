@@ -1,7 +1,9 @@
 //! The receiver thread of NIC mode and the state it shares with the sender and the live view.
 
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicU32, AtomicU64, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+};
 
 use super::frame::{self, MAX_FRAME, Reject};
 use super::nic::ANSWER_TIMEOUT;
@@ -9,12 +11,11 @@ use super::rawsock::RawSocket;
 use super::rtt::{Matcher, RING};
 use super::sampler::now_ns;
 use super::series::Series;
+use super::tstamp::Stamps;
 use crate::cli::Mode;
 
 /// How long the receiver waits after the last frame was sent for the replies still in flight.
 const DRAIN_NS: u64 = 200_000_000;
-/// poll timeout: how often the receiver looks at the flags when nothing arrives.
-const POLL_MS: i32 = 50;
 
 /// Written by the sender (one writer per field), read by the receiver and the live view; all relaxed.
 pub struct Shared {
@@ -24,6 +25,11 @@ pub struct Shared {
     pub send_errors: AtomicU64,
     /// CLOCK_REALTIME just before each send(), by sequence (for a reply whose TX stamp never came).
     pub user_tx: Box<[AtomicU64]>,
+    /// Transmit stamps the sender read back from its socket's error queue, by sequence; `tx_seq` says whose
+    /// stamps a slot holds (written last, with Release).
+    tx_seq: Box<[AtomicU32]>,
+    tx_sw: Box<[AtomicU64]>,
+    tx_hw: Box<[AtomicU64]>,
     /// Ends the sender's loop: a signal (set by the main thread) or replies stopping (set by the receiver).
     pub halt: AtomicBool,
     pub sender_done: AtomicBool,
@@ -41,6 +47,11 @@ impl Shared {
             sent: AtomicU64::new(0),
             send_errors: AtomicU64::new(0),
             user_tx: (0..RING).map(|_| AtomicU64::new(0)).collect(),
+            tx_seq: (0..RING)
+                .map(|_| AtomicU32::new(first_seq.wrapping_sub(1)))
+                .collect(),
+            tx_sw: (0..RING).map(|_| AtomicU64::new(0)).collect(),
+            tx_hw: (0..RING).map(|_| AtomicU64::new(0)).collect(),
             halt: AtomicBool::new(false),
             sender_done: AtomicBool::new(false),
             dead: AtomicBool::new(false),
@@ -48,6 +59,28 @@ impl Shared {
             unmatched: AtomicU64::new(0),
             max_rtt_ns: AtomicU64::new(0),
         }
+    }
+
+    fn slot(&self, seq: u32) -> usize {
+        seq.wrapping_sub(self.first_seq) as usize % RING
+    }
+
+    /// The sender's side: the transmit stamp of frame `seq`.
+    pub fn publish_tx(&self, seq: u32, st: Stamps) {
+        let i = self.slot(seq);
+        self.tx_sw[i].store(st.sw_ns, Relaxed);
+        self.tx_hw[i].store(st.hw_ns, Relaxed);
+        self.tx_seq[i].store(seq, Release);
+    }
+
+    /// The receiver's side: the transmit stamp of frame `seq`, once published.
+    pub fn tx_stamp(&self, seq: u32) -> Option<Stamps> {
+        let i = self.slot(seq);
+        (self.tx_seq[i].load(Acquire) == seq).then(|| Stamps {
+            sw_ns: self.tx_sw[i].load(Relaxed),
+            hw_ns: self.tx_hw[i].load(Relaxed),
+            tx: true,
+        })
     }
 
     fn send_time(&self, seq: u32) -> u64 {
@@ -78,8 +111,12 @@ pub fn realtime_ns() -> u64 {
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
+/// Replies still waiting for their transmit stamp (a hardware TX stamp can come after the reply).
+const PENDING: usize = 32;
+
 /// Takes replies until the sender is done and the last ones had time to come back, or until replies stop.
-/// Records the inter-arrival period of the replies in `series` (the original's Receiver row).
+/// Records the inter-arrival period of the replies in `series` (the original's Receiver row). `sock` must have a
+/// receive timeout: the loop looks at the flags between frames.
 pub fn run(
     sock: &RawSocket,
     mode: Mode,
@@ -89,61 +126,65 @@ pub fn run(
 ) -> (Series, Matcher) {
     let mut m = Matcher::new(sh.first_seq, period_ns);
     let mut buf = [0u8; MAX_FRAME + 64];
+    let mut pending = [0u32; PENDING];
+    let mut npending = 0usize;
     let mut last_reply = now_ns();
     let mut prev_rx = 0u64;
     let mut done_at = 0u64;
     let send_time = |seq| sh.send_time(seq);
     loop {
-        let ready = sock.wait(POLL_MS).unwrap_or_default();
-        if ready.errqueue {
-            loop {
-                match sock.recv(&mut buf, true, true) {
-                    Ok(r) if r.stamps.tx => {
-                        if let Some(seq) = frame::probe_seq(mode, &buf[..r.len]) {
-                            m.on_tx(seq, r.stamps, sh.sent.load(Relaxed), send_time);
+        // One blocking system call per reply: no poll, no wakeup for transmit stamps (the sender reads those).
+        match sock.recv(&mut buf, false, false) {
+            Ok(r) => {
+                let now = now_ns();
+                match frame::parse_reply(mode, &buf[..r.len]) {
+                    Ok(reply) => {
+                        let sent = sh.sent.load(Relaxed);
+                        if let Some(st) = sh.tx_stamp(reply.seq) {
+                            m.on_tx(reply.seq, st, sent, send_time);
+                        }
+                        let before = m.counts.matched;
+                        let wkc = (mode == Mode::Ecat).then_some(reply.wkc);
+                        m.on_reply(reply.seq, wkc, r.stamps, realtime_ns(), sent, send_time);
+                        if m.counts.matched > before {
+                            last_reply = now;
+                            if prev_rx != 0 {
+                                series.record(now - prev_rx, None);
+                            }
+                            prev_rx = now;
+                            if sh.tx_stamp(reply.seq).is_none() && npending < PENDING {
+                                pending[npending] = reply.seq;
+                                npending += 1;
+                            }
                         }
                     }
-                    Ok(_) => {}
-                    Err(_) => break,
+                    Err(Reject::Foreign) => {}
+                    Err(r) => m.on_unmatched(r == Reject::WkcZero),
                 }
             }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                ) => {}
+            Err(_) => std::thread::sleep(std::time::Duration::from_millis(1)),
         }
-        loop {
-            let r = match sock.recv(&mut buf, false, true) {
-                Ok(r) => r,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => break,
-            };
-            let now = now_ns();
-            match frame::parse_reply(mode, &buf[..r.len]) {
-                Ok(reply) => {
-                    let before = m.counts.matched;
-                    let wkc = (mode == Mode::Ecat).then_some(reply.wkc);
-                    m.on_reply(
-                        reply.seq,
-                        wkc,
-                        r.stamps,
-                        realtime_ns(),
-                        sh.sent.load(Relaxed),
-                        send_time,
-                    );
-                    if m.counts.matched > before {
-                        last_reply = now;
-                        if prev_rx != 0 {
-                            series.record(now - prev_rx, None);
-                        }
-                        prev_rx = now;
-                    }
-                }
-                Err(Reject::Foreign) => {}
-                Err(r) => m.on_unmatched(r == Reject::WkcZero),
+        // Transmit stamps that came after their reply.
+        let mut k = 0;
+        while k < npending {
+            if let Some(st) = sh.tx_stamp(pending[k]) {
+                m.on_tx(pending[k], st, sh.sent.load(Relaxed), send_time);
+                npending -= 1;
+                pending[k] = pending[npending];
+            } else {
+                k += 1;
             }
         }
         sh.matched.store(m.counts.matched, Relaxed);
         sh.unmatched.store(m.counts.unmatched, Relaxed);
         sh.max_rtt_ns.store(m.dist.max_ns(), Relaxed);
         let now = now_ns();
-        if sh.sender_done.load(Relaxed) {
+        if sh.sender_done.load(Acquire) {
             if done_at == 0 {
                 done_at = now;
             }
@@ -155,6 +196,11 @@ pub fn run(
         {
             sh.dead.store(true, Relaxed);
             sh.halt.store(true, Relaxed);
+        }
+    }
+    for &seq in &pending[..npending] {
+        if let Some(st) = sh.tx_stamp(seq) {
+            m.on_tx(seq, st, sh.sent.load(Relaxed), send_time);
         }
     }
     m.finish(send_time);

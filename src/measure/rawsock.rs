@@ -37,7 +37,8 @@ pub struct Ready {
 }
 
 impl RawSocket {
-    /// A raw socket on interface `name` (validated, must exist) for frames of EtherType `proto`.
+    /// A raw socket on interface `name` (validated, must exist) for frames of EtherType `proto`; with `proto` 0 it
+    /// receives nothing and only sends (its error queue still returns the transmit stamps).
     pub fn open(name: &str, proto: u16) -> Result<RawSocket> {
         let ifindex = netif::ifindex(name)?;
         // SAFETY: plain socket(2); the result is checked before use.
@@ -170,6 +171,13 @@ impl RawSocket {
         tstamp::enable_on_socket(self.fd(), false)
             .map_err(|e| Error::sys(format!("SO_TIMESTAMPING on {}", self.name), e))?;
         Ok(TsKind::Software)
+    }
+
+    /// The same kind of timestamps as another socket on this interface got from `enable_timestamps` (the NIC is
+    /// already set up by that one).
+    pub fn set_timestamping(&self, kind: TsKind) -> Result<()> {
+        tstamp::enable_on_socket(self.fd(), kind == TsKind::Hardware)
+            .map_err(|e| Error::sys(format!("SO_TIMESTAMPING on {}", self.name), e))
     }
 
     pub fn send(&self, frame: &[u8]) -> io::Result<()> {
