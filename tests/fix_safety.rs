@@ -222,3 +222,58 @@ fn apply_saved_reapplies_after_a_reboot() {
         text(&o)
     );
 }
+
+#[test]
+fn a_second_fix_is_refused_while_one_runs() {
+    let r = Root::untuned();
+    let start = r.tree();
+    std::fs::create_dir_all(r.path("/var/lib/rmp-eval/journal")).unwrap();
+    let dir = std::fs::File::open(r.path("/var/lib/rmp-eval/journal")).unwrap();
+    let held = nix::fcntl::Flock::lock(dir, nix::fcntl::FlockArg::LockExclusiveNonblock).unwrap();
+    let o = r.rmp(
+        "fix",
+        &["--core", "1", "--only", ALL_SAFE, "--yes", "--no-measure"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("another rmp-eval fix or rollback is running")
+    );
+    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+    drop(held);
+    let o = r.rmp(
+        "fix",
+        &["--core", "1", "--only", ALL_SAFE, "--yes", "--no-measure"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(r.rmp("rollback", &["--yes"]).status.code(), Some(0));
+    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+}
+
+/// The boot unit and the udev rule call commands the CLI accepts (a rename of apply-saved or --nic breaks here).
+#[test]
+fn unit_and_udev_rule_call_what_the_cli_accepts() {
+    use clap::Parser;
+    let unit = include_str!("../systemd/rmp-eval.service");
+    let rule = include_str!("../udev/60-rmp-eval.rules");
+    let exec = unit
+        .lines()
+        .find_map(|l| l.strip_prefix("ExecStart="))
+        .expect("ExecStart");
+    let run = rule
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .find_map(|l| l.split("RUN+=\"").nth(1)?.split('"').next())
+        .expect("RUN+=");
+    assert!(unit.contains("ConditionPathExists=/var/lib/rmp-eval/runtime.json"));
+    assert!(rule.contains("TEST==\"/var/lib/rmp-eval/runtime.json\""));
+    for cmd in [exec, &run.replace("$name", "enp2s0")] {
+        let argv: Vec<&str> = cmd.split_whitespace().collect();
+        assert_eq!(argv[0], "/usr/sbin/rmp-eval", "{cmd}");
+        let cli =
+            rmp_eval::cli::Cli::try_parse_from(&argv).unwrap_or_else(|e| panic!("{cmd}: {e}"));
+        assert!(
+            matches!(cli.command, Some(rmp_eval::cli::Command::ApplySaved(_))),
+            "{cmd}"
+        );
+    }
+}

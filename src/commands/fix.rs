@@ -152,10 +152,20 @@ pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
     if args.yes && !args.json {
         outln!("{}", render::plan_text(&chosen, live));
     }
-    let before = if args.no_measure {
-        None
-    } else {
+    // Under --root the tree is not this machine: measuring here would compare the wrong thing.
+    let measuring = !args.no_measure && host.is_live();
+    if !args.no_measure && !host.is_live() && !args.json {
+        outln!("No before/after measurement under --root (the tree is not this machine).");
+    }
+    // Only kernel values take effect now; files and the command line wait for a service restart or a reboot.
+    let now = chosen
+        .changes()
+        .any(|c| matches!(c, crate::fix::Change::Value { .. }));
+    let _lock = crate::fix::journal::lock(host)?;
+    let before = if measuring {
         Some(measure(host, out, args, "before")?)
+    } else {
+        None
     };
     let report = apply::apply(host, &chosen, args.core, args.nic.as_deref())?;
     if args.json {
@@ -163,14 +173,10 @@ pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
     } else {
         outln!("Applied:");
         outln!("{}", render::report_text(&report));
-        if report.outcomes.iter().any(|o| o.reboot) {
-            outln!(
-                "Pending reboot: the kernel command line takes effect at the next boot. After it, measure again with \
-                 `rmp-eval run`, then `rmp-eval compare before last`."
-            );
-        }
     }
-    if let Some((b, bpath)) = before {
+    if let Some((b, bpath)) = &before
+        && now
+    {
         let (a, apath) = measure(host, out, args, "after").map_err(|e| {
             Error::failed(format!(
                 "the changes are applied (undo: `rmp-eval rollback`), but the after measurement failed: {e}"
@@ -178,13 +184,21 @@ pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
         })?;
         if !args.json {
             let c = crate::report::compare::compare(
-                &b,
+                b,
                 &a,
                 &bpath.display().to_string(),
                 &apath.display().to_string(),
             );
             crate::out!("{}", crate::report::compare::render_text(&c, out.color));
         }
+    }
+    if report.outcomes.iter().any(|o| o.reboot) && !args.json {
+        let how = if before.is_some() {
+            "After it, measure with `rmp-eval run`, then `rmp-eval compare before last`."
+        } else {
+            "Measure with `rmp-eval run` now and again after it; `rmp-eval compare FIRST.json last` compares the two."
+        };
+        outln!("Pending reboot: the kernel command line takes effect at the next boot. {how}");
     }
     let short = report
         .outcomes

@@ -86,6 +86,7 @@ pub fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<Outcome
             return Ok(Outcome::Good);
         }
     }
+    let _lock = journal::lock(host)?;
     let mut problems = Vec::new();
     let mut again: Vec<Vec<String>> = Vec::new();
     for (path, run) in runs.iter().rev() {

@@ -121,6 +121,24 @@ pub fn record(host: &Host, changes: &[&Change]) -> Result<Vec<Entry>> {
     Ok(entries)
 }
 
+/// Held while fix or rollback works: a second one at the same time would interleave journal runs.
+pub fn lock(host: &Host) -> Result<nix::fcntl::Flock<std::fs::File>> {
+    host.create_dir_all(JOURNAL_DIR)?;
+    let dir =
+        std::fs::File::open(host.path(JOURNAL_DIR)).map_err(|e| Error::sys(JOURNAL_DIR, e))?;
+    nix::fcntl::Flock::lock(dir, nix::fcntl::FlockArg::LockExclusiveNonblock).map_err(
+        |(_, errno)| {
+            if errno == nix::errno::Errno::EWOULDBLOCK {
+                Error::failed(
+                    "another rmp-eval fix or rollback is running; try again when it has finished",
+                )
+            } else {
+                Error::sys(format!("lock {JOURNAL_DIR}"), errno.into())
+            }
+        },
+    )
+}
+
 /// Writes a new run and returns its path. The write is atomic and fsynced (file and directory).
 pub fn create(host: &Host, run: &Run) -> Result<String> {
     host.create_dir_all(JOURNAL_DIR)?;
