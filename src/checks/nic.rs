@@ -56,8 +56,9 @@ pub const NIC_PRESENT: Check = Check {
     id: "nic_present",
     section: Section::Nic,
     title: "NIC interface present",
-    doc: "The interface given with --nic exists. Improvement: a missing interface fails (the original said \
-          unknown and exited 0); the other NIC checks are then unknown.",
+    doc: "The interface given with --nic exists. Passes when its operstate, carrier or address can be read. \
+          Improvement: a missing interface fails (the original said unknown and exited 0); the other NIC checks \
+          are then unknown.",
     remedy: None,
     evaluate: nic_present,
 };

@@ -1,0 +1,56 @@
+//! The documentation of the checks cannot drift from the registry.
+
+use rmp_eval::checks::{REGISTRY, Section};
+use std::collections::HashSet;
+
+#[test]
+fn registry_ids_are_unique_documented_and_use_known_remedies() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let mut seen = HashSet::new();
+    for c in REGISTRY {
+        assert!(seen.insert(c.id), "duplicate id {}", c.id);
+        assert!(
+            readme.contains(&format!("| `{}` |", c.id)),
+            "README lacks a row for {}",
+            c.id
+        );
+        assert!(
+            c.doc.contains("Passes") || c.doc.contains("Fails"),
+            "{}: doc says not what passes",
+            c.id
+        );
+        if let Some(r) = c.remedy {
+            assert!(
+                rmp_eval::remedy::ALL.contains(&r),
+                "{}: unknown remedy {r}",
+                c.id
+            );
+        }
+    }
+    // design.md's 22 ids, in their sections, and at least 12 more.
+    let design = [
+        (
+            Section::System,
+            "preempt_rt swap timer_migration rt_throttling clocksource af_xdp futex_hash",
+        ),
+        (
+            Section::Core,
+            "core_isolated nohz_full rcu_nocbs governor cpu_frequency irqaffinity unrelated_irqs smt_sibling cstates turbo",
+        ),
+        (
+            Section::Nic,
+            "nic_present nic_link nic_quiet nic_irqs_pinned rps",
+        ),
+    ];
+    let mut n = 0;
+    for (sec, ids) in design {
+        for id in ids.split_whitespace() {
+            let c = rmp_eval::checks::find(id).unwrap_or_else(|| panic!("{id} missing"));
+            assert_eq!(c.section, sec, "{id}");
+            n += 1;
+        }
+    }
+    assert_eq!(n, 22);
+    assert!(REGISTRY.len() >= 22 + 12, "only {} checks", REGISTRY.len());
+}
