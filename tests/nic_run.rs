@@ -57,9 +57,8 @@ fn ecat_round_trips_through_reflect_and_tshark_sees_our_fields() {
     let v = Veth::new();
     let flags = v.host_flags();
     let r = v.reflect(&[]);
-    // 200 periods: 201 frames; the capture takes the first 10 of the run (5 requests, 5 replies) after the
-    // preflight's first exchange.
-    let cap = Capture::start(&v.host, "ether proto 0x88a4", 12);
+    // 200 periods: 201 frames; the capture takes the first 40 on the wire (preflight and run, requests and replies).
+    let cap = Capture::start(&v.host, "ether proto 0x88a4", 40);
     let o = run_nic(&v.host, &["--iterations", "200", "--json"]);
     assert!(
         matches!(o.status.code(), Some(0 | 1)),
@@ -155,7 +154,7 @@ fn raw_and_udp_modes_with_pktlen() {
     );
     assert_all_matched(&json(&o), 101, "raw");
 
-    let cap = Capture::start(&v.host, "udp port 7", 4);
+    let cap = Capture::start(&v.host, "udp port 7", 20);
     let o = run_nic(
         &v.host,
         &[
@@ -192,7 +191,7 @@ fn raw_and_udp_modes_with_pktlen() {
             "udp.check_checksum:TRUE",
         ],
     );
-    assert_eq!(rows.len(), 4, "{rows:?}");
+    assert_eq!(rows.len(), 20, "{rows:?}");
     // Requests (length, ports, IPv4 and UDP checksums good) and their echoes, in whatever order the preflight's
     // first exchanges took.
     for r in &rows {

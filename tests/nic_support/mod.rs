@@ -95,15 +95,25 @@ impl Veth {
         c
     }
 
-    /// `rmp-eval reflect` on the peer end.
+    /// `rmp-eval reflect` on the peer end, returned once its socket is bound (it has said so on stdout).
     pub fn reflect(&self, extra: &[&str]) -> Reflector {
+        use std::io::BufRead;
         let mut c = self.in_ns(BIN);
         c.args(["reflect", "--nic", &self.peer]).args(extra);
         c.stdout(Stdio::piped()).stderr(Stdio::piped());
-        let child = c.spawn().expect("reflect starts");
-        // Give it time to bind its socket before anyone sends.
-        std::thread::sleep(Duration::from_millis(300));
-        Reflector { child: Some(child) }
+        let mut child = c.spawn().expect("reflect starts");
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        let _ = out.read_line(&mut first);
+        assert!(
+            first.starts_with("reflect: answering"),
+            "reflect did not start: {first}"
+        );
+        Reflector {
+            child: Some(child),
+            out: Some(out),
+            first,
+        }
     }
 
     pub fn host_flags(&self) -> String {
@@ -130,6 +140,8 @@ impl Drop for Veth {
 /// A running reflector; killed on drop if the test did not stop it.
 pub struct Reflector {
     child: Option<Child>,
+    out: Option<std::io::BufReader<std::process::ChildStdout>>,
+    first: String,
 }
 
 impl Reflector {
@@ -144,21 +156,20 @@ impl Reflector {
     }
 
     /// Stops it with SIGINT and returns its exit code and output.
-    pub fn stop(mut self) -> (i32, String, String) {
+    pub fn stop(self) -> (i32, String, String) {
         self.signal(libc::SIGINT);
-        let o = self.child.take().unwrap().wait_with_output().unwrap();
-        (
-            o.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&o.stdout).into_owned(),
-            String::from_utf8_lossy(&o.stderr).into_owned(),
-        )
+        self.wait()
     }
 
+    /// Waits for it to end: exit code, all of stdout, stderr.
     pub fn wait(mut self) -> (i32, String, String) {
+        use std::io::Read;
+        let mut out = std::mem::take(&mut self.first);
+        let _ = self.out.take().unwrap().read_to_string(&mut out);
         let o = self.child.take().unwrap().wait_with_output().unwrap();
         (
             o.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&o.stdout).into_owned(),
+            out,
             String::from_utf8_lossy(&o.stderr).into_owned(),
         )
     }
