@@ -98,6 +98,10 @@ fn exit_0_when_nothing_fails() {
     );
     w("proc/sys/kernel/nmi_watchdog", "0\n");
     w(
+        "rmp-eval-snapshot.json",
+        r#"{"ethtool":{"enp2s0":{"coalesce":{"rx_usecs":0,"adaptive_rx":false},"eee":{"enabled":false,"active":false}}}}"#,
+    );
+    w(
         "proc/net/if_inet6",
         "00000000000000000000000000000001 01 80 10 80       lo\n",
     );

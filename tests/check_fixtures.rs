@@ -274,6 +274,30 @@ fn this_vm_captured_with_snapshot() {
     assert_eq!(verdict(&v, "nic_irqs_pinned").1, "not pinned: 37,38,39");
     assert_eq!(verdict(&v, "nic_quiet").1, "v4=1, v6=2, def4=yes, def6=yes");
     assert_eq!(verdict(&v, "nic_driver").1, "virtio_net: virtual NIC");
+    // ethtool readings recorded by the snapshot stand in for the ioctl.
+    assert_eq!(
+        verdict(&v, "nic_coalesce"),
+        ("pass".into(), "rx-usecs=0, adaptive-rx=off".into())
+    );
+    assert_eq!(
+        verdict(&v, "nic_eee"),
+        ("pass".into(), "no EEE support".into())
+    );
+    // A root without recorded readings cannot tell.
+    let (_, pi) = check_json(&fixture("rpi4-arm64"), &["--nic", "eth0"]);
+    assert_eq!(
+        verdict(&pi, "nic_coalesce").1,
+        "needs the live machine or a snapshot"
+    );
+    let (_, seed) = check_json(&fixture("seed-i3-13100te"), &["--nic", "enp2s0"]);
+    assert_eq!(
+        verdict(&seed, "nic_coalesce").1,
+        "rx-usecs=3, adaptive-rx=off"
+    );
+    assert_eq!(
+        verdict(&seed, "nic_eee"),
+        ("fail".into(), "EEE enabled and active".into())
+    );
     assert!(
         v["host"]["kernel"]
             .as_str()

@@ -118,6 +118,41 @@ fn live_nic_checks_on_the_first_real_interface() {
                 .all(|c| c == '0' || c == ',')
         });
     assert_eq!(status(&doc, "rps"), if rps_zero { "pass" } else { "fail" });
+
+    // Interrupt coalescing as the ethtool program reports it (when installed and the driver supports it).
+    if let Ok(o) = std::process::Command::new("ethtool")
+        .args(["-c", &nic])
+        .output()
+    {
+        let out = text(&o.stdout);
+        let usecs = out
+            .lines()
+            .find_map(|l| l.strip_prefix("rx-usecs:"))
+            .map(|v| v.trim().to_string());
+        let adaptive = out
+            .lines()
+            .find_map(|l| l.strip_prefix("Adaptive RX:"))
+            .map(|v| v.trim().starts_with("on"));
+        if let (true, Some(u), Some(a)) = (o.status.success(), usecs, adaptive) {
+            let want = format!("rx-usecs={u}, adaptive-rx={}", if a { "on" } else { "off" });
+            assert_eq!(verdict(&doc, "nic_coalesce").1, want);
+            assert_eq!(
+                status(&doc, "nic_coalesce"),
+                if u == "0" && !a { "pass" } else { "fail" }
+            );
+        }
+    }
+    // Loopback has neither coalescing nor EEE.
+    let o = run(&["check", "--json", "--nic", "lo"]);
+    let lo: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        verdict(&lo, "nic_coalesce"),
+        ("info".into(), "driver has no interrupt coalescing".into())
+    );
+    assert_eq!(
+        verdict(&lo, "nic_eee"),
+        ("pass".into(), "no EEE support".into())
+    );
 }
 
 #[test]

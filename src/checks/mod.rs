@@ -1,6 +1,7 @@
 //! Configuration checks. Each check is one small unit (id, section, title, doc, evaluate, remedy) registered in
 //! one ordered list, `REGISTRY`, from which `check`'s output, `--help` text and the docs are generated.
 
+pub mod ethtool;
 pub mod irq;
 pub mod isolation;
 pub mod nic;
@@ -137,6 +138,8 @@ pub static REGISTRY: &[Check] = &[
     nic_extra::NIC_DRIVER,
     nic_extra::NIC_SPEED,
     nic_extra::NIC_IRQ_DEFER,
+    ethtool::NIC_COALESCE,
+    ethtool::NIC_EEE,
 ];
 
 /// The check with this id.

@@ -248,8 +248,13 @@ fn snapshot_fact(host: &Host, key: &str) -> Option<String> {
     v.get(key)?.as_str().map(str::to_string)
 }
 
-/// The live facts `snapshot` records (only meaningful on the running machine).
-pub fn live_facts() -> serde_json::Value {
+/// The live facts `snapshot` records (only meaningful on the running machine): the futex prctl, and each
+/// interface's ethtool readings.
+pub fn live_facts(nics: &[String]) -> serde_json::Value {
+    let ethtool: serde_json::Map<String, serde_json::Value> = nics
+        .iter()
+        .map(|n| (n.clone(), super::ethtool::live_readings(n)))
+        .collect();
     let futex = match futex_hash_slots() {
         Ok(_) => "ok".to_string(),
         Err(e) => e.to_string(),
@@ -257,6 +262,7 @@ pub fn live_facts() -> serde_json::Value {
     serde_json::json!({
         "rmp_eval_version": env!("CARGO_PKG_VERSION"),
         FACT_FUTEX_PRCTL: futex,
+        "ethtool": ethtool,
     })
 }
 

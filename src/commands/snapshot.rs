@@ -162,7 +162,8 @@ pub fn snapshot_into(src: &Host, out: &Path) -> Result<usize> {
             .map_err(|e| Error::failed(format!("snapshot: copying {p}: {e}")))?;
     }
     if src.is_live() {
-        let facts = crate::checks::system::live_facts().to_string();
+        let nics = src.list(NET).unwrap_or_default();
+        let facts = crate::checks::system::live_facts(&nics).to_string();
         fs::write(c.dst.path(crate::checks::system::SNAPSHOT_FACTS), facts)
             .map_err(|e| Error::failed(format!("snapshot: facts: {e}")))?;
     } else if let Ok(b) = src.read_bytes(crate::checks::system::SNAPSHOT_FACTS) {
