@@ -15,6 +15,8 @@ use crate::measure::result::RunResult;
 use crate::outln;
 use crate::output::Output;
 
+const NET_DIR: &str = "/sys/class/net";
+
 /// Prompts only with a terminal on both stdin and stderr (dialoguer itself checks only stderr).
 pub fn interactive() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
@@ -90,6 +92,11 @@ pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
     check_core(host, args.core)?;
     if let Some(n) = &args.nic {
         check_nic_name(n)?;
+        if !host.exists(&format!("{NET_DIR}/{n}")) {
+            return Err(Error::usage(format!(
+                "--nic {n}: no such network interface"
+            )));
+        }
     }
     let ctx = Ctx {
         core: args.core,

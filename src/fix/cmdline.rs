@@ -71,6 +71,20 @@ pub struct Want {
     pub siblings: Vec<usize>,
     /// Parameters set as given (skew_tick=1, tsc=reliable).
     pub extra: Vec<String>,
+    /// The kernel predates 5.6 (no isolcpus=managed_irq).
+    pub old_kernel: bool,
+}
+
+/// True for a kernel release older than `major.minor` ("5.4.0-150-generic" < 5.6); unknown → false.
+pub fn older_than(release: &str, major: u32, minor: u32) -> bool {
+    let mut it = release.split(|c: char| !c.is_ascii_digit());
+    match (
+        it.next().and_then(|m| m.parse::<u32>().ok()),
+        it.next().and_then(|m| m.parse::<u32>().ok()),
+    ) {
+        (Some(a), Some(b)) => (a, b) < (major, minor),
+        _ => false,
+    }
 }
 
 /// isolcpus flags (tuned's realtime profile uses managed_irq,domain).
@@ -122,7 +136,13 @@ pub fn managed_params(current: &[String], w: &Want) -> Result<(Vec<String>, Vec<
         let (mut flags, _) = last_value(current, "isolcpus")
             .and_then(|v| split_isolcpus(&v).ok())
             .unwrap_or_default();
-        for f in ISOL_FLAGS {
+        // Before 5.6 the kernel knows no managed_irq, and an unknown flag makes it ignore isolcpus altogether.
+        let known: &[&str] = if w.old_kernel {
+            &ISOL_FLAGS[1..]
+        } else {
+            ISOL_FLAGS
+        };
+        for f in known {
             if !flags.iter().any(|x| x == f) {
                 flags.push((*f).to_string());
             }
@@ -246,6 +266,15 @@ mod tests {
         assert_eq!(m[0], "isolcpus=nohz,domain,managed_irq,1,3");
         assert_eq!(m[3], "irqaffinity=0");
         assert_eq!(m[5], "processor.max_cstate=0");
+        w.old_kernel = true;
+        let (m, _) = managed_params(&tokens("isolcpus=1"), &w).unwrap();
+        assert_eq!(m[0], "isolcpus=domain,1,3");
+        w.old_kernel = false;
+        // Releases as uname prints them: Debian 12 RT, Ubuntu 20.04 GA, a Raspberry Pi kernel.
+        assert!(!older_than("6.1.0-50-rt-amd64", 5, 6));
+        assert!(older_than("5.4.0-150-generic", 5, 6));
+        assert!(!older_than("6.6.51+rpt-rpi-v8", 5, 6));
+        assert!(!older_than("garbage", 5, 6));
         w.siblings = vec![2];
         w.extra = vec!["skew_tick=1".into()];
         let (m, _) = managed_params(&tokens("nohz_full=1"), &w).unwrap();

@@ -109,6 +109,9 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
                 if f("cstates") || f("idle_states") {
                     want.cstates = boot::cstate_caps(host);
                 }
+                if let Ok(rel) = crate::checks::sys::kernel_release(host) {
+                    want.old_kernel = crate::fix::cmdline::older_than(&rel, 5, 6);
+                }
                 if f("skew_tick") {
                     want.extra.push("skew_tick=1".into());
                 }
