@@ -59,7 +59,11 @@ fn dry_run_refusal_and_core_zero_change_nothing() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let o = r.rmp("fix", &["--core", "1", "--nic", "fxnosuch0", "--yes"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("no such network interface"), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no such network interface"),
+        "{}",
+        text(&o)
+    );
     assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
     // Rollback without a terminal is refused as well, and with nothing to undo says so.
     let o = r.rmp("rollback", &[]);

@@ -50,12 +50,14 @@ pub fn check_core(host: &Host, core: usize) -> Result<()> {
     crate::checks::sys::validate_core(host, Some(core)).map(|_| ())
 }
 
-fn choose(plan: &Plan, live: bool) -> Result<Option<Plan>> {
+/// The terminal path: pick steps (all proposed ones preselected), see the diffs of the pick, confirm.
+fn choose(host: &Host, req: &Request, plan: &Plan, live: bool) -> Result<Option<Plan>> {
     use dialoguer::{Confirm, MultiSelect};
+    // Persistence follows from the runtime steps picked; it is not a choice of its own.
     let candidates: Vec<&crate::fix::Step> = plan
         .steps
         .iter()
-        .filter(|s| !s.changes.is_empty())
+        .filter(|s| !s.changes.is_empty() && s.id != crate::fix::saved::PERSIST)
         .collect();
     let items: Vec<String> = candidates
         .iter()
@@ -71,14 +73,10 @@ fn choose(plan: &Plan, live: bool) -> Result<Option<Plan>> {
         return Ok(None);
     };
     let ids: Vec<&str> = picked.iter().map(|&i| candidates[i].id).collect();
-    let chosen = Plan {
-        steps: plan
-            .steps
-            .iter()
-            .filter(|s| ids.contains(&s.id) || s.id == "persist")
-            .cloned()
-            .collect(),
-    };
+    let chosen = plan::select(host, req, plan, &ids);
+    if chosen.is_empty() {
+        return Ok(None);
+    }
     outln!("{}", render::plan_text(&chosen, live));
     let yes = Confirm::new()
         .with_prompt("Apply these changes?")
@@ -136,13 +134,8 @@ pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
     let chosen = if args.yes {
         full
     } else if interactive() && !args.json {
-        match choose(&full, live)? {
-            Some(p) => plan::select(
-                host,
-                &req,
-                &p,
-                &p.steps.iter().map(|s| s.id).collect::<Vec<_>>(),
-            ),
+        match choose(host, &req, &full, live)? {
+            Some(p) => p,
             None => {
                 outln!("Nothing applied.");
                 return Ok(Outcome::Good);
