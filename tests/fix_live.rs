@@ -11,6 +11,9 @@ use rmp_eval::fix::runtime::Target;
 use rmp_eval::fix::{Change, Plan, Step, ValueKind};
 use rmp_eval::host::Host;
 
+/// The live tests touch the same IRQs: one at a time.
+static LIVE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 struct Veth(String);
 impl Drop for Veth {
     fn drop(&mut self) {
@@ -64,6 +67,7 @@ fn irq_rps_and_sysctl_applied_verified_and_rolled_back_for_real() {
         eprintln!("skipped: needs root (CI runs the suite as root)");
         return;
     }
+    let _one = LIVE.lock().unwrap_or_else(|p| p.into_inner());
     let host = Host::live();
     let online = rmp_eval::checks::sys::online_cpus(&host).unwrap();
     assert!(online.len() >= 2, "needs two CPUs");
@@ -169,4 +173,81 @@ fn irq_rps_and_sysctl_applied_verified_and_rolled_back_for_real() {
         vec![0, 1]
     );
     assert_eq!(read(&sysctl), sysctl_before);
+}
+
+fn affinities() -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = std::fs::read_dir("/proc/irq")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .filter_map(|e| {
+            let p = format!("{}/smp_affinity_list", e.path().display());
+            let v = std::fs::read_to_string(&p).ok()?.trim().to_string();
+            Some((p, v))
+        })
+        .collect();
+    v.push((
+        "/proc/irq/default_smp_affinity".into(),
+        read("/proc/irq/default_smp_affinity"),
+    ));
+    v.sort();
+    v
+}
+
+/// The real irq_affinity planner on this machine: every IRQ off the last CPU. Kernel-managed IRQs (virtio queues
+/// here) refuse; that is reported per IRQ and the rest still applies. Undone from the journal afterwards.
+#[test]
+fn every_irq_off_the_core_with_managed_ones_reported() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: needs root (CI runs the suite as root)");
+        return;
+    }
+    let _one = LIVE.lock().unwrap_or_else(|p| p.into_inner());
+    let host = Host::live();
+    let online = rmp_eval::checks::sys::online_cpus(&host).unwrap();
+    let core = *online.last().unwrap();
+    let start = affinities();
+    let _guard = Originals(start.clone());
+    let t = Target {
+        core,
+        nic: None,
+        online,
+    };
+    let step = irq::irq_affinity(&host, &t);
+    if step.changes.is_empty() {
+        eprintln!("nothing routed to CPU {core}: nothing to show");
+        return;
+    }
+    let plan = Plan { steps: vec![step] };
+    let report = apply::apply(&host, &plan, core, None).unwrap();
+    let mut took = 0;
+    for o in &report.outcomes {
+        let now = read(&o.target);
+        match &o.took {
+            Took::Took => {
+                took += 1;
+                let cpus = if o.target.ends_with("default_smp_affinity") {
+                    rmp_eval::parse::mask::parse(&now).unwrap()
+                } else {
+                    rmp_eval::parse::cpulist::parse(&now).unwrap()
+                };
+                assert!(!cpus.contains(&core), "{}: {now}", o.target);
+            }
+            Took::Refused(_) => {
+                let was = &start.iter().find(|(p, _)| *p == o.target).unwrap().1;
+                assert_eq!(&now, was, "a refused IRQ must be left as it was");
+            }
+            other => panic!("{}: {other:?}", o.target),
+        }
+    }
+    assert!(took > 0, "no IRQ could be moved: {report:?}");
+    let runs = journal::load_all(&host).unwrap();
+    let (path, run) = runs.iter().find(|(p, _)| *p == report.journal).unwrap();
+    assert_eq!(journal::undo(&host, run), Vec::<String>::new());
+    host.remove_file(path).unwrap();
+    assert_eq!(affinities(), start);
 }

@@ -109,7 +109,11 @@ fn apply_one(host: &Host, c: &Change) -> Result<Took> {
             ..
         } => {
             if let Err(e) = host.write_value(path, &format!("{after}\n")) {
-                let refused = matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::EIO));
+                // Kernel-managed IRQs refuse a new affinity with EINVAL, EIO or (virtio queues on 6.x) EPERM; as
+                // root a "permission denied" here comes from the kernel, not from file modes.
+                let root = nix::unistd::geteuid().is_root();
+                let refused = matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::EIO))
+                    || (root && matches!(e, crate::host::HostError::PermissionDenied { .. }));
                 if *refusable && refused {
                     return Ok(Took::Refused(e.reason()));
                 }
