@@ -6,9 +6,9 @@ use std::process::Command;
 
 use rmp_eval::fix::apply::{self, Took};
 use rmp_eval::fix::irq;
-use rmp_eval::fix::journal;
 use rmp_eval::fix::runtime::Target;
 use rmp_eval::fix::{Change, Plan, Step, ValueKind};
+use rmp_eval::fix::{journal, undo};
 use rmp_eval::host::Host;
 
 /// The live tests touch the same IRQs: one at a time.
@@ -165,7 +165,7 @@ fn irq_rps_and_sysctl_applied_verified_and_rolled_back_for_real() {
         .find(|(p, _)| *p == report.journal)
         .expect("journal run written");
     assert!(run.complete);
-    assert_eq!(journal::undo(&host, run), Vec::<String>::new());
+    assert_eq!(undo::undo(&host, run), Vec::<String>::new());
     host.remove_file(path).unwrap();
     assert_eq!(read(&irq_path), irq_before);
     assert_eq!(
@@ -247,7 +247,7 @@ fn every_irq_off_the_core_with_managed_ones_reported() {
     assert!(took > 0, "no IRQ could be moved: {report:?}");
     let runs = journal::load_all(&host).unwrap();
     let (path, run) = runs.iter().find(|(p, _)| *p == report.journal).unwrap();
-    assert_eq!(journal::undo(&host, run), Vec::<String>::new());
+    assert_eq!(undo::undo(&host, run), Vec::<String>::new());
     host.remove_file(path).unwrap();
     assert_eq!(affinities(), start);
 }

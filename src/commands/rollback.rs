@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use crate::cli::RollbackArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::fix::apply::run_program;
-use crate::fix::journal::{self, Restored};
+use crate::fix::{journal, undo};
 use crate::host::Host;
 use crate::outln;
 use crate::output::Output;
@@ -25,10 +25,10 @@ fn preview(host: &Host, runs: &[(String, journal::Run)]) -> (String, Vec<Value>)
         ));
         let mut entries = Vec::new();
         for e in run.entries.iter().rev() {
-            let (action, what) = match journal::restore(host, e, true) {
-                Ok(Restored::Unchanged) => ("none", "as recorded, nothing to do".to_string()),
-                Ok(Restored::Removed) => ("remove", "remove (did not exist)".to_string()),
-                Ok(Restored::Written(d)) => ("restore", format!("restore ({d})")),
+            let (action, what) = match undo::restore(host, e, true) {
+                Ok(undo::Restored::Unchanged) => ("none", "as recorded, nothing to do".to_string()),
+                Ok(undo::Restored::Removed) => ("remove", "remove (did not exist)".to_string()),
+                Ok(undo::Restored::Written(d)) => ("restore", format!("restore ({d})")),
                 Err(err) => ("error", format!("cannot restore: {err}")),
             };
             text.push_str(&format!("  {}: {what}\n", e.path()));
@@ -90,7 +90,7 @@ pub fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<Outcome
     let mut problems = Vec::new();
     let mut again: Vec<Vec<String>> = Vec::new();
     for (path, run) in runs.iter().rev() {
-        let undone = journal::undo(host, run);
+        let undone = undo::undo(host, run);
         let failed = !undone.is_empty();
         problems.extend(undone);
         for a in &run.after_restore {

@@ -4,6 +4,7 @@
 use std::process::Command;
 
 use super::journal::{self, Entry, Run};
+use super::undo;
 use super::{Change, PAUSE_ENV, Plan};
 use crate::error::{Error, Result};
 use crate::host::{FileMeta, Host};
@@ -142,7 +143,7 @@ fn revert(
     for c in applied.iter().rev() {
         let target = c.target();
         if let Some(e) = entries.iter().find(|e| e.path() == target)
-            && let Err(err) = journal::restore(host, e, false)
+            && let Err(err) = undo::restore(host, e, false)
         {
             problems.push(err.to_string());
         }

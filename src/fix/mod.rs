@@ -11,6 +11,7 @@ pub mod plan;
 pub mod render;
 pub mod runtime;
 pub mod saved;
+pub mod undo;
 
 use serde::{Deserialize, Serialize};
 

@@ -193,6 +193,10 @@ pub fn diff(a: &Tree, b: &Tree) -> Vec<String> {
     d
 }
 
+pub fn ok(o: &Output) {
+    assert_eq!(o.status.code(), Some(0), "{}", text(o));
+}
+
 pub fn text(o: &Output) -> String {
     format!(
         "status {:?}\nstdout:\n{}\nstderr:\n{}",

@@ -1,0 +1,163 @@
+//! The kernel command line on each boot loader, on fixture roots: GRUB (Debian's stock file, a cloud image's
+//! drop-in, an existing isolcpus with quotes), systemd-boot / kernel-install, none at all. GRUB's effective line is
+//! computed by sourcing the files with dash and bash; rollback leaves every file byte-identical.
+
+mod fix_support;
+use fix_support::{Root, diff, ok, text, values};
+
+#[test]
+fn cloud_dropin_existing_isolcpus_and_quotes() {
+    let r = Root::untuned();
+    // A 4-CPU machine: the capture has 2; more CPUs are what the case needs.
+    r.write("/sys/devices/system/cpu/online", "0-3\n");
+    r.write("/etc/default/grub", "GRUB_DEFAULT=0\nGRUB_CMDLINE_LINUX_DEFAULT=\"quiet\"\nGRUB_CMDLINE_LINUX=\"isolcpus=2 foo=\\\"a b\\\" console=ttyS0,115200\"\n");
+    // As Debian's cloud images ship it: it overrides GRUB_CMDLINE_LINUX_DEFAULT of /etc/default/grub.
+    r.write("/etc/default/grub.d/50-cloudimg-settings.cfg", "# Cloud Image specific Grub settings\nGRUB_CMDLINE_LINUX_DEFAULT=\"console=tty1 console=ttyS0\"\nGRUB_TIMEOUT=0\n");
+    let start = r.tree();
+    let o = r.rmp(
+        "fix",
+        &["--core", "3", "--only", "cmdline", "--yes", "--no-measure"],
+    );
+    ok(&o);
+    let line = r.grub_line();
+    assert_eq!(
+        values(&line, "isolcpus"),
+        ["managed_irq,domain,2-3"],
+        "{line:?}"
+    );
+    assert_eq!(values(&line, "nohz_full"), ["3"]);
+    assert_eq!(values(&line, "irqaffinity"), ["0-1"]);
+    assert_eq!(values(&line, "console"), ["ttyS0,115200", "tty1", "ttyS0"]);
+    assert!(line.join(" ").contains("foo=\"a b\""), "{line:?}");
+    assert!(
+        !line.contains(&"quiet".to_string()),
+        "the cloud drop-in replaced quiet: {line:?}"
+    );
+    // The plan's own evaluation of GRUB agrees with the shells.
+    let out = String::from_utf8_lossy(&o.stdout);
+    let after = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("note: GRUB, normal entries, after: "))
+        .unwrap();
+    assert_eq!(
+        after.split_whitespace().collect::<Vec<_>>(),
+        line.iter().map(String::as_str).collect::<Vec<_>>()
+    );
+    ok(&r.rmp("rollback", &["--yes"]));
+    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+}
+
+#[test]
+fn no_boot_loader_says_so_and_changes_nothing() {
+    let r = Root::untuned();
+    r.remove("/etc/default/grub");
+    r.remove("/etc/default/grub.d");
+    let start = r.tree();
+    let o = r.rmp(
+        "fix",
+        &["--core", "1", "--only", "cmdline", "--yes", "--no-measure"],
+    );
+    ok(&o);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("no boot loader configuration found"), "{out}");
+    assert!(out.contains("isolcpus=managed_irq,domain,1"), "{out}");
+    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+}
+
+#[test]
+fn systemd_boot_edits_etc_kernel_cmdline() {
+    let r = Root::untuned();
+    r.remove("/etc/default/grub");
+    r.remove("/etc/default/grub.d");
+    r.write("/boot/efi/loader/loader.conf", "timeout 3\n");
+    r.write(
+        "/etc/kernel/cmdline",
+        "root=UUID=0b5e ro quiet isolcpus=1\n",
+    );
+    let start = r.tree();
+    let o = r.rmp(
+        "fix",
+        &["--core", "1", "--only", "cmdline", "--yes", "--no-measure"],
+    );
+    ok(&o);
+    assert_eq!(
+        r.read("/etc/kernel/cmdline"),
+        "root=UUID=0b5e ro quiet isolcpus=managed_irq,domain,1 nohz_full=1 rcu_nocbs=1 irqaffinity=0 skew_tick=1\n"
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("kernel-install add 6.1.0-50-rt-amd64 /boot/vmlinuz-6.1.0-50-rt-amd64"),
+        "{out}"
+    );
+    ok(&r.rmp("rollback", &["--yes"]));
+    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+
+    // Without /etc/kernel/cmdline: started from the running command line (minus BOOT_IMAGE), removed by rollback.
+    r.remove("/etc/kernel/cmdline");
+    let start = r.tree();
+    ok(&r.rmp(
+        "fix",
+        &["--core", "1", "--only", "cmdline", "--yes", "--no-measure"],
+    ));
+    let written = r.read("/etc/kernel/cmdline");
+    assert!(!written.contains("BOOT_IMAGE="), "{written}");
+    assert!(
+        written.contains("console=ttyS0,115200") && written.contains("nohz_full=1"),
+        "{written}"
+    );
+    ok(&r.rmp("rollback", &["--yes"]));
+    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+}
+
+#[test]
+fn stock_debian_grub_and_a_second_fix_changes_nothing() {
+    let r = Root::untuned();
+    let stock = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/grub.default"
+    ))
+    .unwrap();
+    r.write("/etc/default/grub", &stock);
+    let start = r.tree();
+    assert_eq!(r.grub_line(), ["quiet"]);
+    ok(&r.rmp(
+        "fix",
+        &[
+            "--core",
+            "1",
+            "--only",
+            "cmdline,sysctl",
+            "--yes",
+            "--no-measure",
+        ],
+    ));
+    let line = r.grub_line();
+    assert_eq!(line[0], "quiet");
+    assert_eq!(values(&line, "isolcpus"), ["managed_irq,domain,1"]);
+    assert_eq!(
+        r.grub_effective("sh").0,
+        "",
+        "GRUB_CMDLINE_LINUX stays empty"
+    );
+    let after_first = r.tree();
+    let o = r.rmp(
+        "fix",
+        &[
+            "--core",
+            "1",
+            "--only",
+            "cmdline,sysctl",
+            "--yes",
+            "--no-measure",
+        ],
+    );
+    ok(&o);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("Nothing to change"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(diff(&after_first, &r.tree()), Vec::<String>::new());
+    ok(&r.rmp("rollback", &["--yes"]));
+    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+}
