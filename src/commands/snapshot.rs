@@ -126,8 +126,8 @@ impl Copier<'_> {
         Ok(())
     }
 
-    /// Entries of a listed directory that are directories (cpuN, stateN, rx-N, PIDs) or, outside /proc, files
-    /// whose names are the data (msi_irqs/NN), so that listing the copy names the same things.
+    /// Entries of a listed directory that are directories (cpuN, stateN, rx-N, PIDs), and the files of msi_irqs
+    /// (their names are the data), so that listing the copy names the same things.
     fn placeholders(&mut self, dir: &str) -> io::Result<()> {
         let Ok(rd) = fs::read_dir(self.src.path(dir)) else {
             return Ok(());
@@ -137,7 +137,9 @@ impl Copier<'_> {
             let to = self.dst.path(&format!("{dir}/{name}"));
             match e.file_type() {
                 Ok(t) if t.is_dir() => fs::create_dir_all(&to)?,
-                Ok(t) if t.is_file() && dir != "/proc" && !to.exists() => fs::write(&to, b"")?,
+                Ok(t) if t.is_file() && dir.ends_with("/msi_irqs") && !to.exists() => {
+                    fs::write(&to, b"")?
+                }
                 Ok(t) if t.is_symlink() && dir == NET => {
                     self.resolve(&format!("{dir}/{name}"), 0)?;
                 }
