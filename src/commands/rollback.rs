@@ -29,6 +29,10 @@ fn preview(host: &Host, runs: &[(String, journal::Run)]) -> (String, Vec<Value>)
                 Ok(undo::Restored::Unchanged) => ("none", "as recorded, nothing to do".to_string()),
                 Ok(undo::Restored::Removed) => ("remove", "remove (did not exist)".to_string()),
                 Ok(undo::Restored::Written(d)) => ("restore", format!("restore ({d})")),
+                Ok(undo::Restored::Refused(d)) => (
+                    "refused",
+                    format!("refused by the kernel ({d}), left as it is"),
+                ),
                 Err(err) => ("error", format!("cannot restore: {err}")),
             };
             text.push_str(&format!("  {}: {what}\n", e.path()));

@@ -110,11 +110,7 @@ fn apply_one(host: &Host, c: &Change) -> Result<Took> {
             ..
         } => {
             if let Err(e) = host.write_value(path, &format!("{after}\n")) {
-                // Kernel-managed IRQs refuse a new affinity with EINVAL, EIO or (virtio queues on 6.x) EPERM; as
-                // root a "permission denied" here comes from the kernel, not from file modes.
-                let root = nix::unistd::geteuid().is_root();
-                let refused = matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::EIO))
-                    || (root && matches!(e, crate::host::HostError::PermissionDenied { .. }));
+                let refused = undo::kernel_refused(&e);
                 if *refusable && refused {
                     return Ok(Took::Refused(e.reason()));
                 }
@@ -226,6 +222,15 @@ pub fn apply(host: &Host, plan: &Plan, core: usize, nic: Option<&str>) -> Result
             }
         }
     }
+    // What the kernel refused was not changed: nothing to restore later (after a reboot the IRQ may read
+    // differently and refuse the old value too).
+    let refused: Vec<String> = took
+        .iter()
+        .filter(|(_, _, t)| matches!(t, Took::Refused(_)))
+        .map(|(_, c, _)| c.target())
+        .collect();
+    run.entries
+        .retain(|e| !refused.iter().any(|r| r == e.path()));
     run.complete = true;
     journal::save(host, &jpath, &run)?;
     let outcomes = took

@@ -35,6 +35,9 @@ pub enum Entry {
         path: String,
         previous: String,
         value_kind: ValueKind,
+        /// A kernel-managed IRQ may refuse even its old value (e.g. after a reboot): reported, not a failure.
+        #[serde(default)]
+        refusable: bool,
     },
 }
 
@@ -107,10 +110,16 @@ pub fn record(host: &Host, changes: &[&Change]) -> Result<Vec<Entry>> {
                     previous,
                 }
             }
-            Change::Value { path, kind, .. } => Entry::Value {
+            Change::Value {
+                path,
+                kind,
+                refusable,
+                ..
+            } => Entry::Value {
                 path: path.clone(),
                 previous: host.read(path)?.trim().to_string(),
                 value_kind: *kind,
+                refusable: *refusable,
             },
             Change::Command { .. } => continue,
         };

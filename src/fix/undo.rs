@@ -2,7 +2,7 @@
 
 use super::journal::{Entry, Run};
 use crate::error::{Error, Result};
-use crate::host::Host;
+use crate::host::{Host, HostError};
 
 /// What restoring one entry did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -11,6 +11,15 @@ pub enum Restored {
     Unchanged,
     Written(String),
     Removed,
+    /// The kernel refused the old value (a managed IRQ): left as it is.
+    Refused(String),
+}
+
+/// A write the kernel refuses for a managed IRQ: EINVAL, EIO, or EPERM (virtio queues on 6.x). As root, a
+/// "permission denied" on such a file comes from the kernel, not from file modes.
+pub fn kernel_refused(e: &HostError) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::EIO))
+        || (nix::unistd::geteuid().is_root() && matches!(e, HostError::PermissionDenied { .. }))
 }
 
 /// Puts one target back as recorded. Writes only what differs (a managed IRQ refuses even its own value).
@@ -52,6 +61,7 @@ pub fn restore(host: &Host, e: &Entry, dry_run: bool) -> Result<Restored> {
             path,
             previous,
             value_kind,
+            refusable,
         } => {
             let now = host.read(path)?;
             if value_kind.same(&now, previous) {
@@ -59,7 +69,12 @@ pub fn restore(host: &Host, e: &Entry, dry_run: bool) -> Result<Restored> {
             }
             let v = value_kind.normal(previous);
             if !dry_run {
-                host.write_value(path, &format!("{v}\n"))?;
+                match host.write_value(path, &format!("{v}\n")) {
+                    Err(e) if *refusable && kernel_refused(&e) => {
+                        return Ok(Restored::Refused(e.reason()));
+                    }
+                    r => r?,
+                }
             }
             Ok(Restored::Written(format!(
                 "{} → {v}",
