@@ -31,6 +31,14 @@ impl Drop for Originals {
     }
 }
 
+/// Removes a journal run of this test when dropped, so that a failed test leaves no run for a later rollback.
+struct OwnRun(String);
+impl Drop for OwnRun {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 fn read(path: &str) -> String {
     std::fs::read_to_string(path).unwrap().trim().to_string()
 }
@@ -147,6 +155,7 @@ fn irq_rps_and_sysctl_applied_verified_and_rolled_back_for_real() {
         ],
     };
     let report = apply::apply(&host, &plan, core, Some(&name)).unwrap();
+    let _own = OwnRun(report.journal.clone());
     for o in &report.outcomes {
         assert_eq!(o.took, Took::Took, "{o:?}");
     }
@@ -224,6 +233,7 @@ fn every_irq_off_the_core_with_managed_ones_reported() {
     }
     let plan = Plan { steps: vec![step] };
     let report = apply::apply(&host, &plan, core, None).unwrap();
+    let _own = OwnRun(report.journal.clone());
     let mut took = 0;
     for o in &report.outcomes {
         let now = read(&o.target);
@@ -310,4 +320,75 @@ fn rollback_of_an_irq_that_now_refuses_completes() {
         *refusable = false;
     }
     assert_eq!(undo::undo(&host, &strict).len(), 1);
+}
+
+/// The whole command on this machine with the before/after measurement: one runtime step (the workqueue mask),
+/// measured 1 s before and after, compared, then `rollback`. Skipped when the machine already has a journal
+/// (someone's fix that is not ours to undo).
+#[test]
+fn fix_measures_before_and_after_then_rollback_restores() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: needs root (CI runs the suite as root)");
+        return;
+    }
+    let _one = LIVE.lock().unwrap_or_else(|p| p.into_inner());
+    let host = Host::live();
+    if !journal::load_all(&host).unwrap().is_empty() {
+        eprintln!("skipped: this machine has a fix journal already");
+        return;
+    }
+    let mask = "/sys/devices/virtual/workqueue/cpumask";
+    let Ok(before) = std::fs::read_to_string(mask) else {
+        eprintln!("skipped: no workqueue cpumask");
+        return;
+    };
+    let _guard = Originals(vec![(mask.to_string(), before.trim().to_string())]);
+    let online = rmp_eval::checks::sys::online_cpus(&host).unwrap();
+    let core = online.last().unwrap().to_string();
+    let bin = env!("CARGO_BIN_EXE_rmp-eval");
+    let o = Command::new(bin)
+        .args([
+            "fix",
+            "--core",
+            &core,
+            "--only",
+            "workqueue",
+            "--measure-seconds",
+            "1",
+            "--yes",
+        ])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        out.contains("Measuring before") && out.contains("Measuring after"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| Before") && out.contains("Verdict:"),
+        "no comparison: {out}"
+    );
+    assert!(
+        !rmp_eval::parse::mask::parse(&read(mask))
+            .unwrap()
+            .contains(&online[online.len() - 1])
+    );
+    let o = Command::new(bin)
+        .args(["rollback", "--yes"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(read(mask), before.trim());
+    assert!(!std::path::Path::new("/var/lib/rmp-eval/runtime.json").exists());
 }
