@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """rmp-eval's cyclic run against Debian's cyclictest (rt-tests), side by side: alternating A B A B on the same CPU,
 priority and interval. Per run: median wakeup latency, CPU time per cycle (utime + stime from wait4's rusage,
-whole process), peak RSS (ru_maxrss). Prints every run, then the medians and the ratios (ours / cyclictest's).
+whole process), peak RSS (VmHWM). Prints every run, then the medians and the ratios (ours / cyclictest's).
 
 Run as root from the repository:  bench/cyclic_vs_cyclictest.py [--pairs 5] [--seconds 20] [--cpu N]
 Build first: cargo build --release.  Not a test: timing here depends on the machine and its load.
@@ -23,16 +23,34 @@ def last_cpu():
     return max(os.sched_getaffinity(0))
 
 
+def hwm_kb(pid):
+    try:
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def timed(argv, stdout_path):
-    """Runs argv to completion; returns (exit status, cpu seconds, peak RSS kB, wall seconds)."""
+    """Runs argv to completion; returns (exit status, CPU seconds, peak RSS kB, stderr).
+
+    CPU = utime + stime from wait4's rusage. Peak RSS = the process's VmHWM, polled every 20 ms until it exits:
+    wait4's ru_maxrss would count this Python process too (the child's memory before exec is carried over).
+    """
     with open(stdout_path, "wb") as out:
-        t0 = time.monotonic()
         p = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE)
-        _, status, ru = os.wait4(p.pid, 0)
-        wall = time.monotonic() - t0
+        peak = 0
+        while True:
+            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            peak = max(peak, hwm_kb(p.pid))
+            time.sleep(0.02)
         p.returncode = os.waitstatus_to_exitcode(status)
         err = p.stderr.read().decode(errors="replace").strip()
-    return p.returncode, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, wall, err
+    return p.returncode, ru.ru_utime + ru.ru_stime, peak, err
 
 
 def ours(args, root, tmp):
@@ -40,7 +58,7 @@ def ours(args, root, tmp):
     argv = [args.bin, "run", "--root", root, "--no-config", "--core", str(args.cpu),
             "--send-priority", str(args.prio), "--period-us", str(args.interval),
             "--duration", str(args.seconds), "--json"]
-    code, cpu, rss, wall, err = timed(argv, out)
+    code, cpu, rss, err = timed(argv, out)
     if code not in (0, 1):
         raise SystemExit(f"rmp-eval failed ({code}): {err}")
     r = json.load(open(out))
@@ -57,7 +75,7 @@ def cyclictest(args, tmp):
     # cyclictest's RSS. -m: mlockall, as rmp-eval does. /dev/cpu_dma_latency is held at 0 by cyclictest's default.
     argv = ["cyclictest", "-m", "-q", "-a", str(args.cpu), "-p", str(args.prio), "-i", str(args.interval),
             "-D", f"{args.seconds}", "-h", "1000", f"--histfile={hist}"]
-    code, cpu, rss, wall, err = timed(argv, os.path.join(tmp, "ct.out"))
+    code, cpu, rss, err = timed(argv, os.path.join(tmp, "ct.out"))
     if code != 0:
         raise SystemExit(f"cyclictest failed ({code}): {err}")
     counts, overflow, mx = {}, 0, None

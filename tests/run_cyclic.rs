@@ -186,3 +186,31 @@ fn without_permission_for_sched_fifo_one_line_and_exit_2() {
     );
     assert!(o.stdout.is_empty());
 }
+
+#[test]
+fn on_a_terminal_the_live_table_is_redrawn_in_place() {
+    if !root_or_skip("terminal") {
+        return;
+    }
+    let root = root_tree();
+    // script(1) gives the run a pseudo-terminal as stdout; the paths are the test's own, quoted for sh.
+    let cmd = format!(
+        "'{}' run --root '{}' --no-config --duration 1.5",
+        bin(),
+        root.path().display()
+    );
+    let o = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap();
+    let out = text(&o.stdout);
+    assert!(matches!(o.status.code(), Some(0) | Some(1)), "{out}");
+    assert!(out.contains("(Ctrl+C to stop)"), "no live frame: {out}");
+    // A frame moves the cursor back over the previous one, and the last frame is erased before the report.
+    assert!(out.contains("A\x1b[J"), "no redraw: {out:?}");
+    assert!(out.contains("Target period: 1000 us"), "{out}");
+    // Each frame follows a 100 ms sleep: at most 16 in 1.5 s, whatever the load.
+    let frames = out.matches("(Ctrl+C to stop)").count();
+    assert!((1..=16).contains(&frames), "{frames} frames in 1.5 s");
+}

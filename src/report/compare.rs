@@ -54,7 +54,7 @@ fn row(metric: String, unit: &'static str, before: f64, after: f64, key: bool) -
         unit,
         before,
         after,
-        change: after - before,
+        change: ((after - before) * 1000.0).round() / 1000.0,
         key,
         trend: trend(before, after, unit),
     }

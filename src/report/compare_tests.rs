@@ -84,4 +84,8 @@ fn json_keys() {
     assert_eq!(v["verdict"], "worse");
     assert!(v["rows"][0]["metric"].is_string());
     assert!(v["rows"][0]["change"].is_number());
+    assert_eq!(
+        v["rows"][0]["trend"], "unchanged",
+        "a run's length is neither better nor worse"
+    );
 }
