@@ -37,7 +37,22 @@ fn bad_core_and_nic_are_one_line_errors_with_exit_2() {
 }
 
 #[test]
+fn a_root_that_is_no_machine_is_exit_2() {
+    let o = run(&["--root", "/nonexistent-ck-root", "check"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("cannot tell which CPUs are online"), "{err}");
+}
+
+#[test]
 fn core_zero_is_checked_but_fails_isolation() {
+    let o = run(&["--root", &seed(), "check", "--core", "0"]);
+    let last = text(&o.stdout).lines().last().unwrap().to_string();
+    assert!(
+        last.contains("fix does not tune CPU 0") && !last.contains("--core 0"),
+        "{last}"
+    );
     let (code, doc) = check_json(&fixture("seed-i3-13100te"), &["--core", "0"]);
     assert_eq!(code, Some(1));
     assert_eq!(

@@ -54,3 +54,34 @@ fn registry_ids_are_unique_documented_and_use_known_remedies() {
     assert_eq!(n, 22);
     assert!(REGISTRY.len() >= 22 + 12, "only {} checks", REGISTRY.len());
 }
+
+#[test]
+fn check_runs_no_subprocess() {
+    // The original ran lscpu and zcat through a shell; check reads files only.
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut files = vec![
+        format!("{root}/src/commands/check.rs"),
+        format!("{root}/src/commands/snapshot.rs"),
+        format!("{root}/src/report/check.rs"),
+    ];
+    for dir in ["src/checks", "src/parse"] {
+        for e in std::fs::read_dir(format!("{root}/{dir}"))
+            .unwrap()
+            .flatten()
+        {
+            files.push(e.path().to_string_lossy().into_owned());
+        }
+    }
+    for f in files {
+        let src = std::fs::read_to_string(&f).unwrap();
+        for bad in [
+            "process::Command",
+            "Command::new",
+            "libc::system",
+            "popen",
+            "execv",
+        ] {
+            assert!(!src.contains(bad), "{f} uses {bad}");
+        }
+    }
+}

@@ -7,6 +7,8 @@ use crate::parse::{cpulist, interrupts, mask};
 use crate::remedy;
 
 pub const INTERRUPTS: &str = "/proc/interrupts";
+pub const PROC: &str = "/proc";
+pub const PROC_IRQ: &str = "/proc/irq";
 pub const DEFAULT_SMP_AFFINITY: &str = "/proc/irq/default_smp_affinity";
 const IRQBALANCE_DEFAULTS: &str = "/etc/default/irqbalance";
 const NET: &str = "/sys/class/net";
@@ -25,7 +27,7 @@ pub fn irq_affinity(host: &Host, n: u32) -> Option<Vec<usize>> {
     ["effective_affinity_list", "smp_affinity_list"]
         .iter()
         .find_map(|f| {
-            let raw = host.read_trimmed(&format!("/proc/irq/{n}/{f}")).ok()?;
+            let raw = host.read_trimmed(&format!("{PROC_IRQ}/{n}/{f}")).ok()?;
             cpulist::parse(&raw).ok().filter(|v| !v.is_empty())
         })
 }
@@ -160,13 +162,13 @@ pub const IRQBALANCE: Check = Check {
 /// Whether a process named `name` runs, from /proc/PID/comm (works on snapshots, which keep comm files).
 pub fn process_running(host: &Host, name: &str) -> Result<bool, Verdict> {
     let pids = host
-        .list("/proc")
-        .map_err(|e| Verdict::unknown(format!("/proc: {}", e.reason())))?;
+        .list(PROC)
+        .map_err(|e| Verdict::unknown(format!("{PROC}: {}", e.reason())))?;
     Ok(pids
         .iter()
         .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
         .any(|p| {
-            host.read_trimmed(&format!("/proc/{p}/comm"))
+            host.read_trimmed(&format!("{PROC}/{p}/comm"))
                 .ok()
                 .as_deref()
                 == Some(name)

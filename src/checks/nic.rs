@@ -194,7 +194,7 @@ fn nic_irqs_pinned(host: &Host, ctx: &Ctx) -> Verdict {
         }
         let mut bad = Vec::new();
         for n in &irqs {
-            let path = format!("/proc/irq/{n}/smp_affinity_list");
+            let path = format!("{}/{n}/smp_affinity_list", super::irq::PROC_IRQ);
             let raw = host.read_trimmed(&path).map_err(|e| {
                 Verdict::unknown(format!(
                     "cannot read smp_affinity_list for IRQ {n}: {}",

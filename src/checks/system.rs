@@ -8,6 +8,7 @@ use crate::remedy;
 
 const REALTIME: &str = "/sys/kernel/realtime";
 const SWAPS: &str = "/proc/swaps";
+const BOOT_CONFIG: &str = "/boot/config-";
 const TIMER_MIGRATION_PATH: &str = "/proc/sys/kernel/timer_migration";
 const RT_RUNTIME: &str = "/proc/sys/kernel/sched_rt_runtime_us";
 const CLOCKSOURCE_DIR: &str = "/sys/devices/system/clocksource/clocksource0";
@@ -16,7 +17,7 @@ const CLOCKSOURCE_DIR: &str = "/sys/devices/system/clocksource/clocksource0";
 pub fn kernel_config(host: &Host) -> Result<String, String> {
     let rel =
         kernel_release(host).map_err(|e| format!("kernel release unknown ({})", e.reason()))?;
-    let path = format!("/boot/config-{rel}");
+    let path = format!("{BOOT_CONFIG}{rel}");
     host.read(&path)
         .map_err(|e| format!("{path}: {}", e.reason()))
 }
@@ -35,8 +36,8 @@ pub const PREEMPT_RT: Check = Check {
 
 fn preempt_rt(host: &Host, _: &Ctx) -> Verdict {
     match host.read_trimmed(REALTIME).as_deref() {
-        Ok("1") => return Verdict::pass("/sys/kernel/realtime=1"),
-        Ok("0") => return Verdict::fail("/sys/kernel/realtime=0"),
+        Ok("1") => return Verdict::pass(format!("{REALTIME}=1")),
+        Ok("0") => return Verdict::fail(format!("{REALTIME}=0")),
         _ => {}
     }
     if let Ok(v) = sys::kernel_version(host)
@@ -76,7 +77,7 @@ fn swap(host: &Host, _: &Ctx) -> Verdict {
         let areas =
             swaps::parse(&text).map_err(|_| Verdict::unknown("unexpected /proc/swaps format"))?;
         if areas.is_empty() {
-            return Ok(Verdict::pass("/proc/swaps empty"));
+            return Ok(Verdict::pass(format!("{SWAPS} empty")));
         }
         let list: Vec<String> = areas
             .iter()

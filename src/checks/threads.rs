@@ -1,5 +1,6 @@
 //! Other threads on the RT core: what may run there, and what did run there last.
 
+use super::irq::PROC;
 use super::{Check, Ctx, Section, Verdict};
 use crate::host::Host;
 use crate::parse::{cpulist, task};
@@ -21,9 +22,9 @@ pub const RT_CORE_THREADS: Check = Check {
 
 fn rt_core_threads(host: &Host, ctx: &Ctx) -> Verdict {
     let core = ctx.core;
-    let pids = match host.list("/proc") {
+    let pids = match host.list(PROC) {
         Ok(p) => p,
-        Err(e) => return Verdict::unknown(format!("/proc: {}", e.reason())),
+        Err(e) => return Verdict::unknown(format!("{PROC}: {}", e.reason())),
     };
     let mut seen = 0usize;
     let mut denied = 0usize;
@@ -33,13 +34,13 @@ fn rt_core_threads(host: &Host, ctx: &Ctx) -> Verdict {
         .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
     {
         let tids = host
-            .list(&format!("/proc/{pid}/task"))
+            .list(&format!("{PROC}/{pid}/task"))
             .unwrap_or_else(|_| vec![pid.clone()]);
         for tid in tids
             .iter()
             .filter(|t| t.bytes().all(|b| b.is_ascii_digit()))
         {
-            let base = format!("/proc/{pid}/task/{tid}");
+            let base = format!("{PROC}/{pid}/task/{tid}");
             let stat = match host.read(&format!("{base}/stat")) {
                 Ok(s) => s,
                 Err(e) => {

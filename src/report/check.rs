@@ -14,6 +14,9 @@ use crate::parse::cpuinfo;
 
 const RULE: &str = "━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━";
 const TITLE_WIDTH: usize = 36;
+/// Hybrid Intel parts list their P- and E-cores as PMU devices.
+const P_CORES: &str = "/sys/devices/cpu_core/cpus";
+const E_CORES: &str = "/sys/devices/cpu_atom/cpus";
 
 /// Counts by status and the fix steps that failing checks name.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -101,10 +104,7 @@ pub fn cpu_line(host: &Host) -> String {
             .and_then(|l| crate::parse::cpulist::parse(&l).ok())
             .map(|v| v.len())
     };
-    if let (Some(p), Some(e)) = (
-        count("/sys/devices/cpu_core/cpus"),
-        count("/sys/devices/cpu_atom/cpus"),
-    ) {
+    if let (Some(p), Some(e)) = (count(P_CORES), count(E_CORES)) {
         let _ = write!(s, "; P={p}, E={e}");
     }
     s.push(')');
@@ -193,7 +193,9 @@ pub fn summary_line(findings: &[Finding], ctx: &Ctx) -> String {
         "Summary: {} passed, {} failed, {} unknown, {} info",
         s.pass, s.fail, s.unknown, s.info
     );
-    if !s.remedies.is_empty() {
+    if !s.remedies.is_empty() && ctx.core == 0 {
+        l.push_str("; fix does not tune CPU 0: choose the RT core with --core");
+    } else if !s.remedies.is_empty() {
         let nic = ctx
             .nic
             .as_deref()
