@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# The package suite (root): builds the amd64 and arm64 .deb, lints both, installs the amd64 one with apt from a local
+# repository into a clean bookworm chroot, uses it, removes and purges it and shows nothing of it remains; runs the
+# arm64 binary under qemu on the Raspberry Pi 4 fixture and compares its verdicts with the amd64 binary's.
+# Caches (kept between runs): cargo's target/, debootstrap's packages in $CACHE. Prints the time of each phase.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CACHE=${RMP_EVAL_PKG_CACHE:-/var/cache/rmp-eval-test}
+FIXTURE=${RMP_EVAL_ARM64_FIXTURE:-$ROOT/tests/fixtures/rpi4-arm64}
+[ "$(id -u)" = 0 ] || { echo "tests/package/run.sh: needs root (debootstrap, chroot, mount)" >&2; exit 2; }
+WORK=$(mktemp -d /tmp/pk-pkgtest.XXXXXX)
+# shellcheck source=tests/package/chroot.sh
+. "$ROOT/tests/package/chroot.sh"
+trap cleanup_work EXIT
+trap 'exit 130' INT TERM
+
+T0=$SECONDS
+phase_start=$SECONDS
+phase() { echo "== [$((SECONDS - phase_start)) s] done; $*"; phase_start=$SECONDS; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+py() { python3 -c "$@"; }
+
+version=$(dpkg-parsechangelog -l "$ROOT/debian/changelog" -S Version)
+echo "== building rmp-eval $version for amd64 and arm64"
+"$ROOT/debian/build-debs.sh" "$WORK/debs" >"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; fail "build"; }
+grep '^== built' "$WORK/build.log"
+DEB_AMD64="$WORK/debs/rmp-eval_${version}_amd64.deb"
+DEB_ARM64="$WORK/debs/rmp-eval_${version}_arm64.deb"
+[ "$(dpkg-deb -f "$DEB_ARM64" Architecture)" = arm64 ] || fail "the arm64 package is not Architecture: arm64"
+phase "lintian on both packages"
+
+# No error and no warning; every override carries a comment saying why.
+lintian -EvIL +pedantic --fail-on error,warning "$DEB_AMD64" "$DEB_ARM64" || fail "lintian"
+awk '/^[^#[:space:]]/ && prev !~ /^#/ { print FILENAME ": override without a comment: " $0; bad = 1 }
+     { prev = $0 } END { exit bad }' "$ROOT"/debian/*.lintian-overrides || fail "lintian override without a reason"
+phase "local apt repository and chroot"
+
+repo="$WORK/repo"
+mkdir -p "$repo"
+cp "$DEB_AMD64" "$repo/"
+(cd "$repo" && dpkg-scanpackages --multiversion . /dev/null >Packages 2>/dev/null && gzip -9k Packages &&
+    apt-ftparchive release . >Release)
+make_chroot
+mkdir -p "$CHROOT/srv/rmp-eval-repo"
+cp "$repo"/* "$CHROOT/srv/rmp-eval-repo/"
+# Only the local repository: the test installs from it and needs nothing else (and no network).
+echo "deb [trusted=yes] file:/srv/rmp-eval-repo ./" >"$CHROOT/etc/apt/sources.list"
+# A stand-in update-grub that records its calls: the chroot has no GRUB, and the purge test needs to see whether
+# the maintainer scripts run it.
+cat >"$CHROOT/usr/local/sbin/update-grub" <<'EOF'
+#!/bin/sh
+echo called >> /root/update-grub.calls
+EOF
+chmod 755 "$CHROOT/usr/local/sbin/update-grub"
+in_chroot apt-get update -qq
+snapshot "$WORK/before"
+phase "apt-get install rmp-eval"
+
+in_chroot apt-get install -y -qq rmp-eval >"$WORK/install.log" 2>&1 || { cat "$WORK/install.log"; fail "install"; }
+got=$(in_chroot rmp-eval --version)
+[ "$got" = "rmp-eval $version" ] || fail "rmp-eval --version says '$got', the package is $version"
+[ "$(in_chroot sh -c 'command -v rmp-eval')" = /usr/sbin/rmp-eval ] || fail "rmp-eval is not /usr/sbin/rmp-eval"
+man_page=$(in_chroot man -w rmp-eval) || fail "man -w rmp-eval"
+[ "$man_page" = /usr/share/man/man8/rmp-eval.8.gz ] || fail "man -w rmp-eval gave $man_page"
+in_chroot man -w 8 rmp-eval-check >/dev/null || fail "no man page rmp-eval-check(8)"
+for f in /usr/share/bash-completion/completions/rmp-eval /usr/share/zsh/vendor-completions/_rmp-eval \
+    /usr/share/fish/vendor_completions.d/rmp-eval.fish /lib/systemd/system/rmp-eval.service \
+    /lib/udev/rules.d/60-rmp-eval.rules; do
+    [ -s "$CHROOT$f" ] || fail "$f missing"
+done
+[ -d "$CHROOT/var/lib/rmp-eval" ] || fail "/var/lib/rmp-eval missing"
+in_chroot dpkg-query -W -f='${Conffiles}\n' rmp-eval | grep -q '^ /etc/default/grub.d/99-rmp-eval.cfg ' ||
+    fail "the GRUB drop-in is not a conffile"
+# Enabled (a wants/ link), not started (no systemd runs here; --no-start keeps it so on real machines).
+[ "$(readlink "$CHROOT/etc/systemd/system/multi-user.target.wants/rmp-eval.service")" = \
+    /lib/systemd/system/rmp-eval.service ] || fail "rmp-eval.service is not enabled"
+phase "rmp-eval check --json with /proc and /sys"
+
+bind_mount /proc
+bind_mount /sys
+set +e
+in_chroot rmp-eval check --json >"$WORK/check.json" 2>"$WORK/check.err"
+rc=$?
+set -e
+unmount_all
+[ "$rc" = 0 ] || [ "$rc" = 1 ] || fail "check --json exited $rc: $(cat "$WORK/check.err")"
+py '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+checks = doc["checks"]
+assert isinstance(checks, list) and checks, "no checks"
+for c in checks:
+    missing = {"id", "section", "title", "status", "detail", "remedy"} - c.keys()
+    assert not missing, f"{c} lacks {missing}"
+    assert c["status"] in ("pass", "fail", "unknown", "info"), c
+ids = {c["id"] for c in checks}
+assert {"preempt_rt", "swap", "core_isolated"} <= ids, sorted(ids)
+failed = any(c["status"] == "fail" for c in checks)
+assert int(sys.argv[2]) == (1 if failed else 0), f"exit {sys.argv[2]} but failed={failed}"
+print(f"check --json: {len(checks)} checks, exit {sys.argv[2]}")
+' "$WORK/check.json" "$rc" || fail "check --json output"
+phase "remove, purge, and what remains"
+
+# As if fix had run: saved state, and kernel parameters for the drop-in.
+mkdir -p "$CHROOT/var/lib/rmp-eval/journal"
+echo '{}' >"$CHROOT/var/lib/rmp-eval/runtime.json"
+echo 'isolcpus=managed_irq,domain,3 nohz_full=3' >"$CHROOT/var/lib/rmp-eval/cmdline"
+cmdline=$(in_chroot sh -c 'GRUB_CMDLINE_LINUX_DEFAULT=quiet; . /etc/default/grub.d/99-rmp-eval.cfg; echo "$GRUB_CMDLINE_LINUX_DEFAULT"')
+[ "$(echo $cmdline)" = "quiet isolcpus=managed_irq,domain,3 nohz_full=3" ] || fail "the drop-in gives '$cmdline'"
+in_chroot apt-get remove -y -qq rmp-eval >/dev/null
+[ ! -e "$CHROOT/usr/sbin/rmp-eval" ] || fail "remove left the binary"
+[ -s "$CHROOT/var/lib/rmp-eval/cmdline" ] || fail "remove deleted the saved state (only purge may)"
+[ -e "$CHROOT/etc/default/grub.d/99-rmp-eval.cfg" ] || fail "remove deleted the conffile (only purge may)"
+[ ! -e "$CHROOT/root/update-grub.calls" ] || fail "remove ran update-grub although the drop-in still applies"
+in_chroot apt-get purge -y -qq rmp-eval >/dev/null
+[ "$(cat "$CHROOT/root/update-grub.calls" 2>/dev/null)" = called ] || fail "purge with saved kernel parameters did not run update-grub once"
+rm "$CHROOT/root/update-grub.calls"
+# Install again and purge straight away: nothing was added to the command line, so no update-grub.
+in_chroot apt-get install -y -qq rmp-eval >/dev/null
+in_chroot apt-get purge -y -qq rmp-eval >/dev/null
+[ ! -e "$CHROOT/root/update-grub.calls" ] || fail "purge ran update-grub with nothing to take off the command line"
+in_chroot dpkg-query -W rmp-eval >/dev/null 2>&1 && fail "dpkg still knows rmp-eval after purge"
+snapshot "$WORK/after"
+diff -u "$WORK/before.list" "$WORK/after.list" || fail "files differ after purge (above: - before, + after)"
+diff -u "$WORK/before.md5" "$WORK/after.md5" || fail "file contents differ after purge"
+echo "nothing remains: $(wc -l <"$WORK/after.list") paths and $(wc -l <"$WORK/after.md5") checksums as before"
+phase "arm64 binary under qemu on $FIXTURE"
+
+"$ROOT/tests/package/arm64.sh" "$DEB_AMD64" "$DEB_ARM64" "$FIXTURE" "$WORK/arm64" || fail "arm64 under qemu"
+phase "package suite passed"
+echo "== package suite: $((SECONDS - T0)) s in all"
