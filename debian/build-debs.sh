@@ -6,7 +6,7 @@
 # aarch64-unknown-linux-gnu, and libc6:arm64 + libgcc-s1:arm64 (multiarch) so that dpkg-shlibdeps can compute the
 # arm64 package's Depends.
 # dpkg-buildpackage writes its results next to the source tree, so the tree's files (tracked and not ignored) are
-# copied into target/debian-build/ and built there; CARGO_TARGET_DIR points at this tree's target/ so that cargo
+# copied (with their times, which cargo compares) into target/debian-build/ and built there; CARGO_TARGET_DIR points at this tree's target/ so that cargo
 # stays incremental across runs. -d: the build uses the Rust toolchain on PATH (rustup), which dpkg does not see;
 # on a machine with Debian's cargo-web instead, plain `dpkg-buildpackage -us -uc -b` checks Build-Depends.
 set -euo pipefail
@@ -17,10 +17,15 @@ build_arch=$(dpkg --print-architecture)
 version=$(dpkg-parsechangelog -l "$root/debian/changelog" -S Version)
 
 work="$root/target/debian-build"
+mkdir -p "$root/target"
+# One build at a time in this tree (the package and VM suites both build): the build directory's path is fixed,
+# because cargo recompiles the crate when its source path changes.
+exec 9>"$root/target/.debian-build.lock"
+flock 9
 src="$work/rmp-eval-$version"
 rm -rf "$work"
 mkdir -p "$src" "$out"
-(cd "$root" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$src")
+(cd "$root" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp -p --parents -t "$src")
 
 export CARGO_TARGET_DIR="$root/target"
 for arch in $archs; do

@@ -15,13 +15,20 @@ trap cleanup_work EXIT
 trap 'exit 130' INT TERM
 
 T0=$SECONDS
-phase_start=$SECONDS
-phase() { echo "== [$((SECONDS - phase_start)) s] done; $*"; phase_start=$SECONDS; }
+phase_name=
+# Starts a phase; prints how long the previous one took.
+phase() {
+    [ -z "$phase_name" ] || echo "   ($phase_name: $((SECONDS - phase_start)) s)"
+    phase_name=$1 phase_start=$SECONDS
+    [ -z "$1" ] || echo "== $1"
+}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 py() { python3 -c "$@"; }
+# apt-get in the chroot, its output in a log shown only on failure (apt also complains there is no /dev/pts).
+apt_chroot() { in_chroot apt-get -y -qq "$@" >"$WORK/apt.log" 2>&1 || { cat "$WORK/apt.log"; fail "apt-get $*"; }; }
 
 version=$(dpkg-parsechangelog -l "$ROOT/debian/changelog" -S Version)
-echo "== building rmp-eval $version for amd64 and arm64"
+phase "build rmp-eval $version for amd64 and arm64 (debian/build-debs.sh)"
 "$ROOT/debian/build-debs.sh" "$WORK/debs" >"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; fail "build"; }
 grep '^== built' "$WORK/build.log"
 DEB_AMD64="$WORK/debs/rmp-eval_${version}_amd64.deb"
@@ -45,18 +52,18 @@ mkdir -p "$CHROOT/srv/rmp-eval-repo"
 cp "$repo"/* "$CHROOT/srv/rmp-eval-repo/"
 # Only the local repository: the test installs from it and needs nothing else (and no network).
 echo "deb [trusted=yes] file:/srv/rmp-eval-repo ./" >"$CHROOT/etc/apt/sources.list"
-# A stand-in update-grub that records its calls: the chroot has no GRUB, and the purge test needs to see whether
-# the maintainer scripts run it.
-cat >"$CHROOT/usr/local/sbin/update-grub" <<'EOF'
+# A stand-in update-grub (where grub2-common puts it: apt gives maintainer scripts PATH=/usr/sbin:/usr/bin:/sbin:/bin)
+# that records its calls: the chroot has no GRUB, and the purge test needs to see whether the scripts run it.
+cat >"$CHROOT/usr/sbin/update-grub" <<'EOF'
 #!/bin/sh
 echo called >> /root/update-grub.calls
 EOF
-chmod 755 "$CHROOT/usr/local/sbin/update-grub"
+chmod 755 "$CHROOT/usr/sbin/update-grub"
 in_chroot apt-get update -qq
 snapshot "$WORK/before"
 phase "apt-get install rmp-eval"
 
-in_chroot apt-get install -y -qq rmp-eval >"$WORK/install.log" 2>&1 || { cat "$WORK/install.log"; fail "install"; }
+apt_chroot install rmp-eval
 got=$(in_chroot rmp-eval --version)
 [ "$got" = "rmp-eval $version" ] || fail "rmp-eval --version says '$got', the package is $version"
 [ "$(in_chroot sh -c 'command -v rmp-eval')" = /usr/sbin/rmp-eval ] || fail "rmp-eval is not /usr/sbin/rmp-eval"
@@ -107,25 +114,27 @@ echo '{}' >"$CHROOT/var/lib/rmp-eval/runtime.json"
 echo 'isolcpus=managed_irq,domain,3 nohz_full=3' >"$CHROOT/var/lib/rmp-eval/cmdline"
 cmdline=$(in_chroot sh -c 'GRUB_CMDLINE_LINUX_DEFAULT=quiet; . /etc/default/grub.d/99-rmp-eval.cfg; echo "$GRUB_CMDLINE_LINUX_DEFAULT"')
 [ "$(echo $cmdline)" = "quiet isolcpus=managed_irq,domain,3 nohz_full=3" ] || fail "the drop-in gives '$cmdline'"
-in_chroot apt-get remove -y -qq rmp-eval >/dev/null
+apt_chroot remove rmp-eval
 [ ! -e "$CHROOT/usr/sbin/rmp-eval" ] || fail "remove left the binary"
 [ -s "$CHROOT/var/lib/rmp-eval/cmdline" ] || fail "remove deleted the saved state (only purge may)"
 [ -e "$CHROOT/etc/default/grub.d/99-rmp-eval.cfg" ] || fail "remove deleted the conffile (only purge may)"
 [ ! -e "$CHROOT/root/update-grub.calls" ] || fail "remove ran update-grub although the drop-in still applies"
-in_chroot apt-get purge -y -qq rmp-eval >/dev/null
+apt_chroot purge rmp-eval
 [ "$(cat "$CHROOT/root/update-grub.calls" 2>/dev/null)" = called ] || fail "purge with saved kernel parameters did not run update-grub once"
 rm "$CHROOT/root/update-grub.calls"
 # Install again and purge straight away: nothing was added to the command line, so no update-grub.
-in_chroot apt-get install -y -qq rmp-eval >/dev/null
-in_chroot apt-get purge -y -qq rmp-eval >/dev/null
+apt_chroot install rmp-eval
+apt_chroot purge rmp-eval
 [ ! -e "$CHROOT/root/update-grub.calls" ] || fail "purge ran update-grub with nothing to take off the command line"
 in_chroot dpkg-query -W rmp-eval >/dev/null 2>&1 && fail "dpkg still knows rmp-eval after purge"
 snapshot "$WORK/after"
 diff -u "$WORK/before.list" "$WORK/after.list" || fail "files differ after purge (above: - before, + after)"
 diff -u "$WORK/before.md5" "$WORK/after.md5" || fail "file contents differ after purge"
-echo "nothing remains: $(wc -l <"$WORK/after.list") paths and $(wc -l <"$WORK/after.md5") checksums as before"
+diff -u "$WORK/before.pkgs" "$WORK/after.pkgs" || fail "dpkg's package list differs after purge"
+echo "nothing remains: $(wc -l <"$WORK/after.list") paths, $(wc -l <"$WORK/after.md5") checksums and" \
+    "$(grep -c ' ii ' "$WORK/after.pkgs") installed packages as before"
 phase "arm64 binary under qemu on $FIXTURE"
 
 "$ROOT/tests/package/arm64.sh" "$DEB_AMD64" "$DEB_ARM64" "$FIXTURE" "$WORK/arm64" || fail "arm64 under qemu"
-phase "package suite passed"
-echo "== package suite: $((SECONDS - T0)) s in all"
+phase ""
+echo "== package suite passed in $((SECONDS - T0)) s"
