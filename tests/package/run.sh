@@ -110,11 +110,13 @@ phase "remove, purge, and what remains"
 
 # As if fix had run: saved state, and kernel parameters for the drop-in.
 mkdir -p "$CHROOT/var/lib/rmp-eval/journal"
+echo '{}' >"$CHROOT/var/lib/rmp-eval/journal/000001.json"
 echo '{}' >"$CHROOT/var/lib/rmp-eval/runtime.json"
 echo 'isolcpus=managed_irq,domain,3 nohz_full=3' >"$CHROOT/var/lib/rmp-eval/cmdline"
 cmdline=$(in_chroot sh -c 'GRUB_CMDLINE_LINUX_DEFAULT=quiet; . /etc/default/grub.d/99-rmp-eval.cfg; echo "$GRUB_CMDLINE_LINUX_DEFAULT"')
 [ "$(echo $cmdline)" = "quiet isolcpus=managed_irq,domain,3 nohz_full=3" ] || fail "the drop-in gives '$cmdline'"
 apt_chroot remove rmp-eval
+grep -q "run 'rmp-eval rollback' before purging" "$WORK/apt.log" || fail "remove did not say how to undo fix's changes"
 [ ! -e "$CHROOT/usr/sbin/rmp-eval" ] || fail "remove left the binary"
 [ -s "$CHROOT/var/lib/rmp-eval/cmdline" ] || fail "remove deleted the saved state (only purge may)"
 [ -e "$CHROOT/etc/default/grub.d/99-rmp-eval.cfg" ] || fail "remove deleted the conffile (only purge may)"
