@@ -6,7 +6,7 @@
 # aarch64-unknown-linux-gnu, and libc6:arm64 + libgcc-s1:arm64 (multiarch) so that dpkg-shlibdeps can compute the
 # arm64 package's Depends.
 # dpkg-buildpackage writes its results next to the source tree, so the tree's files (tracked and not ignored) are
-# copied (with their times, which cargo compares) into target/debian-build/ and built there; CARGO_TARGET_DIR points at this tree's target/ so that cargo
+# copied into target/debian-build/ and built there; CARGO_TARGET_DIR points at this tree's target/ so that cargo
 # stays incremental across runs. -d: the build uses the Rust toolchain on PATH (rustup), which dpkg does not see;
 # on a machine with Debian's cargo-web instead, plain `dpkg-buildpackage -us -uc -b` checks Build-Depends.
 set -euo pipefail
@@ -25,7 +25,8 @@ flock 9
 src="$work/rmp-eval-$version"
 rm -rf "$work"
 mkdir -p "$src" "$out"
-(cd "$root" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp -p --parents -t "$src")
+# tar keeps symlinks as links (fixtures have dangling ones) and modification times (cargo compares them).
+(cd "$root" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) | tar -C "$src" -xf -
 
 export CARGO_TARGET_DIR="$root/target"
 for arch in $archs; do
