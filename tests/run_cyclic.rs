@@ -214,3 +214,26 @@ fn on_a_terminal_the_live_table_is_redrawn_in_place() {
     let frames = out.matches("(Ctrl+C to stop)").count();
     assert!((1..=16).contains(&frames), "{frames} frames in 1.5 s");
 }
+
+#[test]
+fn piped_run_prints_a_plain_progress_line_every_10_s() {
+    if !root_or_skip("progress") {
+        return;
+    }
+    let root = root_tree();
+    let r = root.path().to_str().unwrap();
+    // 12 s: one progress line at 10 s (the margin of 2 s is for a loaded machine), none at 20 s.
+    let o = run(&["run", "--root", r, "--no-config", "--duration", "12"]);
+    let out = text(&o.stdout);
+    let progress: Vec<&str> = out.lines().filter(|l| l.starts_with("[00:00:")).collect();
+    assert_eq!(progress.len(), 1, "{out}");
+    assert!(
+        progress[0].contains("Cyclic: ") && progress[0].contains(" periods, "),
+        "{out}"
+    );
+    assert!(
+        out.find(progress[0]) < out.find("Target period"),
+        "progress comes before the report"
+    );
+    assert!(!o.stdout.contains(&0x1b));
+}
