@@ -11,8 +11,17 @@ use rmp_eval::fix::{Change, Plan, Step, ValueKind};
 use rmp_eval::fix::{journal, undo};
 use rmp_eval::host::Host;
 
-/// The live tests touch the same IRQs: one at a time.
-static LIVE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// The live tests touch the same IRQs and the machine's journal: one at a time, across processes too (other
+/// worktrees run this suite on the same machine). A blocking flock on a lock file in /run/lock.
+fn one_at_a_time() -> nix::fcntl::Flock<std::fs::File> {
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open("/run/lock/fx-rmp-eval-live-tests.lock")
+        .unwrap();
+    nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive).map_err(|(_, e)| e).unwrap()
+}
 
 struct Veth(String);
 impl Drop for Veth {
@@ -75,7 +84,7 @@ fn irq_rps_and_sysctl_applied_verified_and_rolled_back_for_real() {
         eprintln!("skipped: needs root (CI runs the suite as root)");
         return;
     }
-    let _one = LIVE.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = one_at_a_time();
     let host = Host::live();
     let online = rmp_eval::checks::sys::online_cpus(&host).unwrap();
     assert!(online.len() >= 2, "needs two CPUs");
@@ -215,7 +224,7 @@ fn every_irq_off_the_core_with_managed_ones_reported() {
         eprintln!("skipped: needs root (CI runs the suite as root)");
         return;
     }
-    let _one = LIVE.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = one_at_a_time();
     let host = Host::live();
     let online = rmp_eval::checks::sys::online_cpus(&host).unwrap();
     let core = *online.last().unwrap();
@@ -282,7 +291,7 @@ fn rollback_of_an_irq_that_now_refuses_completes() {
         eprintln!("skipped: needs root (CI runs the suite as root)");
         return;
     }
-    let _one = LIVE.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = one_at_a_time();
     let host = Host::live();
     // A kernel-managed IRQ: it refuses even its own value.
     let managed = affinities().into_iter().find(|(p, v)| {
@@ -331,7 +340,7 @@ fn fix_measures_before_and_after_then_rollback_restores() {
         eprintln!("skipped: needs root (CI runs the suite as root)");
         return;
     }
-    let _one = LIVE.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = one_at_a_time();
     let host = Host::live();
     if !journal::load_all(&host).unwrap().is_empty() {
         eprintln!("skipped: this machine has a fix journal already");
