@@ -20,7 +20,9 @@ fn one_at_a_time() -> nix::fcntl::Flock<std::fs::File> {
         .write(true)
         .open("/run/lock/fx-rmp-eval-live-tests.lock")
         .unwrap();
-    nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive).map_err(|(_, e)| e).unwrap()
+    nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, e)| e)
+        .unwrap()
 }
 
 struct Veth(String);
