@@ -56,6 +56,18 @@ fn normalize(p: &str) -> String {
     format!("/{}", out.join("/"))
 }
 
+/// A link target that stays inside the copy: an absolute target ("/usr/share/zoneinfo/UTC") becomes relative to
+/// the link's directory, so that examining the snapshot never reads the examiner's own files.
+fn in_root_target(link_dir: &str, target: &str) -> String {
+    match target.strip_prefix('/') {
+        Some(rest) => {
+            let depth = link_dir.split('/').filter(|c| !c.is_empty()).count();
+            format!("{}{rest}", "../".repeat(depth))
+        }
+        None => target.to_string(),
+    }
+}
+
 struct Copier<'a> {
     src: &'a Host,
     dst: Host,
@@ -83,11 +95,11 @@ impl Copier<'_> {
             }
             let target = fs::read_link(self.src.path(&cand))?;
             let link = self.dst.path(&cand);
+            let t = target.to_string_lossy();
             if fs::symlink_metadata(&link).is_err() {
                 fs::create_dir_all(self.dst.path(&resolved))?;
-                symlink(&target, &link)?;
+                symlink(in_root_target(&resolved, &t), &link)?;
             }
-            let t = target.to_string_lossy();
             let joined = if t.starts_with('/') {
                 t.to_string()
             } else {
@@ -236,6 +248,19 @@ fn write_tar_gz(dir: &Path, out: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::normalize;
+
+    #[test]
+    fn absolute_links_stay_in_the_copy() {
+        assert_eq!(
+            super::in_root_target("/etc", "/usr/lib/os-release"),
+            "../usr/lib/os-release"
+        );
+        assert_eq!(
+            super::in_root_target("/sys/class/net", "../../devices/x"),
+            "../../devices/x"
+        );
+        assert_eq!(super::in_root_target("", "/a"), "a");
+    }
 
     #[test]
     fn normalize_paths() {
