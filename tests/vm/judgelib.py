@@ -24,6 +24,14 @@ class Judge:
         except FileNotFoundError:
             return None
 
+    def text_at(self, name):
+        """A file the host side wrote into the share's out/ (not a boot's record)."""
+        try:
+            with open(os.path.join(self.out, name), encoding="utf-8", errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return None
+
     def fact(self, boot, name):
         t = self.text(boot, "facts", name)
         return None if t is None or t.strip() == "<missing>" else t.strip()

@@ -7,13 +7,13 @@ case $BOOT in
     facts
     rec fix rmp-eval fix --core 1 --yes --no-measure --only sysctl,irq_affinity
     facts after-fix
-    case $(cat "$B/fix.rc") in 0 | 1) reboot_after_this_boot ;; esac
+    reboot_after_this_boot
     ;;
 2)
     facts
     rec rollback rmp-eval rollback --yes
     facts after-rollback
-    case $(cat "$B/rollback.rc") in 0 | 1) reboot_after_this_boot ;; esac
+    reboot_after_this_boot
     ;;
 3)
     facts
