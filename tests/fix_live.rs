@@ -42,6 +42,16 @@ impl Drop for Originals {
     }
 }
 
+/// Runs `rmp-eval rollback --yes` when dropped: the journal the command wrote goes even when the test fails.
+struct RollbackOnDrop;
+impl Drop for RollbackOnDrop {
+    fn drop(&mut self) {
+        let _ = Command::new(env!("CARGO_BIN_EXE_rmp-eval"))
+            .args(["rollback", "--yes"])
+            .output();
+    }
+}
+
 /// Removes a journal run of this test when dropped, so that a failed test leaves no run for a later rollback.
 struct OwnRun(String);
 impl Drop for OwnRun {
@@ -354,6 +364,7 @@ fn fix_measures_before_and_after_then_rollback_restores() {
         return;
     };
     let _guard = Originals(vec![(mask.to_string(), before.trim().to_string())]);
+    let _undo = RollbackOnDrop;
     let online = rmp_eval::checks::sys::online_cpus(&host).unwrap();
     let core = online.last().unwrap().to_string();
     let bin = env!("CARGO_BIN_EXE_rmp-eval");
@@ -382,7 +393,9 @@ fn fix_measures_before_and_after_then_rollback_restores() {
         "{out}"
     );
     assert!(
-        out.contains("| Before") && out.contains("Verdict:"),
+        out.lines()
+            .any(|l| l.starts_with('|') && l.contains("Before") && l.contains("Change"))
+            && out.contains("Verdict:"),
         "no comparison: {out}"
     );
     assert!(
