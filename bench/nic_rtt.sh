@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # NIC benchmark: round-trip time over a veth pair, rmp-eval (run --nic ↔ reflect) against a minimal C AF_PACKET
 # ping/echo pair (bench/nic/ping.c, echo.c), alternating A B A B … on the same CPU at the same priority and period.
+# Both RTTs compared are kernel software stamps (TX from the error queue, RX from SCM_TIMESTAMPING), as rmp-eval
+# measures; the C ping's user-space RTT (send() to recvmsg() return) is shown beside it.
 # Prints each run's p50 and the medians and their ratio (goal: ours ≤ 1.25× the C pair's).
 # Usage (root): bench/nic_rtt.sh [PAIRS=3] [SECONDS=20] [PERIOD_US=1000]
 set -euo pipefail
@@ -38,7 +40,7 @@ sleep 2
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 echo "rmp-eval $(git describe --always --dirty 2>/dev/null || echo '?'), $(uname -r), CPU $CPU, period ${PERIOD}us, ${SECS}s per run"
-printf '%-4s %-28s %10s %10s %8s\n' pair run p50_us p99_us lost
+printf '%-4s %-28s %10s %10s %8s %14s\n' pair run p50_us p99_us lost user_p50_us
 : >"$WORK/ours"
 : >"$WORK/c"
 for i in $(seq 1 "$PAIRS"); do
@@ -49,17 +51,26 @@ for i in $(seq 1 "$PAIRS"); do
         --send-priority 42 --receive-priority 45 >"$WORK/a.json" || true
     kill -INT "$ECHO_PID"; wait "$ECHO_PID" || true; ECHO_PID=
     read -r p50 p99 lost < <(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rtt"]; print(r["p50_us"], r["p99_us"], r["lost"])' "$WORK/a.json")
-    printf '%-4s %-28s %10s %10s %8s\n' "$i" "rmp-eval run ↔ reflect" "$p50" "$p99" "$lost"
+    printf '%-4s %-28s %10s %10s %8s %14s\n' "$i" "rmp-eval run ↔ reflect" "$p50" "$p99" "$lost" -
     echo "$p50" >>"$WORK/ours"
+    # A': rmp-eval run --mode raw ↔ the C echo (which side of the pair costs what)
+    ip netns exec "$NS" "$WORK/echo" "$B" & ECHO_PID=$!
+    sleep 0.5
+    "$BIN" run --nic "$A" --mode raw --no-config --json --duration "$SECS" --period-us "$PERIOD" --core "$CPU" \
+        --send-priority 42 --receive-priority 45 >"$WORK/a.json" || true
+    kill "$ECHO_PID"; wait "$ECHO_PID" 2>/dev/null || true; ECHO_PID=
+    read -r p50 p99 lost < <(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rtt"]; print(r["p50_us"], r["p99_us"], r["lost"])' "$WORK/a.json")
+    printf '%-4s %-28s %10s %10s %8s %14s\n' "$i" "rmp-eval run raw ↔ C echo" "$p50" "$p99" "$lost" -
     # B: C ping (user-space send→recv time) ↔ C echo
     ip netns exec "$NS" "$WORK/echo" "$B" & ECHO_PID=$!
     sleep 0.5
     out=$("$WORK/ping" "$A" "$SECS" "$PERIOD" "$CPU" 42)
     kill "$ECHO_PID"; wait "$ECHO_PID" 2>/dev/null || true; ECHO_PID=
-    p50=$(sed -n 's/.*p50_us=\([0-9.]*\).*/\1/p' <<<"$out")
-    p99=$(sed -n 's/.*p99_us=\([0-9.]*\).*/\1/p' <<<"$out")
-    lost=$(sed -n 's/.*lost=\([0-9]*\).*/\1/p' <<<"$out")
-    printf '%-4s %-28s %10s %10s %8s\n' "$i" "C ping ↔ C echo" "$p50" "$p99" "$lost"
+    p50=$(sed -n 's/.*kernel_p50_us=\([0-9.]*\).*/\1/p' <<<"$out")
+    p99=$(sed -n 's/.*kernel_p99_us=\([0-9.]*\).*/\1/p' <<<"$out")
+    lost=$(sed -n 's/.* lost=\([0-9]*\).*/\1/p' <<<"$out")
+    up50=$(sed -n 's/.* p50_us=\([0-9.]*\).*/\1/p' <<<"$out")
+    printf '%-4s %-28s %10s %10s %8s %14s\n' "$i" "C ping ↔ C echo" "$p50" "$p99" "$lost" "$up50"
     echo "$p50" >>"$WORK/c"
 done
 mo=$(median <"$WORK/ours")

@@ -35,6 +35,18 @@ fn assert_all_matched(v: &Value, frames: u64, mode: &str) {
         .map(|b| b[1].as_u64().unwrap())
         .sum();
     assert_eq!(binned, frames, "the 1 µs histogram holds every round trip");
+    // Kernel stamps at both ends measured the round trips, not the sender's clock (the fallback).
+    let st = &rtt["stamps"];
+    let (sw, fallback) = (
+        st["software"].as_u64().unwrap(),
+        st["send_time"].as_u64().unwrap(),
+    );
+    assert_eq!(sw + fallback, frames, "{st}");
+    assert!(
+        sw >= frames / 2,
+        "TX stamps read back from the error queue: {st}"
+    );
+    assert_eq!(st["hardware_supported"], false);
     let labels: Vec<&str> = v["series"]
         .as_array()
         .unwrap()

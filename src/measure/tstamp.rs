@@ -128,7 +128,9 @@ impl HwTstamp {
             rx_filter: libc::HWTSTAMP_FILTER_ALL as i32,
         };
         hwtstamp_ioctl(name, libc::SIOCSHWTSTAMP, &mut cfg)?;
-        if cfg.rx_filter == libc::HWTSTAMP_FILTER_NONE as i32 {
+        // A driver may narrow the filter (PTP frames only): then EtherCAT replies get no hardware stamp, and
+        // software stamps at both ends are the honest measure.
+        if cfg.rx_filter != libc::HWTSTAMP_FILTER_ALL as i32 {
             let mut p = previous;
             let _ = hwtstamp_ioctl(name, libc::SIOCSHWTSTAMP, &mut p);
             return Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP));
