@@ -147,20 +147,24 @@ impl<T> RtThread<T> {
 }
 
 /// Starts `f` on a new thread set up by `enter_rt`; returns only when the setup is done, with its error if it
-/// failed (then `f` never runs).
+/// failed (then `f` never runs). When `f` returns, the calling thread is unparked (see `session::supervise`).
 pub fn spawn_rt<F, T>(name: &str, core: usize, priority: u8, f: F) -> Result<RtThread<T>>
 where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
     let (tx, rx) = mpsc::sync_channel::<Result<()>>(1);
+    // The spawning thread supervises; unparking it when done lets it wait without polling.
+    let waker = std::thread::current();
     let handle = std::thread::Builder::new()
         .name(name.to_string())
         .stack_size(RT_STACK)
         .spawn(move || match enter_rt(core, priority) {
             Ok(()) => {
                 let _ = tx.send(Ok(()));
-                Some(f())
+                let v = f();
+                waker.unpark();
+                Some(v)
             }
             Err(e) => {
                 let _ = tx.send(Err(e));

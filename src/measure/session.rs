@@ -126,11 +126,18 @@ impl Show {
 }
 
 /// Waits for `finished`, drawing the live view; never touches the RT threads except through their counters.
+/// Threads started by `rt::spawn_rt` unpark this (the spawning) thread when they end, so without a live table it
+/// wakes once a second at most, not ten times.
 pub fn supervise(out: Output, show: Show, view: &mut LiveView, finished: impl Fn() -> bool) {
     let start = Instant::now();
     let mut last_progress = start;
+    let step = if show == Show::Live {
+        FRAME
+    } else {
+        Duration::from_secs(1)
+    };
     while !finished() {
-        std::thread::sleep(FRAME);
+        std::thread::park_timeout(step);
         let elapsed = start.elapsed().as_secs_f64();
         match show {
             Show::Live => crate::out!("{}", view.frame(elapsed, out.color)),
