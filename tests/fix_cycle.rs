@@ -164,7 +164,24 @@ fn nic_irqs_move_onto_the_core_and_rps_goes_off() {
     r.write("/sys/class/net/enp0s2/device/msi_irqs/40", "msix\n");
     r.write("/proc/irq/40/smp_affinity_list", "0-1\n");
     r.write("/sys/class/net/enp0s2/queues/rx-0/rps_cpus", "3\n");
+    // Busy-polling defaults some distributions set (values as the kernel documents them: count and ns).
+    r.write("/sys/class/net/enp0s2/napi_defer_hard_irqs", "2\n");
+    r.write("/sys/class/net/enp0s2/gro_flush_timeout", "200000\n");
     let start = r.tree();
+    // Without --only: the failing rps and nic_irq_defer checks ask for the rps step.
+    let o = r.rmp(
+        "fix",
+        &["--core", "1", "--nic", "enp0s2", "--dry-run", "--json"],
+    );
+    ok(&o);
+    let plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rps = plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "rps")
+        .expect("rps step");
+    assert_eq!(rps["changes"].as_array().unwrap().len(), 3, "{rps}");
     let o = r.rmp(
         "fix",
         &[
@@ -182,6 +199,8 @@ fn nic_irqs_move_onto_the_core_and_rps_goes_off() {
     assert_eq!(r.read("/proc/irq/40/smp_affinity_list"), "1\n");
     assert_eq!(r.read("/proc/irq/27/smp_affinity_list"), "0\n");
     assert_eq!(r.read("/sys/class/net/enp0s2/queues/rx-0/rps_cpus"), "0\n");
+    assert_eq!(r.read("/sys/class/net/enp0s2/napi_defer_hard_irqs"), "0\n");
+    assert_eq!(r.read("/sys/class/net/enp0s2/gro_flush_timeout"), "0\n");
     let saved: serde_json::Value =
         serde_json::from_str(&r.read("/var/lib/rmp-eval/runtime.json")).unwrap();
     assert_eq!(saved["nic"], "enp0s2");

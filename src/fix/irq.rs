@@ -149,8 +149,9 @@ pub fn irqbalance(host: &Host, t: &Target) -> Step {
 pub fn rps(host: &Host, t: &Target) -> Step {
     let mut s = step(
         remedy::RPS,
-        "RPS off on the NIC",
-        "receive packet steering hands packets to other CPUs through IPIs",
+        "NIC receive path: RPS off, no IRQ deferral",
+        "receive packet steering hands packets to other CPUs through IPIs; napi_defer_hard_irqs and \
+         gro_flush_timeout hold received frames back to batch them",
     );
     let Some(nic) = &t.nic else {
         s.notes.push("no --nic given: nothing to do".into());
@@ -171,6 +172,12 @@ pub fn rps(host: &Host, t: &Target) -> Step {
             ValueKind::HexMask,
             false,
         );
+    }
+    for knob in ["napi_defer_hard_irqs", "gro_flush_timeout"] {
+        let path = format!("{NET_DIR}/{nic}/{knob}");
+        if host.exists(&path) {
+            value(&mut s, host, &path, "0", ValueKind::Exact, false);
+        }
     }
     s
 }

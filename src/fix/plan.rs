@@ -80,6 +80,10 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
         online: online.clone(),
     };
     let mut ids: Vec<&'static str> = req.steps.clone();
+    // The IRQ deferral check names no remedy of its own: the RPS step zeroes those knobs too.
+    if req.failed.contains(&"nic_irq_defer") && !ids.contains(&remedy::RPS) {
+        ids.push(remedy::RPS);
+    }
     // irqbalance would undo the IRQ affinity within seconds.
     if ids.contains(&remedy::IRQ_AFFINITY) && !ids.contains(&remedy::IRQBALANCE) {
         ids.push(remedy::IRQBALANCE);
