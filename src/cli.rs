@@ -209,6 +209,21 @@ impl LegacyArgs {
         }
     }
 
+    /// True when none of the original's options was given (they apply only without a command).
+    pub fn is_unset(&self) -> bool {
+        self.nic.is_none()
+            && self.iterations.is_none()
+            && self.send_sleep == 1000
+            && self.send_priority == 42
+            && self.receive_priority == 45
+            && self.send_cpu.is_none()
+            && self.receive_cpu.is_none()
+            && !self.verbose
+            && !self.no_config
+            && !self.only_config
+            && self.bucket_width.is_none()
+    }
+
     pub fn to_check(&self) -> CheckArgs {
         CheckArgs {
             core: self.send_cpu,
@@ -390,6 +405,29 @@ mod tests {
         assert_eq!(c.root.as_deref(), Some(std::path::Path::new("/tmp/x")));
         assert!(c.no_color);
         assert!(matches!(c.command, Some(Command::Check(ref a)) if a.core == Some(1)));
+    }
+
+    #[test]
+    fn original_options_before_a_command_are_noticed() {
+        assert!(parse(&["rmp-eval", "check"]).unwrap().legacy.is_unset());
+        assert!(
+            parse(&["rmp-eval", "--root", "/x", "check"])
+                .unwrap()
+                .legacy
+                .is_unset()
+        );
+        assert!(
+            !parse(&["rmp-eval", "--nic", "eth0", "check"])
+                .unwrap()
+                .legacy
+                .is_unset()
+        );
+        assert!(
+            !parse(&["rmp-eval", "-sp", "50", "run"])
+                .unwrap()
+                .legacy
+                .is_unset()
+        );
     }
 
     #[test]

@@ -17,6 +17,8 @@ pub enum HostError {
     NotFound { path: String },
     #[error("{path}: permission denied")]
     PermissionDenied { path: String },
+    #[error("{path}: leads outside the root through a symbolic link")]
+    OutsideRoot { path: String },
     #[error("{path}: file too large (over {MAX_READ} bytes)")]
     TooLarge { path: String },
     #[error("{path}: {source}")]
@@ -45,6 +47,7 @@ impl HostError {
             HostError::NotFound { .. } => "not found".into(),
             HostError::PermissionDenied { .. } => "permission denied".into(),
             HostError::TooLarge { .. } => "file too large".into(),
+            HostError::OutsideRoot { .. } => "leads outside the root".into(),
             HostError::Io { source, .. } => source.to_string(),
         }
     }
@@ -59,7 +62,7 @@ impl HostError {
             HostError::Io { source, .. } => source.raw_os_error(),
             HostError::PermissionDenied { .. } => Some(libc::EACCES),
             HostError::NotFound { .. } => Some(libc::ENOENT),
-            HostError::TooLarge { .. } => None,
+            HostError::TooLarge { .. } | HostError::OutsideRoot { .. } => None,
         }
     }
 }
@@ -169,16 +172,55 @@ impl Host {
         p
     }
 
+    /// The real path to operate on. Under a root other than "/", symbolic links (a crafted snapshot, a fixture
+    /// with an absolute link) must not lead reads or writes outside the root: the deepest existing ancestor is
+    /// canonicalized and must stay inside. `follow_last` = false for operations on the entry itself (readlink,
+    /// lstat, rename over it, unlink), where only the parent is resolved.
+    fn resolve(&self, abs: &str, follow_last: bool) -> HostResult<PathBuf> {
+        let p = self.path(abs);
+        if self.is_live() {
+            return Ok(p);
+        }
+        let outside = || HostError::OutsideRoot {
+            path: abs.to_string(),
+        };
+        let root = fs::canonicalize(&self.root).map_err(|e| HostError::from_io(abs, e))?;
+        let (mut existing, mut rest) = match (follow_last, p.parent(), p.file_name()) {
+            (false, Some(parent), Some(name)) => (parent.to_path_buf(), vec![name.to_os_string()]),
+            _ => (p.clone(), Vec::new()),
+        };
+        loop {
+            match fs::canonicalize(&existing) {
+                Ok(mut real) => {
+                    if !real.starts_with(&root) {
+                        return Err(outside());
+                    }
+                    for r in rest.iter().rev() {
+                        real.push(r);
+                    }
+                    return Ok(real);
+                }
+                Err(_) => match existing.file_name() {
+                    Some(n) => {
+                        rest.push(n.to_os_string());
+                        existing.pop();
+                    }
+                    None => return Ok(p),
+                },
+            }
+        }
+    }
+
     pub fn exists(&self, abs: &str) -> bool {
-        self.path(abs).exists()
+        self.resolve(abs, true).is_ok_and(|p| p.exists())
     }
 
     pub fn is_dir(&self, abs: &str) -> bool {
-        self.path(abs).is_dir()
+        self.resolve(abs, true).is_ok_and(|p| p.is_dir())
     }
 
     pub fn read_bytes(&self, abs: &str) -> HostResult<Vec<u8>> {
-        let f = fs::File::open(self.path(abs)).map_err(|e| HostError::from_io(abs, e))?;
+        let f = fs::File::open(self.resolve(abs, true)?).map_err(|e| HostError::from_io(abs, e))?;
         let mut buf = Vec::new();
         f.take(MAX_READ + 1)
             .read_to_end(&mut buf)
@@ -207,7 +249,7 @@ impl Host {
 
     /// Entry names of a directory, sorted.
     pub fn list(&self, abs: &str) -> HostResult<Vec<String>> {
-        let rd = fs::read_dir(self.path(abs)).map_err(|e| HostError::from_io(abs, e))?;
+        let rd = fs::read_dir(self.resolve(abs, true)?).map_err(|e| HostError::from_io(abs, e))?;
         let mut names: Vec<String> = rd
             .filter_map(|e| e.ok())
             .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -218,11 +260,12 @@ impl Host {
 
     /// The target of a symlink, as stored (not resolved through the root).
     pub fn readlink(&self, abs: &str) -> HostResult<PathBuf> {
-        fs::read_link(self.path(abs)).map_err(|e| HostError::from_io(abs, e))
+        fs::read_link(self.resolve(abs, false)?).map_err(|e| HostError::from_io(abs, e))
     }
 
     pub fn meta(&self, abs: &str) -> HostResult<FileMeta> {
-        let m = fs::symlink_metadata(self.path(abs)).map_err(|e| HostError::from_io(abs, e))?;
+        let m = fs::symlink_metadata(self.resolve(abs, false)?)
+            .map_err(|e| HostError::from_io(abs, e))?;
         Ok(FileMeta {
             mode: m.permissions().mode() & 0o7777,
             uid: m.uid(),
@@ -236,7 +279,7 @@ impl Host {
         let mut f = fs::OpenOptions::new()
             .write(true)
             .truncate(true)
-            .open(self.path(abs))
+            .open(self.resolve(abs, true)?)
             .map_err(|e| HostError::from_io(abs, e))?;
         f.write_all(value.as_bytes())
             .map_err(|e| HostError::from_io(abs, e))
@@ -244,7 +287,7 @@ impl Host {
 
     /// Replaces a regular file atomically: temp file in the same directory, fsync, chmod/chown, rename, fsync dir.
     pub fn write_atomic(&self, abs: &str, bytes: &[u8], meta: Option<&FileMeta>) -> HostResult<()> {
-        let target = self.path(abs);
+        let target = self.resolve(abs, false)?;
         let dir = target
             .parent()
             .map(Path::to_path_buf)
@@ -274,11 +317,11 @@ impl Host {
     }
 
     pub fn remove_file(&self, abs: &str) -> HostResult<()> {
-        fs::remove_file(self.path(abs)).map_err(|e| HostError::from_io(abs, e))
+        fs::remove_file(self.resolve(abs, false)?).map_err(|e| HostError::from_io(abs, e))
     }
 
     pub fn create_dir_all(&self, abs: &str) -> HostResult<()> {
-        fs::create_dir_all(self.path(abs)).map_err(|e| HostError::from_io(abs, e))
+        fs::create_dir_all(self.resolve(abs, true)?).map_err(|e| HostError::from_io(abs, e))
     }
 }
 
@@ -309,6 +352,27 @@ mod tests {
         h.write_atomic("/etc/x", b"hello\n", None).unwrap();
         assert_eq!(h.read_trimmed("/etc/x").unwrap(), "hello");
         assert_eq!(h.list("/etc").unwrap(), vec!["x".to_string()]);
+    }
+
+    #[test]
+    fn symlinks_do_not_lead_outside_the_root() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "x").unwrap();
+        let d = tempfile::tempdir().unwrap();
+        let h = Host::with_root(d.path());
+        h.create_dir_all("/etc").unwrap();
+        std::os::unix::fs::symlink(outside.path(), d.path().join("etc/out")).unwrap();
+        std::os::unix::fs::symlink("../etc", d.path().join("etc/inside")).unwrap();
+        assert!(matches!(
+            h.read("/etc/out/secret"),
+            Err(HostError::OutsideRoot { .. })
+        ));
+        assert!(h.write_atomic("/etc/out/new", b"y", None).is_err());
+        assert!(!outside.path().join("new").exists());
+        assert!(h.list("/etc/out").is_err());
+        // Links that stay inside work, and the link itself can still be read.
+        assert_eq!(h.list("/etc/inside").unwrap().len(), 2);
+        assert!(h.readlink("/etc/out").is_ok());
     }
 
     #[test]

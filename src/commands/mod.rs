@@ -11,11 +11,16 @@ pub mod run;
 pub mod snapshot;
 
 use crate::cli::{Cli, Command};
-use crate::error::{Outcome, Result};
+use crate::error::{Error, Outcome, Result};
 use crate::host::Host;
 use crate::output::Output;
 
 pub fn dispatch(host: &Host, out: Output, cli: Cli) -> Result<Outcome> {
+    if cli.command.is_some() && !cli.legacy.is_unset() {
+        return Err(Error::usage(
+            "the original tool's options (--nic, -i, -s, -sp, …) go without a command, or after it: rmp-eval check --nic IF",
+        ));
+    }
     match cli.command {
         Some(Command::Check(a)) => check::execute(host, out, &a),
         Some(Command::Run(a)) => run::execute(host, out, &a),
