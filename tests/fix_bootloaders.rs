@@ -161,3 +161,35 @@ fn stock_debian_grub_and_a_second_fix_changes_nothing() {
     ok(&r.rmp("rollback", &["--yes"]));
     assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
 }
+
+#[test]
+fn raspberry_pi_cmdline_txt() {
+    let r = Root::untuned();
+    r.remove("/etc/default/grub");
+    r.remove("/etc/default/grub.d");
+    // Raspberry Pi OS (bookworm) ships its command line as one line here; this is its stock content.
+    let stock = "console=serial0,115200 console=tty1 root=PARTUUID=4e639091-02 rootfstype=ext4 fsck.repair=yes rootwait\n";
+    r.write("/boot/firmware/cmdline.txt", stock);
+    let start = r.tree();
+    let o = r.rmp(
+        "fix",
+        &["--core", "1", "--only", "cmdline", "--yes", "--no-measure"],
+    );
+    ok(&o);
+    let line = r.read("/boot/firmware/cmdline.txt");
+    assert!(line.starts_with(stock.trim_end()), "{line}");
+    assert!(
+        line.ends_with(
+            " isolcpus=managed_irq,domain,1 nohz_full=1 rcu_nocbs=1 irqaffinity=0 skew_tick=1\n"
+        ),
+        "{line}"
+    );
+    assert_eq!(line.lines().count(), 1, "the firmware reads one line");
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("update-grub"),
+        "{}",
+        text(&o)
+    );
+    ok(&r.rmp("rollback", &["--yes"]));
+    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+}
