@@ -26,7 +26,11 @@ src="$work/rmp-eval-$version"
 rm -rf "$work"
 mkdir -p "$src" "$out"
 # tar keeps symlinks as links (fixtures have dangling ones) and modification times (cargo compares them).
-(cd "$root" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) | tar -C "$src" -xf -
+if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    (cd "$root" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) | tar -C "$src" -xf -
+else # an unpacked source tree without git
+    tar -C "$root" --exclude=./target --exclude=./.git -cf - . | tar -C "$src" -xf -
+fi
 
 export CARGO_TARGET_DIR="$root/target"
 for arch in $archs; do
