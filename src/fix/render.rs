@@ -137,7 +137,9 @@ pub fn took_text(t: &Took) -> String {
         Took::Took => "took".into(),
         Took::Differs(now) => format!("did NOT take (reads {now})"),
         Took::Refused(why) => {
-            format!("refused by the kernel ({why}): an IRQ it does not let move (managed or fixed), left as it was")
+            format!(
+                "refused by the kernel ({why}): an IRQ it does not let move (managed or fixed), left as it was"
+            )
         }
         Took::Ran => "ran".into(),
         Took::WouldRun => "not run (--root): run it on the machine".into(),
