@@ -110,3 +110,27 @@ fn promiscuous_reflect_restores_the_flags() {
     let _ = r.wait();
     assert_eq!(before, v.peer_flags());
 }
+
+#[test]
+fn flags_guard_puts_back_what_someone_changed() {
+    if !root_or_skip("flags_guard_puts_back_what_someone_changed") {
+        return;
+    }
+    let v = Veth::new();
+    let before = v.host_flags();
+    {
+        let _g = rmp_eval::measure::netif::FlagsGuard::new(&v.host).unwrap();
+        // Something flips promiscuous mode by the interface flag (as the original did) while the guard lives.
+        let o = Command::new("ip")
+            .args(["link", "set", &v.host, "promisc", "on"])
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        assert_ne!(v.host_flags(), before);
+    }
+    assert_eq!(
+        v.host_flags(),
+        before,
+        "dropping the guard restored the flags"
+    );
+}
