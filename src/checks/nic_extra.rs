@@ -3,6 +3,7 @@
 use super::nic::{NET, present};
 use super::{Check, Ctx, Section, Verdict, settle};
 use crate::host::Host;
+use crate::remedy;
 
 /// Drivers of wired Intel NICs used with EtherCAT masters (SOEM, IgH native drivers, RMP): good latency,
 /// per-queue MSI-X, hardware timestamps on igb/igc.
@@ -104,7 +105,7 @@ pub const NIC_IRQ_DEFER: Check = Check {
     title: "NIC IRQ deferral off",
     doc: "napi_defer_hard_irqs and gro_flush_timeout hold received frames back to batch them: good for \
           throughput, a delay for every EtherCAT reply. Passes when both are 0.",
-    remedy: None,
+    remedy: Some(remedy::RPS),
     evaluate: nic_irq_defer,
 };
 
