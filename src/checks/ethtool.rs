@@ -12,20 +12,22 @@ use crate::host::Host;
 use crate::remedy;
 
 const SIOCETHTOOL: libc::c_ulong = 0x8946;
-const ETHTOOL_GCOALESCE: u32 = 0x0e;
-const ETHTOOL_GEEE: u32 = 0x44;
+pub(crate) const ETHTOOL_GCOALESCE: u32 = 0x0e;
+pub(crate) const ETHTOOL_SCOALESCE: u32 = 0x0f;
+pub(crate) const ETHTOOL_GEEE: u32 = 0x44;
+pub(crate) const ETHTOOL_SEEE: u32 = 0x45;
 
 /// struct ethtool_coalesce: cmd and 22 u32 fields (include/uapi/linux/ethtool.h).
-const COALESCE_WORDS: usize = 23;
-const RX_USECS: usize = 1;
-const RX_FRAMES: usize = 2;
-const ADAPTIVE_RX: usize = 10;
+pub(crate) const COALESCE_WORDS: usize = 23;
+pub(crate) const RX_USECS: usize = 1;
+pub(crate) const RX_FRAMES: usize = 2;
+pub(crate) const ADAPTIVE_RX: usize = 10;
 /// struct ethtool_eee: cmd, supported, advertised, lp_advertised, eee_active, eee_enabled, tx_lpi_enabled,
 /// tx_lpi_timer, reserved[2].
-const EEE_WORDS: usize = 10;
+pub(crate) const EEE_WORDS: usize = 10;
 const EEE_SUPPORTED: usize = 1;
 const EEE_ACTIVE: usize = 4;
-const EEE_ENABLED: usize = 5;
+pub(crate) const EEE_ENABLED: usize = 5;
 
 #[repr(C)]
 struct IfReq {
@@ -34,8 +36,9 @@ struct IfReq {
     _pad: [u8; 16],
 }
 
-/// One ETHTOOL_G* query: `words[0]` is the command, the kernel fills the rest.
-fn ethtool_get(nic: &str, words: &mut [u32]) -> io::Result<()> {
+/// One ETHTOOL_* command: `words[0]` is the command; a G* command has the kernel fill the rest, an S* command
+/// hands the whole structure to the driver (fix reads it first and changes only its own fields).
+pub(crate) fn ethtool_ioctl(nic: &str, words: &mut [u32]) -> io::Result<()> {
     if nic.is_empty() || nic.len() >= libc::IFNAMSIZ {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
@@ -73,7 +76,7 @@ pub fn live_readings(nic: &str) -> Value {
     let co = (|| {
         let mut w = [0u32; COALESCE_WORDS];
         w[0] = ETHTOOL_GCOALESCE;
-        ethtool_get(nic, &mut w)?;
+        ethtool_ioctl(nic, &mut w)?;
         Ok(
             json!({"rx_usecs": w[RX_USECS], "rx_frames": w[RX_FRAMES], "adaptive_rx": w[ADAPTIVE_RX] != 0}),
         )
@@ -81,7 +84,7 @@ pub fn live_readings(nic: &str) -> Value {
     let eee = (|| {
         let mut w = [0u32; EEE_WORDS];
         w[0] = ETHTOOL_GEEE;
-        ethtool_get(nic, &mut w)?;
+        ethtool_ioctl(nic, &mut w)?;
         Ok(
             json!({"supported": w[EEE_SUPPORTED] != 0, "enabled": w[EEE_ENABLED] != 0, "active": w[EEE_ACTIVE] != 0}),
         )
@@ -90,7 +93,7 @@ pub fn live_readings(nic: &str) -> Value {
 }
 
 /// Live: the ioctl. Under --root: the snapshot's recorded readings, if any.
-fn readings(host: &Host, nic: &str, what: &str) -> Result<Value, Verdict> {
+pub(crate) fn readings(host: &Host, nic: &str, what: &str) -> Result<Value, Verdict> {
     if host.is_live() {
         return Ok(live_readings(nic)[what].clone());
     }

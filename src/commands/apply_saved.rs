@@ -4,7 +4,7 @@
 use crate::cli::ApplySavedArgs;
 use crate::commands::fix::check_nic_name;
 use crate::error::{Error, Outcome, Result};
-use crate::fix::{Change, plan, saved};
+use crate::fix::{Change, ethtool, plan, saved};
 use crate::host::Host;
 use crate::outln;
 use crate::output::Output;
@@ -29,6 +29,26 @@ pub fn execute(host: &Host, _out: Output, args: &ApplySavedArgs) -> Result<Outco
     let mut written = 0;
     for st in &steps {
         for c in &st.changes {
+            if let Change::Ethtool {
+                nic, field, after, ..
+            } = c
+            {
+                if !host.is_live() {
+                    outln!(
+                        "{}: would be set to {after} on the machine (not under --root)",
+                        c.target()
+                    );
+                    continue;
+                }
+                match ethtool::write(nic, *field, *after) {
+                    Ok(()) => written += 1,
+                    Err(e) if ethtool::unsupported(&e) => {
+                        outln!("{}: not supported by the driver ({e})", c.target())
+                    }
+                    Err(e) => problems.push(format!("{}: {e}", c.target())),
+                }
+                continue;
+            }
             let Change::Value {
                 path,
                 after,

@@ -158,9 +158,12 @@ pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
         outln!("No before/after measurement under --root (the tree is not this machine).");
     }
     // Only kernel values take effect now; files and the command line wait for a service restart or a reboot.
-    let now = chosen
-        .changes()
-        .any(|c| matches!(c, crate::fix::Change::Value { .. }));
+    let now = chosen.changes().any(|c| {
+        matches!(
+            c,
+            crate::fix::Change::Value { .. } | crate::fix::Change::Ethtool { .. }
+        )
+    });
     let _lock = crate::fix::journal::lock(host)?;
     let before = if measuring {
         Some(measure(host, out, args, "before")?)

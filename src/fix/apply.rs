@@ -17,6 +17,8 @@ pub enum Took {
     Differs(String),
     /// The kernel refused it (EINVAL/EIO from a managed IRQ): reported, not fatal.
     Refused(String),
+    /// The NIC's driver has no such setting (EOPNOTSUPP): reported for its step, not fatal to the others.
+    Unsupported(String),
     Ran,
     /// Under --root: the command that would run on the machine.
     WouldRun,
@@ -117,6 +119,17 @@ fn apply_one(host: &Host, c: &Change) -> Result<Took> {
                 return Err(e.into());
             }
         }
+        Change::Ethtool { .. } if !host.is_live() => return Ok(Took::WouldRun),
+        Change::Ethtool {
+            nic, field, after, ..
+        } => {
+            if let Err(e) = super::ethtool::write(nic, *field, *after) {
+                if super::ethtool::unsupported(&e) {
+                    return Ok(Took::Unsupported(e.to_string()));
+                }
+                return Err(Error::sys(c.target(), e));
+            }
+        }
         Change::Command { argv, .. } => {
             if !host.is_live() {
                 return Ok(Took::WouldRun);
@@ -197,7 +210,7 @@ pub fn apply(host: &Host, plan: &Plan, core: usize, nic: Option<&str>) -> Result
         pause_for_tests(i, changes.len());
         match apply_one(host, c) {
             Ok(t) => {
-                if !matches!(t, Took::Refused(_)) {
+                if !matches!(t, Took::Refused(_) | Took::Unsupported(_)) {
                     applied.push(c);
                 }
                 took.push((*step, *c, t));
@@ -226,7 +239,7 @@ pub fn apply(host: &Host, plan: &Plan, core: usize, nic: Option<&str>) -> Result
     // differently and refuse the old value too).
     let refused: Vec<String> = took
         .iter()
-        .filter(|(_, _, t)| matches!(t, Took::Refused(_)))
+        .filter(|(_, _, t)| matches!(t, Took::Refused(_) | Took::Unsupported(_)))
         .map(|(_, c, _)| c.target())
         .collect();
     run.entries
@@ -270,6 +283,13 @@ fn verify(host: &Host, c: &Change, t: Took) -> Took {
             Ok(now) if kind.same(&now, after) => Took::Took,
             Ok(now) => Took::Differs(now.trim().to_string()),
             Err(e) => Took::Differs(e.reason()),
+        },
+        Change::Ethtool {
+            nic, field, after, ..
+        } => match super::ethtool::read(nic, *field) {
+            Ok(now) if now == *after => Took::Took,
+            Ok(now) => Took::Differs(now.to_string()),
+            Err(e) => Took::Differs(e.to_string()),
         },
         Change::Command { .. } => t,
     }

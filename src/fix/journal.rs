@@ -39,12 +39,21 @@ pub enum Entry {
         #[serde(default)]
         refusable: bool,
     },
+    /// A NIC's ethtool field (only journaled on the live machine: under --root nothing is written).
+    Ethtool {
+        /// ethtool::target(nic, field), what apply and rollback match changes by.
+        target: String,
+        nic: String,
+        field: super::ethtool::Field,
+        previous: u32,
+    },
 }
 
 impl Entry {
     pub fn path(&self) -> &str {
         match self {
             Entry::File { path, .. } | Entry::Value { path, .. } => path,
+            Entry::Ethtool { target, .. } => target,
         }
     }
 }
@@ -120,6 +129,14 @@ pub fn record(host: &Host, changes: &[&Change]) -> Result<Vec<Entry>> {
                 previous: host.read(path)?.trim().to_string(),
                 value_kind: *kind,
                 refusable: *refusable,
+            },
+            Change::Ethtool { .. } if !host.is_live() => continue,
+            Change::Ethtool { nic, field, .. } => Entry::Ethtool {
+                target: c.target(),
+                nic: nic.clone(),
+                field: *field,
+                previous: super::ethtool::read(nic, *field)
+                    .map_err(|e| Error::sys(c.target(), e))?,
             },
             Change::Command { .. } => continue,
         };

@@ -4,6 +4,7 @@
 pub mod apply;
 pub mod boot;
 pub mod cmdline;
+pub mod ethtool;
 pub mod grub;
 pub mod irq;
 pub mod journal;
@@ -81,6 +82,14 @@ pub enum Change {
         kind: ValueKind,
         refusable: bool,
     },
+    /// One field of a NIC's ethtool settings (SIOCETHTOOL: structure read, field changed, written back).
+    /// Under --root nothing is written: the plan shows what would be done on the machine.
+    Ethtool {
+        nic: String,
+        field: ethtool::Field,
+        before: u32,
+        after: u32,
+    },
     /// Run a program (never through a shell). `again_on_rollback`: run it again after restoring the files.
     Command {
         argv: Vec<String>,
@@ -93,13 +102,14 @@ impl Change {
     pub fn target(&self) -> String {
         match self {
             Change::File { path, .. } | Change::Value { path, .. } => path.clone(),
+            Change::Ethtool { nic, field, .. } => ethtool::target(nic, *field),
             Change::Command { argv, .. } => argv.join(" "),
         }
     }
     pub fn reboot_required(&self) -> bool {
         match self {
             Change::File { reboot, .. } | Change::Command { reboot, .. } => *reboot,
-            Change::Value { .. } => false,
+            Change::Value { .. } | Change::Ethtool { .. } => false,
         }
     }
 }

@@ -4,7 +4,7 @@
 use super::cmdline::Want;
 use super::irq;
 use super::runtime::{self, Target};
-use super::{Plan, Step, boot, saved};
+use super::{Plan, Step, boot, ethtool, saved};
 use crate::checks::{Finding, Status};
 use crate::error::{Error, Result};
 use crate::host::Host;
@@ -57,18 +57,14 @@ pub fn parse_only(only: &[String]) -> Result<Vec<&'static str>> {
         .collect()
 }
 
-fn unsupported(id: &'static str, nic: Option<&str>) -> Step {
-    let how = match id {
-        remedy::NIC_COALESCE => format!("ethtool -C {} rx-usecs 0", nic.unwrap_or("IF")),
-        remedy::NIC_EEE => format!("ethtool --set-eee {} eee off", nic.unwrap_or("IF")),
-        _ => "see the check's detail".into(),
-    };
+/// A step id this version has no planner for (every id of remedy::ALL has one today).
+fn unsupported(id: &'static str) -> Step {
     Step {
         id,
         title: format!("{id} (not automated)"),
         why: "no change this version can make and undo safely".into(),
         changes: vec![],
-        notes: vec![format!("do it by hand if the NIC supports it: {how}")],
+        notes: vec!["see the check's detail".into()],
     }
 }
 
@@ -136,7 +132,9 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
             remedy::IRQBALANCE => irq::irqbalance(host, &t),
             remedy::IRQ_AFFINITY => irq::irq_affinity(host, &t),
             remedy::RPS => irq::rps(host, &t),
-            other => unsupported(other, req.nic.as_deref()),
+            remedy::NIC_COALESCE => ethtool::coalesce(host, &t),
+            remedy::NIC_EEE => ethtool::eee(host, &t),
+            other => unsupported(other),
         };
         plan.steps.push(step);
     }

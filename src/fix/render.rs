@@ -67,6 +67,13 @@ pub fn change_text(c: &Change, live: bool) -> String {
             after,
             ..
         } => format!("{path}: {before} → {after}\n"),
+        Change::Ethtool { before, after, .. } if live => {
+            format!("{}: {before} → {after}\n", c.target())
+        }
+        Change::Ethtool { before, after, .. } => format!(
+            "{}: {before} → {after} (would be set on the machine, not under --root)\n",
+            c.target()
+        ),
         Change::Command { argv, .. } if live => format!("run: {}\n", argv.join(" ")),
         Change::Command { argv, .. } => format!(
             "would run on the machine (not under --root): {}\n",
@@ -120,6 +127,10 @@ pub fn plan_json(p: &Plan) -> Value {
                         "kind": "value", "target": path, "before": before, "after": after,
                         "reboot_required": false,
                     }),
+                    Change::Ethtool { nic, field, before, after } => json!({
+                        "kind": "ethtool", "target": c.target(), "before": before.to_string(),
+                        "after": after.to_string(), "reboot_required": false, "nic": nic, "field": field.name(),
+                    }),
                     Change::Command { argv, .. } => json!({
                         "kind": "command", "target": argv.join(" "), "before": null, "after": null,
                         "reboot_required": c.reboot_required(), "argv": argv,
@@ -141,6 +152,7 @@ pub fn took_text(t: &Took) -> String {
                 "refused by the kernel ({why}): an IRQ it does not let move (managed or fixed), left as it was"
             )
         }
+        Took::Unsupported(why) => format!("not supported by the driver ({why}), left as it was"),
         Took::Ran => "ran".into(),
         Took::WouldRun => "not run (--root): run it on the machine".into(),
     }
@@ -173,6 +185,7 @@ pub fn report_json(r: &Report) -> Value {
                 Took::Took => ("took", None),
                 Took::Differs(d) => ("differs", Some(d.clone())),
                 Took::Refused(d) => ("refused", Some(d.clone())),
+                Took::Unsupported(d) => ("unsupported", Some(d.clone())),
                 Took::Ran => ("ran", None),
                 Took::WouldRun => ("not_run", None),
             };

@@ -4,9 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::irq;
 use super::runtime::{self, Target};
 use super::{Change, RUNTIME_JSON, Step};
+use super::{ethtool, irq};
 use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::remedy;
@@ -19,9 +19,16 @@ pub const RUNTIME_STEPS: &[&str] = &[
     remedy::WORKQUEUE,
     remedy::IRQ_AFFINITY,
     remedy::RPS,
+    remedy::NIC_COALESCE,
+    remedy::NIC_EEE,
 ];
 /// Steps that concern the NIC (what the udev rule re-applies when the interface appears).
-pub const NIC_STEPS: &[&str] = &[remedy::IRQ_AFFINITY, remedy::RPS];
+pub const NIC_STEPS: &[&str] = &[
+    remedy::IRQ_AFFINITY,
+    remedy::RPS,
+    remedy::NIC_COALESCE,
+    remedy::NIC_EEE,
+];
 pub const PERSIST: &str = "persist";
 const UNIT_PATHS: &[&str] = &[
     "/lib/systemd/system/rmp-eval.service",
@@ -114,6 +121,8 @@ pub fn plan(host: &Host, saved: &Saved, online: Vec<usize>, only_nic: bool) -> V
             remedy::WORKQUEUE => Some(runtime::workqueue(host, &t)),
             remedy::IRQ_AFFINITY => Some(irq::irq_affinity(host, &t)),
             remedy::RPS => Some(irq::rps(host, &t)),
+            remedy::NIC_COALESCE => Some(ethtool::coalesce(host, &t)),
+            remedy::NIC_EEE => Some(ethtool::eee(host, &t)),
             _ => None,
         })
         .collect()

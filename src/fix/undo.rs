@@ -81,6 +81,27 @@ pub fn restore(host: &Host, e: &Entry, dry_run: bool) -> Result<Restored> {
                 value_kind.normal(&now)
             )))
         }
+        Entry::Ethtool {
+            target,
+            nic,
+            field,
+            previous,
+        } => {
+            if !host.is_live() {
+                return Err(Error::failed(format!(
+                    "{target}: a NIC setting of the machine, not restored under --root"
+                )));
+            }
+            let sys = |e| Error::sys(target.clone(), e);
+            let now = super::ethtool::read(nic, *field).map_err(sys)?;
+            if now == *previous {
+                return Ok(Restored::Unchanged);
+            }
+            if !dry_run {
+                super::ethtool::write(nic, *field, *previous).map_err(sys)?;
+            }
+            Ok(Restored::Written(format!("{now} → {previous}")))
+        }
     }
 }
 
@@ -92,6 +113,10 @@ pub fn undo(host: &Host, run: &Run) -> Vec<String> {
         match restore(host, e, false) {
             Ok(_) => {}
             Err(Error::Host(h)) if h.is_not_found() && matches!(e, Entry::Value { .. }) => {}
+            // The interface is gone: nothing left to put back (its driver starts from defaults when it returns).
+            Err(Error::Sys { source, .. })
+                if source.raw_os_error() == Some(libc::ENODEV)
+                    && matches!(e, Entry::Ethtool { .. }) => {}
             Err(err) => problems.push(format!("{}: {err}", e.path())),
         }
     }

@@ -1,0 +1,167 @@
+//! NIC settings changed through the SIOCETHTOOL ioctl (interrupt coalescing, EEE). Each change is one field of
+//! one ethtool structure: the whole structure is read (ETHTOOL_G*), that field changed, and the structure written
+//! back (ETHTOOL_S*), as `ethtool -C` / `--set-eee` do. The ioctl itself is checks::ethtool's.
+
+use std::io;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::runtime::{Target, step};
+use super::{Change, Step};
+use crate::checks::ethtool as et;
+use crate::host::Host;
+use crate::remedy;
+
+/// One field of struct ethtool_coalesce or struct ethtool_eee.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Field {
+    RxUsecs,
+    RxFrames,
+    AdaptiveRx,
+    Eee,
+}
+
+impl Field {
+    /// ethtool's own name for the field.
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::RxUsecs => "rx-usecs",
+            Field::RxFrames => "rx-frames",
+            Field::AdaptiveRx => "adaptive-rx",
+            Field::Eee => "eee",
+        }
+    }
+    /// (get command, set command, structure size in u32 words, index of the field).
+    fn layout(self) -> (u32, u32, usize, usize) {
+        let co = (
+            et::ETHTOOL_GCOALESCE,
+            et::ETHTOOL_SCOALESCE,
+            et::COALESCE_WORDS,
+        );
+        let eee = (et::ETHTOOL_GEEE, et::ETHTOOL_SEEE, et::EEE_WORDS);
+        match self {
+            Field::RxUsecs => (co.0, co.1, co.2, et::RX_USECS),
+            Field::RxFrames => (co.0, co.1, co.2, et::RX_FRAMES),
+            Field::AdaptiveRx => (co.0, co.1, co.2, et::ADAPTIVE_RX),
+            Field::Eee => (eee.0, eee.1, eee.2, et::EEE_ENABLED),
+        }
+    }
+}
+
+/// The target as reports and the journal name it, e.g. "eth0: ethtool rx-usecs".
+pub fn target(nic: &str, field: Field) -> String {
+    format!("{nic}: ethtool {}", field.name())
+}
+
+/// The field's present value on the live NIC.
+pub fn read(nic: &str, field: Field) -> io::Result<u32> {
+    let (get, _, words, at) = field.layout();
+    let mut w = vec![0u32; words];
+    w[0] = get;
+    et::ethtool_ioctl(nic, &mut w)?;
+    Ok(w[at])
+}
+
+/// Reads the whole structure, changes only `field`, writes it back.
+pub fn write(nic: &str, field: Field, value: u32) -> io::Result<()> {
+    let (get, set, words, at) = field.layout();
+    let mut w = vec![0u32; words];
+    w[0] = get;
+    et::ethtool_ioctl(nic, &mut w)?;
+    w[0] = set;
+    w[at] = value;
+    et::ethtool_ioctl(nic, &mut w)
+}
+
+/// EOPNOTSUPP: the driver has no such setting (veth, many virtual NICs). Reported for the step, not fatal.
+pub fn unsupported(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::EOPNOTSUPP)
+}
+
+/// The NIC's readings (live ioctl, or the snapshot under --root), or a note saying why there are none.
+fn readings(host: &Host, t: &Target, what: &str) -> Result<(String, Value), String> {
+    let nic = t.nic.clone().ok_or("no --nic given: nothing to do")?;
+    match et::readings(host, &nic, what) {
+        Ok(Value::String(s)) if s == "unsupported" => Err(format!(
+            "{nic}: not supported by the driver (EOPNOTSUPP): nothing to change"
+        )),
+        Ok(Value::String(s)) => Err(format!("{nic}: cannot read: {s}")),
+        Ok(v) => Ok((nic, v)),
+        Err(v) => Err(format!("{nic}: {}", v.detail)),
+    }
+}
+
+fn change(s: &mut Step, nic: &str, field: Field, before: Option<u64>, after: u32) {
+    match before.and_then(|b| u32::try_from(b).ok()) {
+        Some(b) if b == after => {}
+        Some(b) => s.changes.push(Change::Ethtool {
+            nic: nic.into(),
+            field,
+            before: b,
+            after,
+        }),
+        None => s
+            .notes
+            .push(format!("{nic}: no {} in the reading", field.name())),
+    }
+}
+
+/// rx-usecs 0 and adaptive-rx off (what the nic_coalesce check passes on). rx-usecs 0 with rx-frames 0 would
+/// mean "never interrupt" (ethtool.h forbids it), so rx-frames becomes 1 first in that case; undone in reverse.
+pub fn coalesce(host: &Host, t: &Target) -> Step {
+    let mut s = step(
+        remedy::NIC_COALESCE,
+        "NIC interrupt coalescing off",
+        "coalescing holds each received frame until a timer or frame count fires: up to rx-usecs added to every \
+         EtherCAT reply",
+    );
+    let (nic, r) = match readings(host, t, "coalesce") {
+        Ok(x) => x,
+        Err(note) => {
+            s.notes.push(note);
+            return s;
+        }
+    };
+    let frames = r["rx_frames"].as_u64();
+    if frames == Some(0) {
+        change(&mut s, &nic, Field::RxFrames, frames, 1);
+    }
+    let adaptive = r["adaptive_rx"].as_bool().map(u64::from);
+    change(&mut s, &nic, Field::AdaptiveRx, adaptive, 0);
+    change(&mut s, &nic, Field::RxUsecs, r["rx_usecs"].as_u64(), 0);
+    // Nothing to do for coalescing itself: leave rx-frames as it is.
+    if !s.changes.iter().any(|c| {
+        matches!(
+            c,
+            Change::Ethtool {
+                field: Field::RxUsecs | Field::AdaptiveRx,
+                ..
+            }
+        )
+    }) {
+        s.changes.clear();
+    }
+    s
+}
+
+/// EEE off (eee_enabled 0), when the NIC supports EEE and has it enabled.
+pub fn eee(host: &Host, t: &Target) -> Step {
+    let mut s = step(
+        remedy::NIC_EEE,
+        "NIC Energy Efficient Ethernet off",
+        "with EEE the PHY sleeps between frames and needs microseconds to wake for the next one",
+    );
+    match readings(host, t, "eee") {
+        Ok((nic, r)) if r["supported"].as_bool() == Some(false) => s
+            .notes
+            .push(format!("{nic}: no EEE support: nothing to change")),
+        Ok((nic, r)) => {
+            let enabled = r["enabled"].as_bool().map(u64::from);
+            change(&mut s, &nic, Field::Eee, enabled, 0);
+        }
+        Err(note) => s.notes.push(note),
+    }
+    s
+}
