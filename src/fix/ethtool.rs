@@ -165,3 +165,7 @@ pub fn eee(host: &Host, t: &Target) -> Step {
     }
     s
 }
+
+#[cfg(test)]
+#[path = "ethtool_tests.rs"]
+mod tests;

@@ -131,12 +131,16 @@ pub fn record(host: &Host, changes: &[&Change]) -> Result<Vec<Entry>> {
                 refusable: *refusable,
             },
             Change::Ethtool { .. } if !host.is_live() => continue,
-            Change::Ethtool { nic, field, .. } => Entry::Ethtool {
-                target: c.target(),
-                nic: nic.clone(),
-                field: *field,
-                previous: super::ethtool::read(nic, *field)
-                    .map_err(|e| Error::sys(c.target(), e))?,
+            Change::Ethtool { nic, field, .. } => match super::ethtool::read(nic, *field) {
+                Ok(previous) => Entry::Ethtool {
+                    target: c.target(),
+                    nic: nic.clone(),
+                    field: *field,
+                    previous,
+                },
+                // The driver has no such setting: the write will say so for its step; nothing to restore.
+                Err(e) if super::ethtool::unsupported(&e) => continue,
+                Err(e) => return Err(Error::sys(c.target(), e)),
             },
             Change::Command { .. } => continue,
         };
