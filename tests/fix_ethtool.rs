@@ -171,6 +171,25 @@ fn veth_answers_eopnotsupp_for_its_step_and_rps_still_applies() {
             )]
         );
     }
+    // The same through the command (a dry run: nothing changes on this machine).
+    let o = Command::new(fix_support::BIN)
+        .args(["fix", "--core", &core.to_string(), "--nic", &name])
+        .args(["--only", "rps,nic_coalesce,nic_eee", "--dry-run"])
+        .output()
+        .unwrap();
+    ok(&o);
+    let out = text(&o);
+    assert_eq!(
+        out.matches("not supported by the driver (EOPNOTSUPP)")
+            .count(),
+        2,
+        "{out}"
+    );
+    let mask = std::fs::read_to_string(&rps).unwrap();
+    assert!(
+        out.contains(&format!("{rps}: {} → 0", mask.trim())),
+        "{out}"
+    );
     // A driver may read a setting and refuse the write: the same EOPNOTSUPP, now from ETHTOOL_SEEE, between
     // the RPS change and the persist step.
     let rps_step = p.steps.iter().position(|s| s.id == remedy::RPS).unwrap();
