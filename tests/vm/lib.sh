@@ -5,7 +5,7 @@ REPO_DIR=$(cd "$VM_DIR/../.." && pwd)
 # Persists between CI runs on this machine: debootstrap debs, the private apt lists, the built base images.
 CACHE_DIR=${RMP_VM_CACHE:-/var/cache/rmp-eval-vm}
 IMAGE_INPUTS=(build-image.sh guest/rmp-hook.service guest/rmp-hook)
-BOOT_TIMEOUT=${RMP_VM_BOOT_TIMEOUT:-420}   # seconds for one boot + script + shutdown under TCG
+BOOT_TIMEOUT=${RMP_VM_BOOT_TIMEOUT:-480}   # seconds for one boot + script + shutdown under TCG
 VCPUS=2
 MEM_MB=1024
 
@@ -61,7 +61,11 @@ run_boots() {
     for ((n = 1; n <= max; n++)); do
         echo "$n" > "$share/boot"
         log "  boot $n"
-        qemu_boot "$disk" "$share" "$logdir/console$n.log" "$@" || return 1
+        if ! qemu_boot "$disk" "$share" "$logdir/console$n.log" "$@"; then
+            log "boot $n failed; console tail:"; tail -n 30 "$logdir/console$n.log" >&2
+            tail -n 5 "$logdir/console$n.log.qemu" >&2 2>/dev/null
+            return 1
+        fi
         if [ ! -f "$share/out/boot$n.rc" ]; then
             log "boot $n ran no script; console tail:"; tail -n 30 "$logdir/console$n.log" >&2
             return 1

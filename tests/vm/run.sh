@@ -16,6 +16,8 @@ cleanup() {
     if [ "${RMP_VM_KEEP:-0}" = 1 ]; then log "kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
+# A CI timeout or Ctrl+C still runs cleanup (the tap's namespace, the reflector).
+trap 'exit 130' INT TERM
 
 "$VM_DIR/deps.sh"
 base=$("$VM_DIR/build-image.sh")
@@ -56,7 +58,7 @@ for name in "${names[@]}"; do
     fi
     verdict=""
     if ! run_boots "$dir/disk.qcow2" "$share" "$dir/logs" "$(cat "$sdir/boots")" "${nicargs[@]}"; then
-        verdict="a boot failed or timed out (console: $dir/logs)"
+        verdict="a boot failed or timed out (console logs: $dir/logs with RMP_VM_KEEP=1)"
     fi
     nic_down
     # The judge runs even after a failed boot: what the guest recorded before tells why.
