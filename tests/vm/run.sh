@@ -38,7 +38,7 @@ names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
     for d in "$VM_DIR"/scenarios/*/; do names+=("$(basename "$d")"); done
 fi
-failed=0
+failed=0 npass=0 nfail=0
 for name in "${names[@]}"; do
     sdir=$VM_DIR/scenarios/$name
     [ -f "$sdir/guest.sh" ] || die "no scenario $name"
@@ -53,7 +53,12 @@ for name in "${names[@]}"; do
     nicargs=(-nic none)
     QEMU_PREFIX=()
     if [ -f "$sdir/nic" ]; then
-        nic_up "$dir" || { echo "FAIL $name: could not set up the tap in a namespace"; failed=1; continue; }
+        nic_up "$dir" || {
+            echo "FAIL $name: could not set up the tap in a namespace"
+            failed=1 nfail=$((nfail + 1))
+            nic_down
+            continue
+        }
         nicargs=(-netdev "tap,id=n0,ifname=$NIC_TAP,script=no,downscript=no" -device virtio-net-pci,netdev=n0)
     fi
     verdict=""
@@ -64,11 +69,13 @@ for name in "${names[@]}"; do
     # The judge runs even after a failed boot: what the guest recorded before tells why.
     if reasons=$(PYTHONPATH=$VM_DIR python3 "$sdir/judge.py" "$share/out" 2>&1) && [ -z "$verdict" ]; then
         echo "PASS $name ($((SECONDS - t0)) s)"
+        npass=$((npass + 1))
     else
-        failed=1
+        failed=1 nfail=$((nfail + 1))
         echo "FAIL $name ($((SECONDS - t0)) s): ${verdict:-}"
         [ -n "$reasons" ] && printf '%s\n' "$reasons" | sed 's/^/    /'
     fi
 done
 echo "VM suite: $((SECONDS - start)) s in all"
+echo "vm: $npass passed, $nfail failed"
 exit "$failed"
