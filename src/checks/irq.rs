@@ -108,15 +108,7 @@ fn unrelated_irqs(host: &Host, ctx: &Ctx) -> Verdict {
         if offenders.is_empty() {
             return Ok(Verdict::pass("clean"));
         }
-        let mut d = offenders
-            .iter()
-            .take(SHOW)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(", ");
-        if offenders.len() > SHOW {
-            d.push_str(&format!(", +{} more", offenders.len() - SHOW));
-        }
+        let mut d = super::first_few(&offenders, SHOW);
         if ctx.nic.is_none() {
             d.push_str(" (--nic names the EtherCAT NIC, whose IRQs belong here)");
         }

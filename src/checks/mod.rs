@@ -155,6 +155,20 @@ pub(crate) fn read(host: &Host, path: &str) -> Result<String, Verdict> {
 }
 
 /// Lets evaluate functions use `?` with `unknown` verdicts as the early return.
+/// The first `show` items joined with ", ", then "+N more" for the rest: details stay one short line.
+pub(crate) fn first_few(items: &[String], show: usize) -> String {
+    let mut d = items
+        .iter()
+        .take(show)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > show {
+        d.push_str(&format!(", +{} more", items.len() - show));
+    }
+    d
+}
+
 pub(crate) fn settle(r: Result<Verdict, Verdict>) -> Verdict {
     r.unwrap_or_else(|v| v)
 }

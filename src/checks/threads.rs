@@ -82,14 +82,6 @@ fn rt_core_threads(host: &Host, ctx: &Ctx) -> Verdict {
     if offenders.is_empty() {
         return Verdict::pass(format!("{seen} threads, none on CPU{core}"));
     }
-    let mut d = offenders
-        .iter()
-        .take(SHOW)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if offenders.len() > SHOW {
-        d.push_str(&format!(", +{} more", offenders.len() - SHOW));
-    }
+    let d = super::first_few(&offenders, SHOW);
     Verdict::fail(d)
 }

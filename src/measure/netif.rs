@@ -147,14 +147,19 @@ pub fn join_promiscuous(fd: RawFd, ifindex: i32) -> io::Result<()> {
         mr_alen: 0,
         mr_address: [0; 8],
     };
-    // SAFETY: setsockopt reads exactly size_of::<packet_mreq>() bytes from a live local.
+    set_sockopt(fd, libc::SOL_PACKET, libc::PACKET_ADD_MEMBERSHIP, &mr)
+}
+
+/// setsockopt with a plain-data value (an int, a timeval, a packet_mreq).
+pub fn set_sockopt<T: Copy>(fd: RawFd, level: i32, name: i32, value: &T) -> io::Result<()> {
+    // SAFETY: setsockopt reads exactly size_of::<T>() bytes from a live reference to plain data.
     let rc = unsafe {
         libc::setsockopt(
             fd,
-            libc::SOL_PACKET,
-            libc::PACKET_ADD_MEMBERSHIP,
-            &mr as *const libc::packet_mreq as *const libc::c_void,
-            std::mem::size_of::<libc::packet_mreq>() as libc::socklen_t,
+            level,
+            name,
+            value as *const T as *const libc::c_void,
+            std::mem::size_of::<T>() as libc::socklen_t,
         )
     };
     if rc < 0 {

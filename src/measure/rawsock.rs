@@ -100,23 +100,8 @@ impl RawSocket {
     }
 
     fn setsockopt_int(&self, level: i32, opt: i32, v: i32, what: &str) -> Result<()> {
-        // SAFETY: setsockopt reads one c_int from a live local.
-        let rc = unsafe {
-            libc::setsockopt(
-                self.fd(),
-                level,
-                opt,
-                &v as *const i32 as *const libc::c_void,
-                std::mem::size_of::<i32>() as libc::socklen_t,
-            )
-        };
-        if rc < 0 {
-            return Err(Error::sys(
-                format!("{what} on {}", self.name),
-                io::Error::last_os_error(),
-            ));
-        }
-        Ok(())
+        netif::set_sockopt(self.fd(), level, opt, &v)
+            .map_err(|e| Error::sys(format!("{what} on {}", self.name), e))
     }
 
     /// An upper bound for a blocking recv.
@@ -125,20 +110,8 @@ impl RawSocket {
             tv_sec: d.as_secs() as libc::time_t,
             tv_usec: d.subsec_micros() as libc::suseconds_t,
         };
-        // SAFETY: setsockopt reads one timeval from a live local.
-        let rc = unsafe {
-            libc::setsockopt(
-                self.fd(),
-                libc::SOL_SOCKET,
-                libc::SO_RCVTIMEO,
-                &tv as *const libc::timeval as *const libc::c_void,
-                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-            )
-        };
-        if rc < 0 {
-            return Err(Error::sys("SO_RCVTIMEO", io::Error::last_os_error()));
-        }
-        Ok(())
+        netif::set_sockopt(self.fd(), libc::SOL_SOCKET, libc::SO_RCVTIMEO, &tv)
+            .map_err(|e| Error::sys("SO_RCVTIMEO", e))
     }
 
     /// Stops delivery of the frames this host sends (for an ETH_P_ALL socket). `false` on kernels before 4.20,

@@ -161,21 +161,7 @@ pub fn enable_on_socket(fd: RawFd, hw: bool) -> io::Result<()> {
         libc::SOF_TIMESTAMPING_TX_SOFTWARE
     };
     let v = flags as libc::c_int;
-    // SAFETY: setsockopt reads one c_int from a live local.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_TIMESTAMPING,
-            &v as *const libc::c_int as *const libc::c_void,
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
+    netif::set_sockopt(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPING, &v)
 }
 
 #[cfg(test)]
