@@ -7,7 +7,7 @@
 mod fix_support;
 use std::process::Command;
 
-use fix_support::{Root, diff, ok, text};
+use fix_support::{Link, Root, diff, ok, one_at_a_time, text};
 use rmp_eval::fix::apply::{self, Took};
 use rmp_eval::fix::ethtool::{self, Field};
 use rmp_eval::fix::plan::{self, Request};
@@ -89,26 +89,6 @@ fn fixture_root_plans_sets_nothing_saves_and_rolls_back() {
 
     ok(&r.rmp("rollback", &["--yes"]));
     assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
-}
-
-fn one_at_a_time() -> nix::fcntl::Flock<std::fs::File> {
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open("/run/lock/fx-rmp-eval-live-tests.lock")
-        .unwrap();
-    nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive)
-        .map_err(|(_, e)| e)
-        .unwrap()
-}
-
-/// Removes the link (and a veth's peer with it) even when the test fails.
-struct Link(String);
-impl Drop for Link {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["link", "del", &self.0]).status();
-    }
 }
 
 /// Removes this test's journal run, so that a failed test leaves nothing for a later rollback.

@@ -11,26 +11,8 @@ use rmp_eval::fix::{Change, Plan, Step, ValueKind};
 use rmp_eval::fix::{journal, undo};
 use rmp_eval::host::Host;
 
-/// The live tests touch the same IRQs and the machine's journal: one at a time, across processes too (other
-/// worktrees run this suite on the same machine). A blocking flock on a lock file in /run/lock.
-fn one_at_a_time() -> nix::fcntl::Flock<std::fs::File> {
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open("/run/lock/fx-rmp-eval-live-tests.lock")
-        .unwrap();
-    nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive)
-        .map_err(|(_, e)| e)
-        .unwrap()
-}
-
-struct Veth(String);
-impl Drop for Veth {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["link", "del", &self.0]).status();
-    }
-}
+mod fix_support;
+use fix_support::{Link, one_at_a_time};
 
 /// Writes the recorded originals back when dropped (whatever the test did in between).
 struct Originals(Vec<(String, String)>);
@@ -117,7 +99,7 @@ fn irq_rps_and_sysctl_applied_verified_and_rolled_back_for_real() {
         .status()
         .unwrap();
     assert!(st.success(), "ip link add veth");
-    let _veth = Veth(name.clone());
+    let _veth = Link(name.clone());
     let rps_path = format!("/sys/class/net/{name}/queues/rx-0/rps_cpus");
     let (irq_path, irq_before, irq_want) =
         movable_irq(&online).expect("no movable IRQ on this machine");

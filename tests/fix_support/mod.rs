@@ -212,3 +212,25 @@ pub fn values<'a>(line: &'a [String], name: &str) -> Vec<&'a str> {
         .filter_map(|t| t.strip_prefix(&format!("{name}=")))
         .collect()
 }
+
+/// The live tests touch the same IRQs and the machine's journal: one at a time, across processes too (other
+/// checkouts may run this suite on the same machine). A blocking flock on a lock file in /run/lock.
+pub fn one_at_a_time() -> nix::fcntl::Flock<std::fs::File> {
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open("/run/lock/fx-rmp-eval-live-tests.lock")
+        .unwrap();
+    nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, e)| e)
+        .unwrap()
+}
+
+/// Removes a network link (and a veth's peer with it) even when the test fails.
+pub struct Link(pub String);
+impl Drop for Link {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["link", "del", &self.0]).status();
+    }
+}
