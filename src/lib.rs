@@ -12,5 +12,6 @@ pub mod output;
 pub mod parse;
 pub mod remedy;
 pub mod report;
+pub mod wallclock;
 
 pub use error::{Error, Outcome, Result};

@@ -1,8 +1,9 @@
 //! check's command-line behaviour: bad input, exit codes, the original's --only-config, pipes, colour, and runs
 //! without root.
 
-mod ck_util;
+mod common;
 use ck_util::*;
+use common::check as ck_util;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
@@ -231,7 +232,7 @@ fn without_root_unreadable_files_are_unknown_not_an_abort() {
     )
     .unwrap();
     let Some(o) = as_nobody(&["--root", tmp.path().to_str().unwrap(), "check", "--json"]) else {
-        eprintln!("skipped: needs root to drop to nobody");
+        common::cannot_run("check_as_nobody", "needs root to drop to nobody");
         return;
     };
     assert!(

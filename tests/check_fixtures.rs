@@ -1,8 +1,9 @@
 //! `check --root` on fixture roots: the seed machine line for line, the two real captures, the hand-made desktop
 //! and Raspberry Pi 4, and a root full of garbage.
 
-mod ck_util;
+mod common;
 use ck_util::*;
+use common::check as ck_util;
 
 /// Normalises a report line to the seed's form: single spaces, no "[fix: …]" hint.
 fn norm(line: &str) -> String {

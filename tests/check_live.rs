@@ -1,8 +1,9 @@
 //! `check` on this machine, compared with values the test reads itself; and `snapshot` of this machine giving
 //! the same verdicts under --root.
 
-mod ck_util;
+mod common;
 use ck_util::*;
+use common::check as ck_util;
 use std::fs;
 
 fn live() -> (Option<i32>, serde_json::Value) {

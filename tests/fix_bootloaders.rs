@@ -2,7 +2,8 @@
 //! drop-in, an existing isolcpus with quotes), systemd-boot / kernel-install, none at all. GRUB's effective line is
 //! computed by sourcing the files with dash and bash; rollback leaves every file byte-identical.
 
-mod fix_support;
+mod common;
+use common::fix as fix_support;
 use fix_support::{Root, diff, ok, text, values};
 
 #[test]

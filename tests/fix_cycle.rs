@@ -2,7 +2,8 @@
 //! files and values as intended (GRUB's effective command line computed by sourcing the files with dash and
 //! bash), then rollback leaves every file byte-identical to the start.
 
-mod fix_support;
+mod common;
+use common::fix as fix_support;
 use fix_support::{Root, diff, ok, values};
 
 #[test]

@@ -4,7 +4,8 @@
 //! driver answers EOPNOTSUPP, reported for its step while RPS in the same run applies and rolls back; a tap,
 //! whose driver takes rx-frames, set through SIOCETHTOOL, read back, journaled and restored. eth0 is never written.
 
-mod fix_support;
+mod common;
+use common::fix as fix_support;
 use std::process::Command;
 
 use fix_support::{Link, Root, diff, ok, one_at_a_time, text};
@@ -105,11 +106,7 @@ fn ip(args: &[&str]) {
 }
 
 fn root() -> bool {
-    let r = nix::unistd::geteuid().is_root();
-    if !r {
-        eprintln!("skipped: needs root (CI runs the suite as root)");
-    }
-    r
+    common::require_root("fix_ethtool")
 }
 
 #[test]

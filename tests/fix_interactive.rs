@@ -1,7 +1,8 @@
 //! The terminal path: fix on a pseudo-terminal (util-linux `script`), steps picked in the MultiSelect (failing
 //! ones preselected; space toggles, enter accepts) and the Confirm after the diffs. Keys go through the pty.
 
-mod fix_support;
+mod common;
+use common::fix as fix_support;
 use fix_support::{BIN, Root, diff};
 
 use std::io::Write;

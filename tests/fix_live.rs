@@ -11,7 +11,8 @@ use rmp_eval::fix::{Change, Plan, Step, ValueKind};
 use rmp_eval::fix::{journal, undo};
 use rmp_eval::host::Host;
 
-mod fix_support;
+mod common;
+use common::fix as fix_support;
 use fix_support::{Link, one_at_a_time};
 
 /// Writes the recorded originals back when dropped (whatever the test did in between).
@@ -74,8 +75,7 @@ fn movable_irq(online: &[usize]) -> Option<(String, String, String)> {
 
 #[test]
 fn irq_rps_and_sysctl_applied_verified_and_rolled_back_for_real() {
-    if !nix::unistd::geteuid().is_root() {
-        eprintln!("skipped: needs root (CI runs the suite as root)");
+    if !common::require_root("fix_live") {
         return;
     }
     let _one = one_at_a_time();
@@ -214,8 +214,7 @@ fn affinities() -> Vec<(String, String)> {
 /// here) refuse; that is reported per IRQ and the rest still applies. Undone from the journal afterwards.
 #[test]
 fn every_irq_off_the_core_with_managed_ones_reported() {
-    if !nix::unistd::geteuid().is_root() {
-        eprintln!("skipped: needs root (CI runs the suite as root)");
+    if !common::require_root("fix_live") {
         return;
     }
     let _one = one_at_a_time();
@@ -281,8 +280,7 @@ fn every_irq_off_the_core_with_managed_ones_reported() {
 /// irqaffinity= took effect). Such an entry is reported as refused; the rollback still completes.
 #[test]
 fn rollback_of_an_irq_that_now_refuses_completes() {
-    if !nix::unistd::geteuid().is_root() {
-        eprintln!("skipped: needs root (CI runs the suite as root)");
+    if !common::require_root("fix_live") {
         return;
     }
     let _one = one_at_a_time();
@@ -330,19 +328,21 @@ fn rollback_of_an_irq_that_now_refuses_completes() {
 /// (someone's fix that is not ours to undo).
 #[test]
 fn fix_measures_before_and_after_then_rollback_restores() {
-    if !nix::unistd::geteuid().is_root() {
-        eprintln!("skipped: needs root (CI runs the suite as root)");
+    if !common::require_root("fix_live") {
         return;
     }
     let _one = one_at_a_time();
     let host = Host::live();
     if !journal::load_all(&host).unwrap().is_empty() {
-        eprintln!("skipped: this machine has a fix journal already");
+        common::cannot_run(
+            "fix_measures_before_and_after",
+            "this machine has a fix journal already",
+        );
         return;
     }
     let mask = "/sys/devices/virtual/workqueue/cpumask";
     let Ok(before) = std::fs::read_to_string(mask) else {
-        eprintln!("skipped: no workqueue cpumask");
+        common::cannot_run("fix_measures_before_and_after", "no workqueue cpumask");
         return;
     };
     let _guard = Originals(vec![(mask.to_string(), before.trim().to_string())]);
@@ -350,7 +350,9 @@ fn fix_measures_before_and_after_then_rollback_restores() {
     let online = rmp_eval::checks::sys::online_cpus(&host).unwrap();
     let core = online.last().unwrap().to_string();
     let bin = env!("CARGO_BIN_EXE_rmp-eval");
+    let machine_results = common::machine_results();
     let o = Command::new(bin)
+        .env(common::RESULTS_ENV, common::results_dir())
         .args([
             "fix",
             "--core",
@@ -373,6 +375,11 @@ fn fix_measures_before_and_after_then_rollback_restores() {
     assert!(
         out.contains("Measuring before") && out.contains("Measuring after"),
         "{out}"
+    );
+    assert_eq!(
+        common::machine_results(),
+        machine_results,
+        "fix's measurements landed in the machine's results/"
     );
     assert!(
         out.lines()

@@ -1,7 +1,8 @@
 //! What must leave the machine as it was: dry-run, refusal without a terminal, --core 0, a read-only target
 //! (failure midway reverts), a SIGKILL between two changes (rollback restores byte for byte). And apply-saved.
 
-mod fix_support;
+mod common;
+use common::fix as fix_support;
 use fix_support::{Root, diff, text};
 
 use std::path::PathBuf;

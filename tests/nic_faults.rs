@@ -1,7 +1,8 @@
 //! How `run --nic` ends when things go wrong: nothing answers, the answers stop, the user presses Ctrl+C; and what
 //! it leaves behind (interface flags) and prints into a pipe. Needs root; CI is root.
 
-mod nic_support;
+mod common;
+use common::nic as nic_support;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -56,6 +57,7 @@ fn reflector_killed_mid_run_reports_then_exits_2() {
     let out = tempdir();
     let file = out.path().join("r.json");
     let child = Command::new(BIN)
+        .env(common::RESULTS_ENV, common::results_dir())
         .args([
             "run",
             "--nic",
@@ -111,6 +113,7 @@ fn sigint_prints_the_final_report_and_writes_output() {
     let out = tempdir();
     let file = out.path().join("r.json");
     let child = Command::new(BIN)
+        .env(common::RESULTS_ENV, common::results_dir())
         .args(["run", "--nic", &v.host, "--no-config", "-v", "--output"])
         .arg(&file)
         .stdout(Stdio::piped())

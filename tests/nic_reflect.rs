@@ -1,7 +1,8 @@
 //! `rmp-eval reflect` against a MainDevice no one here wrote (pysoem, which bundles SOEM), and its exits.
 //! Needs root (network namespaces); CI is root.
 
-mod nic_support;
+mod common;
+use common::nic as nic_support;
 
 use std::process::Command;
 

@@ -1,7 +1,8 @@
 //! `rmp-eval run --nic` against `rmp-eval reflect` on the other end of a veth pair (the peer in its own network
 //! namespace), in the three modes, with the frames decoded by tshark. Needs root; CI is root.
 
-mod nic_support;
+mod common;
+use common::nic as nic_support;
 
 use nic_support::*;
 use serde_json::Value;

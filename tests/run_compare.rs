@@ -1,7 +1,8 @@
 //! `compare` on results saved by real runs: "before" and "after" saved through `commands::run::measure` (as fix
 //! does), named by label; and a degraded copy of a real result, which must compare worse (exit 1).
 
-mod run_common;
+mod common;
+use common::run as run_common;
 
 use clap::Parser;
 use rmp_eval::cli::{Cli, Command};

@@ -1,7 +1,8 @@
 //! The cyclic `run` through the binary: JSON keys and counts, results/ storage, piped output, bad input.
 //! No timing thresholds: this machine is shared and noisy; only counts, keys and invariants are asserted.
 
-mod run_common;
+mod common;
+use common::run as run_common;
 
 use run_common::*;
 use serde_json::Value;

@@ -1,7 +1,8 @@
 //! Ctrl+C (SIGINT) and SIGTERM end a run cleanly: the final report is printed, --output and results/ are written,
 //! and the process exits with the run's status (0/1), not by the signal.
 
-mod run_common;
+mod common;
+use common::run as run_common;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -147,35 +147,12 @@ fn source_date() -> Option<String> {
         .trim()
         .parse()
         .ok()?;
-    Some(civil_date(secs.div_euclid(86_400)))
-}
-
-/// Days since 1970-01-01 → "YYYY-MM-DD" (proleptic Gregorian; Howard Hinnant's civil_from_days).
-fn civil_date(days: i64) -> String {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
+    Some(crate::wallclock::date(secs))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn civil_dates_match_known_days() {
-        // Reference values from `date -u -d @$((N*86400)) +%F`.
-        assert_eq!(civil_date(0), "1970-01-01");
-        assert_eq!(civil_date(11_016), "2000-02-29");
-        assert_eq!(civil_date(20_424), "2025-12-02");
-        assert_eq!(civil_date(-1), "1969-12-31");
-    }
 
     #[test]
     fn writes_every_page_and_completion_from_the_cli() {

@@ -3,7 +3,6 @@
 //! `compare` names them "last" (newest of any label), "before", "after" (newest of that label), or by path.
 
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::{Error, Result};
 use crate::host::Host;
@@ -11,49 +10,23 @@ use crate::measure::result::RunResult;
 
 pub const RESULTS_DIR: &str = "/var/lib/rmp-eval/results";
 pub const LABELS: [&str; 3] = ["run", "before", "after"];
+/// Where results go instead, when set: an absolute directory outside any --root (a CI job collecting results, and
+/// the test suite, which must not write into the machine's own results/).
+pub const RESULTS_ENV: &str = "RMP_EVAL_RESULTS_DIR";
 
-/// (year, month, day, hour, minute, second) in UTC of a Unix time.
-pub fn utc(secs: u64) -> (i64, u32, u32, u32, u32, u32) {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (
-        y,
-        m,
-        d,
-        (rem / 3600) as u32,
-        (rem / 60 % 60) as u32,
-        (rem % 60) as u32,
-    )
+/// The host and directory results live in: `RESULTS_DIR` through `host`, or the directory `RESULTS_ENV` names.
+fn place(host: &Host) -> (Host, &'static str) {
+    match std::env::var_os(RESULTS_ENV) {
+        Some(dir) if Path::new(&dir).is_absolute() => (Host::with_root(dir), "/"),
+        _ => (host.clone(), RESULTS_DIR),
+    }
 }
 
-pub fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
+fn join(dir: &str, name: &str) -> String {
+    format!("{}/{name}", dir.trim_end_matches('/'))
 }
 
-/// 2026-12-02T10:39:39Z
-pub fn rfc3339(secs: u64) -> String {
-    let (y, mo, d, h, mi, s) = utc(secs);
-    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
-}
-
-/// 20261202T103939Z
-pub fn stamp(secs: u64) -> String {
-    let (y, mo, d, h, mi, s) = utc(secs);
-    format!("{y:04}{mo:02}{d:02}T{h:02}{mi:02}{s:02}Z")
-}
+pub use crate::wallclock::{rfc3339, stamp, unix_now};
 
 /// (stamp, label, sequence) of a result file name, or None for any other file.
 pub fn parse_name(name: &str) -> Option<(&str, &str, u32)> {
@@ -80,6 +53,7 @@ pub fn parse_name(name: &str) -> Option<(&str, &str, u32)> {
 
 /// Saves `r` under results/ with its label; returns the real path written.
 pub fn save(host: &Host, r: &RunResult, unix: u64) -> Result<PathBuf> {
+    let (host, dir) = place(host);
     let json = serde_json::to_vec_pretty(r)
         .map_err(|e| Error::failed(format!("encoding the result: {e}")))?;
     let ts = stamp(unix);
@@ -89,7 +63,7 @@ pub fn save(host: &Host, r: &RunResult, unix: u64) -> Result<PathBuf> {
         } else {
             format!("{ts}-{}-{seq}.json", r.label)
         };
-        let abs = format!("{RESULTS_DIR}/{name}");
+        let abs = join(dir, &name);
         if host.exists(&abs) {
             continue;
         }
@@ -97,21 +71,23 @@ pub fn save(host: &Host, r: &RunResult, unix: u64) -> Result<PathBuf> {
         return Ok(host.path(&abs));
     }
     Err(Error::failed(format!(
-        "too many results named {ts}-{} in {RESULTS_DIR}",
-        r.label
+        "too many results named {ts}-{} in {}",
+        r.label,
+        host.path(dir).display()
     )))
 }
 
 /// The newest saved result with this label ("last": of any label).
 pub fn newest(host: &Host, which: &str) -> Result<Option<PathBuf>> {
-    let names = match host.list(RESULTS_DIR) {
+    let (host, dir) = place(host);
+    let names = match host.list(dir) {
         Ok(n) => n,
         Err(e) if e.is_not_found() => return Ok(None),
         Err(e) => return Err(e.into()),
     };
     // Within one second the name cannot order two results: the modification time does.
     let mtime = |n: &str| {
-        std::fs::metadata(host.path(&format!("{RESULTS_DIR}/{n}")))
+        std::fs::metadata(host.path(&join(dir, n)))
             .and_then(|m| m.modified())
             .ok()
     };
@@ -120,16 +96,17 @@ pub fn newest(host: &Host, which: &str) -> Result<Option<PathBuf>> {
         .filter_map(|n| parse_name(n).map(|(ts, label, seq)| (ts, label, seq, n)))
         .filter(|(_, label, _, _)| which == "last" || *label == which)
         .max_by_key(|(ts, _, seq, n)| (*ts, mtime(n), *seq));
-    Ok(best.map(|(_, _, _, n)| host.path(&format!("{RESULTS_DIR}/{n}"))))
+    Ok(best.map(|(_, _, _, n)| host.path(&join(dir, n))))
 }
 
 /// A result named on the command line: "last", "before", "after", or a file path (taken as given, not under --root).
 pub fn resolve(host: &Host, arg: &str) -> Result<PathBuf> {
     if arg == "last" || LABELS.contains(&arg) {
         return newest(host, arg)?.ok_or_else(|| {
+            let (host, dir) = place(host);
             Error::usage(format!(
                 "no saved result for '{arg}' in {}",
-                host.path(RESULTS_DIR).display()
+                host.path(dir).display()
             ))
         });
     }

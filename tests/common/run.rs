@@ -9,14 +9,9 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_rmp-eval")
 }
 
-/// The RT tests need root (CI runs as root); elsewhere they say so and pass vacuously.
+/// The RT tests need root for SCHED_FIFO and mlockall: the one gate of tests/common.
 pub fn root_or_skip(test: &str) -> bool {
-    if nix::unistd::geteuid().is_root() {
-        true
-    } else {
-        eprintln!("{test}: skipped, needs root for SCHED_FIFO and mlockall");
-        false
-    }
+    super::require_root(test)
 }
 
 /// A fresh --root tree (prefix cy-) with the machine's online CPU list; removed when dropped.

@@ -10,18 +10,9 @@ use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_rmp-eval");
 
-/// True when the suite may create namespaces. Outside CI a non-root run skips; in CI (root) it must not.
+/// Namespaces and raw sockets need root: the one gate of tests/common.
 pub fn root_or_skip(test: &str) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    if !root {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{test}: CI runs as root; these tests need it"
-        );
-        eprintln!("{test}: skipped (needs root for network namespaces)");
-    }
-    root
+    super::require_root(test)
 }
 
 fn ip(args: &[&str]) -> Output {
@@ -296,6 +287,7 @@ pub fn run_nic(iface: &str, extra: &[&str]) -> Output {
     Command::new(BIN)
         .args(["run", "--nic", iface, "--no-config"])
         .args(extra)
+        .env(super::RESULTS_ENV, super::results_dir())
         .output()
         .unwrap()
 }

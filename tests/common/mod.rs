@@ -1,0 +1,47 @@
+//! What the integration tests share, one module per family: `check` (run the binary, read its JSON), `fix`
+//! (fixture roots, tree hashes, the live-test lock), `nic` (veth pairs in namespaces, independent peers), `run`
+//! (a --root tree so results never land in the machine's /var/lib). A test file takes it with `mod common;`.
+//!
+//! One gate for tests that need root or a machine resource: [`require_root`] / [`cannot_run`]. Outside CI a test
+//! that cannot run says so and passes; with `RMP_EVAL_REQUIRE_ROOT=1` (tests/run-all.sh sets it when it runs as
+//! root, .ci/run always) it fails instead, so a CI run without root cannot go green without the root tests.
+#![allow(dead_code)]
+
+pub mod check;
+pub mod fix;
+pub mod nic;
+pub mod run;
+
+/// True when the test may go on; false (after saying why) when it must not and the run is not strict. In a
+/// strict run (`RMP_EVAL_REQUIRE_ROOT=1`) a test that cannot run fails.
+pub fn cannot_run(test: &str, why: &str) -> bool {
+    if std::env::var("RMP_EVAL_REQUIRE_ROOT").as_deref() == Ok("1") {
+        panic!("{test}: cannot run here ({why}) and RMP_EVAL_REQUIRE_ROOT=1 says it must");
+    }
+    eprintln!("{test}: skipped ({why}); RMP_EVAL_REQUIRE_ROOT=1 turns this into a failure");
+    false
+}
+
+/// True when running as root; otherwise [`cannot_run`].
+pub fn require_root(test: &str) -> bool {
+    nix::unistd::geteuid().is_root() || cannot_run(test, "needs root")
+}
+
+/// Where tests that measure on the live machine (no --root) have `run`/`fix` save their results, so nothing lands in
+/// the machine's /var/lib/rmp-eval/results: pass it as `cmd.env(RESULTS_ENV, common::results_dir())`.
+pub fn results_dir() -> std::path::PathBuf {
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("results");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+pub use rmp_eval::measure::store::RESULTS_ENV;
+
+/// The result files in the machine's own results directory (what a live test must leave untouched).
+pub fn machine_results() -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(rmp_eval::measure::store::RESULTS_DIR)
+        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
