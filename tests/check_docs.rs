@@ -6,13 +6,13 @@ use std::collections::HashSet;
 #[test]
 fn registry_ids_are_unique_documented_and_use_known_remedies() {
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/checks.md")).unwrap();
     let mut seen = HashSet::new();
     for c in REGISTRY {
         assert!(seen.insert(c.id), "duplicate id {}", c.id);
         assert!(
             readme.contains(&format!("| `{}` |", c.id)),
-            "README lacks a row for {}",
+            "docs/checks.md lacks a row for {}",
             c.id
         );
         assert!(
@@ -28,7 +28,7 @@ fn registry_ids_are_unique_documented_and_use_known_remedies() {
             );
         }
     }
-    // design.md's 22 ids, in their sections, and at least 12 more.
+    // docs/design.md's 22 ids, in their sections, and at least 12 more.
     let design = [
         (
             Section::System,

@@ -1,5 +1,5 @@
 //! fix: Step → Plan (pure data, diffable) → Journal (previous state first, fsynced) → apply → verify.
-//! rollback reads the journal. See design.md and the README's "fix and rollback" section.
+//! rollback reads the journal. See docs/design.md and docs/guide.md, "fix and rollback".
 
 pub mod apply;
 pub mod boot;

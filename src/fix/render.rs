@@ -1,4 +1,4 @@
-//! The plan and the apply report as text (diffs, "path: before → after", commands) and as JSON (design.md keys).
+//! The plan and the apply report as text (diffs, "path: before → after", commands) and as JSON (docs/json.md keys).
 
 use serde_json::{Value, json};
 use similar::TextDiff;
@@ -109,7 +109,7 @@ pub fn plan_text(p: &Plan, live: bool) -> String {
         .join("\n")
 }
 
-/// design.md: {"steps":[{"id","title","changes":[{"kind","target","before","after","reboot_required"}]}]}.
+/// docs/json.md: {"steps":[{"id","title","changes":[{"kind","target","before","after","reboot_required"}]}]}.
 pub fn plan_json(p: &Plan) -> Value {
     let steps: Vec<Value> = p
         .steps

@@ -1,4 +1,4 @@
-//! A run's result as saved and printed (`--json`, `--output`, results/…). Keys follow design.md; the extra keys
+//! A run's result as saved and printed (`--json`, `--output`, results/…). Keys follow docs/json.md; the extra keys
 //! (p9999_us, wakeup, early, missed, …) are additions, and every addition has a serde default so that results
 //! written by an older version still load in `compare`.
 

@@ -1,5 +1,5 @@
 //! `check`'s report: header (host, CPU, kernel, NIC), one section per scope, one line per check, a summary line;
-//! and the JSON document of design.md.
+//! and the JSON document of docs/json.md.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
