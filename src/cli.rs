@@ -76,18 +76,22 @@ pub struct CheckArgs {
     pub json: bool,
 }
 
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// EtherCAT frames, answered by a SubDevice (default)
-    #[default]
-    Ecat,
-    /// Raw Ethernet frames with rmp-eval's own EtherType, echoed back
-    Raw,
-    /// UDP packets built in the frame (no IP stack), to a UDP echo
-    Udp,
+pub use crate::measure::spec::Mode;
+use crate::measure::spec::RunSpec;
+
+// The frame kinds as clap values: their names and help come from the one `Mode`.
+impl ValueEnum for Mode {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Mode::ALL
+    }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let help = match self {
+            Mode::Ecat => "EtherCAT frames, answered by a SubDevice (default)",
+            Mode::Raw => "Raw Ethernet frames with rmp-eval's own EtherType, echoed back",
+            Mode::Udp => "UDP packets built in the frame (no IP stack), to a UDP echo",
+        };
+        Some(clap::builder::PossibleValue::new(self.name()).help(help))
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -102,7 +106,7 @@ pub struct RunArgs {
     #[arg(long, short = 'n', value_name = "IF")]
     pub nic: Option<String>,
     /// Cycle period in microseconds
-    #[arg(long, short = 's', visible_alias = "send-sleep", value_name = "US", default_value_t = 1000,
+    #[arg(long, short = 's', visible_alias = "send-sleep", value_name = "US", default_value_t = RunSpec::PERIOD_US,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000), allow_negative_numbers = true)]
     pub period_us: u32,
     /// Run for S seconds (default: until Ctrl+C)
@@ -120,11 +124,11 @@ pub struct RunArgs {
           allow_negative_numbers = true)]
     pub pktlen: Option<u16>,
     /// SCHED_FIFO priority of the RT (sender) thread
-    #[arg(long, value_name = "P", default_value_t = 42, value_parser = clap::value_parser!(u8).range(1..=99),
+    #[arg(long, value_name = "P", default_value_t = RunSpec::SEND_PRIORITY, value_parser = clap::value_parser!(u8).range(1..=99),
           allow_negative_numbers = true)]
     pub send_priority: u8,
     /// SCHED_FIFO priority of the receiver thread
-    #[arg(long, value_name = "P", default_value_t = 45, value_parser = clap::value_parser!(u8).range(1..=99),
+    #[arg(long, value_name = "P", default_value_t = RunSpec::RECEIVE_PRIORITY, value_parser = clap::value_parser!(u8).range(1..=99),
           allow_negative_numbers = true)]
     pub receive_priority: u8,
     /// Band width in µs (default: period/8; bands are < W, 2W, 4W, 8W, ≥ 8W)
@@ -145,6 +149,25 @@ pub struct RunArgs {
     pub verbose: bool,
 }
 
+impl RunArgs {
+    /// What to measure, as asked for.
+    pub fn spec(&self) -> RunSpec {
+        RunSpec {
+            core: self.core,
+            receive_cpu: self.receive_cpu,
+            nic: self.nic.clone(),
+            mode: self.mode,
+            pktlen: self.pktlen,
+            period_us: self.period_us,
+            duration: self.duration,
+            iterations: self.iterations,
+            send_priority: self.send_priority,
+            receive_priority: self.receive_priority,
+            bucket_width_us: self.bucket_width_us,
+        }
+    }
+}
+
 /// The original tool's options, accepted without a command.
 #[derive(Debug, Clone, Args)]
 pub struct LegacyArgs {
@@ -156,15 +179,15 @@ pub struct LegacyArgs {
           allow_negative_numbers = true)]
     pub iterations: Option<u64>,
     /// Send sleep (cycle period) in microseconds
-    #[arg(long, short = 's', value_name = "US", default_value_t = 1000,
+    #[arg(long, short = 's', value_name = "US", default_value_t = RunSpec::PERIOD_US,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000), allow_negative_numbers = true)]
     pub send_sleep: u32,
     /// Send thread priority (-sp)
-    #[arg(long, value_name = "P", default_value_t = 42, value_parser = clap::value_parser!(u8).range(1..=99),
+    #[arg(long, value_name = "P", default_value_t = RunSpec::SEND_PRIORITY, value_parser = clap::value_parser!(u8).range(1..=99),
           allow_negative_numbers = true)]
     pub send_priority: u8,
     /// Receive thread priority (-rp)
-    #[arg(long, value_name = "P", default_value_t = 45, value_parser = clap::value_parser!(u8).range(1..=99),
+    #[arg(long, value_name = "P", default_value_t = RunSpec::RECEIVE_PRIORITY, value_parser = clap::value_parser!(u8).range(1..=99),
           allow_negative_numbers = true)]
     pub receive_priority: u8,
     /// CPU for the sender thread (-sc; default: the last CPU)
@@ -197,7 +220,7 @@ impl LegacyArgs {
             period_us: self.send_sleep,
             duration: None,
             iterations: self.iterations,
-            mode: Mode::Ecat,
+            mode: Mode::default(),
             pktlen: None,
             send_priority: self.send_priority,
             receive_priority: self.receive_priority,
@@ -213,9 +236,9 @@ impl LegacyArgs {
     pub fn is_unset(&self) -> bool {
         self.nic.is_none()
             && self.iterations.is_none()
-            && self.send_sleep == 1000
-            && self.send_priority == 42
-            && self.receive_priority == 45
+            && self.send_sleep == RunSpec::PERIOD_US
+            && self.send_priority == RunSpec::SEND_PRIORITY
+            && self.receive_priority == RunSpec::RECEIVE_PRIORITY
             && self.send_cpu.is_none()
             && self.receive_cpu.is_none()
             && !self.verbose

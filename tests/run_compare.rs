@@ -11,11 +11,11 @@ use rmp_eval::output::Output;
 use run_common::*;
 use serde_json::Value;
 
-fn run_args(extra: &[&str]) -> rmp_eval::cli::RunArgs {
+fn run_spec(extra: &[&str]) -> rmp_eval::measure::spec::RunSpec {
     let mut argv = vec!["rmp-eval", "run", "--no-config", "--json"];
     argv.extend_from_slice(extra);
     match Cli::parse_from(argv).command {
-        Some(Command::Run(a)) => a,
+        Some(Command::Run(a)) => a.spec(),
         _ => unreachable!(),
     }
 }
@@ -27,11 +27,11 @@ fn compare_before_and_after_saved_by_measure() {
     }
     let root = root_tree();
     let host = Host::with_root(root.path());
-    let args = run_args(&["--iterations", "200"]);
+    let spec = run_spec(&["--iterations", "200"]);
     let (before, bpath) =
-        rmp_eval::commands::run::measure(&host, Output::plain(), &args, "before").unwrap();
+        rmp_eval::commands::run::measure(&host, Output::plain(), &spec, true, "before").unwrap();
     let (after, apath) =
-        rmp_eval::commands::run::measure(&host, Output::plain(), &args, "after").unwrap();
+        rmp_eval::commands::run::measure(&host, Output::plain(), &spec, true, "after").unwrap();
     assert_eq!((before.series[0].count, after.series[0].count), (200, 200));
     assert!(bpath.to_str().unwrap().ends_with("-before.json"));
     assert!(apath.to_str().unwrap().ends_with("-after.json"));

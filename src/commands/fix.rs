@@ -5,13 +5,14 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use crate::checks::{self, Ctx};
-use crate::cli::{FixArgs, Mode, RunArgs};
+use crate::cli::FixArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::fix::apply::{self, Took};
 use crate::fix::plan::{self, Request};
 use crate::fix::{Plan, render};
 use crate::host::Host;
 use crate::measure::result::RunResult;
+use crate::measure::spec::RunSpec;
 use crate::outln;
 use crate::output::Output;
 
@@ -223,24 +224,13 @@ fn measure(host: &Host, out: Output, args: &FixArgs, label: &str) -> Result<(Run
             args.core
         );
     }
-    let run = RunArgs {
+    let spec = RunSpec {
         core: Some(args.core),
-        receive_cpu: None,
         nic: args.nic.clone(),
-        period_us: 1000,
         duration: Some(args.measure_seconds),
-        iterations: None,
-        mode: Mode::Ecat,
-        pktlen: None,
-        send_priority: 42,
-        receive_priority: 45,
-        bucket_width_us: None,
-        output: None,
-        json: args.json,
-        no_config: true,
-        verbose: false,
+        ..RunSpec::default()
     };
-    crate::commands::run::measure(host, out, &run, label).map_err(|e| {
+    crate::commands::run::measure(host, out, &spec, args.json, label).map_err(|e| {
         if label == "before" {
             Error::failed(format!(
                 "the before measurement failed, nothing was changed (--no-measure skips it): {e}"

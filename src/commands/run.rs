@@ -2,44 +2,40 @@
 //! report (or JSON), write --output, save under results/. Exit 0 when every sample is Great, 1 otherwise.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::checks::sys::validate_core;
 use crate::cli::RunArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::host::Host;
-use crate::measure::result::{RunMode, RunResult, Verdict};
-use crate::measure::sampler::{self, Plan};
-use crate::measure::series::Series;
-use crate::measure::session::{MemoryLock, OffCore, Show, StopOnSignal, supervise};
-use crate::measure::{rt, store};
+use crate::measure::result::{RunResult, Verdict};
+use crate::measure::session::{Gauges, Watch};
+use crate::measure::spec::{Placement, RunSpec};
+use crate::measure::store;
 use crate::output::Output;
 use crate::report::live::LiveView;
 
-/// The kernel release, recorded with each result.
-const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
-
-/// Arguments checked against the machine, before any thread starts.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Validated {
-    pub core: usize,
-    pub receive_cpu: usize,
-}
-
-pub fn validate(host: &Host, args: &RunArgs) -> Result<Validated> {
-    let core = validate_core(host, args.core)?;
-    let receive_cpu = match args.receive_cpu {
+/// The CPUs of `spec`, checked against the machine (the last CPU when none is given).
+pub fn place(host: &Host, spec: &RunSpec) -> Result<Placement> {
+    let core = validate_core(host, spec.core)?;
+    let receive_cpu = match spec.receive_cpu {
         Some(c) => validate_core(host, Some(c)).map_err(|e| match e {
             Error::Usage(m) => Error::usage(m.replacen("--core", "--receive-cpu", 1)),
             e => e,
         })?,
         None => core,
     };
-    if args.nic.is_none() && args.pktlen.is_some() {
+    if spec.nic.is_none() && spec.pktlen.is_some() {
         return Err(Error::usage(
             "--pktlen applies to the NIC test only (give --nic IF)",
         ));
     }
+    Ok(Placement { core, receive_cpu })
+}
+
+/// Everything checked before anything starts: the CPUs, and where --output would be written.
+pub fn validate(host: &Host, args: &RunArgs) -> Result<Placement> {
+    let at = place(host, &args.spec())?;
     if let Some(out) = &args.output {
         let dir = out
             .parent()
@@ -59,15 +55,17 @@ pub fn validate(host: &Host, args: &RunArgs) -> Result<Validated> {
             )));
         }
     }
-    Ok(Validated { core, receive_cpu })
+    Ok(at)
 }
 
 pub fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
-    let v = validate(host, args)?;
+    let at = validate(host, args)?;
+    let spec = args.spec();
     if !args.no_config && !args.json {
-        crate::outln!("{}", config_preamble(host, out, &v, args));
+        crate::outln!("{}", config_preamble(host, out, at, args));
     }
-    let result = run_validated(host, out, args, &v, "run")?;
+    let mut screen = Screen::new(out, args.json);
+    let result = crate::measure::run(host, &spec, at, "run", &mut screen)?;
     if args.json {
         let text =
             serde_json::to_string_pretty(&result).map_err(|e| Error::failed(e.to_string()))?;
@@ -75,10 +73,10 @@ pub fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
     } else {
         crate::out!("{}", crate::report::run::render_final(&result, out.color));
         if let (true, Some(rtt), Some(nic)) = (args.verbose, &result.rtt, &args.nic) {
-            crate::out!("{}", crate::measure::nic::render_stamps(rtt, nic));
+            crate::out!("{}", crate::report::run::render_stamps(rtt, nic));
         }
     }
-    let saved = persist(host, args, &result)?;
+    let saved = persist(host, args.output.as_deref(), &result)?;
     if !args.json {
         crate::outln!("Saved: {}", saved.display());
     }
@@ -94,22 +92,23 @@ pub fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
     }
 }
 
-/// A measurement saved under results/ with `label` (fix's before/after): validated, run, written to --output when
-/// given, saved. Prints only the live view (as `out` and --json allow).
+/// A measurement saved under results/ with `label` (fix's before/after): checked, run, saved. Prints only the
+/// live view (none when `quiet`).
 pub fn measure(
     host: &Host,
     out: Output,
-    args: &RunArgs,
+    spec: &RunSpec,
+    quiet: bool,
     label: &str,
 ) -> Result<(RunResult, PathBuf)> {
-    let v = validate(host, args)?;
-    let result = run_validated(host, out, args, &v, label)?;
-    let path = persist(host, args, &result)?;
+    let at = place(host, spec)?;
+    let result = crate::measure::run(host, spec, at, label, &mut Screen::new(out, quiet))?;
+    let path = persist(host, None, &result)?;
     Ok((result, path))
 }
 
-fn persist(host: &Host, args: &RunArgs, r: &RunResult) -> Result<PathBuf> {
-    if let Some(path) = &args.output {
+fn persist(host: &Host, output: Option<&Path>, r: &RunResult) -> Result<PathBuf> {
+    if let Some(path) = output {
         let text = serde_json::to_string_pretty(r).map_err(|e| Error::failed(e.to_string()))?;
         std::fs::write(path, text + "\n")
             .map_err(|e| Error::sys(format!("writing {}", path.display()), e))?;
@@ -117,78 +116,89 @@ fn persist(host: &Host, args: &RunArgs, r: &RunResult) -> Result<PathBuf> {
     store::save(host, r, store::unix_now())
 }
 
-fn config_preamble(host: &Host, out: Output, v: &Validated, args: &RunArgs) -> String {
+fn config_preamble(host: &Host, out: Output, at: Placement, args: &RunArgs) -> String {
     let ctx = crate::checks::Ctx {
-        core: v.core,
+        core: at.core,
         nic: args.nic.clone(),
     };
     let findings = crate::checks::run_all(host, &ctx);
     crate::report::check::render_text(host, &ctx, &findings, out)
 }
 
-fn run_validated(
-    host: &Host,
+/// How often the live table is redrawn on a terminal (≤ 10 Hz) and a progress line printed otherwise.
+const FRAME: Duration = Duration::from_millis(100);
+const PROGRESS_EVERY: Duration = Duration::from_secs(10);
+
+/// The live view of a run: the table redrawn in place on a terminal, a plain progress line every 10 s on a pipe
+/// or into a file, nothing with --json.
+struct Screen {
     out: Output,
-    args: &RunArgs,
-    v: &Validated,
-    label: &str,
-) -> Result<RunResult> {
-    if args.nic.is_some() {
-        return crate::measure::nic::run(host, out, args, v.core, v.receive_cpu, label);
+    show: Show,
+    view: Option<LiveView>,
+    last_progress: Instant,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Show {
+    Live,
+    Progress,
+    Quiet,
+}
+
+impl Screen {
+    fn new(out: Output, quiet: bool) -> Self {
+        let show = match (quiet, out.terminal) {
+            (true, _) => Show::Quiet,
+            (false, true) => Show::Live,
+            (false, false) => Show::Progress,
+        };
+        Screen {
+            out,
+            show,
+            view: None,
+            last_progress: Instant::now(),
+        }
     }
-    let started = store::unix_now();
-    let signals = StopOnSignal::install()?;
-    let _lock = MemoryLock::acquire()?;
-    let dma = rt::DmaLatency::hold(host);
-    if let (Some(note), true) = (&dma.note, host.is_live()) {
-        eprintln!("rmp-eval: note: {note}");
+}
+
+impl Watch for Screen {
+    fn note(&mut self, text: &str) {
+        eprintln!("rmp-eval: note: {text}");
     }
-    let mut series = Series::new("Cyclic", args.period_us, args.bucket_width_us);
-    let mut view = LiveView::new(
-        args.period_us,
-        args.bucket_width_us,
-        vec![("Cyclic".into(), series.live())],
-    );
-    let plan = Plan {
-        period_ns: u64::from(args.period_us) * 1000,
-        iterations: args.iterations,
-        duration_ns: args.duration.map(|s| (s * 1e9) as u64),
-    };
-    let stop = Arc::clone(&signals.stop);
-    let thread = rt::spawn_rt("rmp-eval-rt", v.core, args.send_priority, move || {
-        let ended = sampler::run(&plan, &mut series, &stop, |_| {});
-        (series, ended)
-    })?;
-    {
-        let _off = OffCore::apply(&[v.core]);
-        supervise(out, Show::choose(out, args.json), &mut view, || {
-            thread.is_finished()
+
+    fn start(&mut self, g: Gauges) {
+        let view = LiveView::new(g.period_us, g.bucket_width_us, g.series);
+        self.view = Some(match g.extra {
+            Some(f) => view.with_extra(f),
+            None => view,
         });
+        self.last_progress = Instant::now();
     }
-    let (series, ended) = thread.join()?;
-    let dma_latency_held = dma.held();
-    drop(dma);
-    let summaries = vec![series.summary()];
-    let empty = series.count() == 0;
-    Ok(RunResult {
-        period_us: args.period_us,
-        duration_s: ended.elapsed_ns as f64 / 1e9,
-        mode: RunMode::Cyclic,
-        verdict: if empty {
-            Verdict::Incomplete
+
+    fn interval(&self) -> Duration {
+        if self.show == Show::Live {
+            FRAME
         } else {
-            RunResult::judge(&summaries, None)
-        },
-        series: summaries,
-        rtt: None,
-        bucket_width_us: series.bands().width_ns() as f64 / 1000.0,
-        started: store::rfc3339(started),
-        label: label.to_string(),
-        core: Some(v.core),
-        priority: Some(args.send_priority),
-        kernel: host.read_trimmed(OSRELEASE).unwrap_or_default(),
-        interrupted: ended.stopped,
-        dma_latency_held,
-        error: empty.then(|| "stopped before a whole period was measured".to_string()),
-    })
+            Duration::from_secs(1)
+        }
+    }
+
+    fn tick(&mut self, elapsed: Duration) {
+        let Some(view) = &mut self.view else { return };
+        let secs = elapsed.as_secs_f64();
+        match self.show {
+            Show::Live => crate::out!("{}", view.frame(secs, self.out.color)),
+            Show::Progress if self.last_progress.elapsed() >= PROGRESS_EVERY => {
+                self.last_progress = Instant::now();
+                crate::out!("{}", view.progress_line(secs));
+            }
+            _ => {}
+        }
+    }
+
+    fn end(&mut self) {
+        if let (Show::Live, Some(view)) = (self.show, &mut self.view) {
+            crate::out!("{}", view.clear());
+        }
+    }
 }

@@ -10,7 +10,7 @@
 //! - udp: IPv4 + UDP built here (no IP stack), link-local addresses, to the echo port 7.
 
 use super::ecat::{self, DG_HLEN, ECAT_HLEN, ETH_HLEN, ETHERTYPE_ECAT, WKC_LEN, cmd};
-use crate::cli::Mode;
+use super::spec::Mode;
 
 pub use super::echo::{Echo, echo_in_place};
 use super::ipv4::udp_parts;
@@ -81,7 +81,7 @@ impl Probe {
         if len < min_len(mode) || len > MAX_FRAME {
             return Err(format!(
                 "--pktlen {len} does not fit {} mode ({}–{MAX_FRAME} bytes)",
-                mode_name(mode),
+                mode.name(),
                 min_len(mode)
             ));
         }
@@ -172,14 +172,6 @@ impl Probe {
 
     pub fn frame(&self) -> &[u8] {
         &self.buf[..self.len]
-    }
-}
-
-pub fn mode_name(mode: Mode) -> &'static str {
-    match mode {
-        Mode::Ecat => "ecat",
-        Mode::Raw => "raw",
-        Mode::Udp => "udp",
     }
 }
 

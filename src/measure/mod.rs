@@ -1,8 +1,10 @@
-//! Measurement: the per-cycle recorder (series), results and their storage, the RT environment (rt) and the
-//! cyclic loop (sampler).
+//! Measurement: what to measure (spec), the per-cycle recorder (series), results and their storage, the RT
+//! environment (rt, session), the cyclic loop (sampler) and the cyclic test (cyclic). It knows no command line and
+//! no terminal: commands build a `RunSpec` and pass a `session::Watch` for the live view.
 //! NIC mode: frame codec (ecat, frame, echo, ipv4), raw socket and timestamps (rawsock, tstamp, netif), the
 //! sender/receiver run (nic, nic_recv) and reply matching (rtt).
 
+pub mod cyclic;
 pub mod dist;
 pub mod ecat;
 pub mod echo;
@@ -18,5 +20,29 @@ pub mod rtt;
 pub mod sampler;
 pub mod series;
 pub mod session;
+pub mod spec;
 pub mod store;
 pub mod tstamp;
+
+use crate::error::Result;
+use crate::host::Host;
+use session::Watch;
+use spec::{Placement, RunSpec};
+
+/// The kernel release, recorded with each result.
+const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
+
+/// Measures `spec`: round trips when it names a NIC, the cyclic test otherwise.
+pub fn run(
+    host: &Host,
+    spec: &RunSpec,
+    at: Placement,
+    label: &str,
+    watch: &mut dyn Watch,
+) -> Result<result::RunResult> {
+    if spec.nic.is_some() {
+        nic::run(host, spec, at, label, watch)
+    } else {
+        cyclic::run(host, spec, at, label, watch)
+    }
+}

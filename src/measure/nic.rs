@@ -9,19 +9,15 @@ use std::time::{Duration, Instant};
 use super::frame::{self, Probe};
 use super::nic_recv::{self, Shared};
 use super::rawsock::RawSocket;
-use super::result::{RttSummary, RunMode, RunResult, Timestamps, Verdict};
+use super::result::{RttSummary, RunResult, Timestamps, Verdict};
 use super::sampler::{self, Plan};
 use super::series::{Series, round3};
-use super::session::{MemoryLock, OffCore, Show, StopOnSignal, supervise};
+use super::session::{Gauges, Session, Watch};
+use super::spec::{Mode, Placement, RunMode, RunSpec};
 use super::tstamp::TsKind;
-use super::{netif, rt, store};
-use crate::cli::{Mode, RunArgs};
+use super::{OSRELEASE, netif, rt};
 use crate::error::{Error, Result};
 use crate::host::Host;
-use crate::output::Output;
-use crate::report::live::LiveView;
-
-const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
 /// How long the preflight waits for a first answer, and how long replies may pause mid-run.
 pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(1);
 
@@ -81,12 +77,12 @@ fn preflight(
 /// stopped mid-run).
 pub fn run(
     host: &Host,
-    out: Output,
-    args: &RunArgs,
-    core: usize,
-    receive_cpu: usize,
+    args: &RunSpec,
+    at: Placement,
     label: &str,
+    watch: &mut dyn Watch,
 ) -> Result<RunResult> {
+    let Placement { core, receive_cpu } = at;
     let nic = args.nic.as_deref().unwrap_or_default();
     netif::validate_ifname(nic)?;
     if !host.is_live() {
@@ -114,25 +110,22 @@ pub fn run(
     let (first_seq, wkc0) = preflight(&txs, &sock, &mut probe, mode)?;
     sock.set_recv_timeout(Duration::from_millis(50))?;
 
-    let started = store::unix_now();
-    let signals = StopOnSignal::install()?;
-    let _lock = MemoryLock::acquire()?;
-    let dma = rt::DmaLatency::hold(host);
+    let session = Session::begin(host, watch)?;
     let period_ns = u64::from(args.period_us) * 1000;
     let sock = Arc::new(sock);
     let shared = Arc::new(Shared::new(first_seq));
     let sender = Series::new("Sender", args.period_us, args.bucket_width_us);
     let receiver = Series::new("Receiver", args.period_us, args.bucket_width_us);
     let extra = Arc::clone(&shared);
-    let mut view = LiveView::new(
-        args.period_us,
-        args.bucket_width_us,
-        vec![
+    let gauges = Gauges {
+        period_us: args.period_us,
+        bucket_width_us: args.bucket_width_us,
+        series: vec![
             ("Sender".into(), sender.live()),
             ("Receiver".into(), receiver.live()),
         ],
-    )
-    .with_extra(move || extra.live_line());
+        extra: Some(Box::new(move || extra.live_line())),
+    };
 
     let rx = {
         let (sock, shared) = (Arc::clone(&sock), Arc::clone(&shared));
@@ -143,11 +136,7 @@ pub fn run(
             move || nic_recv::run(&sock, mode, period_ns, &shared, receiver),
         )?
     };
-    let plan = Plan {
-        period_ns,
-        iterations: args.iterations,
-        duration_ns: args.duration.map(|s| (s * 1e9) as u64),
-    };
+    let plan = Plan::of(args);
     let tx = {
         let sh = Arc::clone(&shared);
         let mut sender = sender;
@@ -191,19 +180,15 @@ pub fn run(
             }
         }
     };
-    {
-        let _off = OffCore::apply(&[core, receive_cpu]);
-        supervise(out, Show::choose(out, args.json), &mut view, || {
-            if signals.stopped() {
-                shared.halt.store(true, Relaxed);
-            }
-            tx.is_finished() && rx.is_finished()
-        });
-    }
+    session.supervise(&[core, receive_cpu], gauges, watch, || {
+        if session.stopped() {
+            shared.halt.store(true, Relaxed);
+        }
+        tx.is_finished() && rx.is_finished()
+    });
     let (sender, ended) = tx.join()?;
     let (receiver, m) = rx.join()?;
-    let dma_latency_held = dma.held();
-    drop(dma);
+    let s = session.finish();
 
     let sent = shared.sent.load(Relaxed);
     let d = m.dist.summary();
@@ -252,7 +237,7 @@ pub fn run(
     Ok(RunResult {
         period_us: args.period_us,
         duration_s: round3(ended.elapsed_ns as f64 / 1e9),
-        mode: RunMode::from(mode),
+        mode: RunMode::Nic(mode),
         verdict: if dead {
             Verdict::Incomplete
         } else {
@@ -261,36 +246,13 @@ pub fn run(
         series,
         rtt: Some(rtt),
         bucket_width_us: sender.bands().width_ns() as f64 / 1000.0,
-        started: store::rfc3339(started),
+        started: s.started,
         label: label.to_string(),
         core: Some(core),
         priority: Some(args.send_priority),
         kernel: host.read_trimmed(OSRELEASE).unwrap_or_default(),
-        interrupted: signals.stopped(),
-        dma_latency_held,
+        interrupted: s.interrupted,
+        dma_latency_held: s.dma_latency_held,
         error,
     })
-}
-
-/// The -v rows: which timestamps the round trips used, "not supported" where the NIC has none.
-pub fn render_stamps(r: &RttSummary, nic: &str) -> String {
-    let Some(s) = &r.stamps else {
-        return String::new();
-    };
-    let hw = if s.hardware_supported {
-        format!("{} round trips", s.hardware)
-    } else {
-        format!("not supported by {nic}")
-    };
-    let mut t = format!(
-        "HW timestamps: {hw}\nSW timestamps: {} round trips\n",
-        s.software
-    );
-    if s.send_time > 0 {
-        t.push_str(&format!(
-            "Without a TX timestamp (send() time used): {} round trips\n",
-            s.send_time
-        ));
-    }
-    t
 }

@@ -11,8 +11,8 @@ use super::rawsock::RawSocket;
 use super::rtt::{Matcher, RING};
 use super::sampler::now_ns;
 use super::series::Series;
+use super::spec::Mode;
 use super::tstamp::Stamps;
-use crate::cli::Mode;
 
 /// How long the receiver waits after the last frame was sent for the replies still in flight.
 const DRAIN_NS: u64 = 200_000_000;

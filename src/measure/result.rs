@@ -4,26 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// How a run measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RunMode {
-    /// No NIC: one cyclic RT thread.
-    Cyclic,
-    Ecat,
-    Raw,
-    Udp,
-}
-
-impl From<crate::cli::Mode> for RunMode {
-    fn from(m: crate::cli::Mode) -> Self {
-        match m {
-            crate::cli::Mode::Ecat => RunMode::Ecat,
-            crate::cli::Mode::Raw => RunMode::Raw,
-            crate::cli::Mode::Udp => RunMode::Udp,
-        }
-    }
-}
+pub use super::spec::RunMode;
 
 /// pass: every sample Great and no frame lost; fail: the machine falls short; incomplete: the run could not
 /// finish its job (replies stopped) — what was measured is reported, the exit status is 2.

@@ -19,6 +19,16 @@ pub struct Plan {
     pub duration_ns: Option<u64>,
 }
 
+impl Plan {
+    pub fn of(spec: &super::spec::RunSpec) -> Plan {
+        Plan {
+            period_ns: u64::from(spec.period_us) * 1000,
+            iterations: spec.iterations,
+            duration_ns: spec.duration.map(|s| (s * 1e9) as u64),
+        }
+    }
+}
+
 /// How the loop went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ended {

@@ -1,6 +1,7 @@
-//! What surrounds a measurement: the stop flag wired to SIGINT/SIGTERM (a second signal ends the process), the
-//! memory lock, the main thread kept off the RT core, and the supervision loop that draws the live view while the
-//! RT threads run. The NIC mode uses the same pieces around its own threads.
+//! What surrounds a measurement, for the cyclic and the NIC run alike (`Session`): the stop flag wired to
+//! SIGINT/SIGTERM (a second signal ends the process), the memory lock, /dev/cpu_dma_latency held at 0, the main
+//! thread kept off the RT CPUs, and the supervision loop that hands the live counters to a `Watch` (the caller's
+//! live view: this module knows no terminal) while the RT threads run.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,13 +12,11 @@ use nix::unistd::Pid;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::{SigId, flag};
 
+use super::rt::DmaLatency;
+use super::series::Live;
+use super::store;
 use crate::error::{Error, Result};
-use crate::output::Output;
-use crate::report::live::LiveView;
-
-/// How often the live table is redrawn on a terminal (≤ 10 Hz) and a progress line printed otherwise.
-pub const FRAME: Duration = Duration::from_millis(100);
-pub const PROGRESS_EVERY: Duration = Duration::from_secs(10);
+use crate::host::Host;
 
 /// SIGINT and SIGTERM set `stop` while this lives; a second one while stop is set exits at once (status 130).
 /// Dropping it restores the previous behaviour, so a run inside fix leaves Ctrl+C as it was.
@@ -104,51 +103,116 @@ impl Drop for OffCore {
     }
 }
 
-/// What the supervision loop shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Show {
-    /// Redraw the table in place (a terminal).
-    Live,
-    /// A plain progress line every 10 s (a pipe or a file).
-    Progress,
-    /// Nothing (`--json`).
-    Quiet,
+/// What a run publishes while it measures: each series' counters and, in NIC mode, lines of its own.
+pub struct Gauges {
+    pub period_us: u32,
+    pub bucket_width_us: Option<u32>,
+    pub series: Vec<(String, Arc<Live>)>,
+    pub extra: Option<Box<dyn Fn() -> String>>,
 }
 
-impl Show {
-    pub fn choose(out: Output, json: bool) -> Self {
-        match (json, out.terminal) {
-            (true, _) => Show::Quiet,
-            (false, true) => Show::Live,
-            (false, false) => Show::Progress,
-        }
-    }
+/// The caller's view of a running measurement (a live table, progress lines, nothing).
+pub trait Watch {
+    /// Something the user should know that does not stop the run.
+    fn note(&mut self, text: &str);
+    /// The RT threads run; these are their counters.
+    fn start(&mut self, gauges: Gauges);
+    /// How long the supervision loop waits between ticks (it also wakes when an RT thread ends).
+    fn interval(&self) -> Duration;
+    fn tick(&mut self, elapsed: Duration);
+    /// The RT threads have ended.
+    fn end(&mut self);
 }
 
-/// Waits for `finished`, drawing the live view; never touches the RT threads except through their counters.
-/// Threads started by `rt::spawn_rt` unpark this (the spawning) thread when they end, so without a live table it
-/// wakes once a second at most, not ten times.
-pub fn supervise(out: Output, show: Show, view: &mut LiveView, finished: impl Fn() -> bool) {
-    let start = Instant::now();
-    let mut last_progress = start;
-    let step = if show == Show::Live {
-        FRAME
-    } else {
+/// A `Watch` that shows nothing.
+pub struct Quiet;
+
+impl Watch for Quiet {
+    fn note(&mut self, _: &str) {}
+    fn start(&mut self, _: Gauges) {}
+    fn interval(&self) -> Duration {
         Duration::from_secs(1)
-    };
-    while !finished() {
-        std::thread::park_timeout(step);
-        let elapsed = start.elapsed().as_secs_f64();
-        match show {
-            Show::Live => crate::out!("{}", view.frame(elapsed, out.color)),
-            Show::Progress if last_progress.elapsed() >= PROGRESS_EVERY => {
-                last_progress = Instant::now();
-                crate::out!("{}", view.progress_line(elapsed));
-            }
-            _ => {}
-        }
     }
-    if show == Show::Live {
-        crate::out!("{}", view.clear());
+    fn tick(&mut self, _: Duration) {}
+    fn end(&mut self) {}
+}
+
+/// The guards of one run, taken before its RT threads start and released when it is finished.
+pub struct Session {
+    signals: StopOnSignal,
+    _lock: MemoryLock,
+    dma: DmaLatency,
+    /// Unix time of the start.
+    started: u64,
+}
+
+/// What the session records into the result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ended {
+    /// RFC 3339, UTC.
+    pub started: String,
+    /// A signal ended the run.
+    pub interrupted: bool,
+    pub dma_latency_held: bool,
+}
+
+impl Session {
+    /// Installs the signal handlers, locks memory and holds /dev/cpu_dma_latency (a note to `watch` when it
+    /// cannot: that is a tuning, not a precondition).
+    pub fn begin(host: &Host, watch: &mut dyn Watch) -> Result<Session> {
+        let started = store::unix_now();
+        let signals = StopOnSignal::install()?;
+        let lock = MemoryLock::acquire()?;
+        let dma = DmaLatency::hold(host);
+        if let (Some(note), true) = (&dma.note, host.is_live()) {
+            watch.note(note);
+        }
+        Ok(Session {
+            signals,
+            _lock: lock,
+            dma,
+            started,
+        })
+    }
+
+    /// The flag SIGINT/SIGTERM set.
+    pub fn stop_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.signals.stop)
+    }
+
+    pub fn stopped(&self) -> bool {
+        self.signals.stopped()
+    }
+
+    /// With the main thread off `rt_cpus`: hands `gauges` to `watch`, ticks it until `finished`, ends it.
+    /// Threads started by `rt::spawn_rt` unpark this (the spawning) thread when they end, so it never sleeps
+    /// longer than the watch's interval after they did.
+    pub fn supervise(
+        &self,
+        rt_cpus: &[usize],
+        gauges: Gauges,
+        watch: &mut dyn Watch,
+        finished: impl Fn() -> bool,
+    ) {
+        let _off = OffCore::apply(rt_cpus);
+        let start = Instant::now();
+        watch.start(gauges);
+        while !finished() {
+            std::thread::park_timeout(watch.interval());
+            watch.tick(start.elapsed());
+        }
+        watch.end();
+    }
+
+    /// Releases the guards (the DMA latency request first, then signals and the memory lock).
+    pub fn finish(self) -> Ended {
+        let dma_latency_held = self.dma.held();
+        let interrupted = self.signals.stopped();
+        drop(self.dma);
+        Ended {
+            started: store::rfc3339(self.started),
+            interrupted,
+            dma_latency_held,
+        }
     }
 }

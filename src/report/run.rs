@@ -203,6 +203,29 @@ fn verdict_line(r: &RunResult, color: bool) -> String {
     s
 }
 
+/// The -v rows: which timestamps the round trips used, "not supported" where the NIC has none.
+pub fn render_stamps(r: &RttSummary, nic: &str) -> String {
+    let Some(s) = &r.stamps else {
+        return String::new();
+    };
+    let hw = if s.hardware_supported {
+        format!("{} round trips", s.hardware)
+    } else {
+        format!("not supported by {nic}")
+    };
+    let mut t = format!(
+        "HW timestamps: {hw}\nSW timestamps: {} round trips\n",
+        s.software
+    );
+    if s.send_time > 0 {
+        t.push_str(&format!(
+            "Without a TX timestamp (send() time used): {} round trips\n",
+            s.send_time
+        ));
+    }
+    t
+}
+
 #[cfg(test)]
 #[path = "run_tests.rs"]
 mod tests;

@@ -1,0 +1,136 @@
+//! What a run measures, independent of how it was asked for: the command line (`run`, the original's options) and
+//! `fix`'s before/after all build a `RunSpec`, and its defaults are written here only.
+
+use serde::{Deserialize, Serialize};
+
+/// The frame kind of NIC mode. The names ("ecat", "raw", "udp") are the CLI's values and the result's `mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    #[default]
+    Ecat,
+    Raw,
+    Udp,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 3] = [Mode::Ecat, Mode::Raw, Mode::Udp];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Ecat => "ecat",
+            Mode::Raw => "raw",
+            Mode::Udp => "udp",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.name() == s)
+    }
+}
+
+/// How a run measured: the cyclic test (no NIC) or round trips with one frame kind. Saved as "cyclic" or the
+/// mode's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunMode {
+    Cyclic,
+    Nic(Mode),
+}
+
+impl RunMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            RunMode::Cyclic => "cyclic",
+            RunMode::Nic(m) => m.name(),
+        }
+    }
+}
+
+impl Serialize for RunMode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for RunMode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if s == "cyclic" {
+            return Ok(RunMode::Cyclic);
+        }
+        Mode::from_name(&s)
+            .map(RunMode::Nic)
+            .ok_or_else(|| serde::de::Error::unknown_variant(&s, &["cyclic", "ecat", "raw", "udp"]))
+    }
+}
+
+/// One run, as asked for. CPUs are checked against the machine (and defaulted) by the command before it measures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSpec {
+    /// CPU of the RT (sender) thread; None: the last CPU.
+    pub core: Option<usize>,
+    /// CPU of the receiver thread; None: the same as `core`.
+    pub receive_cpu: Option<usize>,
+    /// NIC mode when given.
+    pub nic: Option<String>,
+    pub mode: Mode,
+    pub pktlen: Option<u16>,
+    pub period_us: u32,
+    /// Seconds; None with no `iterations`: until stopped.
+    pub duration: Option<f64>,
+    pub iterations: Option<u64>,
+    pub send_priority: u8,
+    pub receive_priority: u8,
+    /// Band width; None: period/8.
+    pub bucket_width_us: Option<u32>,
+}
+
+impl RunSpec {
+    pub const PERIOD_US: u32 = 1000;
+    pub const SEND_PRIORITY: u8 = 42;
+    pub const RECEIVE_PRIORITY: u8 = 45;
+}
+
+impl Default for RunSpec {
+    fn default() -> Self {
+        RunSpec {
+            core: None,
+            receive_cpu: None,
+            nic: None,
+            mode: Mode::default(),
+            pktlen: None,
+            period_us: Self::PERIOD_US,
+            duration: None,
+            iterations: None,
+            send_priority: Self::SEND_PRIORITY,
+            receive_priority: Self::RECEIVE_PRIORITY,
+            bucket_width_us: None,
+        }
+    }
+}
+
+/// The CPUs a run uses, checked against the machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    pub core: usize,
+    pub receive_cpu: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_round_trip_through_their_names() {
+        for m in [
+            RunMode::Cyclic,
+            RunMode::Nic(Mode::Ecat),
+            RunMode::Nic(Mode::Raw),
+            RunMode::Nic(Mode::Udp),
+        ] {
+            let j = serde_json::to_string(&m).unwrap();
+            assert_eq!(j, format!("\"{}\"", m.name()));
+            assert_eq!(serde_json::from_str::<RunMode>(&j).unwrap(), m);
+        }
+        assert!(serde_json::from_str::<RunMode>("\"tcp\"").is_err());
+    }
+}
