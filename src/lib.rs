@@ -1,6 +1,7 @@
 //! rmp-eval: check, measure and tune a Linux PC for real-time EtherCAT motion control.
 //! The binary is a thin shell over this library; the tests use it directly.
 
+pub mod cgroup;
 pub mod checks;
 pub mod cli;
 pub mod commands;

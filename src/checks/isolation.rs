@@ -2,7 +2,9 @@
 
 use super::sys::{self, CPU_ISOLATED, CPU_NOHZ_FULL};
 use super::{Check, Ctx, Section, Verdict, read, settle, shown};
+use crate::cgroup::{self, Partition};
 use crate::host::Host;
+use crate::parse::cgroup::PartitionState;
 use crate::parse::{cmdline, cpulist};
 use crate::remedy;
 
@@ -14,9 +16,12 @@ pub const CORE_ISOLATED: Check = Check {
     id: "core_isolated",
     section: Section::Core,
     title: "RT core isolated",
-    doc: "An isolated core (isolcpus=) gets no ordinary tasks from the scheduler, so nothing competes with the \
-          RT thread. Passes when the core is in /sys/devices/system/cpu/isolated. CPU 0 always fails: it carries \
-          boot-time housekeeping that cannot be moved.",
+    doc: "An isolated core gets no ordinary tasks from the scheduler, so nothing competes with the RT thread. \
+          Passes when the core is in /sys/devices/system/cpu/isolated (isolcpus= at boot), or in a valid cgroup v2 \
+          isolated partition (cpuset.cpus.partition = isolated, made at run time by fix's cpuset step; listed in \
+          the root's cpuset.cpus.isolated where the kernel has that file); the detail says which. A partition the \
+          kernel marks invalid fails with the kernel's reason. CPU 0 always fails: it carries boot-time \
+          housekeeping that cannot be moved.",
     remedy: Some(remedy::CMDLINE),
     evaluate: core_isolated,
 };
@@ -33,10 +38,43 @@ fn core_isolated(host: &Host, ctx: &Ctx) -> Verdict {
                 "CPU0 selected; choose non-CPU0"
             }));
         }
-        Ok(if set.contains(&cpu) {
-            Verdict::pass(format!("isolated list: {}", shown(&raw)))
-        } else {
-            Verdict::fail(format!("CPU{cpu} not in isolated: {}", shown(&raw)))
+        let cg = cgroup::of_core(host, cpu);
+        let part = cg.partition.as_ref();
+        if let Some(Partition {
+            name,
+            state: PartitionState::Invalid { kind, reason },
+            ..
+        }) = part
+        {
+            return Ok(Verdict::fail(format!(
+                "cgroup partition {name} is \"{kind} invalid\": {}",
+                reason.as_deref().unwrap_or("the kernel gives no reason")
+            )));
+        }
+        Ok(match (set.contains(&cpu), part) {
+            (boot, Some(p)) if cg.isolated(cpu) => Verdict::pass(if boot {
+                format!(
+                    "isolated list: {}; and cgroup isolated partition {}",
+                    shown(&raw),
+                    p.name
+                )
+            } else {
+                format!(
+                    "cgroup isolated partition {} (CPUs {})",
+                    p.name,
+                    cpulist::format(&p.cpus)
+                )
+            }),
+            (true, _) => Verdict::pass(format!("isolated list: {}", shown(&raw))),
+            (false, Some(p)) if p.state == PartitionState::Isolated => Verdict::fail(format!(
+                "cgroup partition {} is isolated but CPU{cpu} is not in cpuset.cpus.isolated",
+                p.name
+            )),
+            (false, Some(p)) => Verdict::fail(format!(
+                "CPU{cpu} is in cgroup partition {} of type root (load-balanced, not isolated)",
+                p.name
+            )),
+            (false, None) => Verdict::fail(format!("CPU{cpu} not in isolated: {}", shown(&raw))),
         })
     })())
 }

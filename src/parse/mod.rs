@@ -1,5 +1,6 @@
 //! Pure parsers of kernel and system text (no I/O): each is tested with real captured samples.
 
+pub mod cgroup;
 pub mod cmdline;
 pub mod cpuinfo;
 pub mod cpulist;

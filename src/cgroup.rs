@@ -1,0 +1,187 @@
+//! cgroup v2 cpuset partitions as the machine has them: is cgroup2 mounted, does it offer the cpuset controller,
+//! which partitions exist and which one holds a CPU. Read through `Host` (fixture roots work); the fix step that
+//! creates a partition lives in fix::cpuset.
+
+use crate::host::Host;
+use crate::parse::cgroup::{PartitionState, cgroup2_mount, has_controller};
+use crate::parse::{cpulist, kernel};
+
+pub const MOUNTS: &str = "/proc/mounts";
+const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
+/// Partitions are created by the kernel only under partition roots: the walk never goes deeper than this.
+const MAX_DEPTH: usize = 4;
+/// A machine with thousands of cgroups (containers) is not walked beyond this many directories.
+const MAX_DIRS: usize = 2000;
+
+/// Can this machine make a cgroup v2 isolated partition, and where is cgroup2?
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Support {
+    /// No cgroup2 in /proc/mounts (a cgroup v1-only machine) or /proc/mounts unreadable.
+    NoCgroup2,
+    /// cgroup2 is mounted but the cpuset controller is bound elsewhere (a v1 hierarchy in a hybrid layout).
+    NoCpuset {
+        mount: String,
+    },
+    /// The kernel is older than 5.15, the first to accept "isolated".
+    OldKernel {
+        mount: String,
+        release: String,
+    },
+    Ready {
+        mount: String,
+    },
+}
+
+impl Support {
+    pub fn mount(&self) -> Option<&str> {
+        match self {
+            Support::NoCgroup2 => None,
+            Support::NoCpuset { mount }
+            | Support::OldKernel { mount, .. }
+            | Support::Ready { mount } => Some(mount),
+        }
+    }
+
+    /// Why a partition cannot be made here, or None when it can.
+    pub fn why_not(&self) -> Option<String> {
+        match self {
+            Support::NoCgroup2 => Some("cgroup2 is not mounted (cgroup v1 only)".into()),
+            Support::NoCpuset { mount } => Some(format!(
+                "the cpuset controller is not available in cgroup2 at {mount} (bound to a cgroup v1 hierarchy)"
+            )),
+            Support::OldKernel { release, .. } => Some(format!(
+                "kernel {release} is older than 5.15 (no isolated partitions)"
+            )),
+            Support::Ready { .. } => None,
+        }
+    }
+}
+
+pub fn support(host: &Host) -> Support {
+    let Some(mount) = host.read(MOUNTS).ok().and_then(|m| cgroup2_mount(&m)) else {
+        return Support::NoCgroup2;
+    };
+    let ctl = host
+        .read(&format!("{mount}/cgroup.controllers"))
+        .unwrap_or_default();
+    if !has_controller(&ctl, "cpuset") {
+        return Support::NoCpuset { mount };
+    }
+    let release = host.read_trimmed(OSRELEASE).unwrap_or_default();
+    match kernel::version(&release) {
+        Some(v) if v < (5, 15, 0) => Support::OldKernel { mount, release },
+        _ => Support::Ready { mount },
+    }
+}
+
+/// One cgroup whose cpuset.cpus.partition is not "member".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partition {
+    /// The cgroup directory as a system path (under the cgroup2 mount).
+    pub dir: String,
+    /// The same, relative to the mount ("rmp-eval-rt.slice").
+    pub name: String,
+    pub state: PartitionState,
+    /// The CPUs it has (cpuset.cpus.effective) when valid; those it asked for (cpuset.cpus) when invalid.
+    pub cpus: Vec<usize>,
+}
+
+fn cpus_of(host: &Host, path: &str) -> Vec<usize> {
+    host.read_trimmed(path)
+        .ok()
+        .and_then(|r| cpulist::parse(&r).ok())
+        .unwrap_or_default()
+}
+
+/// Every partition below the cgroup2 mount, parents before children. Only the children of the root and of
+/// partitions are looked into: the kernel makes no valid partition under a member.
+pub fn partitions(host: &Host, mount: &str) -> Vec<Partition> {
+    let mut out = Vec::new();
+    let mut queue = vec![(mount.to_string(), 0usize)];
+    let mut seen = 0;
+    while let Some((dir, depth)) = queue.pop() {
+        if depth >= MAX_DEPTH {
+            continue;
+        }
+        let Ok(names) = host.list(&dir) else { continue };
+        for n in names {
+            let child = format!("{dir}/{n}");
+            if !host.is_dir(&child) {
+                continue;
+            }
+            seen += 1;
+            if seen > MAX_DIRS {
+                return out;
+            }
+            let Some(state) = host
+                .read(&format!("{child}/cpuset.cpus.partition"))
+                .ok()
+                .and_then(|r| PartitionState::parse(&r))
+            else {
+                continue;
+            };
+            let cpus = match state {
+                PartitionState::Member => continue,
+                PartitionState::Invalid { .. } => cpus_of(host, &format!("{child}/cpuset.cpus")),
+                _ => cpus_of(host, &format!("{child}/cpuset.cpus.effective")),
+            };
+            if !matches!(state, PartitionState::Invalid { .. }) {
+                queue.push((child.clone(), depth + 1));
+            }
+            out.push(Partition {
+                name: child[mount.len()..].trim_start_matches('/').to_string(),
+                dir: child,
+                state,
+                cpus,
+            });
+        }
+    }
+    out
+}
+
+/// How a CPU is kept free of other tasks by cgroups.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoreCgroup {
+    pub support: Support,
+    /// The innermost partition whose CPUs include the core (valid or not).
+    pub partition: Option<Partition>,
+    /// The root's cpuset.cpus.isolated (kernels since 6.8 list the CPUs of isolated partitions there); None when
+    /// the file does not exist.
+    pub isolated_list: Option<Vec<usize>>,
+}
+
+impl CoreCgroup {
+    /// True when the core is in a valid isolated partition (and, where the kernel lists them, in
+    /// cpuset.cpus.isolated).
+    pub fn isolated(&self, core: usize) -> bool {
+        matches!(&self.partition, Some(p) if p.state == PartitionState::Isolated)
+            && self
+                .isolated_list
+                .as_ref()
+                .is_none_or(|l| l.contains(&core))
+    }
+}
+
+pub fn of_core(host: &Host, core: usize) -> CoreCgroup {
+    let support = support(host);
+    let Some(mount) = support.mount().map(str::to_string) else {
+        return CoreCgroup {
+            support,
+            partition: None,
+            isolated_list: None,
+        };
+    };
+    let isolated_list = host
+        .read_trimmed(&format!("{mount}/cpuset.cpus.isolated"))
+        .ok()
+        .map(|r| cpulist::parse(&r).unwrap_or_default());
+    let partition = partitions(host, &mount)
+        .into_iter()
+        .filter(|p| p.cpus.contains(&core))
+        .max_by_key(|p| p.name.matches('/').count());
+    CoreCgroup {
+        support,
+        partition,
+        isolated_list,
+    }
+}
