@@ -2,8 +2,8 @@
 //! tests/fixtures/cgroup/* laid over it — a valid isolated partition (kernel 6.1, and 6.12 with
 //! cpuset.cpus.isolated), an invalid one, a hybrid layout whose cgroup2 has no cpuset controller, cgroup v1 only.
 
-mod fix_support;
-use fix_support::*;
+mod common;
+use common::fix::{Root, text};
 
 fn root_with(overlay: &str) -> Root {
     let r = Root::untuned();
