@@ -1,5 +1,6 @@
 //! rmp-eval: check, measure and tune a Linux PC for real-time EtherCAT motion control.
 //! The binary is a thin shell over this library; the tests use it directly.
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod cgroup;
 pub mod checks;
@@ -13,6 +14,7 @@ pub mod output;
 pub mod parse;
 pub mod remedy;
 pub mod report;
+pub mod sys;
 pub mod wallclock;
 
 pub use error::{Error, Outcome, Result};

@@ -1,5 +1,5 @@
 //! NIC interrupt coalescing and Energy Efficient Ethernet, read with the SIOCETHTOOL ioctl on the live machine
-//! (no ethtool subprocess). A snapshot records the same readings in rmp-eval-snapshot.json, which `--root` uses.
+//! (`sys::ethtool`, no ethtool subprocess). A snapshot records the same readings in rmp-eval-snapshot.json, which `--root` uses.
 
 use std::io;
 
@@ -10,59 +10,7 @@ use super::system::SNAPSHOT_FACTS;
 use super::{Check, Ctx, Section, Verdict, settle};
 use crate::host::Host;
 use crate::remedy;
-
-const SIOCETHTOOL: libc::c_ulong = 0x8946;
-pub(crate) const ETHTOOL_GCOALESCE: u32 = 0x0e;
-pub(crate) const ETHTOOL_SCOALESCE: u32 = 0x0f;
-pub(crate) const ETHTOOL_GEEE: u32 = 0x44;
-pub(crate) const ETHTOOL_SEEE: u32 = 0x45;
-
-/// struct ethtool_coalesce: cmd and 22 u32 fields (include/uapi/linux/ethtool.h).
-pub(crate) const COALESCE_WORDS: usize = 23;
-pub(crate) const RX_USECS: usize = 1;
-pub(crate) const RX_FRAMES: usize = 2;
-pub(crate) const ADAPTIVE_RX: usize = 10;
-/// struct ethtool_eee: cmd, supported, advertised, lp_advertised, eee_active, eee_enabled, tx_lpi_enabled,
-/// tx_lpi_timer, reserved[2].
-pub(crate) const EEE_WORDS: usize = 10;
-const EEE_SUPPORTED: usize = 1;
-const EEE_ACTIVE: usize = 4;
-pub(crate) const EEE_ENABLED: usize = 5;
-
-#[repr(C)]
-struct IfReq {
-    name: [libc::c_char; libc::IFNAMSIZ],
-    data: *mut libc::c_void,
-    _pad: [u8; 16],
-}
-
-/// One ETHTOOL_* command: `words[0]` is the command; a G* command has the kernel fill the rest, an S* command
-/// hands the whole structure to the driver (fix reads it first and changes only its own fields).
-pub(crate) fn ethtool_ioctl(nic: &str, words: &mut [u32]) -> io::Result<()> {
-    if nic.is_empty() || nic.len() >= libc::IFNAMSIZ {
-        return Err(io::Error::from_raw_os_error(libc::EINVAL));
-    }
-    let mut req = IfReq {
-        name: [0; libc::IFNAMSIZ],
-        data: words.as_mut_ptr().cast(),
-        _pad: [0; 16],
-    };
-    for (d, s) in req.name.iter_mut().zip(nic.bytes()) {
-        *d = s as libc::c_char;
-    }
-    // SAFETY: a plain datagram socket for the ioctl, closed below.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: req lives across the call, names a NUL-terminated interface and points at `words`, a buffer as
-    // large as the structure the command fills.
-    let r = unsafe { libc::ioctl(fd, SIOCETHTOOL as _, &mut req as *mut IfReq) };
-    let err = io::Error::last_os_error();
-    // SAFETY: fd is ours and closed once.
-    unsafe { libc::close(fd) };
-    if r < 0 { Err(err) } else { Ok(()) }
-}
+use crate::sys::ethtool;
 
 fn reading(r: io::Result<Value>) -> Value {
     r.unwrap_or_else(|e| match e.raw_os_error() {
@@ -73,22 +21,13 @@ fn reading(r: io::Result<Value>) -> Value {
 
 /// The NIC's coalescing and EEE settings as recorded in a snapshot (and as the checks use them).
 pub fn live_readings(nic: &str) -> Value {
-    let co = (|| {
-        let mut w = [0u32; COALESCE_WORDS];
-        w[0] = ETHTOOL_GCOALESCE;
-        ethtool_ioctl(nic, &mut w)?;
-        Ok(
-            json!({"rx_usecs": w[RX_USECS], "rx_frames": w[RX_FRAMES], "adaptive_rx": w[ADAPTIVE_RX] != 0}),
-        )
-    })();
-    let eee = (|| {
-        let mut w = [0u32; EEE_WORDS];
-        w[0] = ETHTOOL_GEEE;
-        ethtool_ioctl(nic, &mut w)?;
-        Ok(
-            json!({"supported": w[EEE_SUPPORTED] != 0, "enabled": w[EEE_ENABLED] != 0, "active": w[EEE_ACTIVE] != 0}),
-        )
-    })();
+    let co = ethtool::get::<ethtool::Coalesce>(nic).map(|c| {
+        json!({"rx_usecs": c.rx_coalesce_usecs, "rx_frames": c.rx_max_coalesced_frames,
+               "adaptive_rx": c.use_adaptive_rx_coalesce != 0})
+    });
+    let eee = ethtool::get::<ethtool::Eee>(nic).map(|e| {
+        json!({"supported": e.supported != 0, "enabled": e.eee_enabled != 0, "active": e.eee_active != 0})
+    });
     json!({"coalesce": reading(co), "eee": reading(eee)})
 }
 

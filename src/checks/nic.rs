@@ -2,7 +2,6 @@
 
 use super::irq::{irq_affinity, nic_irqs, read_interrupts};
 use super::{Check, Ctx, Section, Verdict, settle};
-use crate::error::Error;
 use crate::host::Host;
 use crate::parse::{mask, netaddr, route};
 use crate::remedy;
@@ -12,25 +11,6 @@ const ROUTE: &str = "/proc/net/route";
 const IPV6_ROUTE: &str = "/proc/net/ipv6_route";
 const IF_INET6: &str = "/proc/net/if_inet6";
 const FIB_TRIE: &str = "/proc/net/fib_trie";
-
-/// An interface name as the kernel allows it: 1–15 bytes, no '/', ':' or whitespace, not "." or "..".
-pub fn validate_name(name: &str) -> Result<(), Error> {
-    let ok = !name.is_empty()
-        && name.len() <= 15
-        && name != "."
-        && name != ".."
-        && !name
-            .bytes()
-            .any(|b| b == b'/' || b == b':' || b.is_ascii_whitespace() || b == 0);
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::usage(format!(
-            "--nic '{}': not an interface name (1-15 bytes, no '/', ':' or spaces)",
-            name.escape_debug()
-        )))
-    }
-}
 
 /// Whether the interface exists (any of the files the original looked at can be read).
 pub fn exists(host: &Host, nic: &str) -> bool {

@@ -2,7 +2,6 @@
 //! and from the udev rule when the NIC appears). No journal: fix's journal already holds the originals.
 
 use crate::cli::ApplySavedArgs;
-use crate::commands::fix::check_nic_name;
 use crate::error::{Error, Outcome, Result};
 use crate::fix::{Change, ethtool, plan, saved};
 use crate::host::Host;
@@ -11,7 +10,7 @@ use crate::output::Output;
 
 pub fn execute(host: &Host, _out: Output, args: &ApplySavedArgs) -> Result<Outcome> {
     if let Some(n) = &args.nic {
-        check_nic_name(n)?;
+        crate::sys::ifname::validate(n)?;
     }
     let Some(s) = saved::load(host)? else {
         outln!("Nothing saved: fix has not saved runtime settings.");

@@ -1,7 +1,7 @@
 //! `rmp-eval check`: every configuration check, as text or JSON. Exit 0 when nothing failed, 1 when a check
 //! failed, 2 for bad input. Reads files only (through Host): no subprocess, no change to the machine.
 
-use crate::checks::{self, Ctx, Status, nic, sys};
+use crate::checks::{self, Ctx, Status, sys};
 use crate::cli::CheckArgs;
 use crate::error::{Outcome, Result};
 use crate::host::Host;
@@ -11,7 +11,7 @@ use crate::report::check as report;
 /// Validates the arguments against the machine and builds the check context.
 pub fn context(host: &Host, core: Option<usize>, nic_name: Option<&str>) -> Result<Ctx> {
     if let Some(n) = nic_name {
-        nic::validate_name(n)?;
+        crate::sys::ifname::validate(n)?;
     }
     let core = sys::validate_core(host, core)?;
     Ok(Ctx {

@@ -23,24 +23,6 @@ pub fn interactive() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
-/// An interface name the kernel could have: 1–15 bytes, no '/', ':' or whitespace.
-pub fn check_nic_name(n: &str) -> Result<()> {
-    let ok = !n.is_empty()
-        && n.len() <= 15
-        && n != "."
-        && n != ".."
-        && !n
-            .bytes()
-            .any(|b| b == b'/' || b == b':' || b.is_ascii_whitespace() || b < 0x20);
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::usage(format!(
-            "'{n}' is not a network interface name"
-        )))
-    }
-}
-
 pub fn check_core(host: &Host, core: usize) -> Result<()> {
     if core == 0 {
         return Err(Error::usage(
@@ -90,7 +72,7 @@ fn choose(host: &Host, req: &Request, plan: &Plan, live: bool) -> Result<Option<
 pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
     check_core(host, args.core)?;
     if let Some(n) = &args.nic {
-        check_nic_name(n)?;
+        crate::sys::ifname::validate(n)?;
         if !host.exists(&format!("{NET_DIR}/{n}")) {
             return Err(Error::usage(format!(
                 "--nic {n}: no such network interface"

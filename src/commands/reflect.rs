@@ -11,10 +11,11 @@ use crate::cli::ReflectArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::host::Host;
 use crate::measure::frame::{self, Echo, MAX_FRAME};
-use crate::measure::netif::{self, FlagsGuard};
+use crate::measure::netif::FlagsGuard;
 use crate::measure::rawsock::{ETH_P_ALL, RawSocket};
 use crate::outln;
 use crate::output::Output;
+use crate::sys::netdev;
 
 #[derive(Debug, Default, Clone, Copy)]
 struct Counts {
@@ -35,8 +36,7 @@ pub fn execute(host: &Host, _out: Output, args: &ReflectArgs) -> Result<Outcome>
         return Err(Error::usage("reflect needs the live machine: drop --root"));
     }
     let name = args.nic.as_str();
-    netif::validate_ifname(name)?;
-    netif::ifindex(name)?;
+    netdev::ifindex(name)?;
     // Declared before the socket so that it is dropped after it (see FlagsGuard).
     let _flags = FlagsGuard::new(name)?;
     let sock = RawSocket::open(name, ETH_P_ALL)?;
@@ -45,7 +45,7 @@ pub fn execute(host: &Host, _out: Output, args: &ReflectArgs) -> Result<Outcome>
     if args.promisc {
         sock.join_promiscuous()?;
     }
-    let mac = netif::mac(name)
+    let mac = netdev::mac(name)
         .map_err(|e| Error::sys(format!("reading the MAC address of {name}"), e))?;
     sock.set_recv_timeout(Duration::from_millis(200))?;
 

@@ -1,6 +1,6 @@
 //! NIC settings changed through the SIOCETHTOOL ioctl (interrupt coalescing, EEE). Each change is one field of
 //! one ethtool structure: the whole structure is read (ETHTOOL_G*), that field changed, and the structure written
-//! back (ETHTOOL_S*), as `ethtool -C` / `--set-eee` do. The ioctl itself is checks::ethtool's.
+//! back (ETHTOOL_S*), as `ethtool -C` / `--set-eee` do. The ioctl itself is sys::ethtool's.
 
 use std::io;
 
@@ -9,9 +9,10 @@ use serde_json::Value;
 
 use super::runtime::{Target, step};
 use super::{Change, Step};
-use crate::checks::ethtool as et;
+use crate::checks::ethtool::readings as snapshot_readings;
 use crate::host::Host;
 use crate::remedy;
+use crate::sys::ethtool::{self as et, Coalesce, Eee};
 
 /// One field of struct ethtool_coalesce or struct ethtool_eee.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,21 +34,6 @@ impl Field {
             Field::Eee => "eee",
         }
     }
-    /// (get command, set command, structure size in u32 words, index of the field).
-    fn layout(self) -> (u32, u32, usize, usize) {
-        let co = (
-            et::ETHTOOL_GCOALESCE,
-            et::ETHTOOL_SCOALESCE,
-            et::COALESCE_WORDS,
-        );
-        let eee = (et::ETHTOOL_GEEE, et::ETHTOOL_SEEE, et::EEE_WORDS);
-        match self {
-            Field::RxUsecs => (co.0, co.1, co.2, et::RX_USECS),
-            Field::RxFrames => (co.0, co.1, co.2, et::RX_FRAMES),
-            Field::AdaptiveRx => (co.0, co.1, co.2, et::ADAPTIVE_RX),
-            Field::Eee => (eee.0, eee.1, eee.2, et::EEE_ENABLED),
-        }
-    }
 }
 
 /// The target as reports and the journal name it, e.g. "eth0: ethtool rx-usecs".
@@ -57,22 +43,28 @@ pub fn target(nic: &str, field: Field) -> String {
 
 /// The field's present value on the live NIC.
 pub fn read(nic: &str, field: Field) -> io::Result<u32> {
-    let (get, _, words, at) = field.layout();
-    let mut w = vec![0u32; words];
-    w[0] = get;
-    et::ethtool_ioctl(nic, &mut w)?;
-    Ok(w[at])
+    Ok(match field {
+        Field::RxUsecs => et::get::<Coalesce>(nic)?.rx_coalesce_usecs,
+        Field::RxFrames => et::get::<Coalesce>(nic)?.rx_max_coalesced_frames,
+        Field::AdaptiveRx => et::get::<Coalesce>(nic)?.use_adaptive_rx_coalesce,
+        Field::Eee => et::get::<Eee>(nic)?.eee_enabled,
+    })
 }
 
 /// Reads the whole structure, changes only `field`, writes it back.
 pub fn write(nic: &str, field: Field, value: u32) -> io::Result<()> {
-    let (get, set, words, at) = field.layout();
-    let mut w = vec![0u32; words];
-    w[0] = get;
-    et::ethtool_ioctl(nic, &mut w)?;
-    w[0] = set;
-    w[at] = value;
-    et::ethtool_ioctl(nic, &mut w)
+    if field == Field::Eee {
+        let mut e = et::get::<Eee>(nic)?;
+        e.eee_enabled = value;
+        return et::set(nic, &e);
+    }
+    let mut c = et::get::<Coalesce>(nic)?;
+    match field {
+        Field::RxUsecs => c.rx_coalesce_usecs = value,
+        Field::RxFrames => c.rx_max_coalesced_frames = value,
+        _ => c.use_adaptive_rx_coalesce = value,
+    }
+    et::set(nic, &c)
 }
 
 /// EOPNOTSUPP: the driver has no such setting (veth, many virtual NICs). Reported for the step, not fatal.
@@ -83,7 +75,7 @@ pub fn unsupported(e: &io::Error) -> bool {
 /// The NIC's readings (live ioctl, or the snapshot under --root), or a note saying why there are none.
 fn readings(host: &Host, t: &Target, what: &str) -> Result<(String, Value), String> {
     let nic = t.nic.clone().ok_or("no --nic given: nothing to do")?;
-    match et::readings(host, &nic, what) {
+    match snapshot_readings(host, &nic, what) {
         Ok(Value::String(s)) if s == "unsupported" => Err(format!(
             "{nic}: not supported by the driver (EOPNOTSUPP): nothing to change"
         )),

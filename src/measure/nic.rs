@@ -18,6 +18,7 @@ use super::tstamp::TsKind;
 use super::{OSRELEASE, netif, rt};
 use crate::error::{Error, Result};
 use crate::host::Host;
+use crate::sys::{clock, netdev};
 /// How long the preflight waits for a first answer, and how long replies may pause mid-run.
 pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(1);
 
@@ -84,16 +85,16 @@ pub fn run(
 ) -> Result<RunResult> {
     let Placement { core, receive_cpu } = at;
     let nic = args.nic.as_deref().unwrap_or_default();
-    netif::validate_ifname(nic)?;
+    crate::sys::ifname::validate(nic)?;
     if !host.is_live() {
         return Err(Error::usage("--nic measures the live machine: drop --root"));
     }
-    netif::ifindex(nic)?;
+    netdev::ifindex(nic)?;
     let mode = args.mode;
     let mac =
-        netif::mac(nic).map_err(|e| Error::sys(format!("reading the MAC address of {nic}"), e))?;
+        netdev::mac(nic).map_err(|e| Error::sys(format!("reading the MAC address of {nic}"), e))?;
     let mut probe = Probe::new(mode, mac, args.pktlen).map_err(Error::usage)?;
-    if !netif::is_up(nic) {
+    if !netdev::is_up(nic) {
         return Err(Error::failed(format!(
             "{nic} is down (ip link set {nic} up)"
         )));
@@ -157,7 +158,7 @@ pub fn run(
                 take_stamps(&mut buf);
                 let seq = first_seq.wrapping_add(i as u32);
                 probe.set_seq(seq);
-                sh.user_tx[i as usize % sh.user_tx.len()].store(nic_recv::realtime_ns(), Relaxed);
+                sh.user_tx[i as usize % sh.user_tx.len()].store(clock::realtime_ns(), Relaxed);
                 // Counted before send(): the receiver (higher priority, same core) may take the TX stamp or even
                 // the reply before send() returns here.
                 sh.sent.store(i + 1, Relaxed);

@@ -9,10 +9,10 @@ use super::frame::{self, MAX_FRAME, Reject};
 use super::nic::ANSWER_TIMEOUT;
 use super::rawsock::RawSocket;
 use super::rtt::{Matcher, RING};
-use super::sampler::now_ns;
 use super::series::Series;
 use super::spec::Mode;
 use super::tstamp::Stamps;
+use crate::sys::clock::{monotonic_ns as now_ns, realtime_ns};
 
 /// How long the receiver waits after the last frame was sent for the replies still in flight.
 const DRAIN_NS: u64 = 200_000_000;
@@ -98,17 +98,6 @@ impl Shared {
             self.max_rtt_ns.load(Relaxed) as f64 / 1000.0
         )
     }
-}
-
-#[inline]
-pub fn realtime_ns() -> u64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec into a live local (vDSO, no system call).
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut t) };
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
 /// Replies still waiting for their transmit stamp (a hardware TX stamp can come after the reply).

@@ -4,9 +4,6 @@
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-use nix::sys::time::TimeSpec;
-use nix::time::{ClockId, ClockNanosleepFlags, clock_gettime, clock_nanosleep};
-
 use super::series::Series;
 
 /// When the loop ends, besides the stop flag.
@@ -38,24 +35,8 @@ pub struct Ended {
     pub stopped: bool,
 }
 
-#[inline]
-pub fn now_ns() -> u64 {
-    // CLOCK_MONOTONIC cannot fail with a valid clock id; 0 would only shorten one period.
-    clock_gettime(ClockId::CLOCK_MONOTONIC)
-        .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
-        .unwrap_or(0)
-}
-
-#[inline]
-fn sleep_until(ns: u64) {
-    let ts = TimeSpec::new((ns / 1_000_000_000) as _, (ns % 1_000_000_000) as _);
-    // Signals are blocked in the RT thread, so EINTR is rare; a short wakeup is then seen as an early period.
-    while let Err(nix::errno::Errno::EINTR) = clock_nanosleep(
-        ClockId::CLOCK_MONOTONIC,
-        ClockNanosleepFlags::TIMER_ABSTIME,
-        &ts,
-    ) {}
-}
+pub use crate::sys::clock::monotonic_ns as now_ns;
+use crate::sys::clock::sleep_until_monotonic as sleep_until;
 
 /// Runs the cyclic loop on the calling (RT) thread. `on_wake(i)` runs right after each wakeup (the NIC sender sends
 /// its frame there); then the period since the previous wakeup and the wakeup latency are recorded. The first

@@ -1,0 +1,70 @@
+//! The NIC's hardware-timestamp configuration (SIOCGHWTSTAMP / SIOCSHWTSTAMP).
+
+use std::io;
+
+use super::netdev;
+
+/// struct hwtstamp_config: which frames the NIC stamps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    pub flags: i32,
+    pub tx_type: i32,
+    pub rx_filter: i32,
+}
+
+impl Config {
+    pub const OFF: Config = Config {
+        flags: 0,
+        tx_type: libc::HWTSTAMP_TX_OFF as i32,
+        rx_filter: libc::HWTSTAMP_FILTER_NONE as i32,
+    };
+    /// TX stamps on, every received frame stamped: what a round trip of non-PTP frames needs.
+    pub const ALL: Config = Config {
+        flags: 0,
+        tx_type: libc::HWTSTAMP_TX_ON as i32,
+        rx_filter: libc::HWTSTAMP_FILTER_ALL as i32,
+    };
+
+    /// Stamps what a round trip of EtherCAT frames needs: TX stamps on and every received frame.
+    pub fn stamps_all(&self) -> bool {
+        self.tx_type == libc::HWTSTAMP_TX_ON as i32
+            && self.rx_filter == libc::HWTSTAMP_FILTER_ALL as i32
+    }
+}
+
+fn ioctl(name: &str, req: libc::c_ulong, cfg: Config) -> io::Result<Config> {
+    let mut c = libc::hwtstamp_config {
+        flags: cfg.flags,
+        tx_type: cfg.tx_type,
+        rx_filter: cfg.rx_filter,
+    };
+    // SAFETY: SIOC[GS]HWTSTAMP read and write one struct hwtstamp_config through ifru_data.
+    unsafe { netdev::ioctl_data(name, req, &mut c) }?;
+    Ok(Config {
+        flags: c.flags,
+        tx_type: c.tx_type,
+        rx_filter: c.rx_filter,
+    })
+}
+
+/// The present configuration. Older drivers have SET but not GET (EOPNOTSUPP/EINVAL).
+pub fn get(name: &str) -> io::Result<Config> {
+    ioctl(name, libc::SIOCGHWTSTAMP, Config::OFF)
+}
+
+/// Asks for `cfg`; returns what the driver actually set (it may narrow the RX filter).
+pub fn set(name: &str, cfg: Config) -> io::Result<Config> {
+    ioctl(name, libc::SIOCSHWTSTAMP, cfg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_has_no_hardware_timestamps() {
+        assert!(set("lo", Config::ALL).unwrap_err().raw_os_error().is_some());
+        assert!(get("bad/name").is_err());
+        assert!(Config::ALL.stamps_all() && !Config::OFF.stamps_all());
+    }
+}

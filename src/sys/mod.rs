@@ -1,0 +1,28 @@
+//! The system-call layer: every `libc` call the NIC, ethtool and clock code makes goes through here, each `unsafe`
+//! block next to its `// SAFETY:` reason, behind a safe, typed function. Nothing here knows about checks, fixes or
+//! runs; everything above may use it.
+//!
+//! - `ifname`: the one interface-name validator.
+//! - `netdev`: the control socket, the `ifreq` builder, interface index, flags and MAC.
+//! - `ethtool`: SIOCETHTOOL with typed `#[repr(C)]` structures (coalescing, EEE).
+//! - `hwtstamp`: the NIC's hardware-timestamp configuration (SIOCGHWTSTAMP/SIOCSHWTSTAMP).
+//! - `sockopt`: setsockopt for plain data, promiscuous membership, receive timeout, SO_TIMESTAMPING.
+//! - `packet`: AF_PACKET sockets: open, send, poll, recvmsg with the timestamp control messages.
+//! - `clock`: the clock reads and the absolute sleep of the RT loops.
+
+pub mod clock;
+pub mod ethtool;
+pub mod hwtstamp;
+pub mod ifname;
+pub mod netdev;
+pub mod packet;
+pub mod sockopt;
+
+/// `rc < 0` → the errno as an io::Error (the libc convention of most calls here).
+pub(crate) fn check(rc: libc::c_int) -> std::io::Result<libc::c_int> {
+    if rc < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(rc)
+    }
+}

@@ -1,0 +1,131 @@
+//! Interface ioctls: the control socket, the `ifreq` builder, and the index, flags and MAC of an interface.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+use super::{check, ifname};
+use crate::error::{Error, Result};
+
+/// A datagram socket that serves only as the handle for interface ioctls; closed when dropped.
+pub fn ctl_socket() -> io::Result<OwnedFd> {
+    // SAFETY: plain socket(2) call; the result is checked before use.
+    let fd =
+        check(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
+    // SAFETY: fd is a fresh descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// An `ifreq` naming `name` (truncated to IFNAMSIZ-1 bytes, NUL-terminated), everything else zero.
+pub fn ifreq(name: &str) -> libc::ifreq {
+    // SAFETY: ifreq is plain old data (arrays, integers, a union of them); all-zero is a valid value.
+    let mut r: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (d, s) in r
+        .ifr_name
+        .iter_mut()
+        .zip(name.bytes().take(libc::IFNAMSIZ - 1))
+    {
+        *d = s as libc::c_char;
+    }
+    r
+}
+
+/// An interface request that reads or writes only inside the `ifreq` itself (flags, hwaddr, MTU).
+fn ioctl_inline(req: libc::c_ulong, r: &mut libc::ifreq) -> io::Result<()> {
+    let s = ctl_socket()?;
+    // SAFETY: `r` is a live ifreq; the requests this is called with (SIOC[GS]IFFLAGS, SIOCGIFHWADDR, SIOCGIFMTU)
+    // read/write only inside it.
+    check(unsafe { libc::ioctl(s.as_raw_fd(), req as _, r as *mut libc::ifreq) })?;
+    Ok(())
+}
+
+/// An interface request whose `ifru_data` points at a `T` the kernel reads and writes (SIOCETHTOOL,
+/// SIOC[GS]HWTSTAMP).
+///
+/// # Safety
+/// `T` must be exactly the structure (or larger) that request `req` reads and writes through `ifru_data`.
+pub(crate) unsafe fn ioctl_data<T>(name: &str, req: libc::c_ulong, data: &mut T) -> io::Result<()> {
+    ifname::validate(name)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    let s = ctl_socket()?;
+    let mut r = ifreq(name);
+    r.ifr_ifru.ifru_data = data as *mut T as *mut libc::c_char;
+    // SAFETY: `r` names a valid interface and points at `data`, which lives across the call and is, by the
+    // caller's contract, the structure the request reads and writes.
+    check(unsafe { libc::ioctl(s.as_raw_fd(), req as _, &mut r as *mut libc::ifreq) })?;
+    Ok(())
+}
+
+/// The interface index of `name` (validated first); a missing interface is a usage error.
+pub fn ifindex(name: &str) -> Result<i32> {
+    ifname::validate(name)?;
+    let c = CString::new(name).map_err(|_| Error::usage("interface name contains NUL"))?;
+    // SAFETY: `c` is a valid NUL-terminated string that outlives the call.
+    let idx = unsafe { libc::if_nametoindex(c.as_ptr()) };
+    if idx == 0 {
+        return Err(Error::usage(format!("interface {name} not found")));
+    }
+    Ok(idx as i32)
+}
+
+/// The interface's flags (IFF_UP, IFF_PROMISC, …).
+pub fn flags(name: &str) -> io::Result<u32> {
+    let mut r = ifreq(name);
+    ioctl_inline(libc::SIOCGIFFLAGS, &mut r)?;
+    // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
+    Ok(u32::from(unsafe { r.ifr_ifru.ifru_flags } as u16))
+}
+
+pub fn set_flags(name: &str, flags: u32) -> io::Result<()> {
+    let mut r = ifreq(name);
+    r.ifr_ifru.ifru_flags = flags as u16 as libc::c_short;
+    ioctl_inline(libc::SIOCSIFFLAGS, &mut r)
+}
+
+/// The interface's hardware (MAC) address.
+pub fn mac(name: &str) -> io::Result<[u8; 6]> {
+    let mut r = ifreq(name);
+    ioctl_inline(libc::SIOCGIFHWADDR, &mut r)?;
+    // SAFETY: SIOCGIFHWADDR filled the hwaddr member of the union.
+    let d = unsafe { r.ifr_ifru.ifru_hwaddr.sa_data };
+    Ok(std::array::from_fn(|i| d[i] as u8))
+}
+
+/// The interface's MTU (the largest payload after the 14-byte Ethernet header).
+pub fn mtu(name: &str) -> io::Result<u32> {
+    let mut r = ifreq(name);
+    ioctl_inline(libc::SIOCGIFMTU, &mut r)?;
+    // SAFETY: SIOCGIFMTU filled the mtu member of the union.
+    Ok(unsafe { r.ifr_ifru.ifru_mtu } as u32)
+}
+
+pub fn is_up(name: &str) -> bool {
+    flags(name).is_ok_and(|f| f & libc::IFF_UP as u32 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_interface_is_a_usage_error() {
+        let e = ifindex("ncnosuch0").unwrap_err();
+        assert_eq!(e.to_string(), "interface ncnosuch0 not found");
+        assert!(matches!(ifindex("a/b"), Err(Error::Usage(_))));
+    }
+
+    #[test]
+    fn loopback_has_flags_a_zero_mac_and_an_mtu() {
+        let f = flags("lo").unwrap();
+        assert!(f & libc::IFF_LOOPBACK as u32 != 0);
+        assert_eq!(mac("lo").unwrap(), [0; 6]);
+        assert!(mtu("lo").unwrap() >= 1500);
+    }
+
+    #[test]
+    fn ifreq_name_is_truncated_and_terminated() {
+        let r = ifreq("a-name-longer-than-sixteen");
+        assert_eq!(r.ifr_name[libc::IFNAMSIZ - 1], 0);
+        assert_eq!(r.ifr_name[0] as u8, b'a');
+    }
+}
