@@ -17,5 +17,12 @@ if ! "$PYSOEM_VENV/bin/python" -c 'import pysoem' 2>/dev/null; then
     /usr/bin/python3 -m venv "$PYSOEM_VENV"
     "$PYSOEM_VENV/bin/pip" install -q pysoem >/dev/null
 fi
+# hdrhistogram (PyPI, module hdrh): HdrHistogram's reference Python library, which reads the stored histograms and
+# interval logs in tests/run_hdr.rs, in its own venv.
+HDRH_VENV="${RMP_EVAL_HDRH_VENV:-/var/cache/rmp-eval-tests/hdrh-venv}"
+if ! "$HDRH_VENV/bin/python" -c 'import hdrh' 2>/dev/null; then
+    /usr/bin/python3 -m venv "$HDRH_VENV"
+    "$HDRH_VENV/bin/pip" install -q hdrhistogram >/dev/null
+fi
 rustup component add clippy rustfmt >/dev/null 2>&1 || true
 rustup target add aarch64-unknown-linux-gnu >/dev/null

@@ -1,7 +1,10 @@
 //! A distribution of nanosecond values in a preallocated HdrHistogram, with exact count, min, max and sum.
 //! `record` does not allocate (values beyond the bounds are clamped; the exact max is kept aside).
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 
 use super::result::DistSummary;
 
@@ -97,23 +100,31 @@ impl Dist {
             p999_us: us(self.quantile_ns(0.999)),
             p9999_us: us(self.quantile_ns(0.9999)),
             max_us: us(self.max),
+            hdr: self.encode(),
         }
     }
 
-    /// Counts per linear bin of `step_ns`, from the first to the last non-empty bin: (bin start ns, count).
-    /// Resolution is the histogram's (0.1 %), so a 1 µs bin is exact below 1 ms.
-    pub fn linear_bins(&self, step_ns: u64) -> Vec<(u64, u64)> {
-        if self.count == 0 || step_ns == 0 {
-            return Vec::new();
+    /// The histogram in HdrHistogram's compressed V2 encoding, base64 (values in ns): what the JSON stores, and
+    /// what HdrHistogram's own libraries decode. Allocates: never on the RT thread.
+    pub fn encode(&self) -> String {
+        encode(&self.hist)
+    }
+
+    /// Adds another distribution (an interval) into this one.
+    pub fn add(&mut self, other: &Dist) {
+        if other.count == 0 {
+            return;
         }
-        let first = self.min / step_ns;
-        let last = self.max.min(HIGHEST_NS) / step_ns;
-        let mut bins: Vec<(u64, u64)> = (first..=last).map(|b| (b * step_ns, 0)).collect();
-        for v in self.hist.iter_recorded() {
-            let b = (v.value_iterated_to() / step_ns).clamp(first, last);
-            bins[(b - first) as usize].1 += u64::from(v.count_at_value());
-        }
-        bins
+        // Same bounds on both sides: add cannot fail.
+        let _ = self.hist.add(&other.hist);
+        self.count += other.count;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        self.sum += other.sum;
+    }
+
+    pub fn hist(&self) -> &Histogram<u32> {
+        &self.hist
     }
 }
 
@@ -126,4 +137,41 @@ impl Default for Dist {
 /// Rounds to 1 ns when expressed in µs, so JSON values stay short.
 pub fn round3(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
+}
+
+/// A histogram in HdrHistogram's compressed V2 encoding, base64.
+pub fn encode<T: hdrhistogram::Counter>(h: &Histogram<T>) -> String {
+    let mut bytes = Vec::new();
+    // Writing into a Vec cannot fail; a histogram the crate built always serialises.
+    let _ = V2DeflateSerializer::new().serialize(h, &mut bytes);
+    BASE64.encode(bytes)
+}
+
+/// Reads back what `encode` (or any HdrHistogram V2 encoder, compressed or not) wrote.
+pub fn decode(b64: &str) -> Result<Histogram<u64>, String> {
+    let bytes = BASE64
+        .decode(b64.trim())
+        .map_err(|e| format!("not base64: {e}"))?;
+    Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .map_err(|e| format!("not an HdrHistogram V2 encoding: {e:?}"))
+}
+
+/// Counts per linear bin of `step_ns` of a decoded histogram, from its first to its last non-empty bin: (bin start
+/// ns, count). An empty histogram has none.
+/// Resolution is the histogram's (0.1 %), so a 1 µs bin is exact below 1 ms.
+pub fn bins_of<T: hdrhistogram::Counter>(h: &Histogram<T>, step_ns: u64) -> Vec<(u64, u64)> {
+    if h.is_empty() || step_ns == 0 {
+        return Vec::new();
+    }
+    let first = h.min() / step_ns;
+    let last = h.max() / step_ns;
+    // Bounded: a caller wanting 1 µs bins of a histogram reaching 60 s gets at most 100 000 bins.
+    let last = last.min(first + 100_000);
+    let mut bins: Vec<(u64, u64)> = (first..=last).map(|b| (b * step_ns, 0)).collect();
+    for v in h.iter_recorded() {
+        let b = (v.value_iterated_to() / step_ns).clamp(first, last);
+        bins[(b - first) as usize].1 += v.count_at_value().as_u64();
+    }
+    bins
 }

@@ -213,12 +213,7 @@ pub fn run(
         late: c.late,
         unmatched: c.unmatched,
         wkc: c.wkc_min.or(wkc0),
-        histogram: m
-            .dist
-            .linear_bins(1000)
-            .into_iter()
-            .map(|(lo, n)| (lo / 1000, n))
-            .collect(),
+        hdr: d.hdr.clone(),
         stamps: Some(super::result::StampCounts {
             hardware_supported: ts == TsKind::Hardware,
             hardware: c.hw_pairs,

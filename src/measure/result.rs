@@ -39,7 +39,7 @@ impl Buckets {
 }
 
 /// Summary of a distribution of times, in µs.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct DistSummary {
     pub count: u64,
     pub min_us: f64,
@@ -49,6 +49,9 @@ pub struct DistSummary {
     pub p999_us: f64,
     pub p9999_us: f64,
     pub max_us: f64,
+    /// The full histogram (ns), HdrHistogram's compressed V2 encoding in base64 (see `dist::encode`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub hdr: String,
 }
 
 /// One row: a thread's periods. The deviation is (this wakeup − previous wakeup) − period.
@@ -83,6 +86,9 @@ pub struct SeriesSummary {
     /// Wakeup latency (now − scheduled time, cyclictest's metric), for threads that sleep to a schedule.
     #[serde(default)]
     pub wakeup: Option<DistSummary>,
+    /// The full histogram of the absolute deviation (ns), HdrHistogram's compressed V2 encoding in base64.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub hdr: String,
 }
 
 /// Where the RTT timestamps came from.
@@ -117,12 +123,26 @@ pub struct RttSummary {
     /// Working counter seen in the replies (the number of SubDevices), when one was seen.
     #[serde(default)]
     pub wkc: Option<u16>,
-    /// NRTM-style histogram: (bin start µs, count) with 1 µs bins, first to last non-empty bin.
-    #[serde(default)]
-    pub histogram: Vec<(u64, u64)>,
+    /// The full histogram of the round trips (ns), HdrHistogram's compressed V2 encoding in base64: bounded in
+    /// size whatever the latencies (the 1 µs bins of older versions are gone).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub hdr: String,
     /// Which timestamp pairs measured the round trips (shown with -v).
     #[serde(default)]
     pub stamps: Option<StampCounts>,
+}
+
+impl RttSummary {
+    /// NRTM-style 1 µs bins of the stored histogram: (bin start µs, count), first to last non-empty bin (at most
+    /// 100 001 of them); none when the result has no histogram.
+    pub fn bins_us(&self) -> Vec<(u64, u64)> {
+        super::dist::decode(&self.hdr)
+            .map(|h| super::dist::bins_of(&h, 1000))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(lo, n)| (lo / 1000, n))
+            .collect()
+    }
 }
 
 /// Round trips per kind of timestamp pair: both hardware, both software, or send() time with the software RX

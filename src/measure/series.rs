@@ -241,6 +241,7 @@ impl Series {
             early: self.early,
             missed: self.missed,
             wakeup: (self.wakeup.count() > 0).then(|| self.wakeup.summary()),
+            hdr: d.hdr,
         }
     }
 }

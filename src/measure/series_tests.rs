@@ -1,4 +1,5 @@
 use super::*;
+use crate::measure::dist::{bins_of, decode};
 
 #[test]
 fn bands_scale_with_period_as_the_original() {
@@ -69,12 +70,31 @@ fn percentiles_and_bins() {
     for v in [17_411u64, 17_900, 18_100, 18_200, 29_872] {
         r.record(v);
     }
-    let bins = r.linear_bins(1000);
+    let bins = bins_of(&decode(&r.encode()).unwrap(), 1000);
     assert_eq!(bins.first(), Some(&(17_000, 2)));
     assert_eq!(bins[1], (18_000, 2));
     assert_eq!(bins.last(), Some(&(29_000, 1)));
     assert_eq!(bins.iter().map(|b| b.1).sum::<u64>(), 5);
-    assert!(Dist::new().linear_bins(1000).is_empty());
+    assert!(bins_of(&decode(&Dist::new().encode()).unwrap(), 1000).is_empty());
+}
+
+#[test]
+fn encoded_histograms_stay_small_whatever_the_latencies() {
+    // Issue 10's case: 60 000 round trips near 18 µs and one reply 1 s late (once a 43 MB result).
+    let mut d = Dist::new();
+    for i in 0..60_000u64 {
+        d.record(17_000 + (i * 7919) % 3_000);
+    }
+    d.record(1_000_000_000);
+    d.record(HIGHEST_NS * 10); // clamped into the histogram; the exact max is kept aside
+    let text = d.encode();
+    assert!(text.len() < 4_000, "{} bytes", text.len());
+    let h = decode(&text).unwrap();
+    assert_eq!(h.len(), d.count());
+    assert_eq!(h.value_at_quantile(0.5), d.hist().value_at_quantile(0.5));
+    assert!(bins_of(&h, 1000).len() <= 100_001);
+    assert!(decode("not base64!").is_err());
+    assert!(decode("AAAA").is_err());
 }
 
 #[test]

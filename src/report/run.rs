@@ -146,9 +146,9 @@ pub fn render_rtt(r: &RttSummary) -> String {
     }
     s.push('\n');
     const MAX_BINS: usize = 40;
-    let shown = r.histogram.iter().filter(|b| b.1 > 0).count();
-    for (lo, n) in r
-        .histogram
+    let bins = r.bins_us();
+    let shown = bins.iter().filter(|b| b.1 > 0).count();
+    for (lo, n) in bins
         .iter()
         .filter(|b| shown <= MAX_BINS || b.1 > 0)
         .take(MAX_BINS)

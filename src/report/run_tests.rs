@@ -64,6 +64,10 @@ fn final_table_has_the_originals_columns_and_percentiles() {
 
 #[test]
 fn rtt_section_prints_nrtm_line() {
+    let mut d = crate::measure::dist::Dist::new();
+    for (ns, n) in [(17_500, 43944), (18_500, 9094), (29_500, 3)] {
+        (0..n).for_each(|_| d.record(ns));
+    }
     let rtt = crate::measure::result::RttSummary {
         count: 54015,
         lost: 0,
@@ -78,7 +82,7 @@ fn rtt_section_prints_nrtm_line() {
         late: 0,
         unmatched: 0,
         wkc: Some(1),
-        histogram: vec![(17, 43944), (18, 9094), (19, 0), (29, 3)],
+        hdr: d.encode(),
         stamps: None,
     };
     let t = render_rtt(&rtt);
