@@ -109,8 +109,8 @@ pub struct RunArgs {
     #[arg(long, short = 's', visible_alias = "send-sleep", value_name = "US", default_value_t = RunSpec::PERIOD_US,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000), allow_negative_numbers = true)]
     pub period_us: u32,
-    /// Run for S seconds (default: until Ctrl+C)
-    #[arg(long, value_name = "S", value_parser = parse_seconds, conflicts_with = "iterations")]
+    /// Run this long: seconds, or 90s, 30m, 24h (default: until Ctrl+C)
+    #[arg(long, value_name = "TIME", value_parser = parse_seconds, conflicts_with = "iterations")]
     pub duration: Option<f64>,
     /// Run N cycles (default: until Ctrl+C)
     #[arg(long, short = 'i', value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
@@ -354,12 +354,31 @@ pub fn parse_cpu(s: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("CPU {s} is out of range"))
 }
 
-/// A duration in seconds: positive, finite, at most a year.
+/// A duration: a number of seconds, or a number with a unit — `90s`, `30m`, `24h`, `2d`, `1.5h`; positive, finite,
+/// at most a year. Returns seconds.
 pub fn parse_seconds(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v <= 31_536_000.0 => Ok(v),
+    let t = s.trim();
+    let (num, unit) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c),
+        _ => (t, 's'),
+    };
+    let scale = match unit {
+        's' => 1.0,
+        'm' => 60.0,
+        'h' => 3600.0,
+        'd' => 86400.0,
+        _ => 0.0,
+    };
+    // Only digits and one point: "inf", "1e3", "-5", "0x10" are not durations.
+    let plain = !num.is_empty()
+        && num.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && num.bytes().filter(|&b| b == b'.').count() <= 1;
+    match num.parse::<f64>() {
+        Ok(v) if plain && scale > 0.0 && v * scale > 0.0 && v * scale <= 31_536_000.0 => {
+            Ok(v * scale)
+        }
         _ => Err(format!(
-            "'{s}' is not a duration in seconds (a positive number)"
+            "'{s}' is not a duration (seconds, or with a unit: 90s, 30m, 24h; at most a year)"
         )),
     }
 }
@@ -454,6 +473,21 @@ mod tests {
     }
 
     #[test]
+    fn durations_take_units() {
+        for (text, secs) in [
+            ("90", 90.0),
+            ("90s", 90.0),
+            ("30m", 1800.0),
+            ("24h", 86400.0),
+            ("1.5h", 5400.0),
+            ("0.5", 0.5),
+            ("365d", 31_536_000.0),
+        ] {
+            assert_eq!(parse_seconds(text), Ok(secs), "{text}");
+        }
+    }
+
+    #[test]
     fn bad_values_are_rejected() {
         for bad in [
             &["rmp-eval", "-i", "abc"][..],
@@ -466,6 +500,13 @@ mod tests {
             &["rmp-eval", "check", "--core", "x"],
             &["rmp-eval", "run", "--duration", "0"],
             &["rmp-eval", "run", "--duration", "nan"],
+            &["rmp-eval", "run", "--duration", "inf"],
+            &["rmp-eval", "run", "--duration", "1e3"],
+            &["rmp-eval", "run", "--duration", "-5s"],
+            &["rmp-eval", "run", "--duration", "5x"],
+            &["rmp-eval", "run", "--duration", "m"],
+            &["rmp-eval", "run", "--duration", "1.2.3s"],
+            &["rmp-eval", "run", "--duration", "366d"],
         ] {
             assert!(parse(bad).is_err(), "{bad:?} was accepted");
         }
