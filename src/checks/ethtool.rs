@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::nic::present;
 use super::system::SNAPSHOT_FACTS;
-use super::{Check, Ctx, Section, Verdict, settle};
+use super::{Assessment, Check, Ctx, Eval, Section, Unknown, id, unknown};
 use crate::host::Host;
 use crate::remedy;
 use crate::sys::ethtool;
@@ -32,24 +32,23 @@ pub fn live_readings(nic: &str) -> Value {
 }
 
 /// Live: the ioctl. Under --root: the snapshot's recorded readings, if any.
-pub(crate) fn readings(host: &Host, nic: &str, what: &str) -> Result<Value, Verdict> {
+pub(crate) fn readings(host: &Host, nic: &str, what: &str) -> Result<Value, Unknown> {
     if host.is_live() {
         return Ok(live_readings(nic)[what].clone());
     }
     let text = host
         .read(SNAPSHOT_FACTS)
-        .map_err(|_| Verdict::unknown("needs the live machine or a snapshot"))?;
-    let v: Value =
-        serde_json::from_str(&text).map_err(|_| Verdict::unknown("snapshot facts unreadable"))?;
+        .map_err(|_| unknown("needs the live machine or a snapshot"))?;
+    let v: Value = serde_json::from_str(&text).map_err(|_| unknown("snapshot facts unreadable"))?;
     let r = v["ethtool"][nic][what].clone();
     if r.is_null() {
-        return Err(Verdict::unknown("not in the snapshot"));
+        return Err(unknown("not in the snapshot"));
     }
     Ok(r)
 }
 
 pub const NIC_COALESCE: Check = Check {
-    id: "nic_coalesce",
+    id: id::NIC_COALESCE,
     section: Section::Nic,
     title: "NIC interrupt coalescing off",
     doc: "Interrupt coalescing holds a received frame until a timer or a frame count fires, adding up to \
@@ -59,33 +58,31 @@ pub const NIC_COALESCE: Check = Check {
     evaluate: nic_coalesce,
 };
 
-fn nic_coalesce(host: &Host, ctx: &Ctx) -> Verdict {
-    settle((|| {
-        let nic = present(host, ctx)?;
-        let r = readings(host, nic, "coalesce")?;
-        if let Some(s) = r.as_str() {
-            return Ok(if s == "unsupported" {
-                Verdict::info("driver has no interrupt coalescing")
-            } else {
-                Verdict::unknown(s.to_string())
-            });
-        }
-        let usecs = r["rx_usecs"].as_u64().unwrap_or(u64::MAX);
-        let adaptive = r["adaptive_rx"].as_bool().unwrap_or(true);
-        let d = format!(
-            "rx-usecs={usecs}, adaptive-rx={}",
-            if adaptive { "on" } else { "off" }
-        );
-        Ok(if usecs == 0 && !adaptive {
-            Verdict::pass(d)
+fn nic_coalesce(host: &Host, ctx: &Ctx) -> Eval {
+    let nic = present(host, ctx)?;
+    let r = readings(host, nic, "coalesce")?;
+    if let Some(s) = r.as_str() {
+        return if s == "unsupported" {
+            Ok(Assessment::info("driver has no interrupt coalescing"))
         } else {
-            Verdict::fail(d)
-        })
-    })())
+            Err(unknown(s))
+        };
+    }
+    let usecs = r["rx_usecs"].as_u64().unwrap_or(u64::MAX);
+    let adaptive = r["adaptive_rx"].as_bool().unwrap_or(true);
+    let d = format!(
+        "rx-usecs={usecs}, adaptive-rx={}",
+        if adaptive { "on" } else { "off" }
+    );
+    Ok(if usecs == 0 && !adaptive {
+        Assessment::pass(d)
+    } else {
+        Assessment::fail(d)
+    })
 }
 
 pub const NIC_EEE: Check = Check {
-    id: "nic_eee",
+    id: id::NIC_EEE,
     section: Section::Nic,
     title: "NIC Energy Efficient Ethernet off",
     doc: "With EEE the PHY sleeps between frames (low-power idle) and needs microseconds to wake for the next \
@@ -94,23 +91,21 @@ pub const NIC_EEE: Check = Check {
     evaluate: nic_eee,
 };
 
-fn nic_eee(host: &Host, ctx: &Ctx) -> Verdict {
-    settle((|| {
-        let nic = present(host, ctx)?;
-        let r = readings(host, nic, "eee")?;
-        if let Some(s) = r.as_str() {
-            return Ok(if s == "unsupported" {
-                Verdict::pass("no EEE support")
-            } else {
-                Verdict::unknown(s.to_string())
-            });
-        }
-        let (enabled, active) = (r["enabled"].as_bool(), r["active"].as_bool());
-        Ok(match (enabled, active) {
-            (Some(true), Some(true)) => Verdict::fail("EEE enabled and active"),
-            (Some(true), Some(false)) => Verdict::pass("EEE enabled, not active on this link"),
-            (Some(false), _) => Verdict::pass("EEE disabled"),
-            _ => Verdict::unknown("unexpected EEE reading"),
-        })
-    })())
+fn nic_eee(host: &Host, ctx: &Ctx) -> Eval {
+    let nic = present(host, ctx)?;
+    let r = readings(host, nic, "eee")?;
+    if let Some(s) = r.as_str() {
+        return if s == "unsupported" {
+            Ok(Assessment::pass("no EEE support"))
+        } else {
+            Err(unknown(s))
+        };
+    }
+    let (enabled, active) = (r["enabled"].as_bool(), r["active"].as_bool());
+    match (enabled, active) {
+        (Some(true), Some(true)) => Ok(Assessment::fail("EEE enabled and active")),
+        (Some(true), Some(false)) => Ok(Assessment::pass("EEE enabled, not active on this link")),
+        (Some(false), _) => Ok(Assessment::pass("EEE disabled")),
+        _ => Err(unknown("unexpected EEE reading")),
+    }
 }

@@ -1,7 +1,7 @@
 //! Interrupts on the RT core: stray device IRQs, the default affinity for new IRQs, and irqbalance.
 
-use super::sys::{CPU_ISOLATED, CPU_NOHZ_FULL};
-use super::{Check, Ctx, Section, Verdict, settle};
+use super::machine::{CPU_ISOLATED, CPU_NOHZ_FULL};
+use super::{Assessment, Check, Ctx, Eval, Section, Unknown, id, unknown};
 use crate::host::Host;
 use crate::parse::{cpulist, interrupts, mask};
 use crate::remedy;
@@ -15,11 +15,11 @@ const NET: &str = "/sys/class/net";
 /// Offenders named in a detail line; the rest are counted.
 const SHOW: usize = 3;
 
-pub fn read_interrupts(host: &Host) -> Result<interrupts::Interrupts, Verdict> {
+pub fn read_interrupts(host: &Host) -> Result<interrupts::Interrupts, Unknown> {
     let text = host
         .read(INTERRUPTS)
-        .map_err(|e| Verdict::unknown(format!("cannot read {INTERRUPTS}: {}", e.reason())))?;
-    interrupts::parse(&text).map_err(|_| Verdict::unknown("could not map CPU column"))
+        .map_err(|e| unknown(format!("cannot read {INTERRUPTS}: {}", e.reason())))?;
+    interrupts::parse(&text).map_err(|_| unknown("could not map CPU column"))
 }
 
 /// Where IRQ `n` is routed now: its effective affinity when the kernel reports one, else its affinity list.
@@ -66,7 +66,7 @@ pub fn nic_irqs(host: &Host, nic: &str, ints: &interrupts::Interrupts) -> Vec<u3
 }
 
 pub const UNRELATED_IRQS: Check = Check {
-    id: "unrelated_irqs",
+    id: id::UNRELATED_IRQS,
     section: Section::Core,
     title: "No unrelated IRQs on RT core",
     doc: "Every device interrupt handled on the RT core delays the RT thread. Fails when a device IRQ other than \
@@ -78,46 +78,44 @@ pub const UNRELATED_IRQS: Check = Check {
     evaluate: unrelated_irqs,
 };
 
-fn unrelated_irqs(host: &Host, ctx: &Ctx) -> Verdict {
-    settle((|| {
-        let ints = read_interrupts(host)?;
-        let col = ints
-            .column(ctx.core)
-            .ok_or_else(|| Verdict::unknown("could not map CPU column"))?;
-        let nic = ctx
-            .nic
-            .as_deref()
-            .map(|n| nic_irqs(host, n, &ints))
-            .unwrap_or_default();
-        let mut offenders = Vec::new();
-        for row in &ints.rows {
-            let Some(n) = row.irq() else { continue };
-            if row.counts.get(col).copied().unwrap_or(0) == 0 || nic.contains(&n) {
-                continue;
-            }
-            if irq_affinity(host, n).is_some_and(|a| !a.contains(&ctx.core)) {
-                continue;
-            }
-            let label = row.actions().join(",");
-            offenders.push(if label.is_empty() {
-                format!("{n} (unlabeled)")
-            } else {
-                format!("{n} {label}")
-            });
+fn unrelated_irqs(host: &Host, ctx: &Ctx) -> Eval {
+    let ints = read_interrupts(host)?;
+    let col = ints
+        .column(ctx.core)
+        .ok_or_else(|| unknown("could not map CPU column"))?;
+    let nic = ctx
+        .nic
+        .as_deref()
+        .map(|n| nic_irqs(host, n, &ints))
+        .unwrap_or_default();
+    let mut offenders = Vec::new();
+    for row in &ints.rows {
+        let Some(n) = row.irq() else { continue };
+        if row.counts.get(col).copied().unwrap_or(0) == 0 || nic.contains(&n) {
+            continue;
         }
-        if offenders.is_empty() {
-            return Ok(Verdict::pass("clean"));
+        if irq_affinity(host, n).is_some_and(|a| !a.contains(&ctx.core)) {
+            continue;
         }
-        let mut d = super::first_few(&offenders, SHOW);
-        if ctx.nic.is_none() {
-            d.push_str(" (--nic names the EtherCAT NIC, whose IRQs belong here)");
-        }
-        Ok(Verdict::fail(d))
-    })())
+        let label = row.actions().join(",");
+        offenders.push(if label.is_empty() {
+            format!("{n} (unlabeled)")
+        } else {
+            format!("{n} {label}")
+        });
+    }
+    if offenders.is_empty() {
+        return Ok(Assessment::pass("clean"));
+    }
+    let mut d = super::first_few(&offenders, SHOW);
+    if ctx.nic.is_none() {
+        d.push_str(" (--nic names the EtherCAT NIC, whose IRQs belong here)");
+    }
+    Ok(Assessment::fail(d))
 }
 
 pub const DEFAULT_AFFINITY: Check = Check {
-    id: "default_affinity",
+    id: id::DEFAULT_AFFINITY,
     section: Section::Core,
     title: "New IRQs avoid RT core",
     doc: "/proc/irq/default_smp_affinity is the affinity every newly requested IRQ starts with (a NIC reset or \
@@ -126,21 +124,19 @@ pub const DEFAULT_AFFINITY: Check = Check {
     evaluate: default_affinity,
 };
 
-fn default_affinity(host: &Host, ctx: &Ctx) -> Verdict {
-    settle((|| {
-        let raw = super::read(host, DEFAULT_SMP_AFFINITY)?;
-        let cpus = mask::parse(&raw)
-            .map_err(|_| Verdict::unknown(format!("default_smp_affinity={raw} is not a mask")))?;
-        Ok(if cpus.contains(&ctx.core) {
-            Verdict::fail(format!("mask {raw} includes CPU{}", ctx.core))
-        } else {
-            Verdict::pass(format!("mask {raw} (CPUs {})", cpulist::format(&cpus)))
-        })
-    })())
+fn default_affinity(host: &Host, ctx: &Ctx) -> Eval {
+    let raw = super::read(host, DEFAULT_SMP_AFFINITY)?;
+    let cpus = mask::parse(&raw)
+        .map_err(|_| unknown(format!("default_smp_affinity={raw} is not a mask")))?;
+    Ok(if cpus.contains(&ctx.core) {
+        Assessment::fail(format!("mask {raw} includes CPU{}", ctx.core))
+    } else {
+        Assessment::pass(format!("mask {raw} (CPUs {})", cpulist::format(&cpus)))
+    })
 }
 
 pub const IRQBALANCE: Check = Check {
-    id: "irqbalance",
+    id: id::IRQBALANCE,
     section: Section::Core,
     title: "irqbalance keeps off RT core",
     doc: "irqbalance rewrites IRQ affinities every 10 s and undoes manual pinning. Passes when it is not running, \
@@ -152,10 +148,10 @@ pub const IRQBALANCE: Check = Check {
 };
 
 /// Whether a process named `name` runs, from /proc/PID/comm (works on snapshots, which keep comm files).
-pub fn process_running(host: &Host, name: &str) -> Result<bool, Verdict> {
+pub fn process_running(host: &Host, name: &str) -> Result<bool, Unknown> {
     let pids = host
         .list(PROC)
-        .map_err(|e| Verdict::unknown(format!("{PROC}: {}", e.reason())))?;
+        .map_err(|e| unknown(format!("{PROC}: {}", e.reason())))?;
     Ok(pids
         .iter()
         .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
@@ -175,43 +171,41 @@ fn shell_var<'a>(text: &'a str, var: &str) -> Option<&'a str> {
         .next_back()
 }
 
-fn irqbalance(host: &Host, ctx: &Ctx) -> Verdict {
-    settle((|| {
-        if !process_running(host, "irqbalance")? {
-            return Ok(Verdict::pass("not running"));
-        }
-        let core = ctx.core;
-        let defaults = host.read(IRQBALANCE_DEFAULTS).unwrap_or_default();
-        if let Some(l) = shell_var(&defaults, "IRQBALANCE_BANNED_CPULIST") {
-            let banned = cpulist::parse(l).unwrap_or_default();
-            return Ok(if banned.contains(&core) {
-                Verdict::pass(format!("running, banned CPUs {l}"))
-            } else {
-                Verdict::fail(format!(
-                    "running, CPU{core} not in IRQBALANCE_BANNED_CPULIST={l}"
-                ))
-            });
-        }
-        if let Some(m) = shell_var(&defaults, "IRQBALANCE_BANNED_CPUS") {
-            let banned = mask::parse(m).unwrap_or_default();
-            return Ok(if banned.contains(&core) {
-                Verdict::pass(format!("running, banned mask {m}"))
-            } else {
-                Verdict::fail(format!(
-                    "running, CPU{core} not in IRQBALANCE_BANNED_CPUS={m}"
-                ))
-            });
-        }
-        let in_list = |p: &str| {
-            host.read_trimmed(p)
-                .ok()
-                .and_then(|r| cpulist::parse(&r).ok())
-                .is_some_and(|v| v.contains(&core))
-        };
-        Ok(if in_list(CPU_ISOLATED) || in_list(CPU_NOHZ_FULL) {
-            Verdict::pass("running, skips isolated CPUs")
+fn irqbalance(host: &Host, ctx: &Ctx) -> Eval {
+    if !process_running(host, "irqbalance")? {
+        return Ok(Assessment::pass("not running"));
+    }
+    let core = ctx.core;
+    let defaults = host.read(IRQBALANCE_DEFAULTS).unwrap_or_default();
+    if let Some(l) = shell_var(&defaults, "IRQBALANCE_BANNED_CPULIST") {
+        let banned = cpulist::parse(l).unwrap_or_default();
+        return Ok(if banned.contains(&core) {
+            Assessment::pass(format!("running, banned CPUs {l}"))
         } else {
-            Verdict::fail(format!("running and may move IRQs onto CPU{core}"))
-        })
-    })())
+            Assessment::fail(format!(
+                "running, CPU{core} not in IRQBALANCE_BANNED_CPULIST={l}"
+            ))
+        });
+    }
+    if let Some(m) = shell_var(&defaults, "IRQBALANCE_BANNED_CPUS") {
+        let banned = mask::parse(m).unwrap_or_default();
+        return Ok(if banned.contains(&core) {
+            Assessment::pass(format!("running, banned mask {m}"))
+        } else {
+            Assessment::fail(format!(
+                "running, CPU{core} not in IRQBALANCE_BANNED_CPUS={m}"
+            ))
+        });
+    }
+    let in_list = |p: &str| {
+        host.read_trimmed(p)
+            .ok()
+            .and_then(|r| cpulist::parse(&r).ok())
+            .is_some_and(|v| v.contains(&core))
+    };
+    Ok(if in_list(CPU_ISOLATED) || in_list(CPU_NOHZ_FULL) {
+        Assessment::pass("running, skips isolated CPUs")
+    } else {
+        Assessment::fail(format!("running and may move IRQs onto CPU{core}"))
+    })
 }

@@ -1,19 +1,19 @@
 //! Is the RT core kept free of other work: isolcpus, nohz_full, rcu_nocbs, irqaffinity, its SMT sibling.
 
-use super::sys::{self, CPU_ISOLATED, CPU_NOHZ_FULL};
-use super::{Check, Ctx, Section, Verdict, read, settle, shown};
+use super::machine::{self, CPU_ISOLATED, CPU_NOHZ_FULL};
+use super::{Assessment, Check, Ctx, Eval, Section, Unknown, id, read, shown, unknown};
 use crate::cgroup::{self, Partition};
 use crate::host::Host;
 use crate::parse::cgroup::PartitionState;
 use crate::parse::{cmdline, cpulist};
 use crate::remedy;
 
-fn list(raw: &str, path: &str) -> Result<Vec<usize>, Verdict> {
-    cpulist::parse(raw).map_err(|_| Verdict::unknown(format!("{path}: not a CPU list")))
+fn list(raw: &str, path: &str) -> Result<Vec<usize>, Unknown> {
+    cpulist::parse(raw).map_err(|_| unknown(format!("{path}: not a CPU list")))
 }
 
 pub const CORE_ISOLATED: Check = Check {
-    id: "core_isolated",
+    id: id::CORE_ISOLATED,
     section: Section::Core,
     title: "RT core isolated",
     doc: "An isolated core gets no ordinary tasks from the scheduler, so nothing competes with the RT thread. \
@@ -26,61 +26,59 @@ pub const CORE_ISOLATED: Check = Check {
     evaluate: core_isolated,
 };
 
-fn core_isolated(host: &Host, ctx: &Ctx) -> Verdict {
-    settle((|| {
-        let raw = read(host, CPU_ISOLATED)?;
-        let set = list(&raw, CPU_ISOLATED)?;
-        let cpu = ctx.core;
-        if cpu == 0 {
-            return Ok(Verdict::fail(if set.contains(&0) {
-                "CPU0 is isolated but should not be your RT core"
-            } else {
-                "CPU0 selected; choose non-CPU0"
-            }));
-        }
-        let cg = cgroup::of_core(host, cpu);
-        let part = cg.partition.as_ref();
-        if let Some(Partition {
-            name,
-            state: PartitionState::Invalid { kind, reason },
-            ..
-        }) = part
-        {
-            return Ok(Verdict::fail(format!(
-                "cgroup partition {name} is \"{kind} invalid\": {}",
-                reason.as_deref().unwrap_or("the kernel gives no reason")
-            )));
-        }
-        Ok(match (set.contains(&cpu), part) {
-            (boot, Some(p)) if cg.isolated(cpu) => Verdict::pass(if boot {
-                format!(
-                    "isolated list: {}; and cgroup isolated partition {}",
-                    shown(&raw),
-                    p.name
-                )
-            } else {
-                format!(
-                    "cgroup isolated partition {} (CPUs {})",
-                    p.name,
-                    cpulist::format(&p.cpus)
-                )
-            }),
-            (true, _) => Verdict::pass(format!("isolated list: {}", shown(&raw))),
-            (false, Some(p)) if p.state == PartitionState::Isolated => Verdict::fail(format!(
-                "cgroup partition {} is isolated but CPU{cpu} is not in cpuset.cpus.isolated",
+fn core_isolated(host: &Host, ctx: &Ctx) -> Eval {
+    let raw = read(host, CPU_ISOLATED)?;
+    let set = list(&raw, CPU_ISOLATED)?;
+    let cpu = ctx.core;
+    if cpu == 0 {
+        return Ok(Assessment::fail(if set.contains(&0) {
+            "CPU0 is isolated but should not be your RT core"
+        } else {
+            "CPU0 selected; choose non-CPU0"
+        }));
+    }
+    let cg = cgroup::of_core(host, cpu);
+    let part = cg.partition.as_ref();
+    if let Some(Partition {
+        name,
+        state: PartitionState::Invalid { kind, reason },
+        ..
+    }) = part
+    {
+        return Ok(Assessment::fail(format!(
+            "cgroup partition {name} is \"{kind} invalid\": {}",
+            reason.as_deref().unwrap_or("the kernel gives no reason")
+        )));
+    }
+    Ok(match (set.contains(&cpu), part) {
+        (boot, Some(p)) if cg.isolated(cpu) => Assessment::pass(if boot {
+            format!(
+                "isolated list: {}; and cgroup isolated partition {}",
+                shown(&raw),
                 p.name
-            )),
-            (false, Some(p)) => Verdict::fail(format!(
-                "CPU{cpu} is in cgroup partition {} of type root (load-balanced, not isolated)",
-                p.name
-            )),
-            (false, None) => Verdict::fail(format!("CPU{cpu} not in isolated: {}", shown(&raw))),
-        })
-    })())
+            )
+        } else {
+            format!(
+                "cgroup isolated partition {} (CPUs {})",
+                p.name,
+                cpulist::format(&p.cpus)
+            )
+        }),
+        (true, _) => Assessment::pass(format!("isolated list: {}", shown(&raw))),
+        (false, Some(p)) if p.state == PartitionState::Isolated => Assessment::fail(format!(
+            "cgroup partition {} is isolated but CPU{cpu} is not in cpuset.cpus.isolated",
+            p.name
+        )),
+        (false, Some(p)) => Assessment::fail(format!(
+            "CPU{cpu} is in cgroup partition {} of type root (load-balanced, not isolated)",
+            p.name
+        )),
+        (false, None) => Assessment::fail(format!("CPU{cpu} not in isolated: {}", shown(&raw))),
+    })
 }
 
 pub const NOHZ_FULL: Check = Check {
-    id: "nohz_full",
+    id: id::NOHZ_FULL,
     section: Section::Core,
     title: "nohz_full on RT core",
     doc: "nohz_full= stops the periodic scheduler tick on the core while one task runs there, removing a \
@@ -93,35 +91,35 @@ pub const NOHZ_FULL: Check = Check {
     evaluate: nohz_full,
 };
 
-fn nohz_full(host: &Host, ctx: &Ctx) -> Verdict {
+fn nohz_full(host: &Host, ctx: &Ctx) -> Eval {
     let cpu = ctx.core;
     match host.read_trimmed(CPU_NOHZ_FULL) {
-        Ok(raw) => settle((|| {
+        Ok(raw) => {
             let set = list(&raw, CPU_NOHZ_FULL)?;
             Ok(if set.contains(&cpu) {
-                Verdict::pass(format!("nohz_full list: {}", shown(&raw)))
+                Assessment::pass(format!("nohz_full list: {}", shown(&raw)))
             } else {
-                Verdict::fail(format!("CPU{cpu} not in nohz_full: {}", shown(&raw)))
+                Assessment::fail(format!("CPU{cpu} not in nohz_full: {}", shown(&raw)))
             })
-        })()),
-        Err(e) if e.is_not_found() && host.exists(CPU_ISOLATED) => {
-            match sys::cmdline(host)
+        }
+        Err(e) if e.is_not_found() && host.exists(CPU_ISOLATED) => Ok(
+            match machine::cmdline(host)
                 .ok()
                 .as_deref()
                 .and_then(|p| cmdline::get(p, "nohz_full"))
             {
-                Some(v) => Verdict::fail(format!(
+                Some(v) => Assessment::fail(format!(
                     "kernel without NO_HZ_FULL ignores cmdline nohz_full={v}"
                 )),
-                None => Verdict::fail("kernel built without nohz_full support"),
-            }
-        }
-        Err(e) => Verdict::unknown(format!("{CPU_NOHZ_FULL}: {}", e.reason())),
+                None => Assessment::fail("kernel built without nohz_full support"),
+            },
+        ),
+        Err(e) => Err(unknown(format!("{CPU_NOHZ_FULL}: {}", e.reason()))),
     }
 }
 
 pub const RCU_NOCBS: Check = Check {
-    id: "rcu_nocbs",
+    id: id::RCU_NOCBS,
     section: Section::Core,
     title: "rcu_nocbs includes RT core",
     doc: "rcu_nocbs= moves RCU callback processing off the core into kthreads that run elsewhere. Passes when the \
@@ -132,34 +130,32 @@ pub const RCU_NOCBS: Check = Check {
     evaluate: rcu_nocbs,
 };
 
-fn rcu_nocbs(host: &Host, ctx: &Ctx) -> Verdict {
-    settle((|| {
-        let cpu = ctx.core;
-        let params = sys::cmdline(host)
-            .map_err(|e| Verdict::unknown(format!("{}: {}", sys::PROC_CMDLINE, e.reason())))?;
-        if let Some(raw) = cmdline::get(&params, "rcu_nocbs") {
-            let set = cpulist::parse(raw).unwrap_or_default();
-            return Ok(if set.contains(&cpu) {
-                Verdict::pass(raw.to_string())
-            } else {
-                Verdict::fail(format!("CPU{cpu} not in rcu_nocbs: {}", shown(raw)))
-            });
-        }
-        let nohz = host
-            .read_trimmed(CPU_NOHZ_FULL)
-            .ok()
-            .and_then(|r| cpulist::parse(&r).ok())
-            .unwrap_or_default();
-        Ok(if nohz.contains(&cpu) {
-            Verdict::pass(format!("offloaded by nohz_full (CPU{cpu})"))
+fn rcu_nocbs(host: &Host, ctx: &Ctx) -> Eval {
+    let cpu = ctx.core;
+    let params = machine::cmdline(host)
+        .map_err(|e| unknown(format!("{}: {}", machine::PROC_CMDLINE, e.reason())))?;
+    if let Some(raw) = cmdline::get(&params, "rcu_nocbs") {
+        let set = cpulist::parse(raw).unwrap_or_default();
+        return Ok(if set.contains(&cpu) {
+            Assessment::pass(raw.to_string())
         } else {
-            Verdict::fail("no rcu_nocbs= on the kernel command line")
-        })
-    })())
+            Assessment::fail(format!("CPU{cpu} not in rcu_nocbs: {}", shown(raw)))
+        });
+    }
+    let nohz = host
+        .read_trimmed(CPU_NOHZ_FULL)
+        .ok()
+        .and_then(|r| cpulist::parse(&r).ok())
+        .unwrap_or_default();
+    Ok(if nohz.contains(&cpu) {
+        Assessment::pass(format!("offloaded by nohz_full (CPU{cpu})"))
+    } else {
+        Assessment::fail("no rcu_nocbs= on the kernel command line")
+    })
 }
 
 pub const IRQAFFINITY: Check = Check {
-    id: "irqaffinity",
+    id: id::IRQAFFINITY,
     section: Section::Core,
     title: "irqaffinity excludes RT core",
     doc: "irqaffinity= sets where interrupts start at boot; the boot parameter beats runtime writes because some \
@@ -170,28 +166,26 @@ pub const IRQAFFINITY: Check = Check {
     evaluate: irqaffinity,
 };
 
-fn irqaffinity(host: &Host, ctx: &Ctx) -> Verdict {
-    settle((|| {
-        let params = sys::cmdline(host)
-            .map_err(|e| Verdict::unknown(format!("{}: {}", sys::PROC_CMDLINE, e.reason())))?;
-        let Some(raw) = cmdline::get(&params, "irqaffinity") else {
-            return Ok(Verdict::fail("no irqaffinity kernel param"));
-        };
-        let set = cpulist::parse(raw)
-            .map_err(|_| Verdict::unknown(format!("irqaffinity={raw} is not a CPU list")))?;
-        if set.is_empty() {
-            return Ok(Verdict::unknown("empty list"));
-        }
-        Ok(if set.contains(&ctx.core) {
-            Verdict::fail(format!("RT core present in irqaffinity: {raw}"))
-        } else {
-            Verdict::pass(raw.to_string())
-        })
-    })())
+fn irqaffinity(host: &Host, ctx: &Ctx) -> Eval {
+    let params = machine::cmdline(host)
+        .map_err(|e| unknown(format!("{}: {}", machine::PROC_CMDLINE, e.reason())))?;
+    let Some(raw) = cmdline::get(&params, "irqaffinity") else {
+        return Ok(Assessment::fail("no irqaffinity kernel param"));
+    };
+    let set =
+        cpulist::parse(raw).map_err(|_| unknown(format!("irqaffinity={raw} is not a CPU list")))?;
+    if set.is_empty() {
+        return Err(unknown("empty list"));
+    }
+    Ok(if set.contains(&ctx.core) {
+        Assessment::fail(format!("RT core present in irqaffinity: {raw}"))
+    } else {
+        Assessment::pass(raw.to_string())
+    })
 }
 
 pub const SMT_SIBLING: Check = Check {
-    id: "smt_sibling",
+    id: id::SMT_SIBLING,
     section: Section::Core,
     title: "SMT sibling isolated/disabled",
     doc: "Hyper-threads share a core's execution units and caches: work on the sibling slows the RT thread. \
@@ -201,26 +195,27 @@ pub const SMT_SIBLING: Check = Check {
     evaluate: smt_sibling,
 };
 
-fn smt_sibling(host: &Host, ctx: &Ctx) -> Verdict {
-    settle((|| {
-        let cpu = ctx.core;
-        let path = format!("{}/cpu{cpu}/topology/thread_siblings_list", sys::CPU_DIR);
-        let raw = read(host, &path)?;
-        let mut sibs = list(&raw, &path)?;
-        sibs.retain(|&c| c != cpu);
-        if let Ok(online) = sys::online_cpus(host) {
-            sibs.retain(|c| online.contains(c));
-        }
-        if sibs.is_empty() {
-            return Ok(Verdict::pass("no sibling"));
-        }
-        let iso_raw = host
-            .read_trimmed(CPU_ISOLATED)
-            .map_err(|_| Verdict::unknown("cannot read isolated"))?;
-        let iso = list(&iso_raw, CPU_ISOLATED)?;
-        match sibs.iter().find(|s| !iso.contains(s)) {
-            Some(s) => Ok(Verdict::fail(format!("sibling CPU{s} not isolated"))),
-            None => Ok(Verdict::pass("siblings all isolated")),
-        }
-    })())
+fn smt_sibling(host: &Host, ctx: &Ctx) -> Eval {
+    let cpu = ctx.core;
+    let path = format!(
+        "{}/cpu{cpu}/topology/thread_siblings_list",
+        machine::CPU_DIR
+    );
+    let raw = read(host, &path)?;
+    let mut sibs = list(&raw, &path)?;
+    sibs.retain(|&c| c != cpu);
+    if let Ok(online) = machine::online_cpus(host) {
+        sibs.retain(|c| online.contains(c));
+    }
+    if sibs.is_empty() {
+        return Ok(Assessment::pass("no sibling"));
+    }
+    let iso_raw = host
+        .read_trimmed(CPU_ISOLATED)
+        .map_err(|_| unknown("cannot read isolated"))?;
+    let iso = list(&iso_raw, CPU_ISOLATED)?;
+    match sibs.iter().find(|s| !iso.contains(s)) {
+        Some(s) => Ok(Assessment::fail(format!("sibling CPU{s} not isolated"))),
+        None => Ok(Assessment::pass("siblings all isolated")),
+    }
 }

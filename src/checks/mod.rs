@@ -2,13 +2,16 @@
 //! one ordered list, `REGISTRY`, from which `check`'s output, `--help` text and the docs are generated.
 
 pub mod ethtool;
+pub mod id;
 pub mod irq;
 pub mod isolation;
+pub mod knob;
+pub mod machine;
 pub mod nic;
-pub mod nic_extra;
+pub mod nic_hw;
+pub mod nic_irq;
 pub mod noise;
 pub mod power;
-pub mod sys;
 pub mod system;
 pub mod threads;
 
@@ -42,39 +45,44 @@ pub struct Ctx {
     pub nic: Option<String>,
 }
 
-/// One check's verdict.
+/// What one check concluded about the machine (the reported form, with id and title, is a `Finding`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Verdict {
+pub struct Assessment {
     pub status: Status,
     pub detail: String,
 }
 
-impl Verdict {
+impl Assessment {
     pub fn pass(d: impl Into<String>) -> Self {
-        Verdict {
-            status: Status::Pass,
-            detail: d.into(),
-        }
+        Self::new(Status::Pass, d)
     }
     pub fn fail(d: impl Into<String>) -> Self {
-        Verdict {
-            status: Status::Fail,
-            detail: d.into(),
-        }
-    }
-    pub fn unknown(d: impl Into<String>) -> Self {
-        Verdict {
-            status: Status::Unknown,
-            detail: d.into(),
-        }
+        Self::new(Status::Fail, d)
     }
     pub fn info(d: impl Into<String>) -> Self {
-        Verdict {
-            status: Status::Info,
+        Self::new(Status::Info, d)
+    }
+    fn new(status: Status, d: impl Into<String>) -> Self {
+        Assessment {
+            status,
             detail: d.into(),
         }
     }
 }
+
+/// Why a check could not reach a verdict (a file missing or unreadable, a value it cannot parse): reported as
+/// `unknown` with this text. Evaluate functions return it with `?`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unknown(pub String);
+
+/// `Unknown` with this reason.
+pub(crate) fn unknown(why: impl Into<String>) -> Unknown {
+    Unknown(why.into())
+}
+
+/// What an evaluate function returns: an assessment, or why there is none.
+pub type Eval = Result<Assessment, Unknown>;
 
 /// A registered check.
 pub struct Check {
@@ -85,7 +93,7 @@ pub struct Check {
     pub doc: &'static str,
     /// The `fix` step (crate::remedy) that repairs a failure, if one exists.
     pub remedy: Option<&'static str>,
-    pub evaluate: fn(&Host, &Ctx) -> Verdict,
+    pub evaluate: fn(&Host, &Ctx) -> Eval,
 }
 
 /// A check's result as reported (text and JSON). `remedy` is set only when the check failed.
@@ -133,11 +141,11 @@ pub static REGISTRY: &[Check] = &[
     nic::NIC_PRESENT,
     nic::NIC_LINK,
     nic::NIC_QUIET,
-    nic::NIC_IRQS_PINNED,
-    nic::RPS,
-    nic_extra::NIC_DRIVER,
-    nic_extra::NIC_SPEED,
-    nic_extra::NIC_IRQ_DEFER,
+    nic_irq::NIC_IRQS_PINNED,
+    nic_irq::RPS,
+    nic_hw::NIC_DRIVER,
+    nic_hw::NIC_SPEED,
+    nic_irq::NIC_IRQ_DEFER,
     ethtool::NIC_COALESCE,
     ethtool::NIC_EEE,
 ];
@@ -147,14 +155,13 @@ pub fn find(id: &str) -> Option<&'static Check> {
     REGISTRY.iter().find(|c| c.id == id)
 }
 
-/// Reads a value for a check; failure becomes an `unknown` verdict naming the path and the reason
-/// ("permission denied", "not found").
-pub(crate) fn read(host: &Host, path: &str) -> Result<String, Verdict> {
+/// Reads a value for a check; failure is `Unknown`, naming the path and the reason ("permission denied",
+/// "not found").
+pub(crate) fn read(host: &Host, path: &str) -> Result<String, Unknown> {
     host.read_trimmed(path)
-        .map_err(|e| Verdict::unknown(format!("{path}: {}", e.reason())))
+        .map_err(|e| unknown(format!("{path}: {}", e.reason())))
 }
 
-/// Lets evaluate functions use `?` with `unknown` verdicts as the early return.
 /// The first `show` items joined with ", ", then "+N more" for the rest: details stay one short line.
 pub(crate) fn first_few(items: &[String], show: usize) -> String {
     let mut d = items
@@ -167,10 +174,6 @@ pub(crate) fn first_few(items: &[String], show: usize) -> String {
         d.push_str(&format!(", +{} more", items.len() - show));
     }
     d
-}
-
-pub(crate) fn settle(r: Result<Verdict, Verdict>) -> Verdict {
-    r.unwrap_or_else(|v| v)
 }
 
 /// Details longer than this are cut: a garbage file must not flood the terminal.
@@ -197,15 +200,6 @@ pub fn sanitize(s: &str, max: usize) -> String {
     out
 }
 
-/// A kernel value that should be an integer: pass/fail by `good`, unknown when it is not a number.
-pub(crate) fn int_value(name: &str, raw: &str, good: impl Fn(i64) -> bool) -> Verdict {
-    match raw.parse::<i64>() {
-        Ok(v) if good(v) => Verdict::pass(format!("{name}={v}")),
-        Ok(v) => Verdict::fail(format!("{name}={v}")),
-        Err(_) => Verdict::unknown(format!("{name}: not a number ({raw})")),
-    }
-}
-
 /// A kernel keyword value (governor, operstate): lowercase letters, digits, '_' and '-'.
 pub(crate) fn is_word(v: &str) -> bool {
     !v.is_empty()
@@ -229,7 +223,10 @@ pub fn run_all(host: &Host, ctx: &Ctx) -> Vec<Finding> {
         .iter()
         .filter(|c| c.section != Section::Nic || ctx.nic.is_some())
         .map(|c| {
-            let v = (c.evaluate)(host, ctx);
+            let v = (c.evaluate)(host, ctx).unwrap_or_else(|Unknown(why)| Assessment {
+                status: Status::Unknown,
+                detail: why,
+            });
             Finding {
                 id: c.id,
                 section: c.section,
@@ -244,4 +241,21 @@ pub fn run_all(host: &Host, ctx: &Ctx) -> Vec<Finding> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_knobs_name_registered_sysctl_checks() {
+        let mut ids: Vec<&str> = REGISTRY.iter().map(|c| c.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), REGISTRY.len(), "duplicate check id");
+        for k in knob::SYSCTLS {
+            let c = find(k.check).unwrap_or_else(|| panic!("{} not registered", k.check));
+            assert_eq!(c.remedy, Some(crate::remedy::SYSCTL), "{}", c.id);
+        }
+    }
 }

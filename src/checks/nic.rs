@@ -1,10 +1,9 @@
-//! The EtherCAT NIC of the original tool: present, link up, quiet (no IP traffic), IRQs pinned, RPS off.
+//! The EtherCAT NIC of the original tool: present, link up, quiet (no IP traffic). Its receive path (IRQs, RPS,
+//! deferral) is in nic_irq.rs, its driver and speed in nic_hw.rs.
 
-use super::irq::{irq_affinity, nic_irqs, read_interrupts};
-use super::{Check, Ctx, Section, Verdict, settle};
+use super::{Assessment, Check, Ctx, Eval, Section, Unknown, id, unknown};
 use crate::host::Host;
-use crate::parse::{mask, netaddr, route};
-use crate::remedy;
+use crate::parse::{netaddr, route};
 
 pub const NET: &str = "/sys/class/net";
 const ROUTE: &str = "/proc/net/route";
@@ -20,20 +19,20 @@ pub fn exists(host: &Host, nic: &str) -> bool {
 }
 
 /// The NIC this check is about, if it exists; otherwise the `unknown` verdict the dependent checks give.
-pub fn present<'a>(host: &Host, ctx: &'a Ctx) -> Result<&'a str, Verdict> {
+pub fn present<'a>(host: &Host, ctx: &'a Ctx) -> Result<&'a str, Unknown> {
     let nic = ctx
         .nic
         .as_deref()
-        .ok_or_else(|| Verdict::unknown("no NIC in context"))?;
+        .ok_or_else(|| unknown("no NIC in context"))?;
     if exists(host, nic) {
         Ok(nic)
     } else {
-        Err(Verdict::unknown("NIC not found"))
+        Err(unknown("NIC not found"))
     }
 }
 
 pub const NIC_PRESENT: Check = Check {
-    id: "nic_present",
+    id: id::NIC_PRESENT,
     section: Section::Nic,
     title: "NIC interface present",
     doc: "The interface given with --nic exists. Passes when its operstate, carrier or address can be read. \
@@ -43,16 +42,16 @@ pub const NIC_PRESENT: Check = Check {
     evaluate: nic_present,
 };
 
-fn nic_present(host: &Host, ctx: &Ctx) -> Verdict {
+fn nic_present(host: &Host, ctx: &Ctx) -> Eval {
     match ctx.nic.as_deref() {
-        None => Verdict::unknown("no NIC in context"),
-        Some(n) if exists(host, n) => Verdict::pass("exists"),
-        Some(_) => Verdict::fail("interface not found"),
+        None => Err(unknown("no NIC in context")),
+        Some(n) if exists(host, n) => Ok(Assessment::pass("exists")),
+        Some(_) => Ok(Assessment::fail("interface not found")),
     }
 }
 
 pub const NIC_LINK: Check = Check {
-    id: "nic_link",
+    id: id::NIC_LINK,
     section: Section::Nic,
     title: "NIC link is UP",
     doc: "Without a link to the first SubDevice no frame comes back. Passes when operstate is up; when operstate \
@@ -61,38 +60,32 @@ pub const NIC_LINK: Check = Check {
     evaluate: nic_link,
 };
 
-fn nic_link(host: &Host, ctx: &Ctx) -> Verdict {
-    settle((|| {
-        let nic = present(host, ctx)?;
-        let oper = host
-            .read_trimmed(&format!("{NET}/{nic}/operstate"))
-            .unwrap_or_default();
-        if oper == "up" {
-            return Ok(Verdict::pass("operstate=up"));
-        }
-        if !oper.is_empty() && !super::is_word(&oper) {
-            return Ok(Verdict::unknown(format!(
-                "operstate: unexpected value '{oper}'"
-            )));
-        }
-        if !oper.is_empty() && oper != "unknown" {
-            return Ok(Verdict::fail(format!("operstate={oper}")));
-        }
-        Ok(
-            match host
-                .read_trimmed(&format!("{NET}/{nic}/carrier"))
-                .as_deref()
-            {
-                Ok("1") => Verdict::pass("carrier=1"),
-                Ok("0") => Verdict::fail("carrier=0"),
-                _ => Verdict::unknown("no operstate/carrier"),
-            },
-        )
-    })())
+fn nic_link(host: &Host, ctx: &Ctx) -> Eval {
+    let nic = present(host, ctx)?;
+    let oper = host
+        .read_trimmed(&format!("{NET}/{nic}/operstate"))
+        .unwrap_or_default();
+    if oper == "up" {
+        return Ok(Assessment::pass("operstate=up"));
+    }
+    if !oper.is_empty() && !super::is_word(&oper) {
+        return Err(unknown(format!("operstate: unexpected value '{oper}'")));
+    }
+    if !oper.is_empty() && oper != "unknown" {
+        return Ok(Assessment::fail(format!("operstate={oper}")));
+    }
+    match host
+        .read_trimmed(&format!("{NET}/{nic}/carrier"))
+        .as_deref()
+    {
+        Ok("1") => Ok(Assessment::pass("carrier=1")),
+        Ok("0") => Ok(Assessment::fail("carrier=0")),
+        _ => Err(unknown("no operstate/carrier")),
+    }
 }
 
 pub const NIC_QUIET: Check = Check {
-    id: "nic_quiet",
+    id: id::NIC_QUIET,
     section: Section::Nic,
     title: "NIC is quiet",
     doc: "An EtherCAT segment should carry only EtherCAT: an IPv4/IPv6 address (even link-local) or a default \
@@ -131,107 +124,26 @@ fn addr_counts(host: &Host, nic: &str) -> Option<(usize, usize)> {
     from_files
 }
 
-fn nic_quiet(host: &Host, ctx: &Ctx) -> Verdict {
-    settle((|| {
-        let nic = present(host, ctx)?;
-        let def4 = route::v4_default_ifaces(&host.read(ROUTE).unwrap_or_default())
-            .iter()
-            .any(|i| i == nic);
-        let def6 = route::v6_default_ifaces(&host.read(IPV6_ROUTE).unwrap_or_default())
-            .iter()
-            .any(|i| i == nic);
-        let yn = |b: bool| if b { "yes" } else { "no" };
-        Ok(match addr_counts(host, nic) {
-            Some((0, 0)) if !def4 && !def6 => Verdict::pass("no IPs, no default route"),
-            Some((v4, v6)) => Verdict::fail(format!(
-                "v4={v4}, v6={v6}, def4={}, def6={}",
-                yn(def4),
-                yn(def6)
-            )),
-            None => Verdict::unknown(format!("addr=?, def4={}, def6={}", yn(def4), yn(def6))),
-        })
-    })())
-}
-
-pub const NIC_IRQS_PINNED: Check = Check {
-    id: "nic_irqs_pinned",
-    section: Section::Nic,
-    title: "NIC IRQs pinned to RT core",
-    doc: "The NIC's interrupts should be handled on the RT core, next to the thread that waits for the frames. \
-          Passes when every IRQ of the NIC has exactly the RT core as its affinity. The NIC's IRQs are found by \
-          its MSI vectors and exact action names (see unrelated_irqs).",
-    remedy: Some(remedy::IRQ_AFFINITY),
-    evaluate: nic_irqs_pinned,
-};
-
-fn nic_irqs_pinned(host: &Host, ctx: &Ctx) -> Verdict {
-    settle((|| {
-        let nic = present(host, ctx)?;
-        let ints = read_interrupts(host)?;
-        let irqs = nic_irqs(host, nic, &ints);
-        if irqs.is_empty() {
-            return Ok(Verdict::unknown("no NIC IRQs seen"));
-        }
-        let mut bad = Vec::new();
-        for n in &irqs {
-            let path = format!("{}/{n}/smp_affinity_list", super::irq::PROC_IRQ);
-            let raw = host.read_trimmed(&path).map_err(|e| {
-                Verdict::unknown(format!(
-                    "cannot read smp_affinity_list for IRQ {n}: {}",
-                    e.reason()
-                ))
-            })?;
-            let set = crate::parse::cpulist::parse(&raw).unwrap_or_default();
-            let now = irq_affinity(host, *n).unwrap_or_default();
-            if set != [ctx.core] || (!now.is_empty() && now != [ctx.core]) {
-                bad.push(n.to_string());
-            }
-        }
-        Ok(if bad.is_empty() {
-            Verdict::pass(format!("all pinned to CPU{}", ctx.core))
-        } else {
-            Verdict::fail(format!("not pinned: {}", bad.join(",")))
-        })
-    })())
-}
-
-pub const RPS: Check = Check {
-    id: "rps",
-    section: Section::Nic,
-    title: "RPS disabled on NIC",
-    doc: "Receive Packet Steering hands received frames to other CPUs through an IPI, adding a hop and jitter. \
-          Passes when every rx queue's rps_cpus mask is zero.",
-    remedy: Some(remedy::RPS),
-    evaluate: rps,
-};
-
-fn rps(host: &Host, ctx: &Ctx) -> Verdict {
-    settle((|| {
-        let nic = present(host, ctx)?;
-        let dir = format!("{NET}/{nic}/queues");
-        let queues = host
-            .list(&dir)
-            .map_err(|_| Verdict::unknown("no queues dir"))?;
-        let mut checked = 0;
-        let mut bad = Vec::new();
-        for q in queues.iter().filter(|q| q.starts_with("rx-")) {
-            let path = format!("{dir}/{q}/rps_cpus");
-            let raw = host
-                .read_trimmed(&path)
-                .map_err(|e| Verdict::unknown(format!("cannot read {path}: {}", e.reason())))?;
-            let cpus =
-                mask::parse(&raw).map_err(|_| Verdict::unknown(format!("{path}: not a mask")))?;
-            checked += 1;
-            if !cpus.is_empty() {
-                bad.push(q.clone());
-            }
-        }
-        Ok(if checked == 0 {
-            Verdict::unknown("no rx/tx queues found")
-        } else if bad.is_empty() {
-            Verdict::pass("all zero masks")
-        } else {
-            Verdict::fail(format!("non-zero masks present ({})", bad.join(",")))
-        })
-    })())
+fn nic_quiet(host: &Host, ctx: &Ctx) -> Eval {
+    let nic = present(host, ctx)?;
+    let def4 = route::v4_default_ifaces(&host.read(ROUTE).unwrap_or_default())
+        .iter()
+        .any(|i| i == nic);
+    let def6 = route::v6_default_ifaces(&host.read(IPV6_ROUTE).unwrap_or_default())
+        .iter()
+        .any(|i| i == nic);
+    let yn = |b: bool| if b { "yes" } else { "no" };
+    match addr_counts(host, nic) {
+        Some((0, 0)) if !def4 && !def6 => Ok(Assessment::pass("no IPs, no default route")),
+        Some((v4, v6)) => Ok(Assessment::fail(format!(
+            "v4={v4}, v6={v6}, def4={}, def6={}",
+            yn(def4),
+            yn(def6)
+        ))),
+        None => Err(unknown(format!(
+            "addr=?, def4={}, def6={}",
+            yn(def4),
+            yn(def6)
+        ))),
+    }
 }

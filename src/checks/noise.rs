@@ -1,29 +1,25 @@
 //! Further sources of noise on the RT core: tick skew, clocksource watchdog, NMI and soft-lockup watchdogs,
 //! transparent huge pages, vmstat updates, NUMA balancing, unbound workqueues.
 
-use super::sys::{self, PROC_CMDLINE};
-use super::{Check, Ctx, Section, Verdict, read, settle};
+use super::machine::{self, PROC_CMDLINE};
+use super::{Assessment, Check, Ctx, Eval, Section, Unknown, id, knob, read, unknown};
 use crate::host::Host;
-use crate::parse::{cmdline, cpulist, mask};
+use crate::parse::{cmdline, mask};
 use crate::remedy;
 
-const NMI_WATCHDOG_PATH: &str = "/proc/sys/kernel/nmi_watchdog";
 const WATCHDOG: &str = "/proc/sys/kernel/watchdog";
 const SOFT_WATCHDOG_PATH: &str = "/proc/sys/kernel/soft_watchdog";
-const WATCHDOG_CPUMASK: &str = "/proc/sys/kernel/watchdog_cpumask";
 const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
-const STAT_INTERVAL_PATH: &str = "/proc/sys/vm/stat_interval";
-const NUMA_BALANCING_PATH: &str = "/proc/sys/kernel/numa_balancing";
 const WQ_CPUMASK: &str = "/sys/devices/virtual/workqueue/cpumask";
 const CURRENT_CLOCKSOURCE: &str =
     "/sys/devices/system/clocksource/clocksource0/current_clocksource";
 
-fn params(host: &Host) -> Result<Vec<cmdline::Param>, Verdict> {
-    sys::cmdline(host).map_err(|e| Verdict::unknown(format!("{PROC_CMDLINE}: {}", e.reason())))
+fn params(host: &Host) -> Result<Vec<cmdline::Param>, Unknown> {
+    machine::cmdline(host).map_err(|e| unknown(format!("{PROC_CMDLINE}: {}", e.reason())))
 }
 
 pub const SKEW_TICK: Check = Check {
-    id: "skew_tick",
+    id: id::SKEW_TICK,
     section: Section::System,
     title: "Scheduler ticks skewed",
     doc: "By default every CPU's tick fires at the same instant and they contend for the same locks \
@@ -32,18 +28,16 @@ pub const SKEW_TICK: Check = Check {
     evaluate: skew_tick,
 };
 
-fn skew_tick(host: &Host, _: &Ctx) -> Verdict {
-    settle((|| {
-        Ok(match cmdline::get(&params(host)?, "skew_tick") {
-            Some("1") => Verdict::pass("skew_tick=1"),
-            Some(v) => Verdict::fail(format!("skew_tick={v}")),
-            None => Verdict::fail("no skew_tick=1 on the kernel command line"),
-        })
-    })())
+fn skew_tick(host: &Host, _: &Ctx) -> Eval {
+    Ok(match cmdline::get(&params(host)?, "skew_tick") {
+        Some("1") => Assessment::pass("skew_tick=1"),
+        Some(v) => Assessment::fail(format!("skew_tick={v}")),
+        None => Assessment::fail("no skew_tick=1 on the kernel command line"),
+    })
 }
 
 pub const TSC_RELIABLE: Check = Check {
-    id: "tsc_reliable",
+    id: id::TSC_RELIABLE,
     section: Section::System,
     title: "TSC watchdog off",
     doc: "On x86 the clocksource watchdog compares the TSC with another clock every 0.5 s from a timer that \
@@ -54,24 +48,24 @@ pub const TSC_RELIABLE: Check = Check {
     evaluate: tsc_reliable,
 };
 
-fn tsc_reliable(host: &Host, _: &Ctx) -> Verdict {
-    settle((|| {
-        let cs = read(host, CURRENT_CLOCKSOURCE)?;
-        if !super::is_word(&cs) {
-            return Err(Verdict::unknown("current_clocksource: unexpected value"));
-        }
-        if cs != "tsc" {
-            return Ok(Verdict::info(format!("clocksource {cs}, no TSC watchdog")));
-        }
-        Ok(match cmdline::get(&params(host)?, "tsc") {
-            Some(v @ ("reliable" | "nowatchdog")) => Verdict::pass(format!("tsc={v}")),
-            _ => Verdict::fail("no tsc=reliable on the kernel command line"),
-        })
-    })())
+fn tsc_reliable(host: &Host, _: &Ctx) -> Eval {
+    let cs = read(host, CURRENT_CLOCKSOURCE)?;
+    if !super::is_word(&cs) {
+        return Err(unknown("current_clocksource: unexpected value"));
+    }
+    if cs != "tsc" {
+        return Ok(Assessment::info(format!(
+            "clocksource {cs}, no TSC watchdog"
+        )));
+    }
+    Ok(match cmdline::get(&params(host)?, "tsc") {
+        Some(v @ ("reliable" | "nowatchdog")) => Assessment::pass(format!("tsc={v}")),
+        _ => Assessment::fail("no tsc=reliable on the kernel command line"),
+    })
 }
 
 pub const NMI_WATCHDOG: Check = Check {
-    id: "nmi_watchdog",
+    id: id::NMI_WATCHDOG,
     section: Section::System,
     title: "NMI watchdog off",
     doc: "The hard-lockup detector fires a performance-counter NMI on every CPU every few seconds; an NMI cannot \
@@ -80,17 +74,12 @@ pub const NMI_WATCHDOG: Check = Check {
     evaluate: nmi_watchdog,
 };
 
-fn nmi_watchdog(host: &Host, _: &Ctx) -> Verdict {
-    match host.read_trimmed(NMI_WATCHDOG_PATH) {
-        Ok(v) if v == "0" => Verdict::pass("nmi_watchdog=0"),
-        Ok(v) => Verdict::fail(format!("nmi_watchdog={v}")),
-        Err(e) if e.is_not_found() => Verdict::pass("no NMI watchdog in this kernel"),
-        Err(e) => Verdict::unknown(format!("{NMI_WATCHDOG_PATH}: {}", e.reason())),
-    }
+fn nmi_watchdog(host: &Host, ctx: &Ctx) -> Eval {
+    knob::NMI_WATCHDOG.evaluate(host, ctx)
 }
 
 pub const THP: Check = Check {
-    id: "thp",
+    id: id::THP,
     section: Section::System,
     title: "Transparent huge pages not always",
     doc: "With THP \"always\", page faults may stall in compaction and khugepaged collapses pages in the \
@@ -99,26 +88,27 @@ pub const THP: Check = Check {
     evaluate: thp,
 };
 
-fn thp(host: &Host, _: &Ctx) -> Verdict {
-    match host.read_trimmed(THP_ENABLED) {
-        Ok(v) => {
-            let sel = v
-                .split_whitespace()
-                .find(|w| w.starts_with('['))
-                .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string());
-            match sel.as_deref() {
-                Some("always") => Verdict::fail("enabled=always"),
-                Some(s @ ("madvise" | "never")) => Verdict::pass(format!("enabled={s}")),
-                _ => Verdict::unknown(format!("unexpected value: {v}")),
-            }
+fn thp(host: &Host, _: &Ctx) -> Eval {
+    let v = match host.read_trimmed(THP_ENABLED) {
+        Ok(v) => v,
+        Err(e) if e.is_not_found() => {
+            return Ok(Assessment::info("no transparent huge pages in this kernel"));
         }
-        Err(e) if e.is_not_found() => Verdict::info("no transparent huge pages in this kernel"),
-        Err(e) => Verdict::unknown(format!("{THP_ENABLED}: {}", e.reason())),
+        Err(e) => return Err(unknown(format!("{THP_ENABLED}: {}", e.reason()))),
+    };
+    let sel = v
+        .split_whitespace()
+        .find(|w| w.starts_with('['))
+        .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string());
+    match sel.as_deref() {
+        Some("always") => Ok(Assessment::fail("enabled=always")),
+        Some(s @ ("madvise" | "never")) => Ok(Assessment::pass(format!("enabled={s}"))),
+        _ => Err(unknown(format!("unexpected value: {v}"))),
     }
 }
 
 pub const STAT_INTERVAL: Check = Check {
-    id: "stat_interval",
+    id: id::STAT_INTERVAL,
     section: Section::System,
     title: "vmstat updates infrequent",
     doc: "Every vm.stat_interval seconds a per-CPU work item folds memory statistics on each CPU. Passes when \
@@ -127,19 +117,12 @@ pub const STAT_INTERVAL: Check = Check {
     evaluate: stat_interval,
 };
 
-fn stat_interval(host: &Host, _: &Ctx) -> Verdict {
-    settle((|| {
-        let v = read(host, STAT_INTERVAL_PATH)?;
-        Ok(match v.parse::<u64>() {
-            Ok(n) if n >= 10 => Verdict::pass(format!("stat_interval={n}")),
-            Ok(n) => Verdict::fail(format!("stat_interval={n}")),
-            Err(_) => Verdict::unknown(format!("stat_interval={v}")),
-        })
-    })())
+fn stat_interval(host: &Host, ctx: &Ctx) -> Eval {
+    knob::STAT_INTERVAL.evaluate(host, ctx)
 }
 
 pub const NUMA_BALANCING: Check = Check {
-    id: "numa_balancing",
+    id: id::NUMA_BALANCING,
     section: Section::System,
     title: "NUMA balancing off",
     doc: "Automatic NUMA balancing unmaps pages periodically to see who touches them, causing page faults in \
@@ -148,17 +131,12 @@ pub const NUMA_BALANCING: Check = Check {
     evaluate: numa_balancing,
 };
 
-fn numa_balancing(host: &Host, _: &Ctx) -> Verdict {
-    match host.read_trimmed(NUMA_BALANCING_PATH) {
-        Ok(v) if v == "0" => Verdict::pass("numa_balancing=0"),
-        Ok(v) => Verdict::fail(format!("numa_balancing={v}")),
-        Err(e) if e.is_not_found() => Verdict::pass("no NUMA balancing in this kernel"),
-        Err(e) => Verdict::unknown(format!("{NUMA_BALANCING_PATH}: {}", e.reason())),
-    }
+fn numa_balancing(host: &Host, ctx: &Ctx) -> Eval {
+    knob::NUMA_BALANCING.evaluate(host, ctx)
 }
 
 pub const WORKQUEUE: Check = Check {
-    id: "workqueue",
+    id: id::WORKQUEUE,
     section: Section::Core,
     title: "Unbound workqueues avoid RT core",
     doc: "Unbound kernel work (writeback, crypto, filesystem work) runs on the CPUs of the workqueue cpumask. \
@@ -167,21 +145,18 @@ pub const WORKQUEUE: Check = Check {
     evaluate: workqueue,
 };
 
-fn workqueue(host: &Host, ctx: &Ctx) -> Verdict {
-    settle((|| {
-        let raw = read(host, WQ_CPUMASK)?;
-        let cpus = mask::parse(&raw)
-            .map_err(|_| Verdict::unknown(format!("cpumask {raw} is not a mask")))?;
-        Ok(if cpus.contains(&ctx.core) {
-            Verdict::fail(format!("cpumask {raw} includes CPU{}", ctx.core))
-        } else {
-            Verdict::pass(format!("cpumask {raw}"))
-        })
-    })())
+fn workqueue(host: &Host, ctx: &Ctx) -> Eval {
+    let raw = read(host, WQ_CPUMASK)?;
+    let cpus = mask::parse(&raw).map_err(|_| unknown(format!("cpumask {raw} is not a mask")))?;
+    Ok(if cpus.contains(&ctx.core) {
+        Assessment::fail(format!("cpumask {raw} includes CPU{}", ctx.core))
+    } else {
+        Assessment::pass(format!("cpumask {raw}"))
+    })
 }
 
 pub const SOFT_WATCHDOG: Check = Check {
-    id: "soft_watchdog",
+    id: id::SOFT_WATCHDOG,
     section: Section::Core,
     title: "Soft-lockup watchdog off RT core",
     doc: "The soft-lockup detector runs a high-priority timer and thread on each CPU in watchdog_cpumask every \
@@ -191,28 +166,19 @@ pub const SOFT_WATCHDOG: Check = Check {
     evaluate: soft_watchdog,
 };
 
-fn soft_watchdog(host: &Host, ctx: &Ctx) -> Verdict {
-    settle((|| {
-        if let Ok(p) = sys::cmdline(host)
-            && cmdline::get(&p, "nosoftlockup").is_some()
-        {
-            return Ok(Verdict::pass("nosoftlockup"));
+fn soft_watchdog(host: &Host, ctx: &Ctx) -> Eval {
+    if let Ok(p) = machine::cmdline(host)
+        && cmdline::get(&p, "nosoftlockup").is_some()
+    {
+        return Ok(Assessment::pass("nosoftlockup"));
+    }
+    for (path, name) in [
+        (WATCHDOG, "watchdog"),
+        (SOFT_WATCHDOG_PATH, "soft_watchdog"),
+    ] {
+        if host.read_trimmed(path).ok().as_deref() == Some("0") {
+            return Ok(Assessment::pass(format!("{name}=0")));
         }
-        for (path, name) in [
-            (WATCHDOG, "watchdog"),
-            (SOFT_WATCHDOG_PATH, "soft_watchdog"),
-        ] {
-            if host.read_trimmed(path).ok().as_deref() == Some("0") {
-                return Ok(Verdict::pass(format!("{name}=0")));
-            }
-        }
-        let raw = read(host, WATCHDOG_CPUMASK)?;
-        let cpus = cpulist::parse(&raw)
-            .map_err(|_| Verdict::unknown(format!("watchdog_cpumask={raw} is not a CPU list")))?;
-        Ok(if cpus.contains(&ctx.core) {
-            Verdict::fail(format!("watchdog_cpumask={raw} includes CPU{}", ctx.core))
-        } else {
-            Verdict::pass(format!("watchdog_cpumask={}", super::shown(&raw)))
-        })
-    })())
+    }
+    knob::WATCHDOG_CPUMASK.evaluate(host, ctx)
 }

@@ -1,7 +1,7 @@
 //! Frequency and idle-state checks: the core must not change speed or sleep deeply between cycles.
 
-use super::sys::{self, CPU_DIR};
-use super::{Check, Ctx, Section, Verdict, read, settle};
+use super::machine::{self, CPU_DIR};
+use super::{Assessment, Check, Ctx, Eval, Section, id, read, unknown};
 use crate::host::Host;
 use crate::parse::{cmdline, cpuinfo};
 use crate::remedy;
@@ -13,7 +13,7 @@ const PROCESSOR_MAX_CSTATE: &str = "/sys/module/processor/parameters/max_cstate"
 const IDLE_DRIVER: &str = "/sys/devices/system/cpu/cpuidle/current_driver";
 
 pub const GOVERNOR: Check = Check {
-    id: "governor",
+    id: id::GOVERNOR,
     section: Section::Core,
     title: "CPU governor = performance",
     doc: "Other governors lower the clock when the core looks idle – and an RT core waiting for its next cycle \
@@ -23,21 +23,19 @@ pub const GOVERNOR: Check = Check {
     evaluate: governor,
 };
 
-fn governor(host: &Host, ctx: &Ctx) -> Verdict {
+fn governor(host: &Host, ctx: &Ctx) -> Eval {
     let cpu = ctx.core;
     match host.read_trimmed(&format!("{CPU_DIR}/cpu{cpu}/cpufreq/scaling_governor")) {
-        Ok(g) if g == "performance" => Verdict::pass(format!("governor={g}")),
-        Ok(g) if !super::is_word(&g) => {
-            Verdict::unknown(format!("governor: unexpected value '{g}'"))
-        }
-        Ok(g) => Verdict::fail(format!("governor={g}")),
-        Err(e) if e.is_not_found() => Verdict::unknown(format!("no cpufreq governor for cpu{cpu}")),
-        Err(e) => Verdict::unknown(format!("scaling_governor: {}", e.reason())),
+        Ok(g) if g == "performance" => Ok(Assessment::pass(format!("governor={g}"))),
+        Ok(g) if !super::is_word(&g) => Err(unknown(format!("governor: unexpected value '{g}'"))),
+        Ok(g) => Ok(Assessment::fail(format!("governor={g}"))),
+        Err(e) if e.is_not_found() => Err(unknown(format!("no cpufreq governor for cpu{cpu}"))),
+        Err(e) => Err(unknown(format!("scaling_governor: {}", e.reason()))),
     }
 }
 
 pub const CPU_FREQUENCY: Check = Check {
-    id: "cpu_frequency",
+    id: id::CPU_FREQUENCY,
     section: Section::Core,
     title: "CPU current frequency",
     doc: "A core whose frequency range is open (min < max) changes speed under the RT thread. Passes when \
@@ -46,7 +44,7 @@ pub const CPU_FREQUENCY: Check = Check {
     evaluate: cpu_frequency,
 };
 
-fn cpu_frequency(host: &Host, ctx: &Ctx) -> Verdict {
+fn cpu_frequency(host: &Host, ctx: &Ctx) -> Eval {
     let cpu = ctx.core;
     let base = format!("{CPU_DIR}/cpu{cpu}/cpufreq");
     let num = |f: &str| -> Option<i64> {
@@ -60,35 +58,38 @@ fn cpu_frequency(host: &Host, ctx: &Ctx) -> Verdict {
         num("scaling_max_freq"),
     );
     match (cur, min, max) {
-        (Some(c), Some(lo), Some(hi)) if lo == hi => {
-            if (c - hi).abs() <= hi * 5 / 100 {
-                Verdict::pass(format!("{hi} kHz (locked)"))
-            } else {
-                Verdict::fail(format!("cur={c} kHz, locked={hi} kHz"))
-            }
-        }
-        (Some(c), Some(lo), Some(hi)) => {
-            Verdict::fail(format!("cur={c} kHz, min={lo} kHz, max={hi} kHz"))
-        }
+        (Some(c), Some(lo), Some(hi)) if lo == hi => Ok(if (c - hi).abs() <= hi * 5 / 100 {
+            Assessment::pass(format!("{hi} kHz (locked)"))
+        } else {
+            Assessment::fail(format!("cur={c} kHz, locked={hi} kHz"))
+        }),
+        (Some(c), Some(lo), Some(hi)) => Ok(Assessment::fail(format!(
+            "cur={c} kHz, min={lo} kHz, max={hi} kHz"
+        ))),
         (None, None, None) => {
             let mhz = host
-                .read(sys::PROC_CPUINFO)
+                .read(machine::PROC_CPUINFO)
                 .ok()
                 .and_then(|t| cpuinfo::mhz(&t, cpu));
-            match mhz {
-                Some(m) => Verdict::unknown(format!("{m:.0} MHz (/proc/cpuinfo), no cpufreq")),
-                None => Verdict::unknown("unavailable (no cpufreq)"),
-            }
+            Err(match mhz {
+                Some(m) => unknown(format!("{m:.0} MHz (/proc/cpuinfo), no cpufreq")),
+                None => unknown("unavailable (no cpufreq)"),
+            })
         }
         _ => {
             let s = |v: Option<i64>| v.map_or("?".to_string(), |v| format!("{v} kHz"));
-            Verdict::unknown(format!("cur={}, min={}, max={}", s(cur), s(min), s(max)))
+            Err(unknown(format!(
+                "cur={}, min={}, max={}",
+                s(cur),
+                s(min),
+                s(max)
+            )))
         }
     }
 }
 
 pub const CSTATES: Check = Check {
-    id: "cstates",
+    id: id::CSTATES,
     section: Section::Core,
     title: "Deep C-states capped",
     doc: "Waking from a deep C-state takes tens to hundreds of microseconds, added to every cycle that finds the \
@@ -99,15 +100,15 @@ pub const CSTATES: Check = Check {
     evaluate: cstates,
 };
 
-fn cstates(host: &Host, _: &Ctx) -> Verdict {
-    if let Ok(p) = sys::cmdline(host) {
+fn cstates(host: &Host, _: &Ctx) -> Eval {
+    if let Ok(p) = machine::cmdline(host) {
         if cmdline::get(&p, "cpuidle.off") == Some("1") {
-            return Verdict::pass("cpuidle.off=1");
+            return Ok(Assessment::pass("cpuidle.off=1"));
         }
         if cmdline::get(&p, "intel_idle.max_cstate") == Some("1")
             || cmdline::get(&p, "processor.max_cstate") == Some("1")
         {
-            return Verdict::pass("cmdline caps to C1");
+            return Ok(Assessment::pass("cmdline caps to C1"));
         }
     }
     for (path, name) in [
@@ -116,22 +117,22 @@ fn cstates(host: &Host, _: &Ctx) -> Verdict {
     ] {
         if let Ok(v) = host.read_trimmed(path) {
             if v == "0" || v == "1" {
-                return Verdict::pass(format!("{name}={v}"));
+                return Ok(Assessment::pass(format!("{name}={v}")));
             }
             if host.read_trimmed(IDLE_DRIVER).ok().as_deref() == Some("none") {
-                return Verdict::pass("no cpuidle driver (halt only)");
+                return Ok(Assessment::pass("no cpuidle driver (halt only)"));
             }
-            return Verdict::fail(format!("{name}={v}"));
+            return Ok(Assessment::fail(format!("{name}={v}")));
         }
     }
     match host.read_trimmed(IDLE_DRIVER) {
-        Ok(d) if d == "none" => Verdict::pass("no cpuidle driver (halt only)"),
-        _ => Verdict::unknown("no indicators"),
+        Ok(d) if d == "none" => Ok(Assessment::pass("no cpuidle driver (halt only)")),
+        _ => Err(unknown("no indicators")),
     }
 }
 
 pub const TURBO: Check = Check {
-    id: "turbo",
+    id: id::TURBO,
     section: Section::Core,
     title: "Turbo/boost disabled",
     doc: "Turbo raises the clock while thermal and power budgets allow and drops it when they run out, so cycle \
@@ -140,16 +141,16 @@ pub const TURBO: Check = Check {
     evaluate: turbo,
 };
 
-fn turbo(host: &Host, _: &Ctx) -> Verdict {
+fn turbo(host: &Host, _: &Ctx) -> Eval {
     match host.read_trimmed(BOOST).as_deref() {
-        Ok("0") => return Verdict::pass("cpufreq/boost=0"),
-        Ok("1") => return Verdict::fail("cpufreq/boost=1"),
+        Ok("0") => return Ok(Assessment::pass("cpufreq/boost=0")),
+        Ok("1") => return Ok(Assessment::fail("cpufreq/boost=1")),
         _ => {}
     }
     match host.read_trimmed(NO_TURBO).as_deref() {
-        Ok("1") => Verdict::pass("intel_pstate/no_turbo=1"),
-        Ok("0") => Verdict::fail("intel_pstate/no_turbo=0"),
-        _ => Verdict::unknown("no boost knobs"),
+        Ok("1") => Ok(Assessment::pass("intel_pstate/no_turbo=1")),
+        Ok("0") => Ok(Assessment::fail("intel_pstate/no_turbo=0")),
+        _ => Err(unknown("no boost knobs")),
     }
 }
 
@@ -157,7 +158,7 @@ fn turbo(host: &Host, _: &Ctx) -> Verdict {
 pub const IDLE_LATENCY_MAX_US: u64 = 20;
 
 pub const IDLE_STATES: Check = Check {
-    id: "idle_states",
+    id: id::IDLE_STATES,
     section: Section::Core,
     title: "No deep idle states on RT core",
     doc: "What the core can actually enter: the enabled cpuidle states of the core and their exit latency. A \
@@ -169,44 +170,42 @@ pub const IDLE_STATES: Check = Check {
     evaluate: idle_states,
 };
 
-fn idle_states(host: &Host, ctx: &Ctx) -> Verdict {
-    settle((|| {
-        let dir = format!("{CPU_DIR}/cpu{}/cpuidle", ctx.core);
-        let states = match host.list(&dir) {
-            Ok(s) => s,
-            Err(e) if e.is_not_found() => {
-                return Ok(match host.read_trimmed(IDLE_DRIVER) {
-                    Ok(d) => Verdict::pass(format!("no idle states (driver {d})")),
-                    Err(_) => Verdict::unknown("no cpuidle information"),
-                });
-            }
-            Err(e) => return Err(Verdict::unknown(format!("{dir}: {}", e.reason()))),
-        };
-        let mut deep = Vec::new();
-        let mut seen = 0;
-        for s in states.iter().filter(|s| s.starts_with("state")) {
-            let name = host
-                .read_trimmed(&format!("{dir}/{s}/name"))
-                .unwrap_or_else(|_| s.clone());
-            let lat: u64 = read(host, &format!("{dir}/{s}/latency"))?
-                .parse()
-                .map_err(|_| Verdict::unknown(format!("{dir}/{s}/latency: not a number")))?;
-            let disabled = host
-                .read_trimmed(&format!("{dir}/{s}/disable"))
-                .ok()
-                .as_deref()
-                == Some("1");
-            seen += 1;
-            if !disabled && lat > IDLE_LATENCY_MAX_US {
-                deep.push(format!("{name} {lat} µs"));
-            }
+fn idle_states(host: &Host, ctx: &Ctx) -> Eval {
+    let dir = format!("{CPU_DIR}/cpu{}/cpuidle", ctx.core);
+    let states = match host.list(&dir) {
+        Ok(s) => s,
+        Err(e) if e.is_not_found() => {
+            return match host.read_trimmed(IDLE_DRIVER) {
+                Ok(d) => Ok(Assessment::pass(format!("no idle states (driver {d})"))),
+                Err(_) => Err(unknown("no cpuidle information")),
+            };
         }
-        Ok(if deep.is_empty() {
-            Verdict::pass(format!(
-                "{seen} states, none above {IDLE_LATENCY_MAX_US} µs"
-            ))
-        } else {
-            Verdict::fail(format!("enabled: {}", deep.join(", ")))
-        })
-    })())
+        Err(e) => return Err(unknown(format!("{dir}: {}", e.reason()))),
+    };
+    let mut deep = Vec::new();
+    let mut seen = 0;
+    for s in states.iter().filter(|s| s.starts_with("state")) {
+        let name = host
+            .read_trimmed(&format!("{dir}/{s}/name"))
+            .unwrap_or_else(|_| s.clone());
+        let lat: u64 = read(host, &format!("{dir}/{s}/latency"))?
+            .parse()
+            .map_err(|_| unknown(format!("{dir}/{s}/latency: not a number")))?;
+        let disabled = host
+            .read_trimmed(&format!("{dir}/{s}/disable"))
+            .ok()
+            .as_deref()
+            == Some("1");
+        seen += 1;
+        if !disabled && lat > IDLE_LATENCY_MAX_US {
+            deep.push(format!("{name} {lat} µs"));
+        }
+    }
+    Ok(if deep.is_empty() {
+        Assessment::pass(format!(
+            "{seen} states, none above {IDLE_LATENCY_MAX_US} µs"
+        ))
+    } else {
+        Assessment::fail(format!("enabled: {}", deep.join(", ")))
+    })
 }

@@ -1,7 +1,7 @@
 //! System-wide checks of the original tool: kernel, swap, scheduler knobs, clocksource, AF_XDP, futex hash.
 
-use super::sys::{self, kernel_release};
-use super::{Check, Ctx, Section, Verdict, read, settle};
+use super::machine::{self, kernel_release};
+use super::{Assessment, Check, Ctx, Eval, Section, id, knob, read, unknown};
 use crate::host::Host;
 use crate::parse::{kernel, swaps};
 use crate::remedy;
@@ -9,8 +9,6 @@ use crate::remedy;
 const REALTIME: &str = "/sys/kernel/realtime";
 const SWAPS: &str = "/proc/swaps";
 const BOOT_CONFIG: &str = "/boot/config-";
-const TIMER_MIGRATION_PATH: &str = "/proc/sys/kernel/timer_migration";
-const RT_RUNTIME: &str = "/proc/sys/kernel/sched_rt_runtime_us";
 const CLOCKSOURCE_DIR: &str = "/sys/devices/system/clocksource/clocksource0";
 
 /// The running kernel's build configuration: /boot/config-<release>.
@@ -23,7 +21,7 @@ pub fn kernel_config(host: &Host) -> Result<String, String> {
 }
 
 pub const PREEMPT_RT: Check = Check {
-    id: "preempt_rt",
+    id: id::PREEMPT_RT,
     section: Section::System,
     title: "PREEMPT_RT active",
     doc: "RMP needs a fully preemptible (PREEMPT_RT) kernel: without it, a kernel path can hold off the RT thread \
@@ -34,33 +32,37 @@ pub const PREEMPT_RT: Check = Check {
     evaluate: preempt_rt,
 };
 
-fn preempt_rt(host: &Host, _: &Ctx) -> Verdict {
+fn preempt_rt(host: &Host, _: &Ctx) -> Eval {
     match host.read_trimmed(REALTIME).as_deref() {
-        Ok("1") => return Verdict::pass(format!("{REALTIME}=1")),
-        Ok("0") => return Verdict::fail(format!("{REALTIME}=0")),
+        Ok("1") => return Ok(Assessment::pass(format!("{REALTIME}=1"))),
+        Ok("0") => return Ok(Assessment::fail(format!("{REALTIME}=0"))),
         _ => {}
     }
-    if let Ok(v) = sys::kernel_version(host)
+    if let Ok(v) = machine::kernel_version(host)
         && (v.contains("PREEMPT_RT") || v.contains("PREEMPT RT"))
     {
-        return Verdict::pass(format!("uname -v: {v}"));
+        return Ok(Assessment::pass(format!("uname -v: {v}")));
     }
     match kernel_config(host) {
-        Ok(cfg) => match (
-            kernel::config(&cfg, "CONFIG_PREEMPT_RT"),
-            kernel::config(&cfg, "CONFIG_PREEMPT"),
-        ) {
-            (Some("y"), _) => Verdict::pass("kernel config has CONFIG_PREEMPT_RT=y"),
-            (_, Some("y")) => Verdict::fail("only low-latency PREEMPT, not RT"),
-            _ => Verdict::fail("no evidence of RT kernel"),
-        },
-        Err(_) if sys::kernel_version(host).is_ok() => Verdict::fail("no evidence of RT kernel"),
-        Err(why) => Verdict::unknown(why),
+        Ok(cfg) => Ok(
+            match (
+                kernel::config(&cfg, "CONFIG_PREEMPT_RT"),
+                kernel::config(&cfg, "CONFIG_PREEMPT"),
+            ) {
+                (Some("y"), _) => Assessment::pass("kernel config has CONFIG_PREEMPT_RT=y"),
+                (_, Some("y")) => Assessment::fail("only low-latency PREEMPT, not RT"),
+                _ => Assessment::fail("no evidence of RT kernel"),
+            },
+        ),
+        Err(_) if machine::kernel_version(host).is_ok() => {
+            Ok(Assessment::fail("no evidence of RT kernel"))
+        }
+        Err(why) => Err(unknown(why)),
     }
 }
 
 pub const SWAP: Check = Check {
-    id: "swap",
+    id: id::SWAP,
     section: Section::System,
     title: "Swap disabled",
     doc: "A page of the controller swapped out costs a disk read at the next access. Passes when /proc/swaps \
@@ -69,29 +71,26 @@ pub const SWAP: Check = Check {
     evaluate: swap,
 };
 
-fn swap(host: &Host, _: &Ctx) -> Verdict {
-    settle((|| {
-        let text = host
-            .read(SWAPS)
-            .map_err(|e| Verdict::unknown(format!("{SWAPS}: {}", e.reason())))?;
-        let areas =
-            swaps::parse(&text).map_err(|_| Verdict::unknown("unexpected /proc/swaps format"))?;
-        if areas.is_empty() {
-            return Ok(Verdict::pass(format!("{SWAPS} empty")));
-        }
-        let list: Vec<String> = areas
-            .iter()
-            .map(|a| match (a.size_kb, a.used_kb) {
-                (Some(s), Some(u)) => format!("{} size={s} used={u}", a.filename),
-                _ => a.filename.clone(),
-            })
-            .collect();
-        Ok(Verdict::fail(format!("active: {}", list.join(", "))))
-    })())
+fn swap(host: &Host, _: &Ctx) -> Eval {
+    let text = host
+        .read(SWAPS)
+        .map_err(|e| unknown(format!("{SWAPS}: {}", e.reason())))?;
+    let areas = swaps::parse(&text).map_err(|_| unknown("unexpected /proc/swaps format"))?;
+    if areas.is_empty() {
+        return Ok(Assessment::pass(format!("{SWAPS} empty")));
+    }
+    let list: Vec<String> = areas
+        .iter()
+        .map(|a| match (a.size_kb, a.used_kb) {
+            (Some(s), Some(u)) => format!("{} size={s} used={u}", a.filename),
+            _ => a.filename.clone(),
+        })
+        .collect();
+    Ok(Assessment::fail(format!("active: {}", list.join(", "))))
 }
 
 pub const TIMER_MIGRATION: Check = Check {
-    id: "timer_migration",
+    id: id::TIMER_MIGRATION,
     section: Section::System,
     title: "Timer Migration disabled",
     doc: "With timer migration on, timers armed on other CPUs can be moved onto the RT core and fire there. \
@@ -100,15 +99,12 @@ pub const TIMER_MIGRATION: Check = Check {
     evaluate: timer_migration,
 };
 
-fn timer_migration(host: &Host, _: &Ctx) -> Verdict {
-    settle((|| {
-        let v = read(host, TIMER_MIGRATION_PATH)?;
-        Ok(super::int_value("timer_migration", &v, |n| n == 0))
-    })())
+fn timer_migration(host: &Host, ctx: &Ctx) -> Eval {
+    knob::TIMER_MIGRATION.evaluate(host, ctx)
 }
 
 pub const RT_THROTTLING: Check = Check {
-    id: "rt_throttling",
+    id: id::RT_THROTTLING,
     section: Section::System,
     title: "RT throttling disabled",
     doc: "RT throttling stops every real-time thread for the rest of each second once they used \
@@ -118,15 +114,12 @@ pub const RT_THROTTLING: Check = Check {
     evaluate: rt_throttling,
 };
 
-fn rt_throttling(host: &Host, _: &Ctx) -> Verdict {
-    settle((|| {
-        let v = read(host, RT_RUNTIME)?;
-        Ok(super::int_value("sched_rt_runtime_us", &v, |n| n == -1))
-    })())
+fn rt_throttling(host: &Host, ctx: &Ctx) -> Eval {
+    knob::RT_RUNTIME.evaluate(host, ctx)
 }
 
 pub const CLOCKSOURCE: Check = Check {
-    id: "clocksource",
+    id: id::CLOCKSOURCE,
     section: Section::System,
     title: "Clocksource stable",
     doc: "The RT loop sleeps on CLOCK_MONOTONIC; a coarse or unstable clocksource makes every wakeup late. \
@@ -136,40 +129,38 @@ pub const CLOCKSOURCE: Check = Check {
     evaluate: clocksource,
 };
 
-fn clocksource(host: &Host, _: &Ctx) -> Verdict {
-    settle((|| {
-        let cur = read(host, &format!("{CLOCKSOURCE_DIR}/current_clocksource"))?;
-        if !super::is_word(&cur) {
-            return Err(Verdict::unknown(format!(
-                "current_clocksource: unexpected value '{cur}'"
-            )));
-        }
-        let avail = host
-            .read_trimmed(&format!("{CLOCKSOURCE_DIR}/available_clocksource"))
-            .ok();
-        Ok(match cur.as_str() {
-            "tsc" | "hpet" => Verdict::pass(cur),
-            "arch_sys_counter" => match avail.as_deref() {
-                Some(a) if !a.contains(' ') => Verdict::pass("arch_sys_counter (ARM standard)"),
-                _ => Verdict::pass("arch_sys_counter"),
-            },
-            _ => {
-                let detail = match avail {
-                    Some(a) => format!("{cur}; available={a}"),
-                    None => cur.clone(),
-                };
-                if cur == "jiffies" {
-                    Verdict::fail(detail)
-                } else {
-                    Verdict::unknown(detail)
-                }
+fn clocksource(host: &Host, _: &Ctx) -> Eval {
+    let cur = read(host, &format!("{CLOCKSOURCE_DIR}/current_clocksource"))?;
+    if !super::is_word(&cur) {
+        return Err(unknown(format!(
+            "current_clocksource: unexpected value '{cur}'"
+        )));
+    }
+    let avail = host
+        .read_trimmed(&format!("{CLOCKSOURCE_DIR}/available_clocksource"))
+        .ok();
+    match cur.as_str() {
+        "tsc" | "hpet" => Ok(Assessment::pass(cur)),
+        "arch_sys_counter" => Ok(match avail.as_deref() {
+            Some(a) if !a.contains(' ') => Assessment::pass("arch_sys_counter (ARM standard)"),
+            _ => Assessment::pass("arch_sys_counter"),
+        }),
+        _ => {
+            let detail = match avail {
+                Some(a) => format!("{cur}; available={a}"),
+                None => cur.clone(),
+            };
+            if cur == "jiffies" {
+                Ok(Assessment::fail(detail))
+            } else {
+                Err(unknown(detail))
             }
-        })
-    })())
+        }
+    }
 }
 
 pub const AF_XDP: Check = Check {
-    id: "af_xdp",
+    id: id::AF_XDP,
     section: Section::System,
     title: "AF_XDP kernel support",
     doc: "AF_XDP sockets let an EtherCAT master bypass most of the network stack. Passes when the kernel config \
@@ -179,18 +170,18 @@ pub const AF_XDP: Check = Check {
     evaluate: af_xdp,
 };
 
-fn af_xdp(host: &Host, _: &Ctx) -> Verdict {
-    match kernel_config(host) {
+fn af_xdp(host: &Host, _: &Ctx) -> Eval {
+    Ok(match kernel_config(host) {
         Ok(cfg) => match kernel::config(&cfg, "CONFIG_XDP_SOCKETS") {
-            Some(v @ ("y" | "m")) => Verdict::pass(format!("CONFIG_XDP_SOCKETS={v}")),
-            _ => Verdict::info("kernel config lacks AF_XDP support"),
+            Some(v @ ("y" | "m")) => Assessment::pass(format!("CONFIG_XDP_SOCKETS={v}")),
+            _ => Assessment::info("kernel config lacks AF_XDP support"),
         },
-        Err(_) => Verdict::info("kernel config unavailable"),
-    }
+        Err(_) => Assessment::info("kernel config unavailable"),
+    })
 }
 
 pub const FUTEX_HASH: Check = Check {
-    id: "futex_hash",
+    id: id::FUTEX_HASH,
     section: Section::System,
     title: "Private futex hash table",
     doc: "Before Linux 6.17 all processes share one futex hash; on PREEMPT_RT its bucket locks sleep, so an \
@@ -201,40 +192,37 @@ pub const FUTEX_HASH: Check = Check {
     evaluate: futex_hash,
 };
 
-fn futex_hash(host: &Host, _: &Ctx) -> Verdict {
-    let rel = match kernel_release(host) {
-        Ok(r) => r,
-        Err(e) => return Verdict::unknown(format!("kernel release: {}", e.reason())),
-    };
-    let Some(ver) = kernel::version(&rel) else {
-        return Verdict::unknown(format!("cannot parse kernel version from {rel}"));
-    };
+fn futex_hash(host: &Host, _: &Ctx) -> Eval {
+    let rel =
+        kernel_release(host).map_err(|e| unknown(format!("kernel release: {}", e.reason())))?;
+    let ver = kernel::version(&rel)
+        .ok_or_else(|| unknown(format!("cannot parse kernel version from {rel}")))?;
     if ver < (6, 17, 0) {
-        return Verdict::fail(format!(
+        return Ok(Assessment::fail(format!(
             "kernel {rel} < 6.17; private futex hash requires >= 6.17"
-        ));
+        )));
     }
     if host.is_live() {
-        return match futex_hash_slots() {
-            Ok(_) => Verdict::pass("prctl(PR_FUTEX_HASH) succeeded"),
-            Err(e) => Verdict::fail(format!(
+        return Ok(match futex_hash_slots() {
+            Ok(_) => Assessment::pass("prctl(PR_FUTEX_HASH) succeeded"),
+            Err(e) => Assessment::fail(format!(
                 "kernel {rel} >= 6.17 but prctl(PR_FUTEX_HASH) failed ({e})"
             )),
-        };
+        });
     }
     match kernel_config(host) {
-        Ok(cfg) => match kernel::config(&cfg, "CONFIG_FUTEX_PRIVATE_HASH") {
-            Some("y") => Verdict::pass("CONFIG_FUTEX_PRIVATE_HASH=y"),
-            _ => Verdict::fail("kernel config lacks CONFIG_FUTEX_PRIVATE_HASH"),
-        },
+        Ok(cfg) => Ok(match kernel::config(&cfg, "CONFIG_FUTEX_PRIVATE_HASH") {
+            Some("y") => Assessment::pass("CONFIG_FUTEX_PRIVATE_HASH=y"),
+            _ => Assessment::fail("kernel config lacks CONFIG_FUTEX_PRIVATE_HASH"),
+        }),
         Err(why) => match snapshot_fact(host, FACT_FUTEX_PRCTL) {
-            Some(r) if r == "ok" => {
-                Verdict::pass("prctl(PR_FUTEX_HASH) succeeded (when the snapshot was taken)")
-            }
-            Some(r) => Verdict::fail(format!(
-                "kernel {rel} >= 6.17 but prctl(PR_FUTEX_HASH) failed ({r}) when the snapshot was taken"
+            Some(r) if r == "ok" => Ok(Assessment::pass(
+                "prctl(PR_FUTEX_HASH) succeeded (when the snapshot was taken)",
             )),
-            None => Verdict::unknown(why),
+            Some(r) => Ok(Assessment::fail(format!(
+                "kernel {rel} >= 6.17 but prctl(PR_FUTEX_HASH) failed ({r}) when the snapshot was taken"
+            ))),
+            None => Err(unknown(why)),
         },
     }
 }

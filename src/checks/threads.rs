@@ -1,7 +1,7 @@
 //! Other threads on the RT core: what may run there, and what did run there last.
 
 use super::irq::PROC;
-use super::{Check, Ctx, Section, Verdict};
+use super::{Assessment, Check, Ctx, Eval, Section, id, unknown};
 use crate::host::Host;
 use crate::parse::{cpulist, task};
 
@@ -9,7 +9,7 @@ use crate::parse::{cpulist, task};
 const SHOW: usize = 4;
 
 pub const RT_CORE_THREADS: Check = Check {
-    id: "rt_core_threads",
+    id: id::RT_CORE_THREADS,
     section: Section::Core,
     title: "No other threads on RT core",
     doc: "Any thread that may run on the RT core can preempt or delay the controller. Fails when a user-space \
@@ -20,12 +20,11 @@ pub const RT_CORE_THREADS: Check = Check {
     evaluate: rt_core_threads,
 };
 
-fn rt_core_threads(host: &Host, ctx: &Ctx) -> Verdict {
+fn rt_core_threads(host: &Host, ctx: &Ctx) -> Eval {
     let core = ctx.core;
-    let pids = match host.list(PROC) {
-        Ok(p) => p,
-        Err(e) => return Verdict::unknown(format!("{PROC}: {}", e.reason())),
-    };
+    let pids = host
+        .list(PROC)
+        .map_err(|e| unknown(format!("{PROC}: {}", e.reason())))?;
     let mut seen = 0usize;
     let mut denied = 0usize;
     let mut offenders: Vec<String> = Vec::new();
@@ -73,15 +72,16 @@ fn rt_core_threads(host: &Host, ctx: &Ctx) -> Verdict {
         }
     }
     if seen == 0 {
-        return Verdict::unknown(if denied > 0 {
+        return Err(unknown(if denied > 0 {
             "permission denied"
         } else {
             "no threads found"
-        });
+        }));
     }
     if offenders.is_empty() {
-        return Verdict::pass(format!("{seen} threads, none on CPU{core}"));
+        return Ok(Assessment::pass(format!(
+            "{seen} threads, none on CPU{core}"
+        )));
     }
-    let d = super::first_few(&offenders, SHOW);
-    Verdict::fail(d)
+    Ok(Assessment::fail(super::first_few(&offenders, SHOW)))
 }

@@ -1,7 +1,7 @@
 //! `rmp-eval check`: every configuration check, as text or JSON. Exit 0 when nothing failed, 1 when a check
 //! failed, 2 for bad input. Reads files only (through Host): no subprocess, no change to the machine.
 
-use crate::checks::{self, Ctx, Status, sys};
+use crate::checks::{self, Ctx, Status, machine};
 use crate::cli::CheckArgs;
 use crate::error::{Outcome, Result};
 use crate::host::Host;
@@ -13,7 +13,7 @@ pub fn context(host: &Host, core: Option<usize>, nic_name: Option<&str>) -> Resu
     if let Some(n) = nic_name {
         crate::sys::ifname::validate(n)?;
     }
-    let core = sys::validate_core(host, core)?;
+    let core = machine::validate_core(host, core)?;
     Ok(Ctx {
         core,
         nic: nic_name.map(str::to_string),

@@ -30,7 +30,7 @@ pub fn check_core(host: &Host, core: usize) -> Result<()> {
              pick another CPU",
         ));
     }
-    crate::checks::sys::validate_core(host, Some(core)).map(|_| ())
+    crate::checks::machine::validate_core(host, Some(core)).map(|_| ())
 }
 
 /// The terminal path: pick steps (all proposed ones preselected), see the diffs of the pick, confirm.

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::checks::sys::validate_core;
+use crate::checks::machine::validate_core;
 use crate::cli::RunArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::host::Host;

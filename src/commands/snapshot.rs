@@ -8,7 +8,7 @@ use std::io;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use crate::checks::{self, Ctx, sys};
+use crate::checks::{self, Ctx, machine};
 use crate::cli::SnapshotArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::host::{Host, MAX_READ};
@@ -22,7 +22,7 @@ const MAX_LINKS: usize = 16;
 /// and the directories they listed.
 pub fn accessed_paths(host: &Host) -> Result<Vec<String>> {
     let (traced, trace) = host.traced();
-    let cpus = sys::online_cpus(&traced)
+    let cpus = machine::online_cpus(&traced)
         .map_err(|e| Error::failed(format!("cannot tell which CPUs are online ({e})")))?;
     let last = *cpus.last().ok_or_else(|| Error::failed("no online CPUs"))?;
     for &core in &cpus {

@@ -81,7 +81,7 @@ fn readings(host: &Host, t: &Target, what: &str) -> Result<(String, Value), Stri
         )),
         Ok(Value::String(s)) => Err(format!("{nic}: cannot read: {s}")),
         Ok(v) => Ok((nic, v)),
-        Err(v) => Err(format!("{nic}: {}", v.detail)),
+        Err(why) => Err(format!("{nic}: {why}")),
     }
 }
 

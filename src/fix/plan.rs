@@ -5,7 +5,7 @@ use super::cmdline::Want;
 use super::irq;
 use super::runtime::{self, Target};
 use super::{Plan, Step, boot, ethtool, saved};
-use crate::checks::{Finding, Status};
+use crate::checks::{Finding, Status, id};
 use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::remedy;
@@ -22,7 +22,7 @@ pub struct Request {
 }
 
 pub fn online_cpus(host: &Host) -> Result<Vec<usize>> {
-    Ok(crate::checks::sys::online_cpus(host)?)
+    Ok(crate::checks::machine::online_cpus(host)?)
 }
 
 /// The steps named by failing checks, and the ids of those checks.
@@ -77,7 +77,7 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
     };
     let mut ids: Vec<&'static str> = req.steps.clone();
     // The IRQ deferral check names no remedy of its own: the RPS step zeroes those knobs too.
-    if req.failed.contains(&"nic_irq_defer") && !ids.contains(&remedy::RPS) {
+    if req.failed.contains(&id::NIC_IRQ_DEFER) && !ids.contains(&remedy::RPS) {
         ids.push(remedy::RPS);
     }
     // irqbalance would undo the IRQ affinity within seconds.
@@ -90,35 +90,35 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
             remedy::CMDLINE => {
                 let f = |c: &str| req.failed.contains(&c);
                 let isolation = [
-                    "core_isolated",
-                    "nohz_full",
-                    "rcu_nocbs",
-                    "irqaffinity",
-                    "smt_sibling",
+                    id::CORE_ISOLATED,
+                    id::NOHZ_FULL,
+                    id::RCU_NOCBS,
+                    id::IRQAFFINITY,
+                    id::SMT_SIBLING,
                 ];
                 let any = isolation.iter().any(|c| f(c));
                 let mut want = Want {
                     core: req.core,
                     online: online.clone(),
-                    isolcpus: !any || f("core_isolated") || f("smt_sibling"),
-                    nohz_full: !any || f("nohz_full") || f("smt_sibling"),
-                    rcu_nocbs: !any || f("rcu_nocbs") || f("smt_sibling"),
-                    irqaffinity: !any || f("irqaffinity") || f("smt_sibling"),
+                    isolcpus: !any || f(id::CORE_ISOLATED) || f(id::SMT_SIBLING),
+                    nohz_full: !any || f(id::NOHZ_FULL) || f(id::SMT_SIBLING),
+                    rcu_nocbs: !any || f(id::RCU_NOCBS) || f(id::SMT_SIBLING),
+                    irqaffinity: !any || f(id::IRQAFFINITY) || f(id::SMT_SIBLING),
                     ..Default::default()
                 };
-                if f("cstates") || f("idle_states") {
+                if f(id::CSTATES) || f(id::IDLE_STATES) {
                     want.cstates = boot::cstate_caps(host);
                 }
-                if let Ok(rel) = crate::checks::sys::kernel_release(host) {
+                if let Ok(rel) = crate::checks::machine::kernel_release(host) {
                     want.old_kernel = crate::fix::cmdline::older_than(&rel, 5, 6);
                 }
-                if f("skew_tick") {
+                if f(id::SKEW_TICK) {
                     want.extra.push("skew_tick=1".into());
                 }
-                if f("tsc_reliable") {
+                if f(id::TSC_RELIABLE) {
                     want.extra.push("tsc=reliable".into());
                 }
-                if f("smt_sibling") {
+                if f(id::SMT_SIBLING) {
                     want.siblings = boot::siblings(host, req.core);
                 }
                 boot::plan(host, &want)

@@ -2,25 +2,15 @@
 //! Each reads what is there and proposes only the changes that differ; nothing is written here.
 
 use super::{Change, Step, ValueKind};
+use crate::checks::knob::{SYSCTLS, Want};
 use crate::host::Host;
-use crate::parse::{cpulist, mask};
+use crate::parse::mask;
 use crate::remedy;
 
 pub(super) const CPU_DIR: &str = "/sys/devices/system/cpu";
-const SYSCTL_DIR: &str = "/proc/sys";
 const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
 const WQ_CPUMASK: &str = "/sys/devices/virtual/workqueue/cpumask";
 pub const SYSCTL_FILE: &str = "/etc/sysctl.d/99-rmp-eval.conf";
-
-/// The sysctl step's settings: (check that asks for it, key, value; "" = the housekeeping CPUs).
-pub const SYSCTLS: &[(&str, &str, &str)] = &[
-    ("rt_throttling", "kernel.sched_rt_runtime_us", "-1"),
-    ("timer_migration", "kernel.timer_migration", "0"),
-    ("stat_interval", "vm.stat_interval", "10"),
-    ("numa_balancing", "kernel.numa_balancing", "0"),
-    ("nmi_watchdog", "kernel.nmi_watchdog", "0"),
-    ("soft_watchdog", "kernel.watchdog_cpumask", ""),
-];
 
 /// What the runtime planners work for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,7 +136,7 @@ pub fn sysctl(host: &Host, t: &Target, failed: &[&str]) -> Step {
         "RT throttling stops the RT thread for 50 ms each second; timer migration, vmstat and watchdogs put \
          work on the RT core",
     );
-    let any = SYSCTLS.iter().any(|(c, _, _)| failed.contains(c));
+    let any = SYSCTLS.iter().any(|k| failed.contains(&k.check));
     let mut lines: Vec<(String, String)> = host
         .read(SYSCTL_FILE)
         .unwrap_or_default()
@@ -155,17 +145,20 @@ pub fn sysctl(host: &Host, t: &Target, failed: &[&str]) -> Step {
         .filter_map(|l| l.split_once('='))
         .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
         .collect();
-    for (check, key, want) in SYSCTLS {
-        let path = format!("{SYSCTL_DIR}/{}", key.replace('.', "/"));
+    for knob in SYSCTLS {
+        let (check, key) = (&knob.check, knob.key);
+        let path = knob.path();
         let Ok(now) = host.read(&path) else { continue };
-        let (want, kind) = match *want {
-            "" => (cpulist::format(&t.housekeeping()), ValueKind::CpuList),
-            w => (w.to_string(), ValueKind::Exact),
+        let want = knob.target(&t.housekeeping());
+        let kind = match knob.want {
+            Want::NotOnCore => ValueKind::CpuList,
+            Want::Equals(_) | Want::AtLeast(_) => ValueKind::Exact,
         };
         // A failing check's key; with --only and no failing check, the keys not yet as wanted; and the keys an
         // earlier fix put in the file. Nothing else, so that a second fix changes nothing.
         let in_file = lines.iter().any(|(k, _)| k == key);
-        let wanted = failed.contains(check) || (!any && !kind.same(&now, &want)) || in_file;
+        let as_wanted = knob.satisfied(&now, t.core) == Some(true);
+        let wanted = failed.contains(check) || (!any && !as_wanted) || in_file;
         if !wanted {
             continue;
         }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::checks::sys::{self, CPU_DIR};
+use crate::checks::machine::{self, CPU_DIR};
 use crate::checks::{Ctx, Finding, Section, Status};
 use crate::host::Host;
 use crate::output::Output;
@@ -78,11 +78,11 @@ fn colour(st: Status) -> &'static str {
 
 /// "CPU: <model> (N logical, M physical[; P=…, E=…])".
 pub fn cpu_line(host: &Host) -> String {
-    let info = host.read(sys::PROC_CPUINFO).unwrap_or_default();
+    let info = host.read(machine::PROC_CPUINFO).unwrap_or_default();
     let model = cpuinfo::model(&info)
-        .or_else(|| sys::machine(host))
+        .or_else(|| machine::machine(host))
         .unwrap_or_else(|| "Unknown CPU".into());
-    let online = sys::online_cpus(host).unwrap_or_default();
+    let online = machine::online_cpus(host).unwrap_or_default();
     let mut cores = BTreeSet::new();
     for c in &online {
         let t = |f: &str| {
@@ -114,13 +114,13 @@ pub fn cpu_line(host: &Host) -> String {
 /// "Kernel: Linux <release> <version> <machine>".
 pub fn kernel_line(host: &Host) -> String {
     let ostype = host
-        .read_trimmed(sys::OSTYPE)
+        .read_trimmed(machine::OSTYPE)
         .unwrap_or_else(|_| "Linux".into());
     let parts = [
         Some(ostype),
-        sys::kernel_release(host).ok(),
-        sys::kernel_version(host).ok(),
-        sys::machine(host),
+        machine::kernel_release(host).ok(),
+        machine::kernel_version(host).ok(),
+        machine::machine(host),
     ];
     let text: Vec<String> = parts
         .into_iter()
@@ -142,14 +142,14 @@ fn header_raw(host: &Host, ctx: &Ctx) -> String {
     let _ = writeln!(
         s,
         "Hostname: {} | OS: {}",
-        sys::hostname(host).unwrap_or_else(|| "unknown".into()),
-        sys::os_name(host).unwrap_or_else(|| "unknown".into())
+        machine::hostname(host).unwrap_or_else(|| "unknown".into()),
+        machine::os_name(host).unwrap_or_else(|| "unknown".into())
     );
     let _ = writeln!(s, "{}", cpu_line(host));
     let _ = writeln!(s, "{}", kernel_line(host));
     if let Some(nic) = &ctx.nic {
         let drv =
-            crate::checks::nic_extra::driver(host, nic).unwrap_or_else(|| "driver unknown".into());
+            crate::checks::nic_hw::driver(host, nic).unwrap_or_else(|| "driver unknown".into());
         let _ = writeln!(s, "NIC: {nic} ({drv})");
     }
     s
@@ -254,8 +254,8 @@ pub fn render_json(host: &Host, ctx: &Ctx, findings: &[Finding]) -> String {
         core: ctx.core,
         nic: ctx.nic.as_deref(),
         host: JsonHost {
-            hostname: sys::hostname(host),
-            os: sys::os_name(host),
+            hostname: machine::hostname(host),
+            os: machine::os_name(host),
             cpu: cpu_line(host).trim_start_matches("CPU: ").to_string(),
             kernel: kernel_line(host).trim_start_matches("Kernel: ").to_string(),
         },

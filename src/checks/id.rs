@@ -1,0 +1,42 @@
+//! Check ids: the names users see in `check`, JSON, `fix` and the docs. One constant per check so that the
+//! registry, `fix`'s planner and the sysctl knobs cannot disagree on a spelling.
+
+pub const PREEMPT_RT: &str = "preempt_rt";
+pub const SWAP: &str = "swap";
+pub const TIMER_MIGRATION: &str = "timer_migration";
+pub const RT_THROTTLING: &str = "rt_throttling";
+pub const CLOCKSOURCE: &str = "clocksource";
+pub const AF_XDP: &str = "af_xdp";
+pub const FUTEX_HASH: &str = "futex_hash";
+pub const SKEW_TICK: &str = "skew_tick";
+pub const TSC_RELIABLE: &str = "tsc_reliable";
+pub const NMI_WATCHDOG: &str = "nmi_watchdog";
+pub const THP: &str = "thp";
+pub const STAT_INTERVAL: &str = "stat_interval";
+pub const NUMA_BALANCING: &str = "numa_balancing";
+pub const CORE_ISOLATED: &str = "core_isolated";
+pub const NOHZ_FULL: &str = "nohz_full";
+pub const RCU_NOCBS: &str = "rcu_nocbs";
+pub const GOVERNOR: &str = "governor";
+pub const CPU_FREQUENCY: &str = "cpu_frequency";
+pub const IRQAFFINITY: &str = "irqaffinity";
+pub const UNRELATED_IRQS: &str = "unrelated_irqs";
+pub const SMT_SIBLING: &str = "smt_sibling";
+pub const CSTATES: &str = "cstates";
+pub const TURBO: &str = "turbo";
+pub const IDLE_STATES: &str = "idle_states";
+pub const DEFAULT_AFFINITY: &str = "default_affinity";
+pub const IRQBALANCE: &str = "irqbalance";
+pub const WORKQUEUE: &str = "workqueue";
+pub const SOFT_WATCHDOG: &str = "soft_watchdog";
+pub const RT_CORE_THREADS: &str = "rt_core_threads";
+pub const NIC_PRESENT: &str = "nic_present";
+pub const NIC_LINK: &str = "nic_link";
+pub const NIC_QUIET: &str = "nic_quiet";
+pub const NIC_IRQS_PINNED: &str = "nic_irqs_pinned";
+pub const RPS: &str = "rps";
+pub const NIC_DRIVER: &str = "nic_driver";
+pub const NIC_SPEED: &str = "nic_speed";
+pub const NIC_IRQ_DEFER: &str = "nic_irq_defer";
+pub const NIC_COALESCE: &str = "nic_coalesce";
+pub const NIC_EEE: &str = "nic_eee";

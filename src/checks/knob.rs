@@ -1,0 +1,176 @@
+//! Kernel settings that are one value in /proc/sys: the check reads it and compares it with what RT needs, and
+//! `fix`'s sysctl step writes that same value. Declared once here (tuned's get/set/verify per tunable), so the
+//! check and its remedy cannot drift apart.
+
+use super::{Assessment, Ctx, Eval, id, read, unknown};
+use crate::host::Host;
+use crate::parse::cpulist;
+
+const SYSCTL_DIR: &str = "/proc/sys";
+
+/// What value the RT core needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// Exactly this integer.
+    Equals(i64),
+    /// This integer or more (fix writes the minimum).
+    AtLeast(i64),
+    /// A CPU list without the RT core (fix writes the housekeeping CPUs).
+    NotOnCore,
+}
+
+/// One sysctl: the check that reads it, its key, the value wanted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Knob {
+    pub check: &'static str,
+    /// The sysctl key, as in /etc/sysctl.d ("kernel.timer_migration").
+    pub key: &'static str,
+    pub want: Want,
+    /// When the file does not exist: the kernel lacks the feature, which is as good as off (this detail).
+    pub absent_passes: Option<&'static str>,
+}
+
+pub const RT_RUNTIME: Knob = Knob {
+    check: id::RT_THROTTLING,
+    key: "kernel.sched_rt_runtime_us",
+    want: Want::Equals(-1),
+    absent_passes: None,
+};
+pub const TIMER_MIGRATION: Knob = Knob {
+    check: id::TIMER_MIGRATION,
+    key: "kernel.timer_migration",
+    want: Want::Equals(0),
+    absent_passes: None,
+};
+pub const STAT_INTERVAL: Knob = Knob {
+    check: id::STAT_INTERVAL,
+    key: "vm.stat_interval",
+    want: Want::AtLeast(10),
+    absent_passes: None,
+};
+pub const NUMA_BALANCING: Knob = Knob {
+    check: id::NUMA_BALANCING,
+    key: "kernel.numa_balancing",
+    want: Want::Equals(0),
+    absent_passes: Some("no NUMA balancing in this kernel"),
+};
+pub const NMI_WATCHDOG: Knob = Knob {
+    check: id::NMI_WATCHDOG,
+    key: "kernel.nmi_watchdog",
+    want: Want::Equals(0),
+    absent_passes: Some("no NMI watchdog in this kernel"),
+};
+pub const WATCHDOG_CPUMASK: Knob = Knob {
+    check: id::SOFT_WATCHDOG,
+    key: "kernel.watchdog_cpumask",
+    want: Want::NotOnCore,
+    absent_passes: None,
+};
+
+/// The sysctl step's settings, in the order it writes them.
+pub const SYSCTLS: &[Knob] = &[
+    RT_RUNTIME,
+    TIMER_MIGRATION,
+    STAT_INTERVAL,
+    NUMA_BALANCING,
+    NMI_WATCHDOG,
+    WATCHDOG_CPUMASK,
+];
+
+impl Knob {
+    /// The file under /proc/sys.
+    pub fn path(&self) -> String {
+        format!("{SYSCTL_DIR}/{}", self.key.replace('.', "/"))
+    }
+
+    /// The short name in details ("timer_migration=1").
+    pub fn name(&self) -> &'static str {
+        self.key.rsplit('.').next().unwrap_or(self.key)
+    }
+
+    /// The value `fix` writes; `housekeeping` are the CPUs other than the RT core.
+    pub fn target(&self, housekeeping: &[usize]) -> String {
+        match self.want {
+            Want::Equals(v) | Want::AtLeast(v) => v.to_string(),
+            Want::NotOnCore => cpulist::format(housekeeping),
+        }
+    }
+
+    /// Whether `raw` is as wanted; `None` when it is not a value of the knob's kind.
+    pub fn satisfied(&self, raw: &str, core: usize) -> Option<bool> {
+        match self.want {
+            Want::Equals(w) => raw.trim().parse::<i64>().ok().map(|v| v == w),
+            Want::AtLeast(w) => raw.trim().parse::<i64>().ok().map(|v| v >= w),
+            Want::NotOnCore => cpulist::parse(raw.trim()).ok().map(|l| !l.contains(&core)),
+        }
+    }
+
+    /// The check: read the value, pass when it is as wanted.
+    pub fn evaluate(&self, host: &Host, ctx: &Ctx) -> Eval {
+        let path = self.path();
+        let raw = match (host.read_trimmed(&path), self.absent_passes) {
+            (Err(e), Some(why)) if e.is_not_found() => return Ok(Assessment::pass(why)),
+            _ => read(host, &path)?,
+        };
+        let name = self.name();
+        let shown = super::sanitize(&raw, 40);
+        match self.satisfied(&raw, ctx.core) {
+            Some(true) => Ok(Assessment::pass(format!("{name}={}", super::shown(&shown)))),
+            Some(false) if self.want == Want::NotOnCore => Ok(Assessment::fail(format!(
+                "{name}={shown} includes CPU{}",
+                ctx.core
+            ))),
+            Some(false) => Ok(Assessment::fail(format!("{name}={shown}"))),
+            None => Err(unknown(format!("{name}: not a valid value ({shown})"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> Ctx {
+        Ctx { core: 1, nic: None }
+    }
+
+    #[test]
+    fn values_compare_by_kind() {
+        assert_eq!(RT_RUNTIME.satisfied("-1\n", 1), Some(true));
+        assert_eq!(RT_RUNTIME.satisfied("950000", 1), Some(false));
+        assert_eq!(RT_RUNTIME.satisfied("-1x", 1), None);
+        assert_eq!(STAT_INTERVAL.satisfied("10", 1), Some(true));
+        assert_eq!(STAT_INTERVAL.satisfied("1", 1), Some(false));
+        assert_eq!(WATCHDOG_CPUMASK.satisfied("0", 1), Some(true));
+        assert_eq!(WATCHDOG_CPUMASK.satisfied("0-1", 1), Some(false));
+        assert_eq!(WATCHDOG_CPUMASK.target(&[0, 2, 3]), "0,2-3");
+        assert_eq!(STAT_INTERVAL.target(&[0]), "10");
+        assert_eq!(TIMER_MIGRATION.path(), "/proc/sys/kernel/timer_migration");
+    }
+
+    #[test]
+    fn evaluate_reads_through_host() {
+        let d = tempfile::tempdir().unwrap();
+        let h = Host::with_root(d.path());
+        // Absent: unknown, unless the kernel simply lacks the feature.
+        assert!(TIMER_MIGRATION.evaluate(&h, &ctx()).is_err());
+        assert_eq!(
+            NMI_WATCHDOG.evaluate(&h, &ctx()).unwrap(),
+            Assessment::pass("no NMI watchdog in this kernel")
+        );
+        h.write_atomic(&TIMER_MIGRATION.path(), b"1\n", None)
+            .unwrap();
+        assert_eq!(
+            TIMER_MIGRATION.evaluate(&h, &ctx()).unwrap(),
+            Assessment::fail("timer_migration=1")
+        );
+        h.write_atomic(&WATCHDOG_CPUMASK.path(), b"0-3\n", None)
+            .unwrap();
+        assert_eq!(
+            WATCHDOG_CPUMASK.evaluate(&h, &ctx()).unwrap(),
+            Assessment::fail("watchdog_cpumask=0-3 includes CPU1")
+        );
+        h.write_atomic(&RT_RUNTIME.path(), b"lots\n", None).unwrap();
+        assert!(RT_RUNTIME.evaluate(&h, &ctx()).is_err());
+    }
+}

@@ -1,0 +1,98 @@
+//! The hardware behind the EtherCAT NIC: its driver and the negotiated link speed.
+
+use super::nic::{NET, present};
+use super::{Assessment, Check, Ctx, Eval, Section, id, unknown};
+use crate::host::Host;
+
+/// Drivers of wired Intel NICs used with EtherCAT masters (SOEM, IgH native drivers, RMP): good latency,
+/// per-queue MSI-X, hardware timestamps on igb/igc.
+const GOOD: &[&str] = &["igc", "igb", "e1000e", "e1000", "ixgbe", "i40e", "ice"];
+/// Drivers behind USB or radio: frames wait for USB polling or the air, never real time.
+const BAD_USB: &[&str] = &[
+    "r8152",
+    "ax88179_178a",
+    "asix",
+    "cdc_ether",
+    "cdc_ncm",
+    "smsc95xx",
+    "lan78xx",
+    "aqc111",
+];
+const BAD_WIRELESS: &[&str] = &[
+    "iwlwifi",
+    "brcmfmac",
+    "ath9k",
+    "ath10k_pci",
+    "ath11k_pci",
+    "mt7921e",
+    "rtw88_pci",
+    "rtw89_pci",
+];
+/// Virtual NICs: fine for trying the tool, not for a real EtherCAT segment.
+const VIRTUAL: &[&str] = &["virtio_net", "vmxnet3", "hv_netvsc", "xen-netfront", "veth"];
+
+/// The driver of an interface, from the device/driver symlink (None for virtual interfaces without a device).
+pub fn driver(host: &Host, nic: &str) -> Option<String> {
+    let p = host.readlink(&format!("{NET}/{nic}/device/driver")).ok()?;
+    p.file_name().map(|f| f.to_string_lossy().into_owned())
+}
+
+pub const NIC_DRIVER: Check = Check {
+    id: id::NIC_DRIVER,
+    section: Section::Nic,
+    title: "NIC driver suited to EtherCAT",
+    doc: "Intel wired drivers (igc, igb, e1000e, …) are the ones EtherCAT masters are known to run well on; \
+          USB and wireless adapters add milliseconds. Passes for the known-good list, fails for USB and wireless \
+          drivers, informational otherwise (virtual NICs included: fine for trying the tool).",
+    remedy: None,
+    evaluate: nic_driver,
+};
+
+fn nic_driver(host: &Host, ctx: &Ctx) -> Eval {
+    let nic = present(host, ctx)?;
+    let Some(d) = driver(host, nic) else {
+        return Ok(Assessment::info("no device driver (virtual interface)"));
+    };
+    let d = d.as_str();
+    Ok(if GOOD.contains(&d) {
+        Assessment::pass(d.to_string())
+    } else if BAD_USB.contains(&d) {
+        Assessment::fail(format!("{d}: USB adapter"))
+    } else if BAD_WIRELESS.contains(&d) {
+        Assessment::fail(format!("{d}: wireless"))
+    } else if VIRTUAL.contains(&d) {
+        Assessment::info(format!("{d}: virtual NIC"))
+    } else {
+        Assessment::info(format!("{d}: not in the known list"))
+    })
+}
+
+pub const NIC_SPEED: Check = Check {
+    id: id::NIC_SPEED,
+    section: Section::Nic,
+    title: "Link at 100 Mb/s full duplex",
+    doc: "EtherCAT runs at 100 Mb/s full duplex; any other negotiated speed means the port is not talking to an \
+          EtherCAT SubDevice (a switch, a PC). Passes for speed 100 and duplex full; unknown without link or when \
+          the driver reports no speed (virtual NICs).",
+    remedy: None,
+    evaluate: nic_speed,
+};
+
+fn nic_speed(host: &Host, ctx: &Ctx) -> Eval {
+    let nic = present(host, ctx)?;
+    // Reading speed of a link that is down gives EINVAL; some drivers report -1.
+    let speed = host
+        .read_trimmed(&format!("{NET}/{nic}/speed"))
+        .ok()
+        .and_then(|s| s.parse::<i64>().ok())
+        .filter(|&s| s > 0 && s < 10_000_000);
+    let duplex = host.read_trimmed(&format!("{NET}/{nic}/duplex")).ok();
+    match (speed, duplex.as_deref()) {
+        (None, _) => Err(unknown("no speed reported (link down or virtual)")),
+        (Some(100), Some("full")) => Ok(Assessment::pass("100 Mb/s full duplex")),
+        (Some(s), d) => Ok(Assessment::fail(format!(
+            "{s} Mb/s {} duplex",
+            d.unwrap_or("?")
+        ))),
+    }
+}
