@@ -3,8 +3,11 @@
 //! Everything the program reads or writes on the machine goes through a `Host`, so that `--root DIR` (fixture
 //! trees in tests, a snapshot of another machine for support engineers) is honoured everywhere.
 
+#[path = "host_read.rs"]
+mod read;
+
 use std::fs;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -21,12 +24,16 @@ pub enum HostError {
     OutsideRoot { path: String },
     #[error("{path}: file too large (over {MAX_READ} bytes)")]
     TooLarge { path: String },
+    #[error("{path}: not a regular file ({what})")]
+    NotRegular { path: String, what: &'static str },
+    #[error("{path}: more than {} entries", read::MAX_ENTRIES)]
+    TooManyEntries { path: String },
     #[error("{path}: {source}")]
     Io { path: String, source: io::Error },
 }
 
 impl HostError {
-    fn from_io(path: &str, e: io::Error) -> Self {
+    pub(crate) fn from_io(path: &str, e: io::Error) -> Self {
         match e.kind() {
             io::ErrorKind::NotFound => HostError::NotFound {
                 path: path.to_string(),
@@ -47,6 +54,8 @@ impl HostError {
             HostError::NotFound { .. } => "not found".into(),
             HostError::PermissionDenied { .. } => "permission denied".into(),
             HostError::TooLarge { .. } => "file too large".into(),
+            HostError::NotRegular { what, .. } => format!("not a regular file ({what})"),
+            HostError::TooManyEntries { .. } => "too many entries".into(),
             HostError::OutsideRoot { .. } => "leads outside the root".into(),
             HostError::Io { source, .. } => source.to_string(),
         }
@@ -62,12 +71,32 @@ impl HostError {
             HostError::Io { source, .. } => source.raw_os_error(),
             HostError::PermissionDenied { .. } => Some(libc::EACCES),
             HostError::NotFound { .. } => Some(libc::ENOENT),
-            HostError::TooLarge { .. } | HostError::OutsideRoot { .. } => None,
+            HostError::TooLarge { .. }
+            | HostError::OutsideRoot { .. }
+            | HostError::NotRegular { .. }
+            | HostError::TooManyEntries { .. } => None,
         }
     }
 }
 
 pub type HostResult<T> = Result<T, HostError>;
+
+pub use read::{Failure, UNREADABLE};
+
+/// `a/b/../c` → `/a/c`: an absolute system path with "." and ".." resolved lexically ("/.." stays "/").
+pub fn normalize(p: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for c in p.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    format!("/{}", out.join("/"))
+}
 
 /// A file's previous state as recorded before a change (for journals and snapshots).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,11 +112,16 @@ pub struct Host {
     /// Set by `traced`: every system path this Host (and its clones) resolves is recorded, so that `snapshot`
     /// copies exactly what the checks read.
     trace: Option<Trace>,
+    /// What a snapshot recorded as unreadable (loaded on first need).
+    recorded: read::Recorded,
 }
 
-/// The system paths a traced Host touched, shared between its clones.
+/// The system paths a traced Host touched, shared between its clones, and how many accesses that took.
 #[derive(Clone, Default)]
-pub struct Trace(std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>);
+pub struct Trace(
+    std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+);
 
 impl Trace {
     /// The recorded paths, sorted.
@@ -97,12 +131,19 @@ impl Trace {
             Err(p) => p.into_inner().iter().cloned().collect(),
         }
     }
+    /// Accesses so far (a path touched twice counts twice): what the checks' work costs in system calls.
+    pub fn touched(&self) -> usize {
+        self.1.load(std::sync::atomic::Ordering::Relaxed)
+    }
     fn record(&self, abs: &str) {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut g = match self.0.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
         };
-        g.insert(abs.to_string());
+        if !g.contains(abs) {
+            g.insert(abs.to_string());
+        }
     }
 }
 
@@ -126,6 +167,7 @@ impl Host {
         Host {
             root: PathBuf::from("/"),
             trace: None,
+            recorded: Default::default(),
         }
     }
 
@@ -134,6 +176,7 @@ impl Host {
         Host {
             root: root.into(),
             trace: None,
+            recorded: Default::default(),
         }
     }
 
@@ -143,6 +186,7 @@ impl Host {
         let h = Host {
             root: self.root.clone(),
             trace: Some(t.clone()),
+            recorded: self.recorded.clone(),
         };
         (h, t)
     }
@@ -211,51 +255,9 @@ impl Host {
         }
     }
 
-    pub fn exists(&self, abs: &str) -> bool {
-        self.resolve(abs, true).is_ok_and(|p| p.exists())
-    }
-
-    pub fn is_dir(&self, abs: &str) -> bool {
-        self.resolve(abs, true).is_ok_and(|p| p.is_dir())
-    }
-
-    pub fn read_bytes(&self, abs: &str) -> HostResult<Vec<u8>> {
-        let f = fs::File::open(self.resolve(abs, true)?).map_err(|e| HostError::from_io(abs, e))?;
-        let mut buf = Vec::new();
-        f.take(MAX_READ + 1)
-            .read_to_end(&mut buf)
-            .map_err(|e| HostError::from_io(abs, e))?;
-        if buf.len() as u64 > MAX_READ {
-            return Err(HostError::TooLarge {
-                path: abs.to_string(),
-            });
-        }
-        Ok(buf)
-    }
-
-    /// The file as text; invalid UTF-8 is replaced rather than refused (a garbage file still gets a verdict).
-    pub fn read(&self, abs: &str) -> HostResult<String> {
-        let b = self.read_bytes(abs)?;
-        Ok(match String::from_utf8(b) {
-            Ok(s) => s,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-        })
-    }
-
-    /// The file's text with surrounding whitespace (the trailing newline of sysfs values) removed.
-    pub fn read_trimmed(&self, abs: &str) -> HostResult<String> {
-        Ok(self.read(abs)?.trim().to_string())
-    }
-
-    /// Entry names of a directory, sorted.
-    pub fn list(&self, abs: &str) -> HostResult<Vec<String>> {
-        let rd = fs::read_dir(self.resolve(abs, true)?).map_err(|e| HostError::from_io(abs, e))?;
-        let mut names: Vec<String> = rd
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        Ok(names)
+    /// `resolve` for the read side when openat2 is not available.
+    fn resolve_for_read(&self, abs: &str) -> HostResult<PathBuf> {
+        self.resolve(abs, true)
     }
 
     /// The target of a symlink, as stored (not resolved through the root).
@@ -363,13 +365,12 @@ mod tests {
         h.create_dir_all("/etc").unwrap();
         std::os::unix::fs::symlink(outside.path(), d.path().join("etc/out")).unwrap();
         std::os::unix::fs::symlink("../etc", d.path().join("etc/inside")).unwrap();
-        assert!(matches!(
-            h.read("/etc/out/secret"),
-            Err(HostError::OutsideRoot { .. })
-        ));
+        // Reads resolve the link as the machine would (inside the root, where that path does not exist)...
+        assert!(h.read("/etc/out/secret").unwrap_err().is_not_found());
+        assert!(h.list("/etc/out").is_err());
+        // ...and writes refuse it.
         assert!(h.write_atomic("/etc/out/new", b"y", None).is_err());
         assert!(!outside.path().join("new").exists());
-        assert!(h.list("/etc/out").is_err());
         // Links that stay inside work, and the link itself can still be read.
         assert_eq!(h.list("/etc/inside").unwrap().len(), 2);
         assert!(h.readlink("/etc/out").is_ok());

@@ -179,26 +179,7 @@ pub(crate) fn first_few(items: &[String], show: usize) -> String {
 /// Details longer than this are cut: a garbage file must not flood the terminal.
 pub const DETAIL_MAX: usize = 160;
 
-/// Text from the machine made safe to print: control characters (a hostile or broken file can hold escape
-/// sequences or newlines) are shown escaped, and long text is cut with an ellipsis.
-pub fn sanitize(s: &str, max: usize) -> String {
-    let mut out = String::new();
-    let mut n = 0;
-    for c in s.chars() {
-        let piece: String = if c.is_control() {
-            c.escape_default().collect()
-        } else {
-            c.to_string()
-        };
-        n += piece.chars().count();
-        if n > max {
-            out.push('…');
-            break;
-        }
-        out.push_str(&piece);
-    }
-    out
-}
+pub use crate::parse::text::sanitize;
 
 /// A kernel keyword value (governor, operstate): lowercase letters, digits, '_' and '-'.
 pub(crate) fn is_word(v: &str) -> bool {

@@ -9,6 +9,8 @@ pub mod reflect;
 pub mod rollback;
 pub mod run;
 pub mod snapshot;
+mod snapshot_copy;
+mod snapshot_tar;
 
 use crate::cli::{Cli, Command};
 use crate::error::{Error, Outcome, Result};

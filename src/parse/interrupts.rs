@@ -2,6 +2,8 @@
 //! row per interrupt: a name ("24", "LOC", "IPI0"), one count per column (some rows such as "ERR" have only one),
 //! then the chip, hardware IRQ and action names ("IO-APIC 2-edge timer", "GICv2 189 Level eth0").
 
+use super::cpulist::{MAX_CPU, NR_CPUS_MAX};
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IrqRow {
     /// "24", "LOC", "IPI0", …
@@ -49,6 +51,14 @@ impl IrqRow {
     }
 }
 
+impl IrqRow {
+    /// The count in column `col`; None when the row has no number there (a short or garbled row: a device
+    /// IRQ row always has one count per column, so its absence is not a zero).
+    pub fn count(&self, col: usize) -> Option<u64> {
+        self.counts.get(col).copied()
+    }
+}
+
 impl Interrupts {
     /// The column of `cpu`, if the header lists it.
     pub fn column(&self, cpu: usize) -> Option<usize> {
@@ -56,18 +66,27 @@ impl Interrupts {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("no CPU header line in /proc/interrupts")]
-pub struct NoHeader;
+/// More rows than this are refused: the kernel's sparse IRQs reach a few thousand on the largest real machines
+/// (one MSI-X vector per queue per CPU), and each row may send a check to read /proc/irq/N.
+pub const MAX_ROWS: usize = 65_536;
 
-pub fn parse(text: &str) -> Result<Interrupts, NoHeader> {
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InterruptsError {
+    #[error("no CPU header line in /proc/interrupts")]
+    NoHeader,
+    #[error("/proc/interrupts has more than {MAX_ROWS} rows")]
+    TooManyRows,
+}
+
+pub fn parse(text: &str) -> Result<Interrupts, InterruptsError> {
+    use InterruptsError::NoHeader;
     let mut lines = text.lines().skip_while(|l| l.trim().is_empty());
     let header = lines.next().ok_or(NoHeader)?;
     let mut cpus = Vec::new();
     for w in header.split_whitespace() {
         match w.strip_prefix("CPU").and_then(|n| n.parse::<usize>().ok()) {
-            Some(n) => cpus.push(n),
-            None => return Err(NoHeader),
+            Some(n) if n <= MAX_CPU && cpus.len() < NR_CPUS_MAX => cpus.push(n),
+            _ => return Err(NoHeader),
         }
     }
     if cpus.is_empty() {
@@ -94,6 +113,9 @@ pub fn parse(text: &str) -> Result<Interrupts, NoHeader> {
             }
         }
         let desc = words.collect::<Vec<_>>().join(" ");
+        if rows.len() == MAX_ROWS {
+            return Err(InterruptsError::TooManyRows);
+        }
         rows.push(IrqRow {
             name: name.to_string(),
             counts,
@@ -172,5 +194,20 @@ mod tests {
         assert_eq!(i.column(1), None);
         assert!(parse("").is_err());
         assert!(parse("\u{0}\u{1}garbage\n").is_err());
+        // A count that is not a number, or a short row, leaves the column empty rather than zero.
+        let i = parse("  CPU0  CPU1\n 5:  1  X  IO-APIC eth0\n 6:  7\n").unwrap();
+        assert_eq!(i.rows[0].count(1), None);
+        assert_eq!(i.rows[1].count(0), Some(7));
+        assert_eq!(i.rows[1].count(1), None);
+    }
+
+    #[test]
+    fn rows_are_bounded() {
+        let mut t = String::from("CPU0\n");
+        for n in 0..=MAX_ROWS {
+            t.push_str(&format!("{n}: 1 x\n"));
+        }
+        assert_eq!(parse(&t), Err(InterruptsError::TooManyRows));
+        assert!(parse("CPU0 CPU99999\n").is_err());
     }
 }

@@ -7,27 +7,39 @@ use super::cpulist::MAX_CPU;
 #[error("malformed CPU mask '{0}'")]
 pub struct MaskError(pub String);
 
-/// The CPUs set in a mask, ascending. Empty text or all zeros gives no CPUs.
+/// The CPUs set in a mask, ascending. All zeros gives no CPUs; empty text, an empty group (",,,"), a group of
+/// more than 8 digits or a bit above `MAX_CPU` is an error: the kernel never prints them, so they are not a
+/// machine's state.
 pub fn parse(s: &str) -> Result<Vec<usize>, MaskError> {
     let t = s.trim();
-    let bad = || MaskError(t.chars().take(40).collect());
-    let digits: String = t.chars().filter(|&c| c != ',').collect();
-    if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+    let bad = || MaskError(super::text::sanitize(t, 40));
+    // 8,192 bits: 2,048 digits and 255 commas.
+    if t.is_empty() || t.len() > 2048 + 256 {
+        return Err(bad());
+    }
+    let groups: Vec<&str> = t.split(',').collect();
+    if groups
+        .iter()
+        .any(|g| g.is_empty() || g.len() > 8 || !g.bytes().all(|b| b.is_ascii_hexdigit()))
+    {
         return Err(bad());
     }
     let mut cpus = Vec::new();
-    for (i, c) in digits.bytes().rev().enumerate() {
-        let v = (c as char).to_digit(16).unwrap_or(0);
-        for bit in 0..4 {
-            if v & (1 << bit) != 0 {
-                let cpu = i * 4 + bit;
-                if cpu > MAX_CPU {
-                    return Err(bad());
+    for (gi, g) in groups.iter().rev().enumerate() {
+        for (i, c) in g.bytes().rev().enumerate() {
+            let v = (c as char).to_digit(16).unwrap_or(0);
+            for bit in 0..4 {
+                if v & (1 << bit) != 0 {
+                    let cpu = gi * 32 + i * 4 + bit;
+                    if cpu > MAX_CPU {
+                        return Err(bad());
+                    }
+                    cpus.push(cpu);
                 }
-                cpus.push(cpu);
             }
         }
     }
+    cpus.sort_unstable();
     Ok(cpus)
 }
 
@@ -65,6 +77,13 @@ mod tests {
         assert_eq!(parse("ff,00000000").unwrap(), (32..40).collect::<Vec<_>>());
         assert!(parse("xyz").is_err());
         assert!(parse("1 2").is_err());
+        // Garbage is not "no CPUs": the kernel always prints at least one digit per group.
+        for bad in ["", "\n", ",,,", "f,", "123456789", "1,,2"] {
+            assert!(parse(bad).is_err(), "{bad:?} accepted");
+        }
+        // A short first group is how the kernel prints a 40-CPU mask; user masks may be short too.
+        assert_eq!(parse("1,00000000").unwrap(), vec![32]);
+        assert_eq!(parse("f").unwrap(), vec![0, 1, 2, 3]);
     }
 
     #[test]

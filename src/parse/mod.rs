@@ -11,3 +11,4 @@ pub mod netaddr;
 pub mod route;
 pub mod swaps;
 pub mod task;
+pub mod text;

@@ -1,0 +1,270 @@
+//! The snapshot's copier: reads through the source `Host` (never blocking, regular files only, bounded), and
+//! writes only inside its output directory, whatever links the source holds.
+//!
+//! Source paths are resolved component by component as the kernel would with the source root as "/" (absolute
+//! links and ".." stop at the root; at most 40 links, the kernel's MAXSYMLINKS). Each link met is recreated in
+//! the copy pointing at the same place, always as a relative link to a path under the copy's root. Writes never
+//! follow a link: a directory component that is a link in the copy is refused, files are created O_EXCL |
+//! O_NOFOLLOW. What could not be read is recorded (host::UNREADABLE) with the reason, so that examining the copy
+//! gives the verdict the source gave.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs;
+use std::io::{self, Write};
+use std::os::unix::fs::{OpenOptionsExt, symlink};
+use std::path::{Path, PathBuf};
+
+use crate::host::{Failure, Host, HostError, normalize};
+
+/// The kernel's MAXSYMLINKS.
+const MAX_LINKS: usize = 40;
+
+pub(crate) struct Copier<'a> {
+    src: &'a Host,
+    out: PathBuf,
+    /// Source directories already resolved: abs → real abs (no links in it).
+    dirs: HashMap<String, Option<String>>,
+    /// Directories that exist in the copy (created or checked).
+    made: HashSet<String>,
+    pub(crate) unreadable: BTreeMap<String, Failure>,
+    pub(crate) copied: usize,
+}
+
+/// A failure to read the source (recorded) or to write the copy (fatal).
+pub(crate) enum Fail {
+    Src(HostError),
+    Dst(io::Error),
+}
+
+impl From<io::Error> for Fail {
+    fn from(e: io::Error) -> Self {
+        Fail::Dst(e)
+    }
+}
+
+fn loop_error(abs: &str) -> HostError {
+    HostError::Io {
+        path: abs.into(),
+        source: io::Error::from_raw_os_error(libc::ELOOP),
+    }
+}
+
+/// A link at `link` (absolute path in the copy) pointing at `target` (absolute path in the copy), relative.
+fn relative_target(link: &str, target: &str) -> String {
+    let depth = link
+        .split('/')
+        .filter(|c| !c.is_empty())
+        .count()
+        .saturating_sub(1);
+    let rest = target.trim_start_matches('/');
+    let up = "../".repeat(depth);
+    if rest.is_empty() {
+        if depth == 0 {
+            ".".into()
+        } else {
+            up.trim_end_matches('/').to_string()
+        }
+    } else {
+        format!("{up}{rest}")
+    }
+}
+
+impl<'a> Copier<'a> {
+    pub(crate) fn new(src: &'a Host, out: &Path) -> Self {
+        Copier {
+            src,
+            out: out.to_path_buf(),
+            dirs: HashMap::new(),
+            made: HashSet::from(["/".to_string()]),
+            unreadable: BTreeMap::new(),
+            copied: 0,
+        }
+    }
+
+    fn dst(&self, abs: &str) -> PathBuf {
+        self.out.join(abs.trim_start_matches('/'))
+    }
+
+    /// Creates `abs` and its parents in the copy as real directories; a link (or anything but a directory) on
+    /// the way is refused, so nothing lands outside the output.
+    fn mkdirs(&mut self, abs: &str) -> io::Result<()> {
+        if self.made.contains(abs) {
+            return Ok(());
+        }
+        if let Some((parent, _)) = abs.rsplit_once('/') {
+            self.mkdirs(if parent.is_empty() { "/" } else { parent })?;
+        }
+        let p = self.dst(abs);
+        match fs::symlink_metadata(&p) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(io::Error::other(format!(
+                    "{abs} exists in the copy and is not a directory"
+                )));
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => fs::create_dir(&p)?,
+            Err(e) => return Err(e),
+        }
+        self.made.insert(abs.to_string());
+        Ok(())
+    }
+
+    fn parent(abs: &str) -> &str {
+        match abs.rsplit_once('/') {
+            Some(("", _)) | None => "/",
+            Some((p, _)) => p,
+        }
+    }
+
+    /// Writes a new file in the copy (never through a link, never over an existing file).
+    pub(crate) fn put(&mut self, abs: &str, bytes: &[u8]) -> io::Result<()> {
+        self.mkdirs(Self::parent(abs))?;
+        let mut f = match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(self.dst(abs))
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        f.write_all(bytes)
+    }
+
+    fn record(&mut self, abs: &str, e: &HostError) {
+        if let Some(f) = Failure::of(e) {
+            self.unreadable.insert(abs.to_string(), f);
+        }
+    }
+
+    /// The source's real path of `abs` (links resolved, none left in it), recreating the links met in the copy.
+    /// None when the path does not exist in the source.
+    fn resolve(&mut self, abs: &str, links: &mut usize) -> Result<Option<String>, Fail> {
+        let abs = normalize(abs);
+        if abs == "/" {
+            return Ok(Some(abs));
+        }
+        let (parent, name) = abs.rsplit_once('/').unwrap_or(("", &abs));
+        let parent = if parent.is_empty() { "/" } else { parent };
+        let real_parent = match self.dirs.get(parent) {
+            Some(r) => r.clone(),
+            None => {
+                let r = self.resolve(parent, links)?;
+                self.dirs.insert(parent.to_string(), r.clone());
+                r
+            }
+        };
+        let Some(real_parent) = real_parent else {
+            return Ok(None);
+        };
+        let cand = if real_parent == "/" {
+            format!("/{name}")
+        } else {
+            format!("{real_parent}/{name}")
+        };
+        let src = self.src.path(&cand);
+        let meta = match fs::symlink_metadata(&src) {
+            Ok(m) => m,
+            Err(_) => return Ok(None),
+        };
+        if !meta.file_type().is_symlink() {
+            return Ok(Some(cand));
+        }
+        *links += 1;
+        if *links > MAX_LINKS {
+            return Err(Fail::Src(loop_error(&abs)));
+        }
+        let target = fs::read_link(&src).map_err(|e| Fail::Src(HostError::from_io(&cand, e)))?;
+        let t = target.to_string_lossy();
+        let joined = if t.starts_with('/') {
+            normalize(&t)
+        } else {
+            normalize(&format!("{real_parent}/{t}"))
+        };
+        // The link is kept even when its target is missing (readlink reads it); it points inside the copy.
+        self.mkdirs(real_parent.as_str())?;
+        let at = self.dst(&cand);
+        if fs::symlink_metadata(&at).is_err() {
+            symlink(relative_target(&cand, &joined), &at)?;
+        }
+        let real = self.resolve(&joined, links)?;
+        Ok(real)
+    }
+
+    /// Copies what the checks read at `abs`: a file's bytes, a directory (with placeholders of its entries
+    /// when it was listed), and the links on the way; failures are recorded, not fatal.
+    pub(crate) fn copy(&mut self, abs: &str) -> io::Result<()> {
+        let real = match self.resolve(abs, &mut 0) {
+            Ok(Some(r)) => r,
+            Ok(None) => return Ok(()),
+            Err(Fail::Dst(e)) => return Err(e),
+            Err(Fail::Src(e)) => {
+                self.record(abs, &e);
+                return Ok(());
+            }
+        };
+        if self.src.is_dir(&real) {
+            self.mkdirs(&real)?;
+            return self.placeholders(abs, &real);
+        }
+        match self.src.read_bytes(&real) {
+            Ok(bytes) => {
+                self.put(&real, &bytes)?;
+                self.copied += 1;
+            }
+            Err(e) => {
+                self.record(abs, &e);
+                if abs != real {
+                    self.record(&real, &e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Entries of a directory that are directories (cpuN, stateN, rx-N, PIDs), the links of /sys/class/net and
+    /// the files of msi_irqs (their names are the data), so that listing the copy names the same things.
+    fn placeholders(&mut self, abs: &str, dir: &str) -> io::Result<()> {
+        let names = match self.src.list(dir) {
+            Ok(n) => n,
+            Err(e) => {
+                self.record(abs, &e);
+                return Ok(());
+            }
+        };
+        for name in names {
+            let child = format!("{}/{name}", dir.trim_end_matches('/'));
+            let Ok(m) = fs::symlink_metadata(self.src.path(&child)) else {
+                continue;
+            };
+            if m.is_dir() {
+                self.mkdirs(&child)?;
+            } else if m.file_type().is_symlink() && dir == super::snapshot::NET {
+                let _ = self.resolve(&child, &mut 0);
+            } else if m.is_file() && dir.ends_with("/msi_irqs") {
+                self.put(&child, b"")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relative_target;
+
+    #[test]
+    fn links_in_the_copy_are_relative_and_inside() {
+        assert_eq!(
+            relative_target("/etc/os-release", "/usr/lib/os-release"),
+            "../usr/lib/os-release"
+        );
+        assert_eq!(
+            relative_target("/sys/class/net/eth0", "/sys/devices/x/net/eth0"),
+            "../../../sys/devices/x/net/eth0"
+        );
+        assert_eq!(relative_target("/a", "/b"), "b");
+        assert_eq!(relative_target("/a/b", "/"), "..");
+    }
+}

@@ -1,0 +1,343 @@
+//! The read side of `Host`: reads that never block and never leave the root.
+//!
+//! A machine's tree examined elsewhere (a snapshot, an unpacked tarball) is untrusted: a FIFO would make a
+//! plain open() wait forever for a writer, a device node's open() may act on the device, and links may point
+//! anywhere. So every read first opens the path with O_PATH (which opens nothing), looks at what it is, and
+//! only then opens a regular file for reading (O_NONBLOCK, and the same inode checked again); anything else is
+//! `NotRegular`, which checks report as unknown with the reason. Under a root, paths are resolved by the
+//! kernel as if the root were "/" (openat2 RESOLVE_IN_ROOT): absolute links and ".." stay inside it, as they
+//! would on the machine itself. Paths a snapshot could not read are recorded in it (`UNREADABLE`), and are
+//! reported with the recorded reason, not as absent.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use super::{Host, HostError, HostResult, MAX_READ};
+
+/// Directory listings longer than this are refused (a crafted tree must not exhaust memory).
+pub const MAX_ENTRIES: usize = 1 << 20;
+/// Where `snapshot` records what it could not read, at the root of the copy.
+pub const UNREADABLE: &str = "/rmp-eval-unreadable.json";
+
+/// Set once openat2 turns out to be missing (kernel < 5.6) or filtered (seccomp): then the canonicalizing
+/// `resolve` stands in (links leading outside the root are refused rather than kept inside).
+static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
+
+/// The recorded failures of a snapshot, loaded once per Host (shared by its clones).
+#[derive(Clone, Default)]
+pub(crate) struct Recorded(Arc<OnceLock<BTreeMap<String, Failure>>>);
+
+impl std::fmt::Debug for Recorded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Recorded")
+    }
+}
+impl PartialEq for Recorded {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl Eq for Recorded {}
+
+/// Why a path could not be read, as `snapshot` records it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Failure {
+    /// "permission_denied", "too_large", "not_regular", "too_many_entries" or "os_error".
+    pub kind: String,
+    /// The file type for not_regular ("FIFO"), the errno for os_error.
+    #[serde(default)]
+    pub what: Option<String>,
+    #[serde(default)]
+    pub errno: Option<i32>,
+}
+
+impl Failure {
+    /// What to record for an error met while reading; None for "not found" (absent stays absent).
+    pub fn of(e: &HostError) -> Option<Failure> {
+        let f = |kind: &str, what: Option<String>, errno| Failure {
+            kind: kind.into(),
+            what,
+            errno,
+        };
+        Some(match e {
+            HostError::NotFound { .. } => return None,
+            HostError::PermissionDenied { .. } => f("permission_denied", None, None),
+            HostError::TooLarge { .. } => f("too_large", None, None),
+            HostError::TooManyEntries { .. } => f("too_many_entries", None, None),
+            HostError::NotRegular { what, .. } => f("not_regular", Some(what.to_string()), None),
+            HostError::OutsideRoot { .. } => f("os_error", None, Some(libc::EXDEV)),
+            HostError::Io { source, .. } => {
+                f("os_error", None, source.raw_os_error().or(Some(libc::EIO)))
+            }
+        })
+    }
+
+    fn error(&self, path: &str) -> HostError {
+        let path = path.to_string();
+        match self.kind.as_str() {
+            "permission_denied" => HostError::PermissionDenied { path },
+            "too_large" => HostError::TooLarge { path },
+            "too_many_entries" => HostError::TooManyEntries { path },
+            "not_regular" => HostError::NotRegular {
+                path,
+                what: file_type_name(self.what.as_deref().unwrap_or("")),
+            },
+            _ => HostError::Io {
+                path,
+                source: io::Error::from_raw_os_error(self.errno.unwrap_or(libc::EIO)),
+            },
+        }
+    }
+}
+
+fn file_type_name(s: &str) -> &'static str {
+    [
+        "FIFO",
+        "socket",
+        "character device",
+        "block device",
+        "directory",
+        "symbolic link",
+    ]
+    .into_iter()
+    .find(|n| *n == s)
+    .unwrap_or("special file")
+}
+
+fn kind_of(m: &libc::stat) -> &'static str {
+    match m.st_mode & libc::S_IFMT {
+        libc::S_IFIFO => "FIFO",
+        libc::S_IFSOCK => "socket",
+        libc::S_IFCHR => "character device",
+        libc::S_IFBLK => "block device",
+        libc::S_IFDIR => "directory",
+        libc::S_IFLNK => "symbolic link",
+        libc::S_IFREG => "regular file",
+        _ => "special file",
+    }
+}
+
+fn fstat(fd: &OwnedFd) -> io::Result<libc::stat> {
+    // SAFETY: fstat writes into a zeroed stat buffer we own; the fd is open for the call's duration.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(fd.as_raw_fd(), &mut st) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(st)
+    }
+}
+
+fn open_plain(path: &std::path::Path, flags: i32) -> io::Result<OwnedFd> {
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: open with a NUL-terminated path we own; the returned fd is taken over by OwnedFd at once.
+    let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is a fresh, valid descriptor nobody else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// openat2(dir, rel, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS).
+fn open_in_root(dir: &OwnedFd, rel: &str, flags: i32) -> io::Result<OwnedFd> {
+    let c = std::ffi::CString::new(if rel.is_empty() { "." } else { rel })
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: open_how is a plain C struct; zeroed then filled field by field.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (flags | libc::O_CLOEXEC) as u64;
+    how.resolve = libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_MAGICLINKS;
+    // SAFETY: openat2 reads `how` (size given) and the NUL-terminated path; both outlive the call.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is a fresh, valid descriptor nobody else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+impl Host {
+    /// Opens `abs` with `flags` (O_PATH to look, O_RDONLY to read) without blocking and inside the root.
+    fn open_at(&self, abs: &str, flags: i32) -> HostResult<OwnedFd> {
+        // openat2 allows no other flags with O_PATH (EINVAL); O_PATH opens nothing, so cannot block anyway.
+        let flags = if flags & libc::O_PATH != 0 {
+            flags
+        } else {
+            flags | libc::O_NONBLOCK | libc::O_NOCTTY
+        };
+        let p = self.path(abs);
+        let io = |e: io::Error| HostError::from_io(abs, e);
+        if self.is_live() {
+            return open_plain(&p, flags).map_err(io);
+        }
+        if !NO_OPENAT2.load(Ordering::Relaxed) && !force_fallback() {
+            let root = open_plain(self.root(), libc::O_PATH | libc::O_DIRECTORY).map_err(io)?;
+            let rel = p.strip_prefix(self.root()).unwrap_or(&p).to_string_lossy();
+            match open_in_root(&root, &rel, flags) {
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EPERM)) => {
+                    NO_OPENAT2.store(true, Ordering::Relaxed);
+                }
+                r => return r.map_err(io),
+            }
+        }
+        open_plain(&self.resolve_for_read(abs)?, flags).map_err(io)
+    }
+
+    /// What `abs` is (following links inside the root), without opening it for reading.
+    fn stat_at(&self, abs: &str) -> HostResult<libc::stat> {
+        let fd = self.open_at(abs, libc::O_PATH)?;
+        fstat(&fd).map_err(|e| HostError::from_io(abs, e))
+    }
+
+    /// The recorded failure for a path that is absent from a snapshot, if the snapshot recorded one.
+    fn recorded(&self, abs: &str) -> Option<HostError> {
+        if self.is_live() {
+            return None;
+        }
+        let map = self.recorded.0.get_or_init(|| self.load_recorded());
+        let key = super::normalize(abs);
+        map.get(&key).map(|f| f.error(&key))
+    }
+
+    fn load_recorded(&self) -> BTreeMap<String, Failure> {
+        #[derive(serde::Deserialize)]
+        struct File {
+            unreadable: BTreeMap<String, Failure>,
+        }
+        let Ok(bytes) = self.read_raw(UNREADABLE) else {
+            return BTreeMap::new();
+        };
+        serde_json::from_slice::<File>(&bytes)
+            .map(|f| f.unreadable)
+            .unwrap_or_default()
+    }
+
+    /// NotFound becomes the recorded failure when a snapshot recorded one.
+    fn or_recorded<T>(&self, abs: &str, r: HostResult<T>) -> HostResult<T> {
+        match r {
+            Err(e) if e.is_not_found() => Err(self.recorded(abs).unwrap_or(e)),
+            r => r,
+        }
+    }
+
+    fn read_raw(&self, abs: &str) -> HostResult<Vec<u8>> {
+        let st = self.stat_at(abs)?;
+        if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+            return Err(HostError::NotRegular {
+                path: abs.into(),
+                what: kind_of(&st),
+            });
+        }
+        // Under a root the size is real (sysfs and procfs report 4096 or 0; their reads are bounded below).
+        if !self.is_live() && st.st_size as u64 > MAX_READ {
+            return Err(HostError::TooLarge { path: abs.into() });
+        }
+        let fd = self.open_at(abs, libc::O_RDONLY)?;
+        let again = fstat(&fd).map_err(|e| HostError::from_io(abs, e))?;
+        if (again.st_dev, again.st_ino) != (st.st_dev, st.st_ino) {
+            return Err(HostError::Io {
+                path: abs.into(),
+                source: io::Error::other("changed while being read"),
+            });
+        }
+        let mut buf = Vec::new();
+        fs::File::from(fd)
+            .take(MAX_READ + 1)
+            .read_to_end(&mut buf)
+            .map_err(|e| HostError::from_io(abs, e))?;
+        if buf.len() as u64 > MAX_READ {
+            return Err(HostError::TooLarge { path: abs.into() });
+        }
+        Ok(buf)
+    }
+
+    /// The file's bytes: regular files only (a FIFO, socket or device is `NotRegular`), at most MAX_READ.
+    pub fn read_bytes(&self, abs: &str) -> HostResult<Vec<u8>> {
+        let r = self.read_raw(abs);
+        self.or_recorded(abs, r)
+    }
+
+    /// The file as text; invalid UTF-8 is replaced rather than refused (a garbage file still gets a verdict).
+    pub fn read(&self, abs: &str) -> HostResult<String> {
+        let b = self.read_bytes(abs)?;
+        Ok(match String::from_utf8(b) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        })
+    }
+
+    /// The file's text with surrounding whitespace (the trailing newline of sysfs values) removed.
+    pub fn read_trimmed(&self, abs: &str) -> HostResult<String> {
+        Ok(self.read(abs)?.trim().to_string())
+    }
+
+    /// Entry names of a directory, sorted; at most MAX_ENTRIES.
+    pub fn list(&self, abs: &str) -> HostResult<Vec<String>> {
+        let r = (|| {
+            let fd = self.open_at(abs, libc::O_RDONLY | libc::O_DIRECTORY)?;
+            let io = |e: nix::Error| HostError::from_io(abs, io::Error::from(e));
+            let mut dir = nix::dir::Dir::from_fd(fd).map_err(io)?;
+            let mut names = Vec::new();
+            for e in dir.iter() {
+                let e = e.map_err(io)?;
+                let n = e.file_name().to_bytes();
+                if n == b"." || n == b".." {
+                    continue;
+                }
+                if names.len() == MAX_ENTRIES {
+                    return Err(HostError::TooManyEntries { path: abs.into() });
+                }
+                names.push(String::from_utf8_lossy(n).into_owned());
+            }
+            names.sort();
+            Ok(names)
+        })();
+        self.or_recorded(abs, r)
+    }
+
+    /// True when the path exists (or a snapshot recorded it as unreadable).
+    pub fn exists(&self, abs: &str) -> bool {
+        self.stat_at(abs).is_ok() || self.recorded(abs).is_some()
+    }
+
+    pub fn is_dir(&self, abs: &str) -> bool {
+        self.stat_at(abs)
+            .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR)
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    static FALLBACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Tests exercise the path taken without openat2 on this thread only.
+#[cfg(test)]
+pub(crate) fn set_force_fallback(on: bool) {
+    FALLBACK.with(|f| f.set(on));
+}
+
+fn force_fallback() -> bool {
+    #[cfg(test)]
+    return FALLBACK.with(|f| f.get());
+    #[cfg(not(test))]
+    false
+}
+
+#[cfg(test)]
+#[path = "host_read_tests.rs"]
+mod tests;

@@ -1,0 +1,36 @@
+//! Text from a machine or a file made safe to print: one home for the rule, used by check details, parser
+//! errors and compare's labels.
+
+/// Control characters (escape sequences, newlines, a NUL) are shown escaped (`\u{1b}`, `\n`) and text longer
+/// than `max` characters is cut with an ellipsis, so a hostile or broken input can neither drive the terminal
+/// nor flood it.
+pub fn sanitize(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut n = 0;
+    for c in s.chars() {
+        let piece: String = if c.is_control() {
+            c.escape_default().collect()
+        } else {
+            c.to_string()
+        };
+        n += piece.chars().count();
+        if n > max {
+            out.push('…');
+            break;
+        }
+        out.push_str(&piece);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_and_bounds() {
+        assert_eq!(sanitize("a\x1b[2Jb\nc", 40), "a\\u{1b}[2Jb\\nc");
+        assert_eq!(sanitize(&"x".repeat(1_000_000), 10), "xxxxxxxxxx…");
+        assert_eq!(sanitize("ok", 10), "ok");
+    }
+}
