@@ -1,7 +1,7 @@
 //! Reading a customer's machine safely (issue 17): check, snapshot and compare on generated hostile trees and
 //! files. Every tree is generated here from the real capture (tests/gen); nothing needs root.
 
-mod ck_util;
+mod common;
 mod machine_gen;
 
 use std::fs;
@@ -10,6 +10,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use ck_util::{bin, text};
+use common::check as ck_util;
 
 /// Runs rmp-eval, killing it if it has not finished after `limit`: a hang is a failure, not a slow pass.
 pub fn run_limited(args: &[&str], limit: Duration) -> Output {
