@@ -74,6 +74,10 @@ pub struct CheckArgs {
     /// Print JSON instead of the table
     #[arg(long)]
     pub json: bool,
+    /// Also write Prometheus metrics for node_exporter's textfile collector, into DIR or (no =DIR) the directory
+    /// /etc/default/prometheus-node-exporter names, else /var/lib/prometheus/node-exporter
+    #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub prometheus: Option<OsString>,
 }
 
 pub use crate::measure::spec::Mode;
@@ -144,6 +148,10 @@ pub struct RunArgs {
     /// Skip the configuration checks before the run
     #[arg(long)]
     pub no_config: bool,
+    /// Also write Prometheus metrics for node_exporter's textfile collector, into DIR or (no =DIR) the directory
+    /// /etc/default/prometheus-node-exporter names, else /var/lib/prometheus/node-exporter
+    #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub prometheus: Option<OsString>,
     /// Show hardware/software timestamp rows
     #[arg(long, short = 'v')]
     pub verbose: bool,
@@ -229,6 +237,7 @@ impl LegacyArgs {
             json: false,
             no_config: self.no_config,
             verbose: self.verbose,
+            prometheus: None,
         }
     }
 
@@ -252,6 +261,7 @@ impl LegacyArgs {
             core: self.send_cpu,
             nic: self.nic.clone(),
             json: false,
+            prometheus: None,
         }
     }
 }

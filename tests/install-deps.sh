@@ -11,6 +11,9 @@ apt-get install -y -qq --no-install-recommends \
     debhelper dpkg-dev fakeroot lintian man-db \
     debootstrap gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static binfmt-support \
     cmake python3-venv python3-dev gcc libc6-dev >/dev/null
+# Prometheus textfiles (tests/prometheus.rs): promtool comes with the prometheus package, and a real node exporter
+# serves the files. Ansible (tests/ansible.sh) runs the fleet playbook in contrib/ansible.
+apt-get install -y -qq --no-install-recommends prometheus prometheus-node-exporter ansible >/dev/null
 # pysoem (PyPI, bundles SOEM): the independent EtherCAT MainDevice of tests/nic_*.rs, in its own venv.
 PYSOEM_VENV="${RMP_EVAL_PYSOEM_VENV:-/var/cache/rmp-eval-tests/pysoem-venv}"
 if ! "$PYSOEM_VENV/bin/python" -c 'import pysoem' 2>/dev/null; then

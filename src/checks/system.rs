@@ -6,7 +6,7 @@ use crate::host::Host;
 use crate::parse::{kernel, swaps};
 use crate::remedy;
 
-const REALTIME: &str = "/sys/kernel/realtime";
+pub(crate) const REALTIME: &str = "/sys/kernel/realtime";
 const SWAPS: &str = "/proc/swaps";
 const BOOT_CONFIG: &str = "/boot/config-";
 const CLOCKSOURCE_DIR: &str = "/sys/devices/system/clocksource/clocksource0";

@@ -7,6 +7,7 @@ use crate::error::{Outcome, Result};
 use crate::host::Host;
 use crate::output::Output;
 use crate::report::check as report;
+use crate::report::prometheus;
 
 /// Validates the arguments against the machine and builds the check context.
 pub fn context(host: &Host, core: Option<usize>, nic_name: Option<&str>) -> Result<Ctx> {
@@ -22,7 +23,16 @@ pub fn context(host: &Host, core: Option<usize>, nic_name: Option<&str>) -> Resu
 
 pub fn execute(host: &Host, out: Output, args: &CheckArgs) -> Result<Outcome> {
     let ctx = context(host, args.core, args.nic.as_deref())?;
+    let dest = args
+        .prometheus
+        .as_deref()
+        .map(std::path::Path::new)
+        .map(|d| prometheus::Dest::resolve(host, d))
+        .transpose()?;
     let findings = checks::run_all(host, &ctx);
+    if let Some(d) = &dest {
+        prometheus::export_check(host, d, &findings, crate::measure::store::unix_now())?;
+    }
     if args.json {
         crate::outln!("{}", report::render_json(host, &ctx, &findings));
     } else {

@@ -60,6 +60,12 @@ pub fn validate(host: &Host, args: &RunArgs) -> Result<Placement> {
 
 pub fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
     let at = validate(host, args)?;
+    let dest = args
+        .prometheus
+        .as_deref()
+        .map(std::path::Path::new)
+        .map(|d| crate::report::prometheus::Dest::resolve(host, d))
+        .transpose()?;
     let spec = args.spec();
     if !args.no_config && !args.json {
         crate::outln!("{}", config_preamble(host, out, at, args));
@@ -77,6 +83,9 @@ pub fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
         }
     }
     let saved = persist(host, args.output.as_deref(), &result)?;
+    if let Some(d) = &dest {
+        crate::report::prometheus::export_run(host, d, &result, store::unix_now())?;
+    }
     if !args.json {
         crate::outln!("Saved: {}", saved.display());
     }

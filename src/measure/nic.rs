@@ -212,6 +212,7 @@ pub fn run(
         },
         late: c.late,
         unmatched: c.unmatched,
+        wkc_zero: c.wkc_zero,
         wkc: c.wkc_min.or(wkc0),
         hdr: d.hdr.clone(),
         stamps: Some(super::result::StampCounts {

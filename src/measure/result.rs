@@ -120,6 +120,9 @@ pub struct RttSummary {
     /// Frames received that matched no request.
     #[serde(default)]
     pub unmatched: u64,
+    /// EtherCAT replies with working counter 0 (no SubDevice processed them); counted in `unmatched` too.
+    #[serde(default)]
+    pub wkc_zero: u64,
     /// Working counter seen in the replies (the number of SubDevices), when one was seen.
     #[serde(default)]
     pub wkc: Option<u16>,

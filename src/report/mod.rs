@@ -3,5 +3,6 @@
 pub mod check;
 pub mod compare;
 pub mod live;
+pub mod prometheus;
 pub mod run;
 pub mod table;
