@@ -252,15 +252,27 @@ fn node_exporter_serves_the_values_of_a_real_run() {
     );
     // The buckets are those of the histogram saved in the result.
     let le = rmp_eval::report::prometheus::le_counts(w["hdr"].as_str().unwrap()).unwrap();
+    // node_exporter re-renders le in Go's float format ("5e-06"): compare the bounds as numbers.
+    let prefix = format!("rmp_eval_wakeup_latency_seconds_bucket{{series=\"{label}\",le=\"");
+    let served: Vec<(f64, f64)> = m
+        .lines()
+        .filter_map(|l| {
+            let (le, v) = l.strip_prefix(&prefix)?.split_once("\"} ")?;
+            Some((le.parse().ok()?, v.trim().parse().ok()?))
+        })
+        .filter(|(b, _): &(f64, f64)| b.is_finite())
+        .collect();
+    assert_eq!(served.len(), le.len(), "{m}");
     for (i, bound) in rmp_eval::report::prometheus::LE_US.iter().enumerate() {
-        let s = format!(
-            "rmp_eval_wakeup_latency_seconds_bucket{{series=\"{label}\",le=\"{}\"}}",
-            bound / 1e6
-        );
-        assert_eq!(value(&m, &s), le[i] as f64, "{s}");
+        let (b, v) = served[i];
+        assert!((b - bound / 1e6).abs() < 1e-12, "bound {b} vs {bound} us");
+        assert_eq!(v, le[i] as f64, "le={bound} us");
     }
     assert_eq!(
-        value(&m, &format!("rmp_eval_wakeup_latency_seconds_bucket{{series=\"{label}\",le=\"+Inf\"}}")),
+        value(
+            &m,
+            &format!("rmp_eval_wakeup_latency_seconds_bucket{{series=\"{label}\",le=\"+Inf\"}}")
+        ),
         w["count"].as_f64().unwrap()
     );
     assert_eq!(value(&m, "rmp_eval_runs_total"), 1.0);

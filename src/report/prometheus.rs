@@ -28,7 +28,12 @@ pub const LE_US: [f64; 14] = [
 /// resolution). None when the result has no histogram (saved by an older version).
 pub fn le_counts(hdr: &str) -> Option<Vec<u64>> {
     let h = dist::decode(hdr).ok()?;
-    Some(LE_US.iter().map(|le| h.count_between(0, (le * 1000.0) as u64)).collect())
+    Some(
+        LE_US
+            .iter()
+            .map(|le| h.count_between(0, (le * 1000.0) as u64))
+            .collect(),
+    )
 }
 
 pub const NODE_EXPORTER_DEFAULTS: &str = "/etc/default/prometheus-node-exporter";
@@ -289,7 +294,8 @@ impl Totals {
     pub fn add(&mut self, r: &RunResult) {
         self.runs += 1;
         for s in &r.series {
-            *self.late_cycles.entry(s.label.clone()).or_default() += s.buckets.not_great() + s.missed;
+            *self.late_cycles.entry(s.label.clone()).or_default() +=
+                s.buckets.not_great() + s.missed;
             if let Some(w) = &s.wakeup
                 && let Some(le) = le_counts(&w.hdr)
             {

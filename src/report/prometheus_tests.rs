@@ -165,7 +165,10 @@ fn counters_and_histograms_accumulate_over_runs() {
     let t = run(&r, &tot, 5);
     assert_eq!(value(&t, "rmp_eval_runs_total"), 2.0);
     // 3 outside Great + 1 skipped, twice.
-    assert_eq!(value(&t, "rmp_eval_late_cycles_total{series=\"Cyclic\"}"), 8.0);
+    assert_eq!(
+        value(&t, "rmp_eval_late_cycles_total{series=\"Cyclic\"}"),
+        8.0
+    );
     let w = |le: &str| {
         value(
             &t,
@@ -178,12 +181,21 @@ fn counters_and_histograms_accumulate_over_runs() {
     assert_eq!(w("0.000125"), 2000.0);
     assert_eq!(w("+Inf"), 2000.0);
     let sum = value(&t, "rmp_eval_wakeup_latency_seconds_sum{series=\"Cyclic\"}");
-    assert!((sum - 2.0 * (990.0 * 8e-6 + 10.0 * 120e-6)).abs() < 1e-9, "{sum}");
+    assert!(
+        (sum - 2.0 * (990.0 * 8e-6 + 10.0 * 120e-6)).abs() < 1e-9,
+        "{sum}"
+    );
     assert_eq!(
-        value(&t, "rmp_eval_wakeup_latency_seconds_count{series=\"Cyclic\"}"),
+        value(
+            &t,
+            "rmp_eval_wakeup_latency_seconds_count{series=\"Cyclic\"}"
+        ),
         2000.0
     );
-    assert_eq!(value(&t, "rmp_eval_rtt_seconds_bucket{le=\"0.00005\"}"), 4.0);
+    assert_eq!(
+        value(&t, "rmp_eval_rtt_seconds_bucket{le=\"0.00005\"}"),
+        4.0
+    );
     assert_eq!(value(&t, "rmp_eval_rtt_seconds_bucket{le=\"0.0001\"}"), 6.0);
     assert_eq!(value(&t, "rmp_eval_rtt_seconds_count"), 6.0);
     assert_eq!(value(&t, "rmp_eval_lost_frames_total"), 4.0);
@@ -191,7 +203,10 @@ fn counters_and_histograms_accumulate_over_runs() {
     let max = value(&t, "rmp_eval_rtt_max_seconds");
     assert!((max - 99.5e-6).abs() < 0.2e-6, "{max}");
     assert_eq!(
-        value(&t, "rmp_eval_cycle_deviation_max_seconds{series=\"Cyclic\"}"),
+        value(
+            &t,
+            "rmp_eval_cycle_deviation_max_seconds{series=\"Cyclic\"}"
+        ),
         150e-6
     );
     assert_eq!(value(&t, "rmp_eval_run_passed"), 0.0);
