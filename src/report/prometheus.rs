@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::checks::{Finding, Status, sys};
+use crate::checks::{Finding, Status, machine as sys};
 use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::measure::dist;
