@@ -120,12 +120,39 @@ pub fn resolve(host: &Host, arg: &str) -> Result<PathBuf> {
     }
 }
 
-/// Reads a saved result; a file that is not one is a one-line usage error.
+/// Result files larger than this are refused before reading (a run's result is kilobytes; histograms make
+/// it a few megabytes).
+pub const MAX_RESULT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Reads a saved result; a file that is not one is a one-line usage error. Results are mailed around: the
+/// file is opened without blocking (a FIFO is refused, not waited on) and its size is bounded.
 pub fn load(path: &Path) -> Result<RunResult> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::usage(format!("{}: {e}", path.display())))?;
-    serde_json::from_str(&text)
-        .map_err(|e| Error::usage(format!("{}: not an rmp-eval result ({e})", path.display())))
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let name = crate::parse::text::sanitize(&path.display().to_string(), 200);
+    let err = |e: String| Error::usage(format!("{name}: {e}"));
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| err(e.to_string()))?;
+    let m = f.metadata().map_err(|e| err(e.to_string()))?;
+    if !m.is_file() {
+        return Err(err("not a regular file".into()));
+    }
+    if m.len() > MAX_RESULT_BYTES {
+        return Err(err(format!("larger than {MAX_RESULT_BYTES} bytes")));
+    }
+    let mut bytes = Vec::with_capacity(m.len() as usize);
+    f.take(MAX_RESULT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| err(e.to_string()))?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        err(format!(
+            "not an rmp-eval result ({})",
+            crate::parse::text::sanitize(&e.to_string(), 120)
+        ))
+    })
 }
 
 #[cfg(test)]

@@ -69,7 +69,7 @@ fn share(s: &SeriesSummary, n: u64) -> f64 {
 }
 
 fn series_rows(rows: &mut Vec<Row>, b: &SeriesSummary, a: &SeriesSummary) {
-    let l = &b.label;
+    let l = &super::compare_input::shown_label(&b.label);
     rows.push(row(
         format!("{l} periods"),
         "",
@@ -142,8 +142,11 @@ pub fn compare(
     after_name: &str,
 ) -> Comparison {
     let mut rows = Vec::new();
+    // Matched by label through a map: linear however many series a (hostile) file holds.
+    let after_by_label: std::collections::HashMap<&str, &SeriesSummary> =
+        after.series.iter().map(|a| (a.label.as_str(), a)).collect();
     for b in &before.series {
-        if let Some(a) = after.series.iter().find(|a| a.label == b.label) {
+        if let Some(a) = after_by_label.get(b.label.as_str()) {
             series_rows(&mut rows, b, a);
         }
     }

@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod compare;
+pub mod compare_input;
 pub mod live;
 pub mod prometheus;
 pub mod run;
