@@ -299,6 +299,9 @@ pub struct RollbackArgs {
     /// Show what would be undone and change nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Also put back files and values changed since fix (their later changes are lost)
+    #[arg(long)]
+    pub force: bool,
     /// Do not ask for confirmation
     #[arg(long, short = 'y')]
     pub yes: bool,

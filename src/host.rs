@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 
 /// Reads larger than this are refused: a garbage or hostile root must not exhaust memory.
 pub const MAX_READ: u64 = 64 * 1024 * 1024;
+/// The middle of a temporary file's name: `.NAME.rmp-eval.PID`.
+const TEMP_MARK: &str = ".rmp-eval.";
 
 #[derive(Debug, thiserror::Error)]
 pub enum HostError {
@@ -171,10 +173,15 @@ impl Host {
         }
     }
 
-    /// A machine whose filesystem is laid out under `root` (a fixture tree or an unpacked snapshot).
+    /// A machine whose filesystem is laid out under `root` (a fixture tree or an unpacked snapshot). A root that
+    /// resolves to "/" (`/tmp/..`, a link to /) is the running machine and is treated as such.
     pub fn with_root(root: impl Into<PathBuf>) -> Self {
+        let root: PathBuf = root.into();
+        if fs::canonicalize(&root).is_ok_and(|c| c == Path::new("/")) {
+            return Host::live();
+        }
         Host {
-            root: root.into(),
+            root,
             trace: None,
             recorded: Default::default(),
         }
@@ -287,9 +294,66 @@ impl Host {
             .map_err(|e| HostError::from_io(abs, e))
     }
 
-    /// Replaces a regular file atomically: temp file in the same directory, fsync, chmod/chown, rename, fsync dir.
+    /// Where a write to `abs` lands. A regular file (or nothing yet) is written in place; a symbolic link is
+    /// written through to the file it points to, so the link stays a link (images link /etc/kernel/cmdline and
+    /// cmdline.txt). A link to nothing, to a directory or out of the root, and any other kind of file, are refused:
+    /// replacing them would turn a link into a regular file with the link's 0777 mode.
+    pub fn write_target(&self, abs: &str) -> HostResult<PathBuf> {
+        let entry = self.resolve(abs, false)?;
+        let refuse = |what: &'static str| HostError::NotRegular {
+            path: abs.to_string(),
+            what,
+        };
+        match fs::symlink_metadata(&entry) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let real = fs::canonicalize(&entry)
+                    .map_err(|_| refuse("a symbolic link to nothing; fix writes through links"))?;
+                if !self.is_live() {
+                    let root =
+                        fs::canonicalize(&self.root).map_err(|e| HostError::from_io(abs, e))?;
+                    if !real.starts_with(&root) {
+                        return Err(HostError::OutsideRoot {
+                            path: abs.to_string(),
+                        });
+                    }
+                }
+                match fs::metadata(&real) {
+                    Ok(t) if t.is_file() => Ok(real),
+                    _ => Err(refuse(
+                        "a symbolic link to something that is not a regular file",
+                    )),
+                }
+            }
+            Ok(m) if !m.is_file() => Err(refuse("not a regular file")),
+            _ => Ok(entry),
+        }
+    }
+
+    /// Mode and owner of the file a write to `abs` would change (the link's target for a link).
+    pub fn target_meta(&self, abs: &str) -> HostResult<FileMeta> {
+        let m = fs::metadata(self.write_target(abs)?).map_err(|e| HostError::from_io(abs, e))?;
+        Ok(FileMeta {
+            mode: m.permissions().mode() & 0o7777,
+            uid: m.uid(),
+            gid: m.gid(),
+        })
+    }
+
+    /// True when `abs` itself is a symbolic link (not followed).
+    pub fn is_symlink(&self, abs: &str) -> bool {
+        self.resolve(abs, false)
+            .and_then(|p| fs::symlink_metadata(p).map_err(|e| HostError::from_io(abs, e)))
+            .is_ok_and(|m| m.file_type().is_symlink())
+    }
+
+    /// The one file writer of the program. Replaces the file atomically: a temporary file `.NAME.rmp-eval.PID`
+    /// beside it (created 0600, exclusively), fsync, mode and owner, rename, fsync of the directory. Mode and owner
+    /// are `meta`, else the replaced file's, else 0644 and ours: a write never widens a mode. Links are written
+    /// through (see `write_target`). The temporary file is removed on every error; one left by a killed process
+    /// is removed by `remove_stale_temps`.
     pub fn write_atomic(&self, abs: &str, bytes: &[u8], meta: Option<&FileMeta>) -> HostResult<()> {
-        let target = self.resolve(abs, false)?;
+        use std::os::unix::fs::OpenOptionsExt;
+        let target = self.write_target(abs)?;
         let dir = target
             .parent()
             .map(Path::to_path_buf)
@@ -299,14 +363,31 @@ impl Host {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let tmp = dir.join(format!(".{name}.rmp-eval.{}", std::process::id()));
+        let tmp = dir.join(format!(".{name}{TEMP_MARK}{}", std::process::id()));
+        let keep = match meta {
+            Some(m) => Some(m.clone()),
+            None => fs::metadata(&target).ok().map(|m| FileMeta {
+                mode: m.permissions().mode() & 0o7777,
+                uid: m.uid(),
+                gid: m.gid(),
+            }),
+        };
         let res = (|| -> io::Result<()> {
-            let mut f = fs::File::create(&tmp)?;
+            // A leftover of an earlier process that had our pid: ours to replace.
+            let _ = fs::remove_file(&tmp);
+            let mut f = fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&tmp)?;
             f.write_all(bytes)?;
-            if let Some(m) = meta {
-                f.set_permissions(fs::Permissions::from_mode(m.mode))?;
-                // Ownership can only be kept by root; a non-root test run keeps its own.
-                let _ = std::os::unix::fs::fchown(&f, Some(m.uid), Some(m.gid));
+            match &keep {
+                Some(m) => {
+                    // Ownership can only be kept by root; a non-root test run keeps its own.
+                    let _ = std::os::unix::fs::fchown(&f, Some(m.uid), Some(m.gid));
+                    f.set_permissions(fs::Permissions::from_mode(m.mode))?;
+                }
+                None => f.set_permissions(fs::Permissions::from_mode(0o644))?,
             }
             f.sync_all()?;
             fs::rename(&tmp, &target)?;
@@ -318,8 +399,66 @@ impl Host {
         res.map_err(|e| HostError::from_io(abs, e))
     }
 
+    /// Removes the temporary files (`.NAME.rmp-eval.PID`) that a process killed while writing left beside the
+    /// file `abs` (in its directory, and in its target's for a link) — only those whose process is gone. Returns
+    /// the names removed.
+    pub fn remove_stale_temps(&self, abs: &str) -> Vec<String> {
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        for p in [self.resolve(abs, false), self.write_target(abs)]
+            .into_iter()
+            .flatten()
+        {
+            if let Some(d) = p.parent()
+                && !dirs.iter().any(|x| x == d)
+            {
+                dirs.push(d.to_path_buf());
+            }
+        }
+        let mut removed = Vec::new();
+        for e in dirs
+            .iter()
+            .filter_map(|d| fs::read_dir(d).ok())
+            .flatten()
+            .filter_map(|e| e.ok())
+        {
+            let n = e.file_name().to_string_lossy().into_owned();
+            let Some(pid) = n
+                .starts_with('.')
+                .then(|| n.rsplit_once(TEMP_MARK))
+                .flatten()
+                .and_then(|(_, p)| p.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            let gone = pid != std::process::id() as i32
+                && nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
+                    == Err(nix::errno::Errno::ESRCH);
+            if gone && e.file_type().is_ok_and(|t| t.is_file()) && fs::remove_file(e.path()).is_ok()
+            {
+                removed.push(n);
+            }
+        }
+        removed
+    }
+
+    /// An exclusive lock on this machine's tree (its root directory), for fix and rollback: held from before they
+    /// read any state until they are done. Not blocking: a second one is told at once.
+    pub fn lock_tree(&self) -> HostResult<Option<nix::fcntl::Flock<fs::File>>> {
+        let dir = fs::File::open(&self.root).map_err(|e| HostError::from_io("/", e))?;
+        match nix::fcntl::Flock::lock(dir, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+            Ok(l) => Ok(Some(l)),
+            Err((_, nix::errno::Errno::EWOULDBLOCK)) => Ok(None),
+            Err((_, e)) => Err(HostError::from_io("/", e.into())),
+        }
+    }
+
     pub fn remove_file(&self, abs: &str) -> HostResult<()> {
         fs::remove_file(self.resolve(abs, false)?).map_err(|e| HostError::from_io(abs, e))
+    }
+
+    /// Removes an empty directory (a directory fix created); a directory with something in it is an error.
+    pub fn remove_dir(&self, abs: &str) -> HostResult<()> {
+        fs::remove_dir(self.resolve(abs, false)?).map_err(|e| HostError::from_io(abs, e))
     }
 
     pub fn create_dir_all(&self, abs: &str) -> HostResult<()> {

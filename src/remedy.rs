@@ -1,30 +1,96 @@
 //! The ids of `fix` steps. A failing check names one of these as its remedy; `fix` proposes the step.
-//! Shared here so that checks and fix cannot drift apart.
+//! `StepId` is the one source of truth; the string constants are what the checks' registry names.
 
-/// Kernel command line: isolcpus, nohz_full, rcu_nocbs, irqaffinity, C-state caps, nosmt and other boot noise.
-pub const CMDLINE: &str = "cmdline";
-/// cpufreq scaling governor = performance on the RT core.
-pub const GOVERNOR: &str = "governor";
-/// Turbo / boost off (intel_pstate no_turbo=1 or cpufreq boost=0).
-pub const TURBO: &str = "turbo";
-/// Movable IRQs off the RT core, NIC IRQs onto it, default_smp_affinity.
-pub const IRQ_AFFINITY: &str = "irq_affinity";
-/// irqbalance bans the RT core.
-pub const IRQBALANCE: &str = "irqbalance";
-/// rps_cpus = 0 on the NIC's rx queues.
-pub const RPS: &str = "rps";
-/// sysctl values (sched_rt_runtime_us, timer_migration, stat_interval, numa_balancing, watchdogs).
-pub const SYSCTL: &str = "sysctl";
-/// NIC interrupt coalescing off (rx-usecs 0).
-pub const NIC_COALESCE: &str = "nic_coalesce";
-/// NIC Energy Efficient Ethernet off.
-pub const NIC_EEE: &str = "nic_eee";
-/// Transparent huge pages: never.
-pub const THP: &str = "thp";
-/// Unbound workqueues kept off the RT core.
-pub const WORKQUEUE: &str = "workqueue";
+use serde::{Deserialize, Serialize};
 
-/// Every step id, in the order fix applies them.
+/// A fix step. The order of `StepId::ALL` is the order fix applies them in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepId {
+    /// Kernel command line: isolcpus, nohz_full, rcu_nocbs, irqaffinity, C-state caps and other boot noise.
+    Cmdline,
+    /// cpufreq scaling governor = performance on the RT core.
+    Governor,
+    /// Turbo / boost off (intel_pstate no_turbo=1 or cpufreq boost=0).
+    Turbo,
+    /// sysctl values (sched_rt_runtime_us, timer_migration, stat_interval, numa_balancing, watchdogs).
+    Sysctl,
+    /// Transparent huge pages: never.
+    Thp,
+    /// Unbound workqueues kept off the RT core.
+    Workqueue,
+    /// irqbalance bans the RT core.
+    Irqbalance,
+    /// Movable IRQs off the RT core, NIC IRQs onto it, default_smp_affinity.
+    IrqAffinity,
+    /// rps_cpus = 0 on the NIC's rx queues.
+    Rps,
+    /// NIC interrupt coalescing off (rx-usecs 0).
+    NicCoalesce,
+    /// NIC Energy Efficient Ethernet off.
+    NicEee,
+    /// Saving the runtime steps for apply-saved; not a remedy of its own (follows from the steps chosen).
+    Persist,
+}
+
+impl StepId {
+    /// Every remedy, in apply order (Persist is planned after them).
+    pub const ALL: [StepId; 11] = [
+        StepId::Cmdline,
+        StepId::Governor,
+        StepId::Turbo,
+        StepId::Sysctl,
+        StepId::Thp,
+        StepId::Workqueue,
+        StepId::Irqbalance,
+        StepId::IrqAffinity,
+        StepId::Rps,
+        StepId::NicCoalesce,
+        StepId::NicEee,
+    ];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            StepId::Cmdline => "cmdline",
+            StepId::Governor => "governor",
+            StepId::Turbo => "turbo",
+            StepId::Sysctl => "sysctl",
+            StepId::Thp => "thp",
+            StepId::Workqueue => "workqueue",
+            StepId::Irqbalance => "irqbalance",
+            StepId::IrqAffinity => "irq_affinity",
+            StepId::Rps => "rps",
+            StepId::NicCoalesce => "nic_coalesce",
+            StepId::NicEee => "nic_eee",
+            StepId::Persist => "persist",
+        }
+    }
+
+    /// The remedy of this name (Persist is not one).
+    pub fn parse(s: &str) -> Option<StepId> {
+        StepId::ALL.into_iter().find(|id| id.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for StepId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+pub const CMDLINE: &str = StepId::Cmdline.as_str();
+pub const GOVERNOR: &str = StepId::Governor.as_str();
+pub const TURBO: &str = StepId::Turbo.as_str();
+pub const IRQ_AFFINITY: &str = StepId::IrqAffinity.as_str();
+pub const IRQBALANCE: &str = StepId::Irqbalance.as_str();
+pub const RPS: &str = StepId::Rps.as_str();
+pub const SYSCTL: &str = StepId::Sysctl.as_str();
+pub const NIC_COALESCE: &str = StepId::NicCoalesce.as_str();
+pub const NIC_EEE: &str = StepId::NicEee.as_str();
+pub const THP: &str = StepId::Thp.as_str();
+pub const WORKQUEUE: &str = StepId::Workqueue.as_str();
+
+/// Every step id, in the order fix applies them (StepId::ALL as the checks' registry names them).
 pub const ALL: &[&str] = &[
     CMDLINE,
     GOVERNOR,
@@ -38,3 +104,20 @@ pub const ALL: &[&str] = &[
     NIC_COALESCE,
     NIC_EEE,
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_order_are_the_enums() {
+        let names: Vec<&str> = StepId::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(names, ALL);
+        assert_eq!(StepId::parse("irq_affinity"), Some(StepId::IrqAffinity));
+        assert_eq!(StepId::parse("persist"), None);
+        assert_eq!(
+            serde_json::to_string(&StepId::NicEee).unwrap(),
+            "\"nic_eee\""
+        );
+    }
+}

@@ -9,12 +9,13 @@ use common::fix as fix_support;
 use std::process::Command;
 
 use fix_support::{Link, Root, diff, ok, one_at_a_time, text};
-use rmp_eval::fix::apply::{self, Took};
+use rmp_eval::fix::apply;
 use rmp_eval::fix::ethtool::{self, Field};
+use rmp_eval::fix::kind::{self, How, Restored, Took};
 use rmp_eval::fix::plan::{self, Request};
 use rmp_eval::fix::{Change, Plan, Step, journal, undo};
 use rmp_eval::host::Host;
-use rmp_eval::remedy;
+use rmp_eval::remedy::StepId;
 
 const SEED_SNAPSHOT: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -134,11 +135,11 @@ fn veth_answers_eopnotsupp_for_its_step_and_rps_still_applies() {
     let req = Request {
         core,
         nic: Some(name.clone()),
-        steps: vec![remedy::RPS, remedy::NIC_COALESCE, remedy::NIC_EEE],
+        steps: vec![StepId::Rps, StepId::NicCoalesce, StepId::NicEee],
         failed: vec![],
     };
     let mut p = plan::build(&host, &req).unwrap();
-    for id in [remedy::NIC_COALESCE, remedy::NIC_EEE] {
+    for id in [StepId::NicCoalesce, StepId::NicEee] {
         let s = p.steps.iter().find(|s| s.id == id).unwrap();
         assert!(s.changes.is_empty(), "{s:?}");
         assert_eq!(
@@ -169,29 +170,29 @@ fn veth_answers_eopnotsupp_for_its_step_and_rps_still_applies() {
     );
     // A driver may read a setting and refuse the write: the same EOPNOTSUPP, now from ETHTOOL_SEEE, between
     // the RPS change and the persist step.
-    let rps_step = p.steps.iter().position(|s| s.id == remedy::RPS).unwrap();
+    let rps_step = p.steps.iter().position(|s| s.id == StepId::Rps).unwrap();
     p.steps.insert(
         rps_step + 1,
         Step {
-            id: remedy::NIC_EEE,
+            id: StepId::NicEee,
             title: "EEE off".into(),
             why: "test".into(),
-            changes: vec![Change::Ethtool {
+            changes: vec![Change::Ethtool(kind::nic::EthtoolChange {
                 nic: name.clone(),
                 field: Field::Eee,
                 before: 1,
                 after: 0,
-            }],
+            })],
             notes: vec![],
         },
     );
-    p.steps.retain(|s| s.id != "persist");
+    p.steps.retain(|s| s.id != StepId::Persist);
     let report = apply::apply(&host, &p, core, Some(&name)).unwrap();
     let _own = OwnRun(report.journal.clone());
     let eee = report
         .outcomes
         .iter()
-        .find(|o| o.step == remedy::NIC_EEE)
+        .find(|o| o.step == StepId::NicEee)
         .unwrap();
     assert!(matches!(&eee.took, Took::Unsupported(_)), "{eee:?}");
     assert!(
@@ -216,7 +217,10 @@ fn veth_answers_eopnotsupp_for_its_step_and_rps_still_applies() {
             .any(|e| matches!(e, journal::Entry::Ethtool { .. })),
         "{run:?}"
     );
-    assert_eq!(undo::undo(&host, run), Vec::<String>::new());
+    assert_eq!(
+        undo::undo(&host, run, How::default()).problems,
+        Vec::<String>::new()
+    );
     assert_eq!(
         rmp_eval::parse::mask::parse(&std::fs::read_to_string(&rps).unwrap()).unwrap(),
         vec![0]
@@ -238,15 +242,15 @@ fn tap_rx_frames_set_for_real_verified_and_restored_from_the_journal() {
     let host = Host::live();
     let plan = Plan {
         steps: vec![Step {
-            id: remedy::NIC_COALESCE,
+            id: StepId::NicCoalesce,
             title: "rx-frames".into(),
             why: "test".into(),
-            changes: vec![Change::Ethtool {
+            changes: vec![Change::Ethtool(kind::nic::EthtoolChange {
                 nic: name.clone(),
                 field: Field::RxFrames,
                 before,
                 after: want,
-            }],
+            })],
             notes: vec![],
         }],
     };
@@ -264,24 +268,33 @@ fn tap_rx_frames_set_for_real_verified_and_restored_from_the_journal() {
     let (path, run) = runs.iter().find(|(p, _)| *p == report.journal).unwrap();
     assert_eq!(
         run.entries,
-        [journal::Entry::Ethtool {
+        [journal::Entry::Ethtool(kind::nic::Saved {
             target: format!("{name}: ethtool rx-frames"),
             nic: name.clone(),
             field: Field::RxFrames,
             previous: before,
-        }]
+            written: Some(want),
+        })]
     );
-    let preview = undo::restore(&host, &run.entries[0], true).unwrap();
-    assert_eq!(
-        preview,
-        undo::Restored::Written(format!("{want} → {before}"))
-    );
+    let preview = kind::restore(
+        &host,
+        &run.entries[0],
+        How {
+            dry_run: true,
+            force: false,
+        },
+    )
+    .unwrap();
+    assert_eq!(preview, Restored::Written(format!("{want} → {before}")));
     assert_eq!(
         ethtool::read(&name, Field::RxFrames).unwrap(),
         want,
         "a dry run wrote"
     );
-    assert_eq!(undo::undo(&host, run), Vec::<String>::new());
+    assert_eq!(
+        undo::undo(&host, run, How::default()).problems,
+        Vec::<String>::new()
+    );
     host.remove_file(path).unwrap();
     assert_eq!(ethtool::read(&name, Field::RxFrames).unwrap(), before);
     assert_eq!(rmp_eval::checks::ethtool::live_readings(&name), others);

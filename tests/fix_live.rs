@@ -4,10 +4,11 @@
 
 use std::process::Command;
 
-use rmp_eval::fix::apply::{self, Took};
+use rmp_eval::fix::apply;
 use rmp_eval::fix::irq;
+use rmp_eval::fix::kind::{self, How, Restored, Took};
 use rmp_eval::fix::runtime::Target;
-use rmp_eval::fix::{Change, Plan, Step, ValueKind};
+use rmp_eval::fix::{Change, Plan, Step, StepId, ValueKind};
 use rmp_eval::fix::{journal, undo};
 use rmp_eval::host::Host;
 
@@ -125,23 +126,23 @@ fn irq_rps_and_sysctl_applied_verified_and_rolled_back_for_real() {
     };
     let rps = irq::rps(&host, &t);
     assert_eq!(rps.changes.len(), 1, "{rps:?}");
-    let by_hand = |id, path: &str, before: &str, after: &str, kind| Step {
+    let by_hand = |id: StepId, path: &str, before: &str, after: &str, kind| Step {
         id,
-        title: id.into(),
+        title: id.to_string(),
         why: "live test".into(),
-        changes: vec![Change::Value {
+        changes: vec![Change::Value(kind::value::ValueChange {
             path: path.into(),
             before: before.into(),
             after: after.into(),
             kind,
             refusable: false,
-        }],
+        })],
         notes: vec![],
     };
     let plan = Plan {
         steps: vec![
             by_hand(
-                "irq_affinity",
+                StepId::IrqAffinity,
                 &irq_path,
                 &irq_before,
                 &irq_want,
@@ -149,7 +150,7 @@ fn irq_rps_and_sysctl_applied_verified_and_rolled_back_for_real() {
             ),
             rps,
             by_hand(
-                "sysctl",
+                StepId::Sysctl,
                 &sysctl,
                 &sysctl_before,
                 sysctl_want,
@@ -177,7 +178,10 @@ fn irq_rps_and_sysctl_applied_verified_and_rolled_back_for_real() {
         .find(|(p, _)| *p == report.journal)
         .expect("journal run written");
     assert!(run.complete);
-    assert_eq!(undo::undo(&host, run), Vec::<String>::new());
+    assert_eq!(
+        undo::undo(&host, run, How::default()).problems,
+        Vec::<String>::new()
+    );
     host.remove_file(path).unwrap();
     assert_eq!(read(&irq_path), irq_before);
     assert_eq!(
@@ -271,7 +275,10 @@ fn every_irq_off_the_core_with_managed_ones_reported() {
             o.target
         );
     }
-    assert_eq!(undo::undo(&host, run), Vec::<String>::new());
+    assert_eq!(
+        undo::undo(&host, run, How::default()).problems,
+        Vec::<String>::new()
+    );
     host.remove_file(path).unwrap();
     assert_eq!(affinities(), start);
 }
@@ -300,27 +307,31 @@ fn rollback_of_an_irq_that_now_refuses_completes() {
         core: 1,
         nic: None,
         steps: vec!["irq_affinity".into()],
-        entries: vec![journal::Entry::Value {
+        entries: vec![journal::Entry::Value(kind::value::Saved {
             path: path.clone(),
             previous: other.into(),
             value_kind: ValueKind::CpuList,
             refusable: true,
-        }],
+            written: None,
+        })],
         after_restore: vec![],
         complete: true,
     };
     assert!(matches!(
-        undo::restore(&host, &run.entries[0], false),
-        Ok(undo::Restored::Refused(_))
+        kind::restore(&host, &run.entries[0], How::default()),
+        Ok(Restored::Refused(_))
     ));
-    assert_eq!(undo::undo(&host, &run), Vec::<String>::new());
+    assert_eq!(
+        undo::undo(&host, &run, How::default()).problems,
+        Vec::<String>::new()
+    );
     assert_eq!(read(&path), now);
     // Without the mark (a file fix does not expect to refuse), the same failure is a failure.
     let mut strict = run.clone();
-    if let journal::Entry::Value { refusable, .. } = &mut strict.entries[0] {
-        *refusable = false;
+    if let journal::Entry::Value(v) = &mut strict.entries[0] {
+        v.refusable = false;
     }
-    assert_eq!(undo::undo(&host, &strict).len(), 1);
+    assert_eq!(undo::undo(&host, &strict, How::default()).problems.len(), 1);
 }
 
 /// The whole command on this machine with the before/after measurement: one runtime step (the workqueue mask),

@@ -235,8 +235,8 @@ fn apply_saved_reapplies_after_a_reboot() {
 fn a_second_fix_is_refused_while_one_runs() {
     let r = Root::untuned();
     let start = r.tree();
-    std::fs::create_dir_all(r.path("/var/lib/rmp-eval/journal")).unwrap();
-    let dir = std::fs::File::open(r.path("/var/lib/rmp-eval/journal")).unwrap();
+    // fix and rollback lock the tree they work on (its root directory).
+    let dir = std::fs::File::open(r.dir.path()).unwrap();
     let held = nix::fcntl::Flock::lock(dir, nix::fcntl::FlockArg::LockExclusiveNonblock).unwrap();
     let o = r.rmp(
         "fix",

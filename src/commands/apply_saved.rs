@@ -1,9 +1,11 @@
 //! `rmp-eval apply-saved [--nic IF]`: re-apply the runtime tunings saved by fix (at boot from rmp-eval.service,
-//! and from the udev rule when the NIC appears). No journal: fix's journal already holds the originals.
+//! and from the udev rule when the NIC appears). No journal: fix's journal already holds the originals. The
+//! changes are made by the same executor as fix's (`fix::kind`): kernel values and NIC settings only.
 
 use crate::cli::ApplySavedArgs;
 use crate::error::{Error, Outcome, Result};
-use crate::fix::{Change, ethtool, plan, saved};
+use crate::fix::kind::{self, Took};
+use crate::fix::{Change, plan, render, saved};
 use crate::host::Host;
 use crate::outln;
 use crate::output::Output;
@@ -26,42 +28,28 @@ pub fn execute(host: &Host, _out: Output, args: &ApplySavedArgs) -> Result<Outco
     let steps = saved::plan(host, &s, plan::online_cpus(host)?, args.nic.is_some());
     let mut problems = Vec::new();
     let mut written = 0;
-    for st in &steps {
-        for c in &st.changes {
-            if let Change::Ethtool {
-                nic, field, after, ..
-            } = c
-            {
-                if !host.is_live() {
-                    outln!(
-                        "{}: would be set to {after} on the machine (not under --root)",
-                        c.target()
-                    );
-                    continue;
-                }
-                match ethtool::write(nic, *field, *after) {
-                    Ok(()) => written += 1,
-                    Err(e) if ethtool::unsupported(&e) => {
-                        outln!("{}: not supported by the driver ({e})", c.target())
-                    }
-                    Err(e) => problems.push(format!("{}: {e}", c.target())),
-                }
-                continue;
+    for c in steps.iter().flat_map(|st| st.changes.iter()) {
+        // Files and commands are fix's alone (journaled); the runtime steps plan only values and NIC settings.
+        if !matches!(c, Change::Value(_) | Change::Ethtool(_)) {
+            continue;
+        }
+        match kind::apply(host, c).map(|t| kind::verify(host, c, t)) {
+            Ok(Took::Took) => written += 1,
+            Ok(Took::WouldRun) => {
+                let to = match c {
+                    Change::Ethtool(e) => format!(" to {}", e.after),
+                    _ => String::new(),
+                };
+                outln!(
+                    "{}: would be set{to} on the machine (not under --root)",
+                    c.target()
+                )
             }
-            let Change::Value {
-                path,
-                after,
-                refusable,
-                ..
-            } = c
-            else {
-                continue;
-            };
-            match host.write_value(path, &format!("{after}\n")) {
-                Ok(()) => written += 1,
-                Err(e) if *refusable => outln!("{path}: refused ({}), left as it is", e.reason()),
-                Err(e) => problems.push(e.to_string()),
+            Ok(t @ Took::Differs(_)) => {
+                problems.push(format!("{}: {}", c.target(), render::took_text(&t)))
             }
+            Ok(t) => outln!("{}: {}", c.target(), render::took_text(&t)),
+            Err(e) => problems.push(e.to_string()),
         }
     }
     outln!(

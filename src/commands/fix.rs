@@ -7,9 +7,10 @@ use std::path::PathBuf;
 use crate::checks::{self, Ctx};
 use crate::cli::FixArgs;
 use crate::error::{Error, Outcome, Result};
-use crate::fix::apply::{self, Took};
+use crate::fix::apply;
+use crate::fix::kind::Took;
 use crate::fix::plan::{self, Request};
-use crate::fix::{Plan, render};
+use crate::fix::{Plan, StepId, journal, render};
 use crate::host::Host;
 use crate::measure::result::RunResult;
 use crate::measure::spec::RunSpec;
@@ -40,7 +41,7 @@ fn choose(host: &Host, req: &Request, plan: &Plan, live: bool) -> Result<Option<
     let candidates: Vec<&crate::fix::Step> = plan
         .steps
         .iter()
-        .filter(|s| !s.changes.is_empty() && s.id != crate::fix::saved::PERSIST)
+        .filter(|s| !s.changes.is_empty() && s.id != StepId::Persist)
         .collect();
     let items: Vec<String> = candidates
         .iter()
@@ -55,7 +56,7 @@ fn choose(host: &Host, req: &Request, plan: &Plan, live: bool) -> Result<Option<
     let Some(picked) = picked else {
         return Ok(None);
     };
-    let ids: Vec<&str> = picked.iter().map(|&i| candidates[i].id).collect();
+    let ids: Vec<StepId> = picked.iter().map(|&i| candidates[i].id).collect();
     let chosen = plan::select(host, req, plan, &ids);
     if chosen.is_empty() {
         return Ok(None);
@@ -79,6 +80,22 @@ pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
             )));
         }
     }
+    // Whoever may change something locks first, before reading any state, and holds the lock through the
+    // prompts: a plan made before another fix or rollback finished would be stale.
+    let acting = !args.dry_run && (args.yes || (interactive() && !args.json));
+    let _lock = if acting {
+        let lock = journal::lock(host)?;
+        // A journal rollback cannot read would be stacked on and never undone: refuse before changing anything.
+        let runs = journal::load_all(host).map_err(|e| {
+            Error::failed(format!(
+                "{e}; fix adds nothing on top of a journal that cannot be rolled back"
+            ))
+        })?;
+        journal::remove_stale_temps(host, &runs, &crate::fix::known_targets());
+        Some(lock)
+    } else {
+        None
+    };
     let ctx = Ctx {
         core: args.core,
         nic: args.nic.clone(),
@@ -144,10 +161,9 @@ pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
     let now = chosen.changes().any(|c| {
         matches!(
             c,
-            crate::fix::Change::Value { .. } | crate::fix::Change::Ethtool { .. }
+            crate::fix::Change::Value(_) | crate::fix::Change::Ethtool(_)
         )
     });
-    let _lock = crate::fix::journal::lock(host)?;
     let before = if measuring {
         Some(measure(host, out, args, "before")?)
     } else {

@@ -1,20 +1,26 @@
 //! `rmp-eval rollback`: undo every journaled fix run, newest first, each in reverse order; files byte for byte
-//! (content, mode, owner; created files removed), values restored; then update-grub & co. run again.
+//! (content, mode, owner; created files and directories removed), values restored; then update-grub & co. run
+//! again. A file or value changed since fix is not overwritten without --force (or a yes on the terminal): a
+//! command-line file loses only fix's parameters, anything else is left and named, and rollback exits 1.
 
 use serde_json::{Value, json};
 
 use crate::cli::RollbackArgs;
 use crate::error::{Error, Outcome, Result};
-use crate::fix::apply::run_program;
-use crate::fix::{journal, undo};
+use crate::fix::kind::command::run_program;
+use crate::fix::kind::{self, How, Restored};
+use crate::fix::{journal, render, undo};
 use crate::host::Host;
 use crate::outln;
 use crate::output::Output;
 
-/// What rollback will do, run by run (newest first), as text and JSON.
-fn preview(host: &Host, runs: &[(String, journal::Run)]) -> (String, Vec<Value>) {
+/// What rollback will do, run by run (newest first), as text and JSON; and how many targets changed since fix.
+fn preview(host: &Host, runs: &[(String, journal::Run)], how: How) -> (String, Vec<Value>, usize) {
     let mut text = String::new();
     let mut json_runs = Vec::new();
+    let mut conflicts = 0;
+    // A target a newer run puts back is, for the older runs, as that run leaves it: not a later edit.
+    let mut newer: Vec<(String, bool)> = Vec::new();
     for (path, run) in runs.iter().rev() {
         let state = if run.complete { "" } else { ", interrupted" };
         text.push_str(&format!(
@@ -24,30 +30,80 @@ fn preview(host: &Host, runs: &[(String, journal::Run)]) -> (String, Vec<Value>)
             run.steps.join(", ")
         ));
         let mut entries = Vec::new();
+        let mut mine = Vec::new();
         for e in run.entries.iter().rev() {
-            let (action, what) = match undo::restore(host, e, true) {
-                Ok(undo::Restored::Unchanged) => ("none", "as recorded, nothing to do".to_string()),
-                Ok(undo::Restored::Removed) => ("remove", "remove (did not exist)".to_string()),
-                Ok(undo::Restored::Written(d)) => ("restore", format!("restore ({d})")),
-                Ok(undo::Restored::Refused(d)) => (
-                    "refused",
-                    format!("refused by the kernel ({d}), left as it is"),
+            let before = newer.iter().find(|(p, _)| p == e.path()).map(|x| x.1);
+            let r = match before {
+                Some(true) => Ok(Restored::Conflict(
+                    "changed since fix (see the newer run above)".into(),
+                )),
+                Some(false) => kind::restore(
+                    host,
+                    e,
+                    How {
+                        dry_run: true,
+                        force: true,
+                    },
                 ),
-                Err(err) => ("error", format!("cannot restore: {err}")),
+                None => kind::restore(
+                    host,
+                    e,
+                    How {
+                        dry_run: true,
+                        ..how
+                    },
+                ),
+            };
+            mine.push((e.path().to_string(), matches!(r, Ok(Restored::Conflict(_)))));
+            let (action, what, diff) = match &r {
+                Ok(r) => {
+                    let (a, w) = render::restored_text(r, true);
+                    let d = match r {
+                        Restored::Conflict(d) => Some(d.clone()),
+                        _ => None,
+                    };
+                    (a, w, d)
+                }
+                Err(err) => ("error", format!("cannot restore: {err}"), None),
             };
             text.push_str(&format!("  {}: {what}\n", e.path()));
-            entries.push(json!({"target": e.path(), "action": action, "detail": what}));
+            if let Some(d) = &diff {
+                conflicts += 1;
+                for l in d.lines() {
+                    text.push_str(&format!("    {l}\n"));
+                }
+            }
+            entries
+                .push(json!({"target": e.path(), "action": action, "detail": what, "diff": diff}));
         }
+        newer.extend(mine);
         json_runs.push(json!({
             "journal": path, "created": run.created, "core": run.core, "nic": run.nic,
             "steps": run.steps, "interrupted": !run.complete, "entries": entries,
         }));
     }
-    (text, json_runs)
+    (text, json_runs, conflicts)
+}
+
+fn confirm(prompt: &str) -> Result<bool> {
+    dialoguer::Confirm::new()
+        .with_prompt(prompt)
+        .default(false)
+        .interact()
+        .map_err(|e| Error::failed(format!("prompt: {e}")))
 }
 
 pub fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<Outcome> {
+    // Locked before the journal is read and through the prompts: a fix finishing meanwhile would be missed.
+    let _lock = if args.dry_run {
+        None
+    } else {
+        Some(journal::lock(host)?)
+    };
     let runs = journal::load_all(host)?;
+    if !args.dry_run {
+        journal::remove_stale_temps(host, &runs, &crate::fix::known_targets());
+    }
     if runs.is_empty() {
         if args.json {
             outln!(
@@ -59,7 +115,11 @@ pub fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<Outcome
         }
         return Ok(Outcome::Good);
     }
-    let (text, json_runs) = preview(host, &runs);
+    let mut how = How {
+        dry_run: false,
+        force: args.force,
+    };
+    let (text, json_runs, conflicts) = preview(host, &runs, how);
     if !args.json {
         crate::out!("{text}");
     }
@@ -80,31 +140,53 @@ pub fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<Outcome
                 "no terminal to ask on: nothing was changed; pass --yes to roll back",
             ));
         }
-        let ok = dialoguer::Confirm::new()
-            .with_prompt("Undo all of this?")
-            .default(false)
-            .interact()
-            .map_err(|e| Error::failed(format!("prompt: {e}")))?;
-        if !ok {
+        if !confirm("Undo all of this?")? {
             outln!("Nothing changed.");
             return Ok(Outcome::Good);
         }
+        if conflicts > 0 && !args.force {
+            how.force = confirm(&format!(
+                "{conflicts} target(s) changed since fix (shown above). Put them back too, losing those changes?"
+            ))?;
+        }
     }
-    let _lock = journal::lock(host)?;
     let mut problems = Vec::new();
+    let mut kept: Vec<String> = Vec::new();
     let mut again: Vec<Vec<String>> = Vec::new();
     for (path, run) in runs.iter().rev() {
-        let undone = undo::undo(host, run);
-        let failed = !undone.is_empty();
-        problems.extend(undone);
-        for a in &run.after_restore {
-            if !again.contains(a) {
-                again.push(a.clone());
+        let u = undo::undo(host, run, how);
+        for (target, r) in &u.done {
+            match r {
+                Restored::Merged(k) if !args.json => {
+                    outln!(
+                        "{target}: changed since fix: fix's parameters taken out, kept yours ({k})"
+                    )
+                }
+                Restored::Kept(why) if !args.json => outln!("{target}: {why}"),
+                _ => {}
             }
         }
-        // A run that could not be undone completely stays, so that rollback can be tried again.
-        if !failed {
+        kept.extend(u.conflicts().map(|(t, _)| t.clone()));
+        problems.extend(u.problems.iter().cloned());
+        if u.done
+            .iter()
+            .any(|(_, r)| !matches!(r, Restored::Unchanged | Restored::Conflict(_)))
+        {
+            for a in &run.after_restore {
+                if !again.contains(a) {
+                    again.push(a.clone());
+                }
+            }
+        }
+        // What could not be put back stays in the journal, so that rollback can be run again.
+        if u.left.is_empty() {
             host.remove_file(path)?;
+        } else if u.left.len() != run.entries.len() {
+            let rest = journal::Run {
+                entries: u.left.clone(),
+                ..run.clone()
+            };
+            journal::save(host, path, &rest)?;
         }
     }
     let mut commands = Vec::new();
@@ -129,25 +211,38 @@ pub fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<Outcome
     }
     if !problems.is_empty() {
         return Err(Error::failed(format!(
-            "rollback incomplete, the journal of the failed runs is kept: {}",
+            "rollback incomplete, the journal of what is not undone is kept: {}",
             problems.join("; ")
         )));
     }
     if args.json {
         outln!(
             "{}",
-            json!({"runs": json_runs, "dry_run": false, "commands": commands, "undone": true})
+            json!({"runs": json_runs, "dry_run": false, "commands": commands, "undone": kept.is_empty(),
+                   "kept": kept})
         );
-        return Ok(Outcome::Good);
+    } else if kept.is_empty() {
+        outln!("Rolled back.");
+    } else {
+        outln!(
+            "Rolled back, except what was changed since fix, left as it is and kept in the journal: {}. \
+             `rmp-eval rollback --force` puts those back too.",
+            kept.join(", ")
+        );
     }
-    outln!("Rolled back.");
-    if again.iter().any(|a| {
-        a.first()
-            .is_some_and(|p| p == "update-grub" || p == "kernel-install")
-    }) {
+    if !args.json
+        && again.iter().any(|a| {
+            a.first()
+                .is_some_and(|p| p == "update-grub" || p == "kernel-install")
+        })
+    {
         outln!(
             "The kernel command line returns to the old one at the next boot: reboot, then `rmp-eval check`."
         );
     }
-    Ok(Outcome::Good)
+    Ok(if kept.is_empty() {
+        Outcome::Good
+    } else {
+        Outcome::ShortFall
+    })
 }

@@ -3,9 +3,10 @@
 
 use super::cmdline::{Want, managed_params, merge_into, tokens};
 use super::grub::{DROPIN, DROPIN_NAME, Eval};
-use super::{CMDLINE_STATE, Change, Step};
+use super::kind::command::CommandChange;
+use super::kind::file::FileChange;
+use super::{CMDLINE_STATE, Change, Step, StepId};
 use crate::host::Host;
-use crate::remedy;
 
 const GRUB_DEFAULT: &str = "/etc/default/grub";
 const GRUB_D: &str = "/etc/default/grub.d";
@@ -20,7 +21,7 @@ const LOADER_CONFS: &[&str] = &[
 const CPU_DIR: &str = "/sys/devices/system/cpu";
 const INTEL_IDLE: &str = "/sys/module/intel_idle";
 const ACPI_PROCESSOR: &str = "/sys/module/processor";
-const PI_CMDLINES: &[&str] = &["/boot/firmware/cmdline.txt", "/boot/cmdline.txt"];
+pub const PI_CMDLINES: &[&str] = &["/boot/firmware/cmdline.txt", "/boot/cmdline.txt"];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Loader {
@@ -91,7 +92,7 @@ fn line(bytes: &[String]) -> Vec<u8> {
 
 pub fn plan(host: &Host, want: &Want) -> Result<Step, String> {
     let mut s = Step {
-        id: remedy::CMDLINE,
+        id: StepId::Cmdline,
         title: "Kernel command line: isolate the RT core".into(),
         why: "isolcpus keeps the scheduler away, nohz_full stops the tick, rcu_nocbs moves RCU callbacks, irqaffinity \
               keeps interrupts on the housekeeping CPUs (only a boot parameter moves them all)"
@@ -99,12 +100,8 @@ pub fn plan(host: &Host, want: &Want) -> Result<Step, String> {
         changes: vec![],
         notes: vec![],
     };
-    let file_change = |path: &str, before: Option<Vec<u8>>, after: Vec<u8>| Change::File {
-        path: path.into(),
-        before,
-        after: Some(after),
-        mode: 0o644,
-        reboot: true,
+    let file_change = |path: &str, before: Option<Vec<u8>>, after: Vec<u8>| {
+        Change::File(FileChange::new(path, before, after, true))
     };
     match detect(host) {
         Loader::Grub => {
@@ -132,11 +129,11 @@ pub fn plan(host: &Host, want: &Want) -> Result<Step, String> {
             }
             if !s.changes.is_empty() {
                 let argv = vec!["update-grub".to_string()];
-                s.changes.push(Change::Command {
+                s.changes.push(Change::Command(CommandChange {
                     argv,
                     again_on_rollback: true,
                     reboot: true,
-                });
+                }));
             }
             s.notes.push(format!(
                 "GRUB, normal entries, now:   {}",
@@ -182,11 +179,11 @@ pub fn plan(host: &Host, want: &Want) -> Result<Step, String> {
                         &format!("/boot/vmlinuz-{rel}"),
                     ]
                     .map(String::from);
-                    s.changes.push(Change::Command {
+                    s.changes.push(Change::Command(CommandChange {
                         argv: argv.to_vec(),
                         again_on_rollback: true,
                         reboot: true,
-                    });
+                    }));
                 }
             }
             s.notes.push(format!(

@@ -2,6 +2,7 @@
 //! core 3 becomes one `isolcpus=managed_irq,domain,2-3`; never a parameter twice; other parameters untouched.
 //! Pure functions.
 
+use crate::fix::kind::file::CmdlineEdit;
 use crate::parse::cpulist;
 
 fn parse_list(s: &str) -> Result<Vec<usize>, String> {
@@ -29,6 +30,107 @@ pub fn tokens(line: &str) -> Vec<String> {
         out.push(cur);
     }
     out
+}
+
+/// `tokens` on bytes: a command-line file may hold bytes that are not UTF-8, and they must come back as they were.
+pub fn tokens_bytes(line: &[u8]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut cur = Vec::new();
+    let mut quoted = false;
+    for &c in line {
+        if c == b'"' {
+            quoted = !quoted;
+            cur.push(c);
+        } else if c.is_ascii_whitespace() && !quoted {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+        } else {
+            cur.push(c);
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// `name` on bytes.
+pub fn name_bytes(tok: &[u8]) -> &[u8] {
+    tok.iter()
+        .position(|&b| b == b'=')
+        .map_or(tok, |i| &tok[..i])
+}
+
+/// `merge_into` on bytes: every parameter named in `managed` replaced by its one new value, kept at the end.
+pub fn merge_bytes(base: &[Vec<u8>], managed: &[String]) -> Vec<Vec<u8>> {
+    let names: Vec<&[u8]> = managed.iter().map(|t| name(t).as_bytes()).collect();
+    let mut out: Vec<Vec<u8>> = base
+        .iter()
+        .filter(|t| !names.contains(&name_bytes(t)))
+        .cloned()
+        .collect();
+    out.extend(managed.iter().map(|m| m.as_bytes().to_vec()));
+    out
+}
+
+/// The parameters of `base` that `managed` replaces (same names), as text.
+pub fn replaced(base: &[Vec<u8>], managed: &[String]) -> Vec<String> {
+    let names: Vec<&[u8]> = managed.iter().map(|t| name(t).as_bytes()).collect();
+    base.iter()
+        .filter(|t| names.contains(&name_bytes(t)))
+        .map(|t| String::from_utf8_lossy(t).into_owned())
+        .collect()
+}
+
+/// The first line of a command-line file (the Raspberry Pi firmware reads only that one) and the rest.
+pub fn split_first_line(b: &[u8]) -> (&[u8], &[u8]) {
+    match b.iter().position(|&c| c == b'\n') {
+        Some(i) => b.split_at(i + 1),
+        None => (b, &[]),
+    }
+}
+
+/// Rollback of a command-line file edited since fix wrote `written`: each parameter fix added that is still
+/// there, unchanged, gives way to the ones it had replaced; everything else stays as it is now (a parameter fix
+/// set and the user changed is the user's). Returns the new bytes and what of the user's was kept.
+pub fn take_out(now: &[u8], written: &[u8], edit: &CmdlineEdit) -> (Vec<u8>, String) {
+    let (line, rest) = split_first_line(now);
+    let mut toks = tokens_bytes(line);
+    for a in &edit.added {
+        let Some(i) = toks.iter().position(|t| t == a.as_bytes()) else {
+            continue;
+        };
+        let back: Vec<Vec<u8>> = edit
+            .replaced
+            .iter()
+            .filter(|r| name(r) == name(a))
+            .map(|r| r.as_bytes().to_vec())
+            .collect();
+        toks.splice(i..=i, back);
+    }
+    let mut out = toks.join(&b' ');
+    if line.ends_with(b"\n") {
+        out.push(b'\n');
+    }
+    out.extend_from_slice(rest);
+    let was = tokens_bytes(split_first_line(written).0);
+    let is = tokens_bytes(line);
+    let show = |t: &Vec<u8>| String::from_utf8_lossy(t).into_owned();
+    let mut kept: Vec<String> = is
+        .iter()
+        .filter(|t| !was.contains(t))
+        .map(|t| format!("+{}", show(t)))
+        .collect();
+    kept.extend(
+        was.iter()
+            .filter(|t| !is.contains(t))
+            .map(|t| format!("-{}", show(t))),
+    );
+    if rest != split_first_line(written).1 {
+        kept.push("the lines after the first".into());
+    }
+    (out, kept.join(" "))
 }
 
 /// A parameter's name ("isolcpus" of "isolcpus=2").

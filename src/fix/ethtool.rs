@@ -7,11 +7,11 @@ use std::io;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::kind::nic::EthtoolChange;
 use super::runtime::{Target, step};
-use super::{Change, Step};
+use super::{Change, Step, StepId};
 use crate::checks::ethtool::readings as snapshot_readings;
 use crate::host::Host;
-use crate::remedy;
 use crate::sys::ethtool::{self as et, Coalesce, Eee};
 
 /// One field of struct ethtool_coalesce or struct ethtool_eee.
@@ -88,12 +88,12 @@ fn readings(host: &Host, t: &Target, what: &str) -> Result<(String, Value), Stri
 fn change(s: &mut Step, nic: &str, field: Field, before: Option<u64>, after: u32) {
     match before.and_then(|b| u32::try_from(b).ok()) {
         Some(b) if b == after => {}
-        Some(b) => s.changes.push(Change::Ethtool {
+        Some(b) => s.changes.push(Change::Ethtool(EthtoolChange {
             nic: nic.into(),
             field,
             before: b,
             after,
-        }),
+        })),
         None => s
             .notes
             .push(format!("{nic}: no {} in the reading", field.name())),
@@ -104,7 +104,7 @@ fn change(s: &mut Step, nic: &str, field: Field, before: Option<u64>, after: u32
 /// mean "never interrupt" (ethtool.h forbids it), so rx-frames becomes 1 first in that case; undone in reverse.
 pub fn coalesce(host: &Host, t: &Target) -> Step {
     let mut s = step(
-        remedy::NIC_COALESCE,
+        StepId::NicCoalesce,
         "NIC interrupt coalescing off",
         "coalescing holds each received frame until a timer or frame count fires: up to rx-usecs added to every \
          EtherCAT reply",
@@ -127,10 +127,10 @@ pub fn coalesce(host: &Host, t: &Target) -> Step {
     if !s.changes.iter().any(|c| {
         matches!(
             c,
-            Change::Ethtool {
+            Change::Ethtool(EthtoolChange {
                 field: Field::RxUsecs | Field::AdaptiveRx,
                 ..
-            }
+            })
         )
     }) {
         s.changes.clear();
@@ -141,7 +141,7 @@ pub fn coalesce(host: &Host, t: &Target) -> Step {
 /// EEE off (eee_enabled 0), when the NIC supports EEE and has it enabled.
 pub fn eee(host: &Host, t: &Target) -> Step {
     let mut s = step(
-        remedy::NIC_EEE,
+        StepId::NicEee,
         "NIC Energy Efficient Ethernet off",
         "with EEE the PHY sleeps between frames and needs microseconds to wake for the next one",
     );

@@ -29,12 +29,12 @@ fn target(nic: &str) -> Target {
 }
 
 fn eth(nic: &str, field: Field, before: u32, after: u32) -> Change {
-    Change::Ethtool {
+    Change::Ethtool(crate::fix::kind::nic::EthtoolChange {
         nic: nic.into(),
         field,
         before,
         after,
-    }
+    })
 }
 
 #[test]
@@ -96,12 +96,13 @@ fn adaptive_rx_on_is_turned_off_and_rx_frames_left_when_nonzero() {
 
 #[test]
 fn journal_entry_round_trips_and_names_the_field_as_ethtool_does() {
-    let e = Entry::Ethtool {
+    let e = Entry::Ethtool(crate::fix::kind::nic::Saved {
         target: super::target("enp2s0", Field::RxUsecs),
         nic: "enp2s0".into(),
         field: Field::RxUsecs,
         previous: 3,
-    };
+        written: None,
+    });
     let run = Run {
         version: 1,
         created: "2026-12-02T12:00:00Z".into(),
@@ -140,7 +141,7 @@ fn under_root_nothing_is_written_or_journaled() {
         report
             .outcomes
             .iter()
-            .all(|o| o.took == apply::Took::WouldRun),
+            .all(|o| o.took == crate::fix::kind::Took::WouldRun),
         "{report:?}"
     );
     let runs = crate::fix::journal::load_all(&host).unwrap();

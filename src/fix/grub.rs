@@ -9,6 +9,11 @@ use super::cmdline::{merge_into, name, tokens};
 /// The drop-in installed as /etc/default/grub.d/99-rmp-eval.cfg (see kernel-cmdline/).
 pub const DROPIN: &str = include_str!("../../kernel-cmdline/99-rmp-eval.cfg");
 pub const DROPIN_NAME: &str = "99-rmp-eval.cfg";
+/// Every name our drop-in may have (see boot.rs: a later-sorting name when another drop-in sorts after ours).
+pub const DROPIN_PATHS: [&str; 2] = [
+    "/etc/default/grub.d/99-rmp-eval.cfg",
+    "/etc/default/grub.d/zz-rmp-eval.cfg",
+];
 pub const VARS: [&str; 2] = ["GRUB_CMDLINE_LINUX", "GRUB_CMDLINE_LINUX_DEFAULT"];
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

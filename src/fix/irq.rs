@@ -1,10 +1,10 @@
 //! Planners of the interrupt steps: IRQ affinity (others off the RT core, the NIC's onto it), irqbalance, RPS.
 
+use super::kind::command::CommandChange;
 use super::runtime::{CPU_DIR, Target, file, step, value};
-use super::{Change, Step, ValueKind};
+use super::{Change, Step, StepId, ValueKind};
 use crate::host::Host;
 use crate::parse::{cpulist, mask};
-use crate::remedy;
 
 const IRQ_DIR: &str = "/proc/irq";
 const NET_DIR: &str = "/sys/class/net";
@@ -21,7 +21,7 @@ fn nic_irqs(host: &Host, nic: &str) -> Vec<u32> {
 
 pub fn irq_affinity(host: &Host, t: &Target) -> Step {
     let mut s = step(
-        remedy::IRQ_AFFINITY,
+        StepId::IrqAffinity,
         "IRQ affinity: others off the RT core, the NIC's onto it",
         "an interrupt handled on the RT core delays the RT thread; the NIC's own interrupts belong there",
     );
@@ -85,7 +85,7 @@ pub fn irq_affinity(host: &Host, t: &Target) -> Step {
 
 pub fn irqbalance(host: &Host, t: &Target) -> Step {
     let mut s = step(
-        remedy::IRQBALANCE,
+        StepId::Irqbalance,
         "irqbalance: ban the RT core",
         "irqbalance moves IRQs back onto the RT core every 10 s",
     );
@@ -137,18 +137,18 @@ pub fn irqbalance(host: &Host, t: &Target) -> Step {
         let argv = ["systemctl", "try-restart", "irqbalance.service"]
             .map(String::from)
             .to_vec();
-        s.changes.push(Change::Command {
+        s.changes.push(Change::Command(CommandChange {
             argv,
             again_on_rollback: true,
             reboot: false,
-        });
+        }));
     }
     s
 }
 
 pub fn rps(host: &Host, t: &Target) -> Step {
     let mut s = step(
-        remedy::RPS,
+        StepId::Rps,
         "NIC receive path: RPS off, no IRQ deferral",
         "receive packet steering hands packets to other CPUs through IPIs; napi_defer_hard_irqs and \
          gro_flush_timeout hold received frames back to batch them",

@@ -5,9 +5,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Change, JOURNAL_DIR, ValueKind};
+use super::JOURNAL_DIR;
+pub use super::kind::Entry;
 use crate::error::{Error, Result};
-use crate::host::{FileMeta, Host};
+use crate::host::Host;
+
+/// The journal format this version writes. Version 1 (no `written` fingerprints) is still read.
+pub const VERSION: u32 = 2;
+const READS: [u32; 2] = [1, 2];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Run {
@@ -24,149 +29,12 @@ pub struct Run {
     pub complete: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Entry {
-    File {
-        path: String,
-        previous: Option<SavedFile>,
-    },
-    Value {
-        path: String,
-        previous: String,
-        value_kind: ValueKind,
-        /// A kernel-managed IRQ may refuse even its old value (e.g. after a reboot): reported, not a failure.
-        #[serde(default)]
-        refusable: bool,
-    },
-    /// A NIC's ethtool field (only journaled on the live machine: under --root nothing is written).
-    Ethtool {
-        /// ethtool::target(nic, field), what apply and rollback match changes by.
-        target: String,
-        nic: String,
-        field: super::ethtool::Field,
-        previous: u32,
-    },
-}
-
-impl Entry {
-    pub fn path(&self) -> &str {
-        match self {
-            Entry::File { path, .. } | Entry::Value { path, .. } => path,
-            Entry::Ethtool { target, .. } => target,
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SavedFile {
-    /// The bytes as text when they are UTF-8 (readable journal), else `hex`.
-    pub text: Option<String>,
-    pub hex: Option<String>,
-    pub mode: u32,
-    pub uid: u32,
-    pub gid: u32,
-}
-
-impl SavedFile {
-    fn new(bytes: Vec<u8>, m: FileMeta) -> Self {
-        let (text, hex) = match String::from_utf8(bytes) {
-            Ok(s) => (Some(s), None),
-            Err(e) => (
-                None,
-                Some(e.as_bytes().iter().map(|b| format!("{b:02x}")).collect()),
-            ),
-        };
-        SavedFile {
-            text,
-            hex,
-            mode: m.mode,
-            uid: m.uid,
-            gid: m.gid,
-        }
-    }
-    pub fn bytes(&self) -> Vec<u8> {
-        if let Some(t) = &self.text {
-            return t.as_bytes().to_vec();
-        }
-        let h = self.hex.as_deref().unwrap_or("");
-        (0..h.len() / 2)
-            .filter_map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).ok())
-            .collect()
-    }
-    pub fn meta(&self) -> FileMeta {
-        FileMeta {
-            mode: self.mode,
-            uid: self.uid,
-            gid: self.gid,
-        }
-    }
-}
-
-/// Records the present state of every target of `changes` (each path once, as it is before the first change).
-pub fn record(host: &Host, changes: &[&Change]) -> Result<Vec<Entry>> {
-    let mut entries: Vec<Entry> = Vec::new();
-    for c in changes {
-        let entry = match c {
-            Change::File { path, .. } => {
-                let previous = match host.read_bytes(path) {
-                    Ok(b) => Some(SavedFile::new(b, host.meta(path)?)),
-                    Err(e) if e.is_not_found() => None,
-                    Err(e) => return Err(e.into()),
-                };
-                Entry::File {
-                    path: path.clone(),
-                    previous,
-                }
-            }
-            Change::Value {
-                path,
-                kind,
-                refusable,
-                ..
-            } => Entry::Value {
-                path: path.clone(),
-                previous: host.read(path)?.trim().to_string(),
-                value_kind: *kind,
-                refusable: *refusable,
-            },
-            Change::Ethtool { .. } if !host.is_live() => continue,
-            Change::Ethtool { nic, field, .. } => match super::ethtool::read(nic, *field) {
-                Ok(previous) => Entry::Ethtool {
-                    target: c.target(),
-                    nic: nic.clone(),
-                    field: *field,
-                    previous,
-                },
-                // The driver has no such setting: the write will say so for its step; nothing to restore.
-                Err(e) if super::ethtool::unsupported(&e) => continue,
-                Err(e) => return Err(Error::sys(c.target(), e)),
-            },
-            Change::Command { .. } => continue,
-        };
-        if !entries.iter().any(|e| e.path() == entry.path()) {
-            entries.push(entry);
-        }
-    }
-    Ok(entries)
-}
-
-/// Held while fix or rollback works: a second one at the same time would interleave journal runs.
+/// Held while fix or rollback works, from before they read any state until they are done (prompts included): a
+/// second one at the same time would plan on stale state or interleave journal runs.
 pub fn lock(host: &Host) -> Result<nix::fcntl::Flock<std::fs::File>> {
-    host.create_dir_all(JOURNAL_DIR)?;
-    let dir =
-        std::fs::File::open(host.path(JOURNAL_DIR)).map_err(|e| Error::sys(JOURNAL_DIR, e))?;
-    nix::fcntl::Flock::lock(dir, nix::fcntl::FlockArg::LockExclusiveNonblock).map_err(
-        |(_, errno)| {
-            if errno == nix::errno::Errno::EWOULDBLOCK {
-                Error::failed(
-                    "another rmp-eval fix or rollback is running; try again when it has finished",
-                )
-            } else {
-                Error::sys(format!("lock {JOURNAL_DIR}"), errno.into())
-            }
-        },
-    )
+    host.lock_tree()?.ok_or_else(|| {
+        Error::failed("another rmp-eval fix or rollback is running; try again when it has finished")
+    })
 }
 
 /// Writes a new run and returns its path. The write is atomic and fsynced (file and directory).
@@ -182,11 +50,31 @@ pub fn create(host: &Host, run: &Run) -> Result<String> {
     Ok(path)
 }
 
-pub fn save(host: &Host, path: &str, run: &Run) -> Result<()> {
+pub fn to_bytes(run: &Run) -> Result<Vec<u8>> {
     let text =
         serde_json::to_string_pretty(run).map_err(|e| Error::failed(format!("journal: {e}")))?;
-    host.write_atomic(path, format!("{text}\n").as_bytes(), None)?;
+    Ok(format!("{text}\n").into_bytes())
+}
+
+pub fn save(host: &Host, path: &str, run: &Run) -> Result<()> {
+    host.write_atomic(path, &to_bytes(run)?, None)?;
     Ok(())
+}
+
+/// Space set aside in the journal's directory before the first change, given back just before the journal's
+/// last write (and before putting files back after a failure): on a nearly full disk that write must not be
+/// the one that fails. A leftover of a killed run is removed like any stale temporary file.
+pub struct Reserve(String);
+
+impl Reserve {
+    pub fn take(host: &Host, bytes: usize) -> Result<Reserve> {
+        let path = format!("{JOURNAL_DIR}/.reserve.rmp-eval.{}", std::process::id());
+        host.write_atomic(&path, &vec![0u8; bytes], None)?;
+        Ok(Reserve(path))
+    }
+    pub fn release(&self, host: &Host) {
+        let _ = host.remove_file(&self.0);
+    }
 }
 
 fn list_names(host: &Host) -> Result<Vec<String>> {
@@ -200,20 +88,53 @@ fn list_names(host: &Host) -> Result<Vec<String>> {
     }
 }
 
+/// One run, decoded strictly: a version this program does not read, or any entry it cannot restore exactly
+/// (bad hex, no content), is an error naming the file.
+pub fn parse(path: &str, text: &str) -> Result<Run> {
+    let bad = |why: String| {
+        Error::failed(format!(
+            "{path}: not a journal rmp-eval can read ({why}); nothing was changed, the file is left in place"
+        ))
+    };
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+    match v.get("version").and_then(serde_json::Value::as_u64) {
+        Some(n) if READS.iter().any(|&r| u64::from(r) == n) => {}
+        Some(n) => {
+            return Err(bad(format!(
+                "version {n}; this rmp-eval reads versions 1 and 2"
+            )));
+        }
+        None => return Err(bad("no version".into())),
+    }
+    serde_json::from_value(v).map_err(|e| bad(e.to_string()))
+}
+
 /// Every recorded run, oldest first.
 pub fn load_all(host: &Host) -> Result<Vec<(String, Run)>> {
     let mut runs = Vec::new();
     for n in list_names(host)? {
         let path = format!("{JOURNAL_DIR}/{n}");
-        let text = host.read(&path)?;
-        let run: Run = serde_json::from_str(&text).map_err(|e| {
-            Error::failed(format!(
-                "{path}: not a journal rmp-eval can read ({e}); left in place"
-            ))
+        let text = host.read_bytes(&path)?;
+        let text = String::from_utf8(text).map_err(|_| {
+            Error::failed(format!("{path}: not UTF-8, not a journal; left in place"))
         })?;
-        runs.push((path, run));
+        runs.push((path.clone(), parse(&path, &text)?));
     }
     Ok(runs)
+}
+
+/// Removes what a killed fix or rollback left half-written: temporary files beside the journal, the state
+/// files and every file the runs name. Returns how many were removed.
+pub fn remove_stale_temps(host: &Host, runs: &[(String, Run)], also: &[&str]) -> usize {
+    let mut files: Vec<String> = vec![
+        format!("{JOURNAL_DIR}/x"),
+        format!("{}/x", super::STATE_DIR),
+    ];
+    files.extend(also.iter().map(|s| s.to_string()));
+    for (_, r) in runs {
+        files.extend(r.entries.iter().map(|e| e.path().to_string()));
+    }
+    files.iter().map(|f| host.remove_stale_temps(f).len()).sum()
 }
 
 /// Now, as yyyy-mm-ddThh:mm:ssZ.
@@ -225,18 +146,32 @@ pub fn utc_now() -> String {
 mod tests {
     use super::*;
 
+    const V1: &str = r#"{"version":1,"created":"2026-01-01T00:00:00Z","core":1,"nic":null,"steps":["sysctl"],
+      "entries":[{"kind":"file","path":"/etc/x","previous":{"text":"a\n","hex":null,"mode":420,"uid":0,"gid":0}},
+                 {"kind":"value","path":"/proc/sys/kernel/timer_migration","previous":"1","value_kind":"exact"}],
+      "after_restore":[],"complete":true}"#;
+
     #[test]
-    fn binary_files_survive_the_journal() {
-        let m = FileMeta {
-            mode: 0o600,
-            uid: 0,
-            gid: 0,
-        };
-        let f = SavedFile::new(vec![0xff, 0, b'a'], m.clone());
-        assert!(f.text.is_none());
-        let back: SavedFile = serde_json::from_str(&serde_json::to_string(&f).unwrap()).unwrap();
-        assert_eq!(back.bytes(), vec![0xff, 0, b'a']);
-        assert_eq!(SavedFile::new(b"x\n".to_vec(), m).bytes(), b"x\n");
+    fn version_1_reads_unknown_versions_and_bad_content_do_not() {
+        let r = parse("j", V1).unwrap();
+        assert_eq!(r.entries.len(), 2);
+        let e = parse("/j/7.json", &V1.replace("\"version\":1", "\"version\":9")).unwrap_err();
+        assert!(
+            e.to_string().contains("/j/7.json") && e.to_string().contains("version 9"),
+            "{e}"
+        );
+        let e = parse("j", &V1.replace("\"text\":\"a\\n\"", "\"text\":null")).unwrap_err();
+        assert!(e.to_string().contains("no content"), "{e}");
+        assert!(
+            parse(
+                "j",
+                &V1.replace(
+                    "\"text\":\"a\\n\",\"hex\":null",
+                    "\"text\":null,\"hex\":\"6g\""
+                )
+            )
+            .is_err()
+        );
         let now = utc_now();
         assert_eq!(now.len(), 20);
         assert!(now.starts_with("20") && now.ends_with('Z'));

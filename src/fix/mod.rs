@@ -1,5 +1,17 @@
-//! fix: Step → Plan (pure data, diffable) → Journal (previous state first, fsynced) → apply → verify.
-//! rollback reads the journal. See docs/design.md and docs/guide.md, "fix and rollback".
+//! fix: Step → Plan (pure data, diffable) → Journal (previous state first, fsynced) → apply → verify; rollback
+//! restores from the journal. See docs/guide.md ("What fix does when…") and docs/json.md (the journal).
+//!
+//! The change executor. A step is a list of `Change`s of a few kinds; everything about one kind lives in one
+//! file of `kind/`: its data, how its previous state is journaled (`record`), how it is made (`apply`), read back
+//! (`verify`), put back (`restore`, also the rollback preview) and shown (`text`/`json`). `kind/mod.rs` only
+//! dispatches; `apply.rs` orders a whole plan (journal, apply, revert on failure), `undo.rs` a rollback,
+//! `commands/apply_saved.rs` re-applies runtime changes through the same `kind::apply`.
+//!
+//! Adding a step (e.g. `cpuset`): a variant in `crate::remedy::StepId` (+ its name), a planner `fn(&Host,
+//! &Target) -> Step` that reads the machine and returns the `Change`s that differ (see runtime.rs), one arm in
+//! `plan::build` (and in `saved::plan` if it must be re-applied at boot). It then gets journal, rollback, dry-run,
+//! JSON and apply-saved for free. Adding a change kind: a module in `kind/` with the six functions, a variant in
+//! `Change` and in `kind::Entry`; the compiler lists every match to extend.
 
 pub mod apply;
 pub mod boot;
@@ -8,6 +20,7 @@ pub mod ethtool;
 pub mod grub;
 pub mod irq;
 pub mod journal;
+pub mod kind;
 pub mod plan;
 pub mod render;
 pub mod runtime;
@@ -16,12 +29,28 @@ pub mod undo;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::remedy::StepId;
+
 pub const STATE_DIR: &str = "/var/lib/rmp-eval";
 pub const JOURNAL_DIR: &str = "/var/lib/rmp-eval/journal";
 pub const RUNTIME_JSON: &str = "/var/lib/rmp-eval/runtime.json";
 pub const CMDLINE_STATE: &str = "/var/lib/rmp-eval/cmdline";
 /// Test-only: after each applied change, create this file and wait (so a test can SIGKILL between changes).
 pub const PAUSE_ENV: &str = "RMP_EVAL_TEST_PAUSE_FILE";
+
+/// The files fix may write, besides those its journal names: where a killed run may have left a temporary file.
+pub fn known_targets() -> Vec<&'static str> {
+    let mut v = vec![
+        RUNTIME_JSON,
+        CMDLINE_STATE,
+        boot::KERNEL_CMDLINE,
+        runtime::SYSCTL_FILE,
+        irq::IRQBALANCE_DEFAULT,
+    ];
+    v.extend(boot::PI_CMDLINES);
+    v.extend(grub::DROPIN_PATHS);
+    v
+}
 
 /// How a kernel value reads back, so that "3" and "00000003" count as the same mask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,61 +92,33 @@ impl ValueKind {
     }
 }
 
-/// One change of a step. Pure data: what is there now and what will be.
+/// One change of a step. Pure data: what is there now and what will be. Each kind's logic: `kind/`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
-    /// Create, replace (`after` Some) or remove (`after` None) a file. `before` None: it does not exist.
-    File {
-        path: String,
-        before: Option<Vec<u8>>,
-        after: Option<Vec<u8>>,
-        mode: u32,
-        reboot: bool,
-    },
-    /// Write a kernel value (sysfs/procfs). `refusable`: EINVAL/EIO is reported, not fatal (managed IRQs).
-    Value {
-        path: String,
-        before: String,
-        after: String,
-        kind: ValueKind,
-        refusable: bool,
-    },
-    /// One field of a NIC's ethtool settings (SIOCETHTOOL: structure read, field changed, written back).
-    /// Under --root nothing is written: the plan shows what would be done on the machine.
-    Ethtool {
-        nic: String,
-        field: ethtool::Field,
-        before: u32,
-        after: u32,
-    },
-    /// Run a program (never through a shell). `again_on_rollback`: run it again after restoring the files.
-    Command {
-        argv: Vec<String>,
-        again_on_rollback: bool,
-        reboot: bool,
-    },
+    /// Create, replace or remove a file.
+    File(kind::file::FileChange),
+    /// Write a kernel value (sysfs/procfs).
+    Value(kind::value::ValueChange),
+    /// One field of a NIC's ethtool settings. Under --root nothing is written: the plan shows what would be done.
+    Ethtool(kind::nic::EthtoolChange),
+    /// Run a program (never through a shell).
+    Command(kind::command::CommandChange),
 }
 
 impl Change {
+    /// What the change is to, as reports and the journal name it.
     pub fn target(&self) -> String {
-        match self {
-            Change::File { path, .. } | Change::Value { path, .. } => path.clone(),
-            Change::Ethtool { nic, field, .. } => ethtool::target(nic, *field),
-            Change::Command { argv, .. } => argv.join(" "),
-        }
+        kind::target(self)
     }
     pub fn reboot_required(&self) -> bool {
-        match self {
-            Change::File { reboot, .. } | Change::Command { reboot, .. } => *reboot,
-            Change::Value { .. } | Change::Ethtool { .. } => false,
-        }
+        kind::reboot_required(self)
     }
 }
 
-/// A remedy: id (crate::remedy), title, why, and its changes. No changes: already as wanted.
+/// A remedy: id, title, why, and its changes. No changes: already as wanted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Step {
-    pub id: &'static str,
+    pub id: StepId,
     pub title: String,
     pub why: String,
     pub changes: Vec<Change>,
@@ -136,9 +137,6 @@ impl Plan {
     }
     pub fn is_empty(&self) -> bool {
         self.changes().next().is_none()
-    }
-    pub fn needs_reboot(&self) -> bool {
-        self.changes().any(Change::reboot_required)
     }
 }
 

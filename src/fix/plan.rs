@@ -4,19 +4,18 @@
 use super::cmdline::Want;
 use super::irq;
 use super::runtime::{self, Target};
-use super::{Plan, Step, boot, ethtool, saved};
+use super::{Plan, StepId, boot, ethtool, saved};
 use crate::checks::{Finding, Status, id};
 use crate::error::{Error, Result};
 use crate::host::Host;
-use crate::remedy;
 
 /// What to plan for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {
     pub core: usize,
     pub nic: Option<String>,
-    /// Step ids (crate::remedy), any order.
-    pub steps: Vec<&'static str>,
+    /// The steps asked for, any order.
+    pub steps: Vec<StepId>,
     /// Ids of the checks that failed (they pick the kernel parameters).
     pub failed: Vec<&'static str>,
 }
@@ -26,46 +25,30 @@ pub fn online_cpus(host: &Host) -> Result<Vec<usize>> {
 }
 
 /// The steps named by failing checks, and the ids of those checks.
-pub fn from_findings(findings: &[Finding]) -> (Vec<&'static str>, Vec<&'static str>) {
+pub fn from_findings(findings: &[Finding]) -> (Vec<StepId>, Vec<&'static str>) {
     let failed: Vec<&Finding> = findings
         .iter()
         .filter(|f| f.status == Status::Fail)
         .collect();
-    let steps = remedy::ALL
-        .iter()
-        .copied()
-        .filter(|s| failed.iter().any(|f| f.remedy == Some(*s)))
+    let steps = StepId::ALL
+        .into_iter()
+        .filter(|s| failed.iter().any(|f| f.remedy == Some(s.as_str())))
         .collect();
     (steps, failed.iter().map(|f| f.id).collect())
 }
 
-/// --only: step ids, each one of crate::remedy::ALL.
-pub fn parse_only(only: &[String]) -> Result<Vec<&'static str>> {
+/// --only: step ids, each one of StepId::ALL.
+pub fn parse_only(only: &[String]) -> Result<Vec<StepId>> {
     only.iter()
         .map(|s| {
-            remedy::ALL
-                .iter()
-                .copied()
-                .find(|id| id == &s.trim())
-                .ok_or_else(|| {
-                    Error::usage(format!(
-                        "--only: unknown step '{s}' (steps: {})",
-                        remedy::ALL.join(", ")
-                    ))
-                })
+            StepId::parse(s.trim()).ok_or_else(|| {
+                Error::usage(format!(
+                    "--only: unknown step '{s}' (steps: {})",
+                    StepId::ALL.map(StepId::as_str).join(", ")
+                ))
+            })
         })
         .collect()
-}
-
-/// A step id this version has no planner for (every id of remedy::ALL has one today).
-fn unsupported(id: &'static str) -> Step {
-    Step {
-        id,
-        title: format!("{id} (not automated)"),
-        why: "no change this version can make and undo safely".into(),
-        changes: vec![],
-        notes: vec!["see the check's detail".into()],
-    }
 }
 
 pub fn build(host: &Host, req: &Request) -> Result<Plan> {
@@ -75,19 +58,19 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
         nic: req.nic.clone(),
         online: online.clone(),
     };
-    let mut ids: Vec<&'static str> = req.steps.clone();
+    let mut ids: Vec<StepId> = req.steps.clone();
     // The IRQ deferral check names no remedy of its own: the RPS step zeroes those knobs too.
-    if req.failed.contains(&id::NIC_IRQ_DEFER) && !ids.contains(&remedy::RPS) {
-        ids.push(remedy::RPS);
+    if req.failed.contains(&id::NIC_IRQ_DEFER) && !ids.contains(&StepId::Rps) {
+        ids.push(StepId::Rps);
     }
     // irqbalance would undo the IRQ affinity within seconds.
-    if ids.contains(&remedy::IRQ_AFFINITY) && !ids.contains(&remedy::IRQBALANCE) {
-        ids.push(remedy::IRQBALANCE);
+    if ids.contains(&StepId::IrqAffinity) && !ids.contains(&StepId::Irqbalance) {
+        ids.push(StepId::Irqbalance);
     }
     let mut plan = Plan::default();
-    for id in remedy::ALL.iter().copied().filter(|s| ids.contains(s)) {
+    for id in StepId::ALL.into_iter().filter(|s| ids.contains(s)) {
         let step = match id {
-            remedy::CMDLINE => {
+            StepId::Cmdline => {
                 let f = |c: &str| req.failed.contains(&c);
                 let isolation = [
                     id::CORE_ISOLATED,
@@ -124,21 +107,22 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
                 boot::plan(host, &want)
                     .map_err(|e| Error::failed(format!("kernel command line: {e}")))?
             }
-            remedy::GOVERNOR => runtime::governor(host, &t),
-            remedy::TURBO => runtime::turbo(host),
-            remedy::SYSCTL => runtime::sysctl(host, &t, &req.failed),
-            remedy::THP => runtime::thp(host),
-            remedy::WORKQUEUE => runtime::workqueue(host, &t),
-            remedy::IRQBALANCE => irq::irqbalance(host, &t),
-            remedy::IRQ_AFFINITY => irq::irq_affinity(host, &t),
-            remedy::RPS => irq::rps(host, &t),
-            remedy::NIC_COALESCE => ethtool::coalesce(host, &t),
-            remedy::NIC_EEE => ethtool::eee(host, &t),
-            other => unsupported(other),
+            StepId::Governor => runtime::governor(host, &t),
+            StepId::Turbo => runtime::turbo(host),
+            StepId::Sysctl => runtime::sysctl(host, &t, &req.failed),
+            StepId::Thp => runtime::thp(host),
+            StepId::Workqueue => runtime::workqueue(host, &t),
+            StepId::Irqbalance => irq::irqbalance(host, &t),
+            StepId::IrqAffinity => irq::irq_affinity(host, &t),
+            StepId::Rps => irq::rps(host, &t),
+            StepId::NicCoalesce => ethtool::coalesce(host, &t),
+            StepId::NicEee => ethtool::eee(host, &t),
+            // Planned below, from the steps that have changes.
+            StepId::Persist => continue,
         };
         plan.steps.push(step);
     }
-    let with_changes: Vec<&str> = plan
+    let with_changes: Vec<StepId> = plan
         .steps
         .iter()
         .filter(|s| !s.changes.is_empty())
@@ -151,14 +135,14 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
 }
 
 /// Keeps only the chosen steps; persistence is planned again for what remains.
-pub fn select(host: &Host, req: &Request, plan: &Plan, chosen: &[&str]) -> Plan {
-    let mut steps: Vec<Step> = plan
+pub fn select(host: &Host, req: &Request, plan: &Plan, chosen: &[StepId]) -> Plan {
+    let mut steps: Vec<super::Step> = plan
         .steps
         .iter()
-        .filter(|s| s.id != saved::PERSIST && chosen.contains(&s.id))
+        .filter(|s| s.id != StepId::Persist && chosen.contains(&s.id))
         .cloned()
         .collect();
-    let with_changes: Vec<&str> = steps
+    let with_changes: Vec<StepId> = steps
         .iter()
         .filter(|s| !s.changes.is_empty())
         .map(|s| s.id)

@@ -1,85 +1,15 @@
 //! The plan and the apply report as text (diffs, "path: before → after", commands) and as JSON (docs/json.md keys).
 
 use serde_json::{Value, json};
-use similar::TextDiff;
 
-use super::apply::{Report, Took};
+use super::apply::Report;
+use super::kind::{self, Restored, Took};
 use super::{Change, Plan, Step};
 
-fn text(b: &Option<Vec<u8>>) -> Option<String> {
-    b.as_ref().map(|b| String::from_utf8_lossy(b).into_owned())
-}
-
-/// A unified diff of a file change (a/ and b/ headers, /dev/null for a created or removed file).
-pub fn diff(path: &str, before: &Option<Vec<u8>>, after: &Option<Vec<u8>>) -> String {
-    let (a, b) = (
-        text(before).unwrap_or_default(),
-        text(after).unwrap_or_default(),
-    );
-    let old = if before.is_some() {
-        format!("a{path}")
-    } else {
-        "/dev/null".into()
-    };
-    let new = if after.is_some() {
-        format!("b{path}")
-    } else {
-        "/dev/null".into()
-    };
-    TextDiff::from_lines(&a, &b)
-        .unified_diff()
-        .context_radius(3)
-        .header(&old, &new)
-        .to_string()
-}
-
-/// New files longer than this show their first lines only in the text plan (the JSON plan has the whole diff).
-const NEW_FILE_LINES: usize = 12;
-
-fn new_file_head(path: &str, bytes: &[u8]) -> String {
-    let d = diff(path, &None, &Some(bytes.to_vec()));
-    let lines: Vec<&str> = d.lines().collect();
-    let shown = (3 + NEW_FILE_LINES / 2).min(lines.len());
-    format!(
-        "{}\n… {} more lines of the new file (`--dry-run --json` shows them all)\n",
-        lines[..shown].join("\n"),
-        lines.len() - shown
-    )
-}
+pub use super::kind::file::diff;
 
 pub fn change_text(c: &Change, live: bool) -> String {
-    match c {
-        Change::File {
-            path,
-            before: None,
-            after: Some(b),
-            ..
-        } if b.iter().filter(|&&c| c == b'\n').count() > NEW_FILE_LINES => new_file_head(path, b),
-        Change::File {
-            path,
-            before,
-            after,
-            ..
-        } => diff(path, before, after),
-        Change::Value {
-            path,
-            before,
-            after,
-            ..
-        } => format!("{path}: {before} → {after}\n"),
-        Change::Ethtool { before, after, .. } if live => {
-            format!("{}: {before} → {after}\n", c.target())
-        }
-        Change::Ethtool { before, after, .. } => format!(
-            "{}: {before} → {after} (would be set on the machine, not under --root)\n",
-            c.target()
-        ),
-        Change::Command { argv, .. } if live => format!("run: {}\n", argv.join(" ")),
-        Change::Command { argv, .. } => format!(
-            "would run on the machine (not under --root): {}\n",
-            argv.join(" ")
-        ),
-    }
+    kind::text(c, live)
 }
 
 pub fn step_text(s: &Step, live: bool) -> String {
@@ -115,32 +45,47 @@ pub fn plan_json(p: &Plan) -> Value {
         .steps
         .iter()
         .map(|s| {
-            let changes: Vec<Value> = s
-                .changes
-                .iter()
-                .map(|c| match c {
-                    Change::File { path, before, after, .. } => json!({
-                        "kind": "file", "target": path, "before": text(before), "after": text(after),
-                        "reboot_required": c.reboot_required(), "diff": diff(path, before, after),
-                    }),
-                    Change::Value { path, before, after, .. } => json!({
-                        "kind": "value", "target": path, "before": before, "after": after,
-                        "reboot_required": false,
-                    }),
-                    Change::Ethtool { nic, field, before, after } => json!({
-                        "kind": "ethtool", "target": c.target(), "before": before.to_string(),
-                        "after": after.to_string(), "reboot_required": false, "nic": nic, "field": field.name(),
-                    }),
-                    Change::Command { argv, .. } => json!({
-                        "kind": "command", "target": argv.join(" "), "before": null, "after": null,
-                        "reboot_required": c.reboot_required(), "argv": argv,
-                    }),
-                })
-                .collect();
+            let changes: Vec<Value> = s.changes.iter().map(kind::json).collect();
             json!({"id": s.id, "title": s.title, "why": s.why, "changes": changes, "notes": s.notes})
         })
         .collect();
     json!({ "steps": steps })
+}
+
+/// What rollback did (or would do) with one target: (JSON action, text).
+pub fn restored_text(r: &Restored, dry_run: bool) -> (&'static str, String) {
+    let will = |done: &str, would: &str| {
+        if dry_run {
+            would.to_string()
+        } else {
+            done.to_string()
+        }
+    };
+    match r {
+        Restored::Unchanged => ("none", "as recorded, nothing to do".into()),
+        Restored::Removed => (
+            "remove",
+            will("removed (did not exist)", "remove (did not exist)"),
+        ),
+        Restored::Written(d) => ("restore", format!("{} ({d})", will("restored", "restore"))),
+        Restored::Refused(d) => (
+            "refused",
+            format!("refused by the kernel ({d}), left as it is"),
+        ),
+        Restored::Merged(k) => (
+            "merged",
+            format!(
+                "changed since fix: fix's parameters {}, yours kept ({k})",
+                will("taken out", "taken out")
+            ),
+        ),
+        Restored::Conflict(_) => (
+            "conflict",
+            "changed since fix: left as it is (--force restores it, losing the change below)"
+                .into(),
+        ),
+        Restored::Kept(why) => ("kept", why.clone()),
+    }
 }
 
 pub fn took_text(t: &Took) -> String {

@@ -1,11 +1,12 @@
 //! Planners of the runtime steps: governor, turbo, sysctl, THP, workqueues (the interrupt steps: irq.rs).
 //! Each reads what is there and proposes only the changes that differ; nothing is written here.
 
-use super::{Change, Step, ValueKind};
+use super::kind::file::FileChange;
+use super::kind::value::ValueChange;
+use super::{Change, Step, StepId, ValueKind};
 use crate::checks::knob::{SYSCTLS, Want};
 use crate::host::Host;
 use crate::parse::mask;
-use crate::remedy;
 
 pub(super) const CPU_DIR: &str = "/sys/devices/system/cpu";
 const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
@@ -34,7 +35,7 @@ impl Target {
     }
 }
 
-pub(super) fn step(id: &'static str, title: &str, why: &str) -> Step {
+pub(super) fn step(id: StepId, title: &str, why: &str) -> Step {
     Step {
         id,
         title: title.into(),
@@ -55,13 +56,13 @@ pub(super) fn value(
 ) {
     match host.read(path) {
         Ok(now) if kind.same(&now, want) => {}
-        Ok(now) => s.changes.push(Change::Value {
+        Ok(now) => s.changes.push(Change::Value(ValueChange {
             path: path.into(),
             before: kind.normal(&now),
             after: want.into(),
             kind,
             refusable,
-        }),
+        })),
         Err(e) => s.notes.push(format!("{path}: {}", e.reason())),
     }
 }
@@ -69,19 +70,18 @@ pub(super) fn value(
 pub(super) fn file(s: &mut Step, host: &Host, path: &str, want: String) {
     let before = host.read_bytes(path).ok();
     if before.as_deref() != Some(want.as_bytes()) {
-        s.changes.push(Change::File {
-            path: path.into(),
+        s.changes.push(Change::File(FileChange::new(
+            path,
             before,
-            after: Some(want.into_bytes()),
-            mode: 0o644,
-            reboot: false,
-        });
+            want.into_bytes(),
+            false,
+        )));
     }
 }
 
 pub fn governor(host: &Host, t: &Target) -> Step {
     let mut s = step(
-        remedy::GOVERNOR,
+        StepId::Governor,
         "CPU frequency governor: performance",
         "a slower governor lets the RT core's clock drop between cycles, so each wakeup runs slower and later",
     );
@@ -110,7 +110,7 @@ pub fn governor(host: &Host, t: &Target) -> Step {
 
 pub fn turbo(host: &Host) -> Step {
     let mut s = step(
-        remedy::TURBO,
+        StepId::Turbo,
         "Turbo / boost off",
         "turbo changes the clock with load and temperature: cycle times wander",
     );
@@ -131,7 +131,7 @@ pub fn turbo(host: &Host) -> Step {
 /// keys an earlier fix wrote to the same file.
 pub fn sysctl(host: &Host, t: &Target, failed: &[&str]) -> Step {
     let mut s = step(
-        remedy::SYSCTL,
+        StepId::Sysctl,
         "Kernel settings (sysctl)",
         "RT throttling stops the RT thread for 50 ms each second; timer migration, vmstat and watchdogs put \
          work on the RT core",
@@ -174,13 +174,13 @@ pub fn sysctl(host: &Host, t: &Target, failed: &[&str]) -> Step {
     }
     file(&mut s, host, SYSCTL_FILE, conf);
     // The file first, so that a value the kernel refuses is reported after the persistent part is in place.
-    s.changes.sort_by_key(|c| !matches!(c, Change::File { .. }));
+    s.changes.sort_by_key(|c| !matches!(c, Change::File(_)));
     s
 }
 
 pub fn thp(host: &Host) -> Step {
     let mut s = step(
-        remedy::THP,
+        StepId::Thp,
         "Transparent huge pages: never",
         "khugepaged compaction stalls memory access at random",
     );
@@ -199,7 +199,7 @@ pub fn thp(host: &Host) -> Step {
 
 pub fn workqueue(host: &Host, t: &Target) -> Step {
     let mut s = step(
-        remedy::WORKQUEUE,
+        StepId::Workqueue,
         "Unbound workqueues off the RT core",
         "kernel work items run wherever the workqueue cpumask allows",
     );

@@ -4,32 +4,31 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::kind::file::FileChange;
 use super::runtime::{self, Target};
-use super::{Change, RUNTIME_JSON, Step};
+use super::{Change, RUNTIME_JSON, Step, StepId};
 use super::{ethtool, irq};
 use crate::error::{Error, Result};
 use crate::host::Host;
-use crate::remedy;
 
 /// Steps whose effect is lost at reboot and that apply-saved re-applies.
-pub const RUNTIME_STEPS: &[&str] = &[
-    remedy::GOVERNOR,
-    remedy::TURBO,
-    remedy::THP,
-    remedy::WORKQUEUE,
-    remedy::IRQ_AFFINITY,
-    remedy::RPS,
-    remedy::NIC_COALESCE,
-    remedy::NIC_EEE,
+pub const RUNTIME_STEPS: &[StepId] = &[
+    StepId::Governor,
+    StepId::Turbo,
+    StepId::Thp,
+    StepId::Workqueue,
+    StepId::IrqAffinity,
+    StepId::Rps,
+    StepId::NicCoalesce,
+    StepId::NicEee,
 ];
 /// Steps that concern the NIC (what the udev rule re-applies when the interface appears).
-pub const NIC_STEPS: &[&str] = &[
-    remedy::IRQ_AFFINITY,
-    remedy::RPS,
-    remedy::NIC_COALESCE,
-    remedy::NIC_EEE,
+pub const NIC_STEPS: &[StepId] = &[
+    StepId::IrqAffinity,
+    StepId::Rps,
+    StepId::NicCoalesce,
+    StepId::NicEee,
 ];
-pub const PERSIST: &str = "persist";
 const UNIT_PATHS: &[&str] = &[
     "/lib/systemd/system/rmp-eval.service",
     "/usr/lib/systemd/system/rmp-eval.service",
@@ -55,8 +54,8 @@ pub fn load(host: &Host) -> Result<Option<Saved>> {
 }
 
 /// The persist step: runtime.json holding the runtime steps of this run merged with those saved before.
-pub fn persist_step(host: &Host, core: usize, nic: Option<&str>, steps: &[&str]) -> Option<Step> {
-    let mine: Vec<&str> = steps
+pub fn persist_step(host: &Host, core: usize, nic: Option<&str>, steps: &[StepId]) -> Option<Step> {
+    let mine: Vec<StepId> = steps
         .iter()
         .copied()
         .filter(|s| RUNTIME_STEPS.contains(s))
@@ -69,7 +68,7 @@ pub fn persist_step(host: &Host, core: usize, nic: Option<&str>, steps: &[&str])
     all.extend(mine.iter().map(|s| s.to_string()));
     let all: Vec<String> = RUNTIME_STEPS
         .iter()
-        .filter(|s| all.iter().any(|a| a == *s))
+        .filter(|s| all.iter().any(|a| a == s.as_str()))
         .map(|s| s.to_string())
         .collect();
     let nic = nic.map(str::to_string).or_else(|| old.and_then(|o| o.nic));
@@ -82,20 +81,19 @@ pub fn persist_step(host: &Host, core: usize, nic: Option<&str>, steps: &[&str])
     let text = format!("{}\n", serde_json::to_string_pretty(&saved).ok()?);
     let before = host.read_bytes(RUNTIME_JSON).ok();
     let mut s = Step {
-        id: PERSIST,
+        id: StepId::Persist,
         title: "Re-apply the runtime settings at every boot".into(),
         why: "kernel values written now are lost at reboot; rmp-eval.service and the udev rule re-apply them".into(),
         changes: vec![],
         notes: vec![],
     };
     if before.as_deref() != Some(text.as_bytes()) {
-        s.changes.push(Change::File {
-            path: RUNTIME_JSON.into(),
+        s.changes.push(Change::File(FileChange::new(
+            RUNTIME_JSON,
             before,
-            after: Some(text.into_bytes()),
-            mode: 0o644,
-            reboot: false,
-        });
+            text.into_bytes(),
+            false,
+        )));
     }
     if !UNIT_PATHS.iter().any(|p| host.exists(p)) {
         s.notes.push("rmp-eval.service is not installed (install the package): these settings last until reboot".into());
@@ -113,16 +111,17 @@ pub fn plan(host: &Host, saved: &Saved, online: Vec<usize>, only_nic: bool) -> V
     saved
         .steps
         .iter()
-        .filter(|s| !only_nic || NIC_STEPS.contains(&s.as_str()))
-        .filter_map(|id| match id.as_str() {
-            remedy::GOVERNOR => Some(runtime::governor(host, &t)),
-            remedy::TURBO => Some(runtime::turbo(host)),
-            remedy::THP => Some(runtime::thp(host)),
-            remedy::WORKQUEUE => Some(runtime::workqueue(host, &t)),
-            remedy::IRQ_AFFINITY => Some(irq::irq_affinity(host, &t)),
-            remedy::RPS => Some(irq::rps(host, &t)),
-            remedy::NIC_COALESCE => Some(ethtool::coalesce(host, &t)),
-            remedy::NIC_EEE => Some(ethtool::eee(host, &t)),
+        .filter_map(|s| StepId::parse(s))
+        .filter(|id| !only_nic || NIC_STEPS.contains(id))
+        .filter_map(|id| match id {
+            StepId::Governor => Some(runtime::governor(host, &t)),
+            StepId::Turbo => Some(runtime::turbo(host)),
+            StepId::Thp => Some(runtime::thp(host)),
+            StepId::Workqueue => Some(runtime::workqueue(host, &t)),
+            StepId::IrqAffinity => Some(irq::irq_affinity(host, &t)),
+            StepId::Rps => Some(irq::rps(host, &t)),
+            StepId::NicCoalesce => Some(ethtool::coalesce(host, &t)),
+            StepId::NicEee => Some(ethtool::eee(host, &t)),
             _ => None,
         })
         .collect()

@@ -171,6 +171,11 @@ fn walk(base: &Path, dir: &Path, t: &mut Tree) {
                 ),
             );
         } else if m.is_dir() {
+            // Directories count (a directory fix created must go with rollback), except the program's own
+            // state directories, which stay.
+            if !"var/lib/rmp-eval/journal".starts_with(&rel) {
+                t.insert(format!("{rel}/"), (vec![], m.mode(), m.uid(), m.gid()));
+            }
             walk(base, &p, t);
         } else {
             t.insert(

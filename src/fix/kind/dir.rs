@@ -1,0 +1,48 @@
+//! The directory kind: a directory fix created for a file it writes (e.g. /etc/default/grub.d). Journaled before
+//! the file, so rollback removes it after the file — when nothing else was put in it since.
+
+use serde::{Deserialize, Serialize};
+
+use super::{How, Restored};
+use crate::error::Result;
+use crate::host::Host;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Saved {
+    pub path: String,
+}
+
+/// The directories above `path` that do not exist yet, outermost first.
+pub fn missing_parents(host: &Host, path: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut p = path;
+    while let Some((parent, _)) = p.rsplit_once('/') {
+        if parent.is_empty() || host.exists(parent) || host.is_symlink(parent) {
+            break;
+        }
+        // The program's own state directory (the package creates it) is not the machine's to restore.
+        if !crate::fix::JOURNAL_DIR.starts_with(parent) {
+            out.push(parent.to_string());
+        }
+        p = parent;
+    }
+    out.reverse();
+    out
+}
+
+pub fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
+    if !host.is_dir(&s.path) {
+        return Ok(Restored::Unchanged);
+    }
+    // A preview cannot know what the entries before it will have removed by then.
+    if how.dry_run {
+        return Ok(Restored::Removed);
+    }
+    if !host.list(&s.path)?.is_empty() {
+        return Ok(Restored::Kept(
+            "created by fix, holds other files now: left".into(),
+        ));
+    }
+    host.remove_dir(&s.path)?;
+    Ok(Restored::Removed)
+}

@@ -1,0 +1,351 @@
+//! The file kind: create, replace or remove one file. Journaled: the previous bytes, mode and owner (of the
+//! link's target for a symbolic link: the write goes through the link), the directories the write creates, and
+//! what fix wrote, so that rollback notices a later edit: a command-line file gets fix's parameters taken out and
+//! the edit kept; any other file is refused (a diff of the edit) unless --force.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use similar::TextDiff;
+
+use super::{Entry, How, Restored, Took, dir};
+use crate::error::Result;
+use crate::fix::cmdline;
+use crate::host::{FileMeta, Host};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    pub path: String,
+    /// None: the file does not exist.
+    pub before: Option<Vec<u8>>,
+    /// None: the file is removed.
+    pub after: Option<Vec<u8>>,
+    /// The mode of a file this change creates (an existing file keeps its own mode and owner).
+    pub mode: u32,
+    pub reboot: bool,
+    /// For a kernel command-line file: the parameters fix puts in and those they replace.
+    pub cmdline: Option<CmdlineEdit>,
+}
+
+impl FileChange {
+    /// A file set to `after` (created with mode 0644 when absent).
+    pub fn new(path: &str, before: Option<Vec<u8>>, after: Vec<u8>, reboot: bool) -> Self {
+        FileChange {
+            path: path.into(),
+            before,
+            after: Some(after),
+            mode: 0o644,
+            reboot,
+            cmdline: None,
+        }
+    }
+}
+
+/// The parameters a command-line change adds, and the ones of the same names it replaces.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CmdlineEdit {
+    pub added: Vec<String>,
+    pub replaced: Vec<String>,
+}
+
+/// File bytes as the journal keeps them: text when they are UTF-8 (a readable journal), else hex. JSON:
+/// {"text": "…"} or {"hex": "…"}, exactly one of them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "RawContent", into = "RawContent")]
+pub enum Content {
+    Text(String),
+    Bytes(Vec<u8>),
+}
+
+#[derive(Serialize, Deserialize)]
+struct RawContent {
+    text: Option<String>,
+    hex: Option<String>,
+}
+
+impl Content {
+    pub fn new(bytes: Vec<u8>) -> Self {
+        match String::from_utf8(bytes) {
+            Ok(s) => Content::Text(s),
+            Err(e) => Content::Bytes(e.into_bytes()),
+        }
+    }
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Content::Text(s) => s.as_bytes(),
+            Content::Bytes(b) => b,
+        }
+    }
+}
+
+/// Strict hex: an even number of hex digits, nothing else.
+fn unhex(h: &str) -> std::result::Result<Vec<u8>, String> {
+    if !h.len().is_multiple_of(2) {
+        return Err("hex content of odd length".into());
+    }
+    (0..h.len() / 2)
+        .map(|i| {
+            h.get(2 * i..2 * i + 2)
+                .and_then(|d| u8::from_str_radix(d, 16).ok())
+                .ok_or_else(|| format!("bad hex content at byte {i}"))
+        })
+        .collect()
+}
+
+impl TryFrom<RawContent> for Content {
+    type Error = String;
+    fn try_from(r: RawContent) -> std::result::Result<Self, String> {
+        match (r.text, r.hex) {
+            (Some(t), None) => Ok(Content::Text(t)),
+            (None, Some(h)) => Ok(Content::Bytes(unhex(&h)?)),
+            (Some(_), Some(_)) => Err("a saved file with both text and hex content".into()),
+            (None, None) => Err("a saved file with no content (text and hex both null)".into()),
+        }
+    }
+}
+
+impl From<Content> for RawContent {
+    fn from(c: Content) -> Self {
+        match c {
+            Content::Text(t) => RawContent {
+                text: Some(t),
+                hex: None,
+            },
+            Content::Bytes(b) => RawContent {
+                text: None,
+                hex: Some(b.iter().map(|b| format!("{b:02x}")).collect()),
+            },
+        }
+    }
+}
+
+/// A file as it was: content, mode, owner.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedFile {
+    #[serde(flatten)]
+    pub content: Content,
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+impl SavedFile {
+    pub fn new(bytes: Vec<u8>, m: FileMeta) -> Self {
+        SavedFile {
+            content: Content::new(bytes),
+            mode: m.mode,
+            uid: m.uid,
+            gid: m.gid,
+        }
+    }
+    pub fn meta(&self) -> FileMeta {
+        FileMeta {
+            mode: self.mode,
+            uid: self.uid,
+            gid: self.gid,
+        }
+    }
+}
+
+/// The journal entry of a file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Saved {
+    pub path: String,
+    /// None: the file did not exist.
+    pub previous: Option<SavedFile>,
+    /// What fix wrote (not in journals of version 1, nor when fix removed the file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written: Option<Content>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmdline: Option<CmdlineEdit>,
+}
+
+pub fn record(host: &Host, c: &FileChange) -> Result<Vec<Entry>> {
+    let mut out: Vec<Entry> = dir::missing_parents(host, &c.path)
+        .into_iter()
+        .map(|path| Entry::Dir(dir::Saved { path }))
+        .collect();
+    // Refuses a link to nothing or to a directory now, before anything is changed.
+    host.write_target(&c.path)?;
+    let previous = match host.read_bytes(&c.path) {
+        Ok(b) => Some(SavedFile::new(b, host.target_meta(&c.path)?)),
+        Err(e) if e.is_not_found() => None,
+        Err(e) => return Err(e.into()),
+    };
+    out.push(Entry::File(Saved {
+        path: c.path.clone(),
+        previous,
+        written: c.after.clone().map(Content::new),
+        cmdline: c.cmdline.clone(),
+    }));
+    Ok(out)
+}
+
+pub fn apply(host: &Host, c: &FileChange) -> Result<Took> {
+    match &c.after {
+        Some(bytes) => {
+            // An existing file keeps its mode and owner; a new one gets the change's mode, owned by us.
+            let new = FileMeta {
+                mode: c.mode,
+                uid: nix::unistd::geteuid().as_raw(),
+                gid: nix::unistd::getegid().as_raw(),
+            };
+            let meta = host.target_meta(&c.path).ok();
+            host.write_atomic(&c.path, bytes, Some(meta.as_ref().unwrap_or(&new)))?;
+        }
+        None => match host.remove_file(&c.path) {
+            Err(e) if !e.is_not_found() => return Err(e.into()),
+            _ => {}
+        },
+    }
+    Ok(Took::Took)
+}
+
+pub fn verify(host: &Host, c: &FileChange) -> Took {
+    let now = host.read_bytes(&c.path).ok();
+    if now == c.after {
+        Took::Took
+    } else {
+        Took::Differs(now.map_or("absent".into(), |b| {
+            format!("{} bytes, not as written", b.len())
+        }))
+    }
+}
+
+/// Puts the file back as recorded. A file no longer as fix wrote it: a command-line file keeps the edit (fix's
+/// parameters taken out), any other is a conflict unless `force`.
+pub fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
+    let now = match host.read_bytes(&s.path) {
+        Ok(b) => Some(b),
+        Err(e) if e.is_not_found() => None,
+        Err(e) => return Err(e.into()),
+    };
+    let prev = s.previous.as_ref().map(|p| p.content.bytes());
+    let same_meta = || match &s.previous {
+        Some(p) => host.target_meta(&s.path).ok() == Some(p.meta()),
+        None => true,
+    };
+    if now.as_deref() == prev && same_meta() {
+        return Ok(Restored::Unchanged);
+    }
+    let edited = match (&s.written, &now) {
+        (Some(w), Some(n)) => w.bytes() != n.as_slice(),
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    if edited && !how.force {
+        let written = s.written.as_ref().map(|w| w.bytes().to_vec());
+        if let (Some(edit), Some(n), Some(w)) = (&s.cmdline, &now, &written) {
+            let (merged, kept) = cmdline::take_out(n, w, edit);
+            if !how.dry_run {
+                let meta = s.previous.as_ref().map(SavedFile::meta);
+                host.write_atomic(&s.path, &merged, meta.as_ref())?;
+            }
+            return Ok(Restored::Merged(kept));
+        }
+        return Ok(Restored::Conflict(diff(&s.path, &written, &now)));
+    }
+    match &s.previous {
+        None => {
+            if !how.dry_run {
+                host.remove_file(&s.path)?;
+            }
+            Ok(Restored::Removed)
+        }
+        Some(p) => {
+            if !how.dry_run {
+                host.write_atomic(&s.path, p.content.bytes(), Some(&p.meta()))?;
+            }
+            Ok(Restored::Written(format!(
+                "{} bytes, mode {:o}",
+                p.content.bytes().len(),
+                p.mode
+            )))
+        }
+    }
+}
+
+fn lossy(b: &Option<Vec<u8>>) -> Option<String> {
+    b.as_ref().map(|b| String::from_utf8_lossy(b).into_owned())
+}
+
+/// A unified diff (a/ and b/ headers, /dev/null for an absent file).
+pub fn diff(path: &str, before: &Option<Vec<u8>>, after: &Option<Vec<u8>>) -> String {
+    let (a, b) = (
+        lossy(before).unwrap_or_default(),
+        lossy(after).unwrap_or_default(),
+    );
+    let old = if before.is_some() {
+        format!("a{path}")
+    } else {
+        "/dev/null".into()
+    };
+    let new = if after.is_some() {
+        format!("b{path}")
+    } else {
+        "/dev/null".into()
+    };
+    TextDiff::from_lines(&a, &b)
+        .unified_diff()
+        .context_radius(3)
+        .header(&old, &new)
+        .to_string()
+}
+
+/// New files longer than this show their first lines only in the text plan (the JSON plan has the whole diff).
+const NEW_FILE_LINES: usize = 12;
+
+pub fn text(c: &FileChange) -> String {
+    let d = diff(&c.path, &c.before, &c.after);
+    let long = c.before.is_none()
+        && c.after
+            .as_ref()
+            .is_some_and(|b| b.iter().filter(|&&x| x == b'\n').count() > NEW_FILE_LINES);
+    if !long {
+        return d;
+    }
+    let lines: Vec<&str> = d.lines().collect();
+    let shown = (3 + NEW_FILE_LINES / 2).min(lines.len());
+    format!(
+        "{}\n… {} more lines of the new file (`--dry-run --json` shows them all)\n",
+        lines[..shown].join("\n"),
+        lines.len() - shown
+    )
+}
+
+pub fn json(c: &FileChange) -> Value {
+    json!({
+        "kind": "file", "target": c.path, "before": lossy(&c.before), "after": lossy(&c.after),
+        "reboot_required": c.reboot, "diff": diff(&c.path, &c.before, &c.after),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_is_text_or_hex_never_both_nor_neither() {
+        let m = FileMeta {
+            mode: 0o600,
+            uid: 0,
+            gid: 0,
+        };
+        let f = SavedFile::new(vec![0xff, 0, b'a'], m.clone());
+        let j = serde_json::to_string(&f).unwrap();
+        assert!(
+            j.contains("\"hex\":\"ff0061\"") && j.contains("\"text\":null"),
+            "{j}"
+        );
+        let back: SavedFile = serde_json::from_str(&j).unwrap();
+        assert_eq!(back.content.bytes(), [0xff, 0, b'a']);
+        assert_eq!(SavedFile::new(b"x\n".to_vec(), m).content.bytes(), b"x\n");
+        for bad in [
+            r#"{"text":null,"hex":null,"mode":420,"uid":0,"gid":0}"#,
+            r#"{"text":"a","hex":"61","mode":420,"uid":0,"gid":0}"#,
+            r#"{"text":null,"hex":"6","mode":420,"uid":0,"gid":0}"#,
+            r#"{"text":null,"hex":"zz","mode":420,"uid":0,"gid":0}"#,
+        ] {
+            assert!(serde_json::from_str::<SavedFile>(bad).is_err(), "{bad}");
+        }
+    }
+}

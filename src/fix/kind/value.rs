@@ -1,0 +1,117 @@
+//! The value kind: one kernel value (sysfs, procfs), written as `echo v > file` does. Journaled: the value as
+//! read (every byte, so that a fixture file comes back identical) and the value fix wrote, so that rollback
+//! leaves a value someone changed since (unless --force).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::{How, Restored, Took};
+use crate::error::Result;
+use crate::fix::ValueKind;
+use crate::host::{Host, HostError};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueChange {
+    pub path: String,
+    pub before: String,
+    pub after: String,
+    pub kind: ValueKind,
+    /// EINVAL/EIO is reported, not fatal (managed IRQs).
+    pub refusable: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Saved {
+    pub path: String,
+    /// As read (version 1 journals: trimmed).
+    pub previous: String,
+    pub value_kind: ValueKind,
+    /// A kernel-managed IRQ may refuse even its old value (e.g. after a reboot): reported, not a failure.
+    #[serde(default)]
+    pub refusable: bool,
+    /// What fix wrote (not in version 1 journals).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written: Option<String>,
+}
+
+/// A write the kernel refuses for a managed IRQ: EINVAL, EIO, or EPERM (virtio queues on 6.x). As root, a
+/// "permission denied" on such a file comes from the kernel, not from file modes.
+pub fn kernel_refused(e: &HostError) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::EIO))
+        || (nix::unistd::geteuid().is_root() && matches!(e, HostError::PermissionDenied { .. }))
+}
+
+pub fn record(host: &Host, c: &ValueChange) -> Result<Saved> {
+    Ok(Saved {
+        path: c.path.clone(),
+        previous: host.read(&c.path)?,
+        value_kind: c.kind,
+        refusable: c.refusable,
+        written: Some(c.after.clone()),
+    })
+}
+
+pub fn apply(host: &Host, c: &ValueChange) -> Result<Took> {
+    match host.write_value(&c.path, &format!("{}\n", c.after)) {
+        Ok(()) => Ok(Took::Took),
+        Err(e) if c.refusable && kernel_refused(&e) => Ok(Took::Refused(e.reason())),
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub fn verify(host: &Host, c: &ValueChange) -> Took {
+    match host.read(&c.path) {
+        Ok(now) if c.kind.same(&now, &c.after) => Took::Took,
+        Ok(now) => Took::Differs(now.trim().to_string()),
+        Err(e) => Took::Differs(e.reason()),
+    }
+}
+
+/// Writes only what differs (a managed IRQ refuses even its own value). On the machine the value is written as
+/// `echo` would; under --root the recorded bytes are put back as they were.
+pub fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
+    let k = s.value_kind;
+    let now = host.read(&s.path)?;
+    if k.same(&now, &s.previous) && (host.is_live() || now.trim() == s.previous.trim()) {
+        return Ok(Restored::Unchanged);
+    }
+    if let Some(w) = &s.written
+        && !k.same(&now, w)
+        && !how.force
+    {
+        return Ok(Restored::Conflict(format!(
+            "reads {}, fix wrote {w}",
+            k.normal(&now)
+        )));
+    }
+    let bytes = if host.is_live() {
+        format!("{}\n", k.normal(&s.previous))
+    } else if s.previous.ends_with('\n') {
+        s.previous.clone()
+    } else {
+        format!("{}\n", s.previous)
+    };
+    if !how.dry_run {
+        match host.write_value(&s.path, &bytes) {
+            Err(e) if s.refusable && kernel_refused(&e) => {
+                return Ok(Restored::Refused(e.reason()));
+            }
+            r => r?,
+        }
+    }
+    Ok(Restored::Written(format!(
+        "{} → {}",
+        k.normal(&now),
+        k.normal(&s.previous)
+    )))
+}
+
+pub fn text(c: &ValueChange) -> String {
+    format!("{}: {} → {}\n", c.path, c.before, c.after)
+}
+
+pub fn json(c: &ValueChange) -> Value {
+    json!({
+        "kind": "value", "target": c.path, "before": c.before, "after": c.after, "reboot_required": false,
+    })
+}
