@@ -155,6 +155,12 @@ pub struct RunArgs {
     /// Show hardware/software timestamp rows
     #[arg(long, short = 'v')]
     pub verbose: bool,
+    /// Also write an HdrHistogram interval log to FILE (one histogram per series and interval)
+    #[arg(long, value_name = "FILE")]
+    pub hlog: Option<PathBuf>,
+    /// Length of one interval of --hlog and of the max-per-interval plot
+    #[arg(long, value_name = "TIME", default_value = "1", value_parser = parse_seconds)]
+    pub hlog_interval: f64,
 }
 
 impl RunArgs {
@@ -172,6 +178,8 @@ impl RunArgs {
             send_priority: self.send_priority,
             receive_priority: self.receive_priority,
             bucket_width_us: self.bucket_width_us,
+            hlog: self.hlog.clone(),
+            hlog_interval_s: self.hlog_interval,
         }
     }
 }
@@ -238,6 +246,8 @@ impl LegacyArgs {
             no_config: self.no_config,
             verbose: self.verbose,
             prometheus: None,
+            hlog: None,
+            hlog_interval: RunSpec::INTERVAL_S,
         }
     }
 

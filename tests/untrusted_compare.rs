@@ -38,6 +38,9 @@ fn result(label: &str, spikes: u64) -> serde_json::Value {
         interrupted: false,
         dma_latency_held: true,
         error: None,
+        checkpoint: false,
+        reset_at: None,
+        resets: 0,
     };
     serde_json::to_value(&r).unwrap()
 }

@@ -9,10 +9,11 @@ use crate::cli::RunArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::host::Host;
 use crate::measure::result::{RunResult, Verdict};
-use crate::measure::session::{Gauges, Watch};
+use crate::measure::session::{Action, Gauges, Watch};
 use crate::measure::spec::{Placement, RunSpec};
-use crate::measure::store;
+use crate::measure::store::{self, Slot};
 use crate::output::Output;
+use crate::report::keys::Keys;
 use crate::report::live::LiveView;
 
 /// The CPUs of `spec`, checked against the machine (the last CPU when none is given).
@@ -36,26 +37,34 @@ pub fn place(host: &Host, spec: &RunSpec) -> Result<Placement> {
 /// Everything checked before anything starts: the CPUs, and where --output would be written.
 pub fn validate(host: &Host, args: &RunArgs) -> Result<Placement> {
     let at = place(host, &args.spec())?;
-    if let Some(out) = &args.output {
-        let dir = out
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        if !dir.is_dir() {
-            return Err(Error::usage(format!(
-                "--output {}: no directory {}",
-                out.display(),
-                dir.display()
-            )));
-        }
-        if out.is_dir() {
-            return Err(Error::usage(format!(
-                "--output {}: is a directory",
-                out.display()
-            )));
+    for (opt, file) in [("--output", &args.output), ("--hlog", &args.hlog)] {
+        if let Some(f) = file {
+            writable(opt, f)?;
         }
     }
     Ok(at)
+}
+
+/// A file we may create: its directory exists and it is not a directory.
+fn writable(opt: &str, out: &Path) -> Result<()> {
+    let dir = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return Err(Error::usage(format!(
+            "{opt} {}: no directory {}",
+            out.display(),
+            dir.display()
+        )));
+    }
+    if out.is_dir() {
+        return Err(Error::usage(format!(
+            "{opt} {}: is a directory",
+            out.display()
+        )));
+    }
+    Ok(())
 }
 
 pub fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
@@ -70,8 +79,10 @@ pub fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
     if !args.no_config && !args.json {
         crate::outln!("{}", config_preamble(host, out, at, args));
     }
-    let mut screen = Screen::new(out, args.json);
+    let slot = Slot::new(host, "run", store::unix_now())?;
+    let mut screen = Screen::new(out, args.json, Some(&slot));
     let result = crate::measure::run(host, &spec, at, "run", &mut screen)?;
+    drop(screen);
     if args.json {
         let text =
             serde_json::to_string_pretty(&result).map_err(|e| Error::failed(e.to_string()))?;
@@ -82,7 +93,7 @@ pub fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
             crate::out!("{}", crate::report::run::render_stamps(rtt, nic));
         }
     }
-    let saved = persist(host, args.output.as_deref(), &result)?;
+    let saved = persist(&slot, args.output.as_deref(), &result)?;
     if let Some(d) = &dest {
         crate::report::prometheus::export_run(host, d, &result, store::unix_now())?;
     }
@@ -111,18 +122,25 @@ pub fn measure(
     label: &str,
 ) -> Result<(RunResult, PathBuf)> {
     let at = place(host, spec)?;
-    let result = crate::measure::run(host, spec, at, label, &mut Screen::new(out, quiet))?;
-    let path = persist(host, None, &result)?;
+    let slot = Slot::new(host, label, store::unix_now())?;
+    let result = crate::measure::run(
+        host,
+        spec,
+        at,
+        label,
+        &mut Screen::new(out, quiet, Some(&slot)),
+    )?;
+    let path = persist(&slot, None, &result)?;
     Ok((result, path))
 }
 
-fn persist(host: &Host, output: Option<&Path>, r: &RunResult) -> Result<PathBuf> {
+fn persist(slot: &Slot, output: Option<&Path>, r: &RunResult) -> Result<PathBuf> {
     if let Some(path) = output {
         let text = serde_json::to_string_pretty(r).map_err(|e| Error::failed(e.to_string()))?;
         std::fs::write(path, text + "\n")
             .map_err(|e| Error::sys(format!("writing {}", path.display()), e))?;
     }
-    store::save(host, r, store::unix_now())
+    slot.write(r)
 }
 
 fn config_preamble(host: &Host, out: Output, at: Placement, args: &RunArgs) -> String {
@@ -140,11 +158,15 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
 /// The live view of a run: the table redrawn in place on a terminal, a plain progress line every 10 s on a pipe
 /// or into a file, nothing with --json.
-struct Screen {
+struct Screen<'a> {
     out: Output,
     show: Show,
     view: Option<LiveView>,
     last_progress: Instant,
+    /// `r` and `q` on a terminal (live view only).
+    keys: Option<Keys>,
+    /// Where checkpoints go: the file the final result replaces.
+    slot: Option<&'a Slot>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,8 +176,8 @@ enum Show {
     Quiet,
 }
 
-impl Screen {
-    fn new(out: Output, quiet: bool) -> Self {
+impl<'a> Screen<'a> {
+    fn new(out: Output, quiet: bool, slot: Option<&'a Slot>) -> Self {
         let show = match (quiet, out.terminal) {
             (true, _) => Show::Quiet,
             (false, true) => Show::Live,
@@ -166,11 +188,13 @@ impl Screen {
             show,
             view: None,
             last_progress: Instant::now(),
+            keys: None,
+            slot,
         }
     }
 }
 
-impl Watch for Screen {
+impl Watch for Screen<'_> {
     fn note(&mut self, text: &str) {
         eprintln!("rmp-eval: note: {text}");
     }
@@ -182,6 +206,17 @@ impl Watch for Screen {
             None => view,
         });
         self.last_progress = Instant::now();
+        if self.show == Show::Live {
+            self.keys = Keys::on_terminal();
+        }
+    }
+
+    fn checkpoint(&mut self, partial: &RunResult) {
+        if let Some(slot) = self.slot
+            && let Err(e) = slot.write(partial)
+        {
+            eprintln!("rmp-eval: note: checkpoint not saved: {e}");
+        }
     }
 
     fn interval(&self) -> Duration {
@@ -192,8 +227,18 @@ impl Watch for Screen {
         }
     }
 
-    fn tick(&mut self, elapsed: Duration) {
-        let Some(view) = &mut self.view else { return };
+    fn tick(&mut self, elapsed: Duration) -> Action {
+        let typed = self.keys.as_ref().map(Keys::pending).unwrap_or_default();
+        let action = if typed.contains(&b'q') {
+            Action::Stop
+        } else if typed.contains(&b'r') {
+            Action::Reset
+        } else {
+            Action::Go
+        };
+        let Some(view) = &mut self.view else {
+            return action;
+        };
         let secs = elapsed.as_secs_f64();
         match self.show {
             Show::Live => crate::out!("{}", view.frame(secs, self.out.color)),
@@ -203,9 +248,11 @@ impl Watch for Screen {
             }
             _ => {}
         }
+        action
     }
 
     fn end(&mut self) {
+        self.keys = None;
         if let (Show::Live, Some(view)) = (self.show, &mut self.view) {
             crate::out!("{}", view.clear());
         }

@@ -4,11 +4,13 @@
 //! NIC mode: frame codec (ecat, frame, echo, ipv4), raw socket and timestamps (rawsock, tstamp, netif), the
 //! sender/receiver run (nic, nic_recv) and reply matching (rtt).
 
+pub mod collect;
 pub mod cyclic;
 pub mod dist;
 pub mod ecat;
 pub mod echo;
 pub mod frame;
+pub mod hlog;
 pub mod ipv4;
 pub mod netif;
 pub mod nic;
@@ -21,6 +23,7 @@ pub mod sampler;
 pub mod series;
 pub mod session;
 pub mod spec;
+pub mod stats;
 pub mod store;
 pub mod tstamp;
 

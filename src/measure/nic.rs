@@ -111,12 +111,14 @@ pub fn run(
     let (first_seq, wkc0) = preflight(&txs, &sock, &mut probe, mode)?;
     sock.set_recv_timeout(Duration::from_millis(50))?;
 
-    let session = Session::begin(host, watch)?;
+    let mut session = Session::begin(host, args, watch)?;
     let period_ns = u64::from(args.period_us) * 1000;
     let sock = Arc::new(sock);
     let shared = Arc::new(Shared::new(first_seq));
-    let sender = Series::new("Sender", args.period_us, args.bucket_width_us);
-    let receiver = Series::new("Receiver", args.period_us, args.bucket_width_us);
+    let mut sender = Series::new("Sender", args.period_us, args.bucket_width_us);
+    let mut receiver = Series::new("Receiver", args.period_us, args.bucket_width_us);
+    let mut collectors = session.collectors(&mut [&mut sender, &mut receiver]);
+    let width_us = sender.bands().width_ns() as f64 / 1000.0;
     let extra = Arc::clone(&shared);
     let gauges = Gauges {
         period_us: args.period_us,
@@ -181,15 +183,53 @@ pub fn run(
             }
         }
     };
-    session.supervise(&[core, receive_cpu], gauges, watch, || {
-        if session.stopped() {
-            shared.halt.store(true, Relaxed);
+    // A checkpoint has the series so far; the round trips are summarised when the receiver ends.
+    let partial = |s: &Session, cs: &[super::collect::Collector]| {
+        let e = s.so_far();
+        let series: Vec<_> = cs.iter().map(|c| c.summary()).collect();
+        RunResult {
+            period_us: args.period_us,
+            duration_s: round3(s.elapsed_s()),
+            mode: RunMode::Nic(mode),
+            verdict: RunResult::judge(&series, None),
+            series,
+            rtt: None,
+            bucket_width_us: width_us,
+            started: e.started,
+            label: label.to_string(),
+            core: Some(core),
+            priority: Some(args.send_priority),
+            kernel: host.read_trimmed(OSRELEASE).unwrap_or_default(),
+            interrupted: e.interrupted,
+            dma_latency_held: e.dma_latency_held,
+            error: None,
+            checkpoint: true,
+            reset_at: e.reset_at,
+            resets: e.resets,
         }
-        tx.is_finished() && rx.is_finished()
-    });
+    };
+    let halt = Arc::clone(&shared);
+    let stop = session.stop_flag();
+    session.supervise(
+        &[core, receive_cpu],
+        gauges,
+        &mut collectors,
+        watch,
+        partial,
+        || {
+            if stop.load(Relaxed) {
+                halt.halt.store(true, Relaxed);
+            }
+            tx.is_finished() && rx.is_finished()
+        },
+    );
     let (sender, ended) = tx.join()?;
     let (receiver, m) = rx.join()?;
+    let series = session.finish_series(collectors, vec![sender, receiver]);
     let s = session.finish();
+    if let Some(e) = &s.hlog_error {
+        watch.note(e);
+    }
 
     let sent = shared.sent.load(Relaxed);
     let d = m.dist.summary();
@@ -223,7 +263,6 @@ pub fn run(
         }),
     };
     let dead = shared.dead.load(Relaxed);
-    let series = vec![sender.summary(), receiver.summary()];
     let error = dead.then(|| {
         format!(
             "replies stopped on {nic} after {} of {sent} frames (nothing for {} s)",
@@ -242,7 +281,7 @@ pub fn run(
         },
         series,
         rtt: Some(rtt),
-        bucket_width_us: sender.bands().width_ns() as f64 / 1000.0,
+        bucket_width_us: width_us,
         started: s.started,
         label: label.to_string(),
         core: Some(core),
@@ -251,5 +290,8 @@ pub fn run(
         interrupted: s.interrupted,
         dma_latency_held: s.dma_latency_held,
         error,
+        checkpoint: false,
+        reset_at: s.reset_at,
+        resets: s.resets,
     })
 }

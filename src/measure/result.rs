@@ -89,6 +89,17 @@ pub struct SeriesSummary {
     /// The full histogram of the absolute deviation (ns), HdrHistogram's compressed V2 encoding in base64.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub hdr: String,
+    /// The largest deviation of each interval over the run (the plots' "max per interval").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_per_interval: Option<MaxPerInterval>,
+}
+
+/// Maxima per interval: `max_us[i]` is the largest deviation between i·interval_s and (i+1)·interval_s after the
+/// start (or the last reset). At most 2048 points: long runs have longer intervals.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MaxPerInterval {
+    pub interval_s: f64,
+    pub max_us: Vec<f64>,
 }
 
 /// Where the RTT timestamps came from.
@@ -192,6 +203,18 @@ pub struct RunResult {
     /// Why the run could not finish (verdict incomplete), e.g. "replies stopped on eth1 after 2.1 s".
     #[serde(default)]
     pub error: Option<String>,
+    /// A checkpoint written while the run went on (once a minute): the run did not end when this is what is left.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub checkpoint: bool,
+    /// When the statistics were last reset (`r` or SIGUSR1; RFC 3339, UTC): the counts start there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_at: Option<String>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub resets: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl RunResult {

@@ -1,12 +1,16 @@
 //! The per-cycle recorder. Everything is allocated in `new`; `record` only does arithmetic, writes into the
-//! preallocated HdrHistograms and stores relaxed atomics that another thread reads for the live view — it never
-//! allocates, locks or makes a system call, so it may run inside the RT loop.
+//! preallocated HdrHistograms, stores relaxed atomics that another thread reads for the live view and polls two
+//! preallocated channels — it never allocates, locks, blocks or makes a system call, so it may run inside the RT
+//! loop.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
+pub use super::collect::Collector;
 pub use super::dist::{Dist, HIGHEST_NS, round3};
-use super::result::{Buckets, SeriesSummary};
+use super::result::SeriesSummary;
+use super::stats::Stats;
 
 /// The original's bands: width W = period/8 unless given; Great < W, Good < 2W, Poor < 4W, Bad < 8W, else Pathetic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +62,8 @@ pub struct Live {
     pub max_index: AtomicU64,
     pub max_wakeup_ns: AtomicU64,
     pub missed: AtomicU64,
+    /// Reset generation the main thread asks for; the RT thread empties its series when it differs from its own.
+    pub epoch: AtomicU64,
 }
 
 /// What the live view shows, loaded from `Live`.
@@ -84,43 +90,42 @@ impl Live {
     }
 }
 
-/// One row of the report (Cyclic, Sender, Receiver): period deviation in bands, wakeup latency when known.
+/// One row of the report (Cyclic, Sender, Receiver), as the RT thread records it: the current interval's `Stats`
+/// and the channels that pass intervals to the main thread's `Collector` (`collect.rs`) and fresh ones back.
+/// Both channels are bounded and preallocated, used with try_send/try_recv only (never blocking, never allocating);
+/// exactly two `Stats` circulate, so a try_send never finds its channel full.
 pub struct Series {
     label: String,
     period_ns: u64,
     bands: Bands,
-    counts: [u64; 5],
-    /// |period − target|: the band metric and the deviation percentiles.
-    deviation: Dist,
-    /// now − scheduled wakeup (cyclictest's metric); empty for series without a schedule (the receiver).
-    wakeup: Dist,
-    min_dev_ns: i64,
-    max_abs_dev_ns: u64,
-    max_index: u64,
-    min_period_ns: u64,
-    max_period_ns: u64,
-    early: u64,
-    missed: u64,
+    cur: Box<Stats>,
+    /// Periods recorded since the start or the last reset.
+    n: u64,
+    epoch: u64,
     live: Arc<Live>,
+    fresh: Receiver<Box<Stats>>,
+    full: SyncSender<Box<Stats>>,
+    collector: Option<Collector>,
 }
 
 impl Series {
     pub fn new(label: &str, period_us: u32, bucket_width_us: Option<u32>) -> Self {
+        let (fresh_tx, fresh) = sync_channel(1);
+        let (full, full_rx) = sync_channel(1);
+        let bands = Bands::new(period_us, bucket_width_us);
+        let live = Arc::new(Live::default());
+        let collector = Collector::new(label, bands, Arc::clone(&live), fresh_tx, full_rx);
         Series {
             label: label.to_string(),
             period_ns: u64::from(period_us) * 1000,
-            bands: Bands::new(period_us, bucket_width_us),
-            counts: [0; 5],
-            deviation: Dist::new(),
-            wakeup: Dist::new(),
-            min_dev_ns: 0,
-            max_abs_dev_ns: 0,
-            max_index: 0,
-            min_period_ns: u64::MAX,
-            max_period_ns: 0,
-            early: 0,
-            missed: 0,
-            live: Arc::new(Live::default()),
+            bands,
+            cur: Box::new(Stats::new()),
+            n: 0,
+            epoch: 0,
+            live,
+            fresh,
+            full,
+            collector: Some(collector),
         }
     }
 
@@ -129,62 +134,76 @@ impl Series {
         Arc::clone(&self.live)
     }
 
+    /// The main thread's side (take it before the RT thread takes the series). Without it, `summary` is the run's.
+    pub fn collector(&mut self) -> Option<Collector> {
+        self.collector.take()
+    }
+
     pub fn bands(&self) -> Bands {
         self.bands
     }
 
-    pub fn count(&self) -> u64 {
-        self.deviation.count()
+    pub fn label(&self) -> &str {
+        &self.label
     }
 
-    /// Records one period (this wakeup − the previous one) and, for scheduled wakeups, the wakeup latency.
+    /// Periods recorded since the start or the last reset.
+    pub fn count(&self) -> u64 {
+        self.n
+    }
+
+    /// Records one period (this wakeup − the previous one) and, for scheduled wakeups, the wakeup latency. Hands
+    /// the interval over when the collector has sent a fresh one, and applies a reset it asked for.
     #[inline]
     pub fn record(&mut self, period_ns: u64, wakeup_ns: Option<u64>) {
-        let index = self.deviation.count();
+        self.exchange();
+        self.record_here(period_ns, wakeup_ns);
+    }
+
+    #[inline]
+    fn record_here(&mut self, period_ns: u64, wakeup_ns: Option<u64>) {
+        let index = self.n;
         let dev = period_ns as i64 - self.period_ns as i64;
         let abs = dev.unsigned_abs();
         let band = self.bands.classify(abs);
-        self.counts[band] += 1;
-        if band > 0 && dev < 0 {
-            self.early += 1;
-        }
-        self.deviation.record(abs);
-        if index == 0 || dev < self.min_dev_ns {
-            self.min_dev_ns = dev;
-        }
-        if index == 0 || abs > self.max_abs_dev_ns {
-            self.max_abs_dev_ns = abs;
-            self.max_index = index;
+        self.cur.record(index, dev, band, period_ns, wakeup_ns);
+        if index == 0 || abs > self.live.max_dev_ns.load(Relaxed) {
             self.live.max_dev_ns.store(abs, Relaxed);
             self.live.max_index.store(index, Relaxed);
         }
-        self.min_period_ns = self.min_period_ns.min(period_ns);
-        self.max_period_ns = self.max_period_ns.max(period_ns);
-        if let Some(w) = wakeup_ns {
-            self.wakeup.record(w);
-            if w >= self.wakeup.max_ns() {
-                self.live.max_wakeup_ns.store(w, Relaxed);
-            }
+        if let Some(w) = wakeup_ns
+            && w >= self.live.max_wakeup_ns.load(Relaxed)
+        {
+            self.live.max_wakeup_ns.store(w, Relaxed);
         }
-        self.live.bands[band].store(self.counts[band], Relaxed);
-        self.live.count.store(index + 1, Relaxed);
+        let b = &self.live.bands[band];
+        b.store(b.load(Relaxed) + 1, Relaxed);
+        self.n = index + 1;
+        self.live.count.store(self.n, Relaxed);
     }
 
-    /// Runs `record` once and empties the series again, on the RT thread before its loop: every page `record`
-    /// uses (code, histograms, counters) is then resident and locked, and the first real period takes no fault.
-    pub fn warm_up(&mut self) {
-        self.record(self.period_ns, Some(0));
-        self.add_missed(0);
-        self.counts = [0; 5];
-        self.deviation.reset();
-        self.wakeup.reset();
-        self.min_dev_ns = 0;
-        self.max_abs_dev_ns = 0;
-        self.max_index = 0;
-        self.min_period_ns = u64::MAX;
-        self.max_period_ns = 0;
-        self.early = 0;
-        self.missed = 0;
+    /// An interval swap when a fresh `Stats` is waiting, then a reset when the collector asked for one.
+    #[inline]
+    fn exchange(&mut self) {
+        // Swap first: an interval from before a reset then goes back whole and is dropped there as stale.
+        if let Ok(mut fresh) = self.fresh.try_recv() {
+            fresh.epoch = self.epoch;
+            let full = std::mem::replace(&mut self.cur, fresh);
+            // Cannot be full (see the type's comment); a failure would only drop this interval.
+            let _ = self.full.try_send(full);
+        }
+        let want = self.live.epoch.load(Relaxed);
+        if want != self.epoch {
+            self.epoch = want;
+            self.clear();
+            self.cur.epoch = want;
+        }
+    }
+
+    /// Empties the current interval and the live counters.
+    fn clear(&mut self) {
+        self.cur.reset();
+        self.n = 0;
         let l = &self.live;
         for a in [
             &l.count,
@@ -200,49 +219,29 @@ impl Series {
         }
     }
 
+    /// Runs `record` once and empties the series again, on the RT thread before its loop: every page `record`
+    /// uses (code, histograms, counters) is then resident and locked, and the first real period takes no fault.
+    pub fn warm_up(&mut self) {
+        self.record_here(self.period_ns, Some(0));
+        self.add_missed(0);
+        self.clear();
+    }
+
     /// Counts periods skipped because the thread woke too late to keep them.
     #[inline]
     pub fn add_missed(&mut self, n: u64) {
-        self.missed += n;
-        self.live.missed.store(self.missed, Relaxed);
+        self.cur.missed += n;
+        self.live.missed.fetch_add(n, Relaxed);
     }
 
-    pub fn wakeup(&self) -> &Dist {
-        &self.wakeup
-    }
-
-    pub fn deviation(&self) -> &Dist {
-        &self.deviation
-    }
-
+    /// The current interval: the whole run when no collector took intervals away.
     pub fn summary(&self) -> SeriesSummary {
-        let d = self.deviation.summary();
-        let us = |ns: u64| round3(ns as f64 / 1000.0);
-        let n = self.count();
-        SeriesSummary {
-            label: self.label.clone(),
-            count: n,
-            min_us: round3(self.min_dev_ns as f64 / 1000.0),
-            max_us: us(self.max_abs_dev_ns),
-            max_index: self.max_index,
-            p50_us: d.p50_us,
-            p99_us: d.p99_us,
-            p999_us: d.p999_us,
-            p9999_us: d.p9999_us,
-            buckets: Buckets {
-                great: self.counts[0],
-                good: self.counts[1],
-                poor: self.counts[2],
-                bad: self.counts[3],
-                pathetic: self.counts[4],
-            },
-            min_period_us: if n == 0 { 0.0 } else { us(self.min_period_ns) },
-            max_period_us: us(self.max_period_ns),
-            early: self.early,
-            missed: self.missed,
-            wakeup: (self.wakeup.count() > 0).then(|| self.wakeup.summary()),
-            hdr: d.hdr,
-        }
+        self.cur.summary(&self.label)
+    }
+
+    /// The interval still being recorded, with its reset generation.
+    pub(crate) fn into_current(self) -> Box<Stats> {
+        self.cur
     }
 }
 

@@ -9,19 +9,26 @@ use std::time::{Duration, Instant};
 
 use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
 use nix::unistd::Pid;
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
 use signal_hook::{SigId, flag};
 
+use super::collect::Collector;
+use super::hlog::Hlog;
+use super::result::RunResult;
+use super::result::SeriesSummary;
 use super::rt::DmaLatency;
-use super::series::Live;
+use super::series::{Live, Series};
+use super::spec::RunSpec;
 use super::store;
 use crate::error::{Error, Result};
 use crate::host::Host;
 
-/// SIGINT and SIGTERM set `stop` while this lives; a second one while stop is set exits at once (status 130).
+/// SIGINT and SIGTERM set `stop` while this lives, SIGUSR1 sets `reset`; a second one while stop is set exits at once (status 130).
 /// Dropping it restores the previous behaviour, so a run inside fix leaves Ctrl+C as it was.
 pub struct StopOnSignal {
     pub stop: Arc<AtomicBool>,
+    /// SIGUSR1: reset the statistics.
+    pub reset: Arc<AtomicBool>,
     ids: Vec<SigId>,
 }
 
@@ -40,7 +47,12 @@ impl StopOnSignal {
                     .map_err(|e| Error::sys("installing the signal handler", e))?,
             );
         }
-        Ok(StopOnSignal { stop, ids })
+        let reset = Arc::new(AtomicBool::new(false));
+        ids.push(
+            flag::register(SIGUSR1, Arc::clone(&reset))
+                .map_err(|e| Error::sys("installing the signal handler", e))?,
+        );
+        Ok(StopOnSignal { stop, reset, ids })
     }
 
     pub fn stopped(&self) -> bool {
@@ -111,6 +123,16 @@ pub struct Gauges {
     pub extra: Option<Box<dyn Fn() -> String>>,
 }
 
+/// What the user asked for through the live view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Go,
+    /// Restart the statistics (`r`).
+    Reset,
+    /// End the run as Ctrl+C does (`q`).
+    Stop,
+}
+
 /// The caller's view of a running measurement (a live table, progress lines, nothing).
 pub trait Watch {
     /// Something the user should know that does not stop the run.
@@ -119,9 +141,11 @@ pub trait Watch {
     fn start(&mut self, gauges: Gauges);
     /// How long the supervision loop waits between ticks (it also wakes when an RT thread ends).
     fn interval(&self) -> Duration;
-    fn tick(&mut self, elapsed: Duration);
+    fn tick(&mut self, elapsed: Duration) -> Action;
     /// The RT threads have ended.
     fn end(&mut self);
+    /// The run so far, once a minute, to be saved where the final result will be (a crash keeps it).
+    fn checkpoint(&mut self, _partial: &RunResult) {}
 }
 
 /// A `Watch` that shows nothing.
@@ -133,17 +157,38 @@ impl Watch for Quiet {
     fn interval(&self) -> Duration {
         Duration::from_secs(1)
     }
-    fn tick(&mut self, _: Duration) {}
+    fn tick(&mut self, _: Duration) -> Action {
+        Action::Go
+    }
     fn end(&mut self) {}
 }
 
-/// The guards of one run, taken before its RT threads start and released when it is finished.
+/// How often the run so far is handed to `Watch::checkpoint`.
+pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(60);
+/// Seconds between checkpoints instead, for tests that cannot wait a minute.
+pub const CHECKPOINT_ENV: &str = "RMP_EVAL_CHECKPOINT_S";
+
+fn checkpoint_every() -> Duration {
+    std::env::var(CHECKPOINT_ENV)
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.1)
+        .map_or(CHECKPOINT_EVERY, Duration::from_secs_f64)
+}
+
+/// The guards of one run, taken before its RT threads start and released when it is finished, and what the main
+/// thread does meanwhile: intervals, resets, the interval log, checkpoints.
 pub struct Session {
     signals: StopOnSignal,
     _lock: MemoryLock,
     dma: DmaLatency,
     /// Unix time of the start.
     started: u64,
+    start: Instant,
+    interval: Duration,
+    hlog: Option<Hlog>,
+    last_reset: Option<u64>,
+    resets: u64,
 }
 
 /// What the session records into the result.
@@ -151,16 +196,25 @@ pub struct Session {
 pub struct Ended {
     /// RFC 3339, UTC.
     pub started: String,
-    /// A signal ended the run.
+    /// A signal (or `q`) ended the run.
     pub interrupted: bool,
     pub dma_latency_held: bool,
+    /// When the statistics were last reset (RFC 3339), and how often.
+    pub reset_at: Option<String>,
+    pub resets: u64,
+    /// Why the interval log is incomplete, when it is.
+    pub hlog_error: Option<String>,
 }
 
 impl Session {
-    /// Installs the signal handlers, locks memory and holds /dev/cpu_dma_latency (a note to `watch` when it
-    /// cannot: that is a tuning, not a precondition).
-    pub fn begin(host: &Host, watch: &mut dyn Watch) -> Result<Session> {
+    /// Installs the signal handlers, locks memory, holds /dev/cpu_dma_latency (a note to `watch` when it cannot:
+    /// that is a tuning, not a precondition) and opens the interval log.
+    pub fn begin(host: &Host, spec: &RunSpec, watch: &mut dyn Watch) -> Result<Session> {
         let started = store::unix_now();
+        let hlog = match &spec.hlog {
+            Some(p) => Some(Hlog::create(p, wall_now())?),
+            None => None,
+        };
         let signals = StopOnSignal::install()?;
         let lock = MemoryLock::acquire()?;
         let dma = DmaLatency::hold(host);
@@ -172,6 +226,11 @@ impl Session {
             _lock: lock,
             dma,
             started,
+            start: Instant::now(),
+            interval: Duration::from_secs_f64(spec.hlog_interval_s),
+            hlog,
+            last_reset: None,
+            resets: 0,
         })
     }
 
@@ -184,35 +243,134 @@ impl Session {
         self.signals.stopped()
     }
 
-    /// With the main thread off `rt_cpus`: hands `gauges` to `watch`, ticks it until `finished`, ends it.
-    /// Threads started by `rt::spawn_rt` unpark this (the spawning) thread when they end, so it never sleeps
-    /// longer than the watch's interval after they did.
+    /// Seconds since the session began.
+    pub fn elapsed_s(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+
+    /// The collectors of `series`, cutting intervals at the session's interval.
+    pub fn collectors(&self, series: &mut [&mut Series]) -> Vec<Collector> {
+        series
+            .iter_mut()
+            .filter_map(|s| s.collector())
+            .map(|mut c| {
+                c.set_interval(self.interval.as_secs_f64());
+                c
+            })
+            .collect()
+    }
+
+    /// With the main thread off `rt_cpus`: hands `gauges` to `watch` and, until `finished`, ticks it, cuts and
+    /// gathers the intervals of `collectors` (into the interval log), resets them on `r` or SIGUSR1, stops on `q`
+    /// and passes `partial(collectors)` to the watch once a minute. Threads started by `rt::spawn_rt` unpark this
+    /// (the spawning) thread when they end, so it never sleeps longer than a tick after they did.
     pub fn supervise(
-        &self,
+        &mut self,
         rt_cpus: &[usize],
         gauges: Gauges,
+        collectors: &mut [Collector],
         watch: &mut dyn Watch,
+        partial: impl Fn(&Self, &[Collector]) -> RunResult,
         finished: impl Fn() -> bool,
     ) {
         let _off = OffCore::apply(rt_cpus);
-        let start = Instant::now();
         watch.start(gauges);
+        let mut next_cut = self.interval;
+        let every = checkpoint_every();
+        let mut next_checkpoint = every;
         while !finished() {
-            std::thread::park_timeout(watch.interval());
-            watch.tick(start.elapsed());
+            let now = self.start.elapsed();
+            let wait = watch.interval().min(next_cut.saturating_sub(now));
+            std::thread::park_timeout(wait.max(Duration::from_millis(1)));
+            let now = self.start.elapsed();
+            if now >= next_cut {
+                self.gather(collectors);
+                for c in collectors.iter_mut() {
+                    c.cut(now.as_secs_f64());
+                }
+                next_cut += self.interval;
+                // A stalled main thread (a suspended VM) does not cut a burst of empty intervals.
+                while next_cut <= now {
+                    next_cut += self.interval;
+                }
+            }
+            let action = watch.tick(now);
+            if action == Action::Reset || self.signals.reset.swap(false, Ordering::SeqCst) {
+                for c in collectors.iter_mut() {
+                    c.reset(now.as_secs_f64());
+                }
+                self.last_reset = Some(store::unix_now());
+                self.resets += 1;
+            }
+            if action == Action::Stop {
+                self.signals.stop.store(true, Ordering::SeqCst);
+            }
+            if now >= next_checkpoint {
+                next_checkpoint += every;
+                self.gather(collectors);
+                let mut r = partial(self, collectors);
+                r.checkpoint = true;
+                watch.checkpoint(&r);
+            }
         }
         watch.end();
     }
 
-    /// Releases the guards (the DMA latency request first, then signals and the memory lock).
-    pub fn finish(self) -> Ended {
-        let dma_latency_held = self.dma.held();
-        let interrupted = self.signals.stopped();
-        drop(self.dma);
-        Ended {
-            started: store::rfc3339(self.started),
-            interrupted,
-            dma_latency_held,
+    fn gather(&mut self, collectors: &mut [Collector]) {
+        for c in collectors.iter_mut() {
+            c.gather(|label, iv| {
+                if let Some(h) = &mut self.hlog {
+                    h.write(label, iv);
+                }
+            });
         }
     }
+
+    /// The run's summary of each series once the RT threads have ended (the last intervals into the log).
+    pub fn finish_series(
+        &mut self,
+        collectors: Vec<Collector>,
+        series: Vec<Series>,
+    ) -> Vec<SeriesSummary> {
+        let end = self.elapsed_s();
+        collectors
+            .into_iter()
+            .zip(series)
+            .map(|(c, s)| {
+                c.finish(s, end, |label, iv| {
+                    if let Some(h) = &mut self.hlog {
+                        h.write(label, iv);
+                    }
+                })
+            })
+            .collect()
+    }
+
+    /// What the session adds to a result, so far (for checkpoints).
+    pub fn so_far(&self) -> Ended {
+        Ended {
+            started: store::rfc3339(self.started),
+            interrupted: self.signals.stopped(),
+            dma_latency_held: self.dma.held(),
+            reset_at: self.last_reset.map(store::rfc3339),
+            resets: self.resets,
+            hlog_error: None,
+        }
+    }
+
+    /// Releases the guards (the DMA latency request first, then signals and the memory lock).
+    pub fn finish(self) -> Ended {
+        let mut e = self.so_far();
+        e.hlog_error = self.hlog.and_then(Hlog::finish);
+        drop(self.dma);
+        e
+    }
+}
+
+/// Now, in seconds since the epoch.
+fn wall_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
 }

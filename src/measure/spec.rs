@@ -82,12 +82,17 @@ pub struct RunSpec {
     pub receive_priority: u8,
     /// Band width; None: period/8.
     pub bucket_width_us: Option<u32>,
+    /// Write an HdrHistogram interval log there.
+    pub hlog: Option<std::path::PathBuf>,
+    /// Length of one interval (the log's, and the max-per-interval series').
+    pub hlog_interval_s: f64,
 }
 
 impl RunSpec {
     pub const PERIOD_US: u32 = 1000;
     pub const SEND_PRIORITY: u8 = 42;
     pub const RECEIVE_PRIORITY: u8 = 45;
+    pub const INTERVAL_S: f64 = 1.0;
 }
 
 impl Default for RunSpec {
@@ -104,6 +109,8 @@ impl Default for RunSpec {
             send_priority: Self::SEND_PRIORITY,
             receive_priority: Self::RECEIVE_PRIORITY,
             bucket_width_us: None,
+            hlog: None,
+            hlog_interval_s: Self::INTERVAL_S,
         }
     }
 }

@@ -51,30 +51,47 @@ pub fn parse_name(name: &str) -> Option<(&str, &str, u32)> {
     LABELS.contains(&label).then_some((ts, label, seq))
 }
 
+/// A result file under results/, named once (by the run's label and start) and written as often as needed: the
+/// checkpoints of a long run and its final result go to the same file, each write atomic.
+pub struct Slot {
+    host: Host,
+    abs: String,
+}
+
+impl Slot {
+    /// The first free name for `label` at `unix`.
+    pub fn new(host: &Host, label: &str, unix: u64) -> Result<Slot> {
+        let (host, dir) = place(host);
+        let ts = stamp(unix);
+        for seq in 1..1000u32 {
+            let name = if seq == 1 {
+                format!("{ts}-{label}.json")
+            } else {
+                format!("{ts}-{label}-{seq}.json")
+            };
+            let abs = join(dir, &name);
+            if !host.exists(&abs) {
+                return Ok(Slot { host, abs });
+            }
+        }
+        Err(Error::failed(format!(
+            "too many results named {ts}-{label} in {}",
+            host.path(dir).display()
+        )))
+    }
+
+    /// Writes `r` (replacing what was there); returns the real path.
+    pub fn write(&self, r: &RunResult) -> Result<PathBuf> {
+        let json = serde_json::to_vec_pretty(r)
+            .map_err(|e| Error::failed(format!("encoding the result: {e}")))?;
+        self.host.write_atomic(&self.abs, &json, None)?;
+        Ok(self.host.path(&self.abs))
+    }
+}
+
 /// Saves `r` under results/ with its label; returns the real path written.
 pub fn save(host: &Host, r: &RunResult, unix: u64) -> Result<PathBuf> {
-    let (host, dir) = place(host);
-    let json = serde_json::to_vec_pretty(r)
-        .map_err(|e| Error::failed(format!("encoding the result: {e}")))?;
-    let ts = stamp(unix);
-    for seq in 1..1000u32 {
-        let name = if seq == 1 {
-            format!("{ts}-{}.json", r.label)
-        } else {
-            format!("{ts}-{}-{seq}.json", r.label)
-        };
-        let abs = join(dir, &name);
-        if host.exists(&abs) {
-            continue;
-        }
-        host.write_atomic(&abs, &json, None)?;
-        return Ok(host.path(&abs));
-    }
-    Err(Error::failed(format!(
-        "too many results named {ts}-{} in {}",
-        r.label,
-        host.path(dir).display()
-    )))
+    Slot::new(host, &r.label, unix)?.write(r)
 }
 
 /// The newest saved result with this label ("last": of any label).

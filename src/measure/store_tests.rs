@@ -18,6 +18,9 @@ fn result(label: &str, period_us: u32) -> RunResult {
         interrupted: false,
         dma_latency_held: false,
         error: None,
+        checkpoint: false,
+        reset_at: None,
+        resets: 0,
     }
 }
 

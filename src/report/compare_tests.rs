@@ -29,6 +29,9 @@ fn result(spike_ns: u64, spikes: u64) -> RunResult {
         interrupted: false,
         dma_latency_held: true,
         error: None,
+        checkpoint: false,
+        reset_at: None,
+        resets: 0,
     }
 }
 

@@ -70,7 +70,7 @@ impl LiveView {
             }
         }
         body.push_str(&format!(
-            "Elapsed {}  (Ctrl+C to stop)\n",
+            "Elapsed {}  (r resets, q or Ctrl+C stops)\n",
             duration(elapsed_s)
         ));
         let mut s = self.clear();

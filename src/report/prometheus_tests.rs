@@ -124,6 +124,7 @@ fn result(rtt: bool) -> RunResult {
             missed: 1,
             wakeup: Some(wakeup),
             hdr: String::new(),
+            max_per_interval: None,
         }],
         rtt: rtt.then(|| RttSummary {
             count: rd.count,
@@ -153,6 +154,9 @@ fn result(rtt: bool) -> RunResult {
         interrupted: false,
         dma_latency_held: false,
         error: None,
+        checkpoint: false,
+        reset_at: None,
+        resets: 0,
     }
 }
 

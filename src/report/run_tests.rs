@@ -25,6 +25,9 @@ fn sample() -> RunResult {
         interrupted: false,
         dma_latency_held: true,
         error: None,
+        checkpoint: false,
+        reset_at: None,
+        resets: 0,
     }
 }
 

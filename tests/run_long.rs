@@ -1,0 +1,250 @@
+//! Long-run machinery through the binary: the HdrHistogram interval log read back by HdrHistogram's Python log
+//! reader, SIGUSR1 and `q`/`r` on a terminal (a pty), and the checkpoint a `kill -9` leaves behind.
+//! No timing thresholds: only counts, keys and what the files hold.
+
+mod common;
+use common::run as run_common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use run_common::*;
+use serde_json::Value;
+
+fn hdrh_python() -> Option<std::path::PathBuf> {
+    let venv = std::env::var_os("RMP_EVAL_HDRH_VENV")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| "/var/cache/rmp-eval-tests/hdrh-venv".into());
+    let py = venv.join("bin/python");
+    if py.exists() {
+        Some(py)
+    } else {
+        common::cannot_run(
+            "hdrh",
+            &format!("{} missing: run tests/install-deps.sh", py.display()),
+        );
+        None
+    }
+}
+
+/// Reads every interval with hdrh's HistogramLogReader; prints one JSON line per interval: tag, count, max.
+const READ_LOG: &str = r#"
+import sys, json
+from hdrh.log import HistogramLogReader
+from hdrh.histogram import HdrHistogram
+r = HistogramLogReader(sys.argv[1], HdrHistogram(1, 60_000_000_000, 3))
+while True:
+    h = r.get_next_interval_histogram()
+    if h is None:
+        break
+    print(json.dumps({"tag": h.get_tag(), "count": h.get_total_count(), "max": h.get_max_value()}))
+"#;
+
+#[test]
+fn interval_log_reads_back_in_python_and_sums_to_the_result() {
+    if !root_or_skip("interval_log_reads_back_in_python_and_sums_to_the_result") {
+        return;
+    }
+    let Some(py) = hdrh_python() else { return };
+    let root = root_tree();
+    let r = root.path().to_str().unwrap();
+    let log = root.path().join("run.hlog");
+    let o = run(&[
+        "run",
+        "--root",
+        r,
+        "--no-config",
+        "--period-us",
+        "500",
+        "--duration",
+        "2.5s",
+        "--hlog",
+        log.to_str().unwrap(),
+        "--hlog-interval",
+        "0.5",
+        "--json",
+    ]);
+    assert!(
+        matches!(o.status.code(), Some(0) | Some(1)),
+        "{}",
+        text(&o.stderr)
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let s = &v["series"][0];
+    let o = Command::new(&py)
+        .args(["-c", READ_LOG, log.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let lines: Vec<Value> = text(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |tag: &str| lines.iter().filter(|l| l["tag"] == tag).collect::<Vec<_>>();
+    let (dev, wake) = (of("Cyclic"), of("Cyclic.wakeup"));
+    assert!(dev.len() >= 3, "{lines:?}");
+    assert_eq!(dev.len(), wake.len());
+    // Every period is in exactly one interval.
+    let sum: u64 = dev.iter().map(|l| l["count"].as_u64().unwrap()).sum();
+    assert_eq!(sum, s["count"].as_u64().unwrap());
+    // The largest interval maximum is the run's (within the histogram's 0.1 %).
+    let top = dev
+        .iter()
+        .map(|l| l["max"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    let max_ns = s["max_us"].as_f64().unwrap() * 1000.0;
+    assert!(
+        (top - max_ns).abs() <= max_ns * 0.001 + 1.0,
+        "{top} vs {max_ns}"
+    );
+    let mpi = &s["max_per_interval"];
+    assert_eq!(mpi["interval_s"], 0.5);
+    let peaks: Vec<f64> = mpi["max_us"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert_eq!(
+        peaks.iter().cloned().fold(0.0, f64::max),
+        s["max_us"].as_f64().unwrap()
+    );
+}
+
+#[test]
+fn sigusr1_restarts_the_counts_and_the_result_says_when() {
+    if !root_or_skip("sigusr1_restarts_the_counts_and_the_result_says_when") {
+        return;
+    }
+    let root = root_tree();
+    let r = root.path().to_str().unwrap();
+    // --iterations counts from the reset: the run records 1500 periods after it, whatever came before.
+    let child = Command::new(bin())
+        .args([
+            "run",
+            "--root",
+            r,
+            "--no-config",
+            "--period-us",
+            "1000",
+            "--iterations",
+            "1500",
+            "--json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::SIGUSR1,
+    )
+    .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        matches!(o.status.code(), Some(0) | Some(1)),
+        "{}",
+        text(&o.stderr)
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let s = &v["series"][0];
+    assert_eq!(v["resets"], 1, "{v}");
+    assert!(v["reset_at"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(s["count"], 1500);
+    let b = &s["buckets"];
+    let banded: u64 = ["great", "good", "poor", "bad", "pathetic"]
+        .iter()
+        .map(|k| b[k].as_u64().unwrap())
+        .sum();
+    assert_eq!(banded, 1500, "bands restarted with the count");
+    // A second before the reset plus 1.5 s after it.
+    assert!(v["duration_s"].as_f64().unwrap() > 2.0, "{v}");
+}
+
+#[test]
+fn q_and_r_on_a_terminal() {
+    if !root_or_skip("q_and_r_on_a_terminal") {
+        return;
+    }
+    let root = root_tree();
+    let r = root.path().to_str().unwrap();
+    let out = root.path().join("r.json");
+    // A pty from Python's standard library: the run sees a terminal, we type r, then q.
+    let script = r#"
+import os, pty, sys, time, select
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+def pump(secs):
+    end = time.time() + secs
+    while time.time() < end:
+        if select.select([fd], [], [], 0.05)[0]:
+            try:
+                os.read(fd, 65536)
+            except OSError:
+                return
+pump(1.0); os.write(fd, b"r"); pump(1.0); os.write(fd, b"q"); pump(5.0)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+"#;
+    let o = Command::new("python3")
+        .args([
+            "-c",
+            script,
+            bin(),
+            "run",
+            "--root",
+            r,
+            "--no-config",
+            "--output",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let code: i32 = text(&o.stdout).trim().parse().unwrap_or(-1);
+    assert!(code == 0 || code == 1, "exit {code}: {}", text(&o.stderr));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(v["resets"], 1, "r reset once: {v}");
+    assert_eq!(v["interrupted"], true, "q ends the run as Ctrl+C does: {v}");
+    let n = v["series"][0]["count"].as_u64().unwrap();
+    assert!(n > 0, "{v}");
+}
+
+#[test]
+fn kill_9_leaves_the_last_checkpoint() {
+    if !root_or_skip("kill_9_leaves_the_last_checkpoint") {
+        return;
+    }
+    let root = root_tree();
+    let r = root.path().to_str().unwrap();
+    let mut child = Command::new(bin())
+        .args([
+            "run",
+            "--root",
+            r,
+            "--no-config",
+            "--duration",
+            "60s",
+            "--json",
+        ])
+        .env("RMP_EVAL_CHECKPOINT_S", "0.5")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while results(root.path()).is_empty() && t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(1200));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let files = results(root.path());
+    assert_eq!(files.len(), 1, "{files:?}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    assert_eq!(v["checkpoint"], true, "{v}");
+    let s = &v["series"][0];
+    assert!(s["count"].as_u64().unwrap() > 0, "{v}");
+    assert!(!s["hdr"].as_str().unwrap().is_empty());
+}
