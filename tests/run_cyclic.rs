@@ -207,12 +207,12 @@ fn on_a_terminal_the_live_table_is_redrawn_in_place() {
         .unwrap();
     let out = text(&o.stdout);
     assert!(matches!(o.status.code(), Some(0) | Some(1)), "{out}");
-    assert!(out.contains("(Ctrl+C to stop)"), "no live frame: {out}");
+    assert!(out.contains("q or Ctrl+C stops)"), "no live frame: {out}");
     // A frame moves the cursor back over the previous one, and the last frame is erased before the report.
     assert!(out.contains("A\x1b[J"), "no redraw: {out:?}");
     assert!(out.contains("Target period: 1000 us"), "{out}");
     // Each frame follows a 100 ms sleep: at most 16 in 1.5 s, whatever the load.
-    let frames = out.matches("(Ctrl+C to stop)").count();
+    let frames = out.matches("q or Ctrl+C stops)").count();
     assert!((1..=16).contains(&frames), "{frames} frames in 1.5 s");
 }
 
