@@ -10,7 +10,10 @@ pub const EXIT_CODES: &str = "\
 Exit status:
   0  all good (check: nothing failed; run: every sample within the Great band; fix/rollback: done)
   1  the system falls short (a check failed; latency outside Great; frames lost)
-  2  could not do the job (bad input, no permission, NIC missing, no reply from the SubDevice)";
+  2  could not do the job (bad input, no permission, NIC missing, no reply from the SubDevice)
+  3  run: inconclusive, too short to judge (too few cycles or seconds); nothing failed in what was measured
+  4  check: nothing failed, only warnings (what only a newer kernel or other hardware would change)
+  5  check: nothing failed, but a change fix made takes effect at the next reboot";
 
 #[derive(Debug, Parser)]
 #[command(

@@ -38,13 +38,19 @@ impl Error {
 
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// What a command found, when it could do its job: the exit status is 0 or 1 (2 is an `Error`).
+/// What a command found, when it could do its job (2 is an `Error`). docs/guide.md, "Exit status", lists them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     /// check: nothing failed; run: every sample Great; fix/rollback: done.
     Good,
     /// check: a check failed; run: latency outside Great or frames lost.
     ShortFall,
+    /// run: too short to judge (too few cycles or seconds); nothing failed in what was measured.
+    Inconclusive,
+    /// check: nothing failed, but something only a newer kernel or other hardware changes falls short.
+    Warnings,
+    /// check: nothing failed, but a change fix made takes effect at the next reboot.
+    RebootPending,
 }
 
 impl Outcome {
@@ -52,6 +58,9 @@ impl Outcome {
         match self {
             Outcome::Good => 0,
             Outcome::ShortFall => 1,
+            Outcome::Inconclusive => 3,
+            Outcome::Warnings => 4,
+            Outcome::RebootPending => 5,
         }
     }
 }

@@ -4,6 +4,22 @@ use rmp_eval::checks::{REGISTRY, Section};
 use std::collections::HashSet;
 
 #[test]
+fn docs_checks_md_is_the_registry_rendered() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/checks.md");
+    let committed = std::fs::read_to_string(path).unwrap();
+    let now = rmp_eval::checks::doc::markdown();
+    if std::env::var_os("RMP_EVAL_BLESS").is_some() {
+        std::fs::write(path, &now).unwrap();
+        return;
+    }
+    assert!(
+        committed == now,
+        "docs/checks.md is not current: regenerate it with `RMP_EVAL_BLESS=1 cargo test --test check_docs` \
+         (or `rmp-eval generate DIR` and copy DIR/checks.md)"
+    );
+}
+
+#[test]
 fn registry_ids_are_unique_documented_and_use_known_remedies() {
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/checks.md")).unwrap();
@@ -11,7 +27,7 @@ fn registry_ids_are_unique_documented_and_use_known_remedies() {
     for c in REGISTRY {
         assert!(seen.insert(c.id), "duplicate id {}", c.id);
         assert!(
-            readme.contains(&format!("| `{}` |", c.id)),
+            readme.contains(&format!("### `{}` — ", c.id)),
             "docs/checks.md lacks a row for {}",
             c.id
         );

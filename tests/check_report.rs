@@ -12,6 +12,7 @@ fn finding(status: Status, remedy: Option<&'static str>) -> Finding {
         status,
         detail: "intel_pstate/no_turbo=0".into(),
         remedy,
+        by_hand: None,
     }
 }
 
@@ -28,6 +29,8 @@ fn colour_only_when_allowed_and_fix_hint_on_failures() {
         Output {
             terminal: true,
             color: true,
+            utf8: true,
+            width: 80,
         },
     );
     assert!(coloured.contains("\x1b[31m❌\x1b[0m"), "{coloured:?}");
@@ -43,6 +46,7 @@ fn summary_counts_and_orders_remedies_as_fix_applies_them() {
     b.id = "core_isolated";
     let mut c = finding(Status::Fail, None);
     c.id = "swap";
+    c.by_hand = Some("swapoff -a".into());
     let s = summarize(&[
         a,
         b,
@@ -53,4 +57,25 @@ fn summary_counts_and_orders_remedies_as_fix_applies_them() {
     assert_eq!((s.pass, s.fail, s.unknown, s.info), (1, 3, 1, 0));
     assert_eq!(s.remedies, vec!["cmdline", "turbo"]);
     assert_eq!(s.manual, vec!["swap"]);
+}
+
+#[test]
+fn ascii_marks_when_the_locale_is_not_utf8_and_by_hand_is_pointed_at() {
+    let ascii = Output {
+        utf8: false,
+        ..Output::plain()
+    };
+    let f = finding(Status::Fail, Some("turbo"));
+    assert_eq!(
+        line(&f, ascii),
+        "Turbo/boost disabled                FAIL intel_pstate/no_turbo=0  [fix: turbo]"
+    );
+    let mut w = finding(Status::Warn, None);
+    w.by_hand = Some("needs Linux 6.17".into());
+    let l = line(&w, ascii);
+    assert_eq!(
+        l,
+        "Turbo/boost disabled                WARN intel_pstate/no_turbo=0  [by hand, below]"
+    );
+    assert!(l.is_ascii());
 }

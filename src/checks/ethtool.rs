@@ -55,6 +55,7 @@ pub const NIC_COALESCE: Check = Check {
           rx-usecs to every EtherCAT reply (SOEM advises rx-usecs 0). Passes when rx-usecs is 0 and adaptive rx \
           coalescing is off; informational when the driver has no coalescing.",
     remedy: Some(remedy::NIC_COALESCE),
+    by_hand: None,
     evaluate: nic_coalesce,
 };
 
@@ -88,6 +89,7 @@ pub const NIC_EEE: Check = Check {
     doc: "With EEE the PHY sleeps between frames (low-power idle) and needs microseconds to wake for the next \
           one. Passes when EEE is not supported, not enabled, or not active on the link.",
     remedy: Some(remedy::NIC_EEE),
+    by_hand: None,
     evaluate: nic_eee,
 };
 

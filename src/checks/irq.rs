@@ -75,6 +75,11 @@ pub const UNRELATED_IRQS: Check = Check {
           and without --nic the original never reported a named IRQ (it filtered with an empty NIC name, which \
           matches everything).",
     remedy: Some(remedy::IRQ_AFFINITY),
+    by_hand: Some(
+        "these IRQs still reach the RT core although fix's affinity step has nothing left to change: the kernel \
+         manages them (per-CPU or managed IRQs) or moves them only at their next interrupt; irqaffinity= on the \
+         kernel command line (fix's cmdline step) routes them at boot",
+    ),
     evaluate: unrelated_irqs,
 };
 
@@ -121,6 +126,7 @@ pub const DEFAULT_AFFINITY: Check = Check {
     doc: "/proc/irq/default_smp_affinity is the affinity every newly requested IRQ starts with (a NIC reset or \
           a hot-plugged device). Passes when it leaves the RT core out.",
     remedy: Some(remedy::IRQ_AFFINITY),
+    by_hand: None,
     evaluate: default_affinity,
 };
 
@@ -144,6 +150,7 @@ pub const IRQBALANCE: Check = Check {
           neither is set and the core is isolated or nohz_full (irqbalance skips those by itself; an empty \
           banned list removes that).",
     remedy: Some(remedy::IRQBALANCE),
+    by_hand: None,
     evaluate: irqbalance,
 };
 

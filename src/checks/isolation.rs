@@ -23,6 +23,7 @@ pub const CORE_ISOLATED: Check = Check {
           kernel marks invalid fails with the kernel's reason. CPU 0 always fails: it carries boot-time \
           housekeeping that cannot be moved.",
     remedy: Some(remedy::CMDLINE),
+    by_hand: None,
     evaluate: core_isolated,
 };
 
@@ -88,6 +89,7 @@ pub const NOHZ_FULL: Check = Check {
           kernel was built without NO_HZ_FULL, and a nohz_full= on the command line is ignored: the original \
           passed on the command line alone.",
     remedy: Some(remedy::CMDLINE),
+    by_hand: None,
     evaluate: nohz_full,
 };
 
@@ -108,11 +110,15 @@ fn nohz_full(host: &Host, ctx: &Ctx) -> Eval {
                 .as_deref()
                 .and_then(|p| cmdline::get(p, "nohz_full"))
             {
-                Some(v) => Assessment::fail(format!(
+                Some(v) => Assessment::warn(format!(
                     "kernel without NO_HZ_FULL ignores cmdline nohz_full={v}"
                 )),
-                None => Assessment::fail("kernel built without nohz_full support"),
-            },
+                None => Assessment::warn("kernel built without nohz_full support"),
+            }
+            .instead(
+                "needs a kernel built with CONFIG_NO_HZ_FULL=y (Debian's -rt kernels are): nohz_full= on this \
+                 kernel's command line does nothing",
+            ),
         ),
         Err(e) => Err(unknown(format!("{CPU_NOHZ_FULL}: {}", e.reason()))),
     }
@@ -127,6 +133,7 @@ pub const RCU_NOCBS: Check = Check {
           Improvement: the original looked for a sysfs file that mainline kernels do not have and, without the \
           parameter, said unknown; a machine without either is not offloaded, so this fails.",
     remedy: Some(remedy::CMDLINE),
+    by_hand: None,
     evaluate: rcu_nocbs,
 };
 
@@ -163,6 +170,7 @@ pub const IRQAFFINITY: Check = Check {
           core out. Improvement: without the parameter every IRQ may start on any CPU, so this fails where the \
           original said unknown.",
     remedy: Some(remedy::CMDLINE),
+    by_hand: None,
     evaluate: irqaffinity,
 };
 
@@ -192,6 +200,7 @@ pub const SMT_SIBLING: Check = Check {
           Passes when the core has no sibling, or every sibling is isolated or offline (improvement: the original \
           counted an offline sibling as a failure).",
     remedy: Some(remedy::CMDLINE),
+    by_hand: None,
     evaluate: smt_sibling,
 };
 

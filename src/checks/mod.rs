@@ -1,6 +1,7 @@
 //! Configuration checks. Each check is one small unit (id, section, title, doc, evaluate, remedy) registered in
 //! one ordered list, `REGISTRY`, from which `check`'s output, `--help` text and the docs are generated.
 
+pub mod doc;
 pub mod ethtool;
 pub mod id;
 pub mod irq;
@@ -23,7 +24,12 @@ use crate::host::Host;
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Pass,
+    /// Falls short, and can be repaired here: by a `fix` step (`remedy`) or by hand (`by_hand`).
     Fail,
+    /// Falls short, but only a newer kernel or other hardware changes it: reported, not counted as a failure.
+    Warn,
+    /// `fix` has made the change; it takes effect at the next reboot.
+    Pending,
     Unknown,
     Info,
 }
@@ -50,6 +56,8 @@ pub struct Ctx {
 pub struct Assessment {
     pub status: Status,
     pub detail: String,
+    /// Set when the check's `fix` step cannot change this outcome: what to do instead.
+    pub instead: Option<String>,
 }
 
 impl Assessment {
@@ -62,10 +70,20 @@ impl Assessment {
     pub fn info(d: impl Into<String>) -> Self {
         Self::new(Status::Info, d)
     }
+    /// Falls short where only a newer kernel or other hardware helps (say which in `instead` or `by_hand`).
+    pub fn warn(d: impl Into<String>) -> Self {
+        Self::new(Status::Warn, d)
+    }
+    /// The check's fix step would not change this: `what` is to be done instead.
+    pub fn instead(mut self, what: impl Into<String>) -> Self {
+        self.instead = Some(what.into());
+        self
+    }
     fn new(status: Status, d: impl Into<String>) -> Self {
         Assessment {
             status,
             detail: d.into(),
+            instead: None,
         }
     }
 }
@@ -93,10 +111,13 @@ pub struct Check {
     pub doc: &'static str,
     /// The `fix` step (crate::remedy) that repairs a failure, if one exists.
     pub remedy: Option<&'static str>,
+    /// What to do by hand when no fix step repairs it (shown with the failure, and in the docs).
+    pub by_hand: Option<&'static str>,
     pub evaluate: fn(&Host, &Ctx) -> Eval,
 }
 
-/// A check's result as reported (text and JSON). `remedy` is set only when the check failed.
+/// A check's result as reported (text and JSON). `remedy` is set only on a failure that step repairs;
+/// `by_hand` on a failure or warning that no step repairs, saying what to do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
     pub id: &'static str,
@@ -105,6 +126,15 @@ pub struct Finding {
     pub status: Status,
     pub detail: String,
     pub remedy: Option<&'static str>,
+    pub by_hand: Option<String>,
+}
+
+impl Finding {
+    /// The fix step cannot change this finding (it has nothing to change, or refuses): `what` instead.
+    pub fn no_remedy(&mut self, what: impl Into<String>) {
+        self.remedy = None;
+        self.by_hand = Some(what.into());
+    }
 }
 
 /// All checks, in report order (sections appear in this order too).
@@ -198,29 +228,36 @@ pub(crate) fn shown(list: &str) -> &str {
     }
 }
 
+/// The reported form of one check's evaluation.
+pub fn finding(c: &Check, e: Eval) -> Finding {
+    let a = e.unwrap_or_else(|Unknown(why)| Assessment::new(Status::Unknown, why));
+    let falls_short = matches!(a.status, Status::Fail | Status::Warn);
+    let remedy = match (&a.instead, a.status) {
+        (None, Status::Fail) => c.remedy,
+        _ => None,
+    };
+    let by_hand = match (remedy, a.instead) {
+        (None, Some(i)) if falls_short => Some(i),
+        (None, None) if falls_short => c.by_hand.map(str::to_string),
+        _ => None,
+    };
+    Finding {
+        id: c.id,
+        section: c.section,
+        title: c.title,
+        status: a.status,
+        detail: sanitize(&a.detail, DETAIL_MAX),
+        remedy,
+        by_hand,
+    }
+}
+
 /// Runs every check that applies (NIC checks only when a NIC is given).
 pub fn run_all(host: &Host, ctx: &Ctx) -> Vec<Finding> {
     REGISTRY
         .iter()
         .filter(|c| c.section != Section::Nic || ctx.nic.is_some())
-        .map(|c| {
-            let v = (c.evaluate)(host, ctx).unwrap_or_else(|Unknown(why)| Assessment {
-                status: Status::Unknown,
-                detail: why,
-            });
-            Finding {
-                id: c.id,
-                section: c.section,
-                title: c.title,
-                remedy: if v.status == Status::Fail {
-                    c.remedy
-                } else {
-                    None
-                },
-                status: v.status,
-                detail: sanitize(&v.detail, DETAIL_MAX),
-            }
-        })
+        .map(|c| finding(c, (c.evaluate)(host, ctx)))
         .collect()
 }
 

@@ -39,6 +39,7 @@ pub const NIC_PRESENT: Check = Check {
           Improvement: a missing interface fails (the original said unknown and exited 0); the other NIC checks \
           are then unknown.",
     remedy: None,
+    by_hand: Some("name an interface that exists (`ip -br link` lists them)"),
     evaluate: nic_present,
 };
 
@@ -57,6 +58,9 @@ pub const NIC_LINK: Check = Check {
     doc: "Without a link to the first SubDevice no frame comes back. Passes when operstate is up; when operstate \
           is \"unknown\" (drivers that do not report it) the carrier decides.",
     remedy: None,
+    by_hand: Some(
+        "connect the cable to the first EtherCAT SubDevice and bring the interface up: `ip link set IFACE up`",
+    ),
     evaluate: nic_link,
 };
 
@@ -93,6 +97,9 @@ pub const NIC_QUIET: Check = Check {
           has no address and no default route. On a snapshot the addresses come from /proc/net/if_inet6 and \
           /proc/net/fib_trie instead of getifaddrs().",
     remedy: None,
+    by_hand: Some(
+        "take addresses and routes off the EtherCAT NIC: `ip addr flush dev IFACE`, and tell NetworkManager/systemd-networkd/ifupdown to leave it unmanaged (e.g. `nmcli device set IFACE managed no`)",
+    ),
     evaluate: nic_quiet,
 };
 

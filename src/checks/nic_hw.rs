@@ -45,6 +45,9 @@ pub const NIC_DRIVER: Check = Check {
           USB and wireless adapters add milliseconds. Passes for the known-good list, fails for USB and wireless \
           drivers, informational otherwise (virtual NICs included: fine for trying the tool).",
     remedy: None,
+    by_hand: Some(
+        "use a wired Intel NIC (igb, igc, e1000e) for EtherCAT; USB and wireless adapters cannot be tuned to real time",
+    ),
     evaluate: nic_driver,
 };
 
@@ -75,6 +78,9 @@ pub const NIC_SPEED: Check = Check {
           EtherCAT SubDevice (a switch, a PC). Passes for speed 100 and duplex full; unknown without link or when \
           the driver reports no speed (virtual NICs).",
     remedy: None,
+    by_hand: Some(
+        "connect the NIC straight to an EtherCAT SubDevice (EtherCAT links at 100 Mb/s full duplex), not to a switch or another PC",
+    ),
     evaluate: nic_speed,
 };
 

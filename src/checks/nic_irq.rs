@@ -15,6 +15,7 @@ pub const NIC_IRQS_PINNED: Check = Check {
           Passes when every IRQ of the NIC has exactly the RT core as its affinity. The NIC's IRQs are found by \
           its MSI vectors and exact action names (see unrelated_irqs).",
     remedy: Some(remedy::IRQ_AFFINITY),
+    by_hand: None,
     evaluate: nic_irqs_pinned,
 };
 
@@ -54,6 +55,7 @@ pub const RPS: Check = Check {
     doc: "Receive Packet Steering hands received frames to other CPUs through an IPI, adding a hop and jitter. \
           Passes when every rx queue's rps_cpus mask is zero.",
     remedy: Some(remedy::RPS),
+    by_hand: None,
     evaluate: rps,
 };
 
@@ -91,6 +93,7 @@ pub const NIC_IRQ_DEFER: Check = Check {
     doc: "napi_defer_hard_irqs and gro_flush_timeout hold received frames back to batch them: good for \
           throughput, a delay for every EtherCAT reply. Passes when both are 0.",
     remedy: Some(remedy::RPS),
+    by_hand: None,
     evaluate: nic_irq_defer,
 };
 

@@ -25,6 +25,7 @@ pub const SKEW_TICK: Check = Check {
     doc: "By default every CPU's tick fires at the same instant and they contend for the same locks \
           (jiffies, RCU); skew_tick=1 offsets them. Passes when skew_tick=1 is on the kernel command line.",
     remedy: Some(remedy::CMDLINE),
+    by_hand: None,
     evaluate: skew_tick,
 };
 
@@ -45,6 +46,7 @@ pub const TSC_RELIABLE: Check = Check {
           tsc=nowatchdog) turns it off. Passes with either parameter; informational when the clocksource is not \
           the TSC (arm64 and others).",
     remedy: Some(remedy::CMDLINE),
+    by_hand: None,
     evaluate: tsc_reliable,
 };
 
@@ -71,6 +73,7 @@ pub const NMI_WATCHDOG: Check = Check {
     doc: "The hard-lockup detector fires a performance-counter NMI on every CPU every few seconds; an NMI cannot \
           be deferred. Passes when kernel.nmi_watchdog is 0 or the kernel has none (arm64 without pseudo-NMI).",
     remedy: Some(remedy::SYSCTL),
+    by_hand: None,
     evaluate: nmi_watchdog,
 };
 
@@ -85,6 +88,7 @@ pub const THP: Check = Check {
     doc: "With THP \"always\", page faults may stall in compaction and khugepaged collapses pages in the \
           background. Passes for never or madvise (only programs that ask get huge pages); fails for always.",
     remedy: Some(remedy::THP),
+    by_hand: None,
     evaluate: thp,
 };
 
@@ -114,6 +118,7 @@ pub const STAT_INTERVAL: Check = Check {
     doc: "Every vm.stat_interval seconds a per-CPU work item folds memory statistics on each CPU. Passes when \
           vm.stat_interval is 10 or more (the value tuned's realtime profile sets).",
     remedy: Some(remedy::SYSCTL),
+    by_hand: None,
     evaluate: stat_interval,
 };
 
@@ -128,6 +133,7 @@ pub const NUMA_BALANCING: Check = Check {
     doc: "Automatic NUMA balancing unmaps pages periodically to see who touches them, causing page faults in \
           the RT thread. Passes when kernel.numa_balancing is 0 or absent (no NUMA support).",
     remedy: Some(remedy::SYSCTL),
+    by_hand: None,
     evaluate: numa_balancing,
 };
 
@@ -142,6 +148,7 @@ pub const WORKQUEUE: Check = Check {
     doc: "Unbound kernel work (writeback, crypto, filesystem work) runs on the CPUs of the workqueue cpumask. \
           Passes when /sys/devices/virtual/workqueue/cpumask leaves the RT core out.",
     remedy: Some(remedy::WORKQUEUE),
+    by_hand: None,
     evaluate: workqueue,
 };
 
@@ -163,6 +170,7 @@ pub const SOFT_WATCHDOG: Check = Check {
           few seconds. Passes when the watchdog is off (kernel.watchdog or kernel.soft_watchdog 0, or \
           nosoftlockup) or watchdog_cpumask leaves the RT core out (nohz_full does that by default).",
     remedy: Some(remedy::SYSCTL),
+    by_hand: None,
     evaluate: soft_watchdog,
 };
 

@@ -20,6 +20,7 @@ pub const GOVERNOR: Check = Check {
           looks idle – so each cycle starts slow. Passes when the core's scaling_governor is performance; \
           unknown when the machine has no cpufreq (VMs, some boards).",
     remedy: Some(remedy::GOVERNOR),
+    by_hand: None,
     evaluate: governor,
 };
 
@@ -34,6 +35,9 @@ fn governor(host: &Host, ctx: &Ctx) -> Eval {
     }
 }
 
+const LOCK_BY_HAND: &str = "the governor is already performance; lock the range: write scaling_max_freq's value \
+     into scaling_min_freq (cpupower frequency-set -d <max>), or fix the clock in the firmware setup";
+
 pub const CPU_FREQUENCY: Check = Check {
     id: id::CPU_FREQUENCY,
     section: Section::Core,
@@ -41,6 +45,7 @@ pub const CPU_FREQUENCY: Check = Check {
     doc: "A core whose frequency range is open (min < max) changes speed under the RT thread. Passes when \
           scaling_min_freq equals scaling_max_freq and the current frequency is within 5 % of it (locked).",
     remedy: Some(remedy::GOVERNOR),
+    by_hand: None,
     evaluate: cpu_frequency,
 };
 
@@ -58,14 +63,24 @@ fn cpu_frequency(host: &Host, ctx: &Ctx) -> Eval {
         num("scaling_max_freq"),
     );
     match (cur, min, max) {
-        (Some(c), Some(lo), Some(hi)) if lo == hi => Ok(if (c - hi).abs() <= hi * 5 / 100 {
-            Assessment::pass(format!("{hi} kHz (locked)"))
-        } else {
-            Assessment::fail(format!("cur={c} kHz, locked={hi} kHz"))
-        }),
-        (Some(c), Some(lo), Some(hi)) => Ok(Assessment::fail(format!(
-            "cur={c} kHz, min={lo} kHz, max={hi} kHz"
-        ))),
+        (Some(c), Some(lo), Some(hi)) if lo == hi && (c - hi).abs() <= hi * 5 / 100 => {
+            Ok(Assessment::pass(format!("{hi} kHz (locked)")))
+        }
+        (Some(c), Some(lo), Some(hi)) => {
+            let d = if lo == hi {
+                format!("cur={c} kHz, locked={hi} kHz")
+            } else {
+                format!("cur={c} kHz, min={lo} kHz, max={hi} kHz")
+            };
+            // The governor step sets the performance governor and nothing else: once it is set, the range
+            // is the firmware's or the driver's to lock.
+            let governor = host.read_trimmed(&format!("{base}/scaling_governor")).ok();
+            Ok(if governor.as_deref() == Some("performance") {
+                Assessment::fail(d).instead(LOCK_BY_HAND)
+            } else {
+                Assessment::fail(d)
+            })
+        }
         (None, None, None) => {
             let mhz = host
                 .read(machine::PROC_CPUINFO)
@@ -97,6 +112,7 @@ pub const CSTATES: Check = Check {
           max_cstate 0 or 1, or no cpuidle driver at all (improvement: the original failed a machine whose idle \
           driver is \"none\", which only halts).",
     remedy: Some(remedy::CMDLINE),
+    by_hand: None,
     evaluate: cstates,
 };
 
@@ -111,24 +127,37 @@ fn cstates(host: &Host, _: &Ctx) -> Eval {
             return Ok(Assessment::pass("cmdline caps to C1"));
         }
     }
-    for (path, name) in [
-        (INTEL_MAX_CSTATE, "intel_idle.max_cstate"),
-        (PROCESSOR_MAX_CSTATE, "processor.max_cstate"),
+    let driver = host.read_trimmed(IDLE_DRIVER).ok();
+    match driver.as_deref() {
+        Some("none") => return Ok(Assessment::pass("no cpuidle driver (halt only)")),
+        // A guest's haltpoll polls a while, then halts: it has no deep C-state to cap.
+        Some("haltpoll") => {
+            return Ok(Assessment::pass(
+                "cpuidle driver haltpoll (poll, then halt)",
+            ));
+        }
+        _ => {}
+    }
+    // A driver's max_cstate matters only while that driver is the one in use.
+    for (path, name, drv) in [
+        (INTEL_MAX_CSTATE, "intel_idle.max_cstate", "intel_idle"),
+        (PROCESSOR_MAX_CSTATE, "processor.max_cstate", "acpi_idle"),
     ] {
+        if driver.as_deref().is_some_and(|d| d != drv) {
+            continue;
+        }
         if let Ok(v) = host.read_trimmed(path) {
-            if v == "0" || v == "1" {
-                return Ok(Assessment::pass(format!("{name}={v}")));
-            }
-            if host.read_trimmed(IDLE_DRIVER).ok().as_deref() == Some("none") {
-                return Ok(Assessment::pass("no cpuidle driver (halt only)"));
-            }
-            return Ok(Assessment::fail(format!("{name}={v}")));
+            return Ok(if v == "0" || v == "1" {
+                Assessment::pass(format!("{name}={v}"))
+            } else {
+                Assessment::fail(format!("{name}={v}"))
+            });
         }
     }
-    match host.read_trimmed(IDLE_DRIVER) {
-        Ok(d) if d == "none" => Ok(Assessment::pass("no cpuidle driver (halt only)")),
-        _ => Err(unknown("no indicators")),
-    }
+    Err(unknown(match driver {
+        Some(d) => format!("cpuidle driver {d}, no max_cstate to read"),
+        None => "no indicators".into(),
+    }))
 }
 
 pub const TURBO: Check = Check {
@@ -138,6 +167,7 @@ pub const TURBO: Check = Check {
     doc: "Turbo raises the clock while thermal and power budgets allow and drops it when they run out, so cycle \
           times drift with the load on other cores. Passes when cpufreq/boost is 0 or intel_pstate/no_turbo is 1.",
     remedy: Some(remedy::TURBO),
+    by_hand: None,
     evaluate: turbo,
 };
 
@@ -167,6 +197,7 @@ pub const IDLE_STATES: Check = Check {
           driver). rmp-eval run holds /dev/cpu_dma_latency at 0, which hides this during a measurement but not \
           in production.",
     remedy: Some(remedy::CMDLINE),
+    by_hand: None,
     evaluate: idle_states,
 };
 

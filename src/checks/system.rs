@@ -29,6 +29,9 @@ pub const PREEMPT_RT: Check = Check {
           config has CONFIG_PREEMPT_RT=y. Improvement: the version string is read from \
           /proc/sys/kernel/version, so a snapshot gives the same verdict elsewhere.",
     remedy: None,
+    by_hand: Some(
+        "install a PREEMPT_RT kernel and boot it: `apt install linux-image-rt-amd64` (Debian, amd64) or `linux-image-rt-arm64` (Debian, arm64); on a Raspberry Pi, a kernel built with CONFIG_PREEMPT_RT=y (Raspberry Pi's RT build of its kernel); then reboot and choose it",
+    ),
     evaluate: preempt_rt,
 };
 
@@ -68,6 +71,9 @@ pub const SWAP: Check = Check {
     doc: "A page of the controller swapped out costs a disk read at the next access. Passes when /proc/swaps \
           lists no active area.",
     remedy: None,
+    by_hand: Some(
+        "turn swap off: `swapoff -a`, and comment out the swap line(s) in /etc/fstab (and `systemctl mask` any swap unit or zram/dphys-swapfile service) so that it stays off after a reboot",
+    ),
     evaluate: swap,
 };
 
@@ -96,6 +102,7 @@ pub const TIMER_MIGRATION: Check = Check {
     doc: "With timer migration on, timers armed on other CPUs can be moved onto the RT core and fire there. \
           Passes when kernel.timer_migration is 0.",
     remedy: Some(remedy::SYSCTL),
+    by_hand: None,
     evaluate: timer_migration,
 };
 
@@ -111,6 +118,7 @@ pub const RT_THROTTLING: Check = Check {
           sched_rt_runtime_us of it (950 ms by default): a busy RT loop is then frozen for 50 ms. Passes when \
           kernel.sched_rt_runtime_us is -1.",
     remedy: Some(remedy::SYSCTL),
+    by_hand: None,
     evaluate: rt_throttling,
 };
 
@@ -126,6 +134,9 @@ pub const CLOCKSOURCE: Check = Check {
           Passes for tsc, hpet, and arch_sys_counter (the arm64 standard); fails for jiffies; anything else is \
           unknown, with the available clocksources.",
     remedy: None,
+    by_hand: Some(
+        "pick a stable clocksource: see /sys/devices/system/clocksource/clocksource0/available_clocksource and boot with clocksource=tsc (x86) if it is listed; a machine that only offers jiffies is unsuitable",
+    ),
     evaluate: clocksource,
 };
 
@@ -167,6 +178,9 @@ pub const AF_XDP: Check = Check {
           has CONFIG_XDP_SOCKETS=y or =m; otherwise informational (the raw-socket path still works). Reads \
           /boot/config-<release> only: no zcat subprocess as the original runs.",
     remedy: None,
+    by_hand: Some(
+        "nothing needed: the raw-socket path works; for AF_XDP use a kernel built with CONFIG_XDP_SOCKETS",
+    ),
     evaluate: af_xdp,
 };
 
@@ -189,6 +203,9 @@ pub const FUTEX_HASH: Check = Check {
           prctl(PR_FUTEX_HASH) (live) or its config has CONFIG_FUTEX_PRIVATE_HASH=y (snapshot); fails on older \
           kernels. Improvement: the version comes from /proc/sys/kernel/osrelease, so --root works.",
     remedy: None,
+    by_hand: Some(
+        "needs Linux 6.17 or newer (private futex hash); nothing to set on this kernel — keep unrelated processes that share locks with the controller off the machine",
+    ),
     evaluate: futex_hash,
 };
 
@@ -198,7 +215,7 @@ fn futex_hash(host: &Host, _: &Ctx) -> Eval {
     let ver = kernel::version(&rel)
         .ok_or_else(|| unknown(format!("cannot parse kernel version from {rel}")))?;
     if ver < (6, 17, 0) {
-        return Ok(Assessment::fail(format!(
+        return Ok(Assessment::warn(format!(
             "kernel {rel} < 6.17; private futex hash requires >= 6.17"
         )));
     }

@@ -17,6 +17,9 @@ pub const RT_CORE_THREADS: Check = Check {
           as ksoftirqd/N, migration/N or kworker/N:M belong to every CPU) last ran there. IRQ threads are left to \
           the IRQ checks. Run it while the controller is stopped.",
     remedy: None,
+    by_hand: Some(
+        "stop or move the named threads: set CPUAffinity= in /etc/systemd/system.conf to the housekeeping CPUs, pin other services with `taskset`/systemd CPUAffinity=, and run the check while the controller is stopped",
+    ),
     evaluate: rt_core_threads,
 };
 

@@ -25,13 +25,25 @@ pub fn execute(args: &GenerateArgs) -> Result<Outcome> {
 }
 
 /// Writes rmp-eval.8 (and one page per visible command, which the main page refers to as rmp-eval-CMD(8)),
-/// rmp-eval.bash, _rmp-eval and rmp-eval.fish into `dir`; returns the files written.
+/// rmp-eval-checks.7 and checks.md (the registry's docs), rmp-eval.bash, _rmp-eval and rmp-eval.fish into `dir`;
+/// returns the files written.
 pub fn generate(dir: &Path, date: Option<String>) -> Result<Vec<PathBuf>> {
     fs::create_dir_all(dir).map_err(|e| Error::sys(format!("create {}", dir.display()), e))?;
     let mut cmd = Cli::command().disable_help_subcommand(true);
     cmd.build();
     let mut written = Vec::new();
     man_pages(&cmd, dir, date.as_deref(), &mut written)?;
+    for (name, text) in [
+        (
+            "rmp-eval-checks.7",
+            crate::checks::doc::man_page(date.as_deref()),
+        ),
+        ("checks.md", crate::checks::doc::markdown()),
+    ] {
+        let path = dir.join(name);
+        fs::write(&path, text).map_err(|e| Error::sys(format!("write {}", path.display()), e))?;
+        written.push(path);
+    }
     for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
         let path = clap_complete::generate_to(shell, &mut cmd, NAME, dir).map_err(|e| {
             Error::sys(

@@ -148,7 +148,7 @@ fn config_preamble(host: &Host, out: Output, at: Placement, args: &RunArgs) -> S
         core: at.core,
         nic: args.nic.clone(),
     };
-    let findings = crate::checks::run_all(host, &ctx);
+    let findings = crate::commands::check::findings(host, &ctx);
     crate::report::check::render_text(host, &ctx, &findings, out)
 }
 

@@ -13,6 +13,8 @@ use crate::output::Output;
 use crate::parse::cpuinfo;
 
 const RULE: &str = "━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━";
+const RULE_ASCII: &str =
+    "-------------------------------------------------------------------------";
 const TITLE_WIDTH: usize = 36;
 /// Hybrid Intel parts list their P- and E-cores as PMU devices.
 const P_CORES: &str = "/sys/devices/cpu_core/cpus";
@@ -23,11 +25,15 @@ const E_CORES: &str = "/sys/devices/cpu_atom/cpus";
 pub struct Summary {
     pub pass: usize,
     pub fail: usize,
+    /// Falls short where only a newer kernel or other hardware helps.
+    pub warn: usize,
+    /// Changes fix made that wait for a reboot.
+    pub pending: usize,
     pub unknown: usize,
     pub info: usize,
     /// Distinct remedies of the failed checks, in fix's order.
     pub remedies: Vec<&'static str>,
-    /// Failed checks that no fix step repairs.
+    /// Failed or warning checks that no fix step repairs (each finding's `by_hand` says what to do).
     pub manual: Vec<&'static str>,
 }
 
@@ -37,17 +43,16 @@ pub fn summarize(findings: &[Finding]) -> Summary {
     for f in findings {
         match f.status {
             Status::Pass => s.pass += 1,
-            Status::Fail => {
-                s.fail += 1;
-                match f.remedy {
-                    Some(r) => {
-                        rem.insert(r);
-                    }
-                    None => s.manual.push(f.id),
-                }
-            }
+            Status::Fail => s.fail += 1,
+            Status::Warn => s.warn += 1,
+            Status::Pending => s.pending += 1,
             Status::Unknown => s.unknown += 1,
             Status::Info => s.info += 1,
+        }
+        if let Some(r) = f.remedy {
+            rem.insert(r);
+        } else if f.by_hand.is_some() {
+            s.manual.push(f.id);
         }
     }
     s.remedies = crate::remedy::ALL
@@ -58,12 +63,21 @@ pub fn summarize(findings: &[Finding]) -> Summary {
     s
 }
 
-fn symbol(st: Status) -> &'static str {
-    match st {
-        Status::Pass => "✔️",
-        Status::Fail => "❌",
-        Status::Unknown => "❔",
-        Status::Info => "ℹ️",
+/// The mark of a status: a symbol in a UTF-8 locale, else four ASCII characters.
+pub fn symbol(st: Status, utf8: bool) -> &'static str {
+    match (st, utf8) {
+        (Status::Pass, true) => "✔️",
+        (Status::Fail, true) => "❌",
+        (Status::Warn, true) => "⚠️",
+        (Status::Pending, true) => "⏳",
+        (Status::Unknown, true) => "❔",
+        (Status::Info, true) => "ℹ️",
+        (Status::Pass, false) => "ok  ",
+        (Status::Fail, false) => "FAIL",
+        (Status::Warn, false) => "WARN",
+        (Status::Pending, false) => "WAIT",
+        (Status::Unknown, false) => "??  ",
+        (Status::Info, false) => "info",
     }
 }
 
@@ -71,7 +85,7 @@ fn colour(st: Status) -> &'static str {
     match st {
         Status::Pass => "\x1b[32m",
         Status::Fail => "\x1b[31m",
-        Status::Unknown => "\x1b[33m",
+        Status::Warn | Status::Pending | Status::Unknown => "\x1b[33m",
         Status::Info => "\x1b[36m",
     }
 }
@@ -157,23 +171,30 @@ fn header_raw(host: &Host, ctx: &Ctx) -> String {
 
 /// One check line: title padded as the original did, symbol, reason, and the fix step of a failure.
 pub fn line(f: &Finding, out: Output) -> String {
-    let pad = if matches!(f.status, Status::Pass | Status::Info) {
+    // The emoji with a variation selector take one column less than they count; ASCII marks are 4 wide.
+    let pad = if !out.utf8 {
+        " "
+    } else if matches!(f.status, Status::Pass | Status::Info | Status::Warn) {
         "    "
     } else {
         "   "
     };
+    let mark = symbol(f.status, out.utf8);
     let sym = if out.color {
-        format!("{}{}\x1b[0m", colour(f.status), symbol(f.status))
+        format!("{}{mark}\x1b[0m", colour(f.status))
     } else {
-        symbol(f.status).to_string()
+        mark.to_string()
     };
     let mut s = format!("{:<w$}{sym}{pad}{}", f.title, f.detail, w = TITLE_WIDTH);
-    if let Some(r) = f.remedy {
-        if out.color {
-            let _ = write!(s, "  \x1b[2m[fix: {r}]\x1b[0m");
-        } else {
-            let _ = write!(s, "  [fix: {r}]");
-        }
+    let tag = match (f.remedy, &f.by_hand) {
+        (Some(r), _) => format!("[fix: {r}]"),
+        (None, Some(_)) => "[by hand, below]".to_string(),
+        _ => return s,
+    };
+    if out.color {
+        let _ = write!(s, "  \x1b[2m{tag}\x1b[0m");
+    } else {
+        let _ = write!(s, "  {tag}");
     }
     s
 }
@@ -189,10 +210,14 @@ fn section_title(sec: Section, ctx: &Ctx) -> String {
 /// The one-line summary.
 pub fn summary_line(findings: &[Finding], ctx: &Ctx) -> String {
     let s = summarize(findings);
-    let mut l = format!(
-        "Summary: {} passed, {} failed, {} unknown, {} info",
-        s.pass, s.fail, s.unknown, s.info
-    );
+    let mut l = format!("Summary: {} passed, {} failed", s.pass, s.fail);
+    if s.warn > 0 {
+        let _ = write!(l, ", {} warning(s)", s.warn);
+    }
+    if s.pending > 0 {
+        let _ = write!(l, ", {} pending reboot", s.pending);
+    }
+    let _ = write!(l, ", {} unknown, {} info", s.unknown, s.info);
     if !s.remedies.is_empty() && ctx.core == 0 {
         l.push_str("; fix does not tune CPU 0: choose the RT core with --core");
     } else if !s.remedies.is_empty() {
@@ -208,10 +233,61 @@ pub fn summary_line(findings: &[Finding], ctx: &Ctx) -> String {
             s.remedies.join(", ")
         );
     }
-    if !s.manual.is_empty() {
-        let _ = write!(l, "; by hand: {}", s.manual.join(", "));
+    if s.pending > 0 {
+        l.push_str("; reboot to apply what fix set");
     }
     l
+}
+
+/// "By hand:" and what to do for the findings no fix step repairs, findings with the same advice together, each
+/// paragraph wrapped to `width`; empty when there is none.
+pub fn by_hand_block(findings: &[Finding], width: usize) -> String {
+    // By title, as the table above shows them.
+    let mut groups: Vec<(Vec<&str>, &str)> = Vec::new();
+    for f in findings {
+        if let (None, Some(what)) = (f.remedy, &f.by_hand) {
+            match groups.iter_mut().find(|(_, w)| *w == what.as_str()) {
+                Some((titles, _)) => titles.push(f.title),
+                None => groups.push((vec![f.title], what)),
+            }
+        }
+    }
+    if groups.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("By hand:\n");
+    for (ids, what) in groups {
+        s.push_str(&wrap(
+            &format!("{}: {what}", ids.join(", ")),
+            width,
+            "  ",
+            "    ",
+        ));
+    }
+    s
+}
+
+/// Word-wraps `text` to `width` columns: the first line after `first`, the others after `rest`.
+pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        if !empty && line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = rest.to_string();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
 }
 
 /// Header, sections and summary as text (used by check, and by run's and fix's configuration preamble).
@@ -222,12 +298,21 @@ pub fn render_text(host: &Host, ctx: &Ctx, findings: &[Finding], out: Output) ->
         if rows.peek().is_none() {
             continue;
         }
-        let _ = write!(s, "\n{}\n{RULE}\n", section_title(sec, ctx));
+        let rule = if out.utf8 { RULE } else { RULE_ASCII };
+        let _ = write!(s, "\n{}\n{rule}\n", section_title(sec, ctx));
         for f in rows {
             let _ = writeln!(s, "{}", line(f, out));
         }
     }
-    let _ = write!(s, "\n{}\n", summary_line(findings, ctx));
+    let _ = write!(
+        s,
+        "\n{}",
+        wrap(&summary_line(findings, ctx), out.width, "", "  ")
+    );
+    let hand = by_hand_block(findings, out.width);
+    if !hand.is_empty() {
+        let _ = write!(s, "\n{hand}");
+    }
     s
 }
 

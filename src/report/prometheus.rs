@@ -229,6 +229,8 @@ pub fn checks(findings: &[Finding], now: u64) -> String {
     for (status, name) in [
         (Status::Pass, "pass"),
         (Status::Fail, "fail"),
+        (Status::Warn, "warn"),
+        (Status::Pending, "pending"),
         (Status::Unknown, "unknown"),
         (Status::Info, "info"),
     ] {

@@ -52,6 +52,7 @@ fn finding(id: &'static str, section: Section, status: Status) -> Finding {
         status,
         detail: String::new(),
         remedy: None,
+        by_hand: None,
     }
 }
 
