@@ -52,8 +52,10 @@ fn core_zero_is_checked_but_fails_isolation() {
     // fix refuses CPU 0: no line may send the user to a step it will refuse; the by-hand block says why.
     let out = text(&o.stdout);
     assert!(!out.contains("[fix:") && !out.contains("repairs:"), "{out}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        out.contains("RT core isolated (core_isolated): fix does not tune CPU 0"),
+        flat.contains("RT core isolated, nohz_full on RT core")
+            && flat.contains(": fix does not tune CPU 0"),
         "{out}"
     );
     let (code, doc) = check_json(&fixture("seed-i3-13100te"), &["--core", "0"]);
