@@ -8,6 +8,7 @@ use common::check as ck_util;
 /// Normalises a report line to the seed's form: single spaces, no "[fix: …]" hint.
 fn norm(line: &str) -> String {
     let l = line.split("  [fix:").next().unwrap_or(line);
+    let l = l.split("  [by hand").next().unwrap_or(l);
     l.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
@@ -39,10 +40,7 @@ fn seed_machine_gives_the_original_verdicts_line_for_line() {
     assert!(out.contains("\nCore 3 Checks\n") && out.contains("\nNIC enp2s0 Checks\n"));
     // cpu_frequency and turbo fail there, so check reports a shortfall.
     assert_eq!(o.status.code(), Some(1));
-    assert!(
-        out.lines().last().unwrap().starts_with("Summary: "),
-        "{out}"
-    );
+    assert!(out.lines().any(|l| l.starts_with("Summary: ")), "{out}");
 }
 
 #[test]
@@ -68,7 +66,8 @@ fn seed_machine_json_and_remedies() {
             .clone()
     };
     assert_eq!(rem("turbo"), "turbo");
-    assert_eq!(rem("cpu_frequency"), "governor");
+    // The governor is already performance there: the governor step would not change the open range.
+    assert!(rem("cpu_frequency").is_null());
     assert!(rem("nic_quiet").is_null(), "no fix step removes addresses");
     assert_eq!(
         doc["summary"]["fail"].as_u64().unwrap() as usize,
@@ -263,7 +262,7 @@ fn this_vm_captured_with_snapshot() {
     assert_eq!(
         verdict(&v, "nohz_full"),
         (
-            "fail".into(),
+            "warn".into(),
             "kernel built without nohz_full support".into()
         )
     );

@@ -138,13 +138,17 @@ fn cstates(host: &Host, _: &Ctx) -> Eval {
         }
         _ => {}
     }
-    // A driver's max_cstate matters only while that driver is the one in use.
-    for (path, name, drv) in [
-        (INTEL_MAX_CSTATE, "intel_idle.max_cstate", "intel_idle"),
-        (PROCESSOR_MAX_CSTATE, "processor.max_cstate", "acpi_idle"),
+    // intel_idle's and processor's max_cstate cap those two drivers (a cap on intel_idle hands over to acpi_idle);
+    // under any other driver in use they cap nothing.
+    let x86 = driver
+        .as_deref()
+        .is_none_or(|d| d == "intel_idle" || d == "acpi_idle");
+    for (path, name) in [
+        (INTEL_MAX_CSTATE, "intel_idle.max_cstate"),
+        (PROCESSOR_MAX_CSTATE, "processor.max_cstate"),
     ] {
-        if driver.as_deref().is_some_and(|d| d != drv) {
-            continue;
+        if !x86 {
+            break;
         }
         if let Ok(v) = host.read_trimmed(path) {
             return Ok(if v == "0" || v == "1" {

@@ -98,7 +98,7 @@ fn reconcile(host: &Host, ctx: &Ctx, findings: &mut [Finding]) {
     let pending = pending_reboot(host);
     for f in findings.iter_mut() {
         let Some(r) = f.remedy else { continue };
-        let step = planned.steps.iter().find(|s| s.id == r);
+        let step = planned.steps.iter().find(|s| s.id.as_str() == r);
         if step.is_some_and(|s| !s.changes.is_empty()) {
             continue;
         }
