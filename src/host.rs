@@ -523,4 +523,52 @@ mod tests {
             .unwrap();
         assert!(h.read("/proc/bad").unwrap().contains('1'));
     }
+
+    #[test]
+    fn a_root_that_resolves_to_slash_is_the_machine() {
+        assert!(Host::with_root("/tmp/..").is_live());
+        let d = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("/", d.path().join("slash")).unwrap();
+        assert!(Host::with_root(d.path().join("slash")).is_live());
+        assert!(!Host::with_root(d.path()).is_live());
+    }
+
+    #[test]
+    fn writes_go_through_links_keep_modes_and_clean_up() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let h = Host::with_root(d.path());
+        h.write_atomic("/usr/real", b"a\n", None).unwrap();
+        let real = d.path().join("usr/real");
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+        h.create_dir_all("/etc").unwrap();
+        std::os::unix::fs::symlink("../usr/real", d.path().join("etc/link")).unwrap();
+        h.write_atomic("/etc/link", b"b\n", None).unwrap();
+        assert!(
+            std::fs::symlink_metadata(d.path().join("etc/link"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read(&real).unwrap(), b"b\n");
+        assert_eq!(
+            std::fs::metadata(&real).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        std::os::unix::fs::symlink("nowhere", d.path().join("etc/dangling")).unwrap();
+        assert!(matches!(
+            h.write_atomic("/etc/dangling", b"x", None),
+            Err(HostError::NotRegular { .. })
+        ));
+        assert!(h.write_atomic("/etc", b"x", None).is_err());
+        // A dead process's temporary file goes; a live one's (ours) stays.
+        std::fs::write(d.path().join("etc/.link.rmp-eval.4194303"), "x").unwrap();
+        let mine = format!(".link.rmp-eval.{}", std::process::id());
+        std::fs::write(d.path().join("etc").join(&mine), "x").unwrap();
+        assert_eq!(
+            h.remove_stale_temps("/etc/link"),
+            [".link.rmp-eval.4194303"]
+        );
+        assert!(d.path().join("etc").join(&mine).exists());
+    }
 }

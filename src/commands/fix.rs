@@ -113,14 +113,27 @@ pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
     };
     let full = plan::build(host, &req)?;
     let live = host.is_live();
+    let refused: Vec<String> = full
+        .steps
+        .iter()
+        .filter_map(|s| s.refusal().map(|r| format!("[{}] {r}", s.id)))
+        .collect();
     if full.is_empty() {
         if args.json {
             outln!("{}", render::plan_json(&full));
         } else {
             outln!("{}", render::plan_text(&full, live));
-            outln!("Nothing to change: every proposed step is already as wanted.");
+            if refused.is_empty() {
+                outln!("Nothing to change: every proposed step is already as wanted.");
+            } else {
+                outln!("Nothing changed: refused {}", refused.join("; "));
+            }
         }
-        return Ok(Outcome::Good);
+        return Ok(if refused.is_empty() {
+            Outcome::Good
+        } else {
+            Outcome::ShortFall
+        });
     }
     if args.dry_run {
         if args.json {
@@ -206,7 +219,10 @@ pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
         .outcomes
         .iter()
         .any(|o| matches!(o.took, Took::Differs(_)));
-    Ok(if short {
+    if !refused.is_empty() && !args.json {
+        outln!("Not done: refused {}", refused.join("; "));
+    }
+    Ok(if short || !refused.is_empty() {
         Outcome::ShortFall
     } else {
         Outcome::Good

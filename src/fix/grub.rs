@@ -1,140 +1,262 @@
-//! What GRUB will put on the kernel command line: /etc/default/grub, then /etc/default/grub.d/*.cfg in name
-//! order, as grub-mkconfig sources them. A small evaluator of the shell assignments these files hold (quotes,
-//! $VAR and ${VAR}); anything it cannot follow is reported, not guessed. Pure functions.
+//! What GRUB will put on the kernel command line, found the way grub-mkconfig finds it: /etc/default/grub, then
+//! /etc/default/grub.d/*.cfg in the shell's glob order, sourced by /bin/sh under `set -e`; then
+//! GRUB_CMDLINE_LINUX and GRUB_CMDLINE_LINUX_DEFAULT read back. The files are copied (read through the Host, so
+//! never from outside the root) into a private scratch directory and sourced there by a fixed script that gets
+//! the directory as an argument: nothing the files hold is ever put into shell text. Under --root (a tree that is
+//! not this machine) the shell runs as nobody. A file the shell fails on, or that takes too long, is a refusal
+//! with the shell's own reason, never a guess.
 
-use std::collections::HashMap;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
-use super::cmdline::{merge_into, name, tokens};
+use super::cmdline::tokens;
+use crate::host::Host;
 
 /// The drop-in installed as /etc/default/grub.d/99-rmp-eval.cfg (see kernel-cmdline/).
 pub const DROPIN: &str = include_str!("../../kernel-cmdline/99-rmp-eval.cfg");
 pub const DROPIN_NAME: &str = "99-rmp-eval.cfg";
-/// Every name our drop-in may have (see boot.rs: a later-sorting name when another drop-in sorts after ours).
+/// The name fix gives the drop-in when another one sorts after 99-rmp-eval.cfg and undoes its work.
+pub const LATE_NAME: &str = "zz-rmp-eval.cfg";
+pub const GRUB_DEFAULT: &str = "/etc/default/grub";
+pub const GRUB_D: &str = "/etc/default/grub.d";
+/// Every name our drop-in may have.
 pub const DROPIN_PATHS: [&str; 2] = [
     "/etc/default/grub.d/99-rmp-eval.cfg",
     "/etc/default/grub.d/zz-rmp-eval.cfg",
 ];
-pub const VARS: [&str; 2] = ["GRUB_CMDLINE_LINUX", "GRUB_CMDLINE_LINUX_DEFAULT"];
+const STATE_IN_DROPIN: &str = "/var/lib/rmp-eval/cmdline";
+const TIMEOUT: Duration = Duration::from_secs(20);
 
+/// grub-mkconfig's sourcing, as a fixed script: $1 is the scratch directory. Results go to files there, so that
+/// what the sourced files print does not mix with them.
+const SCRIPT: &str = r#"set -e
+rmp_eval_dir=$1
+if test -f "$rmp_eval_dir/grub" ; then
+  . "$rmp_eval_dir/grub"
+fi
+for x in "$rmp_eval_dir"/grub.d/*.cfg ; do
+  if [ -e "${x}" ]; then
+    printf '%s\n' "${x##*/}" >>"$rmp_eval_dir/order"
+    . "${x}"
+  fi
+done
+printf '%s' "$GRUB_CMDLINE_LINUX" >"$rmp_eval_dir/linux"
+printf '%s' "$GRUB_CMDLINE_LINUX_DEFAULT" >"$rmp_eval_dir/default"
+"#;
+
+/// The GRUB files as they are (or as a plan would leave them).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Eval {
-    vars: HashMap<String, String>,
-    /// Lines touching the command line that the evaluator could not follow ("file:line: text").
-    pub unsure: Vec<String>,
+pub struct Layout {
+    /// /etc/default/grub (absent: grub-mkconfig skips it).
+    pub default: Option<Vec<u8>>,
+    /// grub.d/*.cfg: (name, content).
+    pub dropins: Vec<(String, Vec<u8>)>,
 }
 
-impl Eval {
-    pub fn linux(&self) -> &str {
-        self.vars.get(VARS[0]).map_or("", String::as_str)
+impl Layout {
+    /// Reads the files through `host`. A .cfg grub-mkconfig would choke on (a directory, a name that is not
+    /// UTF-8) is a refusal.
+    pub fn read(host: &Host) -> Result<Layout, String> {
+        let default = match host.read_bytes(GRUB_DEFAULT) {
+            Ok(b) => Some(b),
+            Err(e) if e.is_not_found() => None,
+            Err(e) => return Err(e.to_string()),
+        };
+        let mut dropins = Vec::new();
+        let names = match host.list(GRUB_D) {
+            Ok(n) => n,
+            Err(e) if e.is_not_found() => vec![],
+            Err(e) => return Err(e.to_string()),
+        };
+        for n in names.into_iter().filter(|n| n.ends_with(".cfg")) {
+            let p = format!("{GRUB_D}/{n}");
+            if n.contains('\u{fffd}') {
+                return Err(format!("{p}: a name that is not UTF-8"));
+            }
+            if host.is_dir(&p) {
+                return Err(format!(
+                    "{p}: a directory where grub-mkconfig sources a file"
+                ));
+            }
+            match host.read_bytes(&p) {
+                Ok(b) => dropins.push((n, b)),
+                // A dangling link: `[ -e ]` is false, grub-mkconfig skips it.
+                Err(e) if e.is_not_found() => {}
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Ok(Layout { default, dropins })
     }
-    pub fn linux_default(&self) -> &str {
-        self.vars.get(VARS[1]).map_or("", String::as_str)
+
+    /// This layout with our drop-in as `name` (and no other copy of ours).
+    pub fn with_ours(&self, name: Option<&str>) -> Layout {
+        let mut l = self.clone();
+        l.dropins.retain(|(n, _)| !is_ours(n));
+        if let Some(n) = name {
+            l.dropins.push((n.to_string(), DROPIN.as_bytes().to_vec()));
+        }
+        l
     }
+}
+
+pub fn is_ours(name: &str) -> bool {
+    name == DROPIN_NAME || name == LATE_NAME
+}
+
+/// What sourcing gave: the two variables and the drop-ins in the order the shell sourced them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Effective {
+    pub linux: String,
+    pub linux_default: String,
+    pub order: Vec<String>,
+}
+
+impl Effective {
     /// The parameters a normal (non-recovery) menu entry gets: GRUB_CMDLINE_LINUX then _DEFAULT.
-    pub fn effective(&self) -> Vec<String> {
-        let mut t = tokens(self.linux());
-        t.extend(tokens(self.linux_default()));
+    pub fn params(&self) -> Vec<String> {
+        let mut t = tokens(&self.linux);
+        t.extend(tokens(&self.linux_default));
         t
     }
+}
 
-    /// Follows the assignments of one sourced file.
-    pub fn source(&mut self, file: &str, text: &str) {
-        for (n, raw) in text.lines().enumerate() {
-            let line = raw.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let body = line.strip_prefix("export ").unwrap_or(line).trim_start();
-            let Some((var, rhs)) = body.split_once('=') else {
-                if VARS.iter().any(|v| line.contains(v)) {
-                    self.unsure.push(format!("{file}:{}: {line}", n + 1));
-                }
-                continue;
-            };
-            if var.is_empty() || !var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-                if VARS.iter().any(|v| line.contains(v)) {
-                    self.unsure.push(format!("{file}:{}: {line}", n + 1));
-                }
-                continue;
-            }
-            match self.word(rhs) {
-                Some(v) => {
-                    self.vars.insert(var.to_string(), v);
-                }
-                None if VARS.contains(&var) => {
-                    self.unsure.push(format!("{file}:{}: {line}", n + 1))
-                }
-                None => {}
+/// A private scratch directory, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Scratch, String> {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let p = std::env::temp_dir().join(format!("rmp-eval-grub.{}.{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir(&p).map_err(|e| format!("scratch directory: {e}"))?;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| format!("scratch directory: {e}"))?;
+        Ok(Scratch(p))
+    }
+    fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), String> {
+        let p = self.0.join(rel);
+        if let Some(d) = p.parent() {
+            std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
+        }
+        let mut f = std::fs::File::create(&p).map_err(|e| e.to_string())?;
+        f.write_all(bytes).map_err(|e| e.to_string())
+    }
+    fn read(&self, rel: &str) -> Option<Vec<u8>> {
+        std::fs::read(self.0.join(rel)).ok()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn chown_all(dir: &Path, uid: u32, gid: u32) {
+    let _ = std::os::unix::fs::chown(dir, Some(uid), Some(gid));
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                chown_all(&e.path(), uid, gid);
+            } else {
+                let _ = std::os::unix::fs::chown(e.path(), Some(uid), Some(gid));
             }
         }
     }
+}
 
-    /// What our drop-in does with the parameters saved in the state file.
-    pub fn apply_dropin(&mut self, managed: &[String]) {
-        if managed.is_empty() {
-            return;
-        }
-        let names: Vec<&str> = managed.iter().map(|t| name(t)).collect();
-        let keep = |s: &str| -> Vec<String> {
-            s.split_whitespace()
-                .filter(|w| !names.contains(&name(w)))
-                .map(str::to_string)
-                .collect()
+/// Sources `layout` as grub-mkconfig does, our drop-in(s) reading `state` as the managed parameters.
+pub fn evaluate(host: &Host, layout: &Layout, state: &[u8]) -> Result<Effective, String> {
+    let s = Scratch::new()?;
+    let state_path = s.0.join("state");
+    s.write("state", state)?;
+    if let Some(d) = &layout.default {
+        s.write("grub", d)?;
+    }
+    std::fs::create_dir_all(s.0.join("grub.d")).map_err(|e| e.to_string())?;
+    for (n, b) in &layout.dropins {
+        let text = if b == DROPIN.as_bytes() {
+            DROPIN
+                .replace(STATE_IN_DROPIN, &state_path.to_string_lossy())
+                .into_bytes()
+        } else {
+            b.clone()
         };
-        let linux = keep(self.linux()).join(" ");
-        let default = merge_into(&keep(self.linux_default()), managed).join(" ");
-        self.vars.insert(VARS[0].into(), linux);
-        self.vars.insert(VARS[1].into(), default);
+        s.write(&format!("grub.d/{n}"), &text)?;
     }
-
-    /// One shell word: quotes, $VAR, ${VAR}, backslash escapes. None for command substitution and the like.
-    fn word(&self, s: &str) -> Option<String> {
-        let mut out = String::new();
-        let mut it = s.chars().peekable();
-        let mut quote: Option<char> = None;
-        while let Some(c) = it.next() {
-            match (quote, c) {
-                (None, c) if c.is_whitespace() || c == ';' => break,
-                (None, '#') if out.is_empty() => break,
-                (None, '"') | (None, '\'') => quote = Some(c),
-                (Some(q), c) if c == q => quote = None,
-                (Some('\''), c) => out.push(c),
-                (_, '`') => return None,
-                (q, '\\') => match it.next() {
-                    Some(n) if q.is_none() || "\"\\$`".contains(n) => out.push(n),
-                    Some(n) => {
-                        out.push('\\');
-                        out.push(n);
-                    }
-                    None => {}
-                },
-                (_, '$') => {
-                    let braced = it.peek() == Some(&'{');
-                    if braced {
-                        it.next();
-                    }
-                    let mut v = String::new();
-                    while let Some(&n) = it.peek() {
-                        if n.is_ascii_alphanumeric() || n == '_' {
-                            v.push(n);
-                            it.next();
-                        } else {
-                            break;
-                        }
-                    }
-                    if braced && it.next() != Some('}') {
-                        return None;
-                    }
-                    if v.is_empty() {
-                        return None;
-                    }
-                    out.push_str(self.vars.get(&v).map_or("", String::as_str));
-                }
-                (_, c) => out.push(c),
-            }
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg(SCRIPT)
+        .arg("grub-mkconfig")
+        .arg(&s.0)
+        .env_clear()
+        .env(
+            "PATH",
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        )
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for k in ["LANG", "LC_ALL", "LC_COLLATE"] {
+        if let Some(v) = std::env::var_os(k) {
+            cmd.env(k, v);
         }
-        if quote.is_some() { None } else { Some(out) }
     }
+    // Files from a tree that is not this machine are run with no rights over it.
+    if !host.is_live() && nix::unistd::geteuid().is_root() {
+        use std::os::unix::process::CommandExt;
+        chown_all(&s.0, 65534, 65534);
+        cmd.uid(65534).gid(65534);
+    }
+    let mut child = cmd.spawn().map_err(|e| format!("/bin/sh: {e}"))?;
+    let t0 = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break st,
+            Ok(None) if t0.elapsed() > TIMEOUT => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "sourcing the GRUB files did not finish in {} s",
+                    TIMEOUT.as_secs()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+            Err(e) => return Err(format!("/bin/sh: {e}")),
+        }
+    };
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        use std::io::Read;
+        let _ = (&mut e).take(64 * 1024).read_to_string(&mut err);
+    }
+    let (Some(linux), Some(default)) = (s.read("linux"), s.read("default")) else {
+        let why = err
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("no output")
+            .replace(&*s.0.to_string_lossy(), "");
+        return Err(format!(
+            "sourcing the GRUB files as grub-mkconfig does failed ({status}): {why}"
+        ));
+    };
+    let text = |b: Vec<u8>, v: &str| {
+        String::from_utf8(b).map_err(|_| format!("{v} is not UTF-8 after sourcing"))
+    };
+    Ok(Effective {
+        linux: text(linux, "GRUB_CMDLINE_LINUX")?,
+        linux_default: text(default, "GRUB_CMDLINE_LINUX_DEFAULT")?,
+        order: String::from_utf8_lossy(&s.read("order").unwrap_or_default())
+            .lines()
+            .map(str::to_string)
+            .collect(),
+    })
 }
 
 #[cfg(test)]
@@ -142,50 +264,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn debian_default_then_cloud_dropin() {
+    fn sourced_as_grub_mkconfig_does_quotes_kept_order_reported() {
         // /etc/default/grub of the captured Debian 12 guest; the drop-in as Debian's cloud images ship it.
-        let mut e = Eval::default();
-        e.source(
-            "grub",
-            "GRUB_DEFAULT=0\nGRUB_CMDLINE_LINUX_DEFAULT=\"\"\nGRUB_CMDLINE_LINUX=\"console=ttyS0,115200\"\n",
-        );
-        e.source(
-            "50-cloudimg-settings.cfg",
-            "# comment\nGRUB_CMDLINE_LINUX_DEFAULT=\"console=tty1 console=ttyS0\"\n",
-        );
+        let l = Layout {
+            default: Some(
+                b"GRUB_DEFAULT=0\nGRUB_CMDLINE_LINUX_DEFAULT=\"\"\nGRUB_CMDLINE_LINUX=\"console=ttyS0,115200 foo=\\\"a  b\\\"\"\n"
+                    .to_vec(),
+            ),
+            dropins: vec![(
+                "50-cloudimg-settings.cfg".into(),
+                b"# comment\nGRUB_CMDLINE_LINUX_DEFAULT=\"console=tty1 console=ttyS0\"\n".to_vec(),
+            )],
+        };
+        let h = Host::with_root("/nonexistent-root");
+        let e = evaluate(&h, &l.with_ours(Some(DROPIN_NAME)), b"isolcpus=domain,1\n").unwrap();
+        assert_eq!(e.linux, "console=ttyS0,115200 foo=\"a  b\"");
         assert_eq!(
-            e.effective(),
-            ["console=ttyS0,115200", "console=tty1", "console=ttyS0"]
+            e.params(),
+            [
+                "console=ttyS0,115200",
+                "foo=\"a  b\"",
+                "console=tty1",
+                "console=ttyS0",
+                "isolcpus=domain,1"
+            ]
         );
-        e.source(
-            "x",
-            "GRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX quiet\" # add\n",
-        );
-        e.source("y", "export GRUB_CMDLINE_LINUX_DEFAULT='${x}' \n");
-        assert_eq!(e.linux(), "console=ttyS0,115200 quiet");
-        assert_eq!(e.linux_default(), "${x}");
-        assert!(e.unsure.is_empty());
-        e.source(
-            "z",
-            "GRUB_CMDLINE_LINUX=\"$(cat /x)\"\nGRUB_CMDLINE_LINUX=`x`\n",
-        );
-        assert_eq!(e.unsure.len(), 2);
-        assert_eq!(e.linux(), "console=ttyS0,115200 quiet");
-    }
-
-    #[test]
-    fn dropin_replaces_managed_parameters_once() {
-        let mut e = Eval::default();
-        e.source("grub", "GRUB_CMDLINE_LINUX=\"isolcpus=2 quiet\"\nGRUB_CMDLINE_LINUX_DEFAULT=\"nohz_full=2 splash\"");
-        e.apply_dropin(&[
-            "isolcpus=managed_irq,domain,2-3".into(),
-            "nohz_full=2-3".into(),
-        ]);
-        assert_eq!(e.linux(), "quiet");
-        assert_eq!(
-            e.linux_default(),
-            "splash isolcpus=managed_irq,domain,2-3 nohz_full=2-3"
-        );
-        assert!(DROPIN.contains("/var/lib/rmp-eval/cmdline"));
+        assert_eq!(e.order, ["50-cloudimg-settings.cfg", DROPIN_NAME]);
+        let bad = Layout {
+            default: Some(b"GRUB_CMDLINE_LINUX=\"unterminated\n".to_vec()),
+            dropins: vec![],
+        };
+        let err = evaluate(&h, &bad, b"").unwrap_err();
+        assert!(err.contains("failed"), "{err}");
     }
 }

@@ -18,6 +18,7 @@ pub mod boot;
 pub mod cmdline;
 pub mod ethtool;
 pub mod grub;
+pub mod grub_plan;
 pub mod irq;
 pub mod journal;
 pub mod kind;
@@ -49,6 +50,7 @@ pub fn known_targets() -> Vec<&'static str> {
     ];
     v.extend(boot::PI_CMDLINES);
     v.extend(grub::DROPIN_PATHS);
+    v.push(grub::GRUB_DEFAULT);
     v
 }
 
@@ -124,6 +126,21 @@ pub struct Step {
     pub changes: Vec<Change>,
     /// What the step could not do or leaves to the user.
     pub notes: Vec<String>,
+}
+
+/// A note that starts so says the step was refused: nothing of it is changed, and fix exits 1.
+pub const REFUSED: &str = "refused: ";
+
+impl Step {
+    /// Refuses the step: no changes, and why.
+    pub fn refuse(&mut self, why: impl Into<String>) {
+        self.changes.clear();
+        self.notes.push(format!("{REFUSED}{}", why.into()));
+    }
+    /// Why the step was refused, if it was.
+    pub fn refusal(&self) -> Option<&str> {
+        self.notes.iter().find_map(|n| n.strip_prefix(REFUSED))
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -29,10 +29,17 @@ impl Undone {
 /// restored: there is nothing left to put back.
 pub fn undo(host: &Host, run: &Run, how: How) -> Undone {
     let mut u = Undone::default();
-    for e in run.entries.iter().rev() {
+    // Indices of the entries the run keeps: not restored, or a directory still holding a kept file.
+    let mut keep = Vec::new();
+    let mut kept_dirs = Vec::new();
+    for (i, e) in run.entries.iter().enumerate().rev() {
         match kind::restore(host, e, how) {
             Ok(r @ Restored::Conflict(_)) => {
-                u.left.insert(0, e.clone());
+                keep.push(i);
+                u.done.push((e.path().to_string(), r));
+            }
+            Ok(r @ Restored::Kept(_)) => {
+                kept_dirs.push(i);
                 u.done.push((e.path().to_string(), r));
             }
             Ok(r) => u.done.push((e.path().to_string(), r)),
@@ -42,10 +49,16 @@ pub fn undo(host: &Host, run: &Run, how: How) -> Undone {
                 if source.raw_os_error() == Some(libc::ENODEV)
                     && matches!(e, Entry::Ethtool(_)) => {}
             Err(err) => {
-                u.left.insert(0, e.clone());
+                keep.push(i);
                 u.problems.push(format!("{}: {err}", e.path()));
             }
         }
     }
+    // A directory fix created goes with the last file of its own: while one is kept, so is the directory.
+    if !keep.is_empty() {
+        keep.extend(kept_dirs);
+    }
+    keep.sort_unstable();
+    u.left = keep.into_iter().map(|i| run.entries[i].clone()).collect();
     u
 }

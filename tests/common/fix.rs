@@ -106,7 +106,7 @@ impl Root {
             .unwrap();
         for n in names.iter().filter(|n| n.ends_with(".cfg")) {
             let p = self.path(&format!("/etc/default/grub.d/{n}"));
-            if n == "99-rmp-eval.cfg" {
+            if n.ends_with("-rmp-eval.cfg") {
                 let state = self.path("/var/lib/rmp-eval/cmdline");
                 let text = std::fs::read_to_string(&p)
                     .unwrap()
@@ -118,7 +118,7 @@ impl Root {
                 files.push(p);
             }
         }
-        let script = "set -e\nfor f in \"$@\"; do . \"$f\"; done\nprintf '%s\\n%s\\n' \"$GRUB_CMDLINE_LINUX\" \"$GRUB_CMDLINE_LINUX_DEFAULT\"\n";
+        let script = "set -e\nfor f in \"$@\"; do . \"$f\"; done\nprintf '%s\\0%s\\0' \"$GRUB_CMDLINE_LINUX\" \"$GRUB_CMDLINE_LINUX_DEFAULT\"\n";
         let out = Command::new(shell)
             .arg("-c")
             .arg(script)
@@ -132,7 +132,7 @@ impl Root {
             String::from_utf8_lossy(&out.stderr)
         );
         let text = String::from_utf8(out.stdout).unwrap();
-        let mut l = text.lines();
+        let mut l = text.split('\0');
         (
             l.next().unwrap_or("").to_string(),
             l.next().unwrap_or("").to_string(),
@@ -144,11 +144,31 @@ impl Root {
         let dash = self.grub_effective("sh");
         let bash = self.grub_effective("bash");
         assert_eq!(dash, bash, "dash and bash disagree");
-        format!("{} {}", dash.0, dash.1)
-            .split_whitespace()
-            .map(str::to_string)
-            .collect()
+        kernel_tokens(&format!("{} {}", dash.0, dash.1))
     }
+}
+
+/// A command line split as the kernel splits it: on whitespace, except inside double quotes.
+pub fn kernel_tokens(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in line.chars() {
+        if c == '"' {
+            quoted = !quoted;
+        }
+        if c.is_whitespace() && !quoted {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+        } else {
+            cur.push(c);
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
 }
 
 fn walk(base: &Path, dir: &Path, t: &mut Tree) {

@@ -1,0 +1,187 @@
+//! The GRUB side of the command-line step. The managed parameters go into /var/lib/rmp-eval/cmdline, read by
+//! our drop-in in /etc/default/grub.d. Every candidate layout is evaluated by sourcing it as grub-mkconfig does
+//! (grub.rs), and accepted only when the result has each managed parameter once, with our value, and every
+//! other parameter of the user's byte for byte, in order. When a drop-in sorting after 99-rmp-eval.cfg undoes
+//! ours, the drop-in is placed later (zz-rmp-eval.cfg); when no placement works, the step is refused.
+
+use super::cmdline::{Want, is_safe_token, managed_params, merge_into, name, tokens};
+use super::grub::{self, DROPIN, DROPIN_NAME, Effective, LATE_NAME, Layout, is_ours};
+use super::kind::command::CommandChange;
+use super::kind::file::{CmdlineEdit, FileChange};
+use super::{CMDLINE_STATE, Change, Step};
+use crate::host::Host;
+
+/// The first line of drop-ins older versions of rmp-eval wrote: those are ours to update.
+const OURS_HEADER: &[u8] = b"# /etc/default/grub.d/99-rmp-eval.cfg -- installed by rmp-eval.";
+
+/// Whether `after` is what we want: each of `state` once and as is, and the user's other parameters unchanged.
+fn check(after: &Effective, user: &[String], state: &[String]) -> Result<(), String> {
+    let p = after.params();
+    for t in state {
+        let same: Vec<&String> = p.iter().filter(|x| name(x) == name(t)).collect();
+        match same.as_slice() {
+            [one] if *one == t => {}
+            [one] => return Err(format!("{} would be {one}, not {t}", name(t))),
+            many => {
+                return Err(format!(
+                    "{}= would be on the command line {} times",
+                    name(t),
+                    many.len()
+                ));
+            }
+        }
+    }
+    let rest: Vec<&String> = p
+        .iter()
+        .filter(|x| !state.iter().any(|t| name(t) == name(x)))
+        .collect();
+    if rest
+        .iter()
+        .map(|s| s.as_str())
+        .ne(user.iter().map(|s| s.as_str()))
+    {
+        return Err("the other parameters would not stay as they are".into());
+    }
+    Ok(())
+}
+
+pub fn plan(host: &Host, want: &Want, s: &mut Step) -> Result<(), String> {
+    let layout = match Layout::read(host) {
+        Ok(l) => l,
+        Err(e) => {
+            s.refuse(format!("GRUB: {e}"));
+            return Ok(());
+        }
+    };
+    for (n, b) in layout.dropins.iter().filter(|(n, _)| is_ours(n)) {
+        if b != DROPIN.as_bytes() && !b.starts_with(OURS_HEADER) {
+            s.refuse(format!(
+                "{}/{n} is not the drop-in rmp-eval installs (edited?): restore or remove it, then run fix again",
+                grub::GRUB_D
+            ));
+            return Ok(());
+        }
+    }
+    let state_before = host.read_bytes(CMDLINE_STATE).ok();
+    let state_bytes = state_before.clone().unwrap_or_default();
+    let state = tokens(&String::from_utf8_lossy(&state_bytes));
+    // Ours as this version writes them: an older version's drop-in is replaced.
+    let existing: Vec<String> = layout
+        .dropins
+        .iter()
+        .filter(|(n, _)| is_ours(n))
+        .map(|(n, _)| n.clone())
+        .collect();
+    let current = layout_with(&layout, &existing);
+    let eval =
+        |l: &Layout, st: &[u8]| grub::evaluate(host, l, st).map_err(|e| format!("GRUB: {e}"));
+    let (before, user) = match (
+        eval(&current, &state_bytes),
+        eval(&layout.with_ours(None), b""),
+    ) {
+        (Ok(b), Ok(u)) => (b, u),
+        (Err(e), _) | (_, Err(e)) => {
+            s.refuse(e);
+            return Ok(());
+        }
+    };
+    let (managed, skipped) = managed_params(&before.params(), want)?;
+    let new_state = merge_into(&state, &managed);
+    if let Some(bad) = new_state.iter().find(|t| !is_safe_token(t)) {
+        s.refuse(format!(
+            "{CMDLINE_STATE}: {bad} is not a parameter fix can hand to GRUB"
+        ));
+        return Ok(());
+    }
+    let user_rest: Vec<String> = user
+        .params()
+        .into_iter()
+        .filter(|x| !new_state.iter().any(|t| name(t) == name(x)))
+        .collect();
+    let line = format!("{}\n", new_state.join(" ")).into_bytes();
+    let mut reasons = Vec::new();
+    let mut chosen = None;
+    for cand in [DROPIN_NAME, LATE_NAME] {
+        let mut names = existing.clone();
+        if !names.iter().any(|n| n == cand) {
+            names.push(cand.to_string());
+        }
+        let l = layout_with(&layout, &names);
+        match eval(&l, &line).and_then(|a| check(&a, &user_rest, &new_state).map(|()| a)) {
+            Ok(a) => {
+                chosen = Some((names, a));
+                break;
+            }
+            Err(why) => reasons.push(format!("with {cand}: {why}")),
+        }
+        // Already in place and not enough: only a later name can help.
+    }
+    let Some((names, after)) = chosen else {
+        s.refuse(format!(
+            "no place for the drop-in gives the wanted command line ({}); a drop-in in {} that sorts after \
+             ours changes it: merge the parameters there by hand",
+            reasons.join("; "),
+            grub::GRUB_D
+        ));
+        return Ok(());
+    };
+    for n in &names {
+        let path = format!("{}/{n}", grub::GRUB_D);
+        let now = layout
+            .dropins
+            .iter()
+            .find(|(x, _)| x == n)
+            .map(|(_, b)| b.clone());
+        if now.as_deref() != Some(DROPIN.as_bytes()) {
+            s.changes.push(Change::File(FileChange::new(
+                &path,
+                now,
+                DROPIN.as_bytes().to_vec(),
+                true,
+            )));
+        }
+    }
+    if new_state != state {
+        let mut c = FileChange::new(CMDLINE_STATE, state_before, line, true);
+        c.cmdline = Some(CmdlineEdit {
+            added: managed.clone(),
+            replaced: state
+                .iter()
+                .filter(|t| managed.iter().any(|m| name(m) == name(t)))
+                .cloned()
+                .collect(),
+        });
+        s.changes.push(Change::File(c));
+    }
+    if !s.changes.is_empty() {
+        s.changes.push(Change::Command(CommandChange {
+            argv: vec!["update-grub".to_string()],
+            again_on_rollback: true,
+            reboot: true,
+        }));
+    }
+    s.notes.push(format!(
+        "GRUB, normal entries, now:   {}",
+        before.params().join(" ")
+    ));
+    s.notes.push(format!(
+        "GRUB, normal entries, after: {}",
+        after.params().join(" ")
+    ));
+    s.notes.extend(
+        skipped
+            .iter()
+            .map(|k| format!("left as configured (cannot merge): {k}")),
+    );
+    Ok(())
+}
+
+/// `layout` with our drop-in under each of `names`, as this version writes it.
+fn layout_with(layout: &Layout, names: &[String]) -> Layout {
+    let mut l = layout.with_ours(None);
+    for n in names {
+        l.dropins.push((n.clone(), DROPIN.as_bytes().to_vec()));
+    }
+    // The shell sorts the glob; the order here does not matter.
+    l
+}
