@@ -6,6 +6,7 @@ pub mod cgroup;
 pub mod checks;
 pub mod cli;
 pub mod commands;
+pub mod corelock;
 pub mod error;
 pub mod fix;
 pub mod host;

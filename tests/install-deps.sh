@@ -12,8 +12,9 @@ apt-get install -y -qq --no-install-recommends \
     debootstrap gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static binfmt-support \
     cmake python3-venv python3-dev gcc libc6-dev >/dev/null
 # Prometheus textfiles (tests/prometheus.rs): promtool comes with the prometheus package, and a real node exporter
-# serves the files. Ansible (tests/ansible.sh) runs the fleet playbook in contrib/ansible.
-apt-get install -y -qq --no-install-recommends prometheus prometheus-node-exporter ansible >/dev/null
+# serves the files; systemd-analyze (tests/systemd_units.rs) verifies the units. Ansible runs the fleet playbook in
+# contrib/ansible (tests/ansible.sh).
+apt-get install -y -qq --no-install-recommends prometheus prometheus-node-exporter ansible systemd >/dev/null
 # pysoem (PyPI, bundles SOEM): the independent EtherCAT MainDevice of tests/nic_*.rs, in its own venv.
 PYSOEM_VENV="${RMP_EVAL_PYSOEM_VENV:-/var/cache/rmp-eval-tests/pysoem-venv}"
 if ! "$PYSOEM_VENV/bin/python" -c 'import pysoem' 2>/dev/null; then

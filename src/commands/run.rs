@@ -81,7 +81,9 @@ pub fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
     }
     let slot = Slot::new(host, "run", store::unix_now())?;
     let mut screen = Screen::new(out, args.json, Some(&slot));
+    let lock = crate::corelock::shared(host, at.core);
     let result = crate::measure::run(host, &spec, at, "run", &mut screen)?;
+    drop(lock);
     drop(screen);
     if args.json {
         let text =
@@ -123,6 +125,7 @@ pub fn measure(
 ) -> Result<(RunResult, PathBuf)> {
     let at = place(host, spec)?;
     let slot = Slot::new(host, label, store::unix_now())?;
+    let lock = crate::corelock::shared(host, at.core);
     let result = crate::measure::run(
         host,
         spec,
@@ -130,8 +133,16 @@ pub fn measure(
         label,
         &mut Screen::new(out, quiet, Some(&slot)),
     )?;
+    drop(lock);
     let path = persist(&slot, None, &result)?;
     Ok((result, path))
+}
+
+/// A measurement that prints nothing and is not saved under results/ (the monitor's, every few minutes). The
+/// caller holds the core's lock.
+pub fn measure_unsaved(host: &Host, out: Output, spec: &RunSpec, label: &str) -> Result<RunResult> {
+    let at = place(host, spec)?;
+    crate::measure::run(host, spec, at, label, &mut Screen::new(out, true, None))
 }
 
 fn persist(slot: &Slot, output: Option<&Path>, r: &RunResult) -> Result<PathBuf> {

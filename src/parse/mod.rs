@@ -4,6 +4,7 @@ pub mod cgroup;
 pub mod cmdline;
 pub mod cpuinfo;
 pub mod cpulist;
+pub mod defaults;
 pub mod interrupts;
 pub mod kernel;
 pub mod mask;

@@ -1,0 +1,67 @@
+//! Who measures on a CPU: every measurement (`run`, fix's before/after, the after-boot run) holds a shared lock on
+//! /run/rmp-eval/measure-cpuN.lock while it runs; the monitor takes it exclusively without waiting, and skips its
+//! pass when it cannot ("never while a measurement on that core runs"). Shared, so that measurements never wait
+//! for each other as they did before; a lock file that cannot be made (no /run, not root) does not stop a
+//! measurement — it only means the monitor cannot see it.
+
+use std::fs::{File, OpenOptions};
+
+use nix::fcntl::{Flock, FlockArg};
+
+use crate::error::{Error, Result};
+use crate::host::Host;
+
+pub const DIR: &str = "/run/rmp-eval";
+
+pub struct CoreLock {
+    _lock: Flock<File>,
+}
+
+fn open(host: &Host, core: usize) -> std::io::Result<File> {
+    host.create_dir_all(DIR).map_err(std::io::Error::other)?;
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(host.path(&format!("{DIR}/measure-cpu{core}.lock")))
+}
+
+/// Held by a measurement on `core` (waits only while the monitor holds it, which it does for one short pass).
+pub fn shared(host: &Host, core: usize) -> Option<CoreLock> {
+    let f = open(host, core).ok()?;
+    Flock::lock(f, FlockArg::LockShared)
+        .ok()
+        .map(|l| CoreLock { _lock: l })
+}
+
+/// For the monitor: the lock when no measurement holds it, None when one does.
+pub fn try_exclusive(host: &Host, core: usize) -> Result<Option<CoreLock>> {
+    let f = open(host, core).map_err(|e| Error::sys(format!("{DIR}/measure-cpu{core}.lock"), e))?;
+    match Flock::lock(f, FlockArg::LockExclusiveNonblock) {
+        Ok(l) => Ok(Some(CoreLock { _lock: l })),
+        Err((_, nix::errno::Errno::EWOULDBLOCK)) => Ok(None),
+        Err((_, e)) => Err(Error::sys(
+            format!("locking {DIR}/measure-cpu{core}.lock"),
+            e.into(),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_measurement_keeps_the_monitor_out_and_measurements_share() {
+        let d = tempfile::tempdir().unwrap();
+        let h = Host::with_root(d.path());
+        let m1 = shared(&h, 3).expect("lock file under the root");
+        let m2 = shared(&h, 3).expect("a second measurement is not refused");
+        assert!(try_exclusive(&h, 3).unwrap().is_none());
+        // Another core is free.
+        assert!(try_exclusive(&h, 2).unwrap().is_some());
+        drop((m1, m2));
+        let mon = try_exclusive(&h, 3).unwrap();
+        assert!(mon.is_some());
+    }
+}
