@@ -58,6 +58,8 @@ pub enum Command {
     Reflect(ReflectArgs),
     /// Copy exactly the files the checks read into OUT (a directory, or OUT.tar.gz) for `check --root`
     Snapshot(SnapshotArgs),
+    /// One pass of the fleet monitor (rmp-eval-monitor.timer): check, drift of what fix saved, a short run, metrics
+    Monitor(MonitorArgs),
     /// Re-apply the runtime tunings saved by fix (run at boot by the systemd unit, and by the udev rule)
     #[command(hide = true)]
     ApplySaved(ApplySavedArgs),
@@ -352,6 +354,10 @@ pub struct SnapshotArgs {
     /// Output directory, or a file name ending in .tar.gz
     pub out: PathBuf,
 }
+
+/// Settings come from /etc/default/rmp-eval (RMP_EVAL_MONITOR_RUN_SECONDS, _REAPPLY, _PROMETHEUS).
+#[derive(Debug, Clone, Args)]
+pub struct MonitorArgs {}
 
 #[derive(Debug, Clone, Args)]
 pub struct ApplySavedArgs {

@@ -27,10 +27,16 @@ fn verify(extra: Option<(&str, &str)>, names: &[String]) -> (String, bool) {
     let root = tempfile::tempdir().unwrap();
     let sys = root.path().join("lib/systemd");
     std::fs::create_dir_all(&sys).unwrap();
-    let st = Command::new("cp").args(["-a", SYSTEM_UNITS]).arg(&sys).status().unwrap();
+    let st = Command::new("cp")
+        .args(["-a", SYSTEM_UNITS])
+        .arg(&sys)
+        .status()
+        .unwrap();
     assert!(st.success());
     for n in units() {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("systemd").join(&n);
+        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("systemd")
+            .join(&n);
         std::fs::copy(src, sys.join("system").join(&n)).unwrap();
     }
     if let Some((name, text)) = extra {
@@ -46,23 +52,41 @@ fn verify(extra: Option<(&str, &str)>, names: &[String]) -> (String, bool) {
         .args(names)
         .output()
         .expect("systemd-analyze (Debian's systemd)");
-    (String::from_utf8_lossy(&o.stderr).into_owned(), o.status.success())
+    (
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        o.status.success(),
+    )
 }
 
 #[test]
 fn every_unit_passes_systemd_analyze_verify_without_a_warning() {
     let names = units();
-    assert!(names.contains(&"rmp-eval-monitor.timer".to_string()), "{names:?}");
+    assert!(
+        names.contains(&"rmp-eval-monitor.timer".to_string()),
+        "{names:?}"
+    );
     let (err, ok) = verify(None, &names);
-    assert!(ok && err.trim().is_empty(), "systemd-analyze verify {names:?}:\n{err}");
+    assert!(
+        ok && err.trim().is_empty(),
+        "systemd-analyze verify {names:?}:\n{err}"
+    );
 }
 
 #[test]
 fn a_unit_with_a_mistake_is_caught() {
     let bad = "[Unit]\nDescription=x\n[Service]\nType=oneshot\nExecStart=/usr/sbin/rmp-eval monitor\nBogus=1\n";
-    let (err, ok) = verify(Some(("rmp-eval-bad.service", bad)), &["rmp-eval-bad.service".to_string()]);
-    assert!(!ok || !err.trim().is_empty(), "a unit with an unknown key went through:\n{err}");
+    let (err, ok) = verify(
+        Some(("rmp-eval-bad.service", bad)),
+        &["rmp-eval-bad.service".to_string()],
+    );
+    assert!(
+        !ok || !err.trim().is_empty(),
+        "a unit with an unknown key went through:\n{err}"
+    );
     let missing = "[Service]\nExecStart=/usr/sbin/not-there\n";
-    let (_, ok) = verify(Some(("rmp-eval-bad.service", missing)), &["rmp-eval-bad.service".to_string()]);
+    let (_, ok) = verify(
+        Some(("rmp-eval-bad.service", missing)),
+        &["rmp-eval-bad.service".to_string()],
+    );
     assert!(!ok, "an ExecStart that cannot run went through");
 }

@@ -5,6 +5,7 @@ pub mod check;
 pub mod compare;
 pub mod fix;
 pub mod generate;
+pub mod monitor;
 pub mod reflect;
 pub mod rollback;
 pub mod run;
@@ -31,6 +32,7 @@ pub fn dispatch(host: &Host, out: Output, cli: Cli) -> Result<Outcome> {
         Some(Command::Compare(a)) => compare::execute(host, out, &a),
         Some(Command::Reflect(a)) => reflect::execute(host, out, &a),
         Some(Command::Snapshot(a)) => snapshot::execute(host, out, &a),
+        Some(Command::Monitor(a)) => monitor::execute(host, out, &a),
         Some(Command::ApplySaved(a)) => apply_saved::execute(host, out, &a),
         Some(Command::Generate(a)) => generate::execute(&a),
         None if cli.legacy.only_config => check::execute(host, out, &cli.legacy.to_check()),

@@ -16,6 +16,7 @@
 pub mod apply;
 pub mod boot;
 pub mod cmdline;
+pub mod drift;
 pub mod ethtool;
 pub mod grub;
 pub mod grub_plan;

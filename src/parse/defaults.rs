@@ -30,7 +30,10 @@ mod tests {
     #[test]
     fn assignments_as_the_package_ships_and_users_edit_them() {
         let t = include_str!("../../systemd/rmp-eval.default");
-        assert_eq!(get(t, "RMP_EVAL_MONITOR_RUN_SECONDS").as_deref(), Some("10"));
+        assert_eq!(
+            get(t, "RMP_EVAL_MONITOR_RUN_SECONDS").as_deref(),
+            Some("10")
+        );
         assert_eq!(get(t, "RMP_EVAL_MONITOR_REAPPLY").as_deref(), Some("no"));
         assert_eq!(get(t, "RMP_EVAL_MONITOR_PROMETHEUS").as_deref(), Some(""));
         let edited = "A=1\n# A=2\nA=\"3 4\"\nexport B='x' \nC=5 # five\n";

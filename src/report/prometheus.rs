@@ -105,6 +105,21 @@ impl Dest {
         Ok(())
     }
 
+    /// Adds `n` to the monitor's re-application counter and returns the new total.
+    pub fn add_reapplied(&self, n: u64) -> u64 {
+        let mut t = self.load_totals();
+        t.reapplied += n;
+        if n > 0 {
+            let _ = self.save_totals(&t);
+        }
+        t.reapplied
+    }
+
+    fn save_totals(&self, t: &Totals) -> Result<()> {
+        let json = serde_json::to_string_pretty(t).map_err(|e| Error::failed(e.to_string()))?;
+        self.write(TOTALS, &(json + "\n"))
+    }
+
     fn load_totals(&self) -> Totals {
         self.host
             .read(&format!("{}/{TOTALS}", self.dir))
@@ -290,6 +305,9 @@ pub struct Totals {
     pub rtt: Hist,
     pub lost_frames: u64,
     pub wkc_errors: u64,
+    /// Drifted values the monitor wrote again.
+    #[serde(default)]
+    pub reapplied: u64,
 }
 
 impl Totals {
@@ -457,8 +475,7 @@ pub fn export_check(host: &Host, dest: &Dest, findings: &[Finding], now: u64) ->
 pub fn export_run(host: &Host, dest: &Dest, r: &RunResult, now: u64) -> Result<()> {
     let mut totals = dest.load_totals();
     totals.add(r);
-    let json = serde_json::to_string_pretty(&totals).map_err(|e| Error::failed(e.to_string()))?;
-    dest.write(TOTALS, &(json + "\n"))?;
+    dest.save_totals(&totals)?;
     dest.write("rmp_eval_info.prom", &info(host))?;
     dest.write("rmp_eval_run.prom", &run(r, &totals, now))
 }

@@ -1,0 +1,111 @@
+//! Drift: a value fix applied and saved that no longer holds (irqbalance restarted, a driver reloaded, an
+//! interface went down and up, someone wrote it by hand). The runtime steps saved in runtime.json are planned
+//! afresh — by intent, as apply-saved does at boot, because IRQ numbers change — and the sysctl values fix wrote
+//! to its sysctl.d file are compared with the kernel's. What a plan would change is drift. Reads only; the monitor
+//! re-applies through `reapply`, with the executor fix uses.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::kind::{self, Took};
+use super::runtime::{SYSCTL_FILE, value};
+use super::{Change, Step, StepId, ValueKind, saved};
+use crate::checks::knob::{SYSCTLS, Want};
+use crate::error::Result;
+use crate::host::Host;
+
+/// Targets the kernel refused when the monitor re-applied them (kernel-managed IRQs): not counted as drift again.
+pub const REFUSED: &str = "/var/lib/rmp-eval/monitor-refused.json";
+
+/// The sysctl values in fix's sysctl.d file that the kernel does not have now, as a step of Value changes.
+fn sysctl(host: &Host) -> Option<Step> {
+    let text = host.read(SYSCTL_FILE).ok()?;
+    let file: BTreeMap<String, String> = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let mut s = Step {
+        id: StepId::Sysctl,
+        title: "Kernel settings (sysctl)".into(),
+        why: String::new(),
+        changes: vec![],
+        notes: vec![],
+    };
+    for knob in SYSCTLS {
+        let Some(want) = file.get(knob.key) else {
+            continue;
+        };
+        let kind = match knob.want {
+            Want::NotOnCore => ValueKind::CpuList,
+            Want::Equals(_) | Want::AtLeast(_) => ValueKind::Exact,
+        };
+        value(&mut s, host, &knob.path(), want, kind, false);
+    }
+    Some(s)
+}
+
+/// The steps whose values have drifted, planned now (only the changes that differ). Empty: nothing drifted.
+pub fn find(host: &Host, saved: Option<&saved::Saved>, online: Vec<usize>) -> Vec<Step> {
+    let refused = refused(host);
+    let mut steps: Vec<Step> = saved
+        .map(|s| saved::plan(host, s, online, false))
+        .unwrap_or_default();
+    steps.extend(sysctl(host));
+    for s in &mut steps {
+        s.changes.retain(|c| !refused.contains(&c.target()));
+    }
+    steps.retain(|s| !s.changes.is_empty());
+    steps
+}
+
+/// What a change of a drift plan says: target, value now, value fix set.
+pub fn describe(c: &Change) -> (String, String, String) {
+    match c {
+        Change::Value(v) => (v.path.clone(), v.before.clone(), v.after.clone()),
+        Change::Ethtool(e) => (c.target(), e.before.to_string(), e.after.to_string()),
+        other => (other.target(), String::new(), String::new()),
+    }
+}
+
+/// Re-applies the changes of `steps` (kernel values and NIC settings only, as apply-saved). Returns the number
+/// written, the targets the kernel refused (remembered, so they are not counted as drift again) and problems.
+pub fn reapply(host: &Host, steps: &[Step]) -> Result<(usize, Vec<String>, Vec<String>)> {
+    let (mut written, mut refused, mut problems) = (0, Vec::new(), Vec::new());
+    for c in steps.iter().flat_map(|s| s.changes.iter()) {
+        if !matches!(c, Change::Value(_) | Change::Ethtool(_)) {
+            continue;
+        }
+        match kind::apply(host, c).map(|t| kind::verify(host, c, t)) {
+            Ok(Took::Took) => written += 1,
+            Ok(Took::Refused(_) | Took::Unsupported(_)) => refused.push(c.target()),
+            Ok(Took::WouldRun) => {}
+            Ok(t) => problems.push(format!("{}: {t:?}", c.target())),
+            Err(e) => problems.push(e.to_string()),
+        }
+    }
+    if !refused.is_empty() {
+        let mut all = self::refused(host);
+        all.extend(refused.iter().cloned());
+        all.sort();
+        all.dedup();
+        let text = serde_json::to_string_pretty(&Refused { targets: all }).unwrap_or_default();
+        host.write_atomic(REFUSED, format!("{text}\n").as_bytes(), None)?;
+    }
+    Ok((written, refused, problems))
+}
+
+#[derive(Serialize, Deserialize, Default)]
+struct Refused {
+    targets: Vec<String>,
+}
+
+fn refused(host: &Host) -> Vec<String> {
+    host.read(REFUSED)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Refused>(&t).ok())
+        .map(|r| r.targets)
+        .unwrap_or_default()
+}
