@@ -86,7 +86,7 @@ pub struct CheckArgs {
 }
 
 pub use crate::measure::spec::Mode;
-use crate::measure::spec::RunSpec;
+use crate::measure::spec::{RoundTrip, RunSpec};
 
 // The frame kinds as clap values: their names and help come from the one `Mode`.
 impl ValueEnum for Mode {
@@ -128,10 +128,24 @@ pub struct RunArgs {
     /// Frame kind in NIC mode
     #[arg(long, value_enum, default_value_t = Mode::Ecat)]
     pub mode: Mode,
-    /// Frame length in bytes for raw/udp modes (with the 14-byte Ethernet header, without FCS)
-    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u16).range(42..=1514),
+    /// Frame length on the wire in every mode (Ethernet header included, FCS not): 60 (the default) to the
+    /// interface MTU + 14; the EtherCAT probe's NOP datagram grows, raw/udp are zero-padded
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u16).range(60..=1514),
           allow_negative_numbers = true)]
     pub pktlen: Option<u16>,
+    /// EtherCAT: the working counter every reply must carry (default: the one the first reply had)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), allow_negative_numbers = true)]
+    pub expect_wkc: Option<u16>,
+    /// A reply later than this is a missed cycle (default: the period)
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u32).range(1..=1_000_000),
+          allow_negative_numbers = true)]
+    pub budget_us: Option<u32>,
+    /// UDP mode: this end's IPv4 address (the echo peer must be able to reach it; ARP for it is answered)
+    #[arg(long, value_name = "IPV4", default_value_t = RoundTrip::LOCAL_IP)]
+    pub local_ip: std::net::Ipv4Addr,
+    /// UDP mode: the echo service's IPv4 address (UDP port 7; its MAC is found by ARP)
+    #[arg(long, value_name = "IPV4", default_value_t = RoundTrip::PEER_IP)]
+    pub peer_ip: std::net::Ipv4Addr,
     /// SCHED_FIFO priority of the RT (sender) thread
     #[arg(long, value_name = "P", default_value_t = RunSpec::SEND_PRIORITY, value_parser = clap::value_parser!(u8).range(1..=99),
           allow_negative_numbers = true)]
@@ -185,6 +199,12 @@ impl RunArgs {
             bucket_width_us: self.bucket_width_us,
             hlog: self.hlog.clone(),
             hlog_interval_s: self.hlog_interval,
+            round_trip: RoundTrip {
+                expect_wkc: self.expect_wkc,
+                budget_us: self.budget_us,
+                local_ip: self.local_ip,
+                peer_ip: self.peer_ip,
+            },
         }
     }
 }
@@ -243,6 +263,10 @@ impl LegacyArgs {
             iterations: self.iterations,
             mode: Mode::default(),
             pktlen: None,
+            expect_wkc: None,
+            budget_us: None,
+            local_ip: RoundTrip::LOCAL_IP,
+            peer_ip: RoundTrip::PEER_IP,
             send_priority: self.send_priority,
             receive_priority: self.receive_priority,
             bucket_width_us: self.bucket_width,
@@ -347,6 +371,15 @@ pub struct ReflectArgs {
     /// Also answer frames sent to other MAC addresses (promiscuous mode while reflect runs; undone on exit)
     #[arg(long)]
     pub promisc: bool,
+    /// Stand in for a chain of N SubDevices (working counters and positions as N ESCs give them)
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub subdevices: u16,
+    /// Station address of the first SubDevice (the next ones count up), for FPRD/FPWR before a MainDevice sets it
+    #[arg(long, value_name = "ADDR", default_value_t = 0)]
+    pub station: u16,
+    /// IPv4 address whose UDP port 7 is echoed and whose ARP requests are answered
+    #[arg(long, value_name = "IPV4", default_value = "169.254.88.2")]
+    pub ip: std::net::Ipv4Addr,
 }
 
 #[derive(Debug, Clone, Args)]

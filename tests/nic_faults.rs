@@ -18,7 +18,7 @@ fn no_reflector_is_one_line_and_exit_2_within_2_s() {
     let flags = v.host_flags();
     for (mode, who) in [
         ("ecat", "no EtherCAT SubDevice answered on"),
-        ("udp", "no UDP echo (port 7) answered on"),
+        ("udp", "no ARP answer from 169.254.88.2 on"),
     ] {
         let t = Instant::now();
         let o = run_nic(&v.host, &["--mode", mode, "--iterations", "100"]);

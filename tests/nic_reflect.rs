@@ -40,7 +40,10 @@ fn pysoem_config_init_finds_one_subdevice() {
     );
     assert_eq!(code, 0, "reflect exits 0 on SIGINT: {err}");
     // SOEM reads every SubDevice's EEPROM through many datagrams: all of them were answered and counted.
-    let line = out.lines().last().unwrap();
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("reflect: answered"))
+        .unwrap();
     let n: u64 = line.split_whitespace().nth(2).unwrap().parse().unwrap();
     assert!(n > 10 && line.contains(&format!("{n} EtherCAT")), "{out}");
     // SOEM's first frame and its answer, as tshark decodes them: the reply's source MAC has bit 0x02 set, as a
@@ -134,4 +137,179 @@ fn flags_guard_puts_back_what_someone_changed() {
         before,
         "dropping the guard restored the flags"
     );
+}
+
+const PYSOEM_STATES: &str = "import sys, pysoem
+m = pysoem.Master()
+m.open(sys.argv[1])
+print('found', m.config_init(), len(m.slaves))
+m.read_state()
+print('after config_init', [hex(s.state) for s in m.slaves])
+m.state = pysoem.SAFEOP_STATE
+m.write_state()
+m.state_check(pysoem.SAFEOP_STATE, 200000)
+m.read_state()
+print('asked for safe-op', [hex(s.state) for s in m.slaves], [hex(s.al_status) for s in m.slaves])
+m.close()";
+
+#[test]
+fn pysoem_finds_n_subdevices_that_reach_pre_op_and_refuse_safe_op() {
+    if !root_or_skip("pysoem_finds_n_subdevices") {
+        return;
+    }
+    let Some(py) = pysoem_python() else { return };
+    let v = Veth::new();
+    let r = v.reflect(&["--subdevices", "3"]);
+    let o = Command::new(&py)
+        .args(["-c", PYSOEM_STATES])
+        .arg(&v.host)
+        .output()
+        .unwrap();
+    let (code, out, err) = r.stop();
+    assert!(o.status.success(), "pysoem: {}", text(&o.stderr));
+    let lines: Vec<String> = text(&o.stdout).lines().map(str::to_string).collect();
+    assert_eq!(
+        lines,
+        [
+            "found 3 3",
+            // SOEM's config_init ends by requesting PRE-OP: an ESC with no application gets there.
+            "after config_init ['0x2', '0x2', '0x2']",
+            // SAFE-OP needs process data: refused with the error flag and AL status code 0x0011.
+            "asked for safe-op ['0x12', '0x12', '0x12'] ['0x11', '0x11', '0x11']",
+        ]
+    );
+    assert_eq!(code, 0, "{err}");
+    // The station addresses SOEM gave them (0x1001…) are what reflect ends with.
+    assert!(
+        out.contains("(station:AL status) 4097:0x0012 4098:0x0012 4099:0x0012"),
+        "{out}"
+    );
+}
+
+#[test]
+fn two_reflects_on_one_segment_answer_once_each_and_never_storm() {
+    if !root_or_skip("two_reflects_on_one_segment") {
+        return;
+    }
+    assert!(
+        tshark(),
+        "tshark missing: tests/install-deps.sh installs it"
+    );
+    let b = Bridge::new(2);
+    let r0 = b.reflect(0, &[]);
+    let r1 = b.reflect(1, &[]);
+    // EtherCAT for 5 s (shortened from the issue's 10 s for CI time), raw and UDP for 1 s each.
+    for (mode, secs, filter) in [
+        ("ecat", 5, "ether proto 0x88a4"),
+        ("raw", 1, "ether proto 0x88b5"),
+        ("udp", 1, "udp port 7"),
+    ] {
+        let dir = tempdir();
+        let (mut cap, pcap) = capture_for(&b.host, filter, secs + 2, dir.path());
+        let o = run_nic(
+            &b.host,
+            &["--mode", mode, "--duration", &secs.to_string(), "--json"],
+        );
+        let _ = cap.wait();
+        assert!(
+            o.status.code().is_some_and(|c| c < 2),
+            "{mode}: {}",
+            text(&o.stderr)
+        );
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let count = j["rtt"]["count"].as_u64().unwrap();
+        let rows = read_fields(&pcap, &["eth.src", "frame.len"]);
+        // Requests come from the run (its MAC, bit 0x02 clear for EtherCAT); everything else is an answer.
+        let host_mac =
+            std::fs::read_to_string(format!("/sys/class/net/{}/address", b.host)).unwrap();
+        let first = u8::from_str_radix(&host_mac[..2], 16).unwrap();
+        let req_src = if mode == "ecat" {
+            format!("{:02x}{}", first & !0x02, &host_mac.trim()[2..])
+        } else {
+            host_mac.trim().to_string()
+        };
+        let requests = rows
+            .iter()
+            .filter(|r| r.starts_with(&format!("{req_src};")))
+            .count() as u64;
+        let answers = rows.len() as u64 - requests;
+        // tshark may miss a few frames on a busy machine; the run's own count bounds what was sent.
+        let sent = count + j["rtt"]["lost"].as_u64().unwrap();
+        assert!(
+            requests * 10 >= count * 8 && count > 100 * u64::from(secs),
+            "{mode}: {requests} requests captured, {count} measured"
+        );
+        assert!(
+            answers <= 2 * requests + 20 && (rows.len() as u64) <= 3 * sent + 30,
+            "{mode}: {answers} answers to {requests} requests ({sent} sent): at most one per reflector, no storm"
+        );
+        if mode != "udp" {
+            // Both answered (broadcast reaches both); the run counted the second answer as a duplicate.
+            assert!(
+                answers > requests,
+                "{mode}: {answers} answers to {requests} requests"
+            );
+            let unmatched = j["rtt"]["unmatched"].as_u64().unwrap();
+            assert!(
+                unmatched + 10 >= count,
+                "{mode}: {unmatched} duplicates for {count} replies"
+            );
+        }
+    }
+    for r in [r0, r1] {
+        let (code, out, err) = r.stop();
+        assert_eq!(code, 0, "{err}");
+        // Each saw the other's answers and left them alone.
+        let n: u64 = out
+            .split("UDP (and")
+            .nth(1)
+            .and_then(|t| t.split("; ").nth(1))
+            .and_then(|t| t.split_whitespace().next())
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("{out}"));
+        assert!(n > 1000, "answers not answered again: {out}");
+    }
+}
+
+#[test]
+fn reflect_rides_through_a_link_flap_and_reports_it() {
+    if !root_or_skip("reflect_rides_through_a_link_flap") {
+        return;
+    }
+    let v = Veth::new();
+    let mut r = v.reflect(&[]);
+    let run = std::thread::spawn({
+        let host = v.host.clone();
+        move || run_nic(&host, &["--duration", "3", "--json"])
+    });
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    let ns = |up: &str| {
+        let o = Command::new("ip")
+            .args(["-n", &v.ns, "link", "set", &v.peer, up])
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+    };
+    ns("down");
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    ns("up");
+    let o = run.join().unwrap();
+    assert!(r.alive(), "reflect still running after the flap");
+    let (code, out, err) = r.stop();
+    assert_eq!(code, 0, "{out}{err}");
+    let last = out.lines().rev().nth(1).unwrap_or_default();
+    assert!(
+        last.contains("receive errors") && !last.contains(" 0 receive errors"),
+        "the link going down is counted: {out}"
+    );
+    assert!(last.contains("Network is down"), "{out}");
+    // The run saw frames lost during the flap, not "replies stopped".
+    assert!(
+        o.status.code().is_some_and(|c| c < 2),
+        "{}",
+        text(&o.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(j["error"].is_null(), "{j}");
+    assert!(j["rtt"]["lost"].as_u64().unwrap() > 0, "{}", j["rtt"]);
 }

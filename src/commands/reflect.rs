@@ -1,6 +1,8 @@
-//! `reflect --nic IF`: a software EtherCAT SubDevice for testing without a drive. EtherCAT frames come back as one
-//! ESC would return them (working counters incremented, bit 0x02 set in the source MAC); raw (EtherType 0x88B5)
-//! requests and UDP datagrams to port 7 are echoed for `run --mode raw|udp`. Ctrl+C or SIGTERM stops it cleanly.
+//! `reflect --nic IF`: software EtherCAT SubDevices for testing without a drive. EtherCAT frames pass a chain of
+//! `--subdevices N` emulated ESCs (ecat_esc: addressing, registers, AL states; frames that are already answers are
+//! never answered again); raw (EtherType 0x88B5) requests and UDP datagrams to port 7 of `--ip` are echoed for
+//! `run --mode raw|udp`, and ARP for `--ip` is answered. It rides through link flaps and send/receive errors,
+//! counts them and reports them at the end. Ctrl+C or SIGTERM stops it cleanly.
 
 use std::io;
 use std::sync::Arc;
@@ -10,24 +12,44 @@ use std::time::Duration;
 use crate::cli::ReflectArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::host::Host;
-use crate::measure::frame::{self, Echo, MAX_FRAME};
+use crate::measure::ecat_esc::Chain;
+use crate::measure::echo::{Echo, Echoer, Skip};
+use crate::measure::frame::MAX_FRAME;
 use crate::measure::netif::FlagsGuard;
 use crate::measure::rawsock::{ETH_P_ALL, RawSocket};
 use crate::outln;
 use crate::output::Output;
 use crate::sys::netdev;
 
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default)]
 struct Counts {
     ecat: u64,
     raw: u64,
     udp: u64,
+    arp: u64,
+    /// Answers (an ESC's, another reflector's, an echo) seen and not answered again.
+    answers: u64,
     ignored: u64,
+    recv_errors: u64,
+    send_errors: u64,
+    last_error: Option<String>,
 }
 
 impl Counts {
     fn answered(&self) -> u64 {
         self.ecat + self.raw + self.udp
+    }
+
+    fn error(&mut self, send: bool, e: &io::Error) {
+        if send {
+            self.send_errors += 1;
+        } else {
+            self.recv_errors += 1;
+        }
+        self.last_error = Some(format!(
+            "{} failed: {e}",
+            if send { "send" } else { "receive" }
+        ));
     }
 }
 
@@ -48,6 +70,11 @@ pub fn execute(host: &Host, _out: Output, args: &ReflectArgs) -> Result<Outcome>
     let mac = netdev::mac(name)
         .map_err(|e| Error::sys(format!("reading the MAC address of {name}"), e))?;
     sock.set_recv_timeout(Duration::from_millis(200))?;
+    let mut echo = Echoer::new(
+        Chain::new(usize::from(args.subdevices), args.station),
+        mac,
+        args.ip.octets(),
+    );
 
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -55,8 +82,13 @@ pub fn execute(host: &Host, _out: Output, args: &ReflectArgs) -> Result<Outcome>
             .map_err(|e| Error::sys("installing the signal handler", e))?;
     }
     outln!(
-        "reflect: answering on {name} as one EtherCAT SubDevice (and echoing raw 0x88B5 and UDP port 7 frames){}; \
-         Ctrl+C stops",
+        "reflect: answering on {name} as {} EtherCAT SubDevice{} (station address {}{}; and echoing raw 0x88B5 \
+         and UDP port 7 frames to {}){}; Ctrl+C stops",
+        args.subdevices,
+        if args.subdevices == 1 { "" } else { "s" },
+        args.station,
+        if args.subdevices == 1 { "" } else { " and up" },
+        args.ip,
         if args.promisc { ", promiscuous" } else { "" }
     );
 
@@ -75,36 +107,72 @@ pub fn execute(host: &Host, _out: Output, args: &ReflectArgs) -> Result<Outcome>
                 continue;
             }
             Err(e) => {
-                err = Some(Error::sys(format!("receiving on {name}"), e));
-                break;
+                // A link going down reports ENETDOWN once; a vanished interface never comes back.
+                c.error(false, &e);
+                if netdev::ifindex(name).is_err() {
+                    err = Some(Error::sys(
+                        format!("receiving on {name} (interface gone)"),
+                        e,
+                    ));
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+                continue;
             }
         };
         if skip_outgoing && r.pkttype == libc::PACKET_OUTGOING {
             continue;
         }
         let f = &mut buf[..r.len];
-        let Some(kind) = frame::echo_in_place(f, mac) else {
-            c.ignored += 1;
-            continue;
+        let kind = match echo.echo_in_place(f) {
+            Ok(k) => k,
+            Err(Skip::Answer) => {
+                c.answers += 1;
+                continue;
+            }
+            Err(Skip::NotForUs) => {
+                c.ignored += 1;
+                continue;
+            }
         };
         if let Err(e) = sock.send(f) {
-            // The link went down or the interface went away: say so once, as the result.
-            err = Some(Error::sys(format!("sending on {name}"), e));
-            break;
+            // Link down, a full queue, a frame over the MTU: counted, and the next frame is answered.
+            c.error(true, &e);
+            continue;
         }
         match kind {
             Echo::Ecat => c.ecat += 1,
             Echo::Raw => c.raw += 1,
             Echo::Udp => c.udp += 1,
+            Echo::Arp => c.arp += 1,
         }
     }
     outln!(
-        "reflect: answered {} frames on {name}: {} EtherCAT, {} raw, {} UDP; {} other frames ignored",
+        "reflect: answered {} frames on {name}: {} EtherCAT, {} raw, {} UDP (and {} ARP); {} answers not answered \
+         again; {} other frames ignored; {} receive errors, {} send errors{}",
         c.answered(),
         c.ecat,
         c.raw,
         c.udp,
-        c.ignored
+        c.arp,
+        c.answers,
+        c.ignored,
+        c.recv_errors,
+        c.send_errors,
+        c.last_error
+            .as_deref()
+            .map(|e| format!(" (last: {e})"))
+            .unwrap_or_default()
+    );
+    let states: Vec<String> = echo
+        .chain
+        .devices
+        .iter()
+        .map(|d| format!("{}:{:#06x}", d.station(), d.al_status()))
+        .collect();
+    outln!(
+        "reflect: SubDevices (station:AL status) {}",
+        states.join(" ")
     );
     match err {
         Some(e) => Err(e),

@@ -170,39 +170,6 @@ pub fn put_datagram_header(
     off + DG_HLEN
 }
 
-/// Processes a frame as one software SubDevice would, in place: every datagram but NOP (which an ESC ignores)
-/// gets its working counter incremented; auto-increment and broadcast commands get their position (ADP)
-/// incremented, as each ESC does; the first byte of the source MAC gets bit 0x02. Data is left as it came: this
-/// SubDevice has no memory, so reads return what the MainDevice sent (zeros) and writes are dropped.
-/// Returns the number of datagrams.
-pub fn reflect_in_place(frame: &mut [u8]) -> Result<usize, EcatError> {
-    // Offsets first (the iterator borrows the frame), then the rewrite; at most 64 datagrams are rewritten,
-    // which no real frame exceeds (1500 bytes / 12 bytes per empty datagram is 125, but masters send a few).
-    let mut spots = [(0usize, 0usize, 0u8); 64];
-    let mut n = 0;
-    for dg in datagrams(frame)? {
-        let dg = dg?;
-        if n < spots.len() {
-            spots[n] = (dg.off, dg.wkc_off(), dg.cmd);
-            n += 1;
-        }
-    }
-    for &(off, wkc_off, c) in &spots[..n] {
-        if c == cmd::NOP {
-            continue;
-        }
-        let wkc = u16::from_le_bytes([frame[wkc_off], frame[wkc_off + 1]]).wrapping_add(1);
-        frame[wkc_off..wkc_off + 2].copy_from_slice(&wkc.to_le_bytes());
-        // APRD..ARMW are 0x01-0x03 and 0x0D; broadcast 0x07-0x09.
-        if matches!(c, 0x01..=0x03 | 0x07..=0x09 | 0x0D) {
-            let adp = u16::from_le_bytes([frame[off + 2], frame[off + 3]]).wrapping_add(1);
-            frame[off + 2..off + 4].copy_from_slice(&adp.to_le_bytes());
-        }
-    }
-    frame[6] |= ESC_SRC_MAC_BIT;
-    Ok(n)
-}
-
 #[cfg(test)]
 #[path = "ecat_tests.rs"]
 pub(crate) mod tests;

@@ -7,12 +7,14 @@
 //!   answers, as SOEM's detection does; WKC = the number of SubDevices), datagram 2 a NOP whose data carries the
 //!   mark (an ESC passes NOP data through untouched). Both datagrams have index = sequence mod 256.
 //! - raw: EtherType 0x88B5 (IEEE local experimental), the mark, zero padding.
-//! - udp: IPv4 + UDP built here (no IP stack), link-local addresses, to the echo port 7.
+//! - udp: IPv4 + UDP built here (no IP stack), to the echo port 7 of the peer (addresses from the options, the
+//!   peer's MAC from ARP).
+//!
+//! Every probe is at least 60 bytes on the wire (zero padding after the content, as a NIC pads).
 
 use super::ecat::{self, DG_HLEN, ECAT_HLEN, ETH_HLEN, ETHERTYPE_ECAT, WKC_LEN, cmd};
 use super::spec::Mode;
 
-pub use super::echo::{Echo, echo_in_place};
 use super::ipv4::udp_parts;
 pub use super::ipv4::{ip_checksum, udp_checksum};
 
@@ -23,13 +25,14 @@ pub const MAGIC: [u8; 4] = *b"RMPE";
 pub const KIND_REQUEST: u8 = 1;
 pub const KIND_REPLY: u8 = 2;
 pub const MARK_LEN: usize = 12;
-/// Source MAC of EtherCAT probes: locally administered (bit 0x02 of the first byte), unicast.
-pub const PROBE_MAC: [u8; 6] = [0x02, 0x52, 0x4d, 0x50, 0x45, 0x01];
 pub const UDP_ECHO_PORT: u16 = 7;
 pub const UDP_SRC_PORT: u16 = 0x88B5;
-/// Link-local: never routed, never anyone's real service.
+/// Default UDP addresses, link-local: never routed. `reflect` answers ARP for DST_IP; a stock echo service is
+/// reached with the addresses it has (`--local-ip`, `--peer-ip`).
 pub const SRC_IP: [u8; 4] = [169, 254, 88, 1];
 pub const DST_IP: [u8; 4] = [169, 254, 88, 2];
+/// The Ethernet minimum without FCS: shorter frames are padded with zeros (as a NIC does), and no probe is shorter.
+pub const MIN_FRAME: usize = 60;
 
 const ECAT_BRD_LEN: usize = 2;
 const ECAT_MARK_OFF: usize = ETH_HLEN + ECAT_HLEN + DG_HLEN + ECAT_BRD_LEN + WKC_LEN + DG_HLEN;
@@ -59,11 +62,38 @@ pub fn min_len(mode: Mode) -> usize {
     mark_off(mode) + MARK_LEN + if mode == Mode::Ecat { WKC_LEN } else { 0 }
 }
 
-/// Length used without --pktlen: the shortest EtherCAT probe; 60 bytes for raw and UDP (NRTM's default).
-pub fn default_len(mode: Mode) -> usize {
-    match mode {
-        Mode::Ecat => min_len(mode),
-        Mode::Raw | Mode::Udp => 60,
+/// The one --pktlen rule, for every mode: the length on the wire without FCS, from the Ethernet minimum (60, the
+/// default) to the interface's MTU + 14 (and at most MAX_FRAME). Checked before anything is sent.
+pub fn wire_len(mode: Mode, pktlen: Option<u16>, mtu: u32) -> Result<usize, String> {
+    let max = (mtu as usize + ETH_HLEN).min(MAX_FRAME);
+    match pktlen.map(usize::from) {
+        None => Ok(MIN_FRAME),
+        Some(n) if (MIN_FRAME..=max).contains(&n) => Ok(n),
+        Some(n) => Err(format!(
+            "--pktlen {n}: {} frames are {MIN_FRAME} to {max} bytes here (the interface MTU {mtu} + 14)",
+            mode.name()
+        )),
+    }
+}
+
+/// Where a probe goes: the interface's MAC and, for UDP, the peer's MAC (from ARP) and both IPv4 addresses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Addrs {
+    pub mac: [u8; 6],
+    pub peer_mac: [u8; 6],
+    pub ip: [u8; 4],
+    pub peer_ip: [u8; 4],
+}
+
+impl Addrs {
+    /// Broadcast to the default link-local addresses (ecat and raw; tests).
+    pub fn broadcast(mac: [u8; 6]) -> Addrs {
+        Addrs {
+            mac,
+            peer_mac: [0xff; 6],
+            ip: SRC_IP,
+            peer_ip: DST_IP,
+        }
     }
 }
 
@@ -74,33 +104,37 @@ pub struct Probe {
 }
 
 impl Probe {
-    /// `src_mac` is the interface's address for raw/udp (so replies reach us without promiscuous mode); EtherCAT
-    /// probes use `PROBE_MAC` and broadcast, which a SubDevice sends back unchanged but for bit 0x02.
-    pub fn new(mode: Mode, src_mac: [u8; 6], pktlen: Option<u16>) -> Result<Probe, String> {
-        let len = pktlen.map_or(default_len(mode), usize::from);
-        if len < min_len(mode) || len > MAX_FRAME {
-            return Err(format!(
-                "--pktlen {len} does not fit {} mode ({}–{MAX_FRAME} bytes)",
-                mode.name(),
-                min_len(mode)
-            ));
-        }
+    /// A probe of `wire` bytes (see `wire_len`). EtherCAT probes go to broadcast from the interface's MAC with bit
+    /// 0x02 cleared: a SubDevice returns them with it set, which tells an answer from a request. Raw probes go to
+    /// broadcast, UDP ones to the peer's MAC; both come from the interface's MAC, so replies reach us without
+    /// promiscuous mode.
+    pub fn new(mode: Mode, a: &Addrs, wire: usize) -> Probe {
+        let wire = wire.clamp(MIN_FRAME, MAX_FRAME);
+        // The EtherCAT content: the shortest probe unless a length was asked for, then the NOP fills it.
+        let content = if mode == Mode::Ecat && wire == MIN_FRAME {
+            min_len(mode)
+        } else {
+            wire
+        };
         let mut p = Probe {
             mode,
             buf: [0; MAX_FRAME],
-            len,
+            len: wire,
         };
         let b = &mut p.buf;
-        b[0..6].fill(0xff);
-        b[6..12].copy_from_slice(if mode == Mode::Ecat {
-            &PROBE_MAC
+        b[0..6].copy_from_slice(if mode == Mode::Udp {
+            &a.peer_mac
         } else {
-            &src_mac
+            &[0xff; 6]
         });
+        b[6..12].copy_from_slice(&a.mac);
+        if mode == Mode::Ecat {
+            b[6] &= !ecat::ESC_SRC_MAC_BIT;
+        }
         b[12..14].copy_from_slice(&ethertype(mode).to_be_bytes());
         match mode {
             Mode::Ecat => {
-                let dg_bytes = len - ETH_HLEN - ECAT_HLEN;
+                let dg_bytes = content - ETH_HLEN - ECAT_HLEN;
                 ecat::put_ecat_header(b, dg_bytes);
                 let o = ecat::put_datagram_header(
                     b,
@@ -112,7 +146,7 @@ impl Probe {
                     ECAT_BRD_LEN,
                     true,
                 );
-                let nop_data = len - ECAT_MARK_OFF - WKC_LEN;
+                let nop_data = content - ECAT_MARK_OFF - WKC_LEN;
                 ecat::put_datagram_header(
                     b,
                     o + ECAT_BRD_LEN + WKC_LEN,
@@ -128,23 +162,23 @@ impl Probe {
             Mode::Udp => {
                 let ip = &mut b[IP_OFF..UDP_OFF];
                 ip[0] = 0x45;
-                ip[2..4].copy_from_slice(&((len - IP_OFF) as u16).to_be_bytes());
+                ip[2..4].copy_from_slice(&((wire - IP_OFF) as u16).to_be_bytes());
                 ip[6] = 0x40; // don't fragment
                 ip[8] = 64;
                 ip[9] = 17;
-                ip[12..16].copy_from_slice(&SRC_IP);
-                ip[16..20].copy_from_slice(&DST_IP);
+                ip[12..16].copy_from_slice(&a.ip);
+                ip[16..20].copy_from_slice(&a.peer_ip);
                 let udp = &mut b[UDP_OFF..UDP_MARK_OFF];
                 udp[0..2].copy_from_slice(&UDP_SRC_PORT.to_be_bytes());
                 udp[2..4].copy_from_slice(&UDP_ECHO_PORT.to_be_bytes());
-                udp[4..6].copy_from_slice(&((len - UDP_OFF) as u16).to_be_bytes());
+                udp[4..6].copy_from_slice(&((wire - UDP_OFF) as u16).to_be_bytes());
             }
         }
         let m = mark_off(mode);
         b[m..m + 4].copy_from_slice(&MAGIC);
         b[m + 4] = KIND_REQUEST;
         p.set_seq(0);
-        Ok(p)
+        p
     }
 
     /// Stamps sequence number `seq` (and for ecat the datagram indexes; for udp the IP id and both checksums).
@@ -183,11 +217,13 @@ pub fn probe_seq(mode: Mode, frame: &[u8]) -> Option<u32> {
     }
 }
 
-/// A reply to one of our probes. `wkc` is the working counter of the BRD (ecat), 0 for raw/udp.
+/// A reply to one of our probes. `wkc` is the working counter of the BRD (ecat; 0: no SubDevice processed it),
+/// `esc` the two bytes it read at 0x0000 (ESC type and revision, ORed over the SubDevices); zeros for raw/udp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reply {
     pub seq: u32,
     pub wkc: u16,
+    pub esc: [u8; 2],
 }
 
 /// Why a received frame is not a reply.
@@ -195,8 +231,6 @@ pub struct Reply {
 pub enum Reject {
     /// Not meant for us (other EtherType, other UDP traffic): ignored.
     Foreign,
-    /// EtherCAT frame back with working counter 0: no SubDevice processed it.
-    WkcZero,
     /// Addressed to us but wrong (command, index, mark, checksum): counted as unmatched.
     Invalid(&'static str),
 }
@@ -221,7 +255,11 @@ pub fn parse_reply(mode: Mode, frame: &[u8]) -> Result<Reply, Reject> {
             }
             // Another user of the experimental EtherType is not ours to count.
             let (_, seq) = read_mark(frame, ETH_HLEN).map_err(|_| Reject::Foreign)?;
-            Ok(Reply { seq, wkc: 0 })
+            Ok(Reply {
+                seq,
+                wkc: 0,
+                esc: [0, 0],
+            })
         }
         Mode::Udp => {
             let (ip, udp) = udp_parts(frame).ok_or(Reject::Foreign)?;
@@ -233,7 +271,11 @@ pub fn parse_reply(mode: Mode, frame: &[u8]) -> Result<Reply, Reject> {
             }
             let ihl = ip.len();
             let (_, seq) = read_mark(frame, IP_OFF + ihl + 8)?;
-            Ok(Reply { seq, wkc: 0 })
+            Ok(Reply {
+                seq,
+                wkc: 0,
+                esc: [0, 0],
+            })
         }
     }
 }
@@ -259,10 +301,11 @@ fn parse_ecat_reply(frame: &[u8]) -> Result<Reply, Reject> {
             "datagram index does not match the sequence",
         ));
     }
-    if brd.wkc == 0 {
-        return Err(Reject::WkcZero);
-    }
-    Ok(Reply { seq, wkc: brd.wkc })
+    Ok(Reply {
+        seq,
+        wkc: brd.wkc,
+        esc: [brd.data[0], brd.data[1]],
+    })
 }
 
 #[cfg(test)]

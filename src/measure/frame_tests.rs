@@ -1,5 +1,7 @@
 use super::*;
 use crate::measure::ecat::tests::hex;
+use crate::measure::ecat_esc::Chain;
+use crate::measure::echo::{Echo, Echoer, Skip};
 
 // Captured with tshark on a veth (2026-12-02): Linux 6.18's own UDP stack (a Python socket bound to
 // 169.254.88.1:34997, sendto 169.254.88.2:7, tx checksum offload off) sending our 12-byte mark for sequence 42
@@ -8,6 +10,19 @@ const KERNEL_UDP: &str = "ffffffffffff 02524d504502 0800 4500 002e c801 4000 401
                           88b5 0007 001a cf40 524d5045 01000000 0000002a 000000000000";
 
 const MAC: [u8; 6] = [0x02, 0x52, 0x4d, 0x50, 0x45, 0x02];
+
+fn probe(mode: Mode, pktlen: Option<u16>) -> Probe {
+    Probe::new(
+        mode,
+        &Addrs::broadcast(MAC),
+        wire_len(mode, pktlen, 1500).unwrap(),
+    )
+}
+
+/// A reflector with one SubDevice at `mac`, answering UDP and ARP for DST_IP.
+fn reflector(mac: [u8; 6]) -> Echoer {
+    Echoer::new(Chain::new(1, 0), mac, DST_IP)
+}
 
 #[test]
 fn checksums_match_the_kernels() {
@@ -25,7 +40,7 @@ fn checksums_match_the_kernels() {
 
 #[test]
 fn udp_probe_is_the_frame_the_kernel_builds() {
-    let mut p = Probe::new(Mode::Udp, MAC, None).unwrap();
+    let mut p = probe(Mode::Udp, None);
     p.set_seq(42);
     let kernel = hex(KERNEL_UDP);
     let ours = p.frame();
@@ -44,7 +59,7 @@ fn udp_probe_is_the_frame_the_kernel_builds() {
 
 #[test]
 fn udp_echo_round_trip_keeps_checksums_valid() {
-    let mut p = Probe::new(Mode::Udp, MAC, Some(200)).unwrap();
+    let mut p = probe(Mode::Udp, Some(200));
     p.set_seq(0x0102_0304);
     let mut f = p.frame().to_vec();
     assert_eq!(
@@ -53,7 +68,8 @@ fn udp_echo_round_trip_keeps_checksums_valid() {
         "a request is no reply"
     );
     let refl = [0x02, 0, 0, 0, 0, 0x99];
-    assert_eq!(echo_in_place(&mut f, refl), Some(Echo::Udp));
+    let mut echoer = reflector(refl);
+    assert_eq!(echoer.echo_in_place(&mut f), Ok(Echo::Udp));
     assert_eq!(&f[0..6], &MAC);
     assert_eq!(&f[6..12], &refl);
     assert_eq!(&f[26..30], &DST_IP);
@@ -63,8 +79,8 @@ fn udp_echo_round_trip_keeps_checksums_valid() {
     z[40..42].fill(0);
     assert_eq!(udp_checksum(&z[14..]).to_be_bytes(), [f[40], f[41]]);
     assert_eq!(
-        echo_in_place(&mut f, refl),
-        None,
+        echoer.echo_in_place(&mut f),
+        Err(Skip::Answer),
         "an echo is not echoed again"
     );
     f[24] ^= 1;
@@ -76,27 +92,47 @@ fn udp_echo_round_trip_keeps_checksums_valid() {
 
 #[test]
 fn ecat_probe_layout_and_reply() {
-    let mut p = Probe::new(Mode::Ecat, MAC, None).unwrap();
+    let mut p = probe(Mode::Ecat, None);
     p.set_seq(0x1234_5678);
     let f = p.frame();
-    assert_eq!(f.len(), min_len(Mode::Ecat));
-    assert_eq!(&f[6..12], &PROBE_MAC);
-    assert_eq!(f[6] & 0x02, 0x02, "locally administered");
+    assert_eq!(
+        f.len(),
+        MIN_FRAME,
+        "54 bytes of EtherCAT, padded to the Ethernet minimum"
+    );
+    assert!(f[min_len(Mode::Ecat)..].iter().all(|&b| b == 0));
+    assert_eq!(&f[7..12], &MAC[1..]);
+    assert_eq!(
+        f[6],
+        MAC[0] & !0x02,
+        "bit 0x02 clear: a request, not an answer"
+    );
     let d: Vec<_> = ecat::datagrams(f).unwrap().map(Result::unwrap).collect();
     assert_eq!(d.len(), 2);
     assert_eq!(
         (d[0].cmd, d[0].idx, d[0].ado, d[0].data.len()),
         (cmd::BRD, 0x78, 0, 2)
     );
-    assert_eq!((d[1].cmd, d[1].idx), (cmd::NOP, 0x78));
-    assert_eq!(parse_reply(Mode::Ecat, f), Err(Reject::WkcZero));
+    assert_eq!((d[1].cmd, d[1].idx, d[1].data.len()), (cmd::NOP, 0x78, 12));
+    assert_eq!(
+        parse_reply(Mode::Ecat, f),
+        Ok(Reply {
+            seq: 0x1234_5678,
+            wkc: 0,
+            esc: [0, 0]
+        })
+    );
     let mut r = f.to_vec();
-    assert_eq!(echo_in_place(&mut r, MAC), Some(Echo::Ecat));
+    assert_eq!(reflector(MAC).echo_in_place(&mut r), Ok(Echo::Ecat));
     assert_eq!(
         parse_reply(Mode::Ecat, &r),
         Ok(Reply {
             seq: 0x1234_5678,
-            wkc: 1
+            wkc: 1,
+            esc: [
+                crate::measure::ecat_esc::ESC_TYPE,
+                crate::measure::ecat_esc::ESC_REVISION
+            ],
         })
     );
     // A reply whose index disagrees with its sequence is someone else's.
@@ -115,28 +151,32 @@ fn ecat_probe_layout_and_reply() {
 }
 
 #[test]
-fn pktlen_grows_every_mode_and_short_ones_are_refused() {
+fn one_pktlen_rule_for_every_mode() {
     for mode in [Mode::Ecat, Mode::Raw, Mode::Udp] {
-        let mut p = Probe::new(mode, MAC, Some(300)).unwrap();
+        let mut p = probe(mode, Some(300));
         p.set_seq(7);
         assert_eq!(p.frame().len(), 300);
         let mut f = p.frame().to_vec();
-        echo_in_place(&mut f, MAC).unwrap();
+        reflector(MAC).echo_in_place(&mut f).unwrap();
         assert_eq!(parse_reply(mode, &f).map(|r| r.seq), Ok(7), "{mode:?}");
-        let too_short = (min_len(mode) - 1) as u16;
-        assert!(Probe::new(mode, MAC, Some(too_short)).is_err());
+        assert_eq!(wire_len(mode, None, 1500), Ok(60));
+        assert!(wire_len(mode, Some(59), 1500).is_err());
+        assert_eq!(wire_len(mode, Some(1514), 1500), Ok(1514));
+        let e = wire_len(mode, Some(1500), 1400).unwrap_err();
+        assert!(e.contains("60 to 1414") && e.contains("MTU 1400"), "{e}");
+        assert!(wire_len(mode, Some(1515), 9000).is_err());
     }
-    assert!(Probe::new(Mode::Raw, MAC, Some(1515)).is_err());
 }
 
 #[test]
 fn raw_echo_only_answers_requests() {
-    let mut p = Probe::new(Mode::Raw, MAC, None).unwrap();
+    let mut p = probe(Mode::Raw, None);
     p.set_seq(9);
     let mut f = p.frame().to_vec();
-    assert_eq!(echo_in_place(&mut f, [2, 0, 0, 0, 0, 1]), Some(Echo::Raw));
+    let mut r = reflector([2, 0, 0, 0, 0, 1]);
+    assert_eq!(r.echo_in_place(&mut f), Ok(Echo::Raw));
     assert_eq!(f[ETH_HLEN + 4], KIND_REPLY);
-    assert_eq!(echo_in_place(&mut f, [2, 0, 0, 0, 0, 1]), None);
+    assert_eq!(r.echo_in_place(&mut f), Err(Skip::Answer));
     let mut other = f.clone();
     other[ETH_HLEN] = b'X';
     assert_eq!(parse_reply(Mode::Raw, &other), Err(Reject::Foreign));

@@ -6,16 +6,16 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::{Relaxed, Release};
 use std::time::{Duration, Instant};
 
-use super::frame::{self, Probe};
+use super::frame::{self, Addrs, Probe, Reply};
 use super::nic_recv::{self, Shared};
 use super::rawsock::RawSocket;
-use super::result::{RttSummary, RunResult, Timestamps, Verdict};
+use super::result::{EscId, ReplyChecks, RttSummary, RunResult, Timestamps, Verdict};
 use super::sampler::{self, Plan};
 use super::series::{Series, round3};
 use super::session::{Gauges, Session, Watch};
 use super::spec::{Mode, Placement, RunMode, RunSpec};
 use super::tstamp::TsKind;
-use super::{OSRELEASE, netif, rt};
+use super::{OSRELEASE, netif, nic_arp, rt};
 use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::sys::{clock, netdev};
@@ -31,14 +31,15 @@ fn answerer(mode: Mode, nic: &str) -> String {
     }
 }
 
-/// Sends a probe every 20 ms for up to 1 s until one valid reply comes back; returns the next sequence number and
-/// the working counter seen. Runs before the RT threads, so it may take its time.
+/// Sends a probe every 20 ms for up to 1 s until one valid reply comes back (for EtherCAT: processed by at least
+/// one SubDevice); returns the next sequence number and that reply. Runs before the RT threads, so it may take its
+/// time.
 fn preflight(
     txs: &RawSocket,
     sock: &RawSocket,
     probe: &mut Probe,
     mode: Mode,
-) -> Result<(u32, Option<u16>)> {
+) -> Result<(u32, Reply)> {
     let start = Instant::now();
     let mut seq = 0u32;
     let mut buf = [0u8; frame::MAX_FRAME + 64];
@@ -56,8 +57,9 @@ fn preflight(
             while let Ok(r) = sock.recv(&mut buf, false, true) {
                 if let Ok(reply) = frame::parse_reply(mode, &buf[..r.len])
                     && reply.seq < seq
+                    && (mode != Mode::Ecat || reply.wkc > 0)
                 {
-                    return Ok((seq, (mode == Mode::Ecat).then_some(reply.wkc)));
+                    return Ok((seq, reply));
                 }
             }
         }
@@ -93,12 +95,29 @@ pub fn run(
     let mode = args.mode;
     let mac =
         netdev::mac(nic).map_err(|e| Error::sys(format!("reading the MAC address of {nic}"), e))?;
-    let mut probe = Probe::new(mode, mac, args.pktlen).map_err(Error::usage)?;
+    let mtu = netdev::mtu(nic).map_err(|e| Error::sys(format!("reading the MTU of {nic}"), e))?;
+    let wire = frame::wire_len(mode, args.pktlen, mtu).map_err(Error::usage)?;
     if !netdev::is_up(nic) {
         return Err(Error::failed(format!(
             "{nic} is down (ip link set {nic} up)"
         )));
     }
+    let rt_opts = args.round_trip;
+    let mut addrs = Addrs::broadcast(mac);
+    // UDP: the echo peer's MAC by ARP, and ARP for our address answered for as long as the run lasts.
+    let _arp = if mode == Mode::Udp {
+        let (peer_mac, arp) = nic_arp::resolve(nic, mac, rt_opts.local_ip, rt_opts.peer_ip)?;
+        addrs = Addrs {
+            mac,
+            peer_mac,
+            ip: rt_opts.local_ip.octets(),
+            peer_ip: rt_opts.peer_ip.octets(),
+        };
+        Some(nic_arp::Responder::start(arp, mac, rt_opts.local_ip)?)
+    } else {
+        None
+    };
+    let mut probe = Probe::new(mode, &addrs, wire);
     // Before the socket, so that it is dropped after it (see FlagsGuard). Promiscuous mode is never needed here:
     // EtherCAT replies come back broadcast, raw and UDP echoes to this interface's own MAC address.
     let _flags = netif::FlagsGuard::new(nic)?;
@@ -108,11 +127,12 @@ pub fn run(
     let ts = txs.enable_timestamps()?;
     let sock = RawSocket::open(nic, frame::ethertype(mode))?;
     sock.set_timestamping(ts)?;
-    let (first_seq, wkc0) = preflight(&txs, &sock, &mut probe, mode)?;
+    let (first_seq, first) = preflight(&txs, &sock, &mut probe, mode)?;
+    let expect_wkc = (mode == Mode::Ecat).then(|| rt_opts.expect_wkc.unwrap_or(first.wkc));
+    let budget_ns = u64::from(rt_opts.budget_us.unwrap_or(args.period_us)) * 1000;
     sock.set_recv_timeout(Duration::from_millis(50))?;
 
     let mut session = Session::begin(host, args, watch)?;
-    let period_ns = u64::from(args.period_us) * 1000;
     let sock = Arc::new(sock);
     let shared = Arc::new(Shared::new(first_seq));
     let mut sender = Series::new("Sender", args.period_us, args.bucket_width_us);
@@ -136,7 +156,7 @@ pub fn run(
             "rmp-eval-recv",
             receive_cpu,
             args.receive_priority,
-            move || nic_recv::run(&sock, mode, period_ns, &shared, receiver),
+            move || nic_recv::run(&sock, mode, budget_ns, expect_wkc, &shared, receiver),
         )?
     };
     let plan = Plan::of(args);
@@ -232,11 +252,14 @@ pub fn run(
     }
 
     let sent = shared.sent.load(Relaxed);
+    let not_sent = shared.send_errors.load(Relaxed);
     let d = m.dist.summary();
     let c = m.counts;
+    let wkc_seen = c.wkc_seen.iter().filter(|s| s.1 > 0).copied();
     let rtt = RttSummary {
         count: d.count,
-        lost: sent.saturating_sub(c.matched),
+        // Only frames that went out can be lost; the ones the kernel refused are `not_sent`.
+        lost: sent.saturating_sub(not_sent).saturating_sub(c.matched),
         min_us: d.min_us,
         avg_us: d.avg_us,
         p50_us: d.p50_us,
@@ -252,8 +275,9 @@ pub fn run(
         },
         late: c.late,
         unmatched: c.unmatched,
-        wkc_zero: c.wkc_zero,
-        wkc: c.wkc_min.or(wkc0),
+        // Replies nobody processed: errors like any other wrong WKC, kept apart for older readers.
+        wkc_zero: c.wkc_seen.iter().find(|s| s.0 == 0).map_or(0, |s| s.1),
+        wkc: c.wkc_min.or(expect_wkc),
         hdr: d.hdr.clone(),
         stamps: Some(super::result::StampCounts {
             hardware_supported: ts == TsKind::Hardware,
@@ -261,6 +285,20 @@ pub fn run(
             software: c.sw_pairs,
             send_time: c.send_time_pairs,
         }),
+        checks: ReplyChecks {
+            not_sent,
+            budget_us: budget_ns as f64 / 1000.0,
+            expected_wkc: expect_wkc,
+            wkc_errors: c.wkc_errors,
+            // Values beyond the kept slots are errors too (counted there); they are listed as 65535.
+            wkc_seen: wkc_seen
+                .chain((c.wkc_other > 0).then_some((u16::MAX, c.wkc_other)))
+                .collect(),
+            esc: (mode == Mode::Ecat).then_some(EscId {
+                kind: first.esc[0],
+                revision: first.esc[1],
+            }),
+        },
     };
     let dead = shared.dead.load(Relaxed);
     let error = dead.then(|| {

@@ -109,11 +109,12 @@ const PENDING: usize = 32;
 pub fn run(
     sock: &RawSocket,
     mode: Mode,
-    period_ns: u64,
+    budget_ns: u64,
+    expect_wkc: Option<u16>,
     sh: &Shared,
     mut series: Series,
 ) -> (Series, Matcher) {
-    let mut m = Matcher::new(sh.first_seq, period_ns);
+    let mut m = Matcher::new(sh.first_seq, budget_ns, expect_wkc);
     let mut buf = [0u8; MAX_FRAME + 64];
     let mut pending = [0u32; PENDING];
     let mut npending = 0usize;
@@ -148,7 +149,7 @@ pub fn run(
                         }
                     }
                     Err(Reject::Foreign) => {}
-                    Err(r) => m.on_unmatched(r == Reject::WkcZero),
+                    Err(_) => m.on_unmatched(),
                 }
             }
             Err(e)

@@ -125,13 +125,14 @@ pub struct RttSummary {
     pub p9999_us: f64,
     pub max_us: f64,
     pub timestamps: Timestamps,
-    /// Replies that arrived after their period ended.
+    /// Replies later than the budget (`budget_us`, the period unless --budget-us): each a missed cycle for a
+    /// MainDevice.
     #[serde(default)]
     pub late: u64,
     /// Frames received that matched no request.
     #[serde(default)]
     pub unmatched: u64,
-    /// EtherCAT replies with working counter 0 (no SubDevice processed them); counted in `unmatched` too.
+    /// EtherCAT replies with working counter 0 (no SubDevice processed them); counted in `wkc_errors` too.
     #[serde(default)]
     pub wkc_zero: u64,
     /// Working counter seen in the replies (the number of SubDevices), when one was seen.
@@ -144,6 +145,58 @@ pub struct RttSummary {
     /// Which timestamp pairs measured the round trips (shown with -v).
     #[serde(default)]
     pub stamps: Option<StampCounts>,
+    /// Frames not sent, the budget, and the working counter checks (flat keys in the JSON).
+    #[serde(flatten)]
+    pub checks: ReplyChecks,
+}
+
+/// What a reply is held to beyond arriving: sent at all, in time, with the working counter of the whole chain.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReplyChecks {
+    /// Frames the kernel refused to send (ENOBUFS, ENETDOWN, …): not on the wire, so not counted as lost.
+    pub not_sent: u64,
+    /// A reply later than this is late (µs).
+    pub budget_us: f64,
+    /// The working counter every EtherCAT reply must carry (--expect-wkc, else the first reply's).
+    pub expected_wkc: Option<u16>,
+    /// Replies with another working counter: a SubDevice did not process the frame.
+    pub wkc_errors: u64,
+    /// Working counter → replies.
+    pub wkc_seen: std::collections::BTreeMap<u16, u64>,
+    /// What the probe's BRD read at register 0x0000 of the SubDevices (ORed over the chain).
+    pub esc: Option<EscId>,
+}
+
+/// ESC type and revision (registers 0x0000 and 0x0001).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EscId {
+    #[serde(rename = "type")]
+    pub kind: u8,
+    pub revision: u8,
+}
+
+impl ReplyChecks {
+    /// Every way the frames fell short, for the verdict; empty when none did.
+    pub fn shortfalls(&self, r: &RttSummary) -> Vec<String> {
+        let mut v = Vec::new();
+        if r.lost > 0 {
+            v.push(format!("{} frame(s) lost", r.lost));
+        }
+        if self.not_sent > 0 {
+            v.push(format!("{} frame(s) not sent", self.not_sent));
+        }
+        if r.late > 0 {
+            v.push(format!(
+                "{} reply(ies) later than {} us (missed cycles)",
+                r.late, self.budget_us
+            ));
+        }
+        if self.wkc_errors > 0 {
+            v.push(format!("{} working counter error(s)", self.wkc_errors));
+        }
+        v
+    }
 }
 
 impl RttSummary {
@@ -218,10 +271,11 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl RunResult {
-    /// pass when every series is all Great and (NIC mode) no frame was lost or unmatched.
+    /// pass when every series is all Great and (NIC mode) every frame was sent and answered in time with the
+    /// expected working counter.
     pub fn judge(series: &[SeriesSummary], rtt: Option<&RttSummary>) -> Verdict {
         let great = series.iter().all(|s| s.buckets.not_great() == 0);
-        let frames_ok = rtt.is_none_or(|r| r.lost == 0);
+        let frames_ok = rtt.is_none_or(|r| r.checks.shortfalls(r).is_empty());
         if great && frames_ok {
             Verdict::Pass
         } else {

@@ -12,6 +12,8 @@ use super::tstamp::Stamps;
 
 /// Frames in flight that can still be matched; older replies count as unmatched (and their frames as lost).
 pub const RING: usize = 4096;
+/// Distinct working counter values kept apart in the distribution; rarer ones are counted together.
+pub const WKC_VALUES: usize = 8;
 /// A reply still waiting for its TX stamp is settled with the send() time once this many newer frames replied.
 const TX_STAMP_PATIENCE: u32 = 16;
 
@@ -31,12 +33,16 @@ struct Slot {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
     pub matched: u64,
-    /// Round trips longer than one period: the reply came after the next frame was due.
+    /// Round trips longer than the budget (the period unless given): for a MainDevice a missed cycle.
     pub late: u64,
     /// Frames that were no reply to a frame in flight: duplicates, stale, foreign or malformed EtherCAT frames.
     pub unmatched: u64,
-    /// EtherCAT frames back with working counter 0 (no SubDevice processed them); included in `unmatched`.
-    pub wkc_zero: u64,
+    /// Replies whose working counter differs from the expected one (0 included: nobody processed the frame).
+    pub wkc_errors: u64,
+    /// Working counters seen: (value, replies); a zero count marks an unused slot.
+    pub wkc_seen: [(u16, u64); WKC_VALUES],
+    /// Replies whose working counter found no slot in `wkc_seen`.
+    pub wkc_other: u64,
     pub hw_pairs: u64,
     pub sw_pairs: u64,
     pub send_time_pairs: u64,
@@ -47,19 +53,22 @@ pub struct Counts {
 pub struct Matcher {
     ring: Box<[Slot]>,
     first_seq: u32,
-    period_ns: u64,
+    budget_ns: u64,
+    expect_wkc: Option<u16>,
     newest_rel: u32,
     pub dist: Dist,
     pub counts: Counts,
 }
 
 impl Matcher {
-    /// `first_seq`: the sequence number of the first frame of the run (earlier ones are the preflight's).
-    pub fn new(first_seq: u32, period_ns: u64) -> Matcher {
+    /// `first_seq`: the sequence number of the first frame of the run (earlier ones are the preflight's);
+    /// `budget_ns`: a longer round trip is late; `expect_wkc`: every EtherCAT reply must carry it.
+    pub fn new(first_seq: u32, budget_ns: u64, expect_wkc: Option<u16>) -> Matcher {
         Matcher {
             ring: vec![Slot::default(); RING].into_boxed_slice(),
             first_seq,
-            period_ns,
+            budget_ns,
+            expect_wkc,
             newest_rel: 0,
             dist: Dist::new(),
             counts: Counts::default(),
@@ -132,8 +141,7 @@ impl Matcher {
         let s = *s;
         self.counts.matched += 1;
         if let Some(w) = wkc {
-            self.counts.wkc_min = Some(self.counts.wkc_min.map_or(w, |m| m.min(w)));
-            self.counts.wkc_max = Some(self.counts.wkc_max.map_or(w, |m| m.max(w)));
+            self.count_wkc(w);
         }
         if s.tx_sw != 0 || s.tx_hw != 0 {
             self.complete(s, &send_time);
@@ -149,12 +157,22 @@ impl Matcher {
         }
     }
 
-    /// A received frame that is no reply (foreign or malformed EtherCAT frame, working counter 0).
-    pub fn on_unmatched(&mut self, wkc_zero: bool) {
-        self.counts.unmatched += 1;
-        if wkc_zero {
-            self.counts.wkc_zero += 1;
+    fn count_wkc(&mut self, w: u16) {
+        let c = &mut self.counts;
+        c.wkc_min = Some(c.wkc_min.map_or(w, |m| m.min(w)));
+        c.wkc_max = Some(c.wkc_max.map_or(w, |m| m.max(w)));
+        if self.expect_wkc.is_some_and(|e| e != w) {
+            c.wkc_errors += 1;
         }
+        match c.wkc_seen.iter_mut().find(|(v, n)| *n == 0 || *v == w) {
+            Some(slot) => *slot = (w, slot.1 + 1),
+            None => c.wkc_other += 1,
+        }
+    }
+
+    /// A received frame that is no reply (foreign or malformed EtherCAT frame).
+    pub fn on_unmatched(&mut self) {
+        self.counts.unmatched += 1;
     }
 
     /// Settles every reply still waiting for a TX stamp (end of run).
@@ -185,7 +203,7 @@ impl Matcher {
         self.ring[rel].done = true;
         let rtt = rx.saturating_sub(tx);
         self.dist.record(rtt);
-        if rtt > self.period_ns {
+        if rtt > self.budget_ns {
             self.counts.late += 1;
         }
     }

@@ -20,7 +20,7 @@ const NO_SEND_TIME: fn(u32) -> u64 = |_| panic!("send() time must not be needed"
 
 #[test]
 fn software_pairs_make_round_trips() {
-    let mut m = Matcher::new(100, 1_000_000);
+    let mut m = Matcher::new(100, 1_000_000, Some(1));
     // Frame 100 sent at 1 s, replied 5 µs later; frame 101 replied before its TX stamp was read.
     m.on_tx(100, sw(1_000_000_000), 1, NO_SEND_TIME);
     m.on_reply(100, Some(1), sw(1_000_005_000), 0, 1, NO_SEND_TIME);
@@ -40,7 +40,7 @@ fn software_pairs_make_round_trips() {
 
 #[test]
 fn hardware_pairs_win_and_clocks_are_not_mixed() {
-    let mut m = Matcher::new(0, 1_000_000);
+    let mut m = Matcher::new(0, 1_000_000, None);
     m.on_tx(0, hw(0, 50_000), 1, NO_SEND_TIME);
     m.on_reply(0, Some(2), hw(9_999_999, 62_000), 0, 1, NO_SEND_TIME);
     assert_eq!(
@@ -57,7 +57,7 @@ fn hardware_pairs_win_and_clocks_are_not_mixed() {
 
 #[test]
 fn duplicates_strangers_and_preflight_leftovers() {
-    let mut m = Matcher::new(10, 1_000_000);
+    let mut m = Matcher::new(10, 1_000_000, None);
     m.on_tx(10, sw(1000), 1, NO_SEND_TIME);
     m.on_reply(10, Some(1), sw(3000), 0, 1, NO_SEND_TIME);
     m.on_reply(10, Some(1), sw(4000), 0, 1, NO_SEND_TIME);
@@ -69,21 +69,21 @@ fn duplicates_strangers_and_preflight_leftovers() {
         m.counts.unmatched, 2,
         "the preflight's late reply is ignored"
     );
-    m.on_unmatched(true);
-    assert_eq!((m.counts.unmatched, m.counts.wkc_zero), (3, 1));
+    m.on_unmatched();
+    assert_eq!(m.counts.unmatched, 3);
     assert_eq!(m.counts.matched, 1);
 }
 
 #[test]
 fn replies_older_than_the_ring_are_unmatched() {
-    let mut m = Matcher::new(0, 1_000_000);
+    let mut m = Matcher::new(0, 1_000_000, None);
     m.on_reply(0, None, sw(5), 0, RING as u64 + 1, |_| 1);
     assert_eq!((m.counts.matched, m.counts.unmatched), (0, 1));
 }
 
 #[test]
 fn missing_tx_stamp_falls_back_to_send_time_and_late_is_counted() {
-    let mut m = Matcher::new(0, 100_000);
+    let mut m = Matcher::new(0, 100_000, None);
     let send_time = |seq: u32| 1_000_000 * u64::from(seq);
     // Frame 0 never gets a TX stamp; 16 later replies settle it with its send() time.
     m.on_reply(0, Some(1), sw(150_000), 0, 1, send_time);
@@ -104,8 +104,47 @@ fn missing_tx_stamp_falls_back_to_send_time_and_late_is_counted() {
     assert_eq!(m.counts.late, 1, "150 µs > the 100 µs period");
     assert_eq!(m.dist.summary().max_us, 150.0);
     // Without software RX stamp either, the user-space receive time stands in.
-    let mut m = Matcher::new(0, 100_000);
+    let mut m = Matcher::new(0, 100_000, None);
     m.on_reply(0, None, Stamps::default(), 30_000, 1, |_| 10_000);
     m.finish(|_| 10_000);
     assert_eq!(m.dist.summary().max_us, 20.0);
+}
+
+#[test]
+fn every_reply_with_another_working_counter_is_an_error_and_the_values_are_kept() {
+    // A chain of two: every tenth reply comes back with WKC 1 (one SubDevice missed it), one with 0.
+    let mut m = Matcher::new(0, 1_000_000, Some(2));
+    let t = |ns| Stamps {
+        sw_ns: ns,
+        hw_ns: 0,
+        tx: false,
+    };
+    for i in 0..100u32 {
+        let w = if i == 55 {
+            0
+        } else if i % 10 == 9 {
+            1
+        } else {
+            2
+        };
+        m.on_tx(i, t(1_000 * u64::from(i)), 100, |_| 0);
+        m.on_reply(i, Some(w), t(1_000 * u64::from(i) + 5_000), 0, 100, |_| 0);
+    }
+    assert_eq!(m.counts.matched, 100);
+    assert_eq!(m.counts.wkc_errors, 11);
+    let mut seen: Vec<_> = m
+        .counts
+        .wkc_seen
+        .iter()
+        .filter(|s| s.1 > 0)
+        .copied()
+        .collect();
+    seen.sort();
+    assert_eq!(seen, vec![(0, 1), (1, 10), (2, 89)]);
+    // More distinct values than slots: the rest is counted, not lost.
+    let mut m = Matcher::new(0, 1_000_000, None);
+    for i in 0..20u32 {
+        m.on_reply(i, Some(i as u16), t(5), 0, 20, |_| 0);
+    }
+    assert_eq!((m.counts.wkc_other, m.counts.wkc_errors), (12, 0));
 }

@@ -86,6 +86,37 @@ pub struct RunSpec {
     pub hlog: Option<std::path::PathBuf>,
     /// Length of one interval (the log's, and the max-per-interval series').
     pub hlog_interval_s: f64,
+    /// What a NIC run expects of its round trips.
+    pub round_trip: RoundTrip,
+}
+
+/// What a NIC run expects of its peer: the working counter, the reply budget, and for UDP the addresses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoundTrip {
+    /// The working counter every EtherCAT reply must carry; None: the one the preflight saw.
+    pub expect_wkc: Option<u16>,
+    /// A reply later than this (µs) is a missed cycle; None: the period.
+    pub budget_us: Option<u32>,
+    /// UDP mode: our address and the echo service's (ARP resolves its MAC).
+    pub local_ip: std::net::Ipv4Addr,
+    pub peer_ip: std::net::Ipv4Addr,
+}
+
+impl Default for RoundTrip {
+    fn default() -> Self {
+        RoundTrip {
+            expect_wkc: None,
+            budget_us: None,
+            local_ip: RoundTrip::LOCAL_IP,
+            peer_ip: RoundTrip::PEER_IP,
+        }
+    }
+}
+
+impl RoundTrip {
+    /// Link-local defaults: never routed; `reflect` answers for PEER_IP.
+    pub const LOCAL_IP: std::net::Ipv4Addr = std::net::Ipv4Addr::new(169, 254, 88, 1);
+    pub const PEER_IP: std::net::Ipv4Addr = std::net::Ipv4Addr::new(169, 254, 88, 2);
 }
 
 impl RunSpec {
@@ -111,6 +142,7 @@ impl Default for RunSpec {
             bucket_width_us: None,
             hlog: None,
             hlog_interval_s: Self::INTERVAL_S,
+            round_trip: RoundTrip::default(),
         }
     }
 }

@@ -331,7 +331,8 @@ impl Totals {
                 self.rtt.add(&le, rtt.count, rtt.avg_us * rtt.count as f64);
             }
             self.lost_frames += rtt.lost;
-            self.wkc_errors += rtt.wkc_zero;
+            // Older results counted only WKC 0; newer ones every reply with another WKC (0 included).
+            self.wkc_errors += rtt.wkc_zero.max(rtt.checks.wkc_errors);
         }
     }
 }

@@ -144,6 +144,7 @@ fn result(rtt: bool) -> RunResult {
             wkc: Some(1),
             hdr: rd.hdr.clone(),
             stamps: None,
+            checks: Default::default(),
         }),
         verdict: Verdict::Fail,
         bucket_width_us: 125.0,

@@ -145,6 +145,7 @@ pub fn render_rtt(r: &RttSummary) -> String {
         s.push_str(&format!("; working counter {w}"));
     }
     s.push('\n');
+    s.push_str(&render_checks(r));
     const MAX_BINS: usize = 40;
     let bins = r.bins_us();
     let shown = bins.iter().filter(|b| b.1 > 0).count();
@@ -175,6 +176,44 @@ pub fn render_rtt(r: &RttSummary) -> String {
     s
 }
 
+/// Frames not sent, late replies and working counters, each said only when it has something to say.
+fn render_checks(r: &RttSummary) -> String {
+    let c = &r.checks;
+    let mut s = String::new();
+    if c.not_sent > 0 {
+        s.push_str(&format!(
+            "Not sent: {} frame(s) the kernel refused (not on the wire, not counted as lost)\n",
+            c.not_sent
+        ));
+    }
+    if r.late > 0 {
+        s.push_str(&format!(
+            "Late: {} reply(ies) after the {} us budget: for a MainDevice each is a missed cycle\n",
+            r.late, c.budget_us
+        ));
+    }
+    if let Some(e) = c.expected_wkc {
+        let seen: Vec<String> = c
+            .wkc_seen
+            .iter()
+            .map(|(w, n)| format!("{w}: {n}"))
+            .collect();
+        s.push_str(&format!(
+            "Working counter: expected {e}, {} error(s); seen {}",
+            c.wkc_errors,
+            seen.join(", ")
+        ));
+        if let Some(id) = c.esc {
+            s.push_str(&format!(
+                "; ESC type {:#04x} revision {:#04x} at 0x0000",
+                id.kind, id.revision
+            ));
+        }
+        s.push('\n');
+    }
+    s
+}
+
 fn verdict_line(r: &RunResult, color: bool) -> String {
     let not_great: u64 = r.series.iter().map(|x| x.buckets.not_great()).sum();
     let (text, paint) = match r.verdict {
@@ -183,8 +222,13 @@ fn verdict_line(r: &RunResult, color: bool) -> String {
             format!(
                 "Verdict: fail — {not_great} period(s) outside the Great band{}.",
                 match &r.rtt {
-                    Some(t) if t.lost > 0 => format!(", {} frame(s) lost", t.lost),
-                    _ => String::new(),
+                    Some(t) => t
+                        .checks
+                        .shortfalls(t)
+                        .iter()
+                        .map(|x| format!(", {x}"))
+                        .collect(),
+                    None => String::new(),
                 }
             ),
             Paint::Red,

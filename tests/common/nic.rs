@@ -88,23 +88,21 @@ impl Veth {
 
     /// `rmp-eval reflect` on the peer end, returned once its socket is bound (it has said so on stdout).
     pub fn reflect(&self, extra: &[&str]) -> Reflector {
-        use std::io::BufRead;
         let mut c = self.in_ns(BIN);
         c.args(["reflect", "--nic", &self.peer]).args(extra);
-        c.stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut child = c.spawn().expect("reflect starts");
-        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
-        let mut first = String::new();
-        let _ = out.read_line(&mut first);
-        assert!(
-            first.starts_with("reflect: answering"),
-            "reflect did not start: {first}"
-        );
-        Reflector {
-            child: Some(child),
-            out: Some(out),
-            first,
-        }
+        Reflector::start(c, "reflect: answering")
+    }
+
+    /// tests/nic_faulty_reflector.py (EtherCAT with injected faults) on the peer end, once bound.
+    pub fn faulty(&self, extra: &[&str]) -> Reflector {
+        let mut c = self.in_ns("python3");
+        c.arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/nic_faulty_reflector.py"
+        ))
+        .arg(&self.peer)
+        .args(extra);
+        Reflector::start(c, "ready")
     }
 
     pub fn host_flags(&self) -> String {
@@ -136,6 +134,31 @@ pub struct Reflector {
 }
 
 impl Reflector {
+    /// Starts `c` (stdout and stderr piped) and waits for its first line, which must start with `ready`.
+    pub fn start(mut c: Command, ready: &str) -> Reflector {
+        use std::io::BufRead;
+        c.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = c.spawn().expect("reflector starts");
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        let _ = out.read_line(&mut first);
+        if !first.starts_with(ready) {
+            let _ = child.kill();
+            let o = child.wait_with_output().unwrap();
+            panic!("reflector did not start: {first} {}", text(&o.stderr));
+        }
+        Reflector {
+            child: Some(child),
+            out: Some(out),
+            first,
+        }
+    }
+
+    /// True while it runs.
+    pub fn alive(&mut self) -> bool {
+        self.child.as_mut().unwrap().try_wait().unwrap().is_none()
+    }
+
     pub fn pid(&self) -> i32 {
         self.child.as_ref().unwrap().id() as i32
     }
@@ -294,4 +317,127 @@ pub fn run_nic(iface: &str, extra: &[&str]) -> Output {
 
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
+}
+
+/// A segment with several ends: a bridge in its own namespace with `host` (in our namespace) and `n` more veth
+/// ends in that namespace (`ends`), each a port of the bridge. Removed on drop.
+pub struct Bridge {
+    pub host: String,
+    pub ns: String,
+    pub ends: Vec<String>,
+}
+
+impl Bridge {
+    pub fn new(n: usize) -> Bridge {
+        let k = SEQ.fetch_add(1, Ordering::Relaxed);
+        let id = format!("{}{}", std::process::id() % 100_000, k);
+        let b = Bridge {
+            host: format!("ncH{id}"),
+            ns: format!("nc-br-{id}"),
+            ends: (0..n).map(|i| format!("ncE{i}x{id}")).collect(),
+        };
+        let _ = ip(&["link", "del", &b.host]);
+        let _ = ip(&["netns", "del", &b.ns]);
+        ip_ok(&["netns", "add", &b.ns]);
+        let ns = |args: &[&str]| {
+            let mut v = vec!["-n", b.ns.as_str()];
+            v.extend_from_slice(args);
+            ip_ok(&v);
+        };
+        ns(&["link", "add", "br0", "type", "bridge"]);
+        ns(&["link", "set", "br0", "up"]);
+        ip_ok(&["link", "add", &b.host, "type", "veth", "peer", "name", "hp"]);
+        ip_ok(&["link", "set", "hp", "netns", &b.ns]);
+        ns(&["link", "set", "hp", "master", "br0", "up"]);
+        for (i, e) in b.ends.iter().enumerate() {
+            let port = format!("p{i}");
+            ns(&["link", "add", e, "type", "veth", "peer", "name", &port]);
+            ns(&["link", "set", &port, "master", "br0", "up"]);
+            ns(&["link", "set", e, "up"]);
+        }
+        ip_ok(&["link", "set", &b.host, "up"]);
+        // Ports forward once the bridge has them up (no STP here); wait for the host end like Veth does.
+        let t = Instant::now();
+        while std::fs::read_to_string(format!("/sys/class/net/{}/operstate", b.host))
+            .unwrap_or_default()
+            .trim()
+            != "up"
+        {
+            assert!(
+                t.elapsed() < Duration::from_secs(5),
+                "bridge did not come up"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        b
+    }
+
+    /// `rmp-eval reflect` on end `i`.
+    pub fn reflect(&self, i: usize, extra: &[&str]) -> Reflector {
+        let mut c = Command::new("ip");
+        c.args([
+            "netns",
+            "exec",
+            &self.ns,
+            BIN,
+            "reflect",
+            "--nic",
+            &self.ends[i],
+        ])
+        .args(extra);
+        Reflector::start(c, "reflect: answering")
+    }
+}
+
+impl Drop for Bridge {
+    fn drop(&mut self) {
+        let _ = ip(&["link", "del", &self.host]);
+        let _ = ip(&["netns", "del", &self.ns]);
+    }
+}
+
+/// tshark on `iface` for `secs` seconds into a pcap in `dir`; returns once it captures.
+pub fn capture_for(iface: &str, filter: &str, secs: u32, dir: &Path) -> (Child, PathBuf) {
+    use std::io::{BufRead, BufReader};
+    let path = dir.join("cap.pcap");
+    let mut child = Command::new("tshark")
+        .args([
+            "-i",
+            iface,
+            "-f",
+            filter,
+            "-a",
+            &format!("duration:{secs}"),
+            "-w",
+        ])
+        .arg(&path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tshark runs (tests/install-deps.sh installs it)");
+    let err = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(err).lines();
+    loop {
+        match lines.next() {
+            Some(Ok(l)) if l.contains("Capturing on") => break,
+            Some(Ok(_)) => continue,
+            _ => panic!("tshark did not start capturing on {iface}"),
+        }
+    }
+    std::thread::spawn(move || for _ in lines {});
+    (child, path)
+}
+
+/// `tshark -r PCAP -T fields -e …`, one line per frame.
+pub fn read_fields(pcap: &Path, fields: &[&str]) -> Vec<String> {
+    let mut cmd = Command::new("tshark");
+    cmd.arg("-r")
+        .arg(pcap)
+        .args(["-T", "fields", "-E", "separator=;"]);
+    for f in fields {
+        cmd.args(["-e", f]);
+    }
+    let o = cmd.output().unwrap();
+    text(&o.stdout).lines().map(str::to_string).collect()
 }
