@@ -139,17 +139,25 @@ fn flags_guard_puts_back_what_someone_changed() {
     );
 }
 
+// SOEM's frames time out after 2 ms (EC_TIMEOUTRET); on a loaded 2-vCPU machine an answer can come later, so a
+// state is read again (up to 5 times) before it counts.
 const PYSOEM_STATES: &str = "import sys, pysoem
+def states(m, want):
+    for _ in range(5):
+        m.state_check(want, 2000000)
+        m.read_state()
+        got = [s.state for s in m.slaves]
+        if all(g & 0x0f == want for g in got):
+            break
+    return [hex(s.state) for s in m.slaves]
 m = pysoem.Master()
 m.open(sys.argv[1])
 print('found', m.config_init(), len(m.slaves))
-m.read_state()
-print('after config_init', [hex(s.state) for s in m.slaves])
+print('after config_init', states(m, pysoem.PREOP_STATE))
 m.state = pysoem.SAFEOP_STATE
 m.write_state()
 m.state_check(pysoem.SAFEOP_STATE, 200000)
-m.read_state()
-print('asked for safe-op', [hex(s.state) for s in m.slaves], [hex(s.al_status) for s in m.slaves])
+print('asked for safe-op', states(m, pysoem.PREOP_STATE), [hex(s.al_status) for s in m.slaves])
 m.close()";
 
 #[test]
