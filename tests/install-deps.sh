@@ -4,9 +4,9 @@ set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 # The arm64 package: dpkg-shlibdeps computes its Depends from the arm64 libc (multiarch), and qemu runs it.
 dpkg --add-architecture arm64
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends libc6:arm64 libgcc-s1:arm64 apt-utils python3 >/dev/null
-apt-get install -y -qq --no-install-recommends \
+apt-get -o DPkg::Lock::Timeout=600 update -qq
+apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends libc6:arm64 libgcc-s1:arm64 apt-utils python3 >/dev/null
+apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends \
     rt-tests tshark iproute2 ethtool procps \
     debhelper dpkg-dev fakeroot lintian man-db \
     debootstrap gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static binfmt-support \
@@ -14,7 +14,7 @@ apt-get install -y -qq --no-install-recommends \
 # Prometheus textfiles (tests/prometheus.rs): promtool comes with the prometheus package, and a real node exporter
 # serves the files; systemd-analyze (tests/systemd_units.rs) verifies the units. Ansible runs the fleet playbook in
 # contrib/ansible (tests/ansible.sh).
-apt-get install -y -qq --no-install-recommends prometheus prometheus-node-exporter ansible systemd >/dev/null
+apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends prometheus prometheus-node-exporter ansible systemd >/dev/null
 # pysoem (PyPI, bundles SOEM): the independent EtherCAT MainDevice of tests/nic_*.rs, in its own venv.
 PYSOEM_VENV="${RMP_EVAL_PYSOEM_VENV:-/var/cache/rmp-eval-tests/pysoem-venv}"
 if ! "$PYSOEM_VENV/bin/python" -c 'import pysoem' 2>/dev/null; then

@@ -15,8 +15,8 @@ command -v ip >/dev/null || need+=(iproute2)
 command -v qemu-img >/dev/null || need+=(qemu-utils)
 if [ ${#need[@]} -gt 0 ]; then
     log "installing ${need[*]}"
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+    apt-get -o DPkg::Lock::Timeout=600 update -qq
+    apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
 if ! command -v qemu-system-x86_64 >/dev/null; then
@@ -33,8 +33,8 @@ SRC
     opts=(-o "Dir::Etc::SourceList=/dev/null" -o "Dir::Etc::SourceParts=$apt_dir/sources"
           -o "Dir::State::Lists=$apt_dir/lists")
     log "installing qemu-system-x86 from bookworm-backports ($mirror)"
-    apt-get "${opts[@]}" update -qq
-    apt-get "${opts[@]}" install -y -qq --no-install-recommends -t bookworm-backports \
+    apt-get -o DPkg::Lock::Timeout=600 "${opts[@]}" update -qq
+    apt-get -o DPkg::Lock::Timeout=600 "${opts[@]}" install -y -qq --no-install-recommends -t bookworm-backports \
         qemu-system-x86 qemu-utils >/dev/null
 fi
 qemu-system-x86_64 --version | head -1 >&2
