@@ -122,3 +122,103 @@ fn item1_fifos_do_not_hang_check_or_snapshot() {
     );
     fs::remove_dir_all(&out).unwrap();
 }
+
+fn put(root: &Path, rel: &str, text: &str) {
+    machine_gen::write(root, rel, text).unwrap();
+}
+
+#[test]
+fn item4_rcu_nocbs_is_judged_as_the_kernel_does() {
+    let d = tree(4, 4, 8);
+    let r = d.path();
+    let cmd = |extra: &str| {
+        put(r, "proc/cmdline", &format!("ro quiet {extra}\n"));
+    };
+    // (command line, nohz_full in sysfs, core 1 offloaded?)
+    for (line, nohz, offloaded) in [
+        ("rcu_nocbs=all", "", true),
+        ("rcu_nocbs=1-N", "", true),
+        ("rcu_nocbs=0-N:1/2", "", false),
+        ("rcu_nocbs=1,,3", "", true),
+        ("nohz_full=1 rcu_nocbs=0", "1", true),
+        // Malformed: "rcu_nocbs= bad CPU range, all CPUs set".
+        ("rcu_nocbs=1-x", "", true),
+        ("rcu_nocbs=9", "", true),
+        ("rcu_nocbs=0", "", false),
+        ("rcu_nocbs=2 rcu_nocbs=1", "", true),
+        ("", "", false),
+    ] {
+        cmd(line);
+        put(r, "sys/devices/system/cpu/nohz_full", &format!("{nohz}\n"));
+        let (_, doc) = check(r, &["--core", "1"]);
+        let (s, detail) = verdict(&doc, "rcu_nocbs");
+        let want = if offloaded { "pass" } else { "fail" };
+        assert_eq!(s, want, "{line:?} nohz_full={nohz:?}: {detail}");
+        assert!(!detail.contains('\n'));
+    }
+}
+
+#[test]
+fn item5_garbage_is_unknown_never_a_pass() {
+    let d = tree(4, 4, 8);
+    let r = d.path();
+    let ints = fs::read_to_string(r.join("proc/interrupts")).unwrap();
+    let with_irq1 = |row: &str| -> String {
+        ints.lines()
+            .map(|l| {
+                if l.trim_start().starts_with("1:") {
+                    row.to_string()
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    // IRQ 1's count on the RT core (CPU3) is not a number, or missing (a short row): not a zero.
+    for row in [
+        "   1:          0       1001          0          X   IO-APIC 1-edge      dev1",
+        "   1:          0       1001",
+    ] {
+        put(r, "proc/interrupts", &with_irq1(row));
+        let (_, doc) = check(r, &[]);
+        let v = verdict(&doc, "unrelated_irqs");
+        assert_eq!(v.0, "unknown", "{row}: {v:?}");
+    }
+    put(r, "proc/interrupts", &ints);
+    // Empty and separator-only masks.
+    for m in ["\n", ",,,\n"] {
+        put(r, "proc/irq/default_smp_affinity", m);
+        put(r, "sys/devices/virtual/workqueue/cpumask", m);
+        let (_, doc) = check(r, &[]);
+        assert_eq!(verdict(&doc, "default_affinity").0, "unknown", "{m:?}");
+        assert_eq!(verdict(&doc, "workqueue").0, "unknown", "{m:?}");
+    }
+    // A process whose name cannot be read might be irqbalance; a thread that cannot be read might be on the core.
+    mkfifo(&r.join("proc/1000/comm"));
+    mkfifo(&r.join("proc/1000/task/1001/stat"));
+    let (_, doc) = check(r, &[]);
+    assert_eq!(verdict(&doc, "irqbalance").0, "unknown");
+    assert_eq!(verdict(&doc, "rt_core_threads").0, "unknown");
+    // cpu_frequency: zero is not "locked", huge values do not overflow.
+    let f = "sys/devices/system/cpu/cpu3/cpufreq";
+    for v in ["0", "9223372036854775807", "-5"] {
+        for k in ["scaling_cur_freq", "scaling_min_freq", "scaling_max_freq"] {
+            put(r, &format!("{f}/{k}"), &format!("{v}\n"));
+        }
+        let (_, doc) = check(r, &[]);
+        assert_eq!(verdict(&doc, "cpu_frequency").0, "unknown", "{v}");
+    }
+    // `online` naming a CPU the tree has no directory for.
+    put(r, "sys/devices/system/cpu/online", "0-15\n");
+    let o = run_limited(
+        &["--root", r.to_str().unwrap(), "check", "--core", "15"],
+        HANG,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("cpu15 is missing"),
+        "{}",
+        text(&o.stderr)
+    );
+}

@@ -96,7 +96,14 @@ fn unrelated_irqs(host: &Host, ctx: &Ctx) -> Eval {
     let mut offenders = Vec::new();
     for row in &ints.rows {
         let Some(n) = row.irq() else { continue };
-        if row.counts.get(col).copied().unwrap_or(0) == 0 || nic.contains(&n) {
+        // A device row has a count for every CPU column: a missing or garbled one is not a zero.
+        let count = row.count(col).ok_or_else(|| {
+            unknown(format!(
+                "{INTERRUPTS}: IRQ {n} has no count for CPU{}",
+                ctx.core
+            ))
+        })?;
+        if count == 0 || nic.binary_search(&n).is_ok() {
             continue;
         }
         if irq_affinity(host, n).is_some_and(|a| !a.contains(&ctx.core)) {
@@ -159,15 +166,25 @@ pub fn process_running(host: &Host, name: &str) -> Result<bool, Unknown> {
     let pids = host
         .list(PROC)
         .map_err(|e| unknown(format!("{PROC}: {}", e.reason())))?;
-    Ok(pids
+    // A process that exits meanwhile is gone (not found); one that cannot be read might be `name`.
+    let mut unreadable = 0;
+    for p in pids
         .iter()
         .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
-        .any(|p| {
-            host.read_trimmed(&format!("{PROC}/{p}/comm"))
-                .ok()
-                .as_deref()
-                == Some(name)
-        }))
+    {
+        match host.read_trimmed(&format!("{PROC}/{p}/comm")) {
+            Ok(c) if c == name => return Ok(true),
+            Ok(_) => {}
+            Err(e) if e.is_not_found() => {}
+            Err(_) => unreadable += 1,
+        }
+    }
+    if unreadable > 0 {
+        return Err(unknown(format!(
+            "{unreadable} processes' names could not be read"
+        )));
+    }
+    Ok(false)
 }
 
 fn shell_var<'a>(text: &'a str, var: &str) -> Option<&'a str> {

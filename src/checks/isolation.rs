@@ -137,28 +137,70 @@ pub const RCU_NOCBS: Check = Check {
     evaluate: rcu_nocbs,
 };
 
+/// What the kernel offloads (kernel/rcu/tree_nocb.h): rcu_nocbs= parsed by cpulist_parse (the last one given
+/// wins; a malformed list offloads every CPU: "rcu_nocbs= bad CPU range, all CPUs set"), plus every nohz_full
+/// CPU (rcu_init_nohz), plus every CPU when the kernel is built with RCU_NOCB_CPU_DEFAULT_ALL and neither is
+/// given. A kernel without RCU_NOCB_CPU offloads nothing.
 fn rcu_nocbs(host: &Host, ctx: &Ctx) -> Eval {
     let cpu = ctx.core;
     let params = machine::cmdline(host)
         .map_err(|e| unknown(format!("{}: {}", machine::PROC_CMDLINE, e.reason())))?;
-    if let Some(raw) = cmdline::get(&params, "rcu_nocbs") {
-        let set = cpulist::parse(raw).unwrap_or_default();
-        return Ok(if set.contains(&cpu) {
-            Assessment::pass(raw.to_string())
+    let config = super::system::kernel_config(host).ok();
+    // Only what the config says outright counts ("=y", or "# … is not set"): a partial config proves nothing.
+    let built = |name: &str| {
+        let c = config.as_deref()?;
+        if crate::parse::kernel::config(c, name) == Some("y") {
+            Some(true)
+        } else if c
+            .lines()
+            .any(|l| l.trim() == format!("# {name} is not set"))
+        {
+            Some(false)
         } else {
-            Assessment::fail(format!("CPU{cpu} not in rcu_nocbs: {}", shown(raw)))
-        });
+            None
+        }
+    };
+    if built("CONFIG_RCU_NOCB_CPU") == Some(false) {
+        return Ok(Assessment::fail(
+            "kernel built without RCU_NOCB_CPU: rcu_nocbs= is ignored",
+        ));
+    }
+    let nr = machine::nr_cpu_ids(host);
+    let param = cmdline::get(&params, "rcu_nocbs");
+    if let Some(raw) = param {
+        match cpulist::parse_for(raw, nr) {
+            Ok(set) if set.contains(&cpu) => return Ok(Assessment::pass(raw.to_string())),
+            Ok(_) => {}
+            // With the machine's width unknown, "N" or "all" cannot be judged; anything else the kernel refuses.
+            Err(e) if nr.is_none() => return Err(unknown(e.to_string())),
+            Err(e) => {
+                return Ok(Assessment::pass(format!(
+                    "{}: the kernel offloads every CPU",
+                    e
+                )));
+            }
+        }
     }
     let nohz = host
         .read_trimmed(CPU_NOHZ_FULL)
         .ok()
         .and_then(|r| cpulist::parse(&r).ok())
         .unwrap_or_default();
-    Ok(if nohz.contains(&cpu) {
-        Assessment::pass(format!("offloaded by nohz_full (CPU{cpu})"))
-    } else {
-        Assessment::fail("no rcu_nocbs= on the kernel command line")
-    })
+    if nohz.contains(&cpu) {
+        return Ok(Assessment::pass(format!(
+            "offloaded by nohz_full (CPU{cpu})"
+        )));
+    }
+    if param.is_none() && nohz.is_empty() && built("CONFIG_RCU_NOCB_CPU_DEFAULT_ALL") == Some(true)
+    {
+        return Ok(Assessment::pass(
+            "kernel offloads every CPU (RCU_NOCB_CPU_DEFAULT_ALL)",
+        ));
+    }
+    Ok(Assessment::fail(match param {
+        Some(raw) => format!("CPU{cpu} not in rcu_nocbs: {}", shown(raw)),
+        None => "no rcu_nocbs= on the kernel command line".into(),
+    }))
 }
 
 pub const IRQAFFINITY: Check = Check {
@@ -180,8 +222,8 @@ fn irqaffinity(host: &Host, ctx: &Ctx) -> Eval {
     let Some(raw) = cmdline::get(&params, "irqaffinity") else {
         return Ok(Assessment::fail("no irqaffinity kernel param"));
     };
-    let set =
-        cpulist::parse(raw).map_err(|_| unknown(format!("irqaffinity={raw} is not a CPU list")))?;
+    let set = cpulist::parse_for(raw, machine::nr_cpu_ids(host))
+        .map_err(|e| unknown(format!("irqaffinity: {e}")))?;
     if set.is_empty() {
         return Err(unknown("empty list"));
     }

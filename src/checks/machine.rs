@@ -11,6 +11,7 @@ use crate::parse::{cmdline, cpulist};
 pub const CPU_DIR: &str = "/sys/devices/system/cpu";
 pub const CPU_ONLINE: &str = "/sys/devices/system/cpu/online";
 pub const CPU_PRESENT: &str = "/sys/devices/system/cpu/present";
+pub const CPU_POSSIBLE: &str = "/sys/devices/system/cpu/possible";
 pub const CPU_ISOLATED: &str = "/sys/devices/system/cpu/isolated";
 pub const CPU_NOHZ_FULL: &str = "/sys/devices/system/cpu/nohz_full";
 pub const PROC_CMDLINE: &str = "/proc/cmdline";
@@ -65,6 +66,14 @@ pub fn online_cpus(host: &Host) -> Result<Vec<usize>, HostError> {
     Err(first)
 }
 
+/// The kernel's nr_cpu_ids (the width of its CPU lists: "N" and "all" on the command line mean up to it):
+/// the last possible CPU + 1, else the last present or online one.
+pub fn nr_cpu_ids(host: &Host) -> Option<usize> {
+    [CPU_POSSIBLE, CPU_PRESENT, CPU_ONLINE]
+        .iter()
+        .find_map(|p| read_cpulist(host, p).ok()?.last().map(|l| l + 1))
+}
+
 /// The RT core: `n` if it is an online CPU, else the last online CPU. An offline or absent CPU is a usage error.
 pub fn validate_core(host: &Host, n: Option<usize>) -> Result<usize, Error> {
     let cpus = online_cpus(host).map_err(|e| {
@@ -76,14 +85,32 @@ pub fn validate_core(host: &Host, n: Option<usize>) -> Result<usize, Error> {
         .last()
         .copied()
         .ok_or_else(|| Error::failed("no online CPUs found"))?;
-    match n {
-        None => Ok(last),
-        Some(c) if cpus.contains(&c) => Ok(c),
-        Some(c) => Err(Error::usage(format!(
-            "--core {c}: no such online CPU (online: {})",
-            cpulist::format(&cpus)
-        ))),
+    let core = match n {
+        None => last,
+        Some(c) if cpus.contains(&c) => c,
+        Some(c) => {
+            return Err(Error::usage(format!(
+                "--core {c}: no such online CPU (online: {})",
+                cpulist::format(&cpus)
+            )));
+        }
+    };
+    // A tree that has cpuN directories but not this one (a damaged or crafted snapshot) cannot describe the
+    // core: checks would read "absent" as "nothing there" and pass.
+    let has_cpu_dirs = || {
+        host.list(CPU_DIR).is_ok_and(|names| {
+            names.iter().any(|n| {
+                n.strip_prefix("cpu")
+                    .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+            })
+        })
+    };
+    if !host.is_dir(&format!("{CPU_DIR}/cpu{core}")) && has_cpu_dirs() {
+        return Err(Error::usage(format!(
+            "CPU{core} is listed as online but {CPU_DIR}/cpu{core} is missing: the tree is incomplete"
+        )));
     }
+    Ok(core)
 }
 
 /// The kernel command line, split.

@@ -1,7 +1,7 @@
 //! Frequency and idle-state checks: the core must not change speed or sleep deeply between cycles.
 
 use super::machine::{self, CPU_DIR};
-use super::{Assessment, Check, Ctx, Eval, Section, id, read, unknown};
+use super::{Assessment, Check, Ctx, Eval, Section, Unknown, id, read, unknown};
 use crate::host::Host;
 use crate::parse::{cmdline, cpuinfo};
 use crate::remedy;
@@ -52,18 +52,27 @@ pub const CPU_FREQUENCY: Check = Check {
 fn cpu_frequency(host: &Host, ctx: &Ctx) -> Eval {
     let cpu = ctx.core;
     let base = format!("{CPU_DIR}/cpu{cpu}/cpufreq");
-    let num = |f: &str| -> Option<i64> {
-        host.read_trimmed(&format!("{base}/{f}"))
-            .ok()
-            .and_then(|v| v.parse().ok())
+    // kHz. Zero, or beyond 100 GHz, is not a frequency (garbage must not pass as "locked", nor overflow).
+    let num = |f: &str| -> Result<Option<u64>, Unknown> {
+        match host.read_trimmed(&format!("{base}/{f}")) {
+            Ok(v) => match v.parse::<u64>() {
+                Ok(k) if (1..=100_000_000).contains(&k) => Ok(Some(k)),
+                _ => Err(unknown(format!(
+                    "{f}: '{}' is not a frequency in kHz",
+                    crate::parse::text::sanitize(&v, 24)
+                ))),
+            },
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(unknown(format!("{f}: {}", e.reason()))),
+        }
     };
     let (cur, min, max) = (
-        num("scaling_cur_freq"),
-        num("scaling_min_freq"),
-        num("scaling_max_freq"),
+        num("scaling_cur_freq")?,
+        num("scaling_min_freq")?,
+        num("scaling_max_freq")?,
     );
     match (cur, min, max) {
-        (Some(c), Some(lo), Some(hi)) if lo == hi && (c - hi).abs() <= hi * 5 / 100 => {
+        (Some(c), Some(lo), Some(hi)) if lo == hi && c.abs_diff(hi) <= hi * 5 / 100 => {
             Ok(Assessment::pass(format!("{hi} kHz (locked)")))
         }
         (Some(c), Some(lo), Some(hi)) => {
@@ -92,7 +101,7 @@ fn cpu_frequency(host: &Host, ctx: &Ctx) -> Eval {
             })
         }
         _ => {
-            let s = |v: Option<i64>| v.map_or("?".to_string(), |v| format!("{v} kHz"));
+            let s = |v: Option<u64>| v.map_or("?".to_string(), |v| format!("{v} kHz"));
             Err(unknown(format!(
                 "cur={}, min={}, max={}",
                 s(cur),

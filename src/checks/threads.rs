@@ -29,15 +29,21 @@ fn rt_core_threads(host: &Host, ctx: &Ctx) -> Eval {
         .list(PROC)
         .map_err(|e| unknown(format!("{PROC}: {}", e.reason())))?;
     let mut seen = 0usize;
-    let mut denied = 0usize;
+    // Threads that exist but could not be read or parsed: any of them could be on the core.
+    let mut unreadable = 0usize;
     let mut offenders: Vec<String> = Vec::new();
     for pid in pids
         .iter()
         .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
     {
-        let tids = host
-            .list(&format!("{PROC}/{pid}/task"))
-            .unwrap_or_else(|_| vec![pid.clone()]);
+        let tids = match host.list(&format!("{PROC}/{pid}/task")) {
+            Ok(t) => t,
+            Err(e) if e.is_not_found() => vec![pid.clone()],
+            Err(_) => {
+                unreadable += 1;
+                continue;
+            }
+        };
         for tid in tids
             .iter()
             .filter(|t| t.bytes().all(|b| b.is_ascii_digit()))
@@ -45,14 +51,14 @@ fn rt_core_threads(host: &Host, ctx: &Ctx) -> Eval {
             let base = format!("{PROC}/{pid}/task/{tid}");
             let stat = match host.read(&format!("{base}/stat")) {
                 Ok(s) => s,
-                Err(e) => {
-                    if !e.is_not_found() {
-                        denied += 1;
-                    }
+                Err(e) if e.is_not_found() => continue,
+                Err(_) => {
+                    unreadable += 1;
                     continue;
                 }
             };
             let Some(t) = task::parse_stat(&stat) else {
+                unreadable += 1;
                 continue;
             };
             seen += 1;
@@ -60,28 +66,34 @@ fn rt_core_threads(host: &Host, ctx: &Ctx) -> Eval {
             if t.is_kthread() && (t.processor != core || t.comm.starts_with("irq/")) {
                 continue;
             }
-            let allowed = host
-                .read(&format!("{base}/status"))
-                .ok()
-                .and_then(|s| task::allowed_list(&s).and_then(|l| cpulist::parse(l).ok()));
+            let allowed = match host.read(&format!("{base}/status")) {
+                Ok(s) => task::allowed_list(&s).and_then(|l| cpulist::parse(l).ok()),
+                Err(e) if e.is_not_found() => continue,
+                Err(_) => None,
+            };
+            let Some(allowed) = allowed else {
+                unreadable += 1;
+                continue;
+            };
             let offends = if t.is_kthread() {
-                allowed.as_deref() != Some(&[core][..])
+                allowed != [core]
             } else {
-                allowed.as_ref().is_some_and(|a| a.contains(&core))
+                allowed.contains(&core)
             };
             if offends {
                 offenders.push(format!("{}({})", t.comm, t.tid));
             }
         }
     }
-    if seen == 0 {
-        return Err(unknown(if denied > 0 {
-            "permission denied"
-        } else {
-            "no threads found"
-        }));
-    }
     if offenders.is_empty() {
+        if unreadable > 0 {
+            return Err(unknown(format!(
+                "{unreadable} threads could not be read or parsed ({seen} read, none on CPU{core})"
+            )));
+        }
+        if seen == 0 {
+            return Err(unknown("no threads found"));
+        }
         return Ok(Assessment::pass(format!(
             "{seen} threads, none on CPU{core}"
         )));
