@@ -5,6 +5,10 @@
 
 #[path = "host_read.rs"]
 mod read;
+#[path = "host_tar.rs"]
+mod tar_root;
+#[path = "host_tree.rs"]
+mod tree;
 
 use std::fs;
 use std::io::{self, Write};
@@ -84,6 +88,7 @@ impl HostError {
 pub type HostResult<T> = Result<T, HostError>;
 
 pub use read::{Failure, UNREADABLE};
+pub(crate) use tree::SafeTree;
 
 /// `a/b/../c` → `/a/c`: an absolute system path with "." and ".." resolved lexically ("/.." stays "/").
 pub fn normalize(p: &str) -> String {
@@ -116,6 +121,8 @@ pub struct Host {
     trace: Option<Trace>,
     /// What a snapshot recorded as unreadable (loaded on first need).
     recorded: read::Recorded,
+    /// The unpacked tarball this root is, if it is one (removed with the last clone).
+    keep: tar_root::Keep,
 }
 
 /// The system paths a traced Host touched, shared between its clones, and how many accesses that took.
@@ -170,6 +177,7 @@ impl Host {
             root: PathBuf::from("/"),
             trace: None,
             recorded: Default::default(),
+            keep: Default::default(),
         }
     }
 
@@ -184,6 +192,7 @@ impl Host {
             root,
             trace: None,
             recorded: Default::default(),
+            keep: Default::default(),
         }
     }
 
@@ -194,6 +203,7 @@ impl Host {
             root: self.root.clone(),
             trace: Some(t.clone()),
             recorded: self.recorded.clone(),
+            keep: self.keep.clone(),
         };
         (h, t)
     }

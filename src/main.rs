@@ -24,11 +24,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let host = cli
-        .root
-        .clone()
-        .map(Host::with_root)
-        .unwrap_or_else(Host::live);
+    let host = match cli.root.as_deref().map(Host::open_root) {
+        None => Host::live(),
+        Some(Ok(h)) => h,
+        Some(Err(e)) => {
+            eprintln!("rmp-eval: --root: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let out = Output::detect(cli.no_color);
     match rmp_eval::commands::dispatch(&host, out, cli) {
         Ok(outcome) => ExitCode::from(outcome.code()),

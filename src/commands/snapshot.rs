@@ -135,8 +135,9 @@ fn widen(host: &Host, paths: Vec<String>) -> Vec<String> {
 pub fn snapshot_into(src: &Host, out: &Path) -> Result<Stats> {
     let (paths, touched) = accessed_paths(src)?;
     let paths = widen(src, paths);
-    let mut c = Copier::new(src, out);
     let failed = |what: &str, e: std::io::Error| Error::failed(format!("snapshot: {what}: {e}"));
+    fs::create_dir_all(out).map_err(|e| failed("output directory", e))?;
+    let mut c = Copier::new(src, out);
     for p in &paths {
         let p = normalize(p);
         if p == UNREADABLE {

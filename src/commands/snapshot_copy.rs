@@ -8,24 +8,21 @@
 //! O_NOFOLLOW. What could not be read is recorded (host::UNREADABLE) with the reason, so that examining the copy
 //! gives the verdict the source gave.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
-use std::io::{self, Write};
-use std::os::unix::fs::{OpenOptionsExt, symlink};
-use std::path::{Path, PathBuf};
+use std::io;
+use std::path::Path;
 
-use crate::host::{Failure, Host, HostError, normalize};
+use crate::host::{Failure, Host, HostError, SafeTree, normalize};
 
 /// The kernel's MAXSYMLINKS.
 const MAX_LINKS: usize = 40;
 
 pub(crate) struct Copier<'a> {
     src: &'a Host,
-    out: PathBuf,
+    tree: SafeTree,
     /// Source directories already resolved: abs → real abs (no links in it).
     dirs: HashMap<String, Option<String>>,
-    /// Directories that exist in the copy (created or checked).
-    made: HashSet<String>,
     pub(crate) unreadable: BTreeMap<String, Failure>,
     pub(crate) copied: usize,
 }
@@ -49,87 +46,20 @@ fn loop_error(abs: &str) -> HostError {
     }
 }
 
-/// A link at `link` (absolute path in the copy) pointing at `target` (absolute path in the copy), relative.
-fn relative_target(link: &str, target: &str) -> String {
-    let depth = link
-        .split('/')
-        .filter(|c| !c.is_empty())
-        .count()
-        .saturating_sub(1);
-    let rest = target.trim_start_matches('/');
-    let up = "../".repeat(depth);
-    if rest.is_empty() {
-        if depth == 0 {
-            ".".into()
-        } else {
-            up.trim_end_matches('/').to_string()
-        }
-    } else {
-        format!("{up}{rest}")
-    }
-}
-
 impl<'a> Copier<'a> {
     pub(crate) fn new(src: &'a Host, out: &Path) -> Self {
         Copier {
             src,
-            out: out.to_path_buf(),
+            tree: SafeTree::new(out),
             dirs: HashMap::new(),
-            made: HashSet::from(["/".to_string()]),
             unreadable: BTreeMap::new(),
             copied: 0,
         }
     }
 
-    fn dst(&self, abs: &str) -> PathBuf {
-        self.out.join(abs.trim_start_matches('/'))
-    }
-
-    /// Creates `abs` and its parents in the copy as real directories; a link (or anything but a directory) on
-    /// the way is refused, so nothing lands outside the output.
-    fn mkdirs(&mut self, abs: &str) -> io::Result<()> {
-        if self.made.contains(abs) {
-            return Ok(());
-        }
-        if let Some((parent, _)) = abs.rsplit_once('/') {
-            self.mkdirs(if parent.is_empty() { "/" } else { parent })?;
-        }
-        let p = self.dst(abs);
-        match fs::symlink_metadata(&p) {
-            Ok(m) if m.is_dir() => {}
-            Ok(_) => {
-                return Err(io::Error::other(format!(
-                    "{abs} exists in the copy and is not a directory"
-                )));
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => fs::create_dir(&p)?,
-            Err(e) => return Err(e),
-        }
-        self.made.insert(abs.to_string());
-        Ok(())
-    }
-
-    fn parent(abs: &str) -> &str {
-        match abs.rsplit_once('/') {
-            Some(("", _)) | None => "/",
-            Some((p, _)) => p,
-        }
-    }
-
-    /// Writes a new file in the copy (never through a link, never over an existing file).
+    /// Writes a new file in the copy (see SafeTree).
     pub(crate) fn put(&mut self, abs: &str, bytes: &[u8]) -> io::Result<()> {
-        self.mkdirs(Self::parent(abs))?;
-        let mut f = match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(self.dst(abs))
-        {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(()),
-            Err(e) => return Err(e),
-        };
-        f.write_all(bytes)
+        self.tree.put(abs, bytes)
     }
 
     fn record(&mut self, abs: &str, e: &HostError) {
@@ -183,11 +113,7 @@ impl<'a> Copier<'a> {
             normalize(&format!("{real_parent}/{t}"))
         };
         // The link is kept even when its target is missing (readlink reads it); it points inside the copy.
-        self.mkdirs(real_parent.as_str())?;
-        let at = self.dst(&cand);
-        if fs::symlink_metadata(&at).is_err() {
-            symlink(relative_target(&cand, &joined), &at)?;
-        }
+        self.tree.link(&cand, &joined)?;
         let real = self.resolve(&joined, links)?;
         Ok(real)
     }
@@ -205,7 +131,7 @@ impl<'a> Copier<'a> {
             }
         };
         if self.src.is_dir(&real) {
-            self.mkdirs(&real)?;
+            self.tree.mkdirs(&real)?;
             return self.placeholders(abs, &real);
         }
         match self.src.read_bytes(&real) {
@@ -239,7 +165,7 @@ impl<'a> Copier<'a> {
                 continue;
             };
             if m.is_dir() {
-                self.mkdirs(&child)?;
+                self.tree.mkdirs(&child)?;
             } else if m.file_type().is_symlink() && dir == super::snapshot::NET {
                 let _ = self.resolve(&child, &mut 0);
             } else if m.is_file() && dir.ends_with("/msi_irqs") {
@@ -247,24 +173,5 @@ impl<'a> Copier<'a> {
             }
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::relative_target;
-
-    #[test]
-    fn links_in_the_copy_are_relative_and_inside() {
-        assert_eq!(
-            relative_target("/etc/os-release", "/usr/lib/os-release"),
-            "../usr/lib/os-release"
-        );
-        assert_eq!(
-            relative_target("/sys/class/net/eth0", "/sys/devices/x/net/eth0"),
-            "../../../sys/devices/x/net/eth0"
-        );
-        assert_eq!(relative_target("/a", "/b"), "b");
-        assert_eq!(relative_target("/a/b", "/"), "..");
     }
 }

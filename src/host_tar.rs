@@ -1,0 +1,187 @@
+//! `--root snapshot.tar.gz`: the project's own snapshot format read without the user unpacking it. The tarball
+//! is unpacked into a private temporary directory (mode 0700, removed when the Host goes) under the same rules as
+//! the snapshot's copy (SafeTree): names that climb out (`..`, absolute) are skipped, links are rewritten to stay
+//! inside, nothing is written through a link; sizes and counts are bounded (a gzip bomb stops at the bound);
+//! FIFOs and device nodes are not created but recorded as unreadable with their type, as a snapshot records them.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{self, Read};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use super::read::{Failure, UNREADABLE};
+use super::tree::SafeTree;
+use super::{Host, HostError, MAX_READ, normalize};
+
+/// Everything unpacked together may not exceed this (a snapshot of a 1,024-CPU machine is a few tens of MB).
+pub const MAX_UNPACKED: u64 = 1 << 30;
+pub const MAX_ENTRIES: usize = 1 << 20;
+
+/// The unpacked directory, removed when the last Host using it goes.
+#[derive(Debug)]
+pub(crate) struct Unpacked(PathBuf);
+
+impl Drop for Unpacked {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Keeps the unpacked tree alive with the Host (and its clones); not part of its identity. Only its Drop
+/// matters, hence never read.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Keep(#[allow(dead_code)] pub(crate) Option<Arc<Unpacked>>);
+
+impl PartialEq for Keep {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl Eq for Keep {}
+
+fn bad(path: &Path, why: impl ToString) -> HostError {
+    HostError::Io {
+        path: path.display().to_string(),
+        source: io::Error::new(io::ErrorKind::InvalidData, why.to_string()),
+    }
+}
+
+/// True for a regular file that starts with gzip's magic bytes.
+fn is_gzip(path: &Path) -> bool {
+    let Ok(mut f) = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+    else {
+        return false;
+    };
+    let mut magic = [0u8; 2];
+    f.metadata().is_ok_and(|m| m.is_file())
+        && f.read_exact(&mut magic).is_ok()
+        && magic == [0x1f, 0x8b]
+}
+
+impl Host {
+    /// The Host for `--root PATH`: a directory as it is, or a snapshot tarball unpacked privately.
+    pub fn open_root(path: &Path) -> Result<Host, HostError> {
+        if !is_gzip(path) {
+            return Ok(Host::with_root(path));
+        }
+        let dir = private_dir()?;
+        let keep = Arc::new(Unpacked(dir.clone()));
+        unpack(path, &dir)?;
+        let mut h = Host::with_root(&dir);
+        h.keep = Keep(Some(keep));
+        Ok(h)
+    }
+}
+
+fn private_dir() -> Result<PathBuf, HostError> {
+    let base = std::env::temp_dir();
+    for i in 0..100u32 {
+        let d = base.join(format!("rmp-eval-root-{}-{i}", std::process::id()));
+        match fs::DirBuilder::new().mode(0o700).create(&d) {
+            Ok(()) => return Ok(d),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(HostError::from_io(&d.display().to_string(), e)),
+        }
+    }
+    Err(bad(&base, "no free temporary directory name"))
+}
+
+/// An entry's name as an absolute path in the tree, or None when it climbs out or is not a plain name.
+fn entry_path(p: &Path) -> Option<String> {
+    let mut parts = Vec::new();
+    for c in p.components() {
+        match c {
+            Component::Normal(n) => parts.push(n.to_str()?.to_string()),
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    (!parts.is_empty()).then(|| format!("/{}", parts.join("/")))
+}
+
+fn unpack(src: &Path, dir: &Path) -> Result<(), HostError> {
+    let f = fs::File::open(src).map_err(|e| HostError::from_io(&src.display().to_string(), e))?;
+    // The bound applies to the decompressed stream: a bomb ends in an error, not a full disk.
+    let gz = flate2::read::GzDecoder::new(f).take(MAX_UNPACKED);
+    let mut ar = tar::Archive::new(gz);
+    let mut tree = SafeTree::new(dir);
+    let mut recorded: BTreeMap<String, Failure> = BTreeMap::new();
+    let mut manifest: Option<Vec<u8>> = None;
+    let io = |e: io::Error| bad(src, e);
+    for (n, entry) in ar.entries().map_err(io)?.enumerate() {
+        if n == MAX_ENTRIES {
+            return Err(bad(src, format!("more than {MAX_ENTRIES} entries")));
+        }
+        let mut e = entry.map_err(io)?;
+        let Some(abs) = e.path().ok().and_then(|p| entry_path(&p)) else {
+            continue;
+        };
+        let t = e.header().entry_type();
+        let what = match t {
+            tar::EntryType::Directory => {
+                tree.mkdirs(&abs).map_err(io)?;
+                continue;
+            }
+            tar::EntryType::Regular | tar::EntryType::Continuous => {
+                if e.size() > MAX_READ {
+                    recorded.insert(
+                        abs,
+                        Failure::of(&HostError::TooLarge {
+                            path: String::new(),
+                        })
+                        .unwrap(),
+                    );
+                    continue;
+                }
+                let mut bytes = Vec::with_capacity(e.size() as usize);
+                e.read_to_end(&mut bytes).map_err(io)?;
+                if abs == UNREADABLE {
+                    manifest = Some(bytes);
+                } else {
+                    tree.put(&abs, &bytes).map_err(io)?;
+                }
+                continue;
+            }
+            tar::EntryType::Symlink => {
+                let Some(target) = e.link_name().ok().flatten() else {
+                    continue;
+                };
+                let t = target.to_string_lossy();
+                let to = if t.starts_with('/') {
+                    normalize(&t)
+                } else {
+                    normalize(&format!("{}/{t}", super::tree::parent(&abs)))
+                };
+                tree.link(&abs, &to).map_err(io)?;
+                continue;
+            }
+            tar::EntryType::Fifo => "FIFO",
+            tar::EntryType::Char => "character device",
+            tar::EntryType::Block => "block device",
+            _ => "special file",
+        };
+        let f = Failure::of(&HostError::NotRegular {
+            path: String::new(),
+            what,
+        });
+        recorded.insert(abs, f.unwrap());
+    }
+    // The snapshot's own record, plus what this unpacking refused to create.
+    #[derive(serde::Deserialize, Default)]
+    struct File {
+        #[serde(default)]
+        unreadable: BTreeMap<String, Failure>,
+    }
+    let mut all = manifest
+        .and_then(|b| serde_json::from_slice::<File>(&b).ok())
+        .unwrap_or_default()
+        .unreadable;
+    all.extend(recorded);
+    let json = serde_json::json!({ "unreadable": all }).to_string();
+    tree.put(UNREADABLE, json.as_bytes()).map_err(io)
+}
