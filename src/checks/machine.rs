@@ -85,18 +85,19 @@ pub fn validate_core(host: &Host, n: Option<usize>) -> Result<usize, Error> {
         .last()
         .copied()
         .ok_or_else(|| Error::failed("no online CPUs found"))?;
-    let core = match n {
-        None => last,
-        Some(c) if cpus.contains(&c) => c,
-        Some(c) => {
-            return Err(Error::usage(format!(
-                "--core {c}: no such online CPU (online: {})",
-                cpulist::format(&cpus)
-            )));
-        }
-    };
-    // A tree that has cpuN directories but not this one (a damaged or crafted snapshot) cannot describe the
-    // core: checks would read "absent" as "nothing there" and pass.
+    match n {
+        None => Ok(last),
+        Some(c) if cpus.contains(&c) => Ok(c),
+        Some(c) => Err(Error::usage(format!(
+            "--core {c}: no such online CPU (online: {})",
+            cpulist::format(&cpus)
+        ))),
+    }
+}
+
+/// For `check`: a tree that has cpuN directories but not the core's (a damaged or crafted snapshot) cannot
+/// describe the core; checks would read "absent" as "nothing there" and pass.
+pub fn require_cpu_dir(host: &Host, core: usize) -> Result<(), Error> {
     let has_cpu_dirs = || {
         host.list(CPU_DIR).is_ok_and(|names| {
             names.iter().any(|n| {
@@ -110,7 +111,7 @@ pub fn validate_core(host: &Host, n: Option<usize>) -> Result<usize, Error> {
             "CPU{core} is listed as online but {CPU_DIR}/cpu{core} is missing: the tree is incomplete"
         )));
     }
-    Ok(core)
+    Ok(())
 }
 
 /// The kernel command line, split.

@@ -26,6 +26,7 @@ pub fn context(host: &Host, core: Option<usize>, nic_name: Option<&str>) -> Resu
 
 pub fn execute(host: &Host, out: Output, args: &CheckArgs) -> Result<Outcome> {
     let ctx = context(host, args.core, args.nic.as_deref())?;
+    machine::require_cpu_dir(host, ctx.core)?;
     let dest = args
         .prometheus
         .as_deref()
