@@ -15,16 +15,44 @@ Exit status:
   4  check: nothing failed, only warnings (what only a newer kernel or other hardware would change)
   5  check: nothing failed, but a change fix made takes effect at the next reboot";
 
+/// What bare `rmp-eval` prints: the four verbs, one example each (80 columns).
+pub const SHORT_USAGE: &str = "\
+rmp-eval: can this PC run an EtherCAT motion controller in real time?
+
+Usage: rmp-eval <COMMAND> [OPTIONS]
+
+  check     rmp-eval check --core 3 --nic enp2s0   what falls short, and why
+  run       rmp-eval run --duration 10m            measure the latency
+  fix       rmp-eval fix --core 3 --nic enp2s0     repair: diffs, journal
+  rollback  rmp-eval rollback                      undo what fix did
+
+Also: compare, reflect, snapshot. Options: rmp-eval COMMAND --help.
+The workflow: rmp-eval --help, man rmp-eval. The original tool's options
+(-i, -n, -s, ...) still work when given.
+";
+
+const LONG_ABOUT: &str = "\
+Tells whether this PC can run an EtherCAT motion controller in real time, shows why not, and makes it so.
+
+The workflow (as root):
+  rmp-eval check --core 3 --nic enp2s0     what falls short, and which fix step repairs it
+  rmp-eval run --duration 10m              measure; --nic enp2s0 measures EtherCAT round trips
+  rmp-eval fix --core 3 --nic enp2s0       diffs, confirm, journal, before/after measurement
+  reboot                                   when fix changed the kernel command line
+  rmp-eval run --duration 10m && rmp-eval compare before last
+  rmp-eval rollback                        undo everything fix applied, byte for byte
+
+Without a command but with the original rmp-eval's options (-i, -n, -s, -sp, ...), behaves as the original: \
+configuration checks, then the cyclic test (no --nic) or the sender/receiver test.";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "rmp-eval",
     version,
     about = "Evaluate, measure and tune a Linux PC for real-time EtherCAT motion control",
-    long_about = "Tells whether this PC can run an EtherCAT motion controller in real time (check), measures cyclic \
-                  and EtherCAT round-trip latency (run), repairs what check found with diffs and a journal (fix) and \
-                  undoes it (rollback).\n\nWithout a command, behaves as the original rmp-eval: configuration \
-                  checks, then the cyclic test (no --nic) or the sender/receiver test.",
-    after_help = EXIT_CODES
+    long_about = LONG_ABOUT,
+    after_help = EXIT_CODES,
+    disable_help_subcommand = true
 )]
 pub struct Cli {
     /// Take every /sys, /proc, /etc, /boot, /dev, /var and /run path under DIR (a fixture tree or a snapshot)
@@ -116,13 +144,14 @@ pub struct RunArgs {
     pub nic: Option<String>,
     /// Cycle period in microseconds
     #[arg(long, short = 's', visible_alias = "send-sleep", value_name = "US", default_value_t = RunSpec::PERIOD_US,
-          value_parser = clap::value_parser!(u32).range(1..=1_000_000), allow_negative_numbers = true)]
+          value_parser = parse_us, allow_negative_numbers = true)]
     pub period_us: u32,
     /// Run this long: seconds, or 90s, 30m, 24h (default: until Ctrl+C)
-    #[arg(long, value_name = "TIME", value_parser = parse_seconds, conflicts_with = "iterations")]
+    #[arg(long, value_name = "TIME", value_parser = parse_seconds, conflicts_with = "iterations",
+          allow_negative_numbers = true)]
     pub duration: Option<f64>,
     /// Run N cycles (default: until Ctrl+C)
-    #[arg(long, short = 'i', value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
+    #[arg(long, short = 'i', value_name = "N", value_parser = parse_count,
           allow_negative_numbers = true)]
     pub iterations: Option<u64>,
     /// Frame kind in NIC mode
@@ -130,14 +159,14 @@ pub struct RunArgs {
     pub mode: Mode,
     /// Frame length on the wire in every mode (Ethernet header included, FCS not): 60 (the default) to the
     /// interface MTU + 14; the EtherCAT probe's NOP datagram grows, raw/udp are zero-padded
-    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u16).range(60..=1514),
+    #[arg(long, value_name = "BYTES", value_parser = parse_pktlen,
           allow_negative_numbers = true)]
     pub pktlen: Option<u16>,
     /// EtherCAT: the working counter every reply must carry (default: the one the first reply had)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), allow_negative_numbers = true)]
     pub expect_wkc: Option<u16>,
     /// A reply later than this is a missed cycle (default: the period)
-    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u32).range(1..=1_000_000),
+    #[arg(long, value_name = "US", value_parser = parse_us,
           allow_negative_numbers = true)]
     pub budget_us: Option<u32>,
     /// UDP mode: this end's IPv4 address (the echo peer must be able to reach it; ARP for it is answered)
@@ -147,16 +176,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "IPV4", default_value_t = RoundTrip::PEER_IP)]
     pub peer_ip: std::net::Ipv4Addr,
     /// SCHED_FIFO priority of the RT (sender) thread
-    #[arg(long, value_name = "P", default_value_t = RunSpec::SEND_PRIORITY, value_parser = clap::value_parser!(u8).range(1..=99),
+    #[arg(long, value_name = "P", default_value_t = RunSpec::SEND_PRIORITY, value_parser = parse_priority,
           allow_negative_numbers = true)]
     pub send_priority: u8,
     /// SCHED_FIFO priority of the receiver thread
-    #[arg(long, value_name = "P", default_value_t = RunSpec::RECEIVE_PRIORITY, value_parser = clap::value_parser!(u8).range(1..=99),
+    #[arg(long, value_name = "P", default_value_t = RunSpec::RECEIVE_PRIORITY, value_parser = parse_priority,
           allow_negative_numbers = true)]
     pub receive_priority: u8,
     /// Band width in µs (default: period/8; bands are < W, 2W, 4W, 8W, ≥ 8W)
     #[arg(long, short = 'b', visible_alias = "bucket-width", value_name = "US",
-          value_parser = clap::value_parser!(u32).range(1..=1_000_000), allow_negative_numbers = true)]
+          value_parser = parse_us, allow_negative_numbers = true)]
     pub bucket_width_us: Option<u32>,
     /// Also write the result as JSON to FILE
     #[arg(long, short = 'o', value_name = "FILE")]
@@ -211,24 +240,25 @@ impl RunArgs {
 
 /// The original tool's options, accepted without a command.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Options of the original rmp-eval (without a command)")]
 pub struct LegacyArgs {
     /// Network interface card name (NIC test instead of the cyclic test)
     #[arg(long, short = 'n', value_name = "IF")]
     pub nic: Option<String>,
     /// Number of iterations (default: infinite)
-    #[arg(long, short = 'i', value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
+    #[arg(long, short = 'i', value_name = "N", value_parser = parse_count,
           allow_negative_numbers = true)]
     pub iterations: Option<u64>,
     /// Send sleep (cycle period) in microseconds
     #[arg(long, short = 's', value_name = "US", default_value_t = RunSpec::PERIOD_US,
-          value_parser = clap::value_parser!(u32).range(1..=1_000_000), allow_negative_numbers = true)]
+          value_parser = parse_us, allow_negative_numbers = true)]
     pub send_sleep: u32,
     /// Send thread priority (-sp)
-    #[arg(long, value_name = "P", default_value_t = RunSpec::SEND_PRIORITY, value_parser = clap::value_parser!(u8).range(1..=99),
+    #[arg(long, value_name = "P", default_value_t = RunSpec::SEND_PRIORITY, value_parser = parse_priority,
           allow_negative_numbers = true)]
     pub send_priority: u8,
     /// Receive thread priority (-rp)
-    #[arg(long, value_name = "P", default_value_t = RunSpec::RECEIVE_PRIORITY, value_parser = clap::value_parser!(u8).range(1..=99),
+    #[arg(long, value_name = "P", default_value_t = RunSpec::RECEIVE_PRIORITY, value_parser = parse_priority,
           allow_negative_numbers = true)]
     pub receive_priority: u8,
     /// CPU for the sender thread (-sc; default: the last CPU)
@@ -247,7 +277,7 @@ pub struct LegacyArgs {
     #[arg(long)]
     pub only_config: bool,
     /// Band width in microseconds (default: period/8)
-    #[arg(long, short = 'b', value_name = "US", value_parser = clap::value_parser!(u32).range(1..=1_000_000),
+    #[arg(long, short = 'b', value_name = "US", value_parser = parse_us,
           allow_negative_numbers = true)]
     pub bucket_width: Option<u32>,
 }
@@ -366,7 +396,7 @@ pub struct ReflectArgs {
     #[arg(long, short = 'n', value_name = "IF")]
     pub nic: String,
     /// Stop after answering N frames (default: until Ctrl+C)
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", value_parser = parse_count, allow_negative_numbers = true)]
     pub count: Option<u64>,
     /// Also answer frames sent to other MAC addresses (promiscuous mode while reflect runs; undone on exit)
     #[arg(long)]
@@ -417,6 +447,80 @@ pub fn parse_cpu(s: &str) -> Result<usize, String> {
         .ok()
         .filter(|&n| n < 8192)
         .ok_or_else(|| format!("CPU {s} is out of range"))
+}
+
+/// clap's error message, whole but compact: its first line with the details clap indents under it (what is
+/// missing, "a similar subcommand exists: 'check'") on one line, then (`with_usage`: for missing arguments, where
+/// it shows what to give) its usage line; without the blank lines and the "For more information" line.
+pub fn parse_error(rendered: &str, with_usage: bool) -> String {
+    let mut lines = rendered
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("For more information"));
+    let first = lines.next().unwrap_or("invalid arguments");
+    let mut msg = format!(
+        "rmp-eval: {}",
+        first.strip_prefix("error: ").unwrap_or(first)
+    );
+    let mut usage = None;
+    let mut details = Vec::new();
+    for l in lines {
+        if l.starts_with("Usage:") {
+            usage = Some(l.to_string());
+        } else {
+            details.push(l.trim().trim_start_matches("tip: ").to_string());
+        }
+    }
+    if !details.is_empty() {
+        if !msg.ends_with(':') {
+            msg.push(';');
+        }
+        msg.push(' ');
+        msg.push_str(&details.join(", "));
+    }
+    msg.push('\n');
+    if let Some(u) = usage.filter(|_| with_usage) {
+        msg.push_str(&u);
+        msg.push('\n');
+    }
+    msg
+}
+
+/// A whole number in `lo..=hi`, refused with a message a person reads ("'1.5' is not a whole number").
+fn whole(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
+    let range = if hi == u64::MAX {
+        format!("{lo} or more")
+    } else {
+        format!("{lo} to {hi}")
+    };
+    let t = s.trim();
+    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("'{s}' is not a whole number ({range})"));
+    }
+    match t.parse::<u64>() {
+        Ok(v) if (lo..=hi).contains(&v) => Ok(v),
+        _ => Err(format!("{t} is out of range ({range})")),
+    }
+}
+
+/// A count of cycles, frames or runs: 1 or more.
+pub fn parse_count(s: &str) -> Result<u64, String> {
+    whole(s, 1, u64::MAX)
+}
+
+/// Microseconds of a period or band: 1 to 1 000 000.
+pub fn parse_us(s: &str) -> Result<u32, String> {
+    whole(s, 1, 1_000_000).map(|v| v as u32)
+}
+
+/// A SCHED_FIFO priority: 1 to 99.
+pub fn parse_priority(s: &str) -> Result<u8, String> {
+    whole(s, 1, 99).map(|v| v as u8)
+}
+
+/// A frame length with the Ethernet header, without FCS: 60 to 1514 bytes.
+pub fn parse_pktlen(s: &str) -> Result<u16, String> {
+    whole(s, 60, 1514).map(|v| v as u16)
 }
 
 /// A duration: a number of seconds, or a number with a unit — `90s`, `30m`, `24h`, `2d`, `1.5h`; positive, finite,

@@ -6,6 +6,11 @@ use rmp_eval::host::Host;
 use rmp_eval::output::Output;
 
 fn main() -> ExitCode {
+    // Bare `rmp-eval`: what it can do, not a measurement that runs until Ctrl+C.
+    if std::env::args_os().len() <= 1 {
+        print!("{}", rmp_eval::cli::SHORT_USAGE);
+        return ExitCode::SUCCESS;
+    }
     let cli = match Cli::try_parse_from(normalize_args(std::env::args_os())) {
         Ok(c) => c,
         Err(e) => {
@@ -17,10 +22,11 @@ fn main() -> ExitCode {
                 let _ = e.print();
                 return ExitCode::SUCCESS;
             }
-            // One line: clap's first line without its "error: " prefix.
-            let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments");
-            eprintln!("rmp-eval: {}", first.trim_start_matches("error: "));
+            let usage = matches!(e.kind(), MissingRequiredArgument | MissingSubcommand);
+            eprint!(
+                "{}",
+                rmp_eval::cli::parse_error(&e.render().to_string(), usage)
+            );
             return ExitCode::from(2);
         }
     };

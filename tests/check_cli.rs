@@ -67,21 +67,14 @@ fn core_zero_is_checked_but_fails_isolation() {
 }
 
 #[test]
-fn missing_nic_fails_presence_and_leaves_the_rest_unknown() {
-    let (code, doc) = check_json(&fixture("seed-i3-13100te"), &["--nic", "eth9"]);
-    assert_eq!(code, Some(1));
+fn missing_nic_is_bad_input_and_no_nic_means_no_nic_section() {
+    // A NIC that does not exist is bad input (exit 2, the interfaces there are), as in run, reflect and fix.
+    let o = run(&["--root", &seed(), "check", "--nic", "eth9"]);
+    assert_eq!(o.status.code(), Some(2));
     assert_eq!(
-        verdict(&doc, "nic_present"),
-        ("fail".into(), "interface not found".into())
+        text(&o.stderr),
+        "rmp-eval: --nic eth9: no such network interface (interfaces here: enp2s0, lo)\n"
     );
-    for c in doc["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["section"] == "nic" && c["id"] != "nic_present")
-    {
-        assert_eq!(c["status"], "unknown", "{c}");
-    }
     // Without --nic there is no NIC section at all.
     let (_, doc) = check_json(&fixture("seed-i3-13100te"), &[]);
     assert!(

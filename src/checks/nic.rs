@@ -11,6 +11,26 @@ const IPV6_ROUTE: &str = "/proc/net/ipv6_route";
 const IF_INET6: &str = "/proc/net/if_inet6";
 const FIB_TRIE: &str = "/proc/net/fib_trie";
 
+/// `--nic NAME` names an interface of this machine (the one check every command makes, with one message that
+/// lists the interfaces there are).
+pub fn require(host: &Host, name: &str) -> Result<(), crate::error::Error> {
+    crate::sys::ifname::validate(name)?;
+    if exists(host, name) {
+        return Ok(());
+    }
+    let mut names = host.list(NET).unwrap_or_default();
+    names.retain(|n| crate::sys::ifname::validate(n).is_ok());
+    names.sort();
+    let here = if names.is_empty() {
+        "none found".to_string()
+    } else {
+        names.join(", ")
+    };
+    Err(crate::error::Error::usage(format!(
+        "--nic {name}: no such network interface (interfaces here: {here})"
+    )))
+}
+
 /// Whether the interface exists (any of the files the original looked at can be read).
 pub fn exists(host: &Host, nic: &str) -> bool {
     ["operstate", "carrier", "address"]

@@ -15,7 +15,7 @@ use crate::report::prometheus;
 /// Validates the arguments against the machine and builds the check context.
 pub fn context(host: &Host, core: Option<usize>, nic_name: Option<&str>) -> Result<Ctx> {
     if let Some(n) = nic_name {
-        crate::sys::ifname::validate(n)?;
+        checks::nic::require(host, n)?;
     }
     let core = machine::validate_core(host, core)?;
     Ok(Ctx {

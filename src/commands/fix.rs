@@ -17,8 +17,6 @@ use crate::measure::spec::RunSpec;
 use crate::outln;
 use crate::output::Output;
 
-const NET_DIR: &str = "/sys/class/net";
-
 /// Prompts only with a terminal on both stdin and stderr (dialoguer itself checks only stderr).
 pub fn interactive() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
@@ -73,12 +71,7 @@ fn choose(host: &Host, req: &Request, plan: &Plan, live: bool) -> Result<Option<
 pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
     check_core(host, args.core)?;
     if let Some(n) = &args.nic {
-        crate::sys::ifname::validate(n)?;
-        if !host.exists(&format!("{NET_DIR}/{n}")) {
-            return Err(Error::usage(format!(
-                "--nic {n}: no such network interface"
-            )));
-        }
+        crate::checks::nic::require(host, n)?;
     }
     // Whoever may change something locks first, before reading any state, and holds the lock through the
     // prompts: a plan made before another fix or rollback finished would be stale.

@@ -58,6 +58,7 @@ pub fn execute(host: &Host, _out: Output, args: &ReflectArgs) -> Result<Outcome>
         return Err(Error::usage("reflect needs the live machine: drop --root"));
     }
     let name = args.nic.as_str();
+    crate::checks::nic::require(host, name)?;
     netdev::ifindex(name)?;
     // Declared before the socket so that it is dropped after it (see FlagsGuard).
     let _flags = FlagsGuard::new(name)?;

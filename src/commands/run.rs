@@ -18,6 +18,9 @@ use crate::report::live::LiveView;
 
 /// The CPUs of `spec`, checked against the machine (the last CPU when none is given).
 pub fn place(host: &Host, spec: &RunSpec) -> Result<Placement> {
+    if let Some(n) = &spec.nic {
+        crate::checks::nic::require(host, n)?;
+    }
     let core = validate_core(host, spec.core)?;
     let receive_cpu = match spec.receive_cpu {
         Some(c) => validate_core(host, Some(c)).map_err(|e| match e {
@@ -76,6 +79,12 @@ pub fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
         .map(|d| crate::report::prometheus::Dest::resolve(host, d))
         .transpose()?;
     let spec = args.spec();
+    // Before 40 lines of checks: a run without permission for SCHED_FIFO says so first.
+    let priority = match spec.nic {
+        Some(_) => spec.send_priority.max(spec.receive_priority),
+        None => spec.send_priority,
+    };
+    crate::measure::rt::probe_fifo(priority)?;
     if !args.no_config && !args.json {
         crate::outln!("{}", config_preamble(host, out, at, args));
     }

@@ -79,6 +79,28 @@ impl DmaLatency {
     }
 }
 
+/// Whether this process may run a thread at SCHED_FIFO `priority`: tried on a short-lived thread, so that a run
+/// without permission says so before it prints or measures anything. The same message as `enter_rt`.
+pub fn probe_fifo(priority: u8) -> Result<()> {
+    let t = std::thread::spawn(move || {
+        let param = libc::sched_param {
+            sched_priority: i32::from(priority),
+        };
+        // SAFETY: pthread_self() is this (probe) thread's valid handle and `param` lives across the call.
+        unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) }
+    });
+    match t.join().unwrap_or(libc::EPERM) {
+        0 => Ok(()),
+        libc::EPERM => Err(Error::failed(format!(
+            "no permission for SCHED_FIFO priority {priority}: run as root (or with CAP_SYS_NICE)"
+        ))),
+        e => Err(Error::sys(
+            format!("SCHED_FIFO priority {priority}"),
+            std::io::Error::from_raw_os_error(e),
+        )),
+    }
+}
+
 /// Pins the calling thread, makes it SCHED_FIFO at `priority`, blocks every signal in it and pre-faults its stack.
 pub fn enter_rt(core: usize, priority: u8) -> Result<()> {
     pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&SigSet::all()), None)
