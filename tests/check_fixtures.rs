@@ -203,10 +203,10 @@ fn garbage_root_gives_a_verdict_for_every_check_and_no_panic() {
     for extra in [
         &[][..],
         &["--nic", "eth0"],
-        &["--core", "1", "--nic", "nope0"],
+        &["--core", "1", "--nic", "eth0"],
     ] {
         let (code, doc) = check_json(tmp.path(), extra);
-        assert!(matches!(code, Some(0) | Some(1)), "exit {code:?}");
+        assert!(matches!(code, Some(0 | 1 | 4 | 5)), "exit {code:?}");
         let got: Vec<&str> = doc["checks"]
             .as_array()
             .unwrap()
@@ -224,7 +224,10 @@ fn garbage_root_gives_a_verdict_for_every_check_and_no_panic() {
         };
         assert_eq!(got, want);
         for c in doc["checks"].as_array().unwrap() {
-            assert!(["pass", "fail", "unknown", "info"].contains(&c["status"].as_str().unwrap()));
+            assert!(
+                ["pass", "fail", "warn", "pending", "unknown", "info"]
+                    .contains(&c["status"].as_str().unwrap())
+            );
             assert!(
                 c["detail"]
                     .as_str()
