@@ -480,3 +480,31 @@ impl Drop for Kill {
         let _ = self.0.wait();
     }
 }
+
+#[test]
+fn hardware_timestamp_records_of_a_crashed_run_are_restored_by_the_next() {
+    if !root_or_skip("hardware_timestamp_records") {
+        return;
+    }
+    let v = Veth::new();
+    let r = v.reflect(&[]);
+    // What a run killed with -9 after switching hardware timestamps on leaves behind (its record of the old setting).
+    let dir = rmp_eval::measure::tstamp::RECORD_DIR;
+    std::fs::create_dir_all(dir).unwrap();
+    let rec = format!("{dir}/{}", v.host);
+    std::fs::write(&rec, "0 0 0\n").unwrap();
+    let o = run_nic(&v.host, &["--iterations", "20"]);
+    let _ = r.stop();
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{}",
+        text(&o.stderr)
+    );
+    let said = format!("{}{}", text(&o.stdout), text(&o.stderr));
+    // veth has no hardware timestamps: the restore is tried, said, and the record consumed.
+    assert!(
+        said.contains(&format!("hardware timestamping of {}", v.host)),
+        "{said}"
+    );
+    assert!(!std::path::Path::new(&rec).exists(), "record consumed");
+}

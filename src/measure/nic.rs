@@ -124,7 +124,10 @@ pub fn run(
     // Two sockets: the sender's sends and gets its transmit stamps back on its error queue; the receiver's only
     // receives. Sharing one would wake the receiver for every transmit stamp, right when the frame leaves.
     let mut txs = RawSocket::open(nic, 0)?;
-    let ts = txs.enable_timestamps()?;
+    for note in super::tstamp::restore_leftovers(host) {
+        watch.note(&note);
+    }
+    let ts = txs.enable_timestamps(host)?;
     let sock = RawSocket::open(nic, frame::ethertype(mode))?;
     sock.set_timestamping(ts)?;
     let (first_seq, first) = preflight(&txs, &sock, &mut probe, mode)?;

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::tstamp::{HwTstamp, TsKind};
 use crate::error::{Error, Result};
+use crate::host::Host;
 use crate::sys::{netdev, packet, sockopt};
 
 /// Every EtherType (ETH_P_ALL), for the reflector.
@@ -87,9 +88,9 @@ impl RawSocket {
             .map_err(|e| Error::sys(format!("promiscuous mode on {}", self.name), e))
     }
 
-    /// Hardware timestamps where the NIC has them, else software ones; says which.
-    pub fn enable_timestamps(&mut self) -> Result<TsKind> {
-        if let Ok(hw) = HwTstamp::enable(&self.name) {
+    /// Hardware timestamps where the NIC has them (see `HwTstamp`), else software ones; says which.
+    pub fn enable_timestamps(&mut self, host: &Host) -> Result<TsKind> {
+        if let Ok(hw) = HwTstamp::enable(host, &self.name) {
             if sockopt::timestamping(self.fd(), true).is_ok() {
                 self.hw = Some(hw);
                 return Ok(TsKind::Hardware);

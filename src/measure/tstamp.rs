@@ -1,10 +1,17 @@
-//! Packet timestamps: which kind a run uses, and the NIC's hardware timestamping, switched on for the run and
-//! restored afterwards. The system calls (SIOC[GS]HWTSTAMP, SO_TIMESTAMPING, the control messages) are in `sys`.
+//! Packet timestamps: which kind a run uses, and the NIC's hardware timestamping. The present configuration is
+//! read first: one that already stamps every frame is used as it is; one that someone else set (a PTP daemon, say)
+//! is left alone and the run uses software stamps; only an unused one is switched on — after the old one is
+//! recorded under /run/rmp-eval/hwtstamp/, so that the next run restores it after a crash (kill -9) — and put back
+//! on every exit. The system calls (SIOC[GS]HWTSTAMP, SO_TIMESTAMPING, the control messages) are in `sys`.
 
 use std::io;
 
+use crate::host::Host;
 pub use crate::sys::packet::Stamps;
 use crate::sys::{hwtstamp, ifname};
+
+/// Where a changed configuration is recorded until it is restored (tmpfs: a reboot resets the NIC too).
+pub const RECORD_DIR: &str = "/run/rmp-eval/hwtstamp";
 
 /// Which clock stamps the frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -16,51 +23,194 @@ pub enum TsKind {
     Software,
 }
 
-/// The NIC's hardware timestamping, switched on for TX and all RX frames; the previous setting is put back on drop
-/// (another program, a PTP daemon say, may rely on it).
+/// What to do with the NIC's present configuration (`None`: unreadable, as with drivers that have no GET).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plan {
+    /// It already stamps TX and every received frame: use it, change nothing.
+    Use,
+    /// Someone else's configuration (a PTP daemon's filter): leave it, use software stamps.
+    LeaveAlone,
+    /// Off (or unknown): record it, switch on, restore afterwards.
+    Change(hwtstamp::Config),
+}
+
+pub fn plan(current: Option<hwtstamp::Config>) -> Plan {
+    match current {
+        Some(c) if c.stamps_all() => Plan::Use,
+        Some(c)
+            if c.tx_type != hwtstamp::Config::OFF.tx_type
+                || c.rx_filter != hwtstamp::Config::OFF.rx_filter =>
+        {
+            Plan::LeaveAlone
+        }
+        Some(c) => Plan::Change(c),
+        None => Plan::Change(hwtstamp::Config::OFF),
+    }
+}
+
+fn record_path(name: &str) -> String {
+    format!("{RECORD_DIR}/{name}")
+}
+
+fn encode(c: hwtstamp::Config) -> String {
+    format!("{} {} {}\n", c.flags, c.tx_type, c.rx_filter)
+}
+
+/// The record's text: "flags tx_type rx_filter".
+pub fn decode(s: &str) -> Option<hwtstamp::Config> {
+    let v: Vec<i32> = s
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    match v[..] {
+        [flags, tx_type, rx_filter] => Some(hwtstamp::Config {
+            flags,
+            tx_type,
+            rx_filter,
+        }),
+        _ => None,
+    }
+}
+
+/// The NIC's hardware timestamping for one run; what was changed is put back on drop.
 pub struct HwTstamp {
+    host: Host,
     name: String,
-    previous: hwtstamp::Config,
+    /// The configuration to restore, when this run changed it.
+    previous: Option<hwtstamp::Config>,
 }
 
 impl HwTstamp {
-    /// `Err` when the NIC (or its driver) has no hardware timestamps — veth answers EOPNOTSUPP.
-    pub fn enable(name: &str) -> io::Result<HwTstamp> {
+    /// `Err` when the NIC (or its driver) has no hardware timestamps — veth answers EOPNOTSUPP — or when its
+    /// configuration belongs to someone else.
+    pub fn enable(host: &Host, name: &str) -> io::Result<HwTstamp> {
         ifname::validate(name)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
-        // Older drivers have SET but not GET: then "off" is the best guess of what was there.
-        let previous = hwtstamp::get(name).unwrap_or(hwtstamp::Config::OFF);
+        let previous = match plan(hwtstamp::get(name).ok()) {
+            Plan::Use => None,
+            Plan::LeaveAlone => return Err(io::Error::from_raw_os_error(libc::EBUSY)),
+            Plan::Change(p) => Some(p),
+        };
+        let Some(p) = previous else {
+            return Ok(HwTstamp {
+                host: host.clone(),
+                name: name.to_string(),
+                previous: None,
+            });
+        };
+        // Recorded before it is changed: a crash between the two leaves a record of an unchanged NIC, harmless.
+        host.create_dir_all(RECORD_DIR).map_err(io::Error::other)?;
+        host.write_atomic(&record_path(name), encode(p).as_bytes(), None)
+            .map_err(io::Error::other)?;
+        let g = HwTstamp {
+            host: host.clone(),
+            name: name.to_string(),
+            previous: Some(p),
+        };
         let got = hwtstamp::set(name, hwtstamp::Config::ALL)?;
         // A driver may narrow the filter (PTP frames only): then EtherCAT replies get no hardware stamp, and
-        // software stamps at both ends are the honest measure.
+        // software stamps at both ends are the honest measure (`g` restores on the way out).
         if got.rx_filter != hwtstamp::Config::ALL.rx_filter {
-            let _ = hwtstamp::set(name, previous);
             return Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP));
         }
-        Ok(HwTstamp {
-            name: name.to_string(),
-            previous,
-        })
+        Ok(g)
     }
 }
 
 impl Drop for HwTstamp {
     fn drop(&mut self) {
-        let _ = hwtstamp::set(&self.name, self.previous);
+        if let Some(p) = self.previous {
+            if hwtstamp::set(&self.name, p).is_ok() || hwtstamp::get(&self.name).is_err() {
+                let _ = self.host.remove_file(&record_path(&self.name));
+            }
+        }
     }
+}
+
+/// Puts back what a run that did not end (kill -9, power loss of the process) left switched on, from its records;
+/// returns one line per record for the user.
+pub fn restore_leftovers(host: &Host) -> Vec<String> {
+    let mut said = Vec::new();
+    for name in host.list(RECORD_DIR).unwrap_or_default() {
+        let path = record_path(&name);
+        let rec = host.read(&path).ok().and_then(|s| decode(&s));
+        let msg = match (ifname::validate(&name), rec) {
+            (Ok(()), Some(c)) => match hwtstamp::set(&name, c) {
+                Ok(_) => format!(
+                    "restored the hardware timestamping of {name} that an earlier run left changed"
+                ),
+                Err(e) => format!(
+                    "could not restore the hardware timestamping of {name} ({e}); record dropped"
+                ),
+            },
+            _ => format!("dropped an unreadable hardware-timestamp record {path}"),
+        };
+        let _ = host.remove_file(&path);
+        said.push(msg);
+    }
+    said
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hwtstamp::Config;
 
     #[test]
     fn veth_and_loopback_have_no_hardware_timestamps() {
-        // Loopback, like veth, has no PTP clock: enabling must fail cleanly and change nothing.
-        let e = HwTstamp::enable("lo")
+        // Loopback, like veth, has no PTP clock: enabling must fail cleanly and leave no record.
+        let dir = tempfile::tempdir().unwrap();
+        let host = Host::with_root(dir.path());
+        let e = HwTstamp::enable(&host, "lo")
             .err()
             .expect("lo has no hardware timestamps");
         assert!(e.raw_os_error().is_some(), "{e}");
-        assert!(HwTstamp::enable("bad/name").is_err());
+        assert!(HwTstamp::enable(&host, "bad/name").is_err());
+        assert_eq!(
+            host.list(RECORD_DIR).unwrap_or_default(),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn configuration_is_read_first() {
+        assert_eq!(plan(Some(Config::ALL)), Plan::Use);
+        // ptp4l's usual setting: TX on, PTPv2 event frames only (HWTSTAMP_FILTER_PTP_V2_EVENT = 12).
+        let ptp4l = Config {
+            flags: 0,
+            tx_type: 1,
+            rx_filter: 12,
+        };
+        assert_eq!(plan(Some(ptp4l)), Plan::LeaveAlone);
+        assert_eq!(plan(Some(Config::OFF)), Plan::Change(Config::OFF));
+        assert_eq!(plan(None), Plan::Change(Config::OFF));
+    }
+
+    #[test]
+    fn records_round_trip_and_leftovers_are_consumed() {
+        let c = Config {
+            flags: 0,
+            tx_type: 1,
+            rx_filter: 12,
+        };
+        assert_eq!(decode(&encode(c)), Some(c));
+        assert_eq!(decode("1 2"), None);
+        assert_eq!(decode("a b c"), None);
+        let dir = tempfile::tempdir().unwrap();
+        let host = Host::with_root(dir.path());
+        host.create_dir_all(RECORD_DIR).unwrap();
+        host.write_atomic(&record_path("lo"), encode(Config::OFF).as_bytes(), None)
+            .unwrap();
+        host.write_atomic(&record_path("junk"), b"x", None).unwrap();
+        let said = restore_leftovers(&host);
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(
+            said.iter()
+                .any(|s| s.contains("could not restore the hardware timestamping of lo")),
+            "{said:?}"
+        );
+        assert!(said.iter().any(|s| s.contains("unreadable")), "{said:?}");
+        assert!(host.list(RECORD_DIR).unwrap().is_empty());
     }
 }
