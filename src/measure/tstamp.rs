@@ -120,10 +120,12 @@ impl HwTstamp {
 
 impl Drop for HwTstamp {
     fn drop(&mut self) {
-        if let Some(p) = self.previous {
-            if hwtstamp::set(&self.name, p).is_ok() || hwtstamp::get(&self.name).is_err() {
-                let _ = self.host.remove_file(&record_path(&self.name));
-            }
+        // The record stays when the restore failed on a NIC that still has hardware timestamps: the next run
+        // tries again.
+        if let Some(p) = self.previous
+            && (hwtstamp::set(&self.name, p).is_ok() || hwtstamp::get(&self.name).is_err())
+        {
+            let _ = self.host.remove_file(&record_path(&self.name));
         }
     }
 }
