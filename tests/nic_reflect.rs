@@ -218,6 +218,9 @@ fn two_reflects_on_one_segment_answer_once_each_and_never_storm() {
             &b.host,
             &["--mode", mode, "--duration", &secs.to_string(), "--json"],
         );
+        // Stopped as soon as the run is done (SIGINT: tshark writes out what it has).
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(cap.id() as i32, libc::SIGINT) };
         let _ = cap.wait();
         assert!(
             o.status.code().is_some_and(|c| c < 2),
@@ -258,8 +261,9 @@ fn two_reflects_on_one_segment_answer_once_each_and_never_storm() {
                 "{mode}: {answers} answers to {requests} requests"
             );
             let unmatched = j["rtt"]["unmatched"].as_u64().unwrap();
+            // (Most: a second answer still in flight when the run stops, or dropped on a busy machine, is not seen.)
             assert!(
-                unmatched + 10 >= count,
+                2 * unmatched >= count,
                 "{mode}: {unmatched} duplicates for {count} replies"
             );
         }
