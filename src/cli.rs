@@ -82,6 +82,8 @@ pub enum Command {
     Rollback(RollbackArgs),
     /// Compare two saved results (file paths, or "last", "before", "after")
     Compare(CompareArgs),
+    /// Plots of one or more saved results in one self-contained HTML page (overlaid when several)
+    Report(ReportArgs),
     /// Act as a software EtherCAT SubDevice on IF (echoes frames, increments the working counter)
     Reflect(ReflectArgs),
     /// Copy exactly the files the checks read into OUT (a directory, or OUT.tar.gz) for `check --root`
@@ -388,6 +390,19 @@ pub struct CompareArgs {
     /// Print JSON
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// Results: JSON files, or "last", "before", "after" (up to 6, overlaid)
+    #[arg(required = true, value_name = "RESULT")]
+    pub results: Vec<String>,
+    /// The HTML file to write
+    #[arg(long, short = 'o', value_name = "FILE", default_value = "report.html")]
+    pub output: PathBuf,
+    /// Also write each plot as an SVG file into DIR
+    #[arg(long, value_name = "DIR")]
+    pub svg: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

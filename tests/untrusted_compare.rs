@@ -41,6 +41,7 @@ fn result(label: &str, spikes: u64) -> serde_json::Value {
         checkpoint: false,
         reset_at: None,
         resets: 0,
+        identity: None,
     };
     serde_json::to_value(&r).unwrap()
 }

@@ -7,6 +7,7 @@ pub mod fix;
 pub mod generate;
 pub mod monitor;
 pub mod reflect;
+pub mod report;
 pub mod rollback;
 pub mod run;
 pub mod snapshot;
@@ -31,6 +32,7 @@ pub fn dispatch(host: &Host, out: Output, cli: Cli) -> Result<Outcome> {
         Some(Command::Rollback(a)) => rollback::execute(host, out, &a),
         Some(Command::Compare(a)) => compare::execute(host, out, &a),
         Some(Command::Reflect(a)) => reflect::execute(host, out, &a),
+        Some(Command::Report(a)) => report::execute(host, out, &a),
         Some(Command::Snapshot(a)) => snapshot::execute(host, out, &a),
         Some(Command::Monitor(a)) => monitor::execute(host, out, &a),
         Some(Command::ApplySaved(a)) => apply_saved::execute(host, out, &a),

@@ -8,7 +8,7 @@ use crate::checks::machine::validate_core;
 use crate::cli::RunArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::host::Host;
-use crate::measure::result::{RunResult, Verdict};
+use crate::measure::result::{CheckCounts, Identity, RunResult, Verdict};
 use crate::measure::session::{Action, Gauges, Watch};
 use crate::measure::spec::{Placement, RunSpec};
 use crate::measure::store::{self, Slot};
@@ -85,15 +85,20 @@ pub fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
         None => spec.send_priority,
     };
     crate::measure::rt::probe_fifo(priority)?;
-    if !args.no_config && !args.json {
-        crate::outln!("{}", config_preamble(host, out, at, args));
-    }
+    let checks = if !args.no_config && !args.json {
+        let (text, counts) = config_preamble(host, out, at, args);
+        crate::outln!("{text}");
+        Some(counts)
+    } else {
+        None
+    };
     let slot = Slot::new(host, "run", store::unix_now())?;
     let mut screen = Screen::new(out, args.json, Some(&slot));
     let lock = crate::corelock::shared(host, at.core);
-    let result = crate::measure::run(host, &spec, at, "run", &mut screen)?;
+    let mut result = crate::measure::run(host, &spec, at, "run", &mut screen)?;
     drop(lock);
     drop(screen);
+    result.identity = Some(identity(host, checks));
     if args.json {
         let text =
             serde_json::to_string_pretty(&result).map_err(|e| Error::failed(e.to_string()))?;
@@ -135,7 +140,7 @@ pub fn measure(
     let at = place(host, spec)?;
     let slot = Slot::new(host, label, store::unix_now())?;
     let lock = crate::corelock::shared(host, at.core);
-    let result = crate::measure::run(
+    let mut result = crate::measure::run(
         host,
         spec,
         at,
@@ -143,6 +148,7 @@ pub fn measure(
         &mut Screen::new(out, quiet, Some(&slot)),
     )?;
     drop(lock);
+    result.identity = Some(identity(host, None));
     let path = persist(&slot, None, &result)?;
     Ok((result, path))
 }
@@ -163,13 +169,49 @@ fn persist(slot: &Slot, output: Option<&Path>, r: &RunResult) -> Result<PathBuf>
     slot.write(r)
 }
 
-fn config_preamble(host: &Host, out: Output, at: Placement, args: &RunArgs) -> String {
+fn config_preamble(
+    host: &Host,
+    out: Output,
+    at: Placement,
+    args: &RunArgs,
+) -> (String, CheckCounts) {
     let ctx = crate::checks::Ctx {
         core: at.core,
         nic: args.nic.clone(),
     };
     let findings = crate::commands::check::findings(host, &ctx);
-    crate::report::check::render_text(host, &ctx, &findings, out)
+    let sum = crate::report::check::summarize(&findings);
+    let counts = CheckCounts {
+        pass: sum.pass,
+        fail: sum.fail,
+        unknown: sum.unknown,
+        failed: findings
+            .iter()
+            .filter(|f| f.status == crate::checks::Status::Fail)
+            .map(|f| f.id.to_string())
+            .collect(),
+    };
+    (
+        crate::report::check::render_text(host, &ctx, &findings, out),
+        counts,
+    )
+}
+
+/// The machine and the invocation, recorded with the result for the report.
+fn identity(host: &Host, checks: Option<CheckCounts>) -> Identity {
+    use crate::checks::machine;
+    let cpuinfo = host.read(machine::PROC_CPUINFO).unwrap_or_default();
+    Identity {
+        hostname: machine::hostname(host).unwrap_or_default(),
+        cpu: crate::parse::cpuinfo::model(&cpuinfo).unwrap_or_default(),
+        cpus: machine::online_cpus(host).map(|v| v.len()).unwrap_or(0),
+        kernel_cmdline: host.read_trimmed(machine::PROC_CMDLINE).unwrap_or_default(),
+        command: std::env::args()
+            .map(|a| crate::parse::text::sanitize(&a, 200))
+            .collect::<Vec<_>>()
+            .join(" "),
+        checks,
+    }
 }
 
 /// How often the live table is redrawn on a terminal (≤ 10 Hz) and a progress line printed otherwise.

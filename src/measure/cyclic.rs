@@ -104,5 +104,6 @@ fn result(
         checkpoint: false,
         reset_at: s.reset_at.clone(),
         resets: s.resets,
+        identity: None,
     }
 }

@@ -229,6 +229,7 @@ pub fn run(
             checkpoint: true,
             reset_at: e.reset_at,
             resets: e.resets,
+            identity: None,
         }
     };
     let halt = Arc::clone(&shared);
@@ -334,5 +335,6 @@ pub fn run(
         checkpoint: false,
         reset_at: s.reset_at,
         resets: s.resets,
+        identity: None,
     })
 }

@@ -264,6 +264,32 @@ pub struct RunResult {
     pub reset_at: Option<String>,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub resets: u64,
+    /// The machine and the invocation, for the report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<Identity>,
+}
+
+/// Which machine measured, how it was asked, and what its configuration checks said before the run.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Identity {
+    pub hostname: String,
+    pub cpu: String,
+    pub cpus: usize,
+    /// /proc/cmdline.
+    pub kernel_cmdline: String,
+    /// rmp-eval's own command line.
+    pub command: String,
+    /// The checks run before the measurement (none with --no-config): counts, and the ids that failed.
+    #[serde(default)]
+    pub checks: Option<CheckCounts>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CheckCounts {
+    pub pass: usize,
+    pub fail: usize,
+    pub unknown: usize,
+    pub failed: Vec<String>,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -21,6 +21,7 @@ fn result(label: &str, period_us: u32) -> RunResult {
         checkpoint: false,
         reset_at: None,
         resets: 0,
+        identity: None,
     }
 }
 

@@ -32,6 +32,7 @@ fn result(spike_ns: u64, spikes: u64) -> RunResult {
         checkpoint: false,
         reset_at: None,
         resets: 0,
+        identity: None,
     }
 }
 

@@ -3,8 +3,10 @@
 pub mod check;
 pub mod compare;
 pub mod compare_input;
+pub mod html;
 pub mod keys;
 pub mod live;
+pub mod plot;
 pub mod prometheus;
 pub mod run;
 pub mod table;

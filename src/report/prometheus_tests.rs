@@ -159,6 +159,7 @@ fn result(rtt: bool) -> RunResult {
         checkpoint: false,
         reset_at: None,
         resets: 0,
+        identity: None,
     }
 }
 

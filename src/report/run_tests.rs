@@ -28,6 +28,7 @@ fn sample() -> RunResult {
         checkpoint: false,
         reset_at: None,
         resets: 0,
+        identity: None,
     }
 }
 
