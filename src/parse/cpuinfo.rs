@@ -55,6 +55,13 @@ fn arm_part(part: &str) -> Option<&'static str> {
 /// A human name for the CPU: "model name" (x86); else the board "Model" and the Arm core name
 /// ("Raspberry Pi 4 Model B Rev 1.5 (Cortex-A72)"); else "Hardware"; else None.
 pub fn model(text: &str) -> Option<String> {
+    model_raw(text).map(|m| super::text::sanitize(&m, MODEL_MAX))
+}
+
+/// A model name longer than this is cut (a real one is under 64 characters): it is printed and put in JSON.
+pub const MODEL_MAX: usize = 120;
+
+fn model_raw(text: &str) -> Option<String> {
     if let Some(m) = first(text, "model name") {
         return Some(m.to_string());
     }

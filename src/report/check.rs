@@ -11,6 +11,7 @@ use crate::checks::{Ctx, Finding, Section, Status};
 use crate::host::Host;
 use crate::output::Output;
 use crate::parse::cpuinfo;
+use crate::parse::text::sanitize;
 
 const RULE: &str = "━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━";
 const RULE_ASCII: &str =
@@ -339,10 +340,11 @@ pub fn render_json(host: &Host, ctx: &Ctx, findings: &[Finding]) -> String {
         core: ctx.core,
         nic: ctx.nic.as_deref(),
         host: JsonHost {
-            hostname: machine::hostname(host),
-            os: machine::os_name(host),
-            cpu: cpu_line(host).trim_start_matches("CPU: ").to_string(),
-            kernel: kernel_line(host).trim_start_matches("Kernel: ").to_string(),
+            // From the machine's files: made printable and bounded, as the text header is.
+            hostname: machine::hostname(host).map(|h| sanitize(&h, 200)),
+            os: machine::os_name(host).map(|o| sanitize(&o, 200)),
+            cpu: sanitize(cpu_line(host).trim_start_matches("CPU: "), 200),
+            kernel: sanitize(kernel_line(host).trim_start_matches("Kernel: "), 200),
         },
         checks: findings,
         summary: summarize(findings),
