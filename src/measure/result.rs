@@ -162,7 +162,9 @@ pub struct ReplyChecks {
     pub expected_wkc: Option<u16>,
     /// Replies with another working counter: a SubDevice did not process the frame.
     pub wkc_errors: u64,
-    /// Working counter → replies.
+    /// Working counter → replies. Keys go through strings: serde's flatten (ReplyChecks is flattened into
+    /// RttSummary) cannot read integer map keys back.
+    #[serde(with = "wkc_keys")]
     pub wkc_seen: std::collections::BTreeMap<u16, u64>,
     /// What the probe's BRD read at register 0x0000 of the SubDevices (ORed over the chain).
     pub esc: Option<EscId>,
@@ -307,5 +309,43 @@ impl RunResult {
         } else {
             Verdict::Fail
         }
+    }
+}
+
+/// `BTreeMap<u16, u64>` as a JSON object with string keys, readable inside a flattened struct.
+mod wkc_keys {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(m: &BTreeMap<u16, u64>, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(m.iter().map(|(k, v)| (k.to_string(), v)))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<u16, u64>, D::Error> {
+        BTreeMap::<String, u64>::deserialize(d)?
+            .into_iter()
+            .map(|(k, v)| {
+                k.parse::<u16>().map(|k| (k, v)).map_err(|_| {
+                    serde::de::Error::custom(format!("working counter '{k}' is not a number"))
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn working_counters_seen_survive_a_round_trip_through_json() {
+        let text = r#"{"count":3,"lost":0,"min_us":1,"avg_us":1,"p50_us":1,"p99_us":1,"max_us":1,
+            "timestamps":"software","wkc_seen":{"1":2,"2":1}}"#;
+        let r: RttSummary = serde_json::from_str(text).unwrap();
+        assert_eq!(r.checks.wkc_seen.get(&1), Some(&2));
+        let back: RttSummary = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
+        assert!(serde_json::from_str::<RttSummary>(&text.replace("\"2\":1", "\"x\":1")).is_err());
     }
 }
