@@ -129,9 +129,12 @@ pub const RCU_NOCBS: Check = Check {
     section: Section::Core,
     title: "rcu_nocbs includes RT core",
     doc: "rcu_nocbs= moves RCU callback processing off the core into kthreads that run elsewhere. Passes when the \
-          core is in rcu_nocbs= on the kernel command line, or in nohz_full (which offloads RCU callbacks too). \
-          Improvement: the original looked for a sysfs file that mainline kernels do not have and, without the \
-          parameter, said unknown; a machine without either is not offloaded, so this fails.",
+          kernel offloads the core: it is in rcu_nocbs= as the kernel reads the list (`all`, `N` for the last CPU, \
+          `a-b:used/group` strides; the last rcu_nocbs= wins; a malformed list makes the kernel offload every \
+          CPU), or in nohz_full (which offloads RCU callbacks too), or the kernel is built with \
+          RCU_NOCB_CPU_DEFAULT_ALL and neither is given. Fails when the kernel config says RCU_NOCB_CPU is not \
+          set. Improvement: the original looked for a sysfs file that mainline kernels do not have and, without \
+          the parameter, said unknown; a machine without either is not offloaded, so this fails.",
     remedy: Some(remedy::CMDLINE),
     by_hand: None,
     evaluate: rcu_nocbs,
