@@ -16,6 +16,7 @@ pub mod parse;
 pub mod remedy;
 pub mod report;
 pub mod sys;
+pub mod trace;
 pub mod wallclock;
 
 pub use error::{Error, Outcome, Result};

@@ -4,6 +4,7 @@
 //! NIC mode: frame codec (ecat, frame, echo, ipv4), raw socket and timestamps (rawsock, tstamp, netif), the
 //! sender/receiver run (nic, nic_recv) and reply matching (rtt).
 
+pub mod cause;
 pub mod collect;
 pub mod cyclic;
 pub mod dist;

@@ -1,0 +1,159 @@
+//! What removes an interference source: the one mapping from "what ran on the RT core" (an IRQ, a softirq type,
+//! an architecture interrupt row, a thread) to the `fix` step or the check that deals with it. Both the counters
+//! (measure::interference) and the trace analysis (trace::analyse) name their sources' remedies through here.
+
+use serde::{Deserialize, Serialize};
+
+use crate::remedy;
+
+/// Whether the remedy is a `fix` step, a check to read (no automatic fix exists), or nothing rmp-eval can change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RemedyKind {
+    Fix,
+    Check,
+    None,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Remedy {
+    pub kind: RemedyKind,
+    /// The fix step id (crate::remedy) or the check id; empty for None.
+    pub id: String,
+    /// Why this remedy, in a few words.
+    pub why: String,
+}
+
+impl Remedy {
+    fn fix(id: &str, why: &str) -> Self {
+        Remedy {
+            kind: RemedyKind::Fix,
+            id: id.into(),
+            why: why.into(),
+        }
+    }
+    fn check(id: &str, why: &str) -> Self {
+        Remedy {
+            kind: RemedyKind::Check,
+            id: id.into(),
+            why: why.into(),
+        }
+    }
+    fn none(why: &str) -> Self {
+        Remedy {
+            kind: RemedyKind::None,
+            id: String::new(),
+            why: why.into(),
+        }
+    }
+
+    /// The command that applies it, for the report ("rmp-eval fix --core 1 --only irq_affinity").
+    pub fn command(&self, core: usize) -> String {
+        match self.kind {
+            RemedyKind::Fix => format!("rmp-eval fix --core {core} --only {}", self.id),
+            RemedyKind::Check => format!("rmp-eval check --core {core} (see {})", self.id),
+            RemedyKind::None => self.why.clone(),
+        }
+    }
+}
+
+/// A device interrupt (a numbered row of /proc/interrupts, an irq_handler_entry).
+pub fn for_irq() -> Remedy {
+    Remedy::fix(remedy::IRQ_AFFINITY, "move the IRQ off the RT core")
+}
+
+/// A softirq type as /proc/softirqs and softirq_entry name it.
+pub fn for_softirq(name: &str) -> Remedy {
+    match name {
+        "NET_RX" | "NET_TX" => Remedy::fix(remedy::RPS, "steer packet processing off the RT core"),
+        "TIMER" | "HRTIMER" => {
+            Remedy::fix(remedy::CMDLINE, "nohz_full= stops the tick and its timers")
+        }
+        "RCU" => Remedy::fix(
+            remedy::CMDLINE,
+            "rcu_nocbs= moves RCU callbacks off the core",
+        ),
+        "SCHED" => Remedy::fix(
+            remedy::CMDLINE,
+            "isolcpus= takes the core out of load balancing",
+        ),
+        _ => Remedy::fix(
+            remedy::IRQ_AFFINITY,
+            "it follows the device IRQs on the core",
+        ),
+    }
+}
+
+/// A non-device row of /proc/interrupts (LOC, RES, CAL, …) or an x86 irq_vectors / arm64 ipi event name.
+pub fn for_arch(name: &str) -> Remedy {
+    match name {
+        "LOC" | "arch_timer" | "local_timer" | "tick" => {
+            Remedy::fix(remedy::CMDLINE, "nohz_full= stops the periodic tick")
+        }
+        "RES" | "reschedule" | "Rescheduling interrupts" => {
+            Remedy::check("rt_core_threads", "another task is being woken on the core")
+        }
+        "CAL" | "TLB" | "IWI" | "call_function" | "call_function_single" | "irq_work" => {
+            Remedy::fix(
+                remedy::CMDLINE,
+                "isolcpus=/nohz_full= keep cross-CPU kernel work away",
+            )
+        }
+        _ => Remedy::none("hardware or firmware interrupt: not tunable from Linux"),
+    }
+}
+
+/// A thread, by its name.
+pub fn for_task(comm: &str) -> Remedy {
+    let p = |s: &str| comm.starts_with(s);
+    if p("kworker/") {
+        Remedy::fix(remedy::WORKQUEUE, "kernel work queued on the core")
+    } else if p("rcu") {
+        Remedy::fix(
+            remedy::CMDLINE,
+            "rcu_nocbs= moves RCU callbacks off the core",
+        )
+    } else if p("ktimers/") {
+        Remedy::fix(remedy::CMDLINE, "nohz_full= stops the tick and its timers")
+    } else if p("irq/") || p("ksoftirqd/") {
+        Remedy::fix(remedy::IRQ_AFFINITY, "interrupt work on the RT core")
+    } else if p("watchdog/") {
+        Remedy::fix(remedy::CMDLINE, "nosoftlockup/nowatchdog")
+    } else {
+        Remedy::check("rt_core_threads", "another thread may run on the RT core")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_map_to_the_steps_the_issue_names() {
+        assert_eq!(for_irq().id, "irq_affinity");
+        assert_eq!(for_arch("LOC").id, "cmdline");
+        assert_eq!(for_task("kworker/1:2").id, "workqueue");
+        assert_eq!(for_softirq("RCU").id, "cmdline");
+        assert_eq!(for_task("rcuc/1").id, "cmdline");
+        let t = for_task("python3");
+        assert_eq!(
+            (t.kind, t.id.as_str()),
+            (RemedyKind::Check, "rt_core_threads")
+        );
+        assert_eq!(for_softirq("NET_RX").id, "rps");
+        assert_eq!(for_arch("NMI").kind, RemedyKind::None);
+        assert_eq!(
+            for_irq().command(3),
+            "rmp-eval fix --core 3 --only irq_affinity"
+        );
+        // Every fix step named exists.
+        for r in [
+            for_irq(),
+            for_softirq("X"),
+            for_task("kworker/0:1"),
+            for_arch("CAL"),
+        ] {
+            assert!(crate::remedy::ALL.contains(&r.id.as_str()));
+        }
+    }
+}
