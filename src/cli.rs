@@ -211,6 +211,17 @@ pub struct RunArgs {
     /// Length of one interval of --hlog and of the max-per-interval plot
     #[arg(long, value_name = "TIME", default_value = "1", value_parser = parse_seconds)]
     pub hlog_interval: f64,
+    /// Record the RT CPU's kernel events (tracefs) and explain the worst cycle: what ran, for how long, which
+    /// fix step removes it; the raw trace is saved beside the result
+    #[arg(long, conflicts_with = "no_trace")]
+    pub trace: bool,
+    /// No kernel trace (the default; the interference counters still run)
+    #[arg(long)]
+    pub no_trace: bool,
+    /// With --trace: keep and explain every cycle whose wakeup is later than US (default: the worst cycle only)
+    #[arg(long, value_name = "US", requires = "trace", value_parser = clap::value_parser!(u32).range(1..=10_000_000),
+          allow_negative_numbers = true)]
+    pub break_us: Option<u32>,
 }
 
 impl RunArgs {
@@ -236,6 +247,8 @@ impl RunArgs {
                 local_ip: self.local_ip,
                 peer_ip: self.peer_ip,
             },
+            trace: self.trace && !self.no_trace,
+            break_us: self.break_us,
         }
     }
 }
@@ -309,6 +322,9 @@ impl LegacyArgs {
             prometheus: None,
             hlog: None,
             hlog_interval: RunSpec::INTERVAL_S,
+            trace: false,
+            no_trace: false,
+            break_us: None,
         }
     }
 

@@ -42,6 +42,8 @@ fn result(label: &str, spikes: u64) -> serde_json::Value {
         reset_at: None,
         resets: 0,
         identity: None,
+        interference: None,
+        trace: None,
     };
     serde_json::to_value(&r).unwrap()
 }

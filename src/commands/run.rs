@@ -99,6 +99,8 @@ pub fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
     drop(lock);
     drop(screen);
     result.identity = Some(identity(host, checks));
+    // Before printing, so that the printed result names the trace file saved beside it.
+    slot.attach_trace(&mut result)?;
     if args.json {
         let text =
             serde_json::to_string_pretty(&result).map_err(|e| Error::failed(e.to_string()))?;
@@ -149,6 +151,7 @@ pub fn measure(
     )?;
     drop(lock);
     result.identity = Some(identity(host, None));
+    slot.attach_trace(&mut result)?;
     let path = persist(&slot, None, &result)?;
     Ok((result, path))
 }

@@ -1,5 +1,7 @@
 //! The cyclic test (no NIC): one RT thread on the core runs the sampler's loop; the main thread supervises.
 
+use super::interference::{Counters, Counting};
+use super::interference_report::Interference;
 use super::result::{RunResult, Verdict};
 use super::sampler::{self, Plan};
 use super::series::Series;
@@ -8,6 +10,7 @@ use super::spec::{Placement, RunMode, RunSpec};
 use super::{OSRELEASE, rt};
 use crate::error::Result;
 use crate::host::Host;
+use crate::trace::session::Tracing;
 
 /// Measures `spec` on the checked CPUs; the result carries `label` (run, before, after).
 pub fn run(
@@ -29,10 +32,37 @@ pub fn run(
     };
     let plan = Plan::of(spec);
     let stop = session.stop_flag();
+    // --trace: tracefs set up before the loop starts; the loop's only addition is one trace_marker write a cycle.
+    let (tracing, marker) = match spec.trace {
+        true => {
+            let (t, m) = Tracing::start(host, at.core, spec.break_us)?;
+            (Some(t), Some(m))
+        }
+        false => (None, None),
+    };
     let thread = rt::spawn_rt("rmp-eval-rt", at.core, spec.send_priority, move || {
-        let ended = sampler::run(&plan, &mut series, &stop, |_| {});
+        let ended = sampler::run(&plan, &mut series, &stop, |w| {
+            if let (Some(m), true) = (&marker, w.index > 0) {
+                m.mark(
+                    w.index - 1,
+                    w.deadline_ns,
+                    w.now_ns.saturating_sub(w.deadline_ns),
+                );
+            }
+        });
         (series, ended)
-    })?;
+    });
+    let thread = match thread {
+        Ok(t) => t,
+        Err(e) => {
+            drop(tracing.map(Tracing::finish));
+            return Err(e);
+        }
+    };
+    let mut counting = Counting {
+        inner: watch,
+        counters: Counters::new(host, at.core),
+    };
     let partial = |s: &Session, cs: &[super::collect::Collector]| {
         let summaries = cs.iter().map(|c| c.summary()).collect();
         result(
@@ -46,14 +76,21 @@ pub fn run(
             &s.so_far(),
         )
     };
-    session.supervise(&[at.core], gauges, &mut collectors, watch, partial, || {
-        thread.is_finished()
-    });
-    let (series, ended) = thread.join()?;
+    session.supervise(
+        &[at.core],
+        gauges,
+        &mut collectors,
+        &mut counting,
+        partial,
+        || thread.is_finished(),
+    );
+    let joined = thread.join();
+    let trace = tracing.map(Tracing::finish);
+    let (series, ended) = joined?;
     let summaries = session.finish_series(collectors, vec![series]);
     let mut s = session.finish();
     s.interrupted = ended.stopped;
-    let r = result(
+    let mut r = result(
         host,
         spec,
         at,
@@ -63,6 +100,18 @@ pub fn run(
         ended.elapsed_ns as f64 / 1e9,
         &s,
     );
+    // Under --root the files are a snapshot that does not move: no counters.
+    if host.is_live() {
+        let traced_ticks = trace.as_ref().and_then(|t| t.ticks_per_s);
+        r.interference = Some(settle(
+            host,
+            spec,
+            at,
+            counting.counters.report,
+            traced_ticks,
+        ));
+    }
+    r.trace = trace;
     if let Some(e) = &s.hlog_error {
         watch.note(e);
     }
@@ -105,5 +154,40 @@ fn result(
         reset_at: s.reset_at.clone(),
         resets: s.resets,
         identity: None,
+        interference: None,
+        trace: None,
     }
+}
+
+/// The counters' run totals with their suspects and the tick truth, read against check's nohz_full verdict.
+fn settle(
+    host: &Host,
+    spec: &RunSpec,
+    at: Placement,
+    mut i: Interference,
+    traced_ticks: Option<f64>,
+) -> Interference {
+    let ctx = crate::checks::Ctx {
+        core: at.core,
+        nic: None,
+    };
+    // Status names as check's JSON spells them.
+    let nohz = match (crate::checks::isolation::NOHZ_FULL.evaluate)(host, &ctx) {
+        Ok(a) => (
+            serde_json::to_value(a.status)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            a.detail,
+        ),
+        Err(crate::checks::Unknown(why)) => ("unknown".to_string(), why),
+    };
+    i.settle_suspects(u32::from(spec.send_priority));
+    i.settle_ticks(
+        (nohz.0.as_str(), nohz.1.as_str()),
+        host.exists(crate::checks::machine::CPU_NOHZ_FULL),
+        &host.read_trimmed(OSRELEASE).unwrap_or_default(),
+        traced_ticks,
+    );
+    i
 }

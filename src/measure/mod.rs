@@ -13,6 +13,8 @@ pub mod ecat_esc;
 pub mod echo;
 pub mod frame;
 pub mod hlog;
+pub mod interference;
+pub mod interference_report;
 pub mod ipv4;
 pub mod netif;
 pub mod nic;

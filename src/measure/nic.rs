@@ -177,7 +177,8 @@ pub fn run(
                     }
                 }
             };
-            let ended = sampler::run(&plan, &mut sender, &sh.halt, |i| {
+            let ended = sampler::run(&plan, &mut sender, &sh.halt, |w| {
+                let i = w.index;
                 // The stamps of the frames already sent first: after send() the CPU belongs to whatever answers
                 // (a reflector woken on this core), so nothing else is done there.
                 take_stamps(&mut buf);
@@ -230,6 +231,8 @@ pub fn run(
             reset_at: e.reset_at,
             resets: e.resets,
             identity: None,
+            interference: None,
+            trace: None,
         }
     };
     let halt = Arc::clone(&shared);
@@ -336,5 +339,7 @@ pub fn run(
         reset_at: s.reset_at,
         resets: s.resets,
         identity: None,
+        interference: None,
+        trace: None,
     })
 }

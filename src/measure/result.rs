@@ -269,6 +269,12 @@ pub struct RunResult {
     /// The machine and the invocation, for the report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<Identity>,
+    /// What ran on the RT core besides the loop (the counters, always on in the cyclic run).
+    #[serde(default)]
+    pub interference: Option<super::interference_report::Interference>,
+    /// `--trace`: the late cycles explained from the kernel's trace.
+    #[serde(default)]
+    pub trace: Option<crate::trace::session::TraceReport>,
 }
 
 /// Which machine measured, how it was asked, and what its configuration checks said before the run.

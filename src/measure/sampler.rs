@@ -38,10 +38,18 @@ pub struct Ended {
 pub use crate::sys::clock::monotonic_ns as now_ns;
 use crate::sys::clock::sleep_until_monotonic as sleep_until;
 
-/// Runs the cyclic loop on the calling (RT) thread. `on_wake(i)` runs right after each wakeup (the NIC sender sends
+/// One wakeup, as `on_wake` sees it: its index (0 = the unrecorded first), the deadline and the time read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wake {
+    pub index: u64,
+    pub deadline_ns: u64,
+    pub now_ns: u64,
+}
+
+/// Runs the cyclic loop on the calling (RT) thread. `on_wake` runs right after each wakeup (the NIC sender sends
 /// its frame there); then the period since the previous wakeup and the wakeup latency are recorded. The first
 /// wakeup only starts the clock. Periods whose deadline passed before the thread woke are skipped and counted.
-pub fn run<F: FnMut(u64)>(
+pub fn run<F: FnMut(Wake)>(
     plan: &Plan,
     series: &mut Series,
     stop: &AtomicBool,
@@ -61,7 +69,11 @@ pub fn run<F: FnMut(u64)>(
         }
         sleep_until(next);
         let t = now_ns();
-        on_wake(wakeups);
+        on_wake(Wake {
+            index: wakeups,
+            deadline_ns: next,
+            now_ns: t,
+        });
         if wakeups == 0 {
             first = t;
         } else {

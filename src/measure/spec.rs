@@ -88,6 +88,10 @@ pub struct RunSpec {
     pub hlog_interval_s: f64,
     /// What a NIC run expects of its round trips.
     pub round_trip: RoundTrip,
+    /// Record the RT CPU's kernel events and explain the late cycles (`run --trace`).
+    pub trace: bool,
+    /// With `trace`: keep and explain every cycle later than this (µs); None: the worst cycle.
+    pub break_us: Option<u32>,
 }
 
 /// What a NIC run expects of its peer: the working counter, the reply budget, and for UDP the addresses.
@@ -143,6 +147,8 @@ impl Default for RunSpec {
             hlog: None,
             hlog_interval_s: Self::INTERVAL_S,
             round_trip: RoundTrip::default(),
+            trace: false,
+            break_us: None,
         }
     }
 }

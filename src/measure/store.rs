@@ -80,6 +80,16 @@ impl Slot {
         )))
     }
 
+    /// A `--trace` result's raw trace, written beside the result as `<name>.trace.txt`; `r` then names the file.
+    pub fn attach_trace(&self, r: &mut RunResult) -> Result<()> {
+        if let Some(t) = r.trace.as_mut().filter(|t| !t.raw.is_empty()) {
+            let side = format!("{}.trace.txt", self.abs.trim_end_matches(".json"));
+            self.host.write_atomic(&side, t.raw.as_bytes(), None)?;
+            t.file = Some(self.host.path(&side).display().to_string());
+        }
+        Ok(())
+    }
+
     /// Writes `r` (replacing what was there); returns the real path.
     pub fn write(&self, r: &RunResult) -> Result<PathBuf> {
         let json = serde_json::to_vec_pretty(r)

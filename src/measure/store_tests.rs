@@ -22,6 +22,8 @@ fn result(label: &str, period_us: u32) -> RunResult {
         reset_at: None,
         resets: 0,
         identity: None,
+        interference: None,
+        trace: None,
     }
 }
 

@@ -10,3 +10,4 @@ pub mod plot;
 pub mod prometheus;
 pub mod run;
 pub mod table;
+pub mod whylate;

@@ -160,6 +160,8 @@ fn result(rtt: bool) -> RunResult {
         reset_at: None,
         resets: 0,
         identity: None,
+        interference: None,
+        trace: None,
     }
 }
 

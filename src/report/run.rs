@@ -20,6 +20,7 @@ pub fn render_final(r: &RunResult, color: bool) -> String {
         s.push('\n');
         s.push_str(&render_rtt(rtt));
     }
+    s.push_str(&super::whylate::render(r));
     s.push_str(&verdict_line(r, color));
     s
 }

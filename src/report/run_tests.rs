@@ -29,6 +29,8 @@ fn sample() -> RunResult {
         reset_at: None,
         resets: 0,
         identity: None,
+        interference: None,
+        trace: None,
     }
 }
 

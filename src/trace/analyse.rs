@@ -3,95 +3,10 @@
 //! the kernel nests them (a task, interrupted by an IRQ, which raised a softirq …), each with its time inside
 //! [deadline, wakeup], and a verdict naming the largest and its remedy.
 
-use serde::{Deserialize, Serialize};
-
-use crate::measure::cause::{self, Remedy};
+use super::model::verdict;
+pub use super::model::{Culprit, Explanation, Kind, Mark, Step, mark};
+use crate::measure::cause;
 use crate::parse::ftrace::{self, Line};
-
-/// What held the CPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    Thread,
-    Irq,
-    Softirq,
-    /// An architecture interrupt (x86 irq_vectors: local_timer, reschedule, call_function …; arm64 IPIs).
-    Interrupt,
-    /// An hrtimer callback (the tick, a thread's timer).
-    Timer,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Culprit {
-    pub kind: Kind,
-    /// Thread name, IRQ action, softirq type, interrupt or timer function.
-    pub name: String,
-    /// PID or IRQ number.
-    pub id: Option<u64>,
-    /// "FIFO 90", "normal" — threads only.
-    pub prio: Option<String>,
-    /// Time it held the CPU between the deadline and the RT thread running.
-    pub ran_us: f64,
-    pub remedy: Remedy,
-}
-
-impl Culprit {
-    pub fn describe(&self) -> String {
-        match (self.kind, self.id) {
-            (Kind::Thread, Some(pid)) => match &self.prio {
-                Some(p) => format!("{} (pid {pid}, {p})", self.name),
-                None => format!("{} (pid {pid})", self.name),
-            },
-            (Kind::Irq, Some(n)) => format!("IRQ {n} ({})", self.name),
-            (Kind::Softirq, _) => format!("softirq {}", self.name),
-            (Kind::Timer, _) => format!("timer {}", self.name),
-            _ => format!("{} interrupt", self.name),
-        }
-    }
-}
-
-/// One row of the timeline, at µs from the deadline (negative: before it).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Step {
-    pub at_us: f64,
-    pub what: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Explanation {
-    /// The cycle's index among recorded periods (the series' max_index counts the same way).
-    pub cycle: u64,
-    pub late_us: f64,
-    pub cpu: usize,
-    /// When the RT thread's timer fired, was woken, ran (µs after the deadline), as far as the trace shows.
-    pub timer_us: Option<f64>,
-    pub woken_us: Option<f64>,
-    pub running_us: Option<f64>,
-    /// Time the CPU sat idle between the deadline and the timer (timer / idle-exit latency, or the host in a VM).
-    pub idle_us: f64,
-    pub culprits: Vec<Culprit>,
-    pub timeline: Vec<Step>,
-    pub verdict: String,
-}
-
-/// The marker the RT loop writes at each wakeup: "rmp-eval c=CYCLE dl=DEADLINE_NS lat=LATENCY_NS".
-pub struct Mark {
-    pub cycle: u64,
-    pub deadline_ns: u64,
-    pub lat_ns: u64,
-}
-
-pub fn mark(l: &Line) -> Option<Mark> {
-    if l.event != "tracing_mark_write" || !l.body.starts_with("rmp-eval ") {
-        return None;
-    }
-    let f = ftrace::fields(l.body);
-    Some(Mark {
-        cycle: ftrace::num(&f, "c")?,
-        deadline_ns: ftrace::num(&f, "dl")?,
-        lat_ns: ftrace::num(&f, "lat")?,
-    })
-}
 
 /// Who holds the CPU: the task at the bottom, interrupts and softirqs nested on it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -151,7 +66,25 @@ pub fn explain(text: &str, core: usize) -> Option<Explanation> {
         .rev()
         .find(|l| l.event == "sched_switch" && l.ts_ns <= d)
         .map_or(first.ts_ns, |l| l.ts_ns);
+    // Priorities seen in wakeups and switches, for a task whose switch-in was lost.
+    let mut prios: std::collections::HashMap<u64, String> = Default::default();
+    let mut at_deadline: Option<Holder> = None;
     for l in &lines[..=mi] {
+        // Every line names the task that had the CPU (interrupt lines name the task they interrupted): when it is
+        // not the one the last sched_switch named, events were lost; the line is the truth.
+        if stack[0].id != Some(u64::from(l.pid)) && l.event != "sched_switch" {
+            let id = u64::from(l.pid);
+            stack.truncate(1);
+            stack[0] = Holder {
+                kind: Kind::Thread,
+                name: l.comm.to_string(),
+                id: Some(id),
+                prio: prios.get(&id).cloned(),
+            };
+        }
+        if l.ts_ns > d && at_deadline.is_none() {
+            at_deadline = Some(stack[0].clone());
+        }
         let (a, b) = (last_t.max(d), l.ts_ns.min(w));
         if b > a {
             segments.push((
@@ -191,6 +124,12 @@ pub fn explain(text: &str, core: usize) -> Option<Explanation> {
                 ));
             }
             "sched_wakeup" | "sched_waking" => {
+                if let (Some(pid), Some(p)) = (
+                    ftrace::num(&f, "pid"),
+                    ftrace::get(&f, "prio").and_then(|p| p.parse::<i64>().ok()),
+                ) {
+                    prios.insert(pid, prio_text(p));
+                }
                 if ftrace::num(&f, "pid") == Some(u64::from(rt.pid)) && l.ts_ns + 1000 >= d {
                     if l.event == "sched_wakeup" {
                         woken_at.get_or_insert(l.ts_ns);
@@ -328,7 +267,22 @@ pub fn explain(text: &str, core: usize) -> Option<Explanation> {
     culprits.sort_by(|a, b| b.ran_us.total_cmp(&a.ran_us));
     let late_us = m.lat_ns as f64 / 1000.0;
     let idle_us = idle_ns as f64 / 1000.0;
-    let verdict = verdict(core, late_us, idle_us, &culprits, timer_at.map(rel));
+    let holder = at_deadline.filter(|h| h.id != Some(0)).map(|h| Culprit {
+        kind: h.kind,
+        remedy: cause::for_task(&h.name),
+        name: h.name,
+        id: h.id,
+        prio: h.prio,
+        ran_us: 0.0,
+    });
+    let verdict = verdict(
+        core,
+        late_us,
+        idle_us,
+        &culprits,
+        timer_at.map(rel),
+        holder.as_ref(),
+    );
     Some(Explanation {
         cycle: m.cycle,
         late_us,
@@ -343,127 +297,6 @@ pub fn explain(text: &str, core: usize) -> Option<Explanation> {
     })
 }
 
-/// A culprit counts when it took at least this share of the lateness.
-const SIGNIFICANT: f64 = 0.2;
-
-fn verdict(core: usize, late: f64, idle: f64, c: &[Culprit], timer: Option<f64>) -> String {
-    let big: Vec<&Culprit> = c
-        .iter()
-        .filter(|x| x.ran_us >= SIGNIFICANT * late && x.ran_us >= 1.0)
-        .collect();
-    if let Some(top) = big.first() {
-        let mut v = format!(
-            "late by {late:.0} µs: {} ran {:.0} µs on CPU {core} → {}",
-            top.describe(),
-            top.ran_us,
-            top.remedy.command(core)
-        );
-        for o in big.iter().skip(1).take(2) {
-            v.push_str(&format!(
-                "; also {} {:.0} µs → {}",
-                o.describe(),
-                o.ran_us,
-                o.remedy.command(core)
-            ));
-        }
-        return v;
-    }
-    if idle >= SIGNIFICANT * late {
-        let t = timer
-            .map(|t| format!(", its timer fired {t:.0} µs after the deadline"))
-            .unwrap_or_default();
-        return format!(
-            "late by {late:.0} µs: CPU {core} was idle{t} — nothing on the CPU was in the way (timer or \
-             idle-exit latency; in a VM, the host) → rmp-eval check --core {core} (see cstates)"
-        );
-    }
-    if let Some(t) = timer.filter(|&t| t >= SIGNIFICANT * late) {
-        return format!(
-            "late by {late:.0} µs: the timer interrupt came {t:.0} µs after the deadline while CPU {core} was busy \
-             and no handler ran in between (interrupts off in the kernel, an SMI, or in a VM the host)"
-        );
-    }
-    format!(
-        "late by {late:.0} µs: nothing traced on CPU {core} accounts for it (the delay is outside this CPU's events)"
-    )
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const SAMPLE: &str =
-        include_str!("../../tests/fixtures/samples/trace-firecracker-vm-fifo90-spinner.txt");
-
-    /// The lines of the captured sample from the marker before cycle `c` through cycle c's marker.
-    fn window(c: u64) -> String {
-        let ls: Vec<&str> = SAMPLE.lines().collect();
-        let at = |c: u64| {
-            ls.iter()
-                .position(|l| l.contains(&format!("rmp-eval c={c} ")))
-                .unwrap()
-        };
-        ls[at(c - 1)..=at(c)].join("\n")
-    }
-
-    #[test]
-    fn the_fifo90_spinner_is_named() {
-        // Captured on the dev VM: cycle 292 was 306 µs late because the SCHED_FIFO 90 python spinner (pid
-        // 18866) ran from before the deadline until 299 µs after it.
-        let e = explain(&window(292), 1).unwrap();
-        assert_eq!(e.cycle, 292);
-        assert!((e.late_us - 306.226).abs() < 1e-6);
-        let top = &e.culprits[0];
-        assert_eq!(
-            (top.kind, top.name.as_str(), top.id),
-            (Kind::Thread, "python3", Some(18866))
-        );
-        assert_eq!(top.prio.as_deref(), Some("FIFO/RR 90"));
-        assert!(top.ran_us > 250.0 && top.ran_us < 306.3, "{}", top.ran_us);
-        assert_eq!(top.remedy.id, "rt_core_threads");
-        assert!(
-            e.verdict
-                .starts_with("late by 306 µs: python3 (pid 18866, FIFO/RR 90) ran"),
-            "{}",
-            e.verdict
-        );
-        assert!(e.verdict.contains("rt_core_threads"));
-        // Its timer fired ~14 µs after the deadline and woke it, but it ran only when the spinner slept.
-        assert!(e.timer_us.unwrap() > 0.0 && e.timer_us.unwrap() < 30.0);
-        assert!(e.running_us.unwrap() > 290.0);
-        assert!(
-            e.timeline
-                .iter()
-                .any(|s| s.what.contains("→ python3 (18868"))
-        );
-    }
-
-    #[test]
-    fn a_late_timer_is_not_blamed_on_the_task_it_interrupted() {
-        // Cycle 2 (58 µs late): rustc (normal priority) had the CPU; the RT thread's timer fired 35 µs after the
-        // deadline (the VM's host), the switch followed 13 µs later. rustc did not hold the RT thread back.
-        let e = explain(&window(2), 1).unwrap();
-        assert!(
-            (e.timer_us.unwrap() - 35.075).abs() < 0.01,
-            "{:?}",
-            e.timer_us
-        );
-        assert!(
-            e.culprits.iter().all(|c| c.id != Some(18868)),
-            "own thread is not a culprit"
-        );
-        let rustc = e.culprits.iter().find(|c| c.name == "rustc").unwrap();
-        assert!(rustc.ran_us < 15.0, "{}", rustc.ran_us);
-        assert!(
-            e.verdict
-                .contains("timer interrupt came 35 µs after the deadline"),
-            "{}",
-            e.verdict
-        );
-        assert!(explain("garbage", 1).is_none());
-        assert!(
-            explain(&window(2), 0).is_none(),
-            "another CPU's window holds nothing"
-        );
-    }
-}
+#[path = "analyse_tests.rs"]
+mod tests;

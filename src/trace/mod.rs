@@ -1,4 +1,9 @@
-//! `run --trace`: the RT CPU's kernel events through tracefs, kept for the windows before late cycles and
-//! explained (analyse), with tracefs put back as it was found (tracefs).
+//! `run --trace`: the RT CPU's kernel events through tracefs (tracefs: found or mounted, set up, put back as it
+//! was), read on a thread off the RT CPU that keeps the windows before late cycles (collect), each explained
+//! (analyse).
 
 pub mod analyse;
+pub mod collect;
+pub mod model;
+pub mod session;
+pub mod tracefs;

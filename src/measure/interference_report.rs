@@ -1,0 +1,325 @@
+//! The interference counters' result (the `interference` key of a run's JSON): sources on the RT core over the
+//! whole run and in the window of the worst wakeup, each with its remedy, and the tick truth — local timer
+//! interrupts per second on the core, less the loop's own wakeups, read against `check`'s nohz_full verdict.
+
+use serde::{Deserialize, Serialize};
+
+use super::cause::{self, Remedy};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    Irq,
+    Softirq,
+    /// A non-device row of /proc/interrupts (RES, CAL, TLB, …).
+    Interrupt,
+    Thread,
+    /// Local timer interrupts beyond the loop's own wakeups.
+    Tick,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Source {
+    pub kind: SourceKind,
+    /// IRQ action, softirq type, interrupt row, thread name.
+    pub name: String,
+    /// IRQ number or thread id.
+    pub id: Option<u64>,
+    /// The thread's process, for threads.
+    #[serde(default)]
+    pub pid: Option<u32>,
+    /// Interrupts, softirqs, or times a thread was switched in.
+    pub count: u64,
+    pub per_s: f64,
+    /// CPU time of a thread on the core.
+    #[serde(default)]
+    pub ran_ms: Option<f64>,
+    /// SCHED_FIFO/RR priority of a thread (None: a normal thread, or not a thread).
+    #[serde(default)]
+    pub rt_priority: Option<u32>,
+    pub remedy: Remedy,
+}
+
+impl Source {
+    pub fn new(kind: SourceKind, name: String, id: Option<u64>, count: u64, secs: f64) -> Self {
+        let remedy = match kind {
+            SourceKind::Irq => cause::for_irq(),
+            SourceKind::Softirq => cause::for_softirq(&name),
+            SourceKind::Interrupt => cause::for_arch(&name),
+            SourceKind::Tick => cause::for_arch("tick"),
+            SourceKind::Thread => cause::for_task(&name),
+        };
+        Source {
+            kind,
+            name,
+            id,
+            pid: None,
+            count,
+            per_s: rate(count, secs),
+            ran_ms: None,
+            rt_priority: None,
+            remedy,
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match (self.kind, self.id) {
+            (SourceKind::Irq, Some(n)) => format!("IRQ {n} ({})", self.name),
+            (SourceKind::Softirq, _) => format!("softirq {}", self.name),
+            (SourceKind::Thread, Some(tid)) => {
+                let prio = self
+                    .rt_priority
+                    .map(|p| format!(", FIFO/RR {p}"))
+                    .unwrap_or_default();
+                match self.pid {
+                    Some(p) if u64::from(p) != tid => {
+                        format!("{} (pid {p}, tid {tid}{prio})", self.name)
+                    }
+                    _ => format!("{} (pid {tid}{prio})", self.name),
+                }
+            }
+            (SourceKind::Tick, _) => "local timer ticks".into(),
+            _ => format!("{} interrupts", self.name),
+        }
+    }
+}
+
+/// Report order: RT threads first (only they can keep a FIFO loop from running), then by count.
+pub fn rank(v: &mut [Source]) {
+    v.sort_by(|a, b| {
+        b.rt_priority
+            .is_some()
+            .cmp(&a.rt_priority.is_some())
+            .then(b.count.cmp(&a.count))
+            .then(a.kind.cmp(&b.kind))
+    });
+}
+
+/// The likeliest causes of a late wakeup among a window's sources, from counts alone: RT threads at or above the
+/// loop's priority (they run while the loop waits), then device IRQs and network/block softirqs (they run in
+/// front of any thread), then the rest by how often they came. The trace (`--trace`) shows which one it was.
+pub fn suspects(sources: &[Source], loop_prio: u32) -> Vec<&Source> {
+    let score = |s: &Source| -> f64 {
+        match s.kind {
+            SourceKind::Thread if s.rt_priority.is_some_and(|p| p >= loop_prio) => {
+                1e9 + s.ran_ms.unwrap_or(0.0)
+            }
+            SourceKind::Irq => 1e6 + s.per_s,
+            SourceKind::Softirq if s.name.starts_with("NET_") || s.name == "BLOCK" => 1e6 + s.per_s,
+            _ => s.per_s,
+        }
+    };
+    let mut v: Vec<&Source> = sources.iter().collect();
+    v.sort_by(|a, b| score(b).total_cmp(&score(a)));
+    v.truncate(3);
+    v
+}
+
+fn rate(n: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        (n as f64 / secs * 10.0).round() / 10.0
+    } else {
+        0.0
+    }
+}
+
+/// One window (1 s) of counters.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Window {
+    pub index: u64,
+    /// Seconds from the start of the loop.
+    pub start_s: f64,
+    pub seconds: f64,
+    pub sources: Vec<Source>,
+    /// LOC (x86) or arch_timer (arm64) interrupts on the core, the loop's own timer wakeups included.
+    pub local_timer: u64,
+    pub loop_wakeups: u64,
+    /// Times the RT thread was preempted (involuntary context switches).
+    pub rt_preempted: u64,
+    /// The worst wakeup latency so far, set on the window where it grew.
+    #[serde(default)]
+    pub worst_wakeup_us: Option<f64>,
+}
+
+/// Local timer interrupts on the RT core, measured, and what they mean.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Ticks {
+    /// Local timer interrupts per second on the core (median of the windows).
+    pub local_timer_per_s: f64,
+    /// The loop's own timer wakeups per second (each is a local timer interrupt too).
+    pub loop_wakeups_per_s: f64,
+    /// The difference: scheduler ticks and other timers (median of the windows).
+    pub ticks_per_s: f64,
+    /// Ticks per second counted in the trace (`--trace`: tick hrtimer expiries on the core), exact.
+    #[serde(default)]
+    pub traced_ticks_per_s: Option<f64>,
+    /// `check`'s nohz_full verdict for the core ("pass", "fail", …) and its detail.
+    pub nohz_full_check: String,
+    /// What the numbers say, and the kernel's reason when the kernel is why.
+    pub verdict: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Interference {
+    pub cpu: usize,
+    pub windows: u64,
+    pub seconds: f64,
+    /// Over the whole run, most frequent first.
+    pub sources: Vec<Source>,
+    pub rt_preempted: u64,
+    /// The window that held the worst wakeup.
+    pub worst_window: Option<Window>,
+    pub ticks: Ticks,
+    /// The likeliest causes of the worst wakeup, from the counters of its window (see `suspects`).
+    #[serde(default)]
+    pub suspects: Vec<Source>,
+    /// Per-window local timer counts, for the median.
+    #[serde(skip)]
+    pub(crate) timer_rates: Vec<(f64, f64)>,
+}
+
+impl Interference {
+    /// Adds a window's counts to the run's.
+    pub fn add(&mut self, w: &Window) {
+        self.windows += 1;
+        self.seconds += w.seconds;
+        self.rt_preempted += w.rt_preempted;
+        for s in &w.sources {
+            match self
+                .sources
+                .iter_mut()
+                .find(|x| x.kind == s.kind && x.name == s.name && x.id == s.id)
+            {
+                Some(x) => {
+                    x.count += s.count;
+                    x.ran_ms = match (x.ran_ms, s.ran_ms) {
+                        (None, None) => None,
+                        (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+                    };
+                }
+                None => self.sources.push(s.clone()),
+            }
+        }
+        for x in &mut self.sources {
+            x.per_s = rate(x.count, self.seconds);
+        }
+        rank(&mut self.sources);
+        // The last window (cut short when the loop ends) is too short for a rate.
+        if w.seconds >= 0.5 {
+            self.timer_rates.push((
+                w.local_timer as f64 / w.seconds,
+                w.loop_wakeups as f64 / w.seconds,
+            ));
+        }
+    }
+
+    /// Picks the suspects of the worst window for a loop at `loop_prio`.
+    pub fn settle_suspects(&mut self, loop_prio: u32) {
+        self.suspects = self
+            .worst_window
+            .as_ref()
+            .map(|w| {
+                suspects(&w.sources, loop_prio)
+                    .into_iter()
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+    }
+
+    /// Fills `ticks` from the windows; `nohz` is check's nohz_full (status, detail); `kernel` the release.
+    /// `has_nohz_full`: the kernel was built with NO_HZ_FULL (check's test: /sys/devices/system/cpu/nohz_full).
+    pub fn settle_ticks(
+        &mut self,
+        nohz: (&str, &str),
+        has_nohz_full: bool,
+        kernel: &str,
+        traced: Option<f64>,
+    ) {
+        let med = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v.get(v.len() / 2).copied().unwrap_or(0.0)
+        };
+        let loc = med(self.timer_rates.iter().map(|r| r.0).collect());
+        let own = med(self.timer_rates.iter().map(|r| r.1).collect());
+        let ticks = med(self
+            .timer_rates
+            .iter()
+            .map(|r| (r.0 - r.1).max(0.0))
+            .collect());
+        let round = |x: f64| (x * 10.0).round() / 10.0;
+        let t = traced.unwrap_or(ticks);
+        let threads: Vec<String> = self
+            .sources
+            .iter()
+            .filter(|s| s.kind == SourceKind::Thread)
+            .take(3)
+            .map(Source::describe)
+            .collect();
+        let rcu = self.sources.iter().any(|s| s.name == "RCU" && s.count > 0);
+        let recent = crate::parse::kernel::version(kernel).is_some_and(|v| (v.0, v.1) >= (6, 12));
+        let verdict = if !has_nohz_full {
+            format!(
+                "{} ticks/s on CPU {}: the kernel is why — built without CONFIG_NO_HZ_FULL, it cannot stop the tick \
+                 (a kernel with it is needed, e.g. Debian's linux-image-rt; then rmp-eval fix --only cmdline)",
+                round(t),
+                self.cpu
+            )
+        } else if nohz.0 != "pass" {
+            format!(
+                "{} ticks/s on CPU {}: not a nohz_full core (check nohz_full: {}) → rmp-eval fix --core {} --only cmdline",
+                round(t),
+                self.cpu,
+                nohz.1,
+                self.cpu
+            )
+        } else if t <= 2.0 {
+            format!(
+                "{} ticks/s on CPU {}: the tick is stopped, as nohz_full promises",
+                round(t),
+                self.cpu
+            )
+        } else {
+            let mut why = Vec::new();
+            if !threads.is_empty() {
+                why.push(format!(
+                    "other tasks ran there ({}) → check rt_core_threads",
+                    threads.join(", ")
+                ));
+            }
+            if rcu {
+                why.push("RCU softirqs ran there → rcu_nocbs (rmp-eval fix --only cmdline)".into());
+            }
+            if recent {
+                why.push("on 6.12+ kernels the fair server's timer re-arms the tick while normal tasks wait".into());
+            }
+            if why.is_empty() {
+                why.push("the kernel kept it (timers queued on the core)".into());
+            }
+            format!(
+                "{} ticks/s on CPU {} although check says nohz_full passes: {}",
+                round(t),
+                self.cpu,
+                why.join("; ")
+            )
+        };
+        if t > 2.0 && !self.sources.iter().any(|s| s.kind == SourceKind::Tick) {
+            let secs = self.seconds;
+            self.sources.push(Source::new(
+                SourceKind::Tick,
+                "LOC".into(),
+                None,
+                (t * secs) as u64,
+                secs,
+            ));
+        }
+        self.ticks = Ticks {
+            local_timer_per_s: round(loc),
+            loop_wakeups_per_s: round(own),
+            ticks_per_s: round(ticks),
+            traced_ticks_per_s: traced.map(round),
+            nohz_full_check: format!("{}: {}", nohz.0, nohz.1),
+            verdict,
+        };
+    }
+}

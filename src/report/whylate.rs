@@ -1,0 +1,121 @@
+//! "Why late": the interference counters and the trace's explanations under the final report.
+
+use crate::measure::interference_report::{Interference, Source};
+use crate::measure::result::RunResult;
+use crate::trace::session::TraceReport;
+
+/// Sources listed per block; the rest are counted.
+const SHOW: usize = 6;
+
+pub fn render(r: &RunResult) -> String {
+    let mut s = String::new();
+    if let Some(i) = &r.interference {
+        s.push_str(&counters(i));
+    }
+    if let Some(t) = &r.trace {
+        s.push_str(&trace(t));
+    }
+    s
+}
+
+fn source_line(x: &Source, cpu: usize) -> String {
+    let ran = x
+        .ran_ms
+        .map(|m| format!(", ran {m:.2} ms"))
+        .unwrap_or_default();
+    format!(
+        "  {:<40} {:>8} ({}/s{ran}) → {}\n",
+        crate::checks::sanitize(&x.describe(), 40),
+        x.count,
+        x.per_s,
+        x.remedy.command(cpu)
+    )
+}
+
+fn block(title: &str, sources: &[Source], cpu: usize) -> String {
+    let mut s = format!("{title}\n");
+    if sources.is_empty() {
+        s.push_str("  nothing\n");
+    }
+    for x in sources.iter().take(SHOW) {
+        s.push_str(&source_line(x, cpu));
+    }
+    if sources.len() > SHOW {
+        s.push_str(&format!("  +{} more (in the JSON)\n", sources.len() - SHOW));
+    }
+    s
+}
+
+fn counters(i: &Interference) -> String {
+    let mut s = format!(
+        "\nOn CPU {} during the run ({} windows of 1 s; the RT thread was preempted {} times):\n",
+        i.cpu, i.windows, i.rt_preempted
+    );
+    s.push_str(&block("", &i.sources, i.cpu)[1..]);
+    if let Some(w) = &i.worst_window {
+        let title = format!(
+            "In the window of the worst wakeup ({:.0} µs, {:.0}–{:.0} s):",
+            w.worst_wakeup_us.unwrap_or(0.0),
+            w.start_s,
+            w.start_s + w.seconds
+        );
+        s.push_str(&block(&title, &w.sources, i.cpu));
+    }
+    if !i.suspects.is_empty() {
+        s.push_str("Suspects of the worst wakeup, from the counters:\n");
+        for x in &i.suspects {
+            s.push_str(&source_line(x, i.cpu));
+        }
+    }
+    let t = &i.ticks;
+    s.push_str(&format!(
+        "Ticks: {} local timer interrupts/s, {} of them the loop's own wakeups → {}\n",
+        t.local_timer_per_s,
+        t.loop_wakeups_per_s,
+        crate::checks::sanitize(&t.verdict, 400)
+    ));
+    s
+}
+
+fn trace(t: &TraceReport) -> String {
+    let mut s = format!(
+        "\nTrace of CPU {} ({} cycles marked{}{}):\n",
+        t.cpu,
+        t.marks,
+        t.break_us
+            .map(|b| format!(", {} over {b} µs", t.over_break))
+            .unwrap_or_default(),
+        if t.lost_events > 0 {
+            format!(", {} events lost", t.lost_events)
+        } else {
+            String::new()
+        }
+    );
+    for e in &t.explained {
+        s.push_str(&format!(
+            "  cycle {}: {}\n",
+            e.cycle,
+            crate::checks::sanitize(&e.verdict, 400)
+        ));
+    }
+    if let Some(e) = t.explained.first() {
+        s.push_str(&format!(
+            "  timeline of cycle {} (µs from the deadline):\n",
+            e.cycle
+        ));
+        for st in e.timeline.iter().filter(|st| st.at_us >= -200.0) {
+            s.push_str(&format!(
+                "    {:>9.1}  {}\n",
+                st.at_us,
+                crate::checks::sanitize(&st.what, 120)
+            ));
+        }
+    }
+    if t.explained.is_empty() {
+        s.push_str("  no late cycle was kept\n");
+    }
+    if let Some(f) = &t.file {
+        s.push_str(&format!("  raw trace: {f}\n"));
+    }
+    s
+}

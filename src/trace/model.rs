@@ -1,0 +1,157 @@
+//! What an explanation is made of (the `explained` entries of a `--trace` result), the loop's marker, and the
+//! verdict line built from the culprits.
+
+use serde::{Deserialize, Serialize};
+
+use crate::measure::cause::Remedy;
+use crate::parse::ftrace::{self, Line};
+
+/// What held the CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Thread,
+    Irq,
+    Softirq,
+    /// An architecture interrupt (x86 irq_vectors: local_timer, reschedule, call_function …; arm64 IPIs).
+    Interrupt,
+    /// An hrtimer callback (the tick, a thread's timer).
+    Timer,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Culprit {
+    pub kind: Kind,
+    /// Thread name, IRQ action, softirq type, interrupt or timer function.
+    pub name: String,
+    /// PID or IRQ number.
+    pub id: Option<u64>,
+    /// "FIFO 90", "normal" — threads only.
+    pub prio: Option<String>,
+    /// Time it held the CPU between the deadline and the RT thread running.
+    pub ran_us: f64,
+    pub remedy: Remedy,
+}
+
+impl Culprit {
+    pub fn describe(&self) -> String {
+        match (self.kind, self.id) {
+            (Kind::Thread, Some(pid)) => match &self.prio {
+                Some(p) => format!("{} (pid {pid}, {p})", self.name),
+                None => format!("{} (pid {pid})", self.name),
+            },
+            (Kind::Irq, Some(n)) => format!("IRQ {n} ({})", self.name),
+            (Kind::Softirq, _) => format!("softirq {}", self.name),
+            (Kind::Timer, _) => format!("timer {}", self.name),
+            _ => format!("{} interrupt", self.name),
+        }
+    }
+}
+
+/// One row of the timeline, at µs from the deadline (negative: before it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    pub at_us: f64,
+    pub what: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Explanation {
+    /// The cycle's index among recorded periods (the series' max_index counts the same way).
+    pub cycle: u64,
+    pub late_us: f64,
+    pub cpu: usize,
+    /// When the RT thread's timer fired, was woken, ran (µs after the deadline), as far as the trace shows.
+    pub timer_us: Option<f64>,
+    pub woken_us: Option<f64>,
+    pub running_us: Option<f64>,
+    /// Time the CPU sat idle between the deadline and the timer (timer / idle-exit latency, or the host in a VM).
+    pub idle_us: f64,
+    pub culprits: Vec<Culprit>,
+    pub timeline: Vec<Step>,
+    pub verdict: String,
+}
+
+/// The marker the RT loop writes at each wakeup: "rmp-eval c=CYCLE dl=DEADLINE_NS lat=LATENCY_NS".
+pub struct Mark {
+    pub cycle: u64,
+    pub deadline_ns: u64,
+    pub lat_ns: u64,
+}
+
+pub fn mark(l: &Line) -> Option<Mark> {
+    if l.event != "tracing_mark_write" || !l.body.starts_with("rmp-eval ") {
+        return None;
+    }
+    let f = ftrace::fields(l.body);
+    Some(Mark {
+        cycle: ftrace::num(&f, "c")?,
+        deadline_ns: ftrace::num(&f, "dl")?,
+        lat_ns: ftrace::num(&f, "lat")?,
+    })
+}
+
+/// A culprit counts when it took at least this share of the lateness.
+const SIGNIFICANT: f64 = 0.2;
+
+/// The verdict line. `holder`: the task that had the CPU at the deadline.
+pub(crate) fn verdict(
+    core: usize,
+    late: f64,
+    idle: f64,
+    c: &[Culprit],
+    timer: Option<f64>,
+    holder: Option<&Culprit>,
+) -> String {
+    let big: Vec<&Culprit> = c
+        .iter()
+        .filter(|x| x.ran_us >= SIGNIFICANT * late && x.ran_us >= 1.0)
+        .collect();
+    let also = |from: usize, min: f64| -> String {
+        c.iter()
+            .filter(|x| x.ran_us >= min * late && x.ran_us >= 1.0)
+            .skip(from)
+            .take(2)
+            .map(|o| {
+                format!(
+                    "; also {} {:.0} µs → {}",
+                    o.describe(),
+                    o.ran_us,
+                    o.remedy.command(core)
+                )
+            })
+            .collect()
+    };
+    if let Some(top) = big.first() {
+        return format!(
+            "late by {late:.0} µs: {} ran {:.0} µs on CPU {core} → {}{}",
+            top.describe(),
+            top.ran_us,
+            top.remedy.command(core),
+            also(1, SIGNIFICANT)
+        );
+    }
+    if idle >= SIGNIFICANT * late {
+        let t = timer
+            .map(|t| format!(", its timer fired {t:.0} µs after the deadline"))
+            .unwrap_or_default();
+        return format!(
+            "late by {late:.0} µs: CPU {core} was idle{t} — nothing on the CPU was in the way (timer or \
+             idle-exit latency; in a VM, the host) → rmp-eval check --core {core} (see cstates){}",
+            also(0, 0.1)
+        );
+    }
+    if let Some(t) = timer.filter(|&t| t >= SIGNIFICANT * late) {
+        let who = holder
+            .map(|h| format!(" ({} had it)", h.describe()))
+            .unwrap_or_default();
+        return format!(
+            "late by {late:.0} µs: the timer interrupt came {t:.0} µs after the deadline while CPU {core} was busy{who} \
+             and no handler ran in between (interrupts off in the kernel, an SMI, or in a VM the host){}",
+            also(0, 0.1)
+        );
+    }
+    format!(
+        "late by {late:.0} µs: nothing traced on CPU {core} accounts for it (the delay is outside this CPU's events)"
+    )
+}

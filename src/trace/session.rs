@@ -1,0 +1,124 @@
+//! `--trace` around one run: tracefs set up for the RT CPU, the marker the loop writes, the reader thread; at the
+//! end, tracing stopped, tracefs put back, the kept windows explained, and the raw text ready to be saved beside
+//! the result.
+
+use serde::{Deserialize, Serialize};
+
+use super::analyse::{Explanation, explain};
+use super::collect::{Collected, Collector, Keep, Marker};
+use super::tracefs::{TraceError, Tracefs};
+use crate::host::Host;
+
+/// The `trace` key of a run's JSON.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TraceReport {
+    pub cpu: usize,
+    /// The events recorded (those this kernel has).
+    pub events: Vec<String>,
+    /// Windows were kept for cycles later than this; None: the worst cycle only.
+    pub break_us: Option<u32>,
+    /// Cycles marked, and cycles over break_us.
+    pub marks: u64,
+    pub over_break: u64,
+    /// Events the kernel dropped; a window with lost events may miss a cause.
+    pub lost_events: u64,
+    /// The kernel has the timerlat tracer (not used: it adds its own SCHED_FIFO thread on the CPU).
+    pub timerlat_available: bool,
+    /// Tick timer expiries per second on the CPU, counted in the trace.
+    pub ticks_per_s: Option<f64>,
+    /// The raw trace of the kept windows (text, as `trace-cmd report` prints), saved beside the result.
+    pub file: Option<String>,
+    /// The kept windows explained, worst first.
+    pub explained: Vec<Explanation>,
+    /// The text saved into `file`.
+    #[serde(skip)]
+    pub raw: String,
+}
+
+pub struct Tracing {
+    fs: Tracefs,
+    collector: Collector,
+    cpu: usize,
+    break_us: Option<u32>,
+}
+
+impl Tracing {
+    /// Sets tracefs up for `cpu` and starts the reader; the Marker goes to the RT loop.
+    pub fn start(
+        host: &Host,
+        cpu: usize,
+        break_us: Option<u32>,
+    ) -> Result<(Tracing, Marker), TraceError> {
+        let mut fs = Tracefs::open(host)?;
+        fs.configure(cpu)?;
+        let marker = Marker::new(fs.marker()?);
+        let keep = break_us.map_or(Keep::Worst, |b| Keep::Over(u64::from(b) * 1000));
+        let collector = Collector::spawn(fs.pipe(cpu)?, keep, vec![cpu])
+            .map_err(|e| TraceError::Io("starting the trace reader".into(), e))?;
+        Ok((
+            Tracing {
+                fs,
+                collector,
+                cpu,
+                break_us,
+            },
+            marker,
+        ))
+    }
+
+    /// Stops tracing, reads the rest, restores tracefs (drop), explains the kept windows.
+    pub fn finish(self) -> TraceReport {
+        self.fs.stop();
+        let c = self.collector.finish();
+        let report = report(
+            &c,
+            self.cpu,
+            self.break_us,
+            &self.fs.events,
+            self.fs.timerlat,
+        );
+        drop(self.fs);
+        report
+    }
+}
+
+fn report(
+    c: &Collected,
+    cpu: usize,
+    break_us: Option<u32>,
+    events: &[String],
+    timerlat: bool,
+) -> TraceReport {
+    let span = c.last_ns.saturating_sub(c.first_ns) as f64 / 1e9;
+    let mut raw = format!(
+        "# rmp-eval run --trace: CPU {cpu}, trace_clock mono, events {}\n# the windows before late cycles (from \
+         the previous cycle's marker to the late one's), worst first; markers are \"rmp-eval c=CYCLE dl=DEADLINE_NS \
+         lat=LATENCY_NS\"\n",
+        events.join(",")
+    );
+    for w in &c.windows {
+        raw.push_str(&format!(
+            "# cycle {} late {:.1} us\n",
+            w.cycle,
+            w.lat_ns as f64 / 1000.0
+        ));
+        raw.push_str(&w.text);
+    }
+    TraceReport {
+        cpu,
+        events: events.to_vec(),
+        break_us,
+        marks: c.marks,
+        over_break: c.over,
+        lost_events: c.lost,
+        timerlat_available: timerlat,
+        ticks_per_s: (span > 0.5).then(|| (c.ticks as f64 / span * 10.0).round() / 10.0),
+        file: None,
+        explained: c
+            .windows
+            .iter()
+            .filter_map(|w| explain(&w.text, cpu))
+            .collect(),
+        raw,
+    }
+}

@@ -1,0 +1,256 @@
+//! tracefs for one run: found (or mounted, when it is not), set up to record the latency events of the RT CPU
+//! only into that CPU's ring buffer, and put back as it was found when dropped — every file's old value is read
+//! before the new one is written, and restored in reverse order; a tracefs we mounted is unmounted.
+
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
+
+use crate::host::Host;
+
+pub const TRACEFS: &str = "/sys/kernel/tracing";
+/// Older systems only have it under debugfs.
+const DEBUGFS_TRACING: &str = "/sys/kernel/debug/tracing";
+/// Per-CPU buffer for the RT CPU: at ~1 MB/s of text-equivalent events at 1 kHz, seconds of slack for the reader.
+const BUFFER_KB: &str = "4096";
+
+/// The events that explain a late wakeup, by tracefs path under events/. Missing ones are skipped (irq_vectors is
+/// x86, ipi_entry/exit arm64; napi/net show the NIC receive path).
+pub const EVENTS: &[&str] = &[
+    "sched/sched_switch",
+    "sched/sched_wakeup",
+    "sched/sched_waking",
+    "irq/irq_handler_entry",
+    "irq/irq_handler_exit",
+    "irq/softirq_entry",
+    "irq/softirq_exit",
+    "timer/hrtimer_expire_entry",
+    "timer/hrtimer_expire_exit",
+    "ipi/ipi_entry",
+    "ipi/ipi_exit",
+    "irq_vectors/local_timer_entry",
+    "irq_vectors/local_timer_exit",
+    "irq_vectors/reschedule_entry",
+    "irq_vectors/reschedule_exit",
+    "irq_vectors/call_function_entry",
+    "irq_vectors/call_function_exit",
+    "irq_vectors/call_function_single_entry",
+    "irq_vectors/call_function_single_exit",
+    "irq_vectors/irq_work_entry",
+    "irq_vectors/irq_work_exit",
+    "napi/napi_poll",
+    "net/netif_receive_skb",
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error("no tracefs: {TRACEFS} cannot be mounted here (kernel without CONFIG_TRACING?)")]
+    Missing,
+    #[error("mounting tracefs on {TRACEFS}: {0}")]
+    Mount(nix::errno::Errno),
+    #[error("tracefs is in use ({0}); --trace would disturb that trace (run without --trace)")]
+    Busy(String),
+    #[error("tracefs: {0}")]
+    Host(#[from] crate::host::HostError),
+    #[error("tracefs: {0}: {1}")]
+    Io(String, std::io::Error),
+}
+
+impl From<TraceError> for crate::error::Error {
+    fn from(e: TraceError) -> Self {
+        crate::error::Error::failed(e.to_string())
+    }
+}
+
+pub struct Tracefs {
+    host: Host,
+    dir: String,
+    mounted: bool,
+    /// (path, old value), in the order they were changed.
+    saved: Vec<(String, String)>,
+    pub events: Vec<String>,
+    /// The kernel offers the timerlat tracer (not used: it runs its own SCHED_FIFO thread on the CPU).
+    pub timerlat: bool,
+}
+
+/// The current value of a tracefs file as it must be written back: trace_clock lists all clocks with the current
+/// one in brackets; buffer_size_kb reads "7 (expanded: 1408)" before the buffer was first used.
+pub fn restorable(raw: &str) -> String {
+    let raw = raw.trim();
+    if let (Some(a), Some(b)) = (raw.find('['), raw.find(']'))
+        && a < b
+    {
+        return raw[a + 1..b].to_string();
+    }
+    if let Some((_, e)) = raw.split_once("(expanded: ") {
+        return e.trim_end_matches(')').to_string();
+    }
+    raw.to_string()
+}
+
+/// tracing_cpumask for one CPU: hex words of 32 bits, comma-separated, most significant first.
+pub fn cpumask(cpu: usize) -> String {
+    let words = cpu / 32 + 1;
+    (0..words)
+        .rev()
+        .map(|w| format!("{:08x}", if w == cpu / 32 { 1u32 << (cpu % 32) } else { 0 }))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+impl Tracefs {
+    /// Finds tracefs, mounting it on /sys/kernel/tracing when it is not mounted (live machine only).
+    pub fn open(host: &Host) -> Result<Self, TraceError> {
+        let found = [TRACEFS, DEBUGFS_TRACING]
+            .into_iter()
+            .find(|d| host.exists(&format!("{d}/trace_marker")));
+        let (dir, mounted) = match found {
+            Some(d) => (d.to_string(), false),
+            None if host.is_live() && host.is_dir(TRACEFS) => {
+                nix::mount::mount(
+                    Some("nodev"),
+                    &host.path(TRACEFS),
+                    Some("tracefs"),
+                    nix::mount::MsFlags::empty(),
+                    None::<&str>,
+                )
+                .map_err(TraceError::Mount)?;
+                (TRACEFS.to_string(), true)
+            }
+            None => return Err(TraceError::Missing),
+        };
+        let mut t = Tracefs {
+            host: host.clone(),
+            dir,
+            mounted,
+            saved: Vec::new(),
+            events: Vec::new(),
+            timerlat: false,
+        };
+        t.timerlat = t
+            .read("available_tracers")
+            .is_ok_and(|s| s.split_whitespace().any(|w| w == "timerlat"));
+        Ok(t)
+    }
+
+    fn abs(&self, rel: &str) -> String {
+        format!("{}/{rel}", self.dir)
+    }
+
+    fn read(&self, rel: &str) -> Result<String, TraceError> {
+        Ok(self.host.read(&self.abs(rel))?)
+    }
+
+    /// Writes `value`, keeping the old value for the restore.
+    fn set(&mut self, rel: &str, value: &str) -> Result<(), TraceError> {
+        let old = restorable(&self.read(rel)?);
+        self.host.write_value(&self.abs(rel), value)?;
+        self.saved.push((rel.to_string(), old));
+        Ok(())
+    }
+
+    /// Records `EVENTS` on `cpu` only, on CLOCK_MONOTONIC (so the loop's deadlines are trace times), into a
+    /// cleared per-CPU buffer. Refuses when someone else is tracing.
+    pub fn configure(&mut self, cpu: usize) -> Result<(), TraceError> {
+        let tracer = self.read("current_tracer")?.trim().to_string();
+        let enabled = self.read("set_event")?;
+        if tracer != "nop" || !enabled.trim().is_empty() {
+            let n = enabled.lines().count();
+            return Err(TraceError::Busy(format!(
+                "current_tracer={tracer}, {n} events enabled"
+            )));
+        }
+        self.set("tracing_on", "0")?;
+        self.set("trace_clock", "mono")?;
+        self.set("tracing_cpumask", &cpumask(cpu))?;
+        self.set(&format!("per_cpu/cpu{cpu}/buffer_size_kb"), BUFFER_KB)?;
+        self.host
+            .write_value(&self.abs(&format!("per_cpu/cpu{cpu}/trace")), "")?;
+        for e in EVENTS {
+            let rel = format!("events/{e}/enable");
+            if self.host.exists(&self.abs(&rel)) {
+                self.set(&rel, "1")?;
+                self.events
+                    .push(e.rsplit('/').next().unwrap_or(e).to_string());
+            }
+        }
+        self.set("tracing_on", "1")
+    }
+
+    /// The CPU's consuming reader, non-blocking: a blocked reader would be woken by irq_work on the RT CPU.
+    pub fn pipe(&self, cpu: usize) -> Result<File, TraceError> {
+        let p = self
+            .host
+            .path(&self.abs(&format!("per_cpu/cpu{cpu}/trace_pipe")));
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&p)
+            .map_err(|e| TraceError::Io(p.display().to_string(), e))
+    }
+
+    /// trace_marker, for the RT loop's one write per cycle.
+    pub fn marker(&self) -> Result<File, TraceError> {
+        let p = self.host.path(&self.abs("trace_marker"));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .map_err(|e| TraceError::Io(p.display().to_string(), e))
+    }
+
+    /// Stops recording (before the last reads of the pipe).
+    pub fn stop(&self) {
+        let _ = self.host.write_value(&self.abs("tracing_on"), "0");
+    }
+}
+
+impl Drop for Tracefs {
+    fn drop(&mut self) {
+        while let Some((rel, old)) = self.saved.pop() {
+            let _ = self.host.write_value(&self.abs(&rel), &old);
+        }
+        if self.mounted {
+            let _ = nix::mount::umount(&self.host.path(&self.dir));
+        }
+    }
+}
+
+/// Reads what is in `f` now (non-blocking), appending to `buf`; false once the pipe is empty.
+pub fn drain(f: &mut File, buf: &mut Vec<u8>) -> bool {
+    let mut chunk = [0u8; 64 * 1024];
+    match f.read(&mut chunk) {
+        Ok(0) => false,
+        Ok(n) => {
+            buf.extend_from_slice(&chunk[..n]);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_as_they_are_written_back() {
+        // Read on the development VM's freshly mounted tracefs (kernel 6.18).
+        assert_eq!(
+            restorable("[local] global counter uptime perf mono mono_raw boot tai x86-tsc\n"),
+            "local"
+        );
+        assert_eq!(restorable("7 (expanded: 1408)\n"), "1408");
+        assert_eq!(restorable("3\n"), "3");
+        assert_eq!(cpumask(1), "00000002");
+        assert_eq!(cpumask(35), "00000008,00000000");
+    }
+
+    #[test]
+    fn a_root_without_tracefs_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            Tracefs::open(&Host::with_root(d.path())),
+            Err(TraceError::Missing)
+        ));
+    }
+}
