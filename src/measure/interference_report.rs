@@ -101,8 +101,10 @@ pub fn rank(v: &mut [Source]) {
 pub fn suspects(sources: &[Source], loop_prio: u32) -> Vec<&Source> {
     let score = |s: &Source| -> f64 {
         match s.kind {
+            // By CPU time: a millisecond of a higher-priority thread outweighs any interrupt count; a migration
+            // thread's few microseconds do not.
             SourceKind::Thread if s.rt_priority.is_some_and(|p| p >= loop_prio) => {
-                1e9 + s.ran_ms.unwrap_or(0.0)
+                1e6 * s.ran_ms.unwrap_or(1.0)
             }
             SourceKind::Irq => 1e6 + s.per_s,
             SourceKind::Softirq if s.name.starts_with("NET_") || s.name == "BLOCK" => 1e6 + s.per_s,
