@@ -294,7 +294,12 @@ impl Host {
 
     /// Writes a value to an existing kernel file (sysfs, procfs) in one write, as `echo v > file` does (O_TRUNC:
     /// ignored by the kernel, needed for fixture files where a shorter value must not leave a tail).
+    /// Under a root that is not this machine the file is an ordinary one and is replaced atomically instead: a
+    /// process killed between truncating and writing would leave it empty.
     pub fn write_value(&self, abs: &str, value: &str) -> HostResult<()> {
+        if !self.is_live() {
+            return self.write_atomic(abs, value.as_bytes(), None);
+        }
         let mut f = fs::OpenOptions::new()
             .write(true)
             .truncate(true)

@@ -102,8 +102,15 @@ impl Layout {
     }
 }
 
+/// Our drop-in's names all end so (99-rmp-eval.cfg, zz-rmp-eval.cfg, or one made to sort after a given name).
 pub fn is_ours(name: &str) -> bool {
-    name == DROPIN_NAME || name == LATE_NAME
+    name.ends_with("rmp-eval.cfg")
+}
+
+/// A name for our drop-in that sorts after `last` (by bytes, as dash's glob sorts, and in the usual locales,
+/// which compare the letters first): "zz.cfg" gives "zz~rmp-eval.cfg".
+pub fn name_after(last: &str) -> String {
+    format!("{}~rmp-eval.cfg", last.trim_end_matches(".cfg"))
 }
 
 /// What sourcing gave: the two variables and the drop-ins in the order the shell sourced them.
@@ -130,7 +137,11 @@ impl Scratch {
     fn new() -> Result<Scratch, String> {
         static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let p = std::env::temp_dir().join(format!("rmp-eval-grub.{}.{n}", std::process::id()));
+        let tmp = std::env::temp_dir();
+        if n == 0 {
+            remove_stale_scratch(&tmp);
+        }
+        let p = tmp.join(format!("rmp-eval-grub.{}.{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&p);
         std::fs::create_dir(&p).map_err(|e| format!("scratch directory: {e}"))?;
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o700))
@@ -153,6 +164,28 @@ impl Scratch {
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Scratch directories of a process killed while sourcing (`rmp-eval-grub.PID.N`, PID gone): removed.
+fn remove_stale_scratch(tmp: &Path) {
+    let Ok(rd) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = n
+            .strip_prefix("rmp-eval-grub.")
+            .and_then(|r| r.split('.').next())
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let gone = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
+            == Err(nix::errno::Errno::ESRCH);
+        if gone {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
     }
 }
 

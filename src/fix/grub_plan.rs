@@ -75,10 +75,14 @@ pub fn plan(host: &Host, want: &Want, s: &mut Step) -> Result<(), String> {
     let current = layout_with(&layout, &existing);
     let eval =
         |l: &Layout, st: &[u8]| grub::evaluate(host, l, st).map_err(|e| format!("GRUB: {e}"));
-    let (before, user) = match (
-        eval(&current, &state_bytes),
-        eval(&layout.with_ours(None), b""),
-    ) {
+    let before = eval(&current, &state_bytes);
+    // Without our drop-in or its state, what is configured now is the user's own.
+    let user = if existing.is_empty() || state.is_empty() {
+        before.clone()
+    } else {
+        eval(&layout.with_ours(None), b"")
+    };
+    let (before, user) = match (before, user) {
         (Ok(b), Ok(u)) => (b, u),
         (Err(e), _) | (_, Err(e)) => {
             s.refuse(e);
@@ -101,7 +105,20 @@ pub fn plan(host: &Host, want: &Want, s: &mut Step) -> Result<(), String> {
     let line = format!("{}\n", new_state.join(" ")).into_bytes();
     let mut reasons = Vec::new();
     let mut chosen = None;
-    for cand in [DROPIN_NAME, LATE_NAME] {
+    let last = layout
+        .dropins
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .filter(|n| !is_ours(n))
+        .max()
+        .unwrap_or("");
+    let late = grub::name_after(last);
+    let mut tried: Vec<&str> = Vec::new();
+    for cand in [DROPIN_NAME, LATE_NAME, late.as_str()] {
+        if tried.contains(&cand) {
+            continue;
+        }
+        tried.push(cand);
         let mut names = existing.clone();
         if !names.iter().any(|n| n == cand) {
             names.push(cand.to_string());

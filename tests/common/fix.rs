@@ -106,7 +106,7 @@ impl Root {
             .unwrap();
         for n in names.iter().filter(|n| n.ends_with(".cfg")) {
             let p = self.path(&format!("/etc/default/grub.d/{n}"));
-            if n.ends_with("-rmp-eval.cfg") {
+            if n.ends_with("rmp-eval.cfg") {
                 let state = self.path("/var/lib/rmp-eval/cmdline");
                 let text = std::fs::read_to_string(&p)
                     .unwrap()
