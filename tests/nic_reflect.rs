@@ -223,7 +223,7 @@ fn two_reflects_on_one_segment_answer_once_each_and_never_storm() {
         unsafe { libc::kill(cap.id() as i32, libc::SIGINT) };
         let _ = cap.wait();
         assert!(
-            o.status.code().is_some_and(|c| c < 2),
+            o.status.code().is_some_and(|c| c < 2 || c == 3),
             "{mode}: {}",
             text(&o.stderr)
         );
@@ -317,7 +317,7 @@ fn reflect_rides_through_a_link_flap_and_reports_it() {
     assert!(last.contains("Network is down"), "{out}");
     // The run saw frames lost during the flap, not "replies stopped".
     assert!(
-        o.status.code().is_some_and(|c| c < 2),
+        o.status.code().is_some_and(|c| c < 2 || c == 3),
         "{}",
         text(&o.stderr)
     );

@@ -121,6 +121,7 @@ pub fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
     match result.verdict {
         Verdict::Pass => Ok(Outcome::Good),
         Verdict::Fail => Ok(Outcome::ShortFall),
+        Verdict::Inconclusive => Ok(Outcome::Inconclusive),
         Verdict::Incomplete => Err(Error::failed(
             result
                 .error

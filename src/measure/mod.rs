@@ -48,9 +48,10 @@ pub fn run(
     label: &str,
     watch: &mut dyn Watch,
 ) -> Result<result::RunResult> {
-    if spec.nic.is_some() {
+    let r = if spec.nic.is_some() {
         nic::run(host, spec, at, label, watch)
     } else {
         cyclic::run(host, spec, at, label, watch)
-    }
+    };
+    r.map(result::RunResult::conclusive)
 }

@@ -6,15 +6,22 @@ use serde::{Deserialize, Serialize};
 
 pub use super::spec::RunMode;
 
-/// pass: every sample Great and no frame lost; fail: the machine falls short; incomplete: the run could not
-/// finish its job (replies stopped) — what was measured is reported, the exit status is 2.
+/// pass: every sample Great and no frame lost; fail: the machine falls short; inconclusive: nothing fell short,
+/// but the run was too short to call it a pass (exit 3); incomplete: the run could not finish its job (replies
+/// stopped) — what was measured is reported, the exit status is 2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Pass,
     Fail,
+    Inconclusive,
     Incomplete,
 }
+
+/// A pass needs at least this many seconds of measurement…
+pub const MIN_PASS_SECONDS: f64 = 10.0;
+/// …and at least this many cycles: a rare stall (an SMI, a timer storm) hides in a shorter run.
+pub const MIN_PASS_CYCLES: u64 = 10_000;
 
 /// Counts per band (see `series::Bands`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -305,6 +312,21 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl RunResult {
+    /// A pass from a run shorter than MIN_PASS_SECONDS or MIN_PASS_CYCLES becomes inconclusive; a failure
+    /// found in a short run stays a failure.
+    pub fn conclusive(mut self) -> Self {
+        if self.verdict == Verdict::Pass && self.too_short() {
+            self.verdict = Verdict::Inconclusive;
+        }
+        self
+    }
+
+    /// Fewer seconds or cycles than a pass needs.
+    pub fn too_short(&self) -> bool {
+        let cycles = self.series.iter().map(|s| s.count).max().unwrap_or(0);
+        self.duration_s < MIN_PASS_SECONDS || cycles < MIN_PASS_CYCLES
+    }
+
     /// pass when every series is all Great and (NIC mode) every frame was sent and answered in time with the
     /// expected working counter.
     pub fn judge(series: &[SeriesSummary], rtt: Option<&RttSummary>) -> Verdict {

@@ -234,13 +234,29 @@ fn verdict_line(r: &RunResult, color: bool) -> String {
             ),
             Paint::Red,
         ),
+        Verdict::Inconclusive => {
+            let cycles = r.series.iter().map(|x| x.count).max().unwrap_or(0);
+            (
+                format!(
+                    "Verdict: inconclusive — {cycles} cycles in {:.1} s, nothing outside the Great band, but a \
+                     pass needs at least {} s and {} cycles. To trust a pass, run for 10 minutes or more \
+                     (`--duration 10m`; hours for commissioning) while the machine carries its real load, or a \
+                     stress load on the other CPUs (e.g. `stress-ng --cpu N`).",
+                    r.duration_s,
+                    crate::measure::result::MIN_PASS_SECONDS,
+                    crate::measure::result::MIN_PASS_CYCLES
+                ),
+                Paint::Yellow,
+            )
+        }
         Verdict::Incomplete => (
             "Verdict: incomplete — the run could not finish; the figures above are what was measured."
                 .to_string(),
             Paint::Red,
         ),
     };
-    let mut s = paint.apply(&text, color);
+    let text = crate::report::check::wrap(&text, crate::output::DEFAULT_WIDTH, "", "  ");
+    let mut s = paint.apply(text.trim_end(), color);
     if r.interrupted {
         s.push_str(" (stopped by a signal)");
     }

@@ -101,3 +101,34 @@ fn rtt_section_prints_nrtm_line() {
     assert!(t.contains("|    17 -    18 us: |     43944 |"), "{t}");
     assert!(t.contains("working counter 1"), "{t}");
 }
+
+#[test]
+fn a_short_clean_run_is_inconclusive_and_says_how_long_to_run() {
+    let mut s = Series::new("Cyclic", 1000, None);
+    for i in 0..200u64 {
+        s.record(1_000_000 + (i % 3) * 1_000, Some(8_000 + i));
+    }
+    let series = vec![s.summary()];
+    let mut r = sample();
+    r.verdict = RunResult::judge(&series, None);
+    r.series = series;
+    r.duration_s = 0.2;
+    let r = r.conclusive();
+    assert_eq!(r.verdict, Verdict::Inconclusive);
+    let t = render_final(&r, false);
+    let v = t.split("Verdict: ").nth(1).unwrap();
+    let flat = v.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.starts_with("inconclusive — 200 cycles in 0.2 s, nothing outside the Great band, but a pass needs at least 10 s and 10000 cycles."),
+        "{t}"
+    );
+    assert!(
+        flat.contains("--duration 10m") && flat.contains("stress-ng"),
+        "{t}"
+    );
+    assert!(v.lines().all(|l| l.chars().count() <= 80), "{t}");
+    // A failure found in a short run is still a failure; a long clean run passes.
+    let failed = sample();
+    assert_eq!(failed.verdict, Verdict::Fail);
+    assert_eq!(failed.conclusive().verdict, Verdict::Fail);
+}
