@@ -15,10 +15,11 @@ const FIB_TRIE: &str = "/proc/net/fib_trie";
 /// lists the interfaces there are).
 pub fn require(host: &Host, name: &str) -> Result<(), crate::error::Error> {
     crate::sys::ifname::validate(name)?;
-    if exists(host, name) {
+    let mut names = host.list(NET).unwrap_or_default();
+    // Listed but unreadable is still an interface: nic_present then says what is wrong with it.
+    if exists(host, name) || names.iter().any(|n| n == name) {
         return Ok(());
     }
-    let mut names = host.list(NET).unwrap_or_default();
     names.retain(|n| crate::sys::ifname::validate(n).is_ok());
     names.sort();
     let here = if names.is_empty() {
