@@ -71,6 +71,10 @@ fn verdict(v: Verdict) -> (&'static str, &'static str) {
             "fail",
             "FAIL: periods outside the Great band, or frames lost",
         ),
+        Verdict::Inconclusive => (
+            "inconclusive",
+            "INCONCLUSIVE: too short to call it a pass (at least 10 s and 10 000 cycles)",
+        ),
         Verdict::Incomplete => ("incomplete", "INCOMPLETE: the run could not finish"),
     }
 }
