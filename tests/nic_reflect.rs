@@ -325,3 +325,50 @@ fn reflect_rides_through_a_link_flap_and_reports_it() {
     assert!(j["error"].is_null(), "{j}");
     assert!(j["rtt"]["lost"].as_u64().unwrap() > 0, "{}", j["rtt"]);
 }
+
+#[test]
+fn reflect_counts_a_frame_it_cannot_send_back_and_answers_the_next() {
+    if !root_or_skip("reflect_counts_a_frame_it_cannot_send_back") {
+        return;
+    }
+    let v = Veth::new();
+    // The peer's MTU 4 bytes below ours: a veth still delivers a frame up to MTU + 14 + 4 (room for a VLAN tag),
+    // but reflect cannot send the same untagged frame back (EMSGSIZE).
+    let o = Command::new("ip")
+        .args(["-n", &v.ns, "link", "set", &v.peer, "mtu", "1496"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let mut r = v.reflect(&[]);
+    let o = run_nic(&v.host, &["--pktlen", "1514", "--iterations", "20"]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "nothing came back: {}",
+        text(&o.stderr)
+    );
+    assert!(r.alive(), "reflect still running after a send error");
+    let (_, j) = {
+        let o = run_nic(&v.host, &["--iterations", "50", "--json"]);
+        assert!(
+            o.status.code().is_some_and(|c| c < 2),
+            "{}",
+            text(&o.stderr)
+        );
+        (
+            (),
+            serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap(),
+        )
+    };
+    assert_eq!(j["rtt"]["count"], 51, "the next frames are answered");
+    let (code, out, err) = r.stop();
+    assert_eq!(code, 0, "{out}{err}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("reflect: answered"))
+        .unwrap();
+    assert!(
+        !line.contains(" 0 send errors") && line.contains("Message too long"),
+        "{line}"
+    );
+}
