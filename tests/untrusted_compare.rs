@@ -150,7 +150,7 @@ fn item8_nothing_comparable_exits_2() {
     // The same result against itself is comparable: unchanged, exit 0.
     let o = compare(&cyclic, &cyclic);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert!(text(&o.stdout).contains("Verdict: unchanged"));
+    assert!(text(&o.stdout).contains("Verdict: no clear change"));
 }
 
 #[test]

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::measure::result::{RunResult, SeriesSummary};
+use crate::report::noise::{self, Evidence};
 use crate::report::table::{Cell, Paint, painted, render, us};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -35,6 +36,10 @@ pub struct Comparison {
     pub rows: Vec<Row>,
     pub verdict: Change,
     pub summary: String,
+    /// How the verdict was reached.
+    pub basis: String,
+    /// The noise test per series, when both results have interval maxima.
+    pub evidence: Vec<Evidence>,
 }
 
 fn trend(before: f64, after: f64, unit: &str) -> Change {
@@ -169,34 +174,75 @@ pub fn compare(
         rows.push(row("RTT p99".into(), "us", b.p99_us, a.p99_us, true));
         rows.push(row("RTT max".into(), "us", b.max_us, a.max_us, false));
     }
-    let key: Vec<&Row> = rows.iter().filter(|r| r.key).collect();
-    let better = key.iter().any(|r| r.trend == Change::Better);
-    let worse = key.iter().any(|r| r.trend == Change::Worse);
+    // With interval maxima on both sides the noise test decides for the series (see noise.rs); frames lost keep
+    // the margin rule; results without them (older versions) are judged by the margin rule alone.
+    let evidence: Vec<Evidence> = before
+        .series
+        .iter()
+        .filter_map(|b| {
+            after_by_label
+                .get(b.label.as_str())
+                .and_then(|a| noise::judge(b, a))
+        })
+        .collect();
+    let tested = !evidence.is_empty();
+    let key: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.key && (!tested || r.metric == "RTT lost"))
+        .collect();
+    let changes: Vec<Change> = key
+        .iter()
+        .map(|r| r.trend)
+        .chain(evidence.iter().map(|e| e.change))
+        .collect();
+    let better = changes.contains(&Change::Better);
+    let worse = changes.contains(&Change::Worse);
     let verdict = match (better, worse) {
         (true, false) => Change::Better,
         (false, true) => Change::Worse,
         (true, true) => Change::Mixed,
         (false, false) => Change::Unchanged,
     };
-    let moved: Vec<String> = key
+    let shown = |e: &Evidence| {
+        format!(
+            "{} median max per {} s {} → {} us (p = {})",
+            super::compare_input::shown_label(&e.series),
+            e.interval_s,
+            us(e.median_before_us),
+            us(e.median_after_us),
+            e.p_value
+        )
+    };
+    let moved: Vec<String> = evidence
         .iter()
-        .filter(|r| r.trend != Change::Unchanged)
+        .filter(|e| e.change != Change::Unchanged)
+        .map(shown)
+        .chain(
+            key.iter()
+                .filter(|r| r.trend != Change::Unchanged)
+                .map(|r| {
+                    format!(
+                        "{} {} → {}{}",
+                        r.metric,
+                        us(r.before),
+                        us(r.after),
+                        unit_suffix(r.unit)
+                    )
+                }),
+        )
         .take(3)
-        .map(|r| {
-            format!(
-                "{} {} → {}{}",
-                r.metric,
-                us(r.before),
-                us(r.after),
-                unit_suffix(r.unit)
-            )
-        })
         .collect();
-    let word = format!("{verdict:?}").to_lowercase();
-    let summary = if moved.is_empty() {
-        format!("{word} — no key metric moved by more than 10 %")
-    } else {
-        format!("{word} — {}", moved.join(", "))
+    let word = match verdict {
+        Change::Unchanged => "no clear change".to_string(),
+        v => format!("{v:?}").to_lowercase(),
+    };
+    let summary = match (moved.is_empty(), evidence.first()) {
+        (false, _) => format!("{word} — {}", moved.join(", ")),
+        (true, Some(e)) => format!(
+            "{word} — the difference is within what chance gives: {}",
+            shown(e)
+        ),
+        (true, None) => format!("{word} — no key metric moved by more than 10 %"),
     };
     Comparison {
         before: before_name.to_string(),
@@ -204,6 +250,15 @@ pub fn compare(
         rows,
         verdict,
         summary,
+        basis: if tested {
+            format!(
+                "interval maxima, Mann-Whitney U, p < {} and a median shift over 10 %",
+                noise::ALPHA
+            )
+        } else {
+            "10 % margin on the key metrics (no interval maxima in the results)".into()
+        },
+        evidence,
     }
 }
 
@@ -251,6 +306,7 @@ pub fn render_text(c: &Comparison, color: bool) -> String {
         Change::Worse => Paint::Red,
         _ => Paint::Bold,
     };
+    s.push_str(&format!("Judged by {}.\n", c.basis));
     s.push_str(&paint.apply(&format!("Verdict: {}", c.summary), color));
     s.push('\n');
     s

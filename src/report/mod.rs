@@ -6,6 +6,7 @@ pub mod compare_input;
 pub mod html;
 pub mod keys;
 pub mod live;
+pub mod noise;
 pub mod plot;
 pub mod prometheus;
 pub mod run;

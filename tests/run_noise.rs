@@ -1,0 +1,104 @@
+//! `compare` knows noise, on real runs of this machine: consecutive runs of the unchanged machine say "no clear
+//! change" in at least 9 of 10 pairs, and a run with a FIFO spinner on the core (a known disturbance) compares
+//! worse. Short runs with short intervals keep this under a minute.
+
+mod common;
+use common::run as run_common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use run_common::*;
+use serde_json::Value;
+
+fn measure(root: &Path, core: &str, out: &Path) {
+    let o = run(&[
+        "run",
+        "--root",
+        root.to_str().unwrap(),
+        "--no-config",
+        "--core",
+        core,
+        "--duration",
+        "3s",
+        "--hlog-interval",
+        "0.25",
+        "--json",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        matches!(o.status.code(), Some(0) | Some(1)),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+fn compare(root: &Path, a: &Path, b: &Path) -> (Value, String) {
+    let o = run(&[
+        "compare",
+        "--root",
+        root.to_str().unwrap(),
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(
+        matches!(o.status.code(), Some(0) | Some(1)),
+        "{}",
+        text(&o.stderr)
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let summary = v["summary"].as_str().unwrap().to_string();
+    (v, summary)
+}
+
+#[test]
+fn unchanged_machine_is_no_clear_change_and_a_spinner_is_worse() {
+    if !root_or_skip("unchanged_machine_is_no_clear_change_and_a_spinner_is_worse") {
+        return;
+    }
+    let root = root_tree();
+    let cpus = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let core = cpus.trim().rsplit(['-', ',']).next().unwrap().to_string();
+    let files: Vec<PathBuf> = (0..11)
+        .map(|i| root.path().join(format!("r{i}.json")))
+        .collect();
+    for f in &files {
+        measure(root.path(), &core, f);
+    }
+    let mut unchanged = 0;
+    let mut seen = Vec::new();
+    for w in files.windows(2) {
+        let (v, summary) = compare(root.path(), &w[0], &w[1]);
+        assert!(
+            v["basis"].as_str().unwrap().starts_with("interval maxima"),
+            "{v}"
+        );
+        if v["verdict"] == "unchanged" {
+            assert!(summary.starts_with("no clear change"), "{summary}");
+            unchanged += 1;
+        }
+        seen.push(summary);
+    }
+    assert!(
+        unchanged >= 9,
+        "only {unchanged} of 10 pairs said no clear change: {seen:#?}"
+    );
+
+    // A SCHED_FIFO spinner above the measuring thread, on its core: busy 2 ms of every 10 ms, so that
+    // every interval holds periods delayed by up to 2 ms (this VM's own interval maxima are a few hundred µs).
+    let mut spinner = Command::new("chrt")
+        .args(["-f", "80", "taskset", "-c", &core, "python3", "-c"])
+        .arg("import time\nend = time.monotonic() + 30\nwhile time.monotonic() < end:\n    t = time.monotonic() + 0.002\n    while time.monotonic() < t: pass\n    time.sleep(0.008)\n")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let loaded = root.path().join("loaded.json");
+    measure(root.path(), &core, &loaded);
+    spinner.kill().unwrap();
+    spinner.wait().unwrap();
+    let (v, summary) = compare(root.path(), &files[10], &loaded);
+    assert_eq!(v["verdict"], "worse", "{summary}");
+    assert!(v["evidence"][0]["p_value"].as_f64().unwrap() < 0.01, "{v}");
+}
