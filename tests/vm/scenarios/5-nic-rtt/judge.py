@@ -7,8 +7,9 @@ from judgelib import Judge
 j = Judge(sys.argv[1])
 j.expect(j.rc(1, "dpkg") == 0, "dpkg -i of the package failed in the guest")
 j.expect((j.text(1, "nic") or "").strip() != "", "the guest has no NIC")
-# 0 or 1 (latency outside Great is expected under TCG); 2 would mean no reply from the SubDevice.
-doc = j.json_of(1, "run", ok_codes=(0, 1))
+# 0, 1 (latency outside Great or late replies are expected under TCG) or 3 (a clean 5 s run is too short to
+# trust); 2 would mean no reply from the SubDevice.
+doc = j.json_of(1, "run", ok_codes=(0, 1, 3))
 if doc is not None:
     j.expect(doc.get("mode") == "ecat", f"mode {doc.get('mode')!r}, expected ecat (the default)")
     rtt = doc.get("rtt")
