@@ -91,8 +91,9 @@ impl Shared {
     /// The round-trip line under the live table.
     pub fn live_line(&self) -> String {
         format!(
-            "Round trips: {} sent, {} answered, {} unmatched, max RTT {:.1} us",
+            "Round trips: {} sent, {} not sent, {} answered, {} unmatched, max RTT {:.1} us",
             self.sent.load(Relaxed),
+            self.send_errors.load(Relaxed),
             self.matched.load(Relaxed),
             self.unmatched.load(Relaxed),
             self.max_rtt_ns.load(Relaxed) as f64 / 1000.0
