@@ -7,6 +7,11 @@ use crate::parse::cgroup::{PartitionState, cgroup2_mount, has_controller};
 use crate::parse::{cpulist, kernel};
 
 pub const MOUNTS: &str = "/proc/mounts";
+/// fix's cpuset step: the slice whose cgroup becomes the isolated partition (systemd gives it the core) …
+pub const SLICE: &str = "rmp-eval-rt.slice";
+/// … and the service in it that keeps the slice's cgroup in existence (systemd makes no cgroup for an empty
+/// slice). Delegate=yes: its cgroup is ours to place measurements in.
+pub const HOLDER: &str = "rmp-eval-rt.service";
 const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
 /// Partitions are created by the kernel only under partition roots: the walk never goes deeper than this.
 const MAX_DEPTH: usize = 4;
@@ -183,5 +188,48 @@ pub fn of_core(host: &Host, core: usize) -> CoreCgroup {
         support,
         partition,
         isolated_list,
+    }
+}
+
+/// This process inside the isolated partition that holds the RT core, for a measurement (every thread of the
+/// process moves: cgroup v2 places processes, not threads); moved back to its own cgroup when dropped. Only on the
+/// live machine, and only when the core is in a valid isolated partition.
+pub struct Placed {
+    host: Host,
+    back: String,
+    /// The partition's name (for the note the caller prints).
+    pub name: String,
+}
+
+const SELF_CGROUP: &str = "/proc/self/cgroup";
+
+pub fn enter(host: &Host, core: usize) -> Option<Placed> {
+    if !host.is_live() {
+        return None;
+    }
+    let cg = of_core(host, core);
+    let p = cg.partition.as_ref().filter(|_| cg.isolated(core))?;
+    let mount = cg.support.mount()?;
+    // cgroup v2's line: "0::/user.slice/…".
+    let own = host
+        .read(SELF_CGROUP)
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("0::").map(str::to_string))?;
+    let pid = std::process::id().to_string();
+    host.write_value(&format!("{}/cgroup.procs", p.dir), &pid)
+        .ok()?;
+    Some(Placed {
+        host: host.clone(),
+        back: format!("{mount}{}/cgroup.procs", own.trim_end_matches('/')),
+        name: p.name.clone(),
+    })
+}
+
+impl Drop for Placed {
+    fn drop(&mut self) {
+        let _ = self
+            .host
+            .write_value(&self.back, &std::process::id().to_string());
     }
 }

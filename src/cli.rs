@@ -88,6 +88,9 @@ pub enum Command {
     Reflect(ReflectArgs),
     /// Copy exactly the files the checks read into OUT (a directory, or OUT.tar.gz) for `check --root`
     Snapshot(SnapshotArgs),
+    /// The "after" measurement fix armed for the next boot (run by rmp-eval-after-boot.service)
+    #[command(hide = true)]
+    AfterBoot,
     /// One pass of the fleet monitor (rmp-eval-monitor.timer): check, drift of what fix saved, a short run, metrics
     Monitor(MonitorArgs),
     /// Re-apply the runtime tunings saved by fix (run at boot by the systemd unit, and by the udev rule)
@@ -399,10 +402,12 @@ pub struct RollbackArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
-    /// The earlier result: a JSON file, or "last", "before", "after"
-    pub before: String,
+    /// The earlier result: a JSON file, or "last", "before", "after" (none: fix's before and the after measured
+    /// by itself after the reboot)
+    #[arg(requires = "after")]
+    pub before: Option<String>,
     /// The later result: a JSON file, or "last", "before", "after"
-    pub after: String,
+    pub after: Option<String>,
     /// Print JSON
     #[arg(long)]
     pub json: bool,

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 pub enum StepId {
     /// Kernel command line: isolcpus, nohz_full, rcu_nocbs, irqaffinity, C-state caps and other boot noise.
     Cmdline,
+    /// The RT core isolated now, as a cgroup v2 isolated partition (until the boot parameters take over).
+    Cpuset,
     /// cpufreq scaling governor = performance on the RT core.
     Governor,
     /// Turbo / boost off (intel_pstate no_turbo=1 or cpufreq boost=0).
@@ -35,8 +37,9 @@ pub enum StepId {
 
 impl StepId {
     /// Every remedy, in apply order (Persist is planned after them).
-    pub const ALL: [StepId; 11] = [
+    pub const ALL: [StepId; 12] = [
         StepId::Cmdline,
+        StepId::Cpuset,
         StepId::Governor,
         StepId::Turbo,
         StepId::Sysctl,
@@ -52,6 +55,7 @@ impl StepId {
     pub const fn as_str(self) -> &'static str {
         match self {
             StepId::Cmdline => "cmdline",
+            StepId::Cpuset => "cpuset",
             StepId::Governor => "governor",
             StepId::Turbo => "turbo",
             StepId::Sysctl => "sysctl",
@@ -79,6 +83,7 @@ impl std::fmt::Display for StepId {
 }
 
 pub const CMDLINE: &str = StepId::Cmdline.as_str();
+pub const CPUSET: &str = StepId::Cpuset.as_str();
 pub const GOVERNOR: &str = StepId::Governor.as_str();
 pub const TURBO: &str = StepId::Turbo.as_str();
 pub const IRQ_AFFINITY: &str = StepId::IrqAffinity.as_str();
@@ -93,6 +98,7 @@ pub const WORKQUEUE: &str = StepId::Workqueue.as_str();
 /// Every step id, in the order fix applies them (StepId::ALL as the checks' registry names them).
 pub const ALL: &[&str] = &[
     CMDLINE,
+    CPUSET,
     GOVERNOR,
     TURBO,
     SYSCTL,

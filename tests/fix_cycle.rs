@@ -142,7 +142,13 @@ fn the_failing_checks_choose_the_steps() {
         "isolcpus=managed_irq,domain,1 nohz_full=1 rcu_nocbs=1 irqaffinity=0 skew_tick=1\n"
     );
     // Only the values whose checks failed: nmi_watchdog passes on this guest, numa_balancing is absent.
-    let targets: Vec<&str> = plan["steps"][1]["changes"]
+    let sysctl = plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "sysctl")
+        .unwrap();
+    let targets: Vec<&str> = sysctl["changes"]
         .as_array()
         .unwrap()
         .iter()

@@ -15,6 +15,7 @@ pub const THP: &str = "thp";
 pub const STAT_INTERVAL: &str = "stat_interval";
 pub const NUMA_BALANCING: &str = "numa_balancing";
 pub const CORE_ISOLATED: &str = "core_isolated";
+pub const AFTER_BOOT: &str = "after_boot";
 pub const NOHZ_FULL: &str = "nohz_full";
 pub const RCU_NOCBS: &str = "rcu_nocbs";
 pub const GOVERNOR: &str = "governor";

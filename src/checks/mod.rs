@@ -1,6 +1,7 @@
 //! Configuration checks. Each check is one small unit (id, section, title, doc, evaluate, remedy) registered in
 //! one ordered list, `REGISTRY`, from which `check`'s output, `--help` text and the docs are generated.
 
+pub mod after_boot;
 pub mod doc;
 pub mod ethtool;
 pub mod id;
@@ -152,6 +153,7 @@ pub static REGISTRY: &[Check] = &[
     noise::THP,
     noise::STAT_INTERVAL,
     noise::NUMA_BALANCING,
+    after_boot::AFTER_BOOT,
     isolation::CORE_ISOLATED,
     isolation::NOHZ_FULL,
     isolation::RCU_NOCBS,

@@ -30,7 +30,10 @@ pub fn execute(host: &Host, _out: Output, args: &ApplySavedArgs) -> Result<Outco
     let mut written = 0;
     for c in steps.iter().flat_map(|st| st.changes.iter()) {
         // Files and commands are fix's alone (journaled); the runtime steps plan only values and NIC settings.
-        if !matches!(c, Change::Value(_) | Change::Ethtool(_)) {
+        if !matches!(
+            c,
+            Change::Value(_) | Change::Ethtool(_) | Change::Partition(_)
+        ) {
             continue;
         }
         match kind::apply(host, c).map(|t| kind::verify(host, c, t)) {

@@ -38,8 +38,10 @@ fn comparable(b: &RunResult, a: &RunResult) -> Result<()> {
 }
 
 pub fn execute(host: &Host, out: Output, args: &CompareArgs) -> Result<Outcome> {
-    let bp = store::resolve(host, &args.before)?;
-    let ap = store::resolve(host, &args.after)?;
+    let (bp, ap) = match (&args.before, &args.after) {
+        (Some(b), Some(a)) => (store::resolve(host, b)?, store::resolve(host, a)?),
+        _ => crate::commands::after_boot::pair(host)?,
+    };
     let (bn, an) = (
         sanitize(&bp.display().to_string(), 200),
         sanitize(&ap.display().to_string(), 200),

@@ -167,7 +167,9 @@ pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
     let now = chosen.changes().any(|c| {
         matches!(
             c,
-            crate::fix::Change::Value(_) | crate::fix::Change::Ethtool(_)
+            crate::fix::Change::Value(_)
+                | crate::fix::Change::Ethtool(_)
+                | crate::fix::Change::Partition(_)
         )
     });
     let before = if measuring {
@@ -200,9 +202,18 @@ pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
             crate::out!("{}", crate::report::compare::render_text(&c, out.color));
         }
     }
-    if report.outcomes.iter().any(|o| o.reboot) && !args.json {
+    let reboot = report.outcomes.iter().any(|o| o.reboot);
+    if let (true, Some((_, bpath))) = (reboot, &before) {
+        let spec = fix_spec(args);
+        crate::commands::after_boot::arm(
+            host,
+            &crate::commands::after_boot::Armed::new(bpath.clone(), &spec, args.core),
+        )?;
+    }
+    if reboot && !args.json {
         let how = if before.is_some() {
-            "After it, measure with `rmp-eval run`, then `rmp-eval compare before last`."
+            "After it, rmp-eval-after-boot.service measures the \"after\" by itself once the system has settled; \
+             `rmp-eval compare` then shows fix's before against it (`rmp-eval check` says while it is pending)."
         } else {
             "Measure with `rmp-eval run` now and again after it; `rmp-eval compare FIRST.json last` compares the two."
         };
@@ -231,13 +242,7 @@ fn measure(host: &Host, out: Output, args: &FixArgs, label: &str) -> Result<(Run
             args.core
         );
     }
-    let spec = RunSpec {
-        core: Some(args.core),
-        nic: args.nic.clone(),
-        duration: Some(args.measure_seconds),
-        ..RunSpec::default()
-    };
-    crate::commands::run::measure(host, out, &spec, args.json, label).map_err(|e| {
+    crate::commands::run::measure(host, out, &fix_spec(args), args.json, label).map_err(|e| {
         if label == "before" {
             Error::failed(format!(
                 "the before measurement failed, nothing was changed (--no-measure skips it): {e}"
@@ -246,4 +251,14 @@ fn measure(host: &Host, out: Output, args: &FixArgs, label: &str) -> Result<(Run
             e
         }
     })
+}
+
+/// What fix's before and after measure (and the after-boot measurement repeats).
+fn fix_spec(args: &FixArgs) -> RunSpec {
+    RunSpec {
+        core: Some(args.core),
+        nic: args.nic.clone(),
+        duration: Some(args.measure_seconds),
+        ..RunSpec::default()
+    }
 }

@@ -1,5 +1,6 @@
 //! One module per command: each turns parsed arguments into work on a `Host` and an `Outcome`.
 
+pub mod after_boot;
 pub mod apply_saved;
 pub mod check;
 pub mod compare;
@@ -34,6 +35,7 @@ pub fn dispatch(host: &Host, out: Output, cli: Cli) -> Result<Outcome> {
         Some(Command::Reflect(a)) => reflect::execute(host, out, &a),
         Some(Command::Report(a)) => report::execute(host, out, &a),
         Some(Command::Snapshot(a)) => snapshot::execute(host, out, &a),
+        Some(Command::AfterBoot) => after_boot::execute(host, out),
         Some(Command::Monitor(a)) => monitor::execute(host, out, &a),
         Some(Command::ApplySaved(a)) => apply_saved::execute(host, out, &a),
         Some(Command::Generate(a)) => generate::execute(&a),

@@ -105,6 +105,9 @@ pub fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<Outcome
         journal::remove_stale_temps(host, &runs, &crate::fix::known_targets());
     }
     if runs.is_empty() {
+        if !args.dry_run && crate::commands::after_boot::disarm(host)? && !args.json {
+            outln!("The after-boot measurement fix had armed is disarmed.");
+        }
         if args.json {
             outln!(
                 "{}",
@@ -149,6 +152,9 @@ pub fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<Outcome
                 "{conflicts} target(s) changed since fix (shown above). Put them back too, losing those changes?"
             ))?;
         }
+    }
+    if crate::commands::after_boot::disarm(host)? && !args.json {
+        outln!("The after-boot measurement fix had armed is disarmed.");
     }
     let mut problems = Vec::new();
     let mut kept: Vec<String> = Vec::new();

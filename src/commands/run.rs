@@ -95,8 +95,15 @@ pub fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
     let slot = Slot::new(host, "run", store::unix_now())?;
     let mut screen = Screen::new(out, args.json, Some(&slot));
     let lock = crate::corelock::shared(host, at.core);
+    let placed = crate::cgroup::enter(host, at.core);
+    if let (Some(p), false) = (&placed, args.json) {
+        eprintln!(
+            "rmp-eval: note: measuring inside the isolated cgroup partition {}",
+            p.name
+        );
+    }
     let mut result = crate::measure::run(host, &spec, at, "run", &mut screen)?;
-    drop(lock);
+    drop((placed, lock));
     drop(screen);
     result.identity = Some(identity(host, checks));
     // Before printing, so that the printed result names the trace file saved beside it.
@@ -143,6 +150,7 @@ pub fn measure(
     let at = place(host, spec)?;
     let slot = Slot::new(host, label, store::unix_now())?;
     let lock = crate::corelock::shared(host, at.core);
+    let placed = crate::cgroup::enter(host, at.core);
     let mut result = crate::measure::run(
         host,
         spec,
@@ -150,7 +158,7 @@ pub fn measure(
         label,
         &mut Screen::new(out, quiet, Some(&slot)),
     )?;
-    drop(lock);
+    drop((placed, lock));
     result.identity = Some(identity(host, None));
     slot.attach_trace(&mut result)?;
     let path = persist(&slot, None, &result)?;
@@ -161,6 +169,7 @@ pub fn measure(
 /// caller holds the core's lock.
 pub fn measure_unsaved(host: &Host, out: Output, spec: &RunSpec, label: &str) -> Result<RunResult> {
     let at = place(host, spec)?;
+    let _placed = crate::cgroup::enter(host, at.core);
     crate::measure::run(host, spec, at, label, &mut Screen::new(out, true, None))
 }
 

@@ -66,6 +66,7 @@ pub fn describe(c: &Change) -> (String, String, String) {
     match c {
         Change::Value(v) => (v.path.clone(), v.before.clone(), v.after.clone()),
         Change::Ethtool(e) => (c.target(), e.before.to_string(), e.after.to_string()),
+        Change::Partition(p) => (c.target(), p.before.clone(), "isolated".into()),
         other => (other.target(), String::new(), String::new()),
     }
 }
@@ -75,7 +76,10 @@ pub fn describe(c: &Change) -> (String, String, String) {
 pub fn reapply(host: &Host, steps: &[Step]) -> Result<(usize, Vec<String>, Vec<String>)> {
     let (mut written, mut refused, mut problems) = (0, Vec::new(), Vec::new());
     for c in steps.iter().flat_map(|s| s.changes.iter()) {
-        if !matches!(c, Change::Value(_) | Change::Ethtool(_)) {
+        if !matches!(
+            c,
+            Change::Value(_) | Change::Ethtool(_) | Change::Partition(_)
+        ) {
             continue;
         }
         match kind::apply(host, c).map(|t| kind::verify(host, c, t)) {

@@ -16,6 +16,7 @@
 pub mod apply;
 pub mod boot;
 pub mod cmdline;
+pub mod cpuset;
 pub mod drift;
 pub mod ethtool;
 pub mod grub;
@@ -106,6 +107,8 @@ pub enum Change {
     Ethtool(kind::nic::EthtoolChange),
     /// Run a program (never through a shell).
     Command(kind::command::CommandChange),
+    /// Make the RT core's slice an isolated cgroup v2 partition (systemd starts the slice).
+    Partition(kind::partition::PartitionChange),
 }
 
 impl Change {

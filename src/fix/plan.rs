@@ -2,9 +2,9 @@
 //! machine as it is. Reads, never writes.
 
 use super::cmdline::Want;
-use super::irq;
 use super::runtime::{self, Target};
 use super::{Plan, StepId, boot, ethtool, saved};
+use super::{cpuset, irq};
 use crate::checks::{Finding, Status, id};
 use crate::error::{Error, Result};
 use crate::host::Host;
@@ -30,9 +30,15 @@ pub fn from_findings(findings: &[Finding]) -> (Vec<StepId>, Vec<&'static str>) {
         .iter()
         .filter(|f| f.status == Status::Fail)
         .collect();
+    // A failing core_isolated names the command line (isolcpus=, at the next boot); the cpuset step isolates the
+    // core now as well (it plans nothing where it cannot). With --only, only what was asked.
+    let isolation = failed.iter().any(|f| f.id == id::CORE_ISOLATED);
     let steps = StepId::ALL
         .into_iter()
-        .filter(|s| failed.iter().any(|f| f.remedy == Some(s.as_str())))
+        .filter(|s| {
+            failed.iter().any(|f| f.remedy == Some(s.as_str()))
+                || (*s == StepId::Cpuset && isolation)
+        })
         .collect();
     (steps, failed.iter().map(|f| f.id).collect())
 }
@@ -107,6 +113,7 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
                 boot::plan(host, &want)
                     .map_err(|e| Error::failed(format!("kernel command line: {e}")))?
             }
+            StepId::Cpuset => cpuset::cpuset(host, &t),
             StepId::Governor => runtime::governor(host, &t),
             StepId::Turbo => runtime::turbo(host),
             StepId::Sysctl => runtime::sysctl(host, &t, &req.failed),

@@ -13,6 +13,7 @@ use crate::host::Host;
 
 /// Steps whose effect is lost at reboot and that apply-saved re-applies.
 pub const RUNTIME_STEPS: &[StepId] = &[
+    StepId::Cpuset,
     StepId::Governor,
     StepId::Turbo,
     StepId::Thp,
@@ -114,6 +115,7 @@ pub fn plan(host: &Host, saved: &Saved, online: Vec<usize>, only_nic: bool) -> V
         .filter_map(|s| StepId::parse(s))
         .filter(|id| !only_nic || NIC_STEPS.contains(id))
         .filter_map(|id| match id {
+            StepId::Cpuset => Some(super::cpuset::cpuset(host, &t)),
             StepId::Governor => Some(runtime::governor(host, &t)),
             StepId::Turbo => Some(runtime::turbo(host)),
             StepId::Thp => Some(runtime::thp(host)),

@@ -248,6 +248,8 @@ pub fn checks(findings: &[Finding], now: u64) -> String {
         (Status::Pending, "pending"),
         (Status::Unknown, "unknown"),
         (Status::Info, "info"),
+        (Status::Warn, "warn"),
+        (Status::Pending, "pending"),
     ] {
         let n = findings.iter().filter(|f| f.status == status).count();
         t.sample("rmp_eval_checks", &[("status", name)], n as f64);

@@ -4,6 +4,7 @@ pub mod command;
 pub mod dir;
 pub mod file;
 pub mod nic;
+pub mod partition;
 pub mod value;
 
 use serde::{Deserialize, Serialize};
@@ -23,6 +24,8 @@ pub enum Entry {
     Ethtool(nic::Saved),
     /// A directory fix created for a file (removed by rollback when it is empty again).
     Dir(dir::Saved),
+    /// The RT core's isolated cgroup partition (rollback makes it a member again and stops its slice).
+    Partition(partition::Saved),
 }
 
 impl Entry {
@@ -33,6 +36,7 @@ impl Entry {
             Entry::Value(s) => &s.path,
             Entry::Ethtool(s) => &s.target,
             Entry::Dir(s) => &s.path,
+            Entry::Partition(s) => &s.path,
         }
     }
 }
@@ -92,6 +96,7 @@ pub fn target(c: &Change) -> String {
         Change::Value(v) => v.path.clone(),
         Change::Ethtool(e) => e.target(),
         Change::Command(x) => x.argv.join(" "),
+        Change::Partition(p) => p.file(),
     }
 }
 
@@ -99,7 +104,7 @@ pub fn reboot_required(c: &Change) -> bool {
     match c {
         Change::File(f) => f.reboot,
         Change::Command(x) => x.reboot,
-        Change::Value(_) | Change::Ethtool(_) => false,
+        Change::Value(_) | Change::Ethtool(_) | Change::Partition(_) => false,
     }
 }
 
@@ -113,6 +118,7 @@ pub fn record(host: &Host, c: &Change) -> Result<Vec<Entry>> {
             .into_iter()
             .collect()),
         Change::Command(_) => Ok(vec![]),
+        Change::Partition(p) => Ok(vec![Entry::Partition(partition::record(host, p)?)]),
     }
 }
 
@@ -122,6 +128,7 @@ pub fn apply(host: &Host, c: &Change) -> Result<Took> {
         Change::Value(v) => value::apply(host, v),
         Change::Ethtool(e) => nic::apply(host, e),
         Change::Command(x) => command::apply(host, x),
+        Change::Partition(p) => partition::apply(host, p),
     }
 }
 
@@ -135,6 +142,7 @@ pub fn verify(host: &Host, c: &Change, t: Took) -> Took {
         Change::Value(v) => value::verify(host, v),
         Change::Ethtool(e) => nic::verify(e),
         Change::Command(_) => t,
+        Change::Partition(p) => partition::verify(host, p),
     }
 }
 
@@ -144,6 +152,7 @@ pub fn restore(host: &Host, e: &Entry, how: How) -> Result<Restored> {
         Entry::Value(s) => value::restore(host, s, how),
         Entry::Ethtool(s) => nic::restore(host, s, how),
         Entry::Dir(s) => dir::restore(host, s, how),
+        Entry::Partition(s) => partition::restore(host, s, how),
     }
 }
 
@@ -154,6 +163,7 @@ pub fn text(c: &Change, live: bool) -> String {
         Change::Value(v) => value::text(v),
         Change::Ethtool(e) => nic::text(e, live),
         Change::Command(x) => command::text(x, live),
+        Change::Partition(p) => partition::text(p, live),
     }
 }
 
@@ -164,5 +174,6 @@ pub fn json(c: &Change) -> Value {
         Change::Value(v) => value::json(v),
         Change::Ethtool(e) => nic::json(e),
         Change::Command(x) => command::json(x),
+        Change::Partition(p) => partition::json(p),
     }
 }

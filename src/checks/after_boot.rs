@@ -1,0 +1,35 @@
+//! Is the "after" that fix armed for the next boot still to be measured (commands/after_boot.rs)?
+
+use super::{Assessment, Check, Ctx, Eval, Section, Status, id};
+use crate::commands::after_boot;
+use crate::host::Host;
+
+pub const AFTER_BOOT: Check = Check {
+    id: id::AFTER_BOOT,
+    section: Section::System,
+    title: "After-boot measurement",
+    doc: "When fix applied a change that waits for the next boot (the kernel command line) and measured \"before\", \
+          rmp-eval-after-boot.service measures the \"after\" by itself at the next boot, once the system has \
+          settled, and `rmp-eval compare` shows the pair. Pending while that measurement has not run yet; Passes \
+          as info otherwise (done, or nothing armed). Never a failure.",
+    remedy: None,
+    by_hand: None,
+    evaluate: after_boot_state,
+};
+
+fn after_boot_state(host: &Host, _: &Ctx) -> Eval {
+    if let Some(a) = after_boot::pending(host) {
+        return Ok(Assessment::new(
+            Status::Pending,
+            format!(
+                "armed by fix at {}: measures {} s on CPU{} at the next boot",
+                a.armed, a.seconds, a.core
+            ),
+        ));
+    }
+    Ok(Assessment::info(if host.exists(after_boot::DONE) {
+        "measured after the reboot: `rmp-eval compare` shows before and after"
+    } else {
+        "none armed"
+    }))
+}

@@ -1,0 +1,159 @@
+//! The cpuset step: isolate the RT core now, without a reboot, as a cgroup v2 isolated partition (kernel 5.15+).
+//! It works with systemd rather than beside it: a slice unit (rmp-eval-rt.slice, AllowedCPUs=core) makes systemd
+//! create the cgroup, give it the core and keep the cpuset controller enabled up to it — so a daemon-reload or a
+//! unit start does not undo it — and fix turns that cgroup into an isolated partition (kind/partition.rs).
+//! At boot, rmp-eval.service (apply-saved) makes it again, until the boot parameters (isolcpus=) isolate the core:
+//! then the step plans nothing. What a partition does not do (the boot parameters' part): stop the tick
+//! (nohz_full), move RCU callbacks (rcu_nocbs), keep IRQs off the core (irqaffinity).
+
+use super::kind::command::CommandChange;
+use super::kind::partition::PartitionChange;
+use super::runtime::{Target, file, step};
+use super::{Change, Step, StepId};
+use crate::cgroup::{self, Support};
+use crate::checks::machine::CPU_ISOLATED;
+use crate::host::Host;
+use crate::parse::cgroup::PartitionState;
+use crate::parse::cpulist;
+
+pub use crate::cgroup::{HOLDER, SLICE};
+pub const SLICE_FILE: &str = "/etc/systemd/system/rmp-eval-rt.slice";
+pub const HOLDER_FILE: &str = "/etc/systemd/system/rmp-eval-rt.service";
+/// Present when systemd is the init system (sd_booted()).
+const SYSTEMD_RUNNING: &str = "/run/systemd/system";
+
+/// systemd creates no cgroup for a slice without members: this service sits in the slice (a process that only
+/// sleeps, on the isolated core) so that the slice's cgroup — the partition — exists while it runs.
+fn holder_unit(core: usize) -> String {
+    format!(
+        "# Written by `rmp-eval fix` (cpuset step); `rmp-eval rollback` removes it.\n\
+         # Keeps rmp-eval-rt.slice's cgroup (the RT core's isolated partition) in existence; rmp-eval places its\n\
+         # measurements in this service's delegated cgroup.\n\
+         [Unit]\n\
+         Description=rmp-eval: holder of the RT core's isolated CPU partition (CPU {core})\n\
+         Documentation=man:rmp-eval(8)\n\
+         \n\
+         [Service]\n\
+         Slice=rmp-eval-rt.slice\n\
+         Delegate=yes\n\
+         ExecStart=/bin/sleep infinity\n"
+    )
+}
+
+fn slice_unit(core: usize) -> String {
+    format!(
+        "# Written by `rmp-eval fix` (cpuset step); `rmp-eval rollback` removes it.\n\
+         # The RT core's cgroup: systemd gives it CPU {core} and keeps the cpuset controller on; rmp-eval makes it\n\
+         # an isolated cpuset partition (no load balancing, no other task on the core).\n\
+         [Unit]\n\
+         Description=rmp-eval: isolated CPU partition of the RT core (CPU {core})\n\
+         Documentation=man:rmp-eval(8)\n\
+         \n\
+         [Slice]\n\
+         AllowedCPUs={core}\n"
+    )
+}
+
+pub fn cpuset(host: &Host, t: &Target) -> Step {
+    let mut s = step(
+        StepId::Cpuset,
+        "Isolate the RT core now: a cgroup v2 isolated partition (until the boot parameters take over)",
+        "isolcpus= waits for a reboot; an isolated cpuset partition takes the core out of load balancing and out \
+         of every other task's CPUs now (measured by fix's \"after\"). It does not stop the tick (nohz_full), \
+         move RCU callbacks (rcu_nocbs) or keep IRQs off the core (irqaffinity): those need the reboot",
+    );
+    let core = t.core;
+    let boot = host
+        .read_trimmed(CPU_ISOLATED)
+        .ok()
+        .and_then(|r| cpulist::parse(&r).ok())
+        .unwrap_or_default();
+    if boot.contains(&core) {
+        s.notes.push(format!(
+            "isolcpus= already isolates CPU{core}: no partition needed (the boot parameters have taken over)"
+        ));
+        return s;
+    }
+    let support = cgroup::support(host);
+    let Support::Ready { mount } = support else {
+        s.notes.push(format!(
+            "not possible here: {}; CPU{core} is isolated after the reboot only",
+            support.why_not().unwrap_or_default()
+        ));
+        return s;
+    };
+    if !host.is_dir(SYSTEMD_RUNNING) {
+        s.notes.push(
+            "systemd is not the init system: rmp-eval makes the partition only in a systemd slice (a cgroup \
+             made beside the init system's hierarchy would not be kept); isolated after the reboot only"
+                .into(),
+        );
+        return s;
+    }
+    // Another cgroup that claims the core would make the partition invalid ("not exclusive").
+    for p in cgroup::partitions(host, &mount) {
+        if p.name != SLICE && p.cpus.contains(&core) {
+            s.notes.push(format!(
+                "CPU{core} belongs to cgroup partition {} already: left as it is",
+                p.name
+            ));
+            return s;
+        }
+    }
+    if let Some(other) = claimed_by(host, &mount, core) {
+        s.notes.push(format!(
+            "cgroup {other} asks for CPU{core} in its cpuset.cpus (AllowedCPUs=): an isolated partition would be \
+             invalid; left as it is"
+        ));
+        return s;
+    }
+    file(&mut s, host, SLICE_FILE, slice_unit(core));
+    file(&mut s, host, HOLDER_FILE, holder_unit(core));
+    if !s.changes.is_empty() {
+        s.changes.push(Change::Command(CommandChange {
+            argv: vec!["systemctl".into(), "daemon-reload".into()],
+            again_on_rollback: true,
+            reboot: false,
+        }));
+    }
+    let dir = format!("{mount}/{SLICE}");
+    let now = host
+        .read(&format!("{dir}/cpuset.cpus.partition"))
+        .ok()
+        .and_then(|r| PartitionState::parse(&r));
+    let cpus = host
+        .read_trimmed(&format!("{dir}/cpuset.cpus.effective"))
+        .ok()
+        .and_then(|r| cpulist::parse(&r).ok())
+        .unwrap_or_default();
+    if now != Some(PartitionState::Isolated) || cpus != [core] {
+        s.changes.push(Change::Partition(PartitionChange {
+            mount,
+            slice: SLICE.into(),
+            holder: HOLDER.into(),
+            core,
+            before: match now {
+                None => "none (the slice is not running)".into(),
+                Some(PartitionState::Member) => "member".into(),
+                Some(PartitionState::Root) => "root".into(),
+                Some(PartitionState::Isolated) => "isolated".into(),
+                Some(PartitionState::Invalid { kind, reason }) => {
+                    format!("{kind} invalid ({})", reason.unwrap_or_default())
+                }
+            },
+        }));
+    }
+    s
+}
+
+/// A top-level cgroup other than ours whose cpuset.cpus names the core.
+fn claimed_by(host: &Host, mount: &str, core: usize) -> Option<String> {
+    host.list(mount).ok()?.into_iter().find(|n| {
+        n != SLICE
+            && host
+                .read_trimmed(&format!("{mount}/{n}/cpuset.cpus"))
+                .ok()
+                .and_then(|r| cpulist::parse(&r).ok())
+                .is_some_and(|c| c.contains(&core))
+    })
+}
