@@ -52,8 +52,10 @@ rmp_eval_fix_steps=sysctl,irq_affinity
 rmp_eval_measure_seconds=1
 rmp_eval_fetch_dir=$WORK/fetched
 INV
+# The controller draws the fleet's overlay with the same package's binary.
+dpkg-deb -x "$DEB" "$WORK/ctl"
 play() {
-    ANSIBLE_NOCOLOR=1 ANSIBLE_HOST_KEY_CHECKING=0 ANSIBLE_RETRY_FILES_ENABLED=0 \
+    PATH="$WORK/ctl/usr/sbin:$PATH" ANSIBLE_NOCOLOR=1 ANSIBLE_HOST_KEY_CHECKING=0 ANSIBLE_RETRY_FILES_ENABLED=0 \
         ansible-playbook -i "$WORK/inventory" "$ROOT/contrib/ansible/playbook.yml" "$@" >"$WORK/play.log" 2>&1 ||
         { tail -40 "$WORK/play.log"; fail "ansible-playbook $*"; }
 }
@@ -76,7 +78,8 @@ for t in t1 t2; do
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["series"][0]["count"] > 0, r' \
         "$WORK/fetched/$t/run.json" || fail "no measurement fetched from $t"
 done
-echo "first play: installed, fixed, measured, fetched ($((SECONDS - T0)) s)"
+[ -s "$WORK/fetched/fleet.html" ] || fail "no fleet overlay (rmp-eval report) on the controller"
+echo "first play: installed, fixed, measured, fetched, overlay drawn ($((SECONDS - T0)) s)"
 
 play
 for t in t1 t2; do
