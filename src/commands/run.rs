@@ -113,7 +113,11 @@ pub fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
             serde_json::to_string_pretty(&result).map_err(|e| Error::failed(e.to_string()))?;
         crate::outln!("{text}");
     } else {
-        crate::out!("{}", crate::report::run::render_final(&result, out.color));
+        let columns = if out.terminal { out.width } else { usize::MAX };
+        crate::out!(
+            "{}",
+            crate::report::run::render_final_in(&result, out.color, columns)
+        );
         if let (true, Some(rtt), Some(nic)) = (args.verbose, &result.rtt, &args.nic) {
             crate::out!("{}", crate::report::run::render_stamps(rtt, nic));
         }
@@ -275,7 +279,8 @@ impl Watch for Screen<'_> {
     }
 
     fn start(&mut self, g: Gauges) {
-        let view = LiveView::new(g.period_us, g.bucket_width_us, g.series);
+        let view =
+            LiveView::new(g.period_us, g.bucket_width_us, g.series).with_columns(self.out.width);
         self.view = Some(match g.extra {
             Some(f) => view.with_extra(f),
             None => view,

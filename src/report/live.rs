@@ -12,6 +12,9 @@ type Extra = Box<dyn Fn() -> String>;
 pub struct LiveView {
     sources: Vec<(String, Arc<Live>)>,
     width_us: f64,
+    period_us: u32,
+    /// The terminal's columns: below the wide table's width, the narrow layout (bands beyond Great summed).
+    columns: usize,
     /// Lines of the frame on screen, to move back over on the next draw.
     drawn: usize,
     extra: Option<Extra>,
@@ -27,9 +30,17 @@ impl LiveView {
         LiveView {
             sources,
             width_us,
+            period_us,
+            columns: usize::MAX,
             drawn: 0,
             extra: None,
         }
+    }
+
+    /// Fits the frame to a terminal of this many columns.
+    pub fn with_columns(mut self, columns: usize) -> Self {
+        self.columns = columns.max(20);
+        self
     }
 
     /// Lines added under the table (the NIC mode's round-trip counters).
@@ -38,45 +49,75 @@ impl LiveView {
         self
     }
 
-    /// The table for a terminal, preceded by the escapes that move over the previous frame.
+    /// The table for a terminal, preceded by the escapes that move over the previous frame. Every line fits the
+    /// terminal: a wrapped line would throw the count of lines to move back over off, leaving stale headers.
     pub fn frame(&mut self, elapsed_s: f64, color: bool) -> String {
-        let heads = band_headers(self.width_us);
-        let mut head: Vec<Cell> = vec!["Label".into(), "Count".into()];
-        head.extend(heads.iter().map(|h| Cell::from(h.as_str())));
-        head.extend([
-            "Max us".into(),
-            "index".into(),
-            "Wakeup max us".into(),
-            "Missed".into(),
-        ]);
-        let mut rows = vec![Some(head), None];
-        for (label, live) in &self.sources {
-            let s = live.snapshot();
-            let mut row: Vec<Cell> = vec![label.as_str().into(), s.count.to_string().into()];
-            for (i, n) in s.bands.into_iter().enumerate() {
-                row.push(painted(n.to_string(), Paint::band(i, n)));
-            }
-            row.push(us(s.max_dev_ns as f64 / 1000.0).into());
-            row.push(s.max_index.to_string().into());
-            row.push(us(s.max_wakeup_ns as f64 / 1000.0).into());
-            row.push(s.missed.to_string().into());
-            rows.push(Some(row));
+        let mut body = self.table(true, color);
+        if widest(&body) > self.columns {
+            body = self.table(false, color);
         }
-        let mut body = render(&rows, color);
         if let Some(f) = &self.extra {
-            body.push_str(&f());
-            if !body.ends_with('\n') {
+            for l in f().lines() {
+                body.push_str(&fit(l, self.columns));
                 body.push('\n');
             }
         }
-        body.push_str(&format!(
-            "Elapsed {}  (r resets, q or Ctrl+C stops)\n",
+        let footer = format!(
+            "Elapsed {}  (r resets, q or Ctrl+C stops)",
             duration(elapsed_s)
-        ));
+        );
+        body.push_str(&fit(&footer, self.columns));
+        body.push('\n');
         let mut s = self.clear();
         self.drawn = body.lines().count();
         s.push_str(&body);
         s
+    }
+
+    /// The band table: `wide` has a column per band; the narrow one the Great band and the rest summed.
+    fn table(&self, wide: bool, color: bool) -> String {
+        let heads = band_headers(self.width_us);
+        let mut head: Vec<Cell> = vec!["Label".into(), "Count".into()];
+        if wide {
+            head.extend(heads.iter().map(|h| Cell::from(h.as_str())));
+        } else {
+            head.push("Not Great".into());
+        }
+        head.extend(["Max dev us".into(), "at".into(), "Max wakeup us".into()]);
+        if wide {
+            head.push("Missed".into());
+        }
+        let mut rows = vec![Some(head), None];
+        for (label, live) in &self.sources {
+            let s = live.snapshot();
+            let mut row: Vec<Cell> = vec![label.as_str().into(), s.count.to_string().into()];
+            if wide {
+                for (i, n) in s.bands.into_iter().enumerate() {
+                    row.push(painted(n.to_string(), Paint::band(i, n)));
+                }
+            } else {
+                let others: u64 = s.bands[1..].iter().sum();
+                row.push(painted(others.to_string(), Paint::band(4, others)));
+            }
+            row.push(us(s.max_dev_ns as f64 / 1000.0).into());
+            row.push(at(s.max_index, self.period_us).into());
+            row.push(us(s.max_wakeup_ns as f64 / 1000.0).into());
+            if wide {
+                row.push(s.missed.to_string().into());
+            }
+            rows.push(Some(row));
+        }
+        let mut t = render(&rows, color);
+        if !wide {
+            // The narrow table has no Missed column: say it under the table when there are any.
+            for (label, live) in &self.sources {
+                let m = live.snapshot().missed;
+                if m > 0 {
+                    t.push_str(&format!("{label}: {m} periods missed\n"));
+                }
+            }
+        }
+        t
     }
 
     /// Escapes that erase the frame on screen (empty when none is drawn).
@@ -98,11 +139,12 @@ impl LiveView {
             .map(|(label, live)| {
                 let s = live.snapshot();
                 format!(
-                    "{label}: {} periods, {} outside Great, max {}us at index {}, missed {}",
+                    "{label}: {} periods, {} outside Great, max dev {}us at {}, max wakeup {}us, missed {}",
                     s.count,
                     s.count - s.bands[0],
                     us(s.max_dev_ns as f64 / 1000.0),
-                    s.max_index,
+                    at(s.max_index, self.period_us),
+                    us(s.max_wakeup_ns as f64 / 1000.0),
                     s.missed
                 )
             })
@@ -114,6 +156,53 @@ impl LiveView {
         }
         line.push('\n');
         line
+    }
+}
+
+/// Where in the run the worst cycle came: its index times the period, as a time ("12.3s"); an estimate when
+/// periods were missed (they are not counted).
+pub fn at(index: u64, period_us: u32) -> String {
+    let secs = (index + 1) as f64 * f64::from(period_us) / 1e6;
+    let whole = secs as u64;
+    if secs < 10.0 {
+        format!("{secs:.3}s")
+    } else if secs < 1000.0 {
+        format!("{secs:.1}s")
+    } else if whole < 3600 {
+        format!("{}m{:02}s", whole / 60, whole % 60)
+    } else {
+        format!("{}h{:02}m", whole / 3600, whole % 3600 / 60)
+    }
+}
+
+/// The widest line's columns (text without escapes).
+fn widest(s: &str) -> usize {
+    s.lines()
+        .map(|l| strip_escapes(l).chars().count())
+        .max()
+        .unwrap_or(0)
+}
+
+fn strip_escapes(l: &str) -> String {
+    let mut out = String::new();
+    let mut esc = false;
+    for c in l.chars() {
+        match (esc, c) {
+            (false, '\x1b') => esc = true,
+            (true, c) if c.is_ascii_alphabetic() => esc = false,
+            (true, _) => {}
+            (false, c) => out.push(c),
+        }
+    }
+    out
+}
+
+/// A line cut to `columns` (only plain lines are cut: a coloured one is left whole rather than cut mid-escape).
+fn fit(l: &str, columns: usize) -> String {
+    if l.contains('\x1b') || l.chars().count() <= columns {
+        l.to_string()
+    } else {
+        l.chars().take(columns).collect()
     }
 }
 
@@ -144,13 +233,27 @@ mod tests {
             .map(str::trim)
             .collect();
         assert_eq!(
-            row[1..10],
-            ["Cyclic", "2", "1", "0", "1", "0", "0", "300", "1"]
+            row[1..11],
+            [
+                "Cyclic", "2", "1", "0", "1", "0", "0", "300", "0.002s", "300"
+            ]
         );
+        // 80 columns: the narrow layout, every line within them.
+        let mut narrow =
+            LiveView::new(1000, None, vec![("Cyclic".into(), s.live())]).with_columns(80);
+        let f = narrow.frame(1.0, false);
+        assert!(f.lines().all(|l| l.chars().count() <= 80), "{f}");
+        assert!(
+            f.contains("| Not Great |") && f.contains("| Max dev us |"),
+            "{f}"
+        );
+        assert_eq!(at(0, 1000), "0.001s");
+        assert_eq!(at(61_999, 1000), "62.0s");
+        assert_eq!(at(3_599_999, 1000), "1h00m");
         let p = v.progress_line(10.0);
         assert_eq!(
             p,
-            "[00:00:10.000] Cyclic: 2 periods, 1 outside Great, max 300us at index 1, missed 0\n"
+            "[00:00:10.000] Cyclic: 2 periods, 1 outside Great, max dev 300us at 0.002s, max wakeup 300us, missed 0\n"
         );
         assert!(v.clear().starts_with("\x1b["));
         assert_eq!(v.clear(), "");

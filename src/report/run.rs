@@ -1,4 +1,5 @@
-//! The final report of a run: the original's band table (Label, Count, five bands, Max Latency and its index),
+//! The final report of a run: the original's band table (Label, Count, five bands, Max dev — the original's "Max
+//! Latency" — and when it came),
 //! then the percentiles of the period deviation and of the wakeup latency, the duration, one line per series
 //! naming its worst period, and the round-trip section in NIC mode.
 
@@ -7,9 +8,19 @@ use crate::measure::series::Bands;
 use crate::report::table::{Cell, Paint, duration, painted, render, us};
 
 pub fn render_final(r: &RunResult, color: bool) -> String {
+    render_final_in(r, color, usize::MAX)
+}
+
+/// The final report for a terminal of `columns`: the band table takes its narrow form where the wide one would
+/// wrap.
+pub fn render_final_in(r: &RunResult, color: bool, columns: usize) -> String {
     let mut s = String::new();
     s.push_str(&format!("Target period: {} us\n", r.period_us));
-    s.push_str(&band_table(r, color));
+    // Measured without colour: escapes take no columns.
+    let fits = band_table(r, false, true)
+        .lines()
+        .all(|l| l.chars().count() <= columns);
+    s.push_str(&band_table(r, color, fits));
     s.push('\n');
     s.push_str(&percentile_table(r, color));
     s.push_str(&format!("Duration: {}\n", duration(r.duration_s)));
@@ -44,25 +55,39 @@ pub fn band_headers(w: f64) -> [String; 5] {
     ]
 }
 
-fn band_table(r: &RunResult, color: bool) -> String {
+/// The original's band table; "Max dev" is its "Max Latency" (the largest period deviation), "at" when in the run
+/// it came. `wide`: a column per band; otherwise the bands beyond Great summed (80 columns).
+fn band_table(r: &RunResult, color: bool, wide: bool) -> String {
     let heads = band_headers(band_width(r));
     let mut top: Vec<Cell> = vec!["".into(), "".into()];
-    top.extend(Bands::NAMES.iter().map(|n| Cell::from(*n)));
-    top.extend(["Max Latency".into(), "".into(), "Missed".into()]);
     let mut second: Vec<Cell> = vec!["Label".into(), "Count".into()];
-    second.extend(heads.iter().map(|h| Cell::from(h.as_str())));
-    second.extend(["us".into(), "index".into(), "periods".into()]);
+    if wide {
+        top.extend(Bands::NAMES.iter().map(|n| Cell::from(*n)));
+        second.extend(heads.iter().map(|h| Cell::from(h.as_str())));
+    } else {
+        top.extend(["Great".into(), "Not".into()]);
+        second.extend([Cell::from(heads[0].as_str()), "Great".into()]);
+    }
+    top.extend(["Max dev".into(), "".into(), "Missed".into()]);
+    second.extend(["us".into(), "at".into(), "periods".into()]);
     let mut rows = vec![Some(top), Some(second), None];
     for x in &r.series {
         let mut row: Vec<Cell> = vec![x.label.as_str().into(), x.count.to_string().into()];
-        for (i, n) in x.buckets.as_array().into_iter().enumerate() {
-            row.push(painted(n.to_string(), Paint::band(i, n)));
+        let b = x.buckets.as_array();
+        if wide {
+            for (i, n) in b.into_iter().enumerate() {
+                row.push(painted(n.to_string(), Paint::band(i, n)));
+            }
+        } else {
+            let not: u64 = b[1..].iter().sum();
+            row.push(painted(b[0].to_string(), Paint::band(0, b[0])));
+            row.push(painted(not.to_string(), Paint::band(4, not)));
         }
         row.push(us(x.max_us).into());
         row.push(if x.count == 0 {
             "-".into()
         } else {
-            x.max_index.to_string().into()
+            super::live::at(x.max_index, r.period_us).into()
         });
         row.push(x.missed.to_string().into());
         rows.push(Some(row));
@@ -99,7 +124,8 @@ fn percentile_table(r: &RunResult, color: bool) -> String {
     render(&rows, color)
 }
 
-/// "Cyclic max period: 1001us at index 161 which is Great." — or, when the worst period came early, says so.
+/// "Cyclic max period: 1001us (max dev 1us) at cycle 161, 0.162s into the run, which is Great." — or, when the
+/// worst period came early, says so.
 fn worst_line(r: &RunResult, x: &SeriesSummary) -> String {
     if x.count == 0 {
         return format!("{}: no period recorded.\n", x.label);
@@ -113,16 +139,17 @@ fn worst_line(r: &RunResult, x: &SeriesSummary) -> String {
     };
     let what = if early { "shortest" } else { "max" };
     let mut line = format!(
-        "{} {what} period: {}us at index {} which is {band}.",
+        "{} {what} period: {}us (max dev {}us) at cycle {}, {} into the run, which is {band}.",
         x.label,
         us(period),
-        x.max_index
+        us(x.max_us),
+        x.max_index,
+        super::live::at(x.max_index, r.period_us)
     );
     if x.early > 0 {
         line.push_str(&format!(" {} period(s) outside Great came early.", x.early));
     }
-    line.push('\n');
-    line
+    crate::report::check::wrap(&line, crate::output::DEFAULT_WIDTH, "", "  ")
 }
 
 fn band_of(w: f64, dev_us: f64) -> usize {

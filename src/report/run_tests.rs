@@ -51,13 +51,18 @@ fn final_table_has_the_originals_columns_and_percentiles() {
         .collect();
     assert_eq!(
         row[1..10],
-        ["Cyclic", "1001", "1000", "0", "0", "1", "0", "711", "1000"],
+        [
+            "Cyclic", "1001", "1000", "0", "0", "1", "0", "711", "1.001s"
+        ],
         "{t}"
     );
     assert!(t.contains("Cyclic wakeup latency"), "{t}");
     assert!(t.contains("Duration: 00:01:02.445"), "{t}");
+    let flat = t.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        t.contains("Cyclic shortest period: 289us at index 1000 which is Bad."),
+        flat.contains(
+            "Cyclic shortest period: 289us (max dev 711us) at cycle 1000, 1.001s into the run, which is Bad."
+        ),
         "{t}"
     );
     assert!(
@@ -66,6 +71,22 @@ fn final_table_has_the_originals_columns_and_percentiles() {
     );
     assert!(!t.contains('\x1b'));
     assert!(render_final(&sample(), true).contains('\x1b'));
+    // 80 columns: the bands beyond Great summed, the same figures.
+    let n = render_final_in(&sample(), false, 80);
+    let table: Vec<&str> = n.lines().take_while(|l| !l.is_empty()).collect();
+    assert!(table.iter().all(|l| l.chars().count() <= 80), "{n}");
+    let row: Vec<&str> = n
+        .lines()
+        .find(|l| l.starts_with("| Cyclic "))
+        .unwrap()
+        .split('|')
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        row[1..8],
+        ["Cyclic", "1001", "1000", "1", "711", "1.001s", "0"],
+        "{n}"
+    );
 }
 
 #[test]
