@@ -112,6 +112,13 @@ pub struct CheckArgs {
     /// Print JSON instead of the table
     #[arg(long)]
     pub json: bool,
+    /// Also audit a running controller: its cyclic thread's policy, priority and CPUs, memory lock, the DMA
+    /// latency request, and the IRQ threads' priorities against it
+    #[arg(long, value_name = "PID", conflicts_with = "process", value_parser = clap::value_parser!(u32).range(1..))]
+    pub pid: Option<u32>,
+    /// The running controller to audit, by process name (as /proc/PID/comm shows it)
+    #[arg(long, value_name = "NAME")]
+    pub process: Option<String>,
     /// Also write Prometheus metrics for node_exporter's textfile collector, into DIR or (no =DIR) the directory
     /// /etc/default/prometheus-node-exporter names, else /var/lib/prometheus/node-exporter
     #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true, default_missing_value = "")]
@@ -352,6 +359,8 @@ impl LegacyArgs {
             nic: self.nic.clone(),
             json: false,
             prometheus: None,
+            pid: None,
+            process: None,
         }
     }
 }

@@ -85,7 +85,11 @@ fn build(root: &Path, entries: &[Entry]) {
 }
 
 fn findings(h: &Host, core: usize) -> Vec<(String, Status, String)> {
-    let ctx = Ctx { core, nic: None };
+    let ctx = Ctx {
+        core,
+        nic: None,
+        pid: None,
+    };
     checks::run_all(h, &ctx)
         .into_iter()
         .map(|f| (f.id.to_string(), f.status, f.detail))

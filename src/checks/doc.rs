@@ -38,10 +38,16 @@ fn section_name(s: Section) -> &'static str {
         Section::System => "System",
         Section::Core => "RT core (--core)",
         Section::Nic => "EtherCAT NIC (--nic)",
+        Section::Process => "Running controller (--pid, --process)",
     }
 }
 
-const SECTIONS: [Section; 3] = [Section::System, Section::Core, Section::Nic];
+const SECTIONS: [Section; 4] = [
+    Section::System,
+    Section::Core,
+    Section::Nic,
+    Section::Process,
+];
 
 fn in_section(s: Section) -> impl Iterator<Item = &'static Check> {
     REGISTRY.iter().filter(move |c| c.section == s)

@@ -131,7 +131,11 @@ mod tests {
     use super::*;
 
     fn ctx() -> Ctx {
-        Ctx { core: 1, nic: None }
+        Ctx {
+            core: 1,
+            nic: None,
+            pid: None,
+        }
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod nic_hw;
 pub mod nic_irq;
 pub mod noise;
 pub mod power;
+pub mod process;
 pub mod system;
 pub mod threads;
 
@@ -41,6 +42,8 @@ pub enum Section {
     System,
     Core,
     Nic,
+    /// A running controller's threads (`check --pid/--process`).
+    Process,
 }
 
 /// What the checks are asked about.
@@ -50,6 +53,8 @@ pub struct Ctx {
     pub core: usize,
     /// The EtherCAT NIC, when given; NIC checks run only then.
     pub nic: Option<String>,
+    /// The running controller to audit (`--pid`, `--process`); process checks run only then.
+    pub pid: Option<u32>,
 }
 
 /// What one check concluded about the machine (the reported form, with id and title, is a `Finding`).
@@ -180,6 +185,11 @@ pub static REGISTRY: &[Check] = &[
     nic_irq::NIC_IRQ_DEFER,
     ethtool::NIC_COALESCE,
     ethtool::NIC_EEE,
+    process::RT_POLICY,
+    process::AFFINITY,
+    process::MEMLOCK,
+    process::DMA_LATENCY,
+    process::IRQ_PRIORITIES,
 ];
 
 /// The check with this id.
@@ -259,6 +269,7 @@ pub fn run_all(host: &Host, ctx: &Ctx) -> Vec<Finding> {
     REGISTRY
         .iter()
         .filter(|c| c.section != Section::Nic || ctx.nic.is_some())
+        .filter(|c| c.section != Section::Process || ctx.pid.is_some())
         .map(|c| finding(c, (c.evaluate)(host, ctx)))
         .collect()
 }

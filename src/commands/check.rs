@@ -21,12 +21,26 @@ pub fn context(host: &Host, core: Option<usize>, nic_name: Option<&str>) -> Resu
     Ok(Ctx {
         core,
         nic: nic_name.map(str::to_string),
+        pid: None,
     })
 }
 
+/// The process `--pid` or `--process` names, checked to exist.
+fn audited_pid(host: &Host, pid: Option<u32>, name: Option<&str>) -> Result<Option<u32>> {
+    match (pid, name) {
+        (Some(p), _) if !host.is_dir(&format!("{}/{p}/task", checks::irq::PROC)) => Err(
+            crate::error::Error::usage(format!("--pid {p}: no such process")),
+        ),
+        (Some(p), _) => Ok(Some(p)),
+        (None, Some(n)) => checks::process::find(host, n).map(Some),
+        (None, None) => Ok(None),
+    }
+}
+
 pub fn execute(host: &Host, out: Output, args: &CheckArgs) -> Result<Outcome> {
-    let ctx = context(host, args.core, args.nic.as_deref())?;
+    let mut ctx = context(host, args.core, args.nic.as_deref())?;
     machine::require_cpu_dir(host, ctx.core)?;
+    ctx.pid = audited_pid(host, args.pid, args.process.as_deref())?;
     let dest = args
         .prometheus
         .as_deref()

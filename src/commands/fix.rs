@@ -92,6 +92,7 @@ pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
     let ctx = Ctx {
         core: args.core,
         nic: args.nic.clone(),
+        pid: None,
     };
     let findings = checks::run_all(host, &ctx);
     let (mut steps, failed) = plan::from_findings(&findings);

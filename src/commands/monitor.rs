@@ -90,6 +90,7 @@ pub fn execute(host: &Host, out: Output, _args: &MonitorArgs) -> Result<Outcome>
     let ctx = Ctx {
         core,
         nic: saved.as_ref().and_then(|s| s.nic.clone()),
+        pid: None,
     };
     let findings = checks::run_all(host, &ctx);
     let failed: Vec<&str> = findings

@@ -195,6 +195,7 @@ fn config_preamble(
     let ctx = crate::checks::Ctx {
         core: at.core,
         nic: args.nic.clone(),
+        pid: None,
     };
     let findings = crate::commands::check::findings(host, &ctx);
     let sum = crate::report::check::summarize(&findings);

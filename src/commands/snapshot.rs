@@ -55,7 +55,11 @@ pub fn accessed_paths(host: &Host) -> Result<(Vec<String>, usize)> {
     let last = *cpus.last().ok_or_else(|| Error::failed("no online CPUs"))?;
     let few = sample(&cpus);
     for &core in &cpus {
-        let ctx = Ctx { core, nic: None };
+        let ctx = Ctx {
+            core,
+            nic: None,
+            pid: None,
+        };
         for c in checks::REGISTRY
             .iter()
             .filter(|c| c.section != Section::Nic)
@@ -68,6 +72,7 @@ pub fn accessed_paths(host: &Host) -> Result<(Vec<String>, usize)> {
     let ctx = Ctx {
         core: last,
         nic: None,
+        pid: None,
     };
     let f = checks::run_all(&traced, &ctx);
     let _ = crate::report::check::render_text(&traced, &ctx, &f, Output::plain());
@@ -75,6 +80,7 @@ pub fn accessed_paths(host: &Host) -> Result<(Vec<String>, usize)> {
         let ctx = Ctx {
             core: last,
             nic: Some(nic),
+            pid: None,
         };
         for c in checks::REGISTRY
             .iter()

@@ -170,6 +170,7 @@ fn settle(
     let ctx = crate::checks::Ctx {
         core: at.core,
         nic: None,
+        pid: None,
     };
     // Status names as check's JSON spells them.
     let nohz = match (crate::checks::isolation::NOHZ_FULL.evaluate)(host, &ctx) {

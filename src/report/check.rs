@@ -205,6 +205,7 @@ fn section_title(sec: Section, ctx: &Ctx) -> String {
         Section::System => "System Checks".into(),
         Section::Core => format!("Core {} Checks", ctx.core),
         Section::Nic => format!("NIC {} Checks", ctx.nic.as_deref().unwrap_or("?")),
+        Section::Process => format!("Process {} Checks", ctx.pid.unwrap_or(0)),
     }
 }
 
@@ -294,7 +295,12 @@ pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
 /// Header, sections and summary as text (used by check, and by run's and fix's configuration preamble).
 pub fn render_text(host: &Host, ctx: &Ctx, findings: &[Finding], out: Output) -> String {
     let mut s = header(host, ctx);
-    for sec in [Section::System, Section::Core, Section::Nic] {
+    for sec in [
+        Section::System,
+        Section::Core,
+        Section::Nic,
+        Section::Process,
+    ] {
         let mut rows = findings.iter().filter(|f| f.section == sec).peekable();
         if rows.peek().is_none() {
             continue;
