@@ -62,7 +62,7 @@ pub fn accessed_paths(host: &Host) -> Result<(Vec<String>, usize)> {
         };
         for c in checks::REGISTRY
             .iter()
-            .filter(|c| c.section != Section::Nic)
+            .filter(|c| c.section != Section::Nic && c.section != Section::Process)
         {
             if few.contains(&core) || !HEAVY.contains(&c.id) {
                 let _ = (c.evaluate)(&traced, &ctx);
