@@ -122,12 +122,24 @@ fn d4_the_lock_is_held_from_before_reading_through_the_prompt() {
         fix_support::BIN,
         r.dir.path().display()
     );
-    let mut held = Command::new("script")
-        .args(["-qfec", &cmd, "/dev/null"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("util-linux script");
+    /// Kills the prompt's process if the test fails before answering it (it would wait forever).
+    struct Held(Option<std::process::Child>);
+    impl Drop for Held {
+        fn drop(&mut self) {
+            if let Some(c) = &mut self.0 {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+    let mut held = Held(Some(
+        Command::new("script")
+            .args(["-qfec", &cmd, "/dev/null"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("util-linux script"),
+    ));
     std::thread::sleep(std::time::Duration::from_millis(1500));
     // ...meanwhile another fix is refused rather than applied under the prompt's stale view.
     let o = fix(&r, "1", "workqueue");
@@ -137,10 +149,11 @@ fn d4_the_lock_is_held_from_before_reading_through_the_prompt() {
         "{}",
         text(&o)
     );
-    let mut stdin = held.stdin.take().unwrap();
+    let mut child = held.0.take().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(b"y").unwrap();
     stdin.flush().unwrap();
-    let o = held.wait_with_output().unwrap();
+    let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", out(&o));
     assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
 }
