@@ -50,13 +50,13 @@ rmp_eval_root=/srv/fixture
 rmp_eval_core=1
 rmp_eval_fix_steps=sysctl,irq_affinity
 rmp_eval_measure_seconds=1
-rmp_eval_fetch_dir=$WORK/fetched
 INV
 # The controller draws the fleet's overlay with the same package's binary.
 dpkg-deb -x "$DEB" "$WORK/ctl"
 play() {
     PATH="$WORK/ctl/usr/sbin:$PATH" ANSIBLE_NOCOLOR=1 ANSIBLE_HOST_KEY_CHECKING=0 ANSIBLE_RETRY_FILES_ENABLED=0 \
-        ansible-playbook -i "$WORK/inventory" "$ROOT/contrib/ansible/playbook.yml" "$@" >"$WORK/play.log" 2>&1 ||
+        ansible-playbook -i "$WORK/inventory" -e "rmp_eval_fetch_dir=$WORK/fetched" \
+        "$ROOT/contrib/ansible/playbook.yml" "$@" >"$WORK/play.log" 2>&1 ||
         { tail -40 "$WORK/play.log"; fail "ansible-playbook $*"; }
 }
 # "t1 : ok=12 changed=3 unreachable=0 failed=0 …" → the changed count of a host.

@@ -138,5 +138,8 @@ echo "nothing remains: $(wc -l <"$WORK/after.list") paths, $(wc -l <"$WORK/after
 phase "arm64 binary under qemu on $FIXTURE"
 
 "$ROOT/tests/package/arm64.sh" "$DEB_AMD64" "$DEB_ARM64" "$FIXTURE" "$WORK/arm64" || fail "arm64 under qemu"
+phase "contrib/ansible on two chroot targets (--check, apply, again: no change)"
+
+"$ROOT/tests/package/ansible.sh" "$DEB_AMD64" || fail "contrib/ansible"
 phase ""
 echo "== package suite passed in $((SECONDS - T0)) s"
