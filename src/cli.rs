@@ -221,6 +221,10 @@ pub struct RunArgs {
     /// Length of one interval of --hlog and of the max-per-interval plot
     #[arg(long, value_name = "TIME", default_value = "1", value_parser = parse_seconds)]
     pub hlog_interval: f64,
+    /// Measure under load: stress-ng on the housekeeping CPUs (every CPU but the RT ones), any of
+    /// cpu, io, vm, net, irq
+    #[arg(long, value_name = "KIND,...", value_delimiter = ',', value_parser = parse_load)]
+    pub load: Vec<crate::measure::load::LoadKind>,
     /// Record the RT CPU's kernel events (tracefs) and explain the worst cycle: what ran, for how long, which
     /// fix step removes it; the raw trace is saved beside the result
     #[arg(long, conflicts_with = "no_trace")]
@@ -251,6 +255,7 @@ impl RunArgs {
             bucket_width_us: self.bucket_width_us,
             hlog: self.hlog.clone(),
             hlog_interval_s: self.hlog_interval,
+            load: self.load.clone(),
             round_trip: RoundTrip {
                 expect_wkc: self.expect_wkc,
                 budget_us: self.budget_us,
@@ -332,6 +337,7 @@ impl LegacyArgs {
             prometheus: None,
             hlog: None,
             hlog_interval: RunSpec::INTERVAL_S,
+            load: Vec::new(),
             trace: false,
             no_trace: false,
             break_us: None,
@@ -595,6 +601,12 @@ pub fn parse_seconds(s: &str) -> Result<f64, String> {
             "'{s}' is not a duration (seconds, or with a unit: 90s, 30m, 24h; at most a year)"
         )),
     }
+}
+
+/// One kind of --load.
+pub fn parse_load(s: &str) -> Result<crate::measure::load::LoadKind, String> {
+    crate::measure::load::LoadKind::from_name(s.trim())
+        .ok_or_else(|| format!("'{s}' is not a load (cpu, io, vm, net, irq)"))
 }
 
 /// Maps the original tool's multi-letter short options to their long names, before clap sees them.

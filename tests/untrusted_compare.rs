@@ -42,6 +42,7 @@ fn result(label: &str, spikes: u64) -> serde_json::Value {
         reset_at: None,
         resets: 0,
         identity: None,
+        load: None,
         interference: None,
         trace: None,
     };

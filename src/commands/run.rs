@@ -118,6 +118,9 @@ pub fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
             "{}",
             crate::report::run::render_final_in(&result, out.color, columns)
         );
+        if let Some(l) = &result.load {
+            crate::outln!("Measured under load: {}", l.command);
+        }
         if let (true, Some(rtt), Some(nic)) = (args.verbose, &result.rtt, &args.nic) {
             crate::out!("{}", crate::report::run::render_stamps(rtt, nic));
         }

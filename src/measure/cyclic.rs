@@ -154,6 +154,7 @@ fn result(
         reset_at: s.reset_at.clone(),
         resets: s.resets,
         identity: None,
+        load: None,
         interference: None,
         trace: None,
     }

@@ -16,6 +16,7 @@ pub mod hlog;
 pub mod interference;
 pub mod interference_report;
 pub mod ipv4;
+pub mod load;
 pub mod netif;
 pub mod nic;
 pub mod nic_arp;
@@ -40,7 +41,11 @@ use spec::{Placement, RunSpec};
 /// The kernel release, recorded with each result.
 const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
 
-/// Measures `spec`: round trips when it names a NIC, the cyclic test otherwise.
+/// The online CPUs (the housekeeping ones of --load are these minus the RT ones).
+const CPU_ONLINE: &str = "/sys/devices/system/cpu/online";
+
+/// Measures `spec`: round trips when it names a NIC, the cyclic test otherwise; under stress-ng on the
+/// housekeeping CPUs when it asks for a load (stopped before this returns, whatever happens).
 pub fn run(
     host: &Host,
     spec: &RunSpec,
@@ -48,10 +53,23 @@ pub fn run(
     label: &str,
     watch: &mut dyn Watch,
 ) -> Result<result::RunResult> {
+    let load = if spec.load.is_empty() {
+        None
+    } else {
+        let text = host.read(CPU_ONLINE)?;
+        let online = crate::parse::cpulist::parse(text.trim())
+            .map_err(|e| crate::error::Error::failed(format!("{CPU_ONLINE}: {e}")))?;
+        let hk = load::housekeeping(&online, &[at.core, at.receive_cpu])?;
+        Some(load::Load::start(&spec.load, &hk, spec.duration)?)
+    };
     let r = if spec.nic.is_some() {
         nic::run(host, spec, at, label, watch)
     } else {
         cyclic::run(host, spec, at, label, watch)
     };
-    r.map(result::RunResult::conclusive)
+    let info = load.map(load::Load::stop);
+    r.map(|mut r| {
+        r.load = info;
+        r
+    })
 }

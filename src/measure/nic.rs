@@ -231,6 +231,7 @@ pub fn run(
             reset_at: e.reset_at,
             resets: e.resets,
             identity: None,
+            load: None,
             interference: None,
             trace: None,
         }
@@ -339,6 +340,7 @@ pub fn run(
         reset_at: s.reset_at,
         resets: s.resets,
         identity: None,
+        load: None,
         interference: None,
         trace: None,
     })

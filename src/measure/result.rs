@@ -276,6 +276,9 @@ pub struct RunResult {
     /// The machine and the invocation, for the report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<Identity>,
+    /// The stress-ng load the run was measured under (`run --load`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<super::load::LoadInfo>,
     /// What ran on the RT core besides the loop (the counters, always on in the cyclic run).
     #[serde(default)]
     pub interference: Option<super::interference_report::Interference>,

@@ -86,6 +86,8 @@ pub struct RunSpec {
     pub hlog: Option<std::path::PathBuf>,
     /// Length of one interval (the log's, and the max-per-interval series').
     pub hlog_interval_s: f64,
+    /// stress-ng loads on the housekeeping CPUs while it measures (none: an idle machine).
+    pub load: Vec<super::load::LoadKind>,
     /// What a NIC run expects of its round trips.
     pub round_trip: RoundTrip,
     /// Record the RT CPU's kernel events and explain the late cycles (`run --trace`).
@@ -146,6 +148,7 @@ impl Default for RunSpec {
             bucket_width_us: None,
             hlog: None,
             hlog_interval_s: Self::INTERVAL_S,
+            load: Vec::new(),
             round_trip: RoundTrip::default(),
             trace: false,
             break_us: None,

@@ -22,6 +22,7 @@ fn result(label: &str, period_us: u32) -> RunResult {
         reset_at: None,
         resets: 0,
         identity: None,
+        load: None,
         interference: None,
         trace: None,
     }

@@ -33,6 +33,7 @@ fn result(spike_ns: u64, spikes: u64) -> RunResult {
         reset_at: None,
         resets: 0,
         identity: None,
+        load: None,
         interference: None,
         trace: None,
     }

@@ -160,6 +160,7 @@ fn result(rtt: bool) -> RunResult {
         reset_at: None,
         resets: 0,
         identity: None,
+        load: None,
         interference: None,
         trace: None,
     }

@@ -29,6 +29,7 @@ fn sample() -> RunResult {
         reset_at: None,
         resets: 0,
         identity: None,
+        load: None,
         interference: None,
         trace: None,
     }

@@ -1,0 +1,190 @@
+//! `run --load`: stress-ng (tests/install-deps.sh installs it) runs on the housekeeping CPUs only, is recorded in
+//! the result, and leaves nothing behind after a normal end, Ctrl+C (SIGINT), SIGTERM or `kill -9` of rmp-eval.
+
+mod common;
+use common::run as run_common;
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use run_common::*;
+use serde_json::Value;
+
+fn ppid(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // "pid (comm) state ppid …": comm may hold spaces, so split after the last ')'.
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// Live (not zombie) processes descending from `root`, with their names.
+fn descendants(root: u32) -> Vec<(u32, String)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let mut p = pid;
+        let mut hops = 0;
+        while let Some(pp) = ppid(p) {
+            if pp == root {
+                let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+                out.push((pid, comm.trim().to_string()));
+                break;
+            }
+            if pp <= 1 || hops > 16 {
+                break;
+            }
+            p = pp;
+            hops += 1;
+        }
+    }
+    out
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            s.rsplit_once(')')
+                .map(|r| !r.1.trim_start().starts_with('Z'))
+                .unwrap_or(false)
+        })
+        .unwrap_or(false)
+}
+
+/// Starts a loaded run and waits until its stress-ng workers are up; returns them.
+fn start(root: &str, extra: &[&str]) -> (Child, Vec<(u32, String)>) {
+    let child = Command::new(bin())
+        .args([
+            "run",
+            "--root",
+            root,
+            "--no-config",
+            "--load",
+            "cpu,vm",
+            "--json",
+        ])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    loop {
+        let d = descendants(child.id());
+        if d.iter()
+            .filter(|(_, c)| c.starts_with("stress-ng-"))
+            .count()
+            >= 2
+        {
+            return (child, d);
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(15),
+            "no stress-ng workers: {d:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn assert_all_gone(procs: &[(u32, String)], how: &str) {
+    let t = Instant::now();
+    while procs.iter().any(|(p, _)| alive(*p)) && t.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left: Vec<_> = procs.iter().filter(|(p, _)| alive(*p)).collect();
+    assert!(left.is_empty(), "after {how}, still running: {left:?}");
+}
+
+fn last_cpu() -> usize {
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    online
+        .trim()
+        .rsplit(['-', ','])
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn load_runs_on_housekeeping_cpus_and_ends_with_the_run() {
+    if !root_or_skip("load_runs_on_housekeeping_cpus_and_ends_with_the_run") {
+        return;
+    }
+    if !std::path::Path::new("/usr/bin/stress-ng").exists()
+        && !common::cannot_run("load", "no stress-ng (tests/install-deps.sh)")
+    {
+        return;
+    }
+    let root = root_tree();
+    let r = root.path().to_str().unwrap();
+    let core = last_cpu();
+    let (child, procs) = start(r, &["--duration", "3s"]);
+    for (pid, comm) in &procs {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        if let Some(l) = status.lines().find(|l| l.starts_with("Cpus_allowed_list:")) {
+            let list = l.split(':').nth(1).unwrap().trim();
+            let cpus: Vec<usize> = list
+                .split(',')
+                .flat_map(|part| match part.split_once('-') {
+                    Some((a, b)) => {
+                        (a.parse::<usize>().unwrap()..=b.parse().unwrap()).collect::<Vec<_>>()
+                    }
+                    None => vec![part.parse().unwrap()],
+                })
+                .collect();
+            assert!(
+                !cpus.contains(&core),
+                "{comm} ({pid}) may run on the RT core {core}: {list}"
+            );
+        }
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        matches!(o.status.code(), Some(0) | Some(1)),
+        "{}",
+        text(&o.stderr)
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["load"]["kinds"], serde_json::json!(["cpu", "vm"]), "{v}");
+    assert!(!v["load"]["cpus"].as_array().unwrap().contains(&core.into()));
+    assert_all_gone(&procs, "a normal end");
+}
+
+#[test]
+fn no_stress_ng_left_after_sigint_sigterm_or_kill_9() {
+    if !root_or_skip("no_stress_ng_left_after_sigint_sigterm_or_kill_9") {
+        return;
+    }
+    if !std::path::Path::new("/usr/bin/stress-ng").exists()
+        && !common::cannot_run("load", "no stress-ng (tests/install-deps.sh)")
+    {
+        return;
+    }
+    let root = root_tree();
+    let r = root.path().to_str().unwrap();
+    for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGKILL] {
+        let (child, procs) = start(r, &["--duration", "60s"]);
+        kill(Pid::from_raw(child.id() as i32), sig).unwrap();
+        let o = child.wait_with_output().unwrap();
+        if sig != Signal::SIGKILL {
+            // The final result is still printed, with the load in it.
+            assert!(
+                matches!(o.status.code(), Some(0) | Some(1)),
+                "{sig}: {}",
+                text(&o.stderr)
+            );
+            let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+            assert_eq!(v["interrupted"], true);
+            assert_eq!(v["load"]["kinds"][0], "cpu");
+        }
+        assert_all_gone(&procs, &format!("{sig}"));
+    }
+}
