@@ -70,6 +70,6 @@ pub fn run(
     let info = load.map(load::Load::stop);
     r.map(|mut r| {
         r.load = info;
-        r
+        r.conclusive()
     })
 }
