@@ -58,9 +58,11 @@ fn alive(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
-/// Starts a loaded run and waits until its stress-ng workers are up; returns them.
+/// Starts a loaded run and waits until its stress-ng workers are up; returns them. The caller waits for the
+/// child (clippy cannot see through the returned tuple).
+#[allow(clippy::zombie_processes)]
 fn start(root: &str, extra: &[&str]) -> (Child, Vec<(u32, String)>) {
-    let child = Command::new(bin())
+    let mut child = Command::new(bin())
         .args([
             "run",
             "--root",
@@ -85,10 +87,11 @@ fn start(root: &str, extra: &[&str]) -> (Child, Vec<(u32, String)>) {
         {
             return (child, d);
         }
-        assert!(
-            t.elapsed() < Duration::from_secs(15),
-            "no stress-ng workers: {d:?}"
-        );
+        if t.elapsed() > Duration::from_secs(15) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("no stress-ng workers: {d:?}");
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
 }

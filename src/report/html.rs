@@ -149,8 +149,16 @@ fn identity(name: &str, r: &RunResult) -> String {
         match &r.load {
             Some(l) => format!(
                 "stress-ng {} on CPU {}",
-                l.kinds.iter().map(|k| k.name()).collect::<Vec<_>>().join(","),
-                l.cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")
+                l.kinds
+                    .iter()
+                    .map(|k| k.name())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                l.cpus
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
             ),
             None => "none (an idle machine)".into(),
         },
