@@ -232,6 +232,9 @@ pub struct RunArgs {
     /// No kernel trace (the default; the interference counters still run)
     #[arg(long)]
     pub no_trace: bool,
+    /// No interference counters either (to measure what they cost; BENCHMARKS.md)
+    #[arg(long, conflicts_with = "trace")]
+    pub no_counters: bool,
     /// With --trace: keep and explain every cycle whose wakeup is later than US (default: the worst cycle only)
     #[arg(long, value_name = "US", requires = "trace", value_parser = clap::value_parser!(u32).range(1..=10_000_000),
           allow_negative_numbers = true)]
@@ -263,6 +266,7 @@ impl RunArgs {
                 peer_ip: self.peer_ip,
             },
             trace: self.trace && !self.no_trace,
+            counters: !self.no_counters,
             break_us: self.break_us,
         }
     }
@@ -340,6 +344,7 @@ impl LegacyArgs {
             load: Vec::new(),
             trace: false,
             no_trace: false,
+            no_counters: false,
             break_us: None,
         }
     }

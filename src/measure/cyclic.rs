@@ -61,7 +61,10 @@ pub fn run(
     };
     let mut counting = Counting {
         inner: watch,
-        counters: Counters::new(host, at.core),
+        counters: match spec.counters {
+            true => Counters::new(host, at.core),
+            false => Counters::new(host, at.core).off(),
+        },
     };
     let partial = |s: &Session, cs: &[super::collect::Collector]| {
         let summaries = cs.iter().map(|c| c.summary()).collect();
@@ -101,7 +104,7 @@ pub fn run(
         &s,
     );
     // Under --root the files are a snapshot that does not move: no counters.
-    if host.is_live() {
+    if host.is_live() && spec.counters {
         let traced_ticks = trace.as_ref().and_then(|t| t.ticks_per_s);
         r.interference = Some(settle(
             host,

@@ -226,6 +226,8 @@ pub struct Counters {
     start: Instant,
     last: Option<(Instant, Snap)>,
     worst_seen: u64,
+    /// Never samples (`run --no-counters`, to measure their cost).
+    off: bool,
     pub report: Interference,
 }
 
@@ -238,6 +240,7 @@ impl Counters {
             start: Instant::now(),
             last: None,
             worst_seen: 0,
+            off: false,
             report: Interference {
                 cpu,
                 ..Default::default()
@@ -245,8 +248,17 @@ impl Counters {
         }
     }
 
+    /// Counters that never sample.
+    pub fn off(mut self) -> Self {
+        self.off = true;
+        self
+    }
+
     /// The loop started: take the first snapshot. `live` is the RT series' counters (worst wakeup, count).
     pub fn begin(&mut self, live: Option<Arc<Live>>) {
+        if self.off {
+            return;
+        }
         self.live = live;
         self.start = Instant::now();
         self.last = Some((self.start, snap(&self.host, self.cpu, self.live.as_deref())));

@@ -94,6 +94,8 @@ pub struct RunSpec {
     pub trace: bool,
     /// With `trace`: keep and explain every cycle later than this (µs); None: the worst cycle.
     pub break_us: Option<u32>,
+    /// The interference counters (on unless measuring what they cost).
+    pub counters: bool,
 }
 
 /// What a NIC run expects of its peer: the working counter, the reply budget, and for UDP the addresses.
@@ -152,6 +154,7 @@ impl Default for RunSpec {
             round_trip: RoundTrip::default(),
             trace: false,
             break_us: None,
+            counters: true,
         }
     }
 }
