@@ -26,7 +26,7 @@ timed() {
     printf '%s\n' "${times[@]}" | sort -n | awk -v n="$n" '
         { v[NR] = $1 }
         END { med = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-              printf "%.0f %.0f", med / 1000, v[n] / 1000 }'
+              printf "%.0f %.0f\n", med / 1000, v[n] / 1000 }'
 }
 
 echo "cpus  irqs  threads  check_median_ms  check_max_ms  snapshot_median_ms  snapshot_max_ms  snapshot_files  snapshot_ms_per_cpu"

@@ -287,6 +287,11 @@ impl Host {
 
     /// Entry names of a directory, sorted; at most MAX_ENTRIES.
     pub fn list(&self, abs: &str) -> HostResult<Vec<String>> {
+        // A directory the snapshot could not list still exists in the copy (its children may have been read):
+        // the recorded failure comes first.
+        if let Some(e) = self.recorded(abs) {
+            return Err(e);
+        }
         let r = (|| {
             let fd = self.open_at(abs, libc::O_RDONLY | libc::O_DIRECTORY)?;
             let io = |e: nix::Error| HostError::from_io(abs, io::Error::from(e));

@@ -222,3 +222,35 @@ fn item5_garbage_is_unknown_never_a_pass() {
         text(&o.stderr)
     );
 }
+
+#[test]
+fn item3_a_1024_cpu_machine_and_400k_interrupt_rows() {
+    // A real-sized server: the isolated last core passes, core 31 (where IRQ 31 fires and stays) does not.
+    let d = tree(1024, 64, 100);
+    let r = d.path();
+    for core in ["1023", "31"] {
+        let (code, doc) = check(r, &["--core", core]);
+        assert!(code == Some(0) || code == Some(1), "{code:?}");
+        assert_eq!(
+            verdict(&doc, "core_isolated").0,
+            if core == "1023" { "pass" } else { "fail" }
+        );
+        assert_eq!(
+            verdict(&doc, "unrelated_irqs").0,
+            if core == "1023" { "pass" } else { "fail" }
+        );
+    }
+    // 400,000 interrupt rows (the timeout): refused at the bound with the reason, not worked through.
+    let mut t = String::from("           CPU0       CPU1       CPU2       CPU3\n");
+    for i in 0..400_000 {
+        t.push_str(&format!(
+            "{i:>6}:          1          1          1          1   PCI-MSI {i}-edge   q{i}\n"
+        ));
+    }
+    let d = tree(4, 4, 8);
+    put(d.path(), "proc/interrupts", &t);
+    let (_, doc) = check(d.path(), &[]);
+    let (s, detail) = verdict(&doc, "unrelated_irqs");
+    assert_eq!(s, "unknown");
+    assert!(detail.contains("more than 65536 rows"), "{detail}");
+}

@@ -19,7 +19,10 @@ pub fn read_interrupts(host: &Host) -> Result<interrupts::Interrupts, Unknown> {
     let text = host
         .read(INTERRUPTS)
         .map_err(|e| unknown(format!("cannot read {INTERRUPTS}: {}", e.reason())))?;
-    interrupts::parse(&text).map_err(|_| unknown("could not map CPU column"))
+    interrupts::parse(&text).map_err(|e| match e {
+        interrupts::InterruptsError::NoHeader => unknown("could not map CPU column"),
+        e => unknown(e.to_string()),
+    })
 }
 
 /// Where IRQ `n` is routed now: its effective affinity when the kernel reports one, else its affinity list.
