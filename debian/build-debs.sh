@@ -32,7 +32,8 @@ else # an unpacked source tree without git
     tar -C "$root" --exclude=./target --exclude=./.git -cf - . | tar -C "$src" -xf -
 fi
 
-export CARGO_TARGET_DIR="$root/target"
+# tests/package/lifecycle.sh builds a changed copy of the tree with the same CARGO_TARGET_DIR (only the crate recompiles).
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 for arch in $archs; do
     echo "== rmp-eval $version for $arch"
     start=$SECONDS

@@ -36,6 +36,9 @@ const UNIT_PATHS: &[&str] = &[
     "/etc/systemd/system/rmp-eval.service",
 ];
 
+/// The runtime.json format this rmp-eval writes and the newest it reads (see journal::FORMAT).
+pub const FORMAT: u32 = 1;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Saved {
     pub version: u32,
@@ -46,12 +49,24 @@ pub struct Saved {
 
 pub fn load(host: &Host) -> Result<Option<Saved>> {
     match host.read(RUNTIME_JSON) {
-        Ok(t) => serde_json::from_str(&t)
-            .map(Some)
-            .map_err(|e| Error::failed(format!("{RUNTIME_JSON}: {e}"))),
+        Ok(t) => parse(&t).map(Some),
         Err(e) if e.is_not_found() => Ok(None),
         Err(e) => Err(e.into()),
     }
+}
+
+fn parse(text: &str) -> Result<Saved> {
+    let s: Saved =
+        serde_json::from_str(text).map_err(|e| Error::failed(format!("{RUNTIME_JSON}: {e}")))?;
+    if s.version > FORMAT {
+        return Err(Error::failed(format!(
+            "{RUNTIME_JSON}: format {}, written by a newer rmp-eval (this {} reads formats up to {FORMAT}); \
+             nothing was applied",
+            s.version,
+            env!("CARGO_PKG_VERSION")
+        )));
+    }
+    Ok(s)
 }
 
 /// The persist step: runtime.json holding the runtime steps of this run merged with those saved before.
@@ -74,7 +89,7 @@ pub fn persist_step(host: &Host, core: usize, nic: Option<&str>, steps: &[StepId
         .collect();
     let nic = nic.map(str::to_string).or_else(|| old.and_then(|o| o.nic));
     let saved = Saved {
-        version: 1,
+        version: FORMAT,
         core,
         nic,
         steps: all,
@@ -127,4 +142,26 @@ pub fn plan(host: &Host, saved: &Saved, online: Vec<usize>, only_nic: bool) -> V
             _ => None,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runtime_json_of_a_newer_format_is_named_not_applied() {
+        // As rmp-eval 0.1.0 writes it.
+        let v1 =
+            r#"{"version": 1, "core": 1, "nic": "enp0s2", "steps": ["workqueue", "irq_affinity"]}"#;
+        assert_eq!(parse(v1).unwrap().steps, ["workqueue", "irq_affinity"]);
+        let e = parse(&v1.replace("\"version\": 1", "\"version\": 2"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!(
+                "{RUNTIME_JSON}: format 2, written by a newer rmp-eval"
+            )),
+            "{e}"
+        );
+    }
 }

@@ -18,8 +18,8 @@ host_mirror() {
 make_chroot() {
     local mirror tarball args
     mirror=$(host_mirror)
-    args="--variant=minbase --include=man-db bookworm"
-    tarball="$CACHE/bookworm-minbase-man-db.tar"
+    args="--variant=minbase --include=man-db,curl bookworm"
+    tarball="$CACHE/bookworm-minbase-man-db-curl.tar"
     mkdir -p "$CACHE/debootstrap"
     if [ "${RMP_EVAL_PKG_FRESH:-0}" = 1 ] || [ -z "$(find "$tarball" -mtime -7 2>/dev/null)" ]; then
         echo "debootstrap $args from $mirror (packages cached in $CACHE/debootstrap)"
