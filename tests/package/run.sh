@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The package suite (root): builds the amd64 and arm64 .deb, lints both, installs the amd64 one with apt from a local
-# repository into a clean bookworm chroot, uses it, removes and purges it and shows nothing of it remains; runs the
-# arm64 binary under qemu on the Raspberry Pi 4 fixture and compares its verdicts with the amd64 binary's.
+# repository into a clean bookworm chroot, uses it, removes and purges it and shows nothing of it remains; the signed
+# repository (repo.sh); upgrade, downgrade, remove and purge with fix applied (lifecycle.sh); runs the arm64 binary
+# under qemu on the Raspberry Pi 4 fixture and compares its verdicts with the amd64 binary's.
 # Caches (kept between runs): cargo's target/, debootstrap's packages in $CACHE. Prints the time of each phase.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -116,7 +117,7 @@ echo 'isolcpus=managed_irq,domain,3 nohz_full=3' >"$CHROOT/var/lib/rmp-eval/cmdl
 cmdline=$(in_chroot sh -c 'GRUB_CMDLINE_LINUX_DEFAULT=quiet; . /etc/default/grub.d/99-rmp-eval.cfg; echo "$GRUB_CMDLINE_LINUX_DEFAULT"')
 [ "$(echo $cmdline)" = "quiet isolcpus=managed_irq,domain,3 nohz_full=3" ] || fail "the drop-in gives '$cmdline'"
 apt_chroot remove rmp-eval
-grep -q "run 'rmp-eval rollback' before purging" "$WORK/apt.log" || fail "remove did not say how to undo fix's changes"
+grep -q "reinstall rmp-eval and run 'rmp-eval rollback'" "$WORK/apt.log" || fail "remove did not say how to undo fix's changes"
 [ ! -e "$CHROOT/usr/sbin/rmp-eval" ] || fail "remove left the binary"
 [ -s "$CHROOT/var/lib/rmp-eval/cmdline" ] || fail "remove deleted the saved state (only purge may)"
 [ -e "$CHROOT/etc/default/grub.d/99-rmp-eval.cfg" ] || fail "remove deleted the conffile (only purge may)"
@@ -135,6 +136,12 @@ diff -u "$WORK/before.md5" "$WORK/after.md5" || fail "file contents differ after
 diff -u "$WORK/before.pkgs" "$WORK/after.pkgs" || fail "dpkg's package list differs after purge"
 echo "nothing remains: $(wc -l <"$WORK/after.list") paths, $(wc -l <"$WORK/after.md5") checksums and" \
     "$(grep -c ' ii ' "$WORK/after.pkgs") installed packages as before"
+phase "signed apt repository (tests/package/repo.sh)"
+
+"$ROOT/tests/package/repo.sh" "$DEB_AMD64" "$DEB_ARM64" "$WORK/repo-test" || fail "signed repository"
+phase "upgrade, downgrade, remove and purge with fix applied (tests/package/lifecycle.sh)"
+
+"$ROOT/tests/package/lifecycle.sh" "$DEB_AMD64" "$WORK/lifecycle" || fail "lifecycle"
 phase "arm64 binary under qemu on $FIXTURE"
 
 "$ROOT/tests/package/arm64.sh" "$DEB_AMD64" "$DEB_ARM64" "$FIXTURE" "$WORK/arm64" || fail "arm64 under qemu"
