@@ -191,3 +191,28 @@ fn raspberry_pi_cmdline_txt() {
     ok(&r.rmp("rollback", &["--yes"]));
     assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
 }
+
+#[test]
+fn raspberry_pi_with_the_package_installed_is_not_grub() {
+    // The package puts its GRUB drop-in into /etc/default/grub.d on a Pi too; that alone must not mean GRUB.
+    let r = Root::untuned();
+    r.remove("/etc/default/grub");
+    r.remove("/etc/default/grub.d");
+    r.write(
+        "/etc/default/grub.d/99-rmp-eval.cfg",
+        include_str!("../kernel-cmdline/99-rmp-eval.cfg"),
+    );
+    let stock = "console=serial0,115200 console=tty1 root=PARTUUID=4e639091-02 rootfstype=ext4 fsck.repair=yes rootwait\n";
+    r.write("/boot/firmware/cmdline.txt", stock);
+    let start = r.tree();
+    let o = r.rmp(
+        "fix",
+        &["--core", "1", "--only", "cmdline", "--yes", "--no-measure"],
+    );
+    ok(&o);
+    let line = r.read("/boot/firmware/cmdline.txt");
+    assert!(line.contains(" isolcpus=managed_irq,domain,1 "), "{line}");
+    assert!(!r.exists("/var/lib/rmp-eval/cmdline"), "{}", text(&o));
+    ok(&r.rmp("rollback", &["--yes"]));
+    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+}

@@ -73,7 +73,8 @@ pub const UNRELATED_IRQS: Check = Check {
     section: Section::Core,
     title: "No unrelated IRQs on RT core",
     doc: "Every device interrupt handled on the RT core delays the RT thread. Fails when a device IRQ other than \
-          the NIC's has fired on the core and is still routed there. Improvements: an IRQ already moved away \
+          the NIC's has fired on the core and is still routed there; Arm per-CPU interrupts (the arch timer) \
+          cannot move and are only named. Improvements: an IRQ already moved away \
           (its effective affinity excludes the core) no longer counts, so a fixed machine passes before reboot; \
           and without --nic the original never reported a named IRQ (it filtered with an empty NIC name, which \
           matches everything).",
@@ -97,6 +98,7 @@ fn unrelated_irqs(host: &Host, ctx: &Ctx) -> Eval {
         .map(|n| nic_irqs(host, n, &ints))
         .unwrap_or_default();
     let mut offenders = Vec::new();
+    let mut per_cpu = Vec::new();
     for row in &ints.rows {
         let Some(n) = row.irq() else { continue };
         // A device row has a count for every CPU column: a missing or garbled one is not a zero.
@@ -107,6 +109,11 @@ fn unrelated_irqs(host: &Host, ctx: &Ctx) -> Eval {
             ))
         })?;
         if count == 0 || nic.binary_search(&n).is_ok() {
+            continue;
+        }
+        // The arch timer and its kin fire on every CPU and cannot move: named, not counted against the core.
+        if row.per_cpu() {
+            per_cpu.push(format!("{n} {}", row.actions().join(",")));
             continue;
         }
         if irq_affinity(host, n).is_some_and(|a| !a.contains(&ctx.core)) {
@@ -120,7 +127,11 @@ fn unrelated_irqs(host: &Host, ctx: &Ctx) -> Eval {
         });
     }
     if offenders.is_empty() {
-        return Ok(Assessment::pass("clean"));
+        return Ok(Assessment::pass(if per_cpu.is_empty() {
+            "clean".to_string()
+        } else {
+            format!("clean; per-CPU, cannot move: {}", super::first_few(&per_cpu, SHOW))
+        }));
     }
     let mut d = super::first_few(&offenders, SHOW);
     if ctx.nic.is_none() {

@@ -13,6 +13,7 @@ pub mod nic;
 pub mod nic_hw;
 pub mod nic_irq;
 pub mod noise;
+pub mod pi;
 pub mod power;
 pub mod process;
 pub mod system;
@@ -169,6 +170,7 @@ pub static REGISTRY: &[Check] = &[
     isolation::SMT_SIBLING,
     power::CSTATES,
     power::TURBO,
+    pi::PI_CLOCK,
     power::IDLE_STATES,
     irq::DEFAULT_AFFINITY,
     irq::IRQBALANCE,

@@ -44,7 +44,14 @@ pub enum Loader {
 /// BOOT_IMAGE= on the command line, a Raspberry Pi's device tree), then which configuration exists. Notes say
 /// what was found and left alone.
 pub fn detect(host: &Host) -> (Loader, Vec<String>) {
-    let grub_cfg = host.exists(grub::GRUB_DEFAULT) || host.is_dir(grub::GRUB_D);
+    // The package installs its own drop-in into /etc/default/grub.d on every machine, a Raspberry Pi too: only
+    // /etc/default/grub or another drop-in says that GRUB is configured.
+    let grub_cfg = host.exists(grub::GRUB_DEFAULT)
+        || host
+            .list(grub::GRUB_D)
+            .unwrap_or_default()
+            .iter()
+            .any(|n| n.ends_with(".cfg") && n != grub::DROPIN_NAME);
     let ki_cfg = host.exists(KERNEL_CMDLINE) || LOADER_CONFS.iter().any(|p| host.exists(p));
     let pi_cfg = PI_CMDLINES.iter().copied().find(|p| host.exists(p));
     let running = host.read(PROC_CMDLINE).unwrap_or_default();

@@ -31,6 +31,16 @@ impl IrqRow {
         }
     }
 
+    /// A per-CPU interrupt that no affinity can move: an Arm GIC private peripheral interrupt (hardware IRQ
+    /// 16–31: the arch timer, the PMU, the virtual GIC's), one instance per CPU. Writing its smp_affinity fails.
+    pub fn per_cpu(&self) -> bool {
+        let mut w = self.desc.split_whitespace();
+        let (Some(chip), Some(hw)) = (w.next(), w.next()) else {
+            return false;
+        };
+        chip.starts_with("GIC") && hw.parse::<u32>().is_ok_and(|n| (16..=31).contains(&n))
+    }
+
     /// The action names (the devices that requested the IRQ): the last word, and the words before it that end
     /// in ',' ("mmc1, mmc0" → ["mmc1", "mmc0"]).
     pub fn actions(&self) -> Vec<&str> {
@@ -135,6 +145,20 @@ mod tests {
         include_str!("../../tests/fixtures/samples/interrupts-firecracker-vm-2cpu.txt");
     const RPI4: &str =
         include_str!("../../tests/fixtures/samples/interrupts-rpi4-arm64-handmade.txt");
+
+    #[test]
+    fn gic_private_interrupts_are_per_cpu() {
+        let t = parse(RPI4).unwrap();
+        let per_cpu: Vec<String> = t
+            .rows
+            .iter()
+            .filter(|r| r.per_cpu())
+            .map(|r| r.actions().join(" "))
+            .collect();
+        // GICv2 25 vgic, 30 arch_timer, 27 kvm guest vtimer; not 189 eth0 nor IO-APIC rows elsewhere.
+        assert_eq!(per_cpu, ["vgic", "arch_timer", "vtimer"]);
+        assert!(!parse(QEMU).unwrap().rows.iter().any(IrqRow::per_cpu));
+    }
 
     #[test]
     fn captured_qemu_rt_guest() {

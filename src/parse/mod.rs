@@ -2,6 +2,7 @@
 
 pub mod cgroup;
 pub mod cmdline;
+pub mod config_txt;
 pub mod cpuinfo;
 pub mod cpulist;
 pub mod defaults;
