@@ -19,7 +19,28 @@ if [ ${#need[@]} -gt 0 ]; then
     apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-if ! command -v qemu-system-x86_64 >/dev/null; then
+# The architectures asked for (run.sh passes RMP_VM_ARCH): arm64 needs qemu-system-aarch64, the UEFI firmware, a FAT
+# tool for the EFI partition, and qemu-user through binfmt_misc so that debootstrap can run arm64 package scripts.
+archs=${1:-amd64}
+qemu_pkgs=()
+case " $archs " in *" amd64 "*) command -v qemu-system-x86_64 >/dev/null || qemu_pkgs+=(qemu-system-x86) ;; esac
+case " $archs " in *" arm64 "*)
+    command -v qemu-system-aarch64 >/dev/null || qemu_pkgs+=(qemu-system-arm)
+    [ -f "$EFI_FIRMWARE" ] || qemu_pkgs+=(qemu-efi-aarch64)
+    if ! command -v mkfs.vfat >/dev/null || ! command -v update-binfmts >/dev/null || [ ! -x /usr/bin/qemu-aarch64-static ]; then
+        log "installing dosfstools, binfmt-support, qemu-user-static"
+        apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends dosfstools binfmt-support \
+            qemu-user-static >/dev/null
+    fi
+    if [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
+        mountpoint -q /proc/sys/fs/binfmt_misc || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+        log "registering qemu-aarch64 with binfmt_misc (update-binfmts --enable qemu-aarch64)"
+        update-binfmts --enable qemu-aarch64
+    fi
+    ;;
+esac
+
+if [ ${#qemu_pkgs[@]} -gt 0 ]; then
     mirror=$(host_mirror)
     apt_dir="$CACHE_DIR/apt"
     mkdir -p "$apt_dir/sources" "$apt_dir/lists/partial"
@@ -32,9 +53,10 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
     opts=(-o "Dir::Etc::SourceList=/dev/null" -o "Dir::Etc::SourceParts=$apt_dir/sources"
           -o "Dir::State::Lists=$apt_dir/lists")
-    log "installing qemu-system-x86 from bookworm-backports ($mirror)"
+    log "installing ${qemu_pkgs[*]} from bookworm-backports ($mirror)"
     apt-get -o DPkg::Lock::Timeout=600 "${opts[@]}" update -qq
     apt-get -o DPkg::Lock::Timeout=600 "${opts[@]}" install -y -qq --no-install-recommends -t bookworm-backports \
-        qemu-system-x86 qemu-utils >/dev/null
+        "${qemu_pkgs[@]}" qemu-utils >/dev/null
 fi
-qemu-system-x86_64 --version | head -1 >&2
+case " $archs " in *" amd64 "*) qemu-system-x86_64 --version | head -1 >&2 ;; esac
+case " $archs " in *" arm64 "*) qemu-system-aarch64 --version | head -1 >&2 ;; esac

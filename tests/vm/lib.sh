@@ -5,6 +5,12 @@ REPO_DIR=$(cd "$VM_DIR/../.." && pwd)
 # Persists between CI runs on this machine: debootstrap debs, the private apt lists, the built base images.
 CACHE_DIR=${RMP_VM_CACHE:-/var/cache/rmp-eval-vm}
 IMAGE_INPUTS=(build-image.sh guest/rmp-hook.service guest/rmp-hook)
+IMAGE_INPUTS_ARM64=(build-image-arm64.sh guest/rmp-hook.service guest/rmp-hook)
+# The guest's architecture: amd64 (q35-less pc machine, BIOS GRUB) or arm64 (virt machine, UEFI GRUB). run.sh sets
+# it per scenario from RMP_VM_ARCH; the image scripts set it before sourcing this file.
+VM_ARCH=${VM_ARCH:-amd64}
+# Debian's UEFI firmware for the virt machine (qemu-efi-aarch64).
+EFI_FIRMWARE=/usr/share/qemu-efi-aarch64/QEMU_EFI.fd
 BOOT_TIMEOUT=${RMP_VM_BOOT_TIMEOUT:-480}   # seconds for one boot + script + shutdown under TCG
 VCPUS=2
 MEM_MB=1024
@@ -30,9 +36,19 @@ host_mirror() {
 }
 
 image_key() {
-    (cd "$VM_DIR" && cat "${IMAGE_INPUTS[@]}") | sha256sum | cut -c1-16
+    if [ "$VM_ARCH" = arm64 ]; then
+        (cd "$VM_DIR" && cat "${IMAGE_INPUTS_ARM64[@]}") | sha256sum | cut -c1-16
+    else
+        (cd "$VM_DIR" && cat "${IMAGE_INPUTS[@]}") | sha256sum | cut -c1-16
+    fi
 }
-base_image() { echo "$CACHE_DIR/images/base-$(image_key).qcow2"; }
+base_image() {
+    if [ "$VM_ARCH" = arm64 ]; then
+        echo "$CACHE_DIR/images/arm64-$(image_key).qcow2"
+    else
+        echo "$CACHE_DIR/images/base-$(image_key).qcow2"
+    fi
+}
 
 # A scratch dir for one suite run, removed by the caller's trap.
 make_workdir() { mktemp -d "/tmp/vm-run.XXXXXX"; }
@@ -42,8 +58,11 @@ make_workdir() { mktemp -d "/tmp/vm-run.XXXXXX"; }
 qemu_boot() {
     local disk=$1 share=$2 console=$3; shift 3
     local rc=0
-    ${QEMU_PREFIX[@]+"${QEMU_PREFIX[@]}"} timeout --kill-after=15 "$BOOT_TIMEOUT" qemu-system-x86_64 \
-        -accel tcg,thread=multi -cpu max -smp "$VCPUS" -m "$MEM_MB" -machine pc \
+    # arm64: the virt machine with Cortex-A72 cores (a Raspberry Pi 4's), firmware or -kernel given by the caller.
+    local machine=(qemu-system-x86_64 -cpu max -machine pc)
+    [ "$VM_ARCH" = arm64 ] && machine=(qemu-system-aarch64 -cpu cortex-a72 -machine virt)
+    ${QEMU_PREFIX[@]+"${QEMU_PREFIX[@]}"} timeout --kill-after=15 "$BOOT_TIMEOUT" "${machine[@]}" \
+        -accel tcg,thread=multi -smp "$VCPUS" -m "$MEM_MB" \
         -display none -monitor none -no-reboot -serial "file:$console" \
         -drive "file=$disk,if=virtio,format=qcow2,cache=unsafe" \
         -virtfs "local,path=$share,mount_tag=rmphook,security_model=none,id=hook" \
