@@ -122,7 +122,7 @@ def expected_verdicts(j, boot, core):
     nb = f("numa_balancing")
     exp["numa_balancing"] = "pass" if nb in (None, "0") else "fail"
     cs = f("clocksource")
-    if cs in ("tsc", "hpet"):
+    if cs in ("tsc", "hpet", "arch_sys_counter"):
         exp["clocksource"] = "pass"
     elif cs == "jiffies":
         exp["clocksource"] = "fail"
@@ -162,3 +162,119 @@ def check_findings(j, boot, name, core):
         j.expect(got.get(cid) == want,
                  f"boot {boot}: check {cid} says {got.get(cid)!r} but the guest's own files say {want!r}")
     return got
+
+
+def judge_cyclic(j, boot, name, results_name="results"):
+    """`run --core 1 --duration 5 --json` recorded as NAME: a complete result with the stable keys, counts that fit
+    5 s at 1 ms, a verdict that follows the buckets, and the result saved under results/."""
+    doc = j.json_of(boot, name, ok_codes=(0, 1))
+    if doc is None:
+        return
+    for key in ("period_us", "duration_s", "mode", "series", "rtt", "verdict"):
+        j.expect(key in doc, f"{name} JSON lacks '{key}'")
+    j.expect(doc.get("period_us") == 1000, f"period_us={doc.get('period_us')}, expected the default 1000")
+    j.expect(doc.get("rtt") is None, "rtt must be null without --nic")
+    j.expect(5.0 <= (doc.get("duration_s") or 0) < 6.0, f"duration_s {doc.get('duration_s')} for --duration 5")
+    j.expect(doc.get("mode") == "cyclic", f"mode {doc.get('mode')!r} without --nic")
+    j.expect(doc.get("verdict") in ("pass", "fail"), f"verdict {doc.get('verdict')!r}")
+    series = doc.get("series") or []
+    j.expect(len(series) >= 1, "no series in the result")
+    for s in series:
+        for key in ("label", "count", "min_us", "max_us", "max_index", "p50_us", "p99_us", "p999_us", "buckets"):
+            j.expect(key in s, f"series {s.get('label')} lacks '{key}'")
+        count = s.get("count") or 0
+        # Under TCG most periods may be missed (the loop wakes late and skips them), but recorded + missed
+        # periods must cover the run: a run that stopped early or ran on would not add up.
+        periods = count + (s.get("missed") or 0)
+        expected = (doc.get("duration_s") or 0) * 1e6 / (doc.get("period_us") or 1000)
+        j.expect(count > 0 and 0.9 * expected <= periods <= 1.1 * expected,
+                 f"series {s.get('label')}: {count} recorded + {s.get('missed')} missed periods in "
+                 f"{doc.get('duration_s')} s at {doc.get('period_us')} us")
+        b = s.get("buckets") or {}
+        j.expect(set(b) >= {"great", "good", "poor", "bad", "pathetic"}, f"buckets keys {sorted(b)}")
+        j.expect(sum(v for v in b.values() if isinstance(v, int)) == count,
+                 f"series {s.get('label')}: buckets add up to {sum(b.values())}, count is {count}")
+        p = [s.get(k) for k in ("p50_us", "p99_us", "p999_us", "max_us")]
+        j.expect(all(isinstance(v, (int, float)) for v in p) and p == sorted(p),
+                 f"series {s.get('label')}: p50 <= p99 <= p999 <= max does not hold: {p}")
+        all_great = b.get("great") == count
+        j.expect((doc.get("verdict") == "pass") == all_great,
+                 f"verdict {doc.get('verdict')!r} with {count - (b.get('great') or 0)} samples outside Great")
+    j.expect(j.rc(boot, name) == (0 if doc.get("verdict") == "pass" else 1),
+             f"{name} exited {j.rc(boot, name)} with verdict {doc.get('verdict')!r}")
+    saved = (j.text(boot, results_name) or "").split()
+    j.expect(any(n.endswith("-run.json") for n in saved), f"no <time>-run.json under results/: {saved}")
+
+
+def judge_nic_run(j, boot, name):
+    """`run --nic IF --duration 5 --json` recorded as NAME against `reflect` on the host's tap: replies matched,
+    WKC 1, nothing lost, and as many answered as the host's reflector says it answered."""
+    import re
+    doc = j.json_of(boot, name, ok_codes=(0, 1))
+    if doc is None:
+        return
+    j.expect(doc.get("mode") == "ecat", f"mode {doc.get('mode')!r}, expected ecat (the default)")
+    rtt = doc.get("rtt")
+    if not j.expect(isinstance(rtt, dict), f"rtt is {rtt!r} in NIC mode"):
+        return
+    count = rtt.get("count") or 0
+    # 5 s at 1 kHz; TCG may miss periods, but a run with a handful of replies did not work.
+    j.expect(count >= 500, f"only {count} round trips matched in 5 s")
+    # Independent evidence that the replies crossed the tap: the host's reflector counted what it answered
+    # (a reply still in flight when the run ended may be answered but not counted by run).
+    m = re.search(r"answered \d+ frames on \S+: (\d+) EtherCAT", j.text_at("host-reflect.log") or "")
+    answered = int(m.group(1)) if m else None
+    j.expect(answered is not None and count <= answered <= count + 5,
+             f"the host's reflect answered {answered} EtherCAT frames, the guest matched {count}")
+    j.expect(rtt.get("lost") == 0, f"lost {rtt.get('lost')} frames")
+    j.expect(rtt.get("wkc") == 1, f"working counter {rtt.get('wkc')!r}, expected 1 (one SubDevice)")
+    j.expect(rtt.get("timestamps") in ("hardware", "software"), f"timestamps {rtt.get('timestamps')!r}")
+    p = [rtt.get(k) for k in ("min_us", "p50_us", "p99_us", "max_us")]
+    j.expect(all(isinstance(v, (int, float)) and v > 0 for v in p) and p == sorted(p),
+             f"round-trip times out of order or not positive: {p}")
+
+
+def judge_cmdline_cycle(j, boots=(1, 2, 3), core=1):
+    """fix --core CORE in boots[0] → boots[1] has isolcpus/nohz_full/rcu_nocbs for CORE on /proc/cmdline (through
+    the GRUB drop-in + update-grub) and check passes them → rollback → boots[2] has the first command line and
+    byte-identical GRUB files; grub.cfg must have changed in between."""
+    import filecmp
+    b1, b2, b3 = boots
+    params = ("isolcpus", "nohz_full", "rcu_nocbs")
+    before = j.fact(b1, "cmdline") or ""
+    for p in params:
+        j.expect(cmdline_cpus(before, p) is None, f"the untuned guest already has {p}= on its command line")
+    check_findings(j, b1, "check", core)
+    j.command(b1, "fix")
+    after = j.fact(b2, "cmdline")
+    if j.expect(after is not None, f"boot {b2} recorded no /proc/cmdline (the guest did not come back after fix)"):
+        for p in params:
+            cpus = cmdline_cpus(after, p)
+            j.expect(cpus is not None and core in cpus and 0 not in cpus,
+                     f"boot {b2}: /proc/cmdline has {p}={cpus and sorted(cpus)}, expected CPU {core} only: {after}")
+        got = check_findings(j, b2, "check", core)
+        for cid in ("core_isolated", "nohz_full", "rcu_nocbs"):
+            j.expect(got.get(cid) == "pass", f"boot {b2}: check {cid} is {got.get(cid)!r} after fix and reboot")
+        j.command(b2, "rollback")
+    final = j.fact(b3, "cmdline")
+    if j.expect(final is not None, f"boot {b3} recorded nothing (the guest did not come back after rollback)"):
+        j.expect(final == before, f"boot {b3}: /proc/cmdline is {final!r}, before fix it was {before!r}")
+        check_findings(j, b3, "check", core)
+        g1, g3 = j.path(b1, "grub"), j.path(b3, "grub")
+        differ = []
+
+        def walk(c, rel=""):
+            differ.extend(os.path.join(rel, n) for n in c.left_only + c.right_only)
+            # shallow=False: compare bytes, not size and mtime.
+            _, mismatch, errors = filecmp.cmpfiles(c.left, c.right, c.common_files, shallow=False)
+            differ.extend(os.path.join(rel, n) for n in mismatch + errors)
+            for n, sub in c.subdirs.items():
+                walk(sub, os.path.join(rel, n))
+
+        walk(filecmp.dircmp(g1, g3))
+        j.expect(not differ, f"GRUB files differ from before fix after rollback: {differ}")
+        j.expect(os.path.exists(os.path.join(g3, "grub.cfg")), "no /boot/grub/grub.cfg recorded")
+        # The fix must have changed grub.cfg in between, or the comparison above proves nothing.
+        g2 = j.path(b2, "grub", "grub.cfg")
+        j.expect(os.path.exists(g2) and not filecmp.cmp(os.path.join(g1, "grub.cfg"), g2, shallow=False),
+                 "grub.cfg was the same after fix: update-grub did not run")

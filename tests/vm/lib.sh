@@ -73,14 +73,18 @@ qemu_boot() {
 
 # Boots until the guest script stops asking for a reboot (at most $4 boots). Returns non-zero if a boot hung,
 # crashed or did not run the script. Extra qemu args follow (a NIC, or -kernel for the image build).
+# PI_BOOT=(KERNEL INITRD CMDLINE_TXT): every boot is -kernel/-initrd with -append read from CMDLINE_TXT at that
+# boot, as the Raspberry Pi firmware reads cmdline.txt.
+PI_BOOT=()
 run_boots() {
     local disk=$1 share=$2 logdir=$3 max=$4; shift 4
-    local n
+    local n pi=()
     mkdir -p "$share/out" "$logdir"
     for ((n = 1; n <= max; n++)); do
         echo "$n" > "$share/boot"
         log "  boot $n"
-        if ! qemu_boot "$disk" "$share" "$logdir/console$n.log" "$@"; then
+        [ ${#PI_BOOT[@]} -eq 0 ] || pi=(-kernel "${PI_BOOT[0]}" -initrd "${PI_BOOT[1]}" -append "$(cat "${PI_BOOT[2]}")")
+        if ! qemu_boot "$disk" "$share" "$logdir/console$n.log" "$@" ${pi[@]+"${pi[@]}"}; then
             log "boot $n failed; console tail:"; tail -n 30 "$logdir/console$n.log" >&2
             tail -n 5 "$logdir/console$n.log.qemu" >&2 2>/dev/null
             return 1

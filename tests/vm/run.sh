@@ -2,10 +2,12 @@
 # The VM suite: every scenario under tests/vm/scenarios/ on a fresh qcow2 overlay of a cached Debian bookworm
 # PREEMPT_RT image, booted through GRUB under qemu TCG, with the project's .deb installed offline in the guest.
 # Prints one PASS/FAIL line per scenario and the total time; exits 1 if any scenario failed, 2 if the harness
-# could not run at all.   tests/vm/run.sh [SCENARIO-NAME ...]   (default: all, in order)
-# Environment: RMP_VM_CACHE (default /var/cache/rmp-eval-vm), RMP_VM_BOOT_TIMEOUT (s per boot), RMP_VM_KEEP=1
-# keeps the work directory (console logs, the guest's records) for a post-mortem, RMP_VM_DEB=FILE installs that
-# package instead of building one from this tree.
+# could not run at all.   tests/vm/run.sh [SCENARIO-NAME ...]   (default: all of the selected architectures, in order)
+# A scenario's guest is amd64 unless its directory has a file `arch` saying arm64 (Debian arm64 on qemu's virt
+# machine, UEFI + GRUB EFI; build-image-arm64.sh). Environment: RMP_VM_ARCH = amd64 (default), arm64 or all:
+# the architectures whose scenarios run by default; RMP_VM_CACHE (default /var/cache/rmp-eval-vm),
+# RMP_VM_BOOT_TIMEOUT (s per boot), RMP_VM_KEEP=1 keeps the work directory (console logs, the guest's records) for
+# a post-mortem, RMP_VM_DEB=FILE / RMP_VM_DEB_ARM64=FILE install that package instead of building one from this tree.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || die "run as root (qemu's tap, netns, debootstrap)"
@@ -19,37 +21,76 @@ trap cleanup EXIT
 # A CI timeout or Ctrl+C still runs cleanup (the tap's namespace, the reflector).
 trap 'exit 130' INT TERM
 
-"$VM_DIR/deps.sh"
-base=$("$VM_DIR/build-image.sh")
-
-if [ -n "${RMP_VM_DEB:-}" ]; then
-    deb=$(realpath "$RMP_VM_DEB")
-else
-    log "building the package"
-    ARCHS=amd64 "$REPO_DIR/debian/build-debs.sh" "$work/deb" >"$work/deb.log" 2>&1 \
-        || { tail -n 30 "$work/deb.log" >&2; die "debian/build-debs.sh failed"; }
-    deb=$(ls "$work"/deb/rmp-eval_*_amd64.deb)
-fi
-# The host side of the NIC scenario runs the packaged binary too.
-dpkg-deb -x "$deb" "$work/debroot"
-HOST_RMP=$work/debroot/usr/sbin/rmp-eval
-
+scenario_arch() { cat "$VM_DIR/scenarios/$1/arch" 2>/dev/null || echo amd64; }
+wanted=${RMP_VM_ARCH:-amd64}
+[ "$wanted" = all ] && wanted="amd64 arm64"
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
-    for d in "$VM_DIR"/scenarios/*/; do names+=("$(basename "$d")"); done
+    for d in "$VM_DIR"/scenarios/*/; do
+        n=$(basename "$d")
+        case " $wanted " in *" $(scenario_arch "$n") "*) names+=("$n") ;; esac
+    done
 fi
+archs=""
+for n in "${names[@]}"; do
+    [ -f "$VM_DIR/scenarios/$n/guest.sh" ] || die "no scenario $n"
+    case " $archs " in *" $(scenario_arch "$n") "*) ;; *) archs="$archs $(scenario_arch "$n")" ;; esac
+done
+archs=${archs# }
+[ -n "$archs" ] || die "no scenario for RMP_VM_ARCH=$wanted"
+"$VM_DIR/deps.sh" "$archs"
+declare -A base deb
+for a in $archs; do
+    t0=$SECONDS
+    if [ "$a" = arm64 ]; then base[$a]=$("$VM_DIR/build-image-arm64.sh"); else base[$a]=$("$VM_DIR/build-image.sh"); fi
+    log "$a image: ${base[$a]} ($((SECONDS - t0)) s)"
+done
+
+# amd64 always: the host side of the NIC scenarios runs the packaged amd64 binary.
+debarchs=amd64
+case " $archs " in *" arm64 "*) debarchs="amd64 arm64" ;; esac
+for a in $debarchs; do
+    given=RMP_VM_DEB
+    [ "$a" = arm64 ] && given=RMP_VM_DEB_ARM64
+    if [ -n "${!given:-}" ]; then
+        deb[$a]=$(realpath "${!given}")
+    else
+        log "building the $a package"
+        ARCHS=$a "$REPO_DIR/debian/build-debs.sh" "$work/deb" >"$work/deb-$a.log" 2>&1 \
+            || { tail -n 30 "$work/deb-$a.log" >&2; die "debian/build-debs.sh failed"; }
+        deb[$a]=$(ls "$work"/deb/rmp-eval_*_"$a".deb)
+    fi
+done
+dpkg-deb -x "${deb[amd64]}" "$work/debroot"
+HOST_RMP=$work/debroot/usr/sbin/rmp-eval
+
 failed=0 npass=0 nfail=0
 for name in "${names[@]}"; do
     sdir=$VM_DIR/scenarios/$name
-    [ -f "$sdir/guest.sh" ] || die "no scenario $name"
+    VM_ARCH=$(scenario_arch "$name")
     t0=$SECONDS
     dir=$work/$name
     share=$dir/share
     mkdir -p "$share/pkg" "$share/out"
-    cp "$deb" "$share/pkg/"
+    cp "${deb[$VM_ARCH]}" "$share/pkg/"
     cp "$VM_DIR/guest/common.sh" "$sdir/guest.sh" "$share/"
-    qemu-img create -q -f qcow2 -b "$base" -F qcow2 "$dir/disk.qcow2"
-    log "scenario $name"
+    qemu-img create -q -f qcow2 -b "${base[$VM_ARCH]}" -F qcow2 "$dir/disk.qcow2"
+    log "scenario $name ($VM_ARCH)"
+    # How the guest boots: amd64 from its disk (BIOS, GRUB); arm64 through the UEFI firmware and GRUB EFI, or, for
+    # the Raspberry Pi path (a file pi-boot), the kernel with the line of the share's firmware/cmdline.txt.
+    bootargs=()
+    PI_BOOT=()
+    if [ -f "$sdir/pi-boot" ]; then
+        img=${base[$VM_ARCH]%.qcow2}
+        mkdir -p "$share/firmware"
+        # Debian's raspi-firmware writes this line (tests/fixtures/README.md), with this disk's root.
+        echo "console=ttyAMA0,115200 $(cat "$img.root") rw fsck.repair=yes net.ifnames=0 rootwait" \
+            >"$share/firmware/cmdline.txt"
+        cp "$share/firmware/cmdline.txt" "$share/out/cmdline.txt.orig"
+        PI_BOOT=("$img.vmlinuz" "$img.initrd" "$share/firmware/cmdline.txt")
+    elif [ "$VM_ARCH" = arm64 ]; then
+        bootargs=(-bios "$EFI_FIRMWARE")
+    fi
     nicargs=(-nic none)
     QEMU_PREFIX=()
     if [ -f "$sdir/nic" ]; then
@@ -62,7 +103,8 @@ for name in "${names[@]}"; do
         nicargs=(-netdev "tap,id=n0,ifname=$NIC_TAP,script=no,downscript=no" -device virtio-net-pci,netdev=n0)
     fi
     verdict=""
-    if ! run_boots "$dir/disk.qcow2" "$share" "$dir/logs" "$(cat "$sdir/boots")" "${nicargs[@]}"; then
+    if ! run_boots "$dir/disk.qcow2" "$share" "$dir/logs" "$(cat "$sdir/boots")" "${nicargs[@]}" \
+        ${bootargs[@]+"${bootargs[@]}"}; then
         verdict="a boot failed or timed out (console logs: $dir/logs with RMP_VM_KEEP=1)"
     fi
     nic_down

@@ -60,3 +60,19 @@ install_package() {
 reboot_after_this_boot() {
     : >"$OUT/reboot$BOOT"
 }
+
+# The guest's first network interface (the tap's peer), up and with carrier (a few seconds at most); its name
+# in $NIC and in $B/nic.
+first_nic_up() {
+    NIC=""
+    for n in /sys/class/net/*; do
+        n=${n##*/}
+        [ "$n" = lo ] || { NIC=$n; break; }
+    done
+    echo "$NIC" >"$B/nic"
+    ip link set dev "$NIC" up
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        [ "$(cat "/sys/class/net/$NIC/carrier" 2>/dev/null)" = 1 ] && break
+        sleep 1
+    done
+}
