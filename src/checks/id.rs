@@ -25,6 +25,7 @@ pub const UNRELATED_IRQS: &str = "unrelated_irqs";
 pub const SMT_SIBLING: &str = "smt_sibling";
 pub const CSTATES: &str = "cstates";
 pub const TURBO: &str = "turbo";
+pub const PI_CLOCK: &str = "pi_clock";
 pub const IDLE_STATES: &str = "idle_states";
 pub const DEFAULT_AFFINITY: &str = "default_affinity";
 pub const IRQBALANCE: &str = "irqbalance";

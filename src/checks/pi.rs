@@ -2,7 +2,7 @@
 //! firmware's config.txt. Reported, never edited: fix has no step for config.txt (a wrong arm_freq can stop the
 //! board booting), so this check names the setting for the user to make.
 
-use super::{Check, Ctx, Section, Verdict};
+use super::{Assessment, Check, Ctx, Eval, Section, id};
 use crate::host::Host;
 use crate::parse::config_txt::{self, Applies};
 
@@ -13,7 +13,7 @@ const DT_MODEL: &str = "/proc/device-tree/model";
 const CPUINFO: &str = "/proc/cpuinfo";
 
 pub const PI_CLOCK: Check = Check {
-    id: "pi_clock",
+    id: id::PI_CLOCK,
     section: Section::Core,
     title: "Raspberry Pi clock fixed (config.txt)",
     doc: "On a Raspberry Pi the firmware, not cpufreq alone, sets the ARM clock: without force_turbo=1 it scales \
@@ -22,6 +22,10 @@ pub const PI_CLOCK: Check = Check {
           info when it does not (the governor check covers cpufreq) or the machine has no config.txt. rmp-eval \
           reports these settings and never edits config.txt.",
     remedy: None,
+    by_hand: Some(
+        "set force_turbo=1 in config.txt (with Debian's raspi-firmware, which rewrites config.txt: in \
+         /etc/default/raspi-firmware-custom) and reboot",
+    ),
     evaluate: pi_clock,
 };
 
@@ -41,12 +45,12 @@ fn board_model(host: &Host) -> String {
         .unwrap_or_default()
 }
 
-fn pi_clock(host: &Host, _: &Ctx) -> Verdict {
+fn pi_clock(host: &Host, _: &Ctx) -> Eval {
     let Some((path, text)) = CONFIG_TXT
         .iter()
         .find_map(|p| host.read(p).ok().map(|t| (*p, t)))
     else {
-        return Verdict::info("no config.txt: not a Raspberry Pi booted by its firmware");
+        return Ok(Assessment::info("no config.txt: not a Raspberry Pi booted by its firmware"));
     };
     let models = config_txt::model_filters(&board_model(host));
     let cfg = config_txt::parse(&text);
@@ -66,19 +70,19 @@ fn pi_clock(host: &Host, _: &Ctx) -> Verdict {
             .map(|(s, _)| s.value.as_str())
     };
     if sure("force_turbo") == Some("1") {
-        return Verdict::pass(format!("{path}: force_turbo=1, {}", shown("arm_freq")));
+        return Ok(Assessment::pass(format!("{path}: force_turbo=1, {}", shown("arm_freq"))));
     }
     if let (Some(max), Some(min)) = (sure("arm_freq"), sure("arm_freq_min"))
         && max == min
     {
-        return Verdict::pass(format!("{path}: arm_freq_min=arm_freq={max}"));
+        return Ok(Assessment::pass(format!("{path}: arm_freq_min=arm_freq={max}")));
     }
-    Verdict::info(format!(
+    Ok(Assessment::info(format!(
         "{path}: {}, {}, {}: the firmware scales the clock; force_turbo=1 fixes it",
         shown("force_turbo"),
         shown("arm_freq"),
         shown("arm_boost")
-    ))
+    )))
 }
 
 #[cfg(test)]
@@ -106,7 +110,7 @@ mod tests {
     #[test]
     fn verdicts_on_debian_and_sectioned_files() {
         let (_d, h) = root(&[("/boot/firmware/config.txt", DEBIAN), MODEL]);
-        let v = pi_clock(&h, &CTX);
+        let v = pi_clock(&h, &CTX).unwrap();
         assert_eq!(v.status, super::super::Status::Info);
         assert_eq!(
             v.detail,
@@ -116,13 +120,13 @@ mod tests {
         let (_d, h) = root(&[("/boot/firmware/config.txt", DEBIAN_CUSTOM), MODEL]);
         assert_eq!(
             pi_clock(&h, &CTX),
-            Verdict::pass("/boot/firmware/config.txt: force_turbo=1, arm_freq=1500")
+            Ok(Assessment::pass("/boot/firmware/config.txt: force_turbo=1, arm_freq=1500"))
         );
         // Older Raspberry Pi OS: /boot/config.txt. A Pi 4 takes [pi4]'s fixed 1800 MHz; a Pi 5 only arm_freq.
         let (_d, h) = root(&[("/boot/config.txt", SECTIONS), MODEL]);
         assert_eq!(
             pi_clock(&h, &CTX),
-            Verdict::pass("/boot/config.txt: arm_freq_min=arm_freq=1800")
+            Ok(Assessment::pass("/boot/config.txt: arm_freq_min=arm_freq=1800"))
         );
         let (_d, h) = root(&[
             ("/boot/config.txt", SECTIONS),
@@ -131,7 +135,7 @@ mod tests {
                 "processor\t: 0\nModel\t\t: Raspberry Pi 5 Model B Rev 1.0\n",
             ),
         ]);
-        let v = pi_clock(&h, &CTX);
+        let v = pi_clock(&h, &CTX).unwrap();
         assert_eq!(
             v.detail,
             "/boot/config.txt: force_turbo=1 under [hdmi:0], arm_freq=2400, arm_boost=1: the firmware scales the \
@@ -139,6 +143,6 @@ mod tests {
         );
         assert_eq!(v.status, super::super::Status::Info);
         let (_d, h) = root(&[MODEL]);
-        assert_eq!(pi_clock(&h, &CTX).status, super::super::Status::Info);
+        assert_eq!(pi_clock(&h, &CTX).unwrap().status, super::super::Status::Info);
     }
 }

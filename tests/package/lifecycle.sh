@@ -7,7 +7,7 @@
 # grub-mkconfig would give the normal entries (/etc/default/grub, then the drop-ins) to /boot/grub/cmdline.
 # A "reboot" puts the fixture's /proc and /sys back (the kernel's defaults) and boots with /boot/grub/cmdline.
 # N is the tree's package; N+1 is built here from a copy of the tree with a changelog entry, a changed GRUB drop-in
-# and journal format 2 (as a later version that changed the format would be).
+# and journal version 3, which it writes and N cannot read (as a later version that changed the format would be).
 #   tests/package/lifecycle.sh N_amd64.deb WORKDIR        (root; tests/package/run.sh calls it)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -63,7 +63,7 @@ drop_in=/etc/default/grub.d/99-rmp-eval.cfg
 # --- N+1 -------------------------------------------------------------------------------------------------------
 version=$(dpkg-parsechangelog -l "$ROOT/debian/changelog" -S Version)
 next="$version+lifetest1"
-step "build N+1 = $next (changelog entry, changed drop-in, journal format 2)"
+step "build N+1 = $next (changelog entry, changed drop-in, journal version 3)"
 src="$WORK/src"
 mkdir -p "$src"
 if git -C "$ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
@@ -81,12 +81,13 @@ def edit(path, pattern, repl):
     open(f"{src}/{path}", "w").write(out)
 edit("Cargo.toml", rf'^version = "{re.escape(old)}"', f'version = "{new}"')
 edit("Cargo.lock", rf'^name = "rmp-eval"\nversion = "{re.escape(old)}"', f'name = "rmp-eval"\nversion = "{new}"')
-edit("src/fix/journal.rs", r"^pub const FORMAT: u32 = 1;", "pub const FORMAT: u32 = 2;")
+edit("src/fix/journal.rs", r"^pub const VERSION: u32 = 2;", "pub const VERSION: u32 = 3;")
+edit("src/fix/journal.rs", r"^const READS: \[u32; 2\] = \[1, 2\];", "const READS: [u32; 3] = [1, 2, 3];")
 edit("kernel-cmdline/99-rmp-eval.cfg", r"\Z", f"# {new}: a line added by tests/package/lifecycle.sh, so that N+1's drop-in differs from N's\n")
 EOF
 {
     printf 'rmp-eval (%s) bookworm; urgency=medium\n\n' "$next"
-    printf '  * Built by tests/package/lifecycle.sh: journal format 2, a changed GRUB drop-in.\n\n'
+    printf '  * Built by tests/package/lifecycle.sh: journal version 3, a changed GRUB drop-in.\n\n'
     printf ' -- rmp-eval maintainers <rmp-eval@example.invalid>  %s\n\n' "$(date -R)"
     cat "$src/debian/changelog"
 } >"$WORK/changelog" && mv "$WORK/changelog" "$src/debian/changelog"
@@ -105,8 +106,6 @@ cp "$DEB_NEXT" "$ROOT/target/" 2>/dev/null || true
 step "chroot with the captured RT guest's /proc, /sys, /boot, /etc/default; N and N+1 in a local repository"
 make_chroot
 tar -C "$CHROOT" -xzf "$UNTUNED" ./proc ./sys ./boot ./etc/default
-# Machines have /etc/sysctl.d (procps, systemd); minbase has not, and rollback leaves a directory fix had to create.
-mkdir -p "$CHROOT/etc/sysctl.d"
 cat >"$CHROOT/usr/sbin/update-grub" <<'EOF'
 #!/bin/sh
 # Stand-in for update-grub (tests/package/lifecycle.sh): the command line of grub.cfg's normal entries.
@@ -197,9 +196,9 @@ grep -qx ./sys/devices/virtual/workqueue/cpumask "$WORK/udev-changed" || fail "t
 # shellcheck disable=SC2086
 rmp_ok ${unit#/usr/sbin/rmp-eval }
 
-step "N+1's own fix (journal format 2), then downgrade to N: N names what it cannot read and changes nothing"
+step "N+1's own fix (journal version 3), then downgrade to N: N names what it cannot read and changes nothing"
 rmp_ok fix --core 1 --only sysctl --yes --no-measure
-grep -q '"version": 2' "$CHROOT/var/lib/rmp-eval/journal/000002.json" || fail "N+1 did not write format 2"
+grep -q '"version": 3' "$CHROOT/var/lib/rmp-eval/journal/000002.json" || fail "N+1 did not write version 3"
 mv "$CHROOT$drop_in.dpkg-dist" "$CHROOT$drop_in" # N+1's drop-in, as dpkg recorded it: unmodified
 apt_chroot install --allow-downgrades "rmp-eval=$version"
 grep -q "Configuration file" "$WORK/apt.log" && fail "dpkg asked about an unmodified conffile"
@@ -207,8 +206,8 @@ cmp -s "$CHROOT$drop_in" "$WORK/dropin.N" || fail "the downgrade did not put N's
 [ -z "$(ls "$CHROOT/etc/default/grub.d/" | grep dpkg)" ] || fail "dpkg left $(ls "$CHROOT/etc/default/grub.d/")"
 machine_state "$WORK/downgraded"
 rmp rollback --yes
-[ "$rc" = 2 ] || fail "N's rollback of a format 2 journal exited $rc"
-grep -q "^rmp-eval: /var/lib/rmp-eval/journal/000002.json: journal format 2, written by a newer rmp-eval" "$WORK/err" ||
+[ "$rc" = 2 ] || fail "N's rollback of a version 3 journal exited $rc"
+grep -q "^rmp-eval: /var/lib/rmp-eval/journal/000002.json: not a journal rmp-eval can read (version 3;" "$WORK/err" ||
     fail "N's rollback said: $(cat "$WORK/err")"
 grep -q "nothing was changed" "$WORK/err" || fail "N's rollback does not say it changed nothing"
 machine_state "$WORK/refused"
