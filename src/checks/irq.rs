@@ -130,7 +130,10 @@ fn unrelated_irqs(host: &Host, ctx: &Ctx) -> Eval {
         return Ok(Assessment::pass(if per_cpu.is_empty() {
             "clean".to_string()
         } else {
-            format!("clean; per-CPU, cannot move: {}", super::first_few(&per_cpu, SHOW))
+            format!(
+                "clean; per-CPU, cannot move: {}",
+                super::first_few(&per_cpu, SHOW)
+            )
         }));
     }
     let mut d = super::first_few(&offenders, SHOW);

@@ -50,7 +50,9 @@ fn pi_clock(host: &Host, _: &Ctx) -> Eval {
         .iter()
         .find_map(|p| host.read(p).ok().map(|t| (*p, t)))
     else {
-        return Ok(Assessment::info("no config.txt: not a Raspberry Pi booted by its firmware"));
+        return Ok(Assessment::info(
+            "no config.txt: not a Raspberry Pi booted by its firmware",
+        ));
     };
     let models = config_txt::model_filters(&board_model(host));
     let cfg = config_txt::parse(&text);
@@ -70,12 +72,17 @@ fn pi_clock(host: &Host, _: &Ctx) -> Eval {
             .map(|(s, _)| s.value.as_str())
     };
     if sure("force_turbo") == Some("1") {
-        return Ok(Assessment::pass(format!("{path}: force_turbo=1, {}", shown("arm_freq"))));
+        return Ok(Assessment::pass(format!(
+            "{path}: force_turbo=1, {}",
+            shown("arm_freq")
+        )));
     }
     if let (Some(max), Some(min)) = (sure("arm_freq"), sure("arm_freq_min"))
         && max == min
     {
-        return Ok(Assessment::pass(format!("{path}: arm_freq_min=arm_freq={max}")));
+        return Ok(Assessment::pass(format!(
+            "{path}: arm_freq_min=arm_freq={max}"
+        )));
     }
     Ok(Assessment::info(format!(
         "{path}: {}, {}, {}: the firmware scales the clock; force_turbo=1 fixes it",
@@ -120,13 +127,17 @@ mod tests {
         let (_d, h) = root(&[("/boot/firmware/config.txt", DEBIAN_CUSTOM), MODEL]);
         assert_eq!(
             pi_clock(&h, &CTX),
-            Ok(Assessment::pass("/boot/firmware/config.txt: force_turbo=1, arm_freq=1500"))
+            Ok(Assessment::pass(
+                "/boot/firmware/config.txt: force_turbo=1, arm_freq=1500"
+            ))
         );
         // Older Raspberry Pi OS: /boot/config.txt. A Pi 4 takes [pi4]'s fixed 1800 MHz; a Pi 5 only arm_freq.
         let (_d, h) = root(&[("/boot/config.txt", SECTIONS), MODEL]);
         assert_eq!(
             pi_clock(&h, &CTX),
-            Ok(Assessment::pass("/boot/config.txt: arm_freq_min=arm_freq=1800"))
+            Ok(Assessment::pass(
+                "/boot/config.txt: arm_freq_min=arm_freq=1800"
+            ))
         );
         let (_d, h) = root(&[
             ("/boot/config.txt", SECTIONS),
@@ -143,6 +154,9 @@ mod tests {
         );
         assert_eq!(v.status, super::super::Status::Info);
         let (_d, h) = root(&[MODEL]);
-        assert_eq!(pi_clock(&h, &CTX).unwrap().status, super::super::Status::Info);
+        assert_eq!(
+            pi_clock(&h, &CTX).unwrap().status,
+            super::super::Status::Info
+        );
     }
 }
