@@ -125,10 +125,10 @@ impl ConfigTxt {
     pub fn get(&self, key: &str, models: &[&str]) -> Option<(&Setting, Applies)> {
         self.settings
             .iter()
+            .rev()
             .filter(|s| s.key == key)
             .map(|s| (s, applies(s.filter.as_deref(), models)))
-            .filter(|(_, a)| *a != Applies::No)
-            .last()
+            .find(|(_, a)| *a != Applies::No)
     }
 }
 
