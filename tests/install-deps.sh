@@ -9,6 +9,7 @@ apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends libc6:
 apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends \
     rt-tests tshark iproute2 ethtool procps \
     debhelper dpkg-dev fakeroot lintian man-db \
+    reprepro gnupg xz-utils \
     debootstrap gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static binfmt-support \
     cmake python3-venv python3-dev gcc libc6-dev >/dev/null
 # chromium: opens the HTML report headless (tests/run_report.rs); stress-ng: run --load (tests/run_load.rs).

@@ -40,7 +40,16 @@ gpg --batch --quiet --verify "$repo/dists/bookworm/InRelease" 2>/dev/null || fai
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 python3 -m http.server --bind 127.0.0.1 --directory "$repo" "$port" >"$WORK/http.log" 2>&1 &
 server=$!
-for _ in $(seq 50); do curl -fs -o /dev/null "http://127.0.0.1:$port/rmp-eval.asc" && break; sleep 0.1; done
+python3 - "http://127.0.0.1:$port/rmp-eval.asc" <<'EOF' || fail "the HTTP server did not come up"
+import sys, time, urllib.request
+for _ in range(100):
+    try:
+        urllib.request.urlopen(sys.argv[1], timeout=1).read()
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.1)
+sys.exit(1)
+EOF
 
 step "a clean bookworm chroot adds the repository as README.md says and installs rmp-eval"
 # The block after the marker line in README.md; docs/guide.md must carry the same block.
