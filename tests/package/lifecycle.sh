@@ -218,7 +218,7 @@ rmp_ok ${unit#/usr/sbin/rmp-eval }
 machine_state "$WORK/down-boot"
 changed "$WORK/fixed" "$WORK/down-boot" | grep -q '^./proc/irq/' && fail "N's boot unit did not re-apply the saved IRQs"
 rmp check --core 1 --json
-[ "$rc" = 0 ] || [ "$rc" = 1 ] || fail "N's check after the downgrade exited $rc: $(cat "$WORK/err")"
+case $rc in 0 | 1 | 4 | 5) ;; *) fail "N's check after the downgrade exited $rc: $(cat "$WORK/err")" ;; esac
 
 step "upgrade to N+1 again (no question: the drop-in is unmodified), rollback restores the machine byte for byte"
 apt_chroot install "rmp-eval=$next"

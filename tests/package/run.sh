@@ -91,7 +91,7 @@ in_chroot rmp-eval check --json >"$WORK/check.json" 2>"$WORK/check.err"
 rc=$?
 set -e
 unmount_all
-[ "$rc" = 0 ] || [ "$rc" = 1 ] || fail "check --json exited $rc: $(cat "$WORK/check.err")"
+case $rc in 0 | 1 | 4 | 5) ;; *) fail "check --json exited $rc: $(cat "$WORK/check.err")" ;; esac
 py '
 import json, sys
 doc = json.load(open(sys.argv[1]))
@@ -100,11 +100,13 @@ assert isinstance(checks, list) and checks, "no checks"
 for c in checks:
     missing = {"id", "section", "title", "status", "detail", "remedy"} - c.keys()
     assert not missing, f"{c} lacks {missing}"
-    assert c["status"] in ("pass", "fail", "unknown", "info"), c
+    assert c["status"] in ("pass", "fail", "warn", "pending", "unknown", "info"), c
 ids = {c["id"] for c in checks}
 assert {"preempt_rt", "swap", "core_isolated"} <= ids, sorted(ids)
-failed = any(c["status"] == "fail" for c in checks)
-assert int(sys.argv[2]) == (1 if failed else 0), f"exit {sys.argv[2]} but failed={failed}"
+statuses = {c["status"] for c in checks}
+# A failure first, then a reboot that is due, then warnings (docs/checks.md).
+want = 1 if "fail" in statuses else 5 if "pending" in statuses else 4 if "warn" in statuses else 0
+assert int(sys.argv[2]) == want, f"exit {sys.argv[2]} with statuses {sorted(statuses)}, expected {want}"
 print(f"check --json: {len(checks)} checks, exit {sys.argv[2]}")
 ' "$WORK/check.json" "$rc" || fail "check --json output"
 phase "remove, purge, and what remains"

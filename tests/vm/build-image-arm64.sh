@@ -27,9 +27,18 @@ t0=$SECONDS
 rootfs="${base%.qcow2}.rootfs.tar"
 if [ ! -f "$rootfs" ]; then
     log "debootstrap bookworm arm64 (RT kernel) from $mirror, its scripts under qemu-user"
-    debootstrap --arch=arm64 --variant=minbase --cache-dir="$CACHE_DIR/debs-arm64" \
+    debootstrap --foreign --arch=arm64 --variant=minbase --cache-dir="$CACHE_DIR/debs-arm64" \
         --include=linux-image-rt-arm64,initramfs-tools,systemd-sysv,udev,kmod,procps,iproute2,grub-efi-arm64-bin,grub2-common,ethtool \
         bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1 || { tail -n 30 "$work/debootstrap.log" >&2; die "debootstrap failed"; }
+    # Under qemu-user every process costs a lot: mkinitramfs with MODULES=most (hundreds of modules, several
+    # processes each) ran for over 35 minutes here. The initramfs needs only what mounts the root on qemu's virt
+    # machine; the rest loads from the root file system.
+    mkdir -p "$root/etc/initramfs-tools/conf.d" "$root/usr/share/initramfs-tools/modules.d"
+    echo MODULES=list >"$root/etc/initramfs-tools/conf.d/rmp-vm.conf"
+    printf '%s\n' virtio_pci virtio_mmio virtio_blk ext4 crc32c_generic >"$root/usr/share/initramfs-tools/modules.d/rmp-vm"
+    log "debootstrap second stage (package scripts under qemu-user)"
+    chroot "$root" /debootstrap/debootstrap --second-stage >>"$work/debootstrap.log" 2>&1 ||
+        { tail -n 30 "$work/debootstrap.log" >&2; die "debootstrap --second-stage failed"; }
     rm -rf "$root/var/cache/apt/archives/"*.deb
     tar -C "$root" -cf "$rootfs.new" . && mv "$rootfs.new" "$rootfs"
     log "debootstrap took $((SECONDS - t0)) s"
