@@ -154,6 +154,8 @@ grep -q "Configuration file '$drop_in'" "$WORK/apt.log" || { cat "$WORK/apt.log"
 grep -q 'Modified (by you or by a script) since installation' "$WORK/apt.log" || fail "the prompt does not say it was modified"
 cmp -s "$CHROOT$drop_in" "$WORK/dropin.local" || fail "the local drop-in was overwritten"
 cmp -s "$CHROOT$drop_in.dpkg-dist" "$WORK/dropin.next" || fail "N+1's drop-in is not beside it as .dpkg-dist"
+# The user takes N+1's drop-in after all: now unmodified as dpkg recorded it (and as N+1's fix expects it).
+mv "$CHROOT$drop_in.dpkg-dist" "$CHROOT$drop_in"
 rmp_ok --version
 [ "$(cat "$WORK/out")" = "rmp-eval $next" ] || fail "after the upgrade: $(cat "$WORK/out")"
 [ "$(wc -l <"$CHROOT/root/update-grub.calls")" = $((calls + 1)) ] || fail "the upgrade did not run update-grub once"
@@ -199,7 +201,6 @@ rmp_ok ${unit#/usr/sbin/rmp-eval }
 step "N+1's own fix (journal version 3), then downgrade to N: N names what it cannot read and changes nothing"
 rmp_ok fix --core 1 --only sysctl --yes --no-measure
 grep -q '"version": 3' "$CHROOT/var/lib/rmp-eval/journal/000002.json" || fail "N+1 did not write version 3"
-mv "$CHROOT$drop_in.dpkg-dist" "$CHROOT$drop_in" # N+1's drop-in, as dpkg recorded it: unmodified
 apt_chroot install --allow-downgrades "rmp-eval=$version"
 grep -q "Configuration file" "$WORK/apt.log" && fail "dpkg asked about an unmodified conffile"
 cmp -s "$CHROOT$drop_in" "$WORK/dropin.N" || fail "the downgrade did not put N's drop-in in place"
