@@ -34,11 +34,11 @@ rmp_ok() { rmp "$@"; [ "$rc" = 0 ] || { cat "$WORK/out" "$WORK/err"; fail "rmp-e
 
 # The machine as fix and rollback may change it: every path under /etc, /boot, /proc, /sys and /var/lib/rmp-eval
 # with its type, mode and owner, and every file's checksum; without what apt and dpkg rewrite (/etc/apt, ld.so.cache,
-# the unit's enablement links under /etc/systemd), the journal's directory (fix's lock, it stays), the package's own conffile and dpkg's copies beside it (compared on their own), the results (the
+# the unit's enablement links under /etc/systemd), the journal's directory (fix's lock, it stays), the package's own conffiles and dpkg's copies beside them (compared on their own), the results (the
 # user's), /proc/cmdline (the running kernel's) and grub.cfg's stand-in /boot/grub (compared on its own).
 machine_state() {
     local prune=(\( -path ./etc/apt -o -path ./etc/ld.so.cache -o -path ./etc/systemd -o -name '*-old'
-        -o -path './etc/default/grub.d/99-rmp-eval.cfg*' -o -path ./var/lib/rmp-eval/results -o -path ./proc/cmdline
+        -o -path './etc/default/grub.d/99-rmp-eval.cfg*' -o -path ./etc/default/rmp-eval -o -path ./var/lib/rmp-eval/results -o -path ./proc/cmdline
         -o -path ./boot/grub \) -prune)
     (cd "$CHROOT" && {
         find ./etc ./boot ./proc ./sys ./var/lib/rmp-eval -xdev "${prune[@]}" -o -printf '%p %y %m %U %G\n'
