@@ -111,7 +111,11 @@ mod tests {
         include_str!("../../tests/fixtures/samples/rpi4-config-debian-raspi-firmware-custom.txt");
     const SECTIONS: &str =
         include_str!("../../tests/fixtures/samples/rpi-config-sections-handmade.txt");
-    const CTX: Ctx = Ctx { core: 3, nic: None };
+    const CTX: Ctx = Ctx {
+        core: 3,
+        nic: None,
+        pid: None,
+    };
     const MODEL: (&str, &str) = (DT_MODEL, "Raspberry Pi 4 Model B Rev 1.5\0");
 
     #[test]
