@@ -398,6 +398,20 @@ fn fix_measures_before_and_after_then_rollback_restores() {
             && out.contains("Verdict:"),
         "no comparison: {out}"
     );
+    // It ends by naming the before/after report it wrote, beside the after result.
+    let page = out
+        .lines()
+        .find_map(|l| l.strip_prefix("Report: "))
+        .unwrap_or_else(|| panic!("no report named: {out}"));
+    let html = std::fs::read_to_string(page).unwrap();
+    assert!(
+        html.contains("<h2>before</h2>") && html.contains("<h2>after</h2>"),
+        "{page}"
+    );
+    assert!(
+        page.starts_with(common::results_dir().to_str().unwrap()),
+        "{page}"
+    );
     assert!(
         !rmp_eval::parse::mask::parse(&read(mask))
             .unwrap()

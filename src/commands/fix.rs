@@ -201,6 +201,16 @@ pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
                 &apath.display().to_string(),
             );
             crate::out!("{}", crate::report::compare::render_text(&c, out.color));
+            // The page to hand on: both runs overlaid, beside the after result.
+            let page = apath.with_extension("html");
+            let pair = [
+                ("before".to_string(), b.clone()),
+                ("after".to_string(), a.clone()),
+            ];
+            match crate::commands::report::write(&pair, &page, None) {
+                Ok(p) => outln!("Report: {}", p.display()),
+                Err(e) => eprintln!("rmp-eval: note: the before/after report was not written: {e}"),
+            }
         }
     }
     let reboot = report.outcomes.iter().any(|o| o.reboot);
