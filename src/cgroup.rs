@@ -7,10 +7,12 @@ use crate::parse::cgroup::{PartitionState, cgroup2_mount, has_controller};
 use crate::parse::{cpulist, kernel};
 
 pub const MOUNTS: &str = "/proc/mounts";
-/// fix's cpuset step: the slice whose cgroup becomes the isolated partition (systemd gives it the core) …
-pub const SLICE: &str = "rmp-eval-rt.slice";
-/// … and the service in it that keeps the slice's cgroup in existence (systemd makes no cgroup for an empty
-/// slice). Delegate=yes: its cgroup is ours to place measurements in.
+/// fix's cpuset step: the slice whose cgroup becomes the isolated partition (systemd gives it the core) … A
+/// dash in a slice's name is systemd's hierarchy ("a-b.slice" lives in a.slice): the partition must be a child of
+/// the root cgroup, so the name has none (found in the guest: rmp-eval-rt.slice was rmp.slice/rmp-eval.slice/…).
+pub const SLICE: &str = "rmp_eval_rt.slice";
+/// … and the service in it that keeps the slice's cgroup in use while it runs. Delegate=yes: its cgroup is ours
+/// to place measurements in.
 pub const HOLDER: &str = "rmp-eval-rt.service";
 const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
 /// Partitions are created by the kernel only under partition roots: the walk never goes deeper than this.
@@ -84,7 +86,7 @@ pub fn support(host: &Host) -> Support {
 pub struct Partition {
     /// The cgroup directory as a system path (under the cgroup2 mount).
     pub dir: String,
-    /// The same, relative to the mount ("rmp-eval-rt.slice").
+    /// The same, relative to the mount ("rmp_eval_rt.slice").
     pub name: String,
     pub state: PartitionState,
     /// The CPUs it has (cpuset.cpus.effective) when valid; those it asked for (cpuset.cpus) when invalid.
@@ -231,5 +233,14 @@ impl Drop for Placed {
         let _ = self
             .host
             .write_value(&self.back, &std::process::id().to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_slice_is_a_child_of_the_root() {
+        // systemd reads "a-b.slice" as b inside a.slice: no dash, or the partition would not be under the root.
+        assert!(!super::SLICE.trim_end_matches(".slice").contains('-'));
     }
 }

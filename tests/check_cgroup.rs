@@ -43,7 +43,7 @@ fn a_valid_isolated_partition_passes_and_says_so() {
         let (st, d) = core_isolated(&root_with(overlay));
         assert_eq!(st, "pass", "{overlay}: {d}");
         assert_eq!(
-            d, "cgroup isolated partition rmp-eval-rt.slice (CPUs 1)",
+            d, "cgroup isolated partition rmp_eval_rt.slice (CPUs 1)",
             "{overlay}"
         );
     }
@@ -64,7 +64,7 @@ fn an_invalid_partition_fails_with_the_kernels_reason() {
     assert_eq!(st, "fail");
     assert_eq!(
         d,
-        "cgroup partition rmp-eval-rt.slice is \"isolated invalid\": Cpu list in cpuset.cpus not exclusive"
+        "cgroup partition rmp_eval_rt.slice is \"isolated invalid\": Cpu list in cpuset.cpus not exclusive"
     );
 }
 
@@ -72,7 +72,7 @@ fn an_invalid_partition_fails_with_the_kernels_reason() {
 fn a_root_partition_is_not_isolation() {
     let r = root_with("valid");
     r.write(
-        "/sys/fs/cgroup/rmp-eval-rt.slice/cpuset.cpus.partition",
+        "/sys/fs/cgroup/rmp_eval_rt.slice/cpuset.cpus.partition",
         "root\n",
     );
     let (st, d) = core_isolated(&r);
@@ -108,6 +108,6 @@ fn boot_isolation_and_a_partition_are_both_named() {
     assert_eq!(st, "pass");
     assert_eq!(
         d,
-        "isolated list: 1; and cgroup isolated partition rmp-eval-rt.slice"
+        "isolated list: 1; and cgroup isolated partition rmp_eval_rt.slice"
     );
 }

@@ -28,7 +28,7 @@ fn root(overlay: &str, systemd: bool) -> Root {
 /// A machine ready for the step: the valid overlay without our slice (not made yet).
 fn ready() -> Root {
     let r = root("valid", true);
-    r.remove("/sys/fs/cgroup/rmp-eval-rt.slice");
+    r.remove("/sys/fs/cgroup/rmp_eval_rt.slice");
     r.write("/sys/fs/cgroup/cpuset.cpus.effective", "0-1\n");
     r
 }
@@ -59,15 +59,15 @@ fn the_plan_makes_a_systemd_slice_and_an_isolated_partition() {
     let ch = s["changes"].as_array().unwrap();
     let kinds: Vec<&str> = ch.iter().map(|c| c["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["file", "file", "command", "partition"], "{s}");
-    assert_eq!(ch[0]["target"], "/etc/systemd/system/rmp-eval-rt.slice");
+    assert_eq!(ch[0]["target"], "/etc/systemd/system/rmp_eval_rt.slice");
     let unit = |i: usize| ch[i]["after"].as_str().unwrap().to_string();
     assert!(unit(0).contains("[Slice]\nAllowedCPUs=1\n"));
     assert_eq!(ch[1]["target"], "/etc/systemd/system/rmp-eval-rt.service");
-    assert!(unit(1).contains("Slice=rmp-eval-rt.slice\nDelegate=yes\n"));
+    assert!(unit(1).contains("Slice=rmp_eval_rt.slice\nDelegate=yes\n"));
     assert_eq!(ch[2]["target"], "systemctl daemon-reload");
     assert_eq!(
         ch[3]["target"],
-        "/sys/fs/cgroup/rmp-eval-rt.slice/cpuset.cpus.partition"
+        "/sys/fs/cgroup/rmp_eval_rt.slice/cpuset.cpus.partition"
     );
     assert_eq!(ch[3]["after"], "isolated");
     assert_eq!(ch[3]["holder"], "rmp-eval-rt.service");
@@ -193,7 +193,7 @@ fn apply_and_rollback_under_root_leave_the_tree_as_it_was() {
         "{out}"
     );
     assert!(
-        r.read("/etc/systemd/system/rmp-eval-rt.slice")
+        r.read("/etc/systemd/system/rmp_eval_rt.slice")
             .contains("AllowedCPUs=1")
     );
     verify_units(&r);
@@ -217,7 +217,7 @@ fn verify_units(r: &Root) {
         st.success(),
         "no /lib/systemd/system: install Debian's systemd"
     );
-    for u in ["rmp-eval-rt.slice", "rmp-eval-rt.service"] {
+    for u in ["rmp_eval_rt.slice", "rmp-eval-rt.service"] {
         std::fs::copy(
             r.path(&format!("/etc/systemd/system/{u}")),
             sys.join("system").join(u),
@@ -229,7 +229,7 @@ fn verify_units(r: &Root) {
     let o = std::process::Command::new("systemd-analyze")
         .args(["verify", "--man=no"])
         .arg(format!("--root={}", v.path().display()))
-        .args(["rmp-eval-rt.slice", "rmp-eval-rt.service"])
+        .args(["rmp_eval_rt.slice", "rmp-eval-rt.service"])
         .output()
         .expect("systemd-analyze");
     let err = String::from_utf8_lossy(&o.stderr);

@@ -1,5 +1,5 @@
 //! The cpuset step: isolate the RT core now, without a reboot, as a cgroup v2 isolated partition (kernel 5.15+).
-//! It works with systemd rather than beside it: a slice unit (rmp-eval-rt.slice, AllowedCPUs=core) makes systemd
+//! It works with systemd rather than beside it: a slice unit (rmp_eval_rt.slice, AllowedCPUs=core) makes systemd
 //! create the cgroup, give it the core and keep the cpuset controller enabled up to it — so a daemon-reload or a
 //! unit start does not undo it — and fix turns that cgroup into an isolated partition (kind/partition.rs).
 //! At boot, rmp-eval.service (apply-saved) makes it again, until the boot parameters (isolcpus=) isolate the core:
@@ -17,24 +17,24 @@ use crate::parse::cgroup::PartitionState;
 use crate::parse::cpulist;
 
 pub use crate::cgroup::{HOLDER, SLICE};
-pub const SLICE_FILE: &str = "/etc/systemd/system/rmp-eval-rt.slice";
+pub const SLICE_FILE: &str = "/etc/systemd/system/rmp_eval_rt.slice";
 pub const HOLDER_FILE: &str = "/etc/systemd/system/rmp-eval-rt.service";
 /// Present when systemd is the init system (sd_booted()).
 const SYSTEMD_RUNNING: &str = "/run/systemd/system";
 
-/// systemd creates no cgroup for a slice without members: this service sits in the slice (a process that only
-/// sleeps, on the isolated core) so that the slice's cgroup — the partition — exists while it runs.
+/// A member for the slice (a process that only sleeps, on the isolated core), so that systemd keeps the slice's
+/// cgroup — the partition — while it runs, and a delegated cgroup that measurements move into.
 fn holder_unit(core: usize) -> String {
     format!(
         "# Written by `rmp-eval fix` (cpuset step); `rmp-eval rollback` removes it.\n\
-         # Keeps rmp-eval-rt.slice's cgroup (the RT core's isolated partition) in existence; rmp-eval places its\n\
+         # Keeps rmp_eval_rt.slice's cgroup (the RT core's isolated partition) in existence; rmp-eval places its\n\
          # measurements in this service's delegated cgroup.\n\
          [Unit]\n\
          Description=rmp-eval: holder of the RT core's isolated CPU partition (CPU {core})\n\
          Documentation=man:rmp-eval(8)\n\
          \n\
          [Service]\n\
-         Slice=rmp-eval-rt.slice\n\
+         Slice=rmp_eval_rt.slice\n\
          Delegate=yes\n\
          ExecStart=/bin/sleep infinity\n"
     )

@@ -22,7 +22,7 @@ use crate::parse::cpulist;
 pub struct PartitionChange {
     /// The cgroup2 mount ("/sys/fs/cgroup").
     pub mount: String,
-    /// The systemd slice ("rmp-eval-rt.slice"): its cgroup is MOUNT/SLICE.
+    /// The systemd slice ("rmp_eval_rt.slice"): its cgroup is MOUNT/SLICE.
     pub slice: String,
     /// The service in the slice whose start makes systemd create the slice's cgroup.
     pub holder: String,
@@ -60,8 +60,15 @@ pub fn apply(host: &Host, c: &PartitionChange) -> Result<Took> {
     if !host.is_live() {
         return Ok(Took::WouldRun);
     }
+    let existed = host.is_dir(&format!("{}/{}", c.mount, c.slice));
     run_program(&["systemctl".into(), "start".into(), c.holder.clone()])?;
-    host.write_value(&c.file(), "isolated\n")?;
+    if let Err(e) = host.write_value(&c.file(), "isolated\n") {
+        // Not journaled as applied: take back the start here, or the holder would outlive the revert.
+        if !existed {
+            let _ = run_program(&["systemctl".into(), "stop".into(), c.slice.clone()]);
+        }
+        return Err(e.into());
+    }
     Ok(Took::Took)
 }
 
