@@ -14,6 +14,8 @@ apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends \
     cmake python3-venv python3-dev gcc libc6-dev >/dev/null
 # chromium: opens the HTML report headless (tests/run_report.rs); stress-ng: run --load (tests/run_load.rs).
 apt-get install -y -qq --no-install-recommends chromium stress-ng >/dev/null
+# zsh, fish and bash-completion: the generated completions are exercised in the real shells (tests/check_completion.rs).
+apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends zsh fish bash-completion >/dev/null
 # Prometheus textfiles (tests/prometheus.rs): promtool comes with the prometheus package, and a real node exporter
 # serves the files; systemd-analyze (tests/systemd_units.rs) verifies the units. Ansible runs the fleet playbook in
 # contrib/ansible (tests/ansible.sh).

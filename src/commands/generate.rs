@@ -44,16 +44,47 @@ pub fn generate(dir: &Path, date: Option<String>) -> Result<Vec<PathBuf>> {
         fs::write(&path, text).map_err(|e| Error::sys(format!("write {}", path.display()), e))?;
         written.push(path);
     }
+    let mut visible = without_hidden(&cmd);
     for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
-        let path = clap_complete::generate_to(shell, &mut cmd, NAME, dir).map_err(|e| {
+        let path = clap_complete::generate_to(shell, &mut visible, NAME, dir).map_err(|e| {
             Error::sys(
                 format!("write the {shell} completion into {}", dir.display()),
                 e,
             )
         })?;
+        if shell == Shell::Bash {
+            fix_bash_names(&path)?;
+        }
         written.push(path);
     }
     Ok(written)
+}
+
+/// The command as users see it: the hidden commands (apply-saved, generate: for the package) are not completed.
+fn without_hidden(cmd: &clap::Command) -> clap::Command {
+    // The built command's own --help and --version are copied with the other arguments.
+    let mut c = clap::Command::new(NAME)
+        .about(cmd.get_about().cloned().unwrap_or_default())
+        .version(env!("CARGO_PKG_VERSION"))
+        .disable_help_flag(true)
+        .disable_version_flag(true);
+    for a in cmd.get_arguments() {
+        c = c.arg(a.clone());
+    }
+    for s in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        c = c.subcommand(s.clone());
+    }
+    c.disable_help_subcommand(true)
+}
+
+/// clap_complete's bash script names the state of a subcommand "rmp__eval__subcmd__check" where it is set and
+/// "rmp__subcmd__eval__subcmd__check" where it is matched (the '-' of a hyphenated program name is escaped twice),
+/// so nothing after the subcommand was ever completed. One spelling for both.
+fn fix_bash_names(path: &Path) -> Result<()> {
+    let text =
+        fs::read_to_string(path).map_err(|e| Error::sys(format!("read {}", path.display()), e))?;
+    let fixed = text.replace("rmp__subcmd__eval", "rmp__eval");
+    fs::write(path, fixed).map_err(|e| Error::sys(format!("write {}", path.display()), e))
 }
 
 fn man_pages(
