@@ -77,7 +77,7 @@ fn measures_once_after_the_reboot_then_compare_shows_the_pair() {
         .unwrap();
     // fix's "before": a real run, saved under the root.
     let o = rmp(root, &["run", "--duration", "1", "--no-config"]);
-    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", out(&o));
+    assert!(matches!(o.status.code(), Some(0 | 1 | 3)), "{}", out(&o));
     let before = root
         .join("var/lib/rmp-eval/results")
         .join(&results(root)[0]);
@@ -123,7 +123,7 @@ fn measures_once_after_the_reboot_then_compare_shows_the_pair() {
     );
 
     let o = rmp(root, &["compare", "--json"]);
-    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", out(&o));
+    assert!(matches!(o.status.code(), Some(0 | 1 | 3)), "{}", out(&o));
     let text = out(&o);
     assert!(text.contains(&names[1]), "{text}");
 

@@ -233,7 +233,7 @@ fn without_root_unreadable_files_are_unknown_not_an_abort() {
         return;
     };
     assert!(
-        matches!(o.status.code(), Some(0) | Some(1)),
+        matches!(o.status.code(), Some(0 | 1 | 4 | 5)),
         "{}",
         text(&o.stderr)
     );
@@ -251,7 +251,7 @@ fn without_root_unreadable_files_are_unknown_not_an_abort() {
     // And on the live machine: a verdict for every check, not an abort.
     let o = as_nobody(&["check", "--json"]).unwrap();
     assert!(
-        matches!(o.status.code(), Some(0) | Some(1)),
+        matches!(o.status.code(), Some(0 | 1 | 4 | 5)),
         "{}",
         text(&o.stderr)
     );

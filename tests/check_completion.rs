@@ -108,8 +108,7 @@ print -r -- "$out"
     };
     out.lines()
         .map(strip)
-        .filter(|l| l.starts_with("@@") && l.ends_with("@@") && l.len() >= 4)
-        .next_back()
+        .rfind(|l| l.starts_with("@@") && l.ends_with("@@") && l.len() >= 4)
         .map(|l| l[2..l.len() - 2].trim_end().to_string())
         .unwrap_or_else(|| panic!("no echoed line in {out:?}"))
 }
