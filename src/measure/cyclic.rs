@@ -164,7 +164,7 @@ fn result(
 }
 
 /// The counters' run totals with their suspects and the tick truth, read against check's nohz_full verdict.
-fn settle(
+pub(crate) fn settle(
     host: &Host,
     spec: &RunSpec,
     at: Placement,

@@ -238,11 +238,19 @@ pub fn run(
     };
     let halt = Arc::clone(&shared);
     let stop = session.stop_flag();
+    // The interference counters on the RT (sender) core, as in the cyclic run.
+    let mut counting = super::interference::Counting {
+        inner: watch,
+        counters: match args.counters {
+            true => super::interference::Counters::new(host, core),
+            false => super::interference::Counters::new(host, core).off(),
+        },
+    };
     session.supervise(
         &[core, receive_cpu],
         gauges,
         &mut collectors,
-        watch,
+        &mut counting,
         partial,
         || {
             if stop.load(Relaxed) {
@@ -251,6 +259,7 @@ pub fn run(
             tx.is_finished() && rx.is_finished()
         },
     );
+    let counted = counting.counters.report;
     let (sender, ended) = tx.join()?;
     let (receiver, m) = rx.join()?;
     let series = session.finish_series(collectors, vec![sender, receiver]);
@@ -316,6 +325,9 @@ pub fn run(
             ANSWER_TIMEOUT.as_secs()
         )
     });
+    let interference = args
+        .counters
+        .then(|| super::cyclic::settle(host, args, at, counted, None));
     Ok(RunResult {
         period_us: args.period_us,
         duration_s: round3(ended.elapsed_ns as f64 / 1e9),
@@ -341,7 +353,7 @@ pub fn run(
         resets: s.resets,
         identity: None,
         load: None,
-        interference: None,
+        interference,
         trace: None,
     })
 }
