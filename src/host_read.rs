@@ -30,7 +30,11 @@ static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
 
 /// The recorded failures of a snapshot, loaded once per Host (shared by its clones).
 #[derive(Clone, Default)]
-pub(crate) struct Recorded(Arc<OnceLock<BTreeMap<String, Failure>>>);
+pub(crate) struct Recorded(
+    Arc<OnceLock<BTreeMap<String, Failure>>>,
+    /// The root directory, opened once (O_PATH) for every openat2 under it.
+    Arc<OnceLock<OwnedFd>>,
+);
 
 impl std::fmt::Debug for Recorded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -185,9 +189,21 @@ impl Host {
             return open_plain(&p, flags).map_err(io);
         }
         if !NO_OPENAT2.load(Ordering::Relaxed) && !force_fallback() {
-            let root = open_plain(self.root(), libc::O_PATH | libc::O_DIRECTORY).map_err(io)?;
+            // Kept only once opened: a root created after this Host is still found.
+            let root = match self.recorded.1.get() {
+                Some(fd) => fd,
+                None => {
+                    let fd =
+                        open_plain(self.root(), libc::O_PATH | libc::O_DIRECTORY).map_err(io)?;
+                    let _ = self.recorded.1.set(fd);
+                    self.recorded
+                        .1
+                        .get()
+                        .ok_or_else(|| io(io::Error::from_raw_os_error(libc::EBADF)))?
+                }
+            };
             let rel = p.strip_prefix(self.root()).unwrap_or(&p).to_string_lossy();
-            match open_in_root(&root, &rel, flags) {
+            match open_in_root(root, &rel, flags) {
                 Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EPERM)) => {
                     NO_OPENAT2.store(true, Ordering::Relaxed);
                 }
