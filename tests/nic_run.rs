@@ -415,7 +415,23 @@ fn udp_mode_reaches_a_stock_rfc_862_echo_service() {
     let mut echo = v.in_ns("python3");
     echo.args(["-c", RFC862_ECHO]);
     let mut echo = Kill(echo.spawn().unwrap());
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Python may take seconds to start on a loaded machine: wait until the socket on port 7 is bound.
+    let bound = || {
+        let udp = v.in_ns("cat").arg("/proc/net/udp").output().unwrap();
+        String::from_utf8_lossy(&udp.stdout).lines().any(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .is_some_and(|a| a.ends_with(":0007"))
+        })
+    };
+    let t0 = std::time::Instant::now();
+    while !bound() {
+        assert!(
+            t0.elapsed().as_secs() < 20,
+            "the echo service never bound port 7"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     let (_, j) = measured(
         &v.host,
         &[
