@@ -161,13 +161,21 @@ pub struct Ticks {
     pub verdict: String,
 }
 
+/// The most sources a run's result keeps (about 200 bytes each in the JSON).
+pub const MAX_SOURCES: usize = 128;
+
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Interference {
     pub cpu: usize,
     pub windows: u64,
     pub seconds: f64,
-    /// Over the whole run, most frequent first.
+    /// Over the whole run, most frequent first; at most `MAX_SOURCES` (the rest counted in `omitted_*`).
     pub sources: Vec<Source>,
+    /// Sources dropped to keep the result bounded however long the run, and their events.
+    #[serde(default)]
+    pub omitted_sources: u64,
+    #[serde(default)]
+    pub omitted_count: u64,
     pub rt_preempted: u64,
     /// The window that held the worst wakeup.
     pub worst_window: Option<Window>,
@@ -206,6 +214,13 @@ impl Interference {
             x.per_s = rate(x.count, self.seconds);
         }
         rank(&mut self.sources);
+        // A day-long run meets thousands of short-lived threads: keep the result (and the merge) bounded.
+        if self.sources.len() > MAX_SOURCES {
+            for x in self.sources.split_off(MAX_SOURCES) {
+                self.omitted_sources += 1;
+                self.omitted_count += x.count;
+            }
+        }
         // The last window (cut short when the loop ends) is too short for a rate.
         if w.seconds >= 0.5 {
             self.timer_rates.push((

@@ -1,5 +1,6 @@
 //! Tests of interference on captured samples.
 use super::*;
+use crate::measure::interference_report::MAX_SOURCES;
 
 fn snap_of(interrupts: &str, soft: &str, tasks: &[(u32, &str, u64, u64)]) -> Snap {
     let i = interrupts::parse(interrupts).unwrap();
@@ -92,4 +93,32 @@ fn a_window_names_what_grew() {
     let sus = super::super::interference_report::suspects(&w.sources, 42);
     assert_eq!(sus[0].name, "spinner");
     assert!(sus.iter().any(|s| s.id == Some(38)));
+}
+
+#[test]
+fn a_run_keeps_at_most_max_sources_and_counts_the_rest() {
+    // A day-long run meets thousands of short-lived threads: 1,000 windows, each with one new thread.
+    let mut run = Interference::default();
+    for i in 0..1000u64 {
+        let w = Window {
+            index: i,
+            seconds: 1.0,
+            sources: vec![Source::new(
+                SourceKind::Thread,
+                format!("worker{i}"),
+                Some(i),
+                1 + i % 3,
+                1.0,
+            )],
+            ..Window::default()
+        };
+        run.add(&w);
+    }
+    assert_eq!(run.sources.len(), MAX_SOURCES);
+    assert_eq!(run.omitted_sources, 1000 - MAX_SOURCES as u64);
+    let kept: u64 = run.sources.iter().map(|s| s.count).sum();
+    let all: u64 = (0..1000u64).map(|i| 1 + i % 3).sum();
+    assert_eq!(kept + run.omitted_count, all);
+    // The most frequent are the ones kept.
+    assert!(run.sources.iter().all(|s| s.count == 3));
 }
