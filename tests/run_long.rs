@@ -203,7 +203,12 @@ print(os.waitstatus_to_exitcode(status))
         .output()
         .unwrap();
     let code: i32 = text(&o.stdout).trim().parse().unwrap_or(-1);
-    assert!(code == 0 || code == 1, "exit {code}: {}", text(&o.stderr));
+    // 0 or 1, or 3: a clean run of two seconds is too short to judge (inconclusive).
+    assert!(
+        matches!(code, 0 | 1 | 3),
+        "exit {code}: {}",
+        text(&o.stderr)
+    );
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(v["resets"], 1, "r reset once: {v}");
     assert_eq!(v["interrupted"], true, "q ends the run as Ctrl+C does: {v}");
