@@ -176,17 +176,20 @@ import os, pty, sys, time, select
 pid, fd = pty.fork()
 if pid == 0:
     os.execv(sys.argv[1], sys.argv[1:])
+seen = b""
 def pump(secs):
+    global seen
     end = time.time() + secs
     while time.time() < end:
         if select.select([fd], [], [], 0.05)[0]:
             try:
-                os.read(fd, 65536)
+                seen += os.read(fd, 65536)
             except OSError:
                 return
 pump(1.0); os.write(fd, b"r"); pump(1.0); os.write(fd, b"q"); pump(5.0)
 _, status = os.waitpid(pid, 0)
 print(os.waitstatus_to_exitcode(status))
+sys.stderr.write(seen.decode(errors="replace"))
 "#;
     let o = Command::new("python3")
         .args([
@@ -214,6 +217,67 @@ print(os.waitstatus_to_exitcode(status))
     assert_eq!(v["interrupted"], true, "q ends the run as Ctrl+C does: {v}");
     let n = v["series"][0]["count"].as_u64().unwrap();
     assert!(n > 0, "{v}");
+    let screen = text(&o.stderr);
+    assert!(screen.contains("(r resets, q or Ctrl+C stops)"), "{screen}");
+}
+
+#[test]
+fn without_a_terminal_on_stdin_the_live_view_names_sigusr1_and_it_works() {
+    if !root_or_skip("without_a_terminal_on_stdin_the_live_view_names_sigusr1_and_it_works") {
+        return;
+    }
+    let root = root_tree();
+    let r = root.path().to_str().unwrap();
+    let out = root.path().join("r.json");
+    // The live view on a pty, stdin from /dev/null: keys cannot be read, so the footer must not offer them.
+    // The test does what the footer says: kill -USR1 PID, then Ctrl+C (SIGINT).
+    let script = r#"
+import os, pty, sys, time, select, signal, re
+pid, fd = pty.fork()
+if pid == 0:
+    os.dup2(os.open("/dev/null", os.O_RDONLY), 0)
+    os.execv(sys.argv[1], sys.argv[1:])
+seen = b""
+def pump(secs):
+    global seen
+    end = time.time() + secs
+    while time.time() < end:
+        if select.select([fd], [], [], 0.05)[0]:
+            try:
+                seen += os.read(fd, 65536)
+            except OSError:
+                return
+pump(1.5)
+m = re.search(rb"kill -USR1 (\d+) resets", seen)
+if m:
+    os.kill(int(m.group(1)), signal.SIGUSR1)
+pump(1.0); os.kill(pid, signal.SIGINT); pump(5.0)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+sys.stderr.write(seen.decode(errors="replace"))
+"#;
+    let o = Command::new("python3")
+        .args([
+            "-c",
+            script,
+            bin(),
+            "run",
+            "--root",
+            r,
+            "--no-config",
+            "--output",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let screen = text(&o.stderr);
+    assert!(!screen.contains("r resets"), "{screen}");
+    assert!(screen.contains("resets, Ctrl+C stops)"), "{screen}");
+    let code: i32 = text(&o.stdout).trim().parse().unwrap_or(-1);
+    assert!(matches!(code, 0 | 1 | 3), "exit {code}: {screen}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(v["resets"], 1, "the pid the footer named took SIGUSR1: {v}");
+    assert_eq!(v["interrupted"], true, "{v}");
 }
 
 #[test]
@@ -252,4 +316,87 @@ fn kill_9_leaves_the_last_checkpoint() {
     let s = &v["series"][0];
     assert!(s["count"].as_u64().unwrap() > 0, "{v}");
     assert!(!s["hdr"].as_str().unwrap().is_empty());
+}
+
+/// The newest JSON file in `dir` that says `checkpoint: true`, if one is there yet.
+fn checkpoint_in(dir: &std::path::Path) -> Option<Value> {
+    let rd = std::fs::read_dir(dir).ok()?;
+    rd.filter_map(|e| e.ok())
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .filter_map(|t| serde_json::from_str::<Value>(&t).ok())
+        .find(|v| v["checkpoint"] == true)
+}
+
+#[test]
+fn nic_checkpoints_carry_the_round_trips_and_sigusr1_resets_them() {
+    if !root_or_skip("nic_checkpoints_carry_the_round_trips_and_sigusr1_resets_them") {
+        return;
+    }
+    let veth = common::nic::Veth::new();
+    let _reflector = veth.reflect(&[]);
+    let dir = common::nic::tempdir();
+    let out = dir.path().join("r.json");
+    let child = Command::new(bin())
+        .args([
+            "run",
+            "--nic",
+            &veth.host,
+            "--no-config",
+            "--period-us",
+            "1000",
+        ])
+        .args([
+            "--duration",
+            "4s",
+            "--json",
+            "--output",
+            out.to_str().unwrap(),
+        ])
+        .env("RMP_EVAL_CHECKPOINT_S", "0.5")
+        .env(common::RESULTS_ENV, dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    let mut seen = None;
+    while seen.is_none() && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(100));
+        seen = checkpoint_in(dir.path()).filter(|v| v["rtt"]["count"].as_u64() > Some(0));
+    }
+    let cp = seen.expect("a checkpoint with round trips while the run goes on");
+    let rtt = &cp["rtt"];
+    assert!(!rtt["hdr"].as_str().unwrap().is_empty(), "{rtt}");
+    // Frames still in flight at the checkpoint are not lost (veth loses none).
+    assert!(rtt["lost"].as_u64().unwrap() < 5, "{rtt}");
+    let sender = cp["series"][0]["count"].as_u64().unwrap();
+    assert!(rtt["count"].as_u64().unwrap() <= sender + 1, "{cp}");
+    std::thread::sleep(Duration::from_millis(800));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::SIGUSR1,
+    )
+    .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        matches!(o.status.code(), Some(0 | 1 | 3)),
+        "{}",
+        text(&o.stderr)
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["resets"], 1, "{v}");
+    let (sent_after, rtts) = (
+        v["series"][0]["count"].as_u64().unwrap(),
+        v["rtt"]["count"].as_u64().unwrap(),
+    );
+    // The round trips restarted with the sender's periods (both at their next cycle after the signal), not at the
+    // start of the run (4000 frames in all).
+    assert!(sent_after < 3500, "{v}");
+    assert!(
+        rtts.abs_diff(sent_after) <= 50,
+        "rtt {rtts} vs sender {sent_after}"
+    );
+    assert_eq!(v["rtt"]["lost"], 0, "{}", v["rtt"]);
+    let hist = rmp_eval::measure::dist::decode(v["rtt"]["hdr"].as_str().unwrap()).unwrap();
+    assert_eq!(hist.len(), rtts, "the stored histogram restarted too");
 }

@@ -283,16 +283,17 @@ impl Watch for Screen<'_> {
     }
 
     fn start(&mut self, g: Gauges) {
-        let view =
-            LiveView::new(g.period_us, g.bucket_width_us, g.series).with_columns(self.out.width);
+        if self.show == Show::Live {
+            self.keys = Keys::on_terminal();
+        }
+        let view = LiveView::new(g.period_us, g.bucket_width_us, g.series)
+            .with_columns(self.out.width)
+            .with_keys(self.keys.is_some());
         self.view = Some(match g.extra {
             Some(f) => view.with_extra(f),
             None => view,
         });
         self.last_progress = Instant::now();
-        if self.show == Show::Live {
-            self.keys = Keys::on_terminal();
-        }
     }
 
     fn checkpoint(&mut self, partial: &RunResult) {

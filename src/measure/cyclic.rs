@@ -66,7 +66,7 @@ pub fn run(
             false => Counters::new(host, at.core).off(),
         },
     };
-    let partial = |s: &Session, cs: &[super::collect::Collector]| {
+    let partial = |s: &Session, cs: &[super::collect::Collector], _: &()| {
         let summaries = cs.iter().map(|c| c.summary()).collect();
         result(
             host,
@@ -83,6 +83,7 @@ pub fn run(
         &[at.core],
         gauges,
         &mut collectors,
+        &mut (),
         &mut counting,
         partial,
         || thread.is_finished(),

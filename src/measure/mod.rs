@@ -25,6 +25,7 @@ pub mod rawsock;
 pub mod result;
 pub mod rt;
 pub mod rtt;
+pub mod rtt_collect;
 pub mod sampler;
 pub mod series;
 pub mod session;

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use super::frame::{self, Addrs, Probe, Reply};
 use super::nic_recv::{self, Shared};
 use super::rawsock::RawSocket;
-use super::result::{EscId, ReplyChecks, RttSummary, RunResult, Timestamps, Verdict};
+use super::result::{EscId, RunResult, Verdict};
+use super::rtt_collect::{self, RttCollector};
 use super::sampler::{self, Plan};
 use super::series::{Series, round3};
 use super::session::{Gauges, Session, Watch};
@@ -141,6 +142,25 @@ pub fn run(
     let mut sender = Series::new("Sender", args.period_us, args.bucket_width_us);
     let mut receiver = Series::new("Receiver", args.period_us, args.bucket_width_us);
     let mut collectors = session.collectors(&mut [&mut sender, &mut receiver]);
+    let counted_sent = Arc::clone(&shared);
+    let (hand, mut rtts) = rtt_collect::pair(Box::new(move || {
+        (
+            counted_sent.sent.load(Relaxed),
+            counted_sent.send_errors.load(Relaxed),
+        )
+    }));
+    let esc = (mode == Mode::Ecat).then_some(EscId {
+        kind: first.esc[0],
+        revision: first.esc[1],
+    });
+    let context = |(sent, not_sent)| rtt_collect::Context {
+        sent,
+        not_sent,
+        hardware: ts == TsKind::Hardware,
+        budget_ns,
+        expect_wkc,
+        esc,
+    };
     let width_us = sender.bands().width_ns() as f64 / 1000.0;
     let extra = Arc::clone(&shared);
     let gauges = Gauges {
@@ -159,7 +179,7 @@ pub fn run(
             "rmp-eval-recv",
             receive_cpu,
             args.receive_priority,
-            move || nic_recv::run(&sock, mode, budget_ns, expect_wkc, &shared, receiver),
+            move || nic_recv::run(&sock, mode, budget_ns, expect_wkc, &shared, receiver, hand),
         )?
     };
     let plan = Plan::of(args);
@@ -207,17 +227,18 @@ pub fn run(
             }
         }
     };
-    // A checkpoint has the series so far; the round trips are summarised when the receiver ends.
-    let partial = |s: &Session, cs: &[super::collect::Collector]| {
+    // A checkpoint has the series and the round trips so far.
+    let partial = |s: &Session, cs: &[super::collect::Collector], rtts: &RttCollector| {
         let e = s.so_far();
         let series: Vec<_> = cs.iter().map(|c| c.summary()).collect();
+        let rtt = rtts.summary(&context(rtts.sent_since_reset(false)));
         RunResult {
             period_us: args.period_us,
             duration_s: round3(s.elapsed_s()),
             mode: RunMode::Nic(mode),
-            verdict: RunResult::judge(&series, None),
+            verdict: RunResult::judge(&series, Some(&rtt)),
             series,
-            rtt: None,
+            rtt: Some(rtt),
             bucket_width_us: width_us,
             started: e.started,
             label: label.to_string(),
@@ -250,6 +271,7 @@ pub fn run(
         &[core, receive_cpu],
         gauges,
         &mut collectors,
+        &mut rtts,
         &mut counting,
         partial,
         || {
@@ -261,67 +283,20 @@ pub fn run(
     );
     let counted = counting.counters.report;
     let (sender, ended) = tx.join()?;
-    let (receiver, m) = rx.join()?;
+    let (receiver, m, rtt_epoch) = rx.join()?;
     let series = session.finish_series(collectors, vec![sender, receiver]);
     let s = session.finish();
     if let Some(e) = &s.hlog_error {
         watch.note(e);
     }
 
-    let sent = shared.sent.load(Relaxed);
-    let not_sent = shared.send_errors.load(Relaxed);
-    let d = m.dist.summary();
-    let c = m.counts;
-    let wkc_seen = c.wkc_seen.iter().filter(|s| s.1 > 0).copied();
-    let rtt = RttSummary {
-        count: d.count,
-        // Only frames that went out can be lost; the ones the kernel refused are `not_sent`.
-        lost: sent.saturating_sub(not_sent).saturating_sub(c.matched),
-        min_us: d.min_us,
-        avg_us: d.avg_us,
-        p50_us: d.p50_us,
-        p99_us: d.p99_us,
-        p999_us: d.p999_us,
-        p9999_us: d.p9999_us,
-        max_us: d.max_us,
-        // What measured most round trips, not what was asked for.
-        timestamps: if ts == TsKind::Hardware && c.hw_pairs >= c.sw_pairs + c.send_time_pairs {
-            Timestamps::Hardware
-        } else {
-            Timestamps::Software
-        },
-        late: c.late,
-        unmatched: c.unmatched,
-        // Replies nobody processed: errors like any other wrong WKC, kept apart for older readers.
-        wkc_zero: c.wkc_seen.iter().find(|s| s.0 == 0).map_or(0, |s| s.1),
-        wkc: c.wkc_min.or(expect_wkc),
-        hdr: d.hdr.clone(),
-        stamps: Some(super::result::StampCounts {
-            hardware_supported: ts == TsKind::Hardware,
-            hardware: c.hw_pairs,
-            software: c.sw_pairs,
-            send_time: c.send_time_pairs,
-        }),
-        checks: ReplyChecks {
-            not_sent,
-            budget_us: budget_ns as f64 / 1000.0,
-            expected_wkc: expect_wkc,
-            wkc_errors: c.wkc_errors,
-            // Values beyond the kept slots are errors too (counted there); they are listed as 65535.
-            wkc_seen: wkc_seen
-                .chain((c.wkc_other > 0).then_some((u16::MAX, c.wkc_other)))
-                .collect(),
-            esc: (mode == Mode::Ecat).then_some(EscId {
-                kind: first.esc[0],
-                revision: first.esc[1],
-            }),
-        },
-    };
+    rtts.finish(m, rtt_epoch);
+    let rtt = rtts.summary(&context(rtts.sent_since_reset(true)));
+    let (sent, matched) = (shared.sent.load(Relaxed), shared.matched.load(Relaxed));
     let dead = shared.dead.load(Relaxed);
     let error = dead.then(|| {
         format!(
-            "replies stopped on {nic} after {} of {sent} frames (nothing for {} s)",
-            c.matched,
+            "replies stopped on {nic} after {matched} of {sent} frames (nothing for {} s)",
             ANSWER_TIMEOUT.as_secs()
         )
     });

@@ -9,6 +9,7 @@ use super::frame::{self, MAX_FRAME, Reject};
 use super::nic::ANSWER_TIMEOUT;
 use super::rawsock::RawSocket;
 use super::rtt::{Matcher, RING};
+use super::rtt_collect::Handover;
 use super::series::Series;
 use super::spec::Mode;
 use super::tstamp::Stamps;
@@ -106,7 +107,8 @@ const PENDING: usize = 32;
 
 /// Takes replies until the sender is done and the last ones had time to come back, or until replies stop.
 /// Records the inter-arrival period of the replies in `series` (the original's Receiver row). `sock` must have a
-/// receive timeout: the loop looks at the flags between frames.
+/// receive timeout: the loop looks at the flags, and hands its round trips to the main thread (`hand`), between
+/// frames. Returns the last interval of round trips and its reset generation.
 pub fn run(
     sock: &RawSocket,
     mode: Mode,
@@ -114,8 +116,14 @@ pub fn run(
     expect_wkc: Option<u16>,
     sh: &Shared,
     mut series: Series,
-) -> (Series, Matcher) {
+    mut hand: Handover,
+) -> (Series, Matcher, u64) {
     let mut m = Matcher::new(sh.first_seq, budget_ns, expect_wkc);
+    // The run's totals for the live line and the end of the drain (the matcher's are per interval and reset).
+    let mut matched = 0u64;
+    let mut max_rtt = 0u64;
+    let (mut unmatched, mut unmatched_seen) = (0u64, 0u64);
+    let mut epoch = hand.epoch();
     let mut buf = [0u8; MAX_FRAME + 64];
     let mut pending = [0u32; PENDING];
     let mut npending = 0usize;
@@ -138,6 +146,7 @@ pub fn run(
                         let wkc = (mode == Mode::Ecat).then_some(reply.wkc);
                         m.on_reply(reply.seq, wkc, r.stamps, realtime_ns(), sent, send_time);
                         if m.counts.matched > before {
+                            matched += 1;
                             last_reply = now;
                             if prev_rx != 0 {
                                 series.record(now - prev_rx, None);
@@ -171,15 +180,24 @@ pub fn run(
                 k += 1;
             }
         }
-        sh.matched.store(m.counts.matched, Relaxed);
-        sh.unmatched.store(m.counts.unmatched, Relaxed);
-        sh.max_rtt_ns.store(m.dist.max_ns(), Relaxed);
+        max_rtt = max_rtt.max(m.dist.max_ns());
+        unmatched += m.counts.unmatched.saturating_sub(unmatched_seen);
+        hand.poll(&mut m, sh.sent.load(Relaxed));
+        unmatched_seen = m.counts.unmatched;
+        if hand.epoch() != epoch {
+            // Reset: the live line's maximum restarts with the statistics.
+            epoch = hand.epoch();
+            max_rtt = 0;
+        }
+        sh.matched.store(matched, Relaxed);
+        sh.unmatched.store(unmatched, Relaxed);
+        sh.max_rtt_ns.store(max_rtt, Relaxed);
         let now = now_ns();
         if sh.sender_done.load(Acquire) {
             if done_at == 0 {
                 done_at = now;
             }
-            if m.counts.matched >= sh.sent.load(Relaxed) || now - done_at > DRAIN_NS {
+            if matched >= sh.sent.load(Relaxed) || now - done_at > DRAIN_NS {
                 break;
             }
         } else if sh.sent.load(Relaxed) > 0
@@ -195,5 +213,6 @@ pub fn run(
         }
     }
     m.finish(send_time);
-    (series, m)
+    let epoch = hand.epoch();
+    (series, m, epoch)
 }

@@ -50,12 +50,43 @@ pub struct Counts {
     pub wkc_max: Option<u16>,
 }
 
+impl Counts {
+    /// Adds a later interval's counts.
+    pub fn merge(&mut self, o: &Counts) {
+        self.matched += o.matched;
+        self.late += o.late;
+        self.unmatched += o.unmatched;
+        self.wkc_errors += o.wkc_errors;
+        self.hw_pairs += o.hw_pairs;
+        self.sw_pairs += o.sw_pairs;
+        self.send_time_pairs += o.send_time_pairs;
+        self.wkc_other += o.wkc_other;
+        for &(w, n) in o.wkc_seen.iter().filter(|s| s.1 > 0) {
+            match self.wkc_seen.iter_mut().find(|(v, k)| *k == 0 || *v == w) {
+                Some(slot) => *slot = (w, slot.1 + n),
+                None => self.wkc_other += n,
+            }
+        }
+        self.wkc_min = match (self.wkc_min, o.wkc_min) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.wkc_max = match (self.wkc_max, o.wkc_max) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+    }
+}
+
 pub struct Matcher {
     ring: Box<[Slot]>,
     first_seq: u32,
     budget_ns: u64,
     expect_wkc: Option<u16>,
-    newest_rel: u32,
+    /// Frames up to the newest one answered (its sequence relative to the first, plus one).
+    answered_through: u64,
+    /// Frames before this one (relative sequence) were sent before the last reset: their replies are not counted.
+    from: u64,
     pub dist: Dist,
     pub counts: Counts,
 }
@@ -69,7 +100,8 @@ impl Matcher {
             first_seq,
             budget_ns,
             expect_wkc,
-            newest_rel: 0,
+            answered_through: 0,
+            from: 0,
             dist: Dist::new(),
             counts: Counts::default(),
         }
@@ -90,6 +122,30 @@ impl Matcher {
             };
         }
         Some(s)
+    }
+
+    /// Frames up to the newest one answered: the ones whose reply was due (later ones may still be in flight).
+    pub fn answered_through(&self) -> u64 {
+        self.answered_through
+    }
+
+    /// Restarts the statistics with the frames from the `sent`-th on (a reset: `r`, SIGUSR1); replies to earlier
+    /// frames are then ignored, so that the frames counted and the replies counted are the same ones.
+    pub fn restart(&mut self, sent: u64) {
+        if self.dist.count() > 0 {
+            self.dist.reset();
+        }
+        self.counts = Counts::default();
+        self.from = sent;
+    }
+
+    /// The first frame (relative sequence) the statistics count.
+    pub fn counts_from(&self) -> u64 {
+        self.from
+    }
+
+    fn before_reset(&self, seq: u32) -> bool {
+        u64::from(seq.wrapping_sub(self.first_seq)) < self.from
     }
 
     /// True for sequence numbers from before the run (the preflight's late replies): ignored, not counted.
@@ -123,7 +179,7 @@ impl Matcher {
         sent: u64,
         send_time: impl Fn(u32) -> u64,
     ) {
-        if self.is_preflight(seq) {
+        if self.is_preflight(seq) || self.before_reset(seq) {
             return;
         }
         let Some(s) = self.slot(seq, sent) else {
@@ -147,7 +203,7 @@ impl Matcher {
             self.complete(s, &send_time);
         }
         let rel = seq.wrapping_sub(self.first_seq);
-        self.newest_rel = self.newest_rel.max(rel);
+        self.answered_through = self.answered_through.max(u64::from(rel) + 1);
         // Settle the reply that has waited too long for its TX stamp.
         if let Some(old) = rel.checked_sub(TX_STAMP_PATIENCE) {
             let o = self.ring[old as usize % RING];
@@ -186,6 +242,12 @@ impl Matcher {
     }
 
     fn complete(&mut self, s: Slot, send_time: &impl Fn(u32) -> u64) {
+        if self.before_reset(s.seq) {
+            // Answered before the reset, its TX stamp came after: not counted.
+            let rel = s.seq.wrapping_sub(self.first_seq) as usize % RING;
+            self.ring[rel].done = true;
+            return;
+        }
         let (tx, rx) = if s.tx_hw != 0 && s.rx_hw != 0 {
             self.counts.hw_pairs += 1;
             (s.tx_hw, s.rx_hw)

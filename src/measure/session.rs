@@ -133,6 +133,23 @@ pub enum Action {
     Stop,
 }
 
+/// Statistics the main thread cuts, gathers and resets along with the series' collectors: NIC mode's round trips
+/// (`rtt_collect::RttCollector`); `()` for none.
+pub trait Extra {
+    /// Asks for the interval recorded so far (handed back later).
+    fn cut(&mut self, now_s: f64);
+    /// Merges what was handed back.
+    fn gather(&mut self);
+    /// Restarts the statistics (`r`, SIGUSR1).
+    fn reset(&mut self, now_s: f64);
+}
+
+impl Extra for () {
+    fn cut(&mut self, _: f64) {}
+    fn gather(&mut self) {}
+    fn reset(&mut self, _: f64) {}
+}
+
 /// The caller's view of a running measurement (a live table, progress lines, nothing).
 pub trait Watch {
     /// Something the user should know that does not stop the run.
@@ -261,16 +278,18 @@ impl Session {
     }
 
     /// With the main thread off `rt_cpus`: hands `gauges` to `watch` and, until `finished`, ticks it, cuts and
-    /// gathers the intervals of `collectors` (into the interval log), resets them on `r` or SIGUSR1, stops on `q`
-    /// and passes `partial(collectors)` to the watch once a minute. Threads started by `rt::spawn_rt` unpark this
+    /// gathers the intervals of `collectors` (into the interval log) and `extra`, resets both on `r` or SIGUSR1,
+    /// stops on `q` and passes `partial(collectors, extra)` to the watch once a minute. Threads started by `rt::spawn_rt` unpark this
     /// (the spawning) thread when they end, so it never sleeps longer than a tick after they did.
-    pub fn supervise(
+    #[allow(clippy::too_many_arguments)]
+    pub fn supervise<E: Extra>(
         &mut self,
         rt_cpus: &[usize],
         gauges: Gauges,
         collectors: &mut [Collector],
+        extra: &mut E,
         watch: &mut dyn Watch,
-        partial: impl Fn(&Self, &[Collector]) -> RunResult,
+        partial: impl Fn(&Self, &[Collector], &E) -> RunResult,
         finished: impl Fn() -> bool,
     ) {
         let _off = OffCore::apply(rt_cpus);
@@ -285,9 +304,11 @@ impl Session {
             let now = self.start.elapsed();
             if now >= next_cut {
                 self.gather(collectors);
+                extra.gather();
                 for c in collectors.iter_mut() {
                     c.cut(now.as_secs_f64());
                 }
+                extra.cut(now.as_secs_f64());
                 next_cut += self.interval;
                 // A stalled main thread (a suspended VM) does not cut a burst of empty intervals.
                 while next_cut <= now {
@@ -299,6 +320,7 @@ impl Session {
                 for c in collectors.iter_mut() {
                     c.reset(now.as_secs_f64());
                 }
+                extra.reset(now.as_secs_f64());
                 self.last_reset = Some(store::unix_now());
                 self.resets += 1;
             }
@@ -308,7 +330,8 @@ impl Session {
             if now >= next_checkpoint {
                 next_checkpoint += every;
                 self.gather(collectors);
-                let mut r = partial(self, collectors);
+                extra.gather();
+                let mut r = partial(self, collectors, extra);
                 r.checkpoint = true;
                 watch.checkpoint(&r);
             }

@@ -18,6 +18,8 @@ pub struct LiveView {
     /// Lines of the frame on screen, to move back over on the next draw.
     drawn: usize,
     extra: Option<Extra>,
+    /// `r` and `q` are read (stdin is a terminal); else the footer names what works: SIGUSR1 and Ctrl+C.
+    keys: bool,
 }
 
 impl LiveView {
@@ -34,7 +36,14 @@ impl LiveView {
             columns: usize::MAX,
             drawn: 0,
             extra: None,
+            keys: false,
         }
+    }
+
+    /// Whether `r` and `q` are read from the terminal (they are only when stdin is one).
+    pub fn with_keys(mut self, keys: bool) -> Self {
+        self.keys = keys;
+        self
     }
 
     /// Fits the frame to a terminal of this many columns.
@@ -62,16 +71,22 @@ impl LiveView {
                 body.push('\n');
             }
         }
-        let footer = format!(
-            "Elapsed {}  (r resets, q or Ctrl+C stops)",
-            duration(elapsed_s)
-        );
+        let footer = format!("Elapsed {}  ({})", duration(elapsed_s), self.controls());
         body.push_str(&fit(&footer, self.columns));
         body.push('\n');
         let mut s = self.clear();
         self.drawn = body.lines().count();
         s.push_str(&body);
         s
+    }
+
+    /// What the user can do, as the footer says it: the keys when they are read, else the signal that resets.
+    fn controls(&self) -> String {
+        if self.keys {
+            "r resets, q or Ctrl+C stops".into()
+        } else {
+            format!("kill -USR1 {} resets, Ctrl+C stops", std::process::id())
+        }
     }
 
     /// The band table: `wide` has a column per band; the narrow one the Great band and the rest summed.
@@ -257,5 +272,21 @@ mod tests {
         );
         assert!(v.clear().starts_with("\x1b["));
         assert_eq!(v.clear(), "");
+    }
+
+    #[test]
+    fn the_footer_names_the_keys_only_when_they_are_read() {
+        let s = Series::new("Cyclic", 1000, None);
+        let mut v = LiveView::new(1000, None, vec![("Cyclic".into(), s.live())]);
+        let f = v.frame(1.0, false);
+        let pid = std::process::id();
+        assert!(
+            f.contains(&format!("(kill -USR1 {pid} resets, Ctrl+C stops)")),
+            "{f}"
+        );
+        assert!(!f.contains("r resets"), "{f}");
+        let mut v = v.with_keys(true);
+        let f = v.frame(2.0, false);
+        assert!(f.contains("(r resets, q or Ctrl+C stops)"), "{f}");
     }
 }
