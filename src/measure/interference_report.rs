@@ -183,9 +183,9 @@ pub struct Interference {
     /// The likeliest causes of the worst wakeup, from the counters of its window (see `suspects`).
     #[serde(default)]
     pub suspects: Vec<Source>,
-    /// Per-window local timer counts, for the median.
+    /// Per-window local timer rates (all, the loop's own), for the medians: a bounded sample, however long the run.
     #[serde(skip)]
-    pub(crate) timer_rates: Vec<(f64, f64)>,
+    pub(crate) timer_rates: super::thin::Thinned<(f64, f64)>,
 }
 
 impl Interference {
@@ -257,13 +257,10 @@ impl Interference {
             v.sort_by(f64::total_cmp);
             v.get(v.len() / 2).copied().unwrap_or(0.0)
         };
-        let loc = med(self.timer_rates.iter().map(|r| r.0).collect());
-        let own = med(self.timer_rates.iter().map(|r| r.1).collect());
-        let ticks = med(self
-            .timer_rates
-            .iter()
-            .map(|r| (r.0 - r.1).max(0.0))
-            .collect());
+        let rates = self.timer_rates.values();
+        let loc = med(rates.iter().map(|r| r.0).collect());
+        let own = med(rates.iter().map(|r| r.1).collect());
+        let ticks = med(rates.iter().map(|r| (r.0 - r.1).max(0.0)).collect());
         let round = |x: f64| (x * 10.0).round() / 10.0;
         let t = traced.unwrap_or(ticks);
         let threads: Vec<String> = self

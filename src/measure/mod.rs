@@ -32,6 +32,7 @@ pub mod session;
 pub mod spec;
 pub mod stats;
 pub mod store;
+pub mod thin;
 pub mod tstamp;
 
 use crate::error::Result;
