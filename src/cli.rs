@@ -226,8 +226,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "KIND,...", value_delimiter = ',', value_parser = parse_load)]
     pub load: Vec<crate::measure::load::LoadKind>,
     /// Record the RT CPU's kernel events (tracefs) and explain the worst cycle: what ran, for how long, which
-    /// fix step removes it; the raw trace is saved beside the result (cyclic mode only, not with --nic)
-    #[arg(long, conflicts_with_all = ["no_trace", "nic"])]
+    /// fix step removes it; with --nic, every CPU and the worst reply's receive path (the NIC's IRQ, NET_RX, the
+    /// receiver's wakeup); the raw trace is saved beside the result
+    #[arg(long, conflicts_with = "no_trace")]
     pub trace: bool,
     /// No kernel trace (the default; the interference counters still run)
     #[arg(long)]

@@ -39,7 +39,7 @@ impl Remedy {
             why: why.into(),
         }
     }
-    fn none(why: &str) -> Self {
+    pub(crate) fn none(why: &str) -> Self {
         Remedy {
             kind: RemedyKind::None,
             id: String::new(),
@@ -60,6 +60,14 @@ impl Remedy {
 /// A device interrupt (a numbered row of /proc/interrupts, an irq_handler_entry).
 pub fn for_irq() -> Remedy {
     Remedy::fix(remedy::IRQ_AFFINITY, "move the IRQ off the RT core")
+}
+
+/// A NIC IRQ that came late after its frame: interrupt moderation (coalescing) holds it back.
+pub fn for_coalescing() -> Remedy {
+    Remedy::fix(
+        remedy::NIC_COALESCE,
+        "interrupt moderation holds the NIC's IRQ back (the wire and the peer are in it too)",
+    )
 }
 
 /// A softirq type as /proc/softirqs and softirq_entry name it.

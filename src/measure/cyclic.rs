@@ -10,7 +10,7 @@ use super::spec::{Placement, RunMode, RunSpec};
 use super::{OSRELEASE, rt};
 use crate::error::Result;
 use crate::host::Host;
-use crate::trace::session::Tracing;
+use crate::trace::session::{Scope, Tracing};
 
 /// Measures `spec` on the checked CPUs; the result carries `label` (run, before, after).
 pub fn run(
@@ -35,7 +35,7 @@ pub fn run(
     // --trace: tracefs set up before the loop starts; the loop's only addition is one trace_marker write a cycle.
     let (tracing, marker) = match spec.trace {
         true => {
-            let (t, m) = Tracing::start(host, at.core, spec.break_us)?;
+            let (t, m) = Tracing::start(host, Scope::Cpu(at.core), spec.break_us)?;
             (Some(t), Some(m))
         }
         false => (None, None),

@@ -137,6 +137,19 @@ pub fn run(
     sock.set_recv_timeout(Duration::from_millis(50))?;
 
     let mut session = Session::begin(host, args, watch)?;
+    // --trace: every CPU, set up before the threads start; the receiver marks each reply (one write a reply).
+    let (tracing, marker) = match args.trace {
+        true => {
+            let scope = crate::trace::session::Scope::Receive {
+                nic: nic.to_string(),
+                core,
+                receive_cpu,
+            };
+            let (t, m) = crate::trace::session::Tracing::start(host, scope, args.break_us)?;
+            (Some(t), Some(m))
+        }
+        false => (None, None),
+    };
     let sock = Arc::new(sock);
     let shared = Arc::new(Shared::new(first_seq));
     let mut sender = Series::new("Sender", args.period_us, args.bucket_width_us);
@@ -179,8 +192,19 @@ pub fn run(
             "rmp-eval-recv",
             receive_cpu,
             args.receive_priority,
-            move || nic_recv::run(&sock, mode, budget_ns, expect_wkc, &shared, receiver, hand),
-        )?
+            move || {
+                nic_recv::run(
+                    &sock, mode, budget_ns, expect_wkc, &shared, receiver, hand, marker,
+                )
+            },
+        )
+    };
+    let rx = match rx {
+        Ok(rx) => rx,
+        Err(e) => {
+            drop(tracing.map(crate::trace::session::Tracing::finish));
+            return Err(e);
+        }
     };
     let plan = Plan::of(args);
     let tx = {
@@ -223,6 +247,7 @@ pub fn run(
                 shared.halt.store(true, Relaxed);
                 shared.sender_done.store(true, Relaxed);
                 let _ = rx.join();
+                drop(tracing.map(crate::trace::session::Tracing::finish));
                 return Err(e);
             }
         }
@@ -283,7 +308,9 @@ pub fn run(
     );
     let counted = counting.counters.report;
     let (sender, ended) = tx.join()?;
-    let (receiver, m, rtt_epoch) = rx.join()?;
+    let joined = rx.join();
+    let trace = tracing.map(crate::trace::session::Tracing::finish);
+    let (receiver, m, rtt_epoch) = joined?;
     let series = session.finish_series(collectors, vec![sender, receiver]);
     let s = session.finish();
     if let Some(e) = &s.hlog_error {
@@ -329,6 +356,6 @@ pub fn run(
         identity: None,
         load: None,
         interference,
-        trace: None,
+        trace,
     })
 }

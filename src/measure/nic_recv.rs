@@ -14,6 +14,7 @@ use super::series::Series;
 use super::spec::Mode;
 use super::tstamp::Stamps;
 use crate::sys::clock::{monotonic_ns as now_ns, realtime_ns};
+use crate::trace::collect::Marker;
 
 /// How long the receiver waits after the last frame was sent for the replies still in flight.
 const DRAIN_NS: u64 = 200_000_000;
@@ -108,7 +109,9 @@ const PENDING: usize = 32;
 /// Takes replies until the sender is done and the last ones had time to come back, or until replies stop.
 /// Records the inter-arrival period of the replies in `series` (the original's Receiver row). `sock` must have a
 /// receive timeout: the loop looks at the flags, and hands its round trips to the main thread (`hand`), between
-/// frames. Returns the last interval of round trips and its reset generation.
+/// frames. Returns the last interval of round trips and its reset generation. With `marker` (--trace), each
+/// matched reply is marked in the trace: its frame index, its send time and its round trip as this thread saw them.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     sock: &RawSocket,
     mode: Mode,
@@ -117,6 +120,7 @@ pub fn run(
     sh: &Shared,
     mut series: Series,
     mut hand: Handover,
+    marker: Option<Marker>,
 ) -> (Series, Matcher, u64) {
     let mut m = Matcher::new(sh.first_seq, budget_ns, expect_wkc);
     // The run's totals for the live line and the end of the drain (the matcher's are per interval and reset).
@@ -144,9 +148,17 @@ pub fn run(
                         }
                         let before = m.counts.matched;
                         let wkc = (mode == Mode::Ecat).then_some(reply.wkc);
-                        m.on_reply(reply.seq, wkc, r.stamps, realtime_ns(), sent, send_time);
+                        let real = realtime_ns();
+                        m.on_reply(reply.seq, wkc, r.stamps, real, sent, send_time);
                         if m.counts.matched > before {
                             matched += 1;
+                            // One write(2) from a stack buffer: the send in CLOCK_MONOTONIC (the trace clock) is
+                            // now less the round trip this thread saw (send()'s realtime stamp to now).
+                            if let Some(mk) = &marker {
+                                let rtt = real.saturating_sub(send_time(reply.seq));
+                                let frame = u64::from(reply.seq.wrapping_sub(sh.first_seq));
+                                mk.mark(frame, now.saturating_sub(rtt), rtt);
+                            }
                             last_reply = now;
                             if prev_rx != 0 {
                                 series.record(now - prev_rx, None);

@@ -78,10 +78,17 @@ fn counters(i: &Interference) -> String {
 }
 
 fn trace(t: &TraceReport) -> String {
+    let (scope, unit) = match &t.nic {
+        Some(nic) => (
+            format!("the receive path on {nic}, every CPU"),
+            ("reply", "replies"),
+        ),
+        None => (format!("CPU {}", t.cpu), ("cycle", "cycles")),
+    };
     let mut s = format!(
-        "\nTrace of CPU {} ({} cycles marked{}{}):\n",
-        t.cpu,
+        "\nTrace of {scope} ({} {} marked{}{}):\n",
         t.marks,
+        unit.1,
         t.break_us
             .map(|b| format!(", {} over {b} µs", t.over_break))
             .unwrap_or_default(),
@@ -93,15 +100,18 @@ fn trace(t: &TraceReport) -> String {
     );
     for e in &t.explained {
         s.push_str(&format!(
-            "  cycle {}: {}\n",
+            "  {} {}: {}\n",
+            unit.0,
             e.cycle,
             crate::checks::sanitize(&e.verdict, 400)
         ));
     }
     if let Some(e) = t.explained.first() {
         s.push_str(&format!(
-            "  timeline of cycle {} (µs from the deadline):\n",
-            e.cycle
+            "  timeline of {} {} (µs from the {}):\n",
+            unit.0,
+            e.cycle,
+            if t.nic.is_some() { "send" } else { "deadline" }
         ));
         for st in e.timeline.iter().filter(|st| st.at_us >= -200.0) {
             s.push_str(&format!(
@@ -112,7 +122,7 @@ fn trace(t: &TraceReport) -> String {
         }
     }
     if t.explained.is_empty() {
-        s.push_str("  no late cycle was kept\n");
+        s.push_str(&format!("  no late {} was kept\n", unit.0));
     }
     if let Some(f) = &t.file {
         s.push_str(&format!("  raw trace: {f}\n"));

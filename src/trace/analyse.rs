@@ -5,27 +5,10 @@
 
 use super::model::verdict;
 pub use super::model::{Culprit, Explanation, Kind, Mark, Step, mark};
-use crate::measure::cause;
+use super::walk::{Holder, Walk};
 use crate::parse::ftrace::{self, Line};
 
-/// Who holds the CPU: the task at the bottom, interrupts and softirqs nested on it.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct Holder {
-    kind: Kind,
-    name: String,
-    id: Option<u64>,
-    prio: Option<String>,
-}
-
 const TIMELINE_MAX: usize = 60;
-
-fn prio_text(kernel_prio: i64) -> String {
-    match kernel_prio {
-        p if p < 0 => "DEADLINE".into(),
-        p if p < 100 => format!("FIFO/RR {}", 99 - p),
-        _ => "normal".into(),
-    }
-}
 
 /// Explains the last rmp-eval marker of `text` (one window, one CPU). None when the window holds no marker.
 pub fn explain(text: &str, core: usize) -> Option<Explanation> {
@@ -49,16 +32,10 @@ pub fn explain(text: &str, core: usize) -> Option<Explanation> {
     };
     let rel = |t: u64| (t as f64 - d as f64) / 1000.0;
     let first = lines.first()?;
-    let mut stack = vec![Holder {
-        kind: Kind::Thread,
-        name: first.comm.to_string(),
-        id: Some(u64::from(first.pid)),
-        prio: None,
-    }];
+    let mut walk = Walk::new(first);
     let mut segments: Vec<(Holder, u64, u64)> = Vec::new();
     let (mut timer_at, mut woken_at, mut running_at) = (None, None, None);
     let mut last_hrtimer: Option<(u64, bool)> = None;
-    let mut last_t = first.ts_ns;
     let mut timeline = Vec::new();
     // The timeline starts at the last context switch before the deadline (what was running then).
     let start = lines[..=mi]
@@ -66,155 +43,76 @@ pub fn explain(text: &str, core: usize) -> Option<Explanation> {
         .rev()
         .find(|l| l.event == "sched_switch" && l.ts_ns <= d)
         .map_or(first.ts_ns, |l| l.ts_ns);
-    // Priorities seen in wakeups and switches, for a task whose switch-in was lost.
-    let mut prios: std::collections::HashMap<u64, String> = Default::default();
     let mut at_deadline: Option<Holder> = None;
     for l in &lines[..=mi] {
-        // Every line names the task that had the CPU (interrupt lines name the task they interrupted): when it is
-        // not the one the last sched_switch named, events were lost; the line is the truth.
-        if stack[0].id != Some(u64::from(l.pid)) && l.event != "sched_switch" {
-            let id = u64::from(l.pid);
-            stack.truncate(1);
-            stack[0] = Holder {
-                kind: Kind::Thread,
-                name: l.comm.to_string(),
-                id: Some(id),
-                prio: prios.get(&id).cloned(),
-            };
-        }
+        let (held, from, to) = walk.span(l);
         if l.ts_ns > d && at_deadline.is_none() {
-            at_deadline = Some(stack[0].clone());
+            at_deadline = Some(walk.task().clone());
         }
-        let (a, b) = (last_t.max(d), l.ts_ns.min(w));
+        let (a, b) = (from.max(d), to.min(w));
         if b > a {
-            segments.push((
-                stack.last().expect("the task is never popped").clone(),
-                a,
-                b,
-            ));
+            segments.push((held, a, b));
         }
-        last_t = l.ts_ns;
         let f = ftrace::fields(l.body);
-        let mut note: Option<String> = None;
-        match l.event {
+        walk.apply(l, &f);
+        let note: Option<String> = match l.event {
             "sched_switch" => {
-                let pid = ftrace::num(&f, "next_pid");
-                let prio = ftrace::get(&f, "next_prio").and_then(|p| p.parse::<i64>().ok());
-                stack.truncate(1);
-                stack[0] = Holder {
-                    kind: Kind::Thread,
-                    name: ftrace::get(&f, "next_comm").unwrap_or("?").to_string(),
-                    id: pid,
-                    prio: prio.map(prio_text),
-                };
-                if pid == Some(u64::from(rt.pid)) && l.ts_ns >= d {
+                let t = walk.task();
+                if t.id == Some(u64::from(rt.pid)) && l.ts_ns >= d {
                     running_at.get_or_insert(l.ts_ns);
                 }
-                note = Some(format!(
+                Some(format!(
                     "switch {} ({}) → {} ({}{})",
                     ftrace::get(&f, "prev_comm").unwrap_or("?"),
                     ftrace::get(&f, "prev_pid").unwrap_or("?"),
-                    stack[0].name,
-                    pid.unwrap_or(0),
-                    stack[0]
-                        .prio
+                    t.name,
+                    t.id.unwrap_or(0),
+                    t.prio
                         .as_deref()
                         .map(|p| format!(", {p}"))
                         .unwrap_or_default()
-                ));
+                ))
             }
-            "sched_wakeup" | "sched_waking" => {
-                if let (Some(pid), Some(p)) = (
-                    ftrace::num(&f, "pid"),
-                    ftrace::get(&f, "prio").and_then(|p| p.parse::<i64>().ok()),
-                ) {
-                    prios.insert(pid, prio_text(p));
+            "sched_wakeup" | "sched_waking"
+                if ftrace::num(&f, "pid") == Some(u64::from(rt.pid)) && l.ts_ns + 1000 >= d =>
+            {
+                if l.event == "sched_wakeup" {
+                    woken_at.get_or_insert(l.ts_ns);
                 }
-                if ftrace::num(&f, "pid") == Some(u64::from(rt.pid)) && l.ts_ns + 1000 >= d {
-                    if l.event == "sched_wakeup" {
-                        woken_at.get_or_insert(l.ts_ns);
-                    }
-                    if let Some((t, true)) = last_hrtimer {
-                        timer_at.get_or_insert(t);
-                    }
-                    note = Some(format!("{} {}", l.event, rt.comm));
+                if let Some((t, true)) = last_hrtimer {
+                    timer_at.get_or_insert(t);
                 }
+                Some(format!("{} {}", l.event, rt.comm))
             }
-            "irq_handler_entry" => {
-                let name = ftrace::get(&f, "name").unwrap_or("?").to_string();
-                note = Some(format!(
-                    "IRQ {} ({name}) enters",
-                    ftrace::get(&f, "irq").unwrap_or("?")
-                ));
-                stack.push(Holder {
-                    kind: Kind::Irq,
-                    name,
-                    id: ftrace::num(&f, "irq"),
-                    prio: None,
-                });
-            }
-            "softirq_entry" => {
-                let name = ftrace::get(&f, "action").unwrap_or("?").to_string();
-                note = Some(format!("softirq {name} enters"));
-                stack.push(Holder {
-                    kind: Kind::Softirq,
-                    name,
-                    id: None,
-                    prio: None,
-                });
-            }
+            "irq_handler_entry" => Some(format!(
+                "IRQ {} ({}) enters",
+                ftrace::get(&f, "irq").unwrap_or("?"),
+                ftrace::get(&f, "name").unwrap_or("?")
+            )),
+            "softirq_entry" => Some(format!(
+                "softirq {} enters",
+                ftrace::get(&f, "action").unwrap_or("?")
+            )),
             "hrtimer_expire_entry" => {
-                let func = ftrace::get(&f, "function").unwrap_or("?").to_string();
+                let func = ftrace::get(&f, "function").unwrap_or("?");
                 last_hrtimer = Some((l.ts_ns, func == "hrtimer_wakeup"));
-                note = Some(format!("hrtimer {func}"));
-                stack.push(Holder {
-                    kind: Kind::Timer,
-                    name: func,
-                    id: None,
-                    prio: None,
-                });
+                Some(format!("hrtimer {func}"))
             }
-            "ipi_entry" => {
-                let name = l.body.trim_matches(|c| c == '(' || c == ')').to_string();
-                note = Some(format!("IPI {name}"));
-                stack.push(Holder {
-                    kind: Kind::Interrupt,
-                    name,
-                    id: None,
-                    prio: None,
-                });
-            }
+            "ipi_entry" => Some(format!(
+                "IPI {}",
+                l.body.trim_matches(|c| c == '(' || c == ')')
+            )),
             ev if ev.ends_with("_entry") && !ev.starts_with("tasklet") => {
-                let name = ev.trim_end_matches("_entry").to_string();
-                note = Some(format!("{name} interrupt"));
-                stack.push(Holder {
-                    kind: Kind::Interrupt,
-                    name,
-                    id: None,
-                    prio: None,
-                });
+                Some(format!("{} interrupt", ev.trim_end_matches("_entry")))
             }
-            ev if ev.ends_with("_exit") || ev == "ipi_exit" => {
-                let kind = match ev {
-                    "irq_handler_exit" => Kind::Irq,
-                    "softirq_exit" => Kind::Softirq,
-                    "hrtimer_expire_exit" => Kind::Timer,
-                    _ => Kind::Interrupt,
-                };
-                if stack.len() > 1 && stack.last().is_some_and(|h| h.kind == kind) {
-                    stack.pop();
-                }
-            }
-            "tracing_mark_write" if std::ptr::eq(l, rt) => {
-                note = Some(format!(
-                    "{} marks cycle {} (late {:.1} µs)",
-                    rt.comm,
-                    m.cycle,
-                    m.lat_ns as f64 / 1000.0
-                ));
-            }
-            _ => {}
-        }
+            "tracing_mark_write" if std::ptr::eq(l, rt) => Some(format!(
+                "{} marks cycle {} (late {:.1} µs)",
+                rt.comm,
+                m.cycle,
+                m.lat_ns as f64 / 1000.0
+            )),
+            _ => None,
+        };
         if let (Some(n), true) = (note, l.ts_ns >= start && timeline.len() < TIMELINE_MAX) {
             timeline.push(Step {
                 at_us: rel(l.ts_ns),
@@ -246,35 +144,13 @@ pub fn explain(text: &str, core: usize) -> Option<Explanation> {
             *ran.entry(h).or_default() += b - a;
         }
     }
-    let mut culprits: Vec<Culprit> = ran
-        .into_iter()
-        .map(|(h, ns)| Culprit {
-            remedy: match h.kind {
-                Kind::Thread => cause::for_task(&h.name),
-                Kind::Irq => cause::for_irq(),
-                Kind::Softirq => cause::for_softirq(&h.name),
-                Kind::Interrupt => cause::for_arch(&h.name),
-                Kind::Timer if h.name.starts_with("tick") => cause::for_arch("tick"),
-                Kind::Timer => cause::for_arch(&h.name),
-            },
-            kind: h.kind,
-            name: h.name,
-            id: h.id,
-            prio: h.prio,
-            ran_us: ns as f64 / 1000.0,
-        })
-        .collect();
+    let mut culprits: Vec<Culprit> = ran.into_iter().map(|(h, ns)| h.culprit(ns)).collect();
     culprits.sort_by(|a, b| b.ran_us.total_cmp(&a.ran_us));
     let late_us = m.lat_ns as f64 / 1000.0;
     let idle_us = idle_ns as f64 / 1000.0;
-    let holder = at_deadline.filter(|h| h.id != Some(0)).map(|h| Culprit {
-        kind: h.kind,
-        remedy: cause::for_task(&h.name),
-        name: h.name,
-        id: h.id,
-        prio: h.prio,
-        ran_us: 0.0,
-    });
+    let holder = at_deadline
+        .filter(|h| h.id != Some(0))
+        .map(|h| h.culprit(0));
     let verdict = verdict(
         core,
         late_us,
@@ -294,6 +170,7 @@ pub fn explain(text: &str, core: usize) -> Option<Explanation> {
         culprits,
         timeline,
         verdict,
+        path: None,
     })
 }
 

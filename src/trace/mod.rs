@@ -5,5 +5,8 @@
 pub mod analyse;
 pub mod collect;
 pub mod model;
+pub mod receive;
+mod receive_judge;
 pub mod session;
 pub mod tracefs;
+pub(crate) mod walk;

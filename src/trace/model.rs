@@ -31,6 +31,9 @@ pub struct Culprit {
     /// Time it held the CPU between the deadline and the RT thread running.
     pub ran_us: f64,
     pub remedy: Remedy,
+    /// The CPU it ran on, when the trace covers more than one (NIC mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<usize>,
 }
 
 impl Culprit {
@@ -70,6 +73,51 @@ pub struct Explanation {
     pub culprits: Vec<Culprit>,
     pub timeline: Vec<Step>,
     pub verdict: String,
+    /// NIC mode: the reply's way from the NIC to the receiver thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<ReceivePath>,
+}
+
+/// One event on a reply's receive path, at µs from the send.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PathEvent {
+    pub cpu: usize,
+    pub at_us: f64,
+    /// How long it ran (an IRQ handler, a softirq), when it has an end.
+    pub ran_us: Option<f64>,
+    /// IRQ action, the task a softirq ran in (ksoftirqd/N or the task it interrupted), the waker's name.
+    pub name: String,
+    /// IRQ number, or the waker's pid.
+    pub id: Option<u64>,
+}
+
+/// A stretch of the round trip and what would shorten it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Phase {
+    /// "wire_and_peer", "kernel_receive", "wakeup", "receiver".
+    pub name: String,
+    pub us: f64,
+    pub remedy: Remedy,
+}
+
+/// NIC mode: what the trace shows of one reply from the send to the receiver thread's marker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReceivePath {
+    pub nic: String,
+    /// The NIC's interrupt that started the receive (none on a veth: the peer's send delivers it).
+    pub irq: Option<PathEvent>,
+    /// The frame handed to the stack (netif_rx: a veth, RPS) before NET_RX.
+    pub netif_rx: Option<PathEvent>,
+    /// The NET_RX softirq that delivered the frame (netif_receive_skb on `nic` inside it).
+    pub net_rx: Option<PathEvent>,
+    /// netif_receive_skb of the frame on `nic`.
+    pub received: Option<PathEvent>,
+    /// The receiver thread woken (sched_waking): the waker's CPU and name; `woken_cpu` is where it was sent.
+    pub woken: Option<PathEvent>,
+    pub woken_cpu: Option<usize>,
+    /// The receiver thread switched in.
+    pub running: Option<PathEvent>,
+    pub phases: Vec<Phase>,
 }
 
 /// The marker the RT loop writes at each wakeup: "rmp-eval c=CYCLE dl=DEADLINE_NS lat=LATENCY_NS".

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::analyse::{Explanation, explain};
 use super::collect::{Collected, Collector, Keep, Marker};
+use super::receive;
 use super::tracefs::{TraceError, Tracefs};
 use crate::host::Host;
 
@@ -30,36 +31,64 @@ pub struct TraceReport {
     pub file: Option<String>,
     /// The kept windows explained, worst first.
     pub explained: Vec<Explanation>,
+    /// NIC mode: the interface whose replies were traced (every online CPU, the receive path); None: the RT CPU.
+    #[serde(default)]
+    pub nic: Option<String>,
     /// The text saved into `file`.
     #[serde(skip)]
     pub raw: String,
 }
 
+/// What is traced.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scope {
+    /// The cyclic loop's CPU only.
+    Cpu(usize),
+    /// NIC mode: every online CPU (the NIC's IRQ and NET_RX can run anywhere), the replies on `nic` marked by the
+    /// receiver thread on `receive_cpu`; `core` is the sender's.
+    Receive {
+        nic: String,
+        core: usize,
+        receive_cpu: usize,
+    },
+}
+
 pub struct Tracing {
     fs: Tracefs,
     collector: Collector,
-    cpu: usize,
+    scope: Scope,
     break_us: Option<u32>,
 }
 
 impl Tracing {
-    /// Sets tracefs up for `cpu` and starts the reader; the Marker goes to the RT loop.
+    /// Sets tracefs up for the scope and starts the reader; the Marker goes to the RT loop (NIC mode: the
+    /// receiver).
     pub fn start(
         host: &Host,
-        cpu: usize,
+        scope: Scope,
         break_us: Option<u32>,
     ) -> Result<(Tracing, Marker), TraceError> {
         let mut fs = Tracefs::open(host)?;
-        fs.configure(cpu)?;
+        let (cpus, rt, pipe_cpu) = match &scope {
+            Scope::Cpu(c) => (vec![*c], vec![*c], Some(*c)),
+            Scope::Receive {
+                core, receive_cpu, ..
+            } => (
+                crate::checks::machine::online_cpus(host)?,
+                vec![*core, *receive_cpu],
+                None,
+            ),
+        };
+        fs.configure(&cpus, pipe_cpu.is_none())?;
         let marker = Marker::new(fs.marker()?);
         let keep = break_us.map_or(Keep::Worst, |b| Keep::Over(u64::from(b) * 1000));
-        let collector = Collector::spawn(fs.pipe(cpu)?, keep, vec![cpu])
+        let collector = Collector::spawn(fs.pipe(pipe_cpu)?, keep, rt)
             .map_err(|e| TraceError::Io("starting the trace reader".into(), e))?;
         Ok((
             Tracing {
                 fs,
                 collector,
-                cpu,
+                scope,
                 break_us,
             },
             marker,
@@ -72,7 +101,7 @@ impl Tracing {
         let c = self.collector.finish();
         let report = report(
             &c,
-            self.cpu,
+            &self.scope,
             self.break_us,
             &self.fs.events,
             self.fs.timerlat,
@@ -84,14 +113,23 @@ impl Tracing {
 
 fn report(
     c: &Collected,
-    cpu: usize,
+    scope: &Scope,
     break_us: Option<u32>,
     events: &[String],
     timerlat: bool,
 ) -> TraceReport {
     let span = c.last_ns.saturating_sub(c.first_ns) as f64 / 1e9;
+    let (cpu, what) = match scope {
+        Scope::Cpu(c) => (*c, format!("CPU {c}")),
+        Scope::Receive {
+            nic, receive_cpu, ..
+        } => (
+            *receive_cpu,
+            format!("every CPU, replies on {nic} (markers: c=FRAME dl=SENT_NS lat=RTT_NS)"),
+        ),
+    };
     let mut raw = format!(
-        "# rmp-eval run --trace: CPU {cpu}, trace_clock mono, events {}\n# the windows before late cycles (from \
+        "# rmp-eval run --trace: {what}, trace_clock mono, events {}\n# the windows before late cycles (from \
          the previous cycle's marker to the late one's), worst first; markers are \"rmp-eval c=CYCLE dl=DEADLINE_NS \
          lat=LATENCY_NS\"\n",
         events.join(",")
@@ -117,8 +155,19 @@ fn report(
         explained: c
             .windows
             .iter()
-            .filter_map(|w| explain(&w.text, cpu))
+            .filter_map(|w| match scope {
+                Scope::Cpu(c) => explain(&w.text, *c),
+                Scope::Receive {
+                    nic,
+                    core,
+                    receive_cpu,
+                } => receive::explain(&w.text, nic, &[*core, *receive_cpu]),
+            })
             .collect(),
+        nic: match scope {
+            Scope::Receive { nic, .. } => Some(nic.clone()),
+            Scope::Cpu(_) => None,
+        },
         raw,
     }
 }

@@ -42,6 +42,9 @@ pub const EVENTS: &[&str] = &[
     "net/netif_receive_skb",
 ];
 
+/// NIC mode adds the frame's way in: where it entered (netif_rx), where NET_RX was raised, and the sends.
+pub const NIC_EVENTS: &[&str] = &["net/netif_rx", "net/net_dev_xmit", "irq/softirq_raise"];
+
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
     #[error("no tracefs: {TRACEFS} cannot be mounted here (kernel without CONFIG_TRACING?)")]
@@ -86,16 +89,6 @@ pub fn restorable(raw: &str) -> String {
         return e.trim_end_matches(')').to_string();
     }
     raw.to_string()
-}
-
-/// tracing_cpumask for one CPU: hex words of 32 bits, comma-separated, most significant first.
-pub fn cpumask(cpu: usize) -> String {
-    let words = cpu / 32 + 1;
-    (0..words)
-        .rev()
-        .map(|w| format!("{:08x}", if w == cpu / 32 { 1u32 << (cpu % 32) } else { 0 }))
-        .collect::<Vec<_>>()
-        .join(",")
 }
 
 impl Tracefs {
@@ -149,9 +142,9 @@ impl Tracefs {
         Ok(())
     }
 
-    /// Records `EVENTS` on `cpu` only, on CLOCK_MONOTONIC (so the loop's deadlines are trace times), into a
-    /// cleared per-CPU buffer. Refuses when someone else is tracing.
-    pub fn configure(&mut self, cpu: usize) -> Result<(), TraceError> {
+    /// Records `EVENTS` (and with `nic`, NIC_EVENTS) on `cpus` only, on CLOCK_MONOTONIC (so the loop's deadlines
+    /// are trace times), into cleared per-CPU buffers. Refuses when someone else is tracing.
+    pub fn configure(&mut self, cpus: &[usize], nic: bool) -> Result<(), TraceError> {
         let tracer = self.read("current_tracer")?.trim().to_string();
         let enabled = self.read("set_event")?;
         if tracer != "nop" || !enabled.trim().is_empty() {
@@ -162,11 +155,15 @@ impl Tracefs {
         }
         self.set("tracing_on", "0")?;
         self.set("trace_clock", "mono")?;
-        self.set("tracing_cpumask", &cpumask(cpu))?;
-        self.set(&format!("per_cpu/cpu{cpu}/buffer_size_kb"), BUFFER_KB)?;
-        self.host
-            .write_value(&self.abs(&format!("per_cpu/cpu{cpu}/trace")), "")?;
-        for e in EVENTS {
+        // The mask in the kernel's format (parse::mask, the one writer of masks).
+        self.set("tracing_cpumask", &crate::parse::mask::format(cpus, 0))?;
+        for cpu in cpus {
+            self.set(&format!("per_cpu/cpu{cpu}/buffer_size_kb"), BUFFER_KB)?;
+            self.host
+                .write_value(&self.abs(&format!("per_cpu/cpu{cpu}/trace")), "")?;
+        }
+        let extra = if nic { NIC_EVENTS } else { &[] };
+        for e in EVENTS.iter().chain(extra) {
             let rel = format!("events/{e}/enable");
             if self.host.exists(&self.abs(&rel)) {
                 self.set(&rel, "1")?;
@@ -177,11 +174,14 @@ impl Tracefs {
         self.set("tracing_on", "1")
     }
 
-    /// The CPU's consuming reader, non-blocking: a blocked reader would be woken by irq_work on the RT CPU.
-    pub fn pipe(&self, cpu: usize) -> Result<File, TraceError> {
-        let p = self
-            .host
-            .path(&self.abs(&format!("per_cpu/cpu{cpu}/trace_pipe")));
+    /// The consuming reader of one CPU (or with None, of all, merged in time order), non-blocking: a blocked
+    /// reader would be woken by irq_work on the RT CPU.
+    pub fn pipe(&self, cpu: Option<usize>) -> Result<File, TraceError> {
+        let rel = match cpu {
+            Some(cpu) => format!("per_cpu/cpu{cpu}/trace_pipe"),
+            None => "trace_pipe".to_string(),
+        };
+        let p = self.host.path(&self.abs(&rel));
         std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NONBLOCK)
@@ -241,8 +241,6 @@ mod tests {
         );
         assert_eq!(restorable("7 (expanded: 1408)\n"), "1408");
         assert_eq!(restorable("3\n"), "3");
-        assert_eq!(cpumask(1), "00000002");
-        assert_eq!(cpumask(35), "00000008,00000000");
     }
 
     #[test]

@@ -1,0 +1,238 @@
+//! NIC mode: one reply's receive path explained from the trace of every CPU — from the send (the marker's `dl`)
+//! to the receiver thread's marker: the NIC's IRQ (which IRQ, which CPU), the frame handed to the stack (netif_rx),
+//! the NET_RX softirq that delivered it (which CPU, in which task), the receiver's wakeup (by whom, from which
+//! CPU) and what held the receiver's CPU until it ran. The round trip is cut into phases, each with the fix step
+//! that would shorten it.
+
+use super::model::{Culprit, Explanation, Kind, PathEvent, ReceivePath, Step, mark};
+use super::receive_judge::judge;
+use super::walk::Walk;
+use crate::parse::ftrace::{self, Line};
+
+fn ev(l: &Line, d: u64, name: &str, id: Option<u64>) -> PathEvent {
+    PathEvent {
+        cpu: l.cpu,
+        at_us: (l.ts_ns as f64 - d as f64) / 1000.0,
+        ran_us: None,
+        name: name.to_string(),
+        id,
+    }
+}
+
+/// The first line after `from` on `cpu` that `is` accepts, and its time.
+fn next_on(lines: &[Line], from: usize, cpu: usize, is: impl Fn(&Line) -> bool) -> Option<u64> {
+    lines[from..]
+        .iter()
+        .find(|l| l.cpu == cpu && is(l))
+        .map(|l| l.ts_ns)
+}
+
+fn is_net_rx(l: &Line, event: &str) -> bool {
+    l.event == event && l.body.contains("action=NET_RX")
+}
+
+fn dev_is(l: &Line, event: &str, nic: &str) -> bool {
+    l.event == event && ftrace::get(&ftrace::fields(l.body), "dev") == Some(nic)
+}
+
+/// Explains the last marker of `text` (all CPUs, in time order): the reply whose receiver wrote it, on `nic`.
+/// `rt_cpus`: the sender's and the receiver's CPUs (work there is interference; elsewhere it is housekeeping).
+pub fn explain(text: &str, nic: &str, rt_cpus: &[usize]) -> Option<Explanation> {
+    let mut lines: Vec<Line> = text.lines().filter_map(ftrace::parse_line).collect();
+    lines.sort_by_key(|l| l.ts_ns);
+    let (mi, m) = lines
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(i, l)| mark(l).map(|m| (i, m)))?;
+    let mk = &lines[mi];
+    let (w, me) = (mk.ts_ns, u64::from(mk.pid));
+    // The send in trace time: the marker's dl when the trace clock is CLOCK_MONOTONIC (as set), else W − RTT.
+    let d = if m.deadline_ns <= w && w - m.deadline_ns < m.lat_ns + 1_000_000 {
+        m.deadline_ns
+    } else {
+        w.saturating_sub(m.lat_ns)
+    };
+    let rel = |t: u64| (t as f64 - d as f64) / 1000.0;
+    // µs resolution of the text: a line stamped 1 µs before the send may still be after it.
+    let lo = lines.partition_point(|l| l.ts_ns + 1000 < d);
+    let last = |is: &dyn Fn(&Line) -> bool, before: usize| {
+        (lo..before.min(mi)).rev().find(|&i| is(&lines[i]))
+    };
+    let waking = ["sched_waking", "sched_wakeup"].into_iter().find_map(|e| {
+        last(
+            &|l: &Line| l.event == e && ftrace::num(&ftrace::fields(l.body), "pid") == Some(me),
+            mi,
+        )
+    });
+    // Without a wakeup since the previous reply, this one was already queued when the receiver asked for it: the
+    // frames received in this window are later ones, so none of them is taken for it.
+    let ri = waking.and_then(|wi| last(&|l: &Line| dev_is(l, "netif_receive_skb", nic), wi));
+    let mut path = ReceivePath {
+        nic: nic.to_string(),
+        irq: None,
+        netif_rx: None,
+        net_rx: None,
+        received: ri.map(|i| ev(&lines[i], d, lines[i].comm, Some(u64::from(lines[i].pid)))),
+        woken: None,
+        woken_cpu: None,
+        running: None,
+        phases: Vec::new(),
+    };
+    // The NET_RX that delivered it: the one open on that CPU at netif_receive_skb.
+    let mut rx_start = ri;
+    if let Some(ri) = ri {
+        let cpu = lines[ri].cpu;
+        if let Some(si) = last(
+            &|l: &Line| l.cpu == cpu && is_net_rx(l, "softirq_entry"),
+            ri,
+        ) {
+            let s = &lines[si];
+            let end = next_on(&lines, ri, cpu, |l| is_net_rx(l, "softirq_exit"));
+            path.net_rx = Some(PathEvent {
+                ran_us: end.map(|e| (e - s.ts_ns) as f64 / 1000.0),
+                ..ev(s, d, s.comm, Some(u64::from(s.pid)))
+            });
+            rx_start = Some(si);
+        }
+        path.netif_rx = last(&|l: &Line| dev_is(l, "netif_rx", nic), ri)
+            .map(|i| ev(&lines[i], d, lines[i].comm, None));
+    }
+    // The NIC's IRQ: one named after the interface, or one that raised NET_RX on the CPU where it ran.
+    if let Some(before) = rx_start {
+        let raised_rx = |i: usize| {
+            let cpu = lines[i].cpu;
+            lines[i..before]
+                .iter()
+                .filter(|l| l.cpu == cpu)
+                .take_while(|l| l.event != "irq_handler_exit")
+                .any(|l| is_net_rx(l, "softirq_raise"))
+        };
+        let irq = last(
+            &|l: &Line| {
+                l.event == "irq_handler_entry"
+                    && ftrace::get(&ftrace::fields(l.body), "name").is_some_and(|n| n.contains(nic))
+            },
+            before,
+        )
+        .or_else(|| {
+            (lo..before)
+                .rev()
+                .find(|&i| lines[i].event == "irq_handler_entry" && raised_rx(i))
+        });
+        path.irq = irq.map(|i| {
+            let l = &lines[i];
+            let f = ftrace::fields(l.body);
+            let end = next_on(&lines, i, l.cpu, |x| x.event == "irq_handler_exit");
+            PathEvent {
+                ran_us: end.map(|e| (e - l.ts_ns) as f64 / 1000.0),
+                ..ev(
+                    l,
+                    d,
+                    ftrace::get(&f, "name").unwrap_or("?"),
+                    ftrace::num(&f, "irq"),
+                )
+            }
+        });
+    }
+    let mut wait: Vec<Culprit> = Vec::new();
+    let mut idle_ns = 0;
+    if let Some(wi) = waking {
+        let l = &lines[wi];
+        path.woken = Some(ev(l, d, l.comm, Some(u64::from(l.pid))));
+        path.woken_cpu = ftrace::num(&ftrace::fields(l.body), "target_cpu").map(|c| c as usize);
+        // Switched in, or (the switch lost) the first line it wrote: at the latest, its marker.
+        let run = lines[wi + 1..=mi].iter().find(|l| {
+            l.pid == mk.pid
+                || l.event == "sched_switch"
+                    && ftrace::num(&ftrace::fields(l.body), "next_pid") == Some(me)
+        });
+        if let Some(r) = run {
+            path.running = Some(ev(r, d, mk.comm, Some(me)));
+            // What held the receiver's CPU from the wakeup until it ran.
+            let on: Vec<&Line> = lines[..mi].iter().filter(|x| x.cpu == r.cpu).collect();
+            if let Some(first) = on.first() {
+                let mut walk = Walk::new(first);
+                let mut ran: std::collections::BTreeMap<_, u64> = Default::default();
+                for x in on.iter().take_while(|x| x.ts_ns <= r.ts_ns) {
+                    let (h, a, b) = walk.span(x);
+                    let (a, b) = (a.max(l.ts_ns), b.min(r.ts_ns));
+                    if b > a {
+                        match h.id {
+                            Some(0) if h.kind == Kind::Thread => idle_ns += b - a,
+                            id if id == Some(me) && h.kind == Kind::Thread => {}
+                            _ => *ran.entry(h).or_default() += b - a,
+                        }
+                    }
+                    walk.apply(x, &ftrace::fields(x.body));
+                }
+                wait.extend(ran.into_iter().map(|(h, ns)| Culprit {
+                    cpu: Some(r.cpu),
+                    ..h.culprit(ns)
+                }));
+                wait.sort_by(|a, b| b.ran_us.total_cmp(&a.ran_us));
+            }
+        }
+    }
+    let (woken_us, running_us) = (
+        path.woken.as_ref().map(|e| e.at_us),
+        path.running.as_ref().map(|e| e.at_us),
+    );
+    let (culprits, verdict) = judge(&mut path, wait, rt_cpus, rel(w), m.cycle, m.lat_ns);
+    let mut timeline: Vec<Step> = vec![Step {
+        at_us: 0.0,
+        what: format!("frame {} sent", m.cycle),
+    }];
+    let step = |e: &Option<PathEvent>, what: &dyn Fn(&PathEvent) -> String| {
+        e.as_ref().map(|e| Step {
+            at_us: e.at_us,
+            what: format!("CPU {}: {}", e.cpu, what(e)),
+        })
+    };
+    timeline.extend(
+        [
+            step(&path.irq, &|e| {
+                format!("IRQ {} ({}) enters", e.id.unwrap_or(0), e.name)
+            }),
+            step(&path.netif_rx, &|e| {
+                format!("netif_rx on {nic} (in {})", e.name)
+            }),
+            step(&path.net_rx, &|e| {
+                format!("softirq NET_RX enters (in {})", e.name)
+            }),
+            step(&path.received, &|_| format!("netif_receive_skb on {nic}")),
+            step(&path.woken, &|e| format!("{} wakes {}", e.name, mk.comm)),
+            step(&path.running, &|e| format!("switch → {} ({})", e.name, me)),
+        ]
+        .into_iter()
+        .flatten(),
+    );
+    timeline.push(Step {
+        at_us: rel(w),
+        what: format!(
+            "CPU {}: {} marks frame {} (RTT {:.1} µs)",
+            mk.cpu,
+            mk.comm,
+            m.cycle,
+            m.lat_ns as f64 / 1000.0
+        ),
+    });
+    timeline.sort_by(|a, b| a.at_us.total_cmp(&b.at_us));
+    Some(Explanation {
+        cycle: m.cycle,
+        late_us: m.lat_ns as f64 / 1000.0,
+        cpu: path.running.as_ref().map_or(mk.cpu, |r| r.cpu),
+        timer_us: None,
+        woken_us,
+        running_us,
+        idle_us: idle_ns as f64 / 1000.0,
+        culprits,
+        timeline,
+        verdict,
+        path: Some(path),
+    })
+}
+
+#[cfg(test)]
+#[path = "receive_tests.rs"]
+mod tests;

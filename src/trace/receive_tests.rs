@@ -1,0 +1,98 @@
+//! Tests of the receive-path analysis on windows captured from `run --nic --trace` on a veth pair (the sample's
+//! header says how).
+use super::*;
+use crate::measure::cause;
+
+const SAMPLE: &str =
+    include_str!("../../tests/fixtures/samples/trace-firecracker-vm-veth-receive.txt");
+
+/// The kept window of frame `f`.
+fn window(f: u64) -> &'static str {
+    let at = SAMPLE.find(&format!("# cycle {f} ")).unwrap();
+    let end = SAMPLE[at + 1..]
+        .find("# cycle ")
+        .map_or(SAMPLE.len(), |e| at + 1 + e);
+    &SAMPLE[at..end]
+}
+
+fn path(e: &Explanation) -> &ReceivePath {
+    e.path.as_ref().unwrap()
+}
+
+#[test]
+fn net_rx_in_the_reflectors_send_and_a_lost_switch() {
+    // No RPS: the reflector (pid 1777, CPU 0) hands the reply to wlA1766 and runs NET_RX itself, waking the
+    // receiver (pid 1787) onto CPU 1; its sched_switch was lost, so its marker is the first sign it ran.
+    let e = explain(window(1963), "wlA1766", &[1, 1]).unwrap();
+    assert_eq!((e.cycle, e.cpu), (1963, 1));
+    let p = path(&e);
+    assert!(p.irq.is_none());
+    let rx = p.netif_rx.as_ref().unwrap();
+    assert_eq!((rx.cpu, rx.name.as_str()), (0, "rmp-eval"));
+    assert!((rx.at_us - 57.531).abs() < 1e-3, "{}", rx.at_us);
+    let n = p.net_rx.as_ref().unwrap();
+    assert_eq!((n.cpu, n.id, n.ran_us), (0, Some(1777), Some(18.0)));
+    assert_eq!(p.received.as_ref().unwrap().cpu, 0);
+    let w = p.woken.as_ref().unwrap();
+    assert_eq!((w.cpu, w.id, p.woken_cpu), (0, Some(1777), Some(1)));
+    let r = p.running.as_ref().unwrap();
+    assert_eq!(r.cpu, 1);
+    assert_eq!(
+        r.at_us,
+        e.timeline.last().unwrap().at_us,
+        "running = the marker"
+    );
+    let names: Vec<&str> = p.phases.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["wire_and_peer", "kernel_receive", "wakeup", "receiver"]
+    );
+    assert_eq!(
+        p.phases[1].remedy.kind,
+        cause::RemedyKind::None,
+        "NET_RX off the RT CPU"
+    );
+    // The wait for CPU 1 is the largest phase; what held CPU 1 then is named.
+    assert!(
+        e.verdict.contains("waiting for the receiver's CPU"),
+        "{}",
+        e.verdict
+    );
+    assert!(
+        e.culprits
+            .iter()
+            .any(|c| c.cpu == Some(1) && c.kind == Kind::Thread)
+    );
+}
+
+#[test]
+fn a_queued_reply_is_not_given_a_later_frames_path() {
+    let e = explain(window(873), "wlA1766", &[1, 1]).unwrap();
+    let p = path(&e);
+    assert!(p.woken.is_none() && p.received.is_none() && p.net_rx.is_none());
+    assert!(e.verdict.contains("already queued"), "{}", e.verdict);
+}
+
+#[test]
+fn rps_on_the_rt_cpu_is_blamed_on_rps() {
+    // RPS of wlA1864 = CPU 1: netif_rx on CPU 0 at 16297.651708, the IPI reaches CPU 1 at .651827, NET_RX there
+    // (in the compiler it interrupted) wakes the receiver at .651846.
+    let e = explain(window(690), "wlA1864", &[1, 1]).unwrap();
+    let p = path(&e);
+    assert_eq!(p.netif_rx.as_ref().unwrap().cpu, 0);
+    let n = p.net_rx.as_ref().unwrap();
+    assert_eq!((n.cpu, n.name.as_str()), (1, "opt cgu.13"));
+    let k = &p.phases[1];
+    assert_eq!(
+        (k.name.as_str(), k.remedy.id.as_str()),
+        ("kernel_receive", "rps")
+    );
+    assert!((k.us - 138.0).abs() < 1.0, "{}", k.us);
+    assert!(
+        e.culprits
+            .iter()
+            .any(|c| c.name == "NET_RX" && c.cpu == Some(1) && c.remedy.id == "rps")
+    );
+    assert!(e.verdict.contains("--only rps"), "{}", e.verdict);
+    assert_eq!(p.running.as_ref().unwrap().cpu, 1);
+}
