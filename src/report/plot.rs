@@ -5,6 +5,7 @@
 //! the page records beside the plot (tests compare them with the results).
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::measure::dist::{bins_of, decode};
 use crate::measure::result::RunResult;
@@ -169,9 +170,35 @@ pub fn histogram(
             .map_err(err)?;
         draw_curves(&mut chart, &curves)?;
         if let Some(w) = width_us {
-            marker(&mut chart, w, y_max, &format!("budget {w} µs"), &BLACK)?;
+            marker(
+                &mut chart,
+                w,
+                y_max,
+                y_max,
+                &format!("budget {w} µs"),
+                &BLACK,
+            )?;
         }
-        marker(&mut chart, max_us, y_max, &format!("max {max_us} µs"), &RED)?;
+        // The max sits near the right edge, where the legend of an overlay is: its label goes under the legend.
+        let (top, bottom) = (
+            chart.backend_coord(&(max_us, y_max)).1,
+            chart.backend_coord(&(max_us, FLOOR)).1,
+        );
+        let below = if curves.len() >= 2 {
+            legend_height(curves.len()) + 6
+        } else {
+            0
+        };
+        let frac = f64::from(below) / f64::from((bottom - top).max(1));
+        let label_y = 10f64.powf(y_max.log10() - frac * (y_max.log10() - FLOOR.log10()));
+        marker(
+            &mut chart,
+            max_us,
+            y_max,
+            label_y,
+            &format!("max {max_us} µs"),
+            &RED,
+        )?;
         legend(&mut chart, curves.len())?;
         root.present().map_err(err)?;
     }
@@ -210,11 +237,19 @@ where
     Ok(())
 }
 
-/// A vertical line at `x` with its label.
+/// Pixels the legend of `curves` curves takes from the top of the plot (plotters' layout: 12 px lines, 5 px margins,
+/// the box drawn 5 px from the plot's edge), with room to spare.
+fn legend_height(curves: usize) -> i32 {
+    5 + 10 + 16 * curves as i32
+}
+
+/// A vertical line at `x` up to `y_top`, labelled at `label_y`: right-aligned against the line, so that a marker
+/// near the right edge keeps its label inside the plot.
 fn marker<DB: DrawingBackend, Y>(
     chart: &mut ChartContext<'_, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
     x: f64,
     y_top: f64,
+    label_y: f64,
     label: &str,
     color: &RGBColor,
 ) -> Result<(), Fail>
@@ -230,9 +265,12 @@ where
         .map_err(err)?;
     chart
         .draw_series(std::iter::once(Text::new(
-            label.to_string(),
-            (x, y_top),
-            ("sans-serif", 13).into_font().color(color),
+            format!("{label} "),
+            (x, label_y),
+            ("sans-serif", 13)
+                .into_font()
+                .color(color)
+                .pos(Pos::new(HPos::Right, VPos::Top)),
         )))
         .map_err(err)?;
     Ok(())
@@ -411,15 +449,5 @@ pub fn percentiles(curves_in: &[(String, String, f64)]) -> Result<Plot, Fail> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn axis_bounds_are_round_and_cover_the_value() {
-        assert_eq!(nice_ceil(0.8), 1.0);
-        assert_eq!(nice_ceil(1.0), 1.0);
-        assert_eq!(nice_ceil(130.0), 200.0);
-        assert_eq!(nice_ceil(501.0), 1000.0);
-        assert_eq!(nice_ceil(f64::NAN), 1.0);
-    }
-}
+#[path = "plot_tests.rs"]
+mod tests;

@@ -1,0 +1,81 @@
+use super::*;
+
+/// (x, y, width, height) of the first `<rect>` whose attributes hold `fill`.
+fn rect_with(svg: &str, fill: &str) -> Option<[f64; 4]> {
+    svg.split("<rect")
+        .skip(1)
+        .find(|r| r.contains(fill))
+        .map(|r| {
+            let a = |k: &str| -> f64 {
+                let i = r.find(&format!(" {k}=\"")).unwrap() + k.len() + 3;
+                r[i..].split('"').next().unwrap().parse().unwrap()
+            };
+            [a("x"), a("y"), a("width"), a("height")]
+        })
+}
+
+/// (x, y) and the attributes of the `<text>` holding `needle`.
+fn text_at(svg: &str, needle: &str) -> (f64, f64, String) {
+    let t = svg
+        .split("<text")
+        .skip(1)
+        .find(|t| t.contains(needle))
+        .unwrap();
+    let a = |k: &str| -> f64 {
+        let i = t.find(&format!(" {k}=\"")).unwrap() + k.len() + 3;
+        t[i..].split('"').next().unwrap().parse().unwrap()
+    };
+    (a("x"), a("y"), t.to_string())
+}
+
+fn hdr_of(values_ns: &[u64]) -> String {
+    let mut d = crate::measure::dist::Dist::new();
+    for &v in values_ns {
+        d.record(v);
+    }
+    d.encode()
+}
+
+#[test]
+fn the_max_label_stays_clear_of_the_legend_and_inside_the_plot() {
+    let spread: Vec<u64> = (0..2000).map(|i| 2_000 + (i % 50) * 1_000).collect();
+    for n in 1..=6usize {
+        let curves: Vec<(String, String, f64)> = (0..n)
+            .map(|i| {
+                let mut v = spread.clone();
+                v.push(170_000 + i as u64 * 1_000);
+                (format!("run number {i}"), hdr_of(&v), 170.0 + i as f64)
+            })
+            .collect();
+        // The axis ends at 200 µs: the max marker is at 85-90 % of the width, under the legend's corner.
+        let p = histogram("h", "Deviation", Some(10.0), &curves).unwrap();
+        assert_eq!(p.x_max, 200.0);
+        let max = format!("max {} µs", 170 + n - 1);
+        let (x, y, t) = text_at(&p.svg, &max);
+        // Right-aligned against its line: the label ends at the marker, inside the 900 px wide plot.
+        assert!(t.contains("text-anchor=\"end\""), "{t}");
+        assert!(x < f64::from(SIZE.0) - 12.0, "{x}");
+        let width = 8.0 * max.chars().count() as f64;
+        match rect_with(&p.svg, "opacity=\"0.85\"") {
+            // The legend box (drawn for overlays): the label's box must not meet it.
+            Some([lx, ly, lw, lh]) => {
+                assert!(n >= 2);
+                let apart = y >= ly + lh || x <= lx || x - width >= lx + lw || y + 13.0 <= ly;
+                assert!(
+                    apart,
+                    "{n} curves: label at ({x}, {y}) vs legend {lx},{ly} {lw}x{lh}"
+                );
+            }
+            None => assert_eq!(n, 1, "an overlay has a legend"),
+        }
+    }
+}
+
+#[test]
+fn axis_bounds_are_round_and_cover_the_value() {
+    assert_eq!(nice_ceil(0.8), 1.0);
+    assert_eq!(nice_ceil(1.0), 1.0);
+    assert_eq!(nice_ceil(130.0), 200.0);
+    assert_eq!(nice_ceil(501.0), 1000.0);
+    assert_eq!(nice_ceil(f64::NAN), 1.0);
+}
