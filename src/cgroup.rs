@@ -6,14 +6,14 @@ use crate::host::Host;
 use crate::parse::cgroup::{PartitionState, cgroup2_mount, has_controller};
 use crate::parse::{cpulist, kernel};
 
-pub const MOUNTS: &str = "/proc/mounts";
+pub(crate) const MOUNTS: &str = "/proc/mounts";
 /// fix's cpuset step: the slice whose cgroup becomes the isolated partition (systemd gives it the core) … A
 /// dash in a slice's name is systemd's hierarchy ("a-b.slice" lives in a.slice): the partition must be a child of
 /// the root cgroup, so the name has none (found in the guest: rmp-eval-rt.slice was rmp.slice/rmp-eval.slice/…).
-pub const SLICE: &str = "rmp_eval_rt.slice";
+pub(crate) const SLICE: &str = "rmp_eval_rt.slice";
 /// … and the service in it that keeps the slice's cgroup in use while it runs. Delegate=yes: its cgroup is ours
 /// to place measurements in.
-pub const HOLDER: &str = "rmp-eval-rt.service";
+pub(crate) const HOLDER: &str = "rmp-eval-rt.service";
 const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
 /// Partitions are created by the kernel only under partition roots: the walk never goes deeper than this.
 const MAX_DEPTH: usize = 4;
@@ -22,7 +22,7 @@ const MAX_DIRS: usize = 2000;
 
 /// Can this machine make a cgroup v2 isolated partition, and where is cgroup2?
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Support {
+pub(crate) enum Support {
     /// No cgroup2 in /proc/mounts (a cgroup v1-only machine) or /proc/mounts unreadable.
     NoCgroup2,
     /// cgroup2 is mounted but the cpuset controller is bound elsewhere (a v1 hierarchy in a hybrid layout).
@@ -40,7 +40,7 @@ pub enum Support {
 }
 
 impl Support {
-    pub fn mount(&self) -> Option<&str> {
+    pub(crate) fn mount(&self) -> Option<&str> {
         match self {
             Support::NoCgroup2 => None,
             Support::NoCpuset { mount }
@@ -50,7 +50,7 @@ impl Support {
     }
 
     /// Why a partition cannot be made here, or None when it can.
-    pub fn why_not(&self) -> Option<String> {
+    pub(crate) fn why_not(&self) -> Option<String> {
         match self {
             Support::NoCgroup2 => Some("cgroup2 is not mounted (cgroup v1 only)".into()),
             Support::NoCpuset { mount } => Some(format!(
@@ -64,7 +64,7 @@ impl Support {
     }
 }
 
-pub fn support(host: &Host) -> Support {
+pub(crate) fn support(host: &Host) -> Support {
     let Some(mount) = host.read(MOUNTS).ok().and_then(|m| cgroup2_mount(&m)) else {
         return Support::NoCgroup2;
     };
@@ -83,14 +83,14 @@ pub fn support(host: &Host) -> Support {
 
 /// One cgroup whose cpuset.cpus.partition is not "member".
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Partition {
+pub(crate) struct Partition {
     /// The cgroup directory as a system path (under the cgroup2 mount).
-    pub dir: String,
+    pub(crate) dir: String,
     /// The same, relative to the mount ("rmp_eval_rt.slice").
-    pub name: String,
-    pub state: PartitionState,
+    pub(crate) name: String,
+    pub(crate) state: PartitionState,
     /// The CPUs it has (cpuset.cpus.effective) when valid; those it asked for (cpuset.cpus) when invalid.
-    pub cpus: Vec<usize>,
+    pub(crate) cpus: Vec<usize>,
 }
 
 fn cpus_of(host: &Host, path: &str) -> Vec<usize> {
@@ -102,7 +102,7 @@ fn cpus_of(host: &Host, path: &str) -> Vec<usize> {
 
 /// Every partition below the cgroup2 mount, parents before children. Only the children of the root and of
 /// partitions are looked into: the kernel makes no valid partition under a member.
-pub fn partitions(host: &Host, mount: &str) -> Vec<Partition> {
+pub(crate) fn partitions(host: &Host, mount: &str) -> Vec<Partition> {
     let mut out = Vec::new();
     let mut queue = vec![(mount.to_string(), 0usize)];
     let mut seen = 0;
@@ -148,19 +148,19 @@ pub fn partitions(host: &Host, mount: &str) -> Vec<Partition> {
 
 /// How a CPU is kept free of other tasks by cgroups.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CoreCgroup {
-    pub support: Support,
+pub(crate) struct CoreCgroup {
+    pub(crate) support: Support,
     /// The innermost partition whose CPUs include the core (valid or not).
-    pub partition: Option<Partition>,
+    pub(crate) partition: Option<Partition>,
     /// The root's cpuset.cpus.isolated (kernels since 6.8 list the CPUs of isolated partitions there); None when
     /// the file does not exist.
-    pub isolated_list: Option<Vec<usize>>,
+    pub(crate) isolated_list: Option<Vec<usize>>,
 }
 
 impl CoreCgroup {
     /// True when the core is in a valid isolated partition (and, where the kernel lists them, in
     /// cpuset.cpus.isolated).
-    pub fn isolated(&self, core: usize) -> bool {
+    pub(crate) fn isolated(&self, core: usize) -> bool {
         matches!(&self.partition, Some(p) if p.state == PartitionState::Isolated)
             && self
                 .isolated_list
@@ -169,7 +169,7 @@ impl CoreCgroup {
     }
 }
 
-pub fn of_core(host: &Host, core: usize) -> CoreCgroup {
+pub(crate) fn of_core(host: &Host, core: usize) -> CoreCgroup {
     let support = support(host);
     let Some(mount) = support.mount().map(str::to_string) else {
         return CoreCgroup {
@@ -196,16 +196,16 @@ pub fn of_core(host: &Host, core: usize) -> CoreCgroup {
 /// This process inside the isolated partition that holds the RT core, for a measurement (every thread of the
 /// process moves: cgroup v2 places processes, not threads); moved back to its own cgroup when dropped. Only on the
 /// live machine, and only when the core is in a valid isolated partition.
-pub struct Placed {
+pub(crate) struct Placed {
     host: Host,
     back: String,
     /// The partition's name (for the note the caller prints).
-    pub name: String,
+    pub(crate) name: String,
 }
 
 const SELF_CGROUP: &str = "/proc/self/cgroup";
 
-pub fn enter(host: &Host, core: usize) -> Option<Placed> {
+pub(crate) fn enter(host: &Host, core: usize) -> Option<Placed> {
     if !host.is_live() {
         return None;
     }

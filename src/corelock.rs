@@ -11,7 +11,7 @@ use nix::fcntl::{Flock, FlockArg};
 use crate::error::{Error, Result};
 use crate::host::Host;
 
-pub const DIR: &str = "/run/rmp-eval";
+pub(crate) const DIR: &str = "/run/rmp-eval";
 
 pub struct CoreLock {
     _lock: Flock<File>,
@@ -35,7 +35,7 @@ pub fn shared(host: &Host, core: usize) -> Option<CoreLock> {
 }
 
 /// For the monitor: the lock when no measurement holds it, None when one does.
-pub fn try_exclusive(host: &Host, core: usize) -> Result<Option<CoreLock>> {
+pub(crate) fn try_exclusive(host: &Host, core: usize) -> Result<Option<CoreLock>> {
     let f = open(host, core).map_err(|e| Error::sys(format!("{DIR}/measure-cpu{core}.lock"), e))?;
     match Flock::lock(f, FlockArg::LockExclusiveNonblock) {
         Ok(l) => Ok(Some(CoreLock { _lock: l })),

@@ -22,13 +22,13 @@ pub enum Error {
 }
 
 impl Error {
-    pub fn usage(msg: impl Into<String>) -> Self {
+    pub(crate) fn usage(msg: impl Into<String>) -> Self {
         Error::Usage(msg.into())
     }
-    pub fn failed(msg: impl Into<String>) -> Self {
+    pub(crate) fn failed(msg: impl Into<String>) -> Self {
         Error::Failed(msg.into())
     }
-    pub fn sys(what: impl Into<String>, source: std::io::Error) -> Self {
+    pub(crate) fn sys(what: impl Into<String>, source: std::io::Error) -> Self {
         Error::Sys {
             what: what.into(),
             source,
@@ -36,7 +36,7 @@ impl Error {
     }
 }
 
-pub type Result<T> = std::result::Result<T, Error>;
+pub(crate) type Result<T> = std::result::Result<T, Error>;
 
 /// What a command found, when it could do its job (2 is an `Error`). docs/guide.md, "Exit status", lists them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

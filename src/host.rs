@@ -55,7 +55,7 @@ impl HostError {
     }
 
     /// A short reason fit for a check's detail column ("not found", "permission denied", …).
-    pub fn reason(&self) -> String {
+    pub(crate) fn reason(&self) -> String {
         match self {
             HostError::NotFound { .. } => "not found".into(),
             HostError::PermissionDenied { .. } => "permission denied".into(),
@@ -67,12 +67,12 @@ impl HostError {
         }
     }
 
-    pub fn is_not_found(&self) -> bool {
+    pub(crate) fn is_not_found(&self) -> bool {
         matches!(self, HostError::NotFound { .. })
     }
 
     /// The raw OS error number, when there is one (e.g. EINVAL from a managed IRQ).
-    pub fn raw_os_error(&self) -> Option<i32> {
+    pub(crate) fn raw_os_error(&self) -> Option<i32> {
         match self {
             HostError::Io { source, .. } => source.raw_os_error(),
             HostError::PermissionDenied { .. } => Some(libc::EACCES),
@@ -85,9 +85,9 @@ impl HostError {
     }
 }
 
-pub type HostResult<T> = Result<T, HostError>;
+pub(crate) type HostResult<T> = Result<T, HostError>;
 
-pub use read::{Failure, UNREADABLE};
+pub(crate) use read::{Failure, UNREADABLE};
 pub(crate) use tree::SafeTree;
 
 /// `a/b/../c` → `/a/c`: an absolute system path with "." and ".." resolved lexically ("/.." stays "/").
@@ -108,9 +108,9 @@ pub fn normalize(p: &str) -> String {
 /// A file's previous state as recorded before a change (for journals and snapshots).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileMeta {
-    pub mode: u32,
-    pub uid: u32,
-    pub gid: u32,
+    pub(crate) mode: u32,
+    pub(crate) uid: u32,
+    pub(crate) gid: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,21 +127,21 @@ pub struct Host {
 
 /// The system paths a traced Host touched, shared between its clones, and how many accesses that took.
 #[derive(Clone, Default)]
-pub struct Trace(
+pub(crate) struct Trace(
     std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
     std::sync::Arc<std::sync::atomic::AtomicUsize>,
 );
 
 impl Trace {
     /// The recorded paths, sorted.
-    pub fn paths(&self) -> Vec<String> {
+    pub(crate) fn paths(&self) -> Vec<String> {
         match self.0.lock() {
             Ok(g) => g.iter().cloned().collect(),
             Err(p) => p.into_inner().iter().cloned().collect(),
         }
     }
     /// Accesses so far (a path touched twice counts twice): what the checks' work costs in system calls.
-    pub fn touched(&self) -> usize {
+    pub(crate) fn touched(&self) -> usize {
         self.1.load(std::sync::atomic::Ordering::Relaxed)
     }
     fn record(&self, abs: &str) {
@@ -197,7 +197,7 @@ impl Host {
     }
 
     /// This Host, recording every path it resolves from now on.
-    pub fn traced(&self) -> (Host, Trace) {
+    pub(crate) fn traced(&self) -> (Host, Trace) {
         let t = Trace::default();
         let h = Host {
             root: self.root.clone(),
@@ -208,18 +208,18 @@ impl Host {
         (h, t)
     }
 
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
     /// True when this is the running machine: only then may syscalls, sockets and commands stand in for files.
-    pub fn is_live(&self) -> bool {
+    pub(crate) fn is_live(&self) -> bool {
         self.root == Path::new("/")
     }
 
     /// The real path of an absolute system path. `abs` must start with '/'; ".." components are dropped so that
     /// a crafted name cannot escape the root.
-    pub fn path(&self, abs: &str) -> PathBuf {
+    pub(crate) fn path(&self, abs: &str) -> PathBuf {
         if let Some(t) = &self.trace {
             t.record(abs);
         }
@@ -278,25 +278,15 @@ impl Host {
     }
 
     /// The target of a symlink, as stored (not resolved through the root).
-    pub fn readlink(&self, abs: &str) -> HostResult<PathBuf> {
+    pub(crate) fn readlink(&self, abs: &str) -> HostResult<PathBuf> {
         fs::read_link(self.resolve(abs, false)?).map_err(|e| HostError::from_io(abs, e))
-    }
-
-    pub fn meta(&self, abs: &str) -> HostResult<FileMeta> {
-        let m = fs::symlink_metadata(self.resolve(abs, false)?)
-            .map_err(|e| HostError::from_io(abs, e))?;
-        Ok(FileMeta {
-            mode: m.permissions().mode() & 0o7777,
-            uid: m.uid(),
-            gid: m.gid(),
-        })
     }
 
     /// Writes a value to an existing kernel file (sysfs, procfs) in one write, as `echo v > file` does (O_TRUNC:
     /// ignored by the kernel, needed for fixture files where a shorter value must not leave a tail).
     /// Under a root that is not this machine the file is an ordinary one and is replaced atomically instead: a
     /// process killed between truncating and writing would leave it empty.
-    pub fn write_value(&self, abs: &str, value: &str) -> HostResult<()> {
+    pub(crate) fn write_value(&self, abs: &str, value: &str) -> HostResult<()> {
         if !self.is_live() {
             return self.write_atomic(abs, value.as_bytes(), None);
         }
@@ -313,7 +303,7 @@ impl Host {
     /// written through to the file it points to, so the link stays a link (images link /etc/kernel/cmdline and
     /// cmdline.txt). A link to nothing, to a directory or out of the root, and any other kind of file, are refused:
     /// replacing them would turn a link into a regular file with the link's 0777 mode.
-    pub fn write_target(&self, abs: &str) -> HostResult<PathBuf> {
+    pub(crate) fn write_target(&self, abs: &str) -> HostResult<PathBuf> {
         let entry = self.resolve(abs, false)?;
         let refuse = |what: &'static str| HostError::NotRegular {
             path: abs.to_string(),
@@ -345,7 +335,7 @@ impl Host {
     }
 
     /// Mode and owner of the file a write to `abs` would change (the link's target for a link).
-    pub fn target_meta(&self, abs: &str) -> HostResult<FileMeta> {
+    pub(crate) fn target_meta(&self, abs: &str) -> HostResult<FileMeta> {
         let m = fs::metadata(self.write_target(abs)?).map_err(|e| HostError::from_io(abs, e))?;
         Ok(FileMeta {
             mode: m.permissions().mode() & 0o7777,
@@ -355,7 +345,7 @@ impl Host {
     }
 
     /// True when `abs` itself is a symbolic link (not followed).
-    pub fn is_symlink(&self, abs: &str) -> bool {
+    pub(crate) fn is_symlink(&self, abs: &str) -> bool {
         self.resolve(abs, false)
             .and_then(|p| fs::symlink_metadata(p).map_err(|e| HostError::from_io(abs, e)))
             .is_ok_and(|m| m.file_type().is_symlink())
@@ -366,7 +356,12 @@ impl Host {
     /// are `meta`, else the replaced file's, else 0644 and ours: a write never widens a mode. Links are written
     /// through (see `write_target`). The temporary file is removed on every error; one left by a killed process
     /// is removed by `remove_stale_temps`.
-    pub fn write_atomic(&self, abs: &str, bytes: &[u8], meta: Option<&FileMeta>) -> HostResult<()> {
+    pub(crate) fn write_atomic(
+        &self,
+        abs: &str,
+        bytes: &[u8],
+        meta: Option<&FileMeta>,
+    ) -> HostResult<()> {
         use std::os::unix::fs::OpenOptionsExt;
         let target = self.write_target(abs)?;
         let dir = target
@@ -417,7 +412,7 @@ impl Host {
     /// Removes the temporary files (`.NAME.rmp-eval.PID`) that a process killed while writing left beside the
     /// file `abs` (in its directory, and in its target's for a link) — only those whose process is gone. Returns
     /// the names removed.
-    pub fn remove_stale_temps(&self, abs: &str) -> Vec<String> {
+    pub(crate) fn remove_stale_temps(&self, abs: &str) -> Vec<String> {
         let mut dirs: Vec<PathBuf> = Vec::new();
         for p in [self.resolve(abs, false), self.write_target(abs)]
             .into_iter()
@@ -458,7 +453,7 @@ impl Host {
 
     /// An exclusive lock on this machine's tree (its root directory), for fix and rollback: held from before they
     /// read any state until they are done. Not blocking: a second one is told at once.
-    pub fn lock_tree(&self) -> HostResult<Option<nix::fcntl::Flock<fs::File>>> {
+    pub(crate) fn lock_tree(&self) -> HostResult<Option<nix::fcntl::Flock<fs::File>>> {
         let dir = fs::File::open(&self.root).map_err(|e| HostError::from_io("/", e))?;
         match nix::fcntl::Flock::lock(dir, nix::fcntl::FlockArg::LockExclusiveNonblock) {
             Ok(l) => Ok(Some(l)),
@@ -472,11 +467,11 @@ impl Host {
     }
 
     /// Removes an empty directory (a directory fix created); a directory with something in it is an error.
-    pub fn remove_dir(&self, abs: &str) -> HostResult<()> {
+    pub(crate) fn remove_dir(&self, abs: &str) -> HostResult<()> {
         fs::remove_dir(self.resolve(abs, false)?).map_err(|e| HostError::from_io(abs, e))
     }
 
-    pub fn create_dir_all(&self, abs: &str) -> HostResult<()> {
+    pub(crate) fn create_dir_all(&self, abs: &str) -> HostResult<()> {
         fs::create_dir_all(self.resolve(abs, true)?).map_err(|e| HostError::from_io(abs, e))
     }
 }

@@ -20,9 +20,9 @@ use std::sync::{Arc, OnceLock};
 use super::{Host, HostError, HostResult, MAX_READ};
 
 /// Directory listings longer than this are refused (a crafted tree must not exhaust memory).
-pub const MAX_ENTRIES: usize = 1 << 20;
+pub(crate) const MAX_ENTRIES: usize = 1 << 20;
 /// Where `snapshot` records what it could not read, at the root of the copy.
-pub const UNREADABLE: &str = "/rmp-eval-unreadable.json";
+pub(crate) const UNREADABLE: &str = "/rmp-eval-unreadable.json";
 
 /// Set once openat2 turns out to be missing (kernel < 5.6) or filtered (seccomp): then the canonicalizing
 /// `resolve` stands in (links leading outside the root are refused rather than kept inside).
@@ -50,19 +50,19 @@ impl Eq for Recorded {}
 
 /// Why a path could not be read, as `snapshot` records it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// "permission_denied", "too_large", "not_regular", "too_many_entries" or "os_error".
-    pub kind: String,
+    pub(crate) kind: String,
     /// The file type for not_regular ("FIFO"), the errno for os_error.
     #[serde(default)]
-    pub what: Option<String>,
+    pub(crate) what: Option<String>,
     #[serde(default)]
-    pub errno: Option<i32>,
+    pub(crate) errno: Option<i32>,
 }
 
 impl Failure {
     /// What to record for an error met while reading; None for "not found" (absent stays absent).
-    pub fn of(e: &HostError) -> Option<Failure> {
+    pub(crate) fn of(e: &HostError) -> Option<Failure> {
         let f = |kind: &str, what: Option<String>, errno| Failure {
             kind: kind.into(),
             what,
@@ -282,13 +282,13 @@ impl Host {
     }
 
     /// The file's bytes: regular files only (a FIFO, socket or device is `NotRegular`), at most MAX_READ.
-    pub fn read_bytes(&self, abs: &str) -> HostResult<Vec<u8>> {
+    pub(crate) fn read_bytes(&self, abs: &str) -> HostResult<Vec<u8>> {
         let r = self.read_raw(abs);
         self.or_recorded(abs, r)
     }
 
     /// The file as text; invalid UTF-8 is replaced rather than refused (a garbage file still gets a verdict).
-    pub fn read(&self, abs: &str) -> HostResult<String> {
+    pub(crate) fn read(&self, abs: &str) -> HostResult<String> {
         let b = self.read_bytes(abs)?;
         Ok(match String::from_utf8(b) {
             Ok(s) => s,
@@ -297,12 +297,12 @@ impl Host {
     }
 
     /// The file's text with surrounding whitespace (the trailing newline of sysfs values) removed.
-    pub fn read_trimmed(&self, abs: &str) -> HostResult<String> {
+    pub(crate) fn read_trimmed(&self, abs: &str) -> HostResult<String> {
         Ok(self.read(abs)?.trim().to_string())
     }
 
     /// Entry names of a directory, sorted; at most MAX_ENTRIES.
-    pub fn list(&self, abs: &str) -> HostResult<Vec<String>> {
+    pub(crate) fn list(&self, abs: &str) -> HostResult<Vec<String>> {
         // A directory the snapshot could not list still exists in the copy (its children may have been read):
         // the recorded failure comes first.
         if let Some(e) = self.recorded(abs) {
@@ -331,11 +331,11 @@ impl Host {
     }
 
     /// True when the path exists (or a snapshot recorded it as unreadable).
-    pub fn exists(&self, abs: &str) -> bool {
+    pub(crate) fn exists(&self, abs: &str) -> bool {
         self.stat_at(abs).is_ok() || self.recorded(abs).is_some()
     }
 
-    pub fn is_dir(&self, abs: &str) -> bool {
+    pub(crate) fn is_dir(&self, abs: &str) -> bool {
         self.stat_at(abs)
             .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR)
     }

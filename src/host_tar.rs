@@ -16,8 +16,8 @@ use super::tree::SafeTree;
 use super::{Host, HostError, MAX_READ, normalize};
 
 /// Everything unpacked together may not exceed this (a snapshot of a 1,024-CPU machine is a few tens of MB).
-pub const MAX_UNPACKED: u64 = 1 << 30;
-pub const MAX_ENTRIES: usize = 1 << 20;
+pub(crate) const MAX_UNPACKED: u64 = 1 << 30;
+pub(crate) const MAX_ENTRIES: usize = 1 << 20;
 
 /// The unpacked directory, removed when the last Host using it goes.
 #[derive(Debug)]

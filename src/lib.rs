@@ -2,12 +2,12 @@
 //! The binary is a thin shell over this library; the tests use it directly.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
-pub mod cgroup;
+pub(crate) mod cgroup;
 pub mod checks;
 pub mod cli;
 pub mod commands;
 pub mod corelock;
-pub mod error;
+pub(crate) mod error;
 pub mod fix;
 pub mod host;
 pub mod measure;
@@ -15,8 +15,6 @@ pub mod output;
 pub mod parse;
 pub mod remedy;
 pub mod report;
-pub mod sys;
-pub mod trace;
-pub mod wallclock;
-
-pub use error::{Error, Outcome, Result};
+pub(crate) mod sys;
+pub(crate) mod trace;
+pub(crate) mod wallclock;

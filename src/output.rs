@@ -16,7 +16,7 @@ pub struct Output {
 }
 
 /// Width assumed when stdout is no terminal (files, pipes): what a serial console shows.
-pub const DEFAULT_WIDTH: usize = 80;
+pub(crate) const DEFAULT_WIDTH: usize = 80;
 
 impl Output {
     pub fn detect(no_color_flag: bool) -> Self {
@@ -48,7 +48,7 @@ impl Output {
 
 /// Whether the character set is UTF-8, as setlocale(3) decides it: the first of LC_ALL, LC_CTYPE, LANG that is
 /// set and not empty; "C"/"POSIX" or no setting at all is ASCII.
-pub fn locale_is_utf8(var: impl Fn(&str) -> Option<String>) -> bool {
+pub(crate) fn locale_is_utf8(var: impl Fn(&str) -> Option<String>) -> bool {
     ["LC_ALL", "LC_CTYPE", "LANG"]
         .iter()
         .find_map(|k| var(k).filter(|v| !v.is_empty()))
@@ -59,7 +59,7 @@ pub fn locale_is_utf8(var: impl Fn(&str) -> Option<String>) -> bool {
 }
 
 /// The terminal's columns: TIOCGWINSZ on stdout, else $COLUMNS.
-pub fn terminal_width() -> Option<usize> {
+pub(crate) fn terminal_width() -> Option<usize> {
     let mut ws = libc::winsize {
         ws_row: 0,
         ws_col: 0,

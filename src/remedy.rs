@@ -37,7 +37,7 @@ pub enum StepId {
 
 impl StepId {
     /// Every remedy, in apply order (Persist is planned after them).
-    pub const ALL: [StepId; 12] = [
+    pub(crate) const ALL: [StepId; 12] = [
         StepId::Cmdline,
         StepId::Cpuset,
         StepId::Governor,
@@ -52,7 +52,7 @@ impl StepId {
         StepId::NicEee,
     ];
 
-    pub const fn as_str(self) -> &'static str {
+    pub(crate) const fn as_str(self) -> &'static str {
         match self {
             StepId::Cmdline => "cmdline",
             StepId::Cpuset => "cpuset",
@@ -71,7 +71,7 @@ impl StepId {
     }
 
     /// The remedy of this name (Persist is not one).
-    pub fn parse(s: &str) -> Option<StepId> {
+    pub(crate) fn parse(s: &str) -> Option<StepId> {
         StepId::ALL.into_iter().find(|id| id.as_str() == s)
     }
 }
@@ -82,18 +82,18 @@ impl std::fmt::Display for StepId {
     }
 }
 
-pub const CMDLINE: &str = StepId::Cmdline.as_str();
-pub const CPUSET: &str = StepId::Cpuset.as_str();
-pub const GOVERNOR: &str = StepId::Governor.as_str();
-pub const TURBO: &str = StepId::Turbo.as_str();
-pub const IRQ_AFFINITY: &str = StepId::IrqAffinity.as_str();
-pub const IRQBALANCE: &str = StepId::Irqbalance.as_str();
-pub const RPS: &str = StepId::Rps.as_str();
-pub const SYSCTL: &str = StepId::Sysctl.as_str();
-pub const NIC_COALESCE: &str = StepId::NicCoalesce.as_str();
-pub const NIC_EEE: &str = StepId::NicEee.as_str();
-pub const THP: &str = StepId::Thp.as_str();
-pub const WORKQUEUE: &str = StepId::Workqueue.as_str();
+pub(crate) const CMDLINE: &str = StepId::Cmdline.as_str();
+pub(crate) const CPUSET: &str = StepId::Cpuset.as_str();
+pub(crate) const GOVERNOR: &str = StepId::Governor.as_str();
+pub(crate) const TURBO: &str = StepId::Turbo.as_str();
+pub(crate) const IRQ_AFFINITY: &str = StepId::IrqAffinity.as_str();
+pub(crate) const IRQBALANCE: &str = StepId::Irqbalance.as_str();
+pub(crate) const RPS: &str = StepId::Rps.as_str();
+pub(crate) const SYSCTL: &str = StepId::Sysctl.as_str();
+pub(crate) const NIC_COALESCE: &str = StepId::NicCoalesce.as_str();
+pub(crate) const NIC_EEE: &str = StepId::NicEee.as_str();
+pub(crate) const THP: &str = StepId::Thp.as_str();
+pub(crate) const WORKQUEUE: &str = StepId::Workqueue.as_str();
 
 /// Every step id, in the order fix applies them (StepId::ALL as the checks' registry names them).
 pub const ALL: &[&str] = &[

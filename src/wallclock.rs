@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 use time::macros::format_description;
 
 /// Seconds since the Unix epoch; 0 if the clock is before 1970.
-pub fn unix_now() -> u64 {
+pub(crate) fn unix_now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
@@ -32,7 +32,7 @@ fn signed(secs: u64) -> i64 {
 }
 
 /// 2026-12-02T10:39:39Z
-pub fn rfc3339(secs: u64) -> String {
+pub(crate) fn rfc3339(secs: u64) -> String {
     format(
         signed(secs),
         format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]Z"),
@@ -40,12 +40,12 @@ pub fn rfc3339(secs: u64) -> String {
 }
 
 /// Now, as [`rfc3339`].
-pub fn rfc3339_now() -> String {
+pub(crate) fn rfc3339_now() -> String {
     rfc3339(unix_now())
 }
 
 /// 20261202T103939Z (result file names: sortable, no separators a shell or a URL minds).
-pub fn stamp(secs: u64) -> String {
+pub(crate) fn stamp(secs: u64) -> String {
     format(
         signed(secs),
         format_description!("[year][month][day]T[hour][minute][second]Z"),
@@ -53,7 +53,7 @@ pub fn stamp(secs: u64) -> String {
 }
 
 /// 2026-12-02 (man page dates; negative times allowed for SOURCE_DATE_EPOCH before 1970).
-pub fn date(secs: i64) -> String {
+pub(crate) fn date(secs: i64) -> String {
     format(secs, format_description!("[year]-[month]-[day]"))
 }
 

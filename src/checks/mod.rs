@@ -223,7 +223,7 @@ pub(crate) fn first_few(items: &[String], show: usize) -> String {
 /// Details longer than this are cut: a garbage file must not flood the terminal.
 pub const DETAIL_MAX: usize = 160;
 
-pub use crate::parse::text::sanitize;
+pub(crate) use crate::parse::text::sanitize;
 
 /// A kernel keyword value (governor, operstate): lowercase letters, digits, '_' and '-'.
 pub(crate) fn is_word(v: &str) -> bool {

@@ -16,7 +16,7 @@ use crate::host::Host;
 use crate::parse::cgroup::PartitionState;
 use crate::parse::cpulist;
 
-pub use crate::cgroup::{HOLDER, SLICE};
+pub(crate) use crate::cgroup::{HOLDER, SLICE};
 pub const SLICE_FILE: &str = "/etc/systemd/system/rmp_eval_rt.slice";
 pub const HOLDER_FILE: &str = "/etc/systemd/system/rmp-eval-rt.service";
 /// Present when systemd is the init system (sd_booted()).

@@ -21,7 +21,7 @@ pub struct RawSocket {
 }
 
 /// One received frame: length, stamps, sll_pkttype.
-pub use crate::sys::packet::Message as Received;
+pub(crate) use crate::sys::packet::Message as Received;
 
 /// What poll found.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -35,7 +35,7 @@ pub struct Ended {
     pub stopped: bool,
 }
 
-pub use crate::sys::clock::monotonic_ns as now_ns;
+pub(crate) use crate::sys::clock::monotonic_ns as now_ns;
 use crate::sys::clock::sleep_until_monotonic as sleep_until;
 
 /// One wakeup, as `on_wake` sees it: its index (0 = the unrecorded first), the deadline and the time read.

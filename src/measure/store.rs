@@ -26,7 +26,7 @@ fn join(dir: &str, name: &str) -> String {
     format!("{}/{name}", dir.trim_end_matches('/'))
 }
 
-pub use crate::wallclock::{rfc3339, stamp, unix_now};
+pub(crate) use crate::wallclock::{rfc3339, stamp, unix_now};
 
 /// (stamp, label, sequence) of a result file name, or None for any other file.
 pub fn parse_name(name: &str) -> Option<(&str, &str, u32)> {

@@ -7,7 +7,7 @@
 use std::io;
 
 use crate::host::Host;
-pub use crate::sys::packet::Stamps;
+pub(crate) use crate::sys::packet::Stamps;
 use crate::sys::{hwtstamp, ifname};
 
 /// Where a changed configuration is recorded until it is restored (tmpfs: a reboot resets the NIC too).

@@ -4,8 +4,8 @@
 /// One parameter: `key` or `key=value` (quotes removed).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Param {
-    pub key: String,
-    pub value: Option<String>,
+    pub(crate) key: String,
+    pub(crate) value: Option<String>,
 }
 
 /// Splits a command line into parameters, in order. Unbalanced quotes run to the end, as in the kernel.

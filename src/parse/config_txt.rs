@@ -6,31 +6,31 @@
 
 /// One setting and the filter it is under (None: unconditional).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Setting {
-    pub key: String,
-    pub value: String,
+pub(crate) struct Setting {
+    pub(crate) key: String,
+    pub(crate) value: String,
     /// 1-based line number.
-    pub line: usize,
-    pub filter: Option<String>,
+    pub(crate) line: usize,
+    pub(crate) filter: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ConfigTxt {
-    pub settings: Vec<Setting>,
+pub(crate) struct ConfigTxt {
+    pub(crate) settings: Vec<Setting>,
     /// `include` directives (files next to config.txt), in order.
-    pub includes: Vec<String>,
+    pub(crate) includes: Vec<String>,
 }
 
 /// Whether a setting applies on this board.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Applies {
+pub(crate) enum Applies {
     Yes,
     No,
     /// Under a filter that depends on more than the model (a display, a GPIO, a serial number, tryboot).
     Maybe,
 }
 
-pub fn parse(text: &str) -> ConfigTxt {
+pub(crate) fn parse(text: &str) -> ConfigTxt {
     let mut out = ConfigTxt::default();
     let mut filter: Option<String> = None;
     for (i, raw) in text.lines().enumerate() {
@@ -65,7 +65,7 @@ pub fn parse(text: &str) -> ConfigTxt {
 }
 
 /// The model filters that match a board, from its device-tree model ("Raspberry Pi 4 Model B Rev 1.5").
-pub fn model_filters(model: &str) -> Vec<&'static str> {
+pub(crate) fn model_filters(model: &str) -> Vec<&'static str> {
     let m = model.to_ascii_lowercase();
     let mut f = Vec::new();
     let has = |s: &str| m.contains(s);
@@ -105,7 +105,7 @@ const MODEL_FILTERS: &[&str] = &[
 ];
 
 /// Whether a setting under `filter` applies on a board whose model filters are `models`.
-pub fn applies(filter: Option<&str>, models: &[&str]) -> Applies {
+pub(crate) fn applies(filter: Option<&str>, models: &[&str]) -> Applies {
     match filter {
         None => Applies::Yes,
         Some("none") => Applies::No,
@@ -122,7 +122,7 @@ pub fn applies(filter: Option<&str>, models: &[&str]) -> Applies {
 
 impl ConfigTxt {
     /// The setting of `key` that wins on this board (the last one that applies or may apply).
-    pub fn get(&self, key: &str, models: &[&str]) -> Option<(&Setting, Applies)> {
+    pub(crate) fn get(&self, key: &str, models: &[&str]) -> Option<(&Setting, Applies)> {
         self.settings
             .iter()
             .rev()

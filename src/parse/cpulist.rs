@@ -8,14 +8,14 @@
 pub const NR_CPUS_MAX: usize = 8192;
 pub const MAX_CPU: usize = NR_CPUS_MAX - 1;
 /// Longer lists are refused before any work: 8,192 CPUs written one by one ("0,2,4,…") take about 40 kB.
-pub const MAX_LIST_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_LIST_BYTES: usize = 64 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("malformed CPU list '{list}': {why}")]
 pub struct CpuListError {
     /// The list as given, made printable and cut to 40 characters.
-    pub list: String,
-    pub why: String,
+    pub(crate) list: String,
+    pub(crate) why: String,
 }
 
 fn err(list: &str, why: impl Into<String>) -> CpuListError {

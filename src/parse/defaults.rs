@@ -2,7 +2,7 @@
 //! double quotes around the value). Nothing is expanded: a value is taken as written.
 
 /// The value of the last assignment to `key`, unquoted. None when it is not assigned.
-pub fn get(text: &str, key: &str) -> Option<String> {
+pub(crate) fn get(text: &str, key: &str) -> Option<String> {
     text.lines()
         .filter_map(|l| {
             let l = l.trim();

@@ -6,18 +6,18 @@
 
 /// One event line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Line<'a> {
-    pub comm: &'a str,
-    pub pid: u32,
-    pub cpu: usize,
+pub(crate) struct Line<'a> {
+    pub(crate) comm: &'a str,
+    pub(crate) pid: u32,
+    pub(crate) cpu: usize,
     /// The timestamp in ns of the trace clock (µs resolution in the text: the last three digits are 0).
-    pub ts_ns: u64,
-    pub event: &'a str,
-    pub body: &'a str,
+    pub(crate) ts_ns: u64,
+    pub(crate) event: &'a str,
+    pub(crate) body: &'a str,
 }
 
 /// Parses one event line; None for headers ("# …"), "CPU:1 [LOST 12 EVENTS]" and anything else.
-pub fn parse_line(l: &str) -> Option<Line<'_>> {
+pub(crate) fn parse_line(l: &str) -> Option<Line<'_>> {
     // The CPU column: the first " [digits]" preceded by "-PID".
     let mut from = 0;
     let (open, close) = loop {
@@ -86,7 +86,7 @@ fn parse_ts(s: &str) -> Option<u64> {
 
 /// The `key=value` pairs of a body, in order. A word without '=' continues the previous value (a name with
 /// spaces); "==>" is skipped; "[action=NET_RX]" loses its brackets.
-pub fn fields(body: &str) -> Vec<(&str, String)> {
+pub(crate) fn fields(body: &str) -> Vec<(&str, String)> {
     let mut out: Vec<(&str, String)> = Vec::new();
     for w in body.split(' ').filter(|w| !w.is_empty()) {
         if w == "==>" {
@@ -114,12 +114,12 @@ pub fn fields(body: &str) -> Vec<(&str, String)> {
 }
 
 /// The value of `key` in `fields`.
-pub fn get<'a>(f: &'a [(&str, String)], key: &str) -> Option<&'a str> {
+pub(crate) fn get<'a>(f: &'a [(&str, String)], key: &str) -> Option<&'a str> {
     f.iter().find(|(k, _)| *k == key).map(|(_, v)| v.as_str())
 }
 
 /// The value of `key` as a number.
-pub fn num(f: &[(&str, String)], key: &str) -> Option<u64> {
+pub(crate) fn num(f: &[(&str, String)], key: &str) -> Option<u64> {
     get(f, key).and_then(|v| v.parse().ok())
 }
 

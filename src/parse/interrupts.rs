@@ -7,11 +7,11 @@ use super::cpulist::{MAX_CPU, NR_CPUS_MAX};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IrqRow {
     /// "24", "LOC", "IPI0", …
-    pub name: String,
+    pub(crate) name: String,
     /// Counts, one per header column (fewer when the row has fewer).
     pub counts: Vec<u64>,
     /// Everything after the counts, whitespace-normalised.
-    pub desc: String,
+    pub(crate) desc: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -33,7 +33,7 @@ impl IrqRow {
 
     /// A per-CPU interrupt that no affinity can move: an Arm GIC private peripheral interrupt (hardware IRQ
     /// 16–31: the arch timer, the PMU, the virtual GIC's), one instance per CPU. Writing its smp_affinity fails.
-    pub fn per_cpu(&self) -> bool {
+    pub(crate) fn per_cpu(&self) -> bool {
         let mut w = self.desc.split_whitespace();
         let (Some(chip), Some(hw)) = (w.next(), w.next()) else {
             return false;
@@ -64,14 +64,14 @@ impl IrqRow {
 impl IrqRow {
     /// The count in column `col`; None when the row has no number there (a short or garbled row: a device
     /// IRQ row always has one count per column, so its absence is not a zero).
-    pub fn count(&self, col: usize) -> Option<u64> {
+    pub(crate) fn count(&self, col: usize) -> Option<u64> {
         self.counts.get(col).copied()
     }
 }
 
 impl Interrupts {
     /// The column of `cpu`, if the header lists it.
-    pub fn column(&self, cpu: usize) -> Option<usize> {
+    pub(crate) fn column(&self, cpu: usize) -> Option<usize> {
         self.cpus.iter().position(|&c| c == cpu)
     }
 }

@@ -45,7 +45,7 @@ pub fn parse(s: &str) -> Result<Vec<usize>, MaskError> {
 
 /// The mask for `cpus` in the kernel's format for a machine of `nbits` CPUs: ceil(nbits/4) hex digits (more if a
 /// CPU above nbits is set), a comma every 8 digits from the right ("00,00000108" for 40 CPUs).
-pub fn format(cpus: &[usize], nbits: usize) -> String {
+pub(crate) fn format(cpus: &[usize], nbits: usize) -> String {
     let top = cpus.iter().copied().max().map_or(0, |m| m + 1);
     let ndigits = nbits.max(top).max(1).div_ceil(4);
     let mut nibbles = vec![0u8; ndigits];

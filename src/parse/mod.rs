@@ -2,17 +2,17 @@
 
 pub mod cgroup;
 pub mod cmdline;
-pub mod config_txt;
+pub(crate) mod config_txt;
 pub mod cpuinfo;
 pub mod cpulist;
-pub mod defaults;
-pub mod ftrace;
+pub(crate) mod defaults;
+pub(crate) mod ftrace;
 pub mod interrupts;
 pub mod kernel;
 pub mod mask;
 pub mod netaddr;
 pub mod route;
-pub mod softirqs;
+pub(crate) mod softirqs;
 pub mod swaps;
 pub mod task;
 pub mod text;

@@ -15,10 +15,10 @@ pub fn v4_default_ifaces(text: &str) -> Vec<String> {
 /// An IPv4 route: interface, destination, mask, whether it has a gateway.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Route4 {
-    pub iface: String,
-    pub dest: u32,
-    pub mask: u32,
-    pub gateway: u32,
+    pub(crate) iface: String,
+    pub(crate) dest: u32,
+    pub(crate) mask: u32,
+    pub(crate) gateway: u32,
 }
 
 /// Every parseable IPv4 route (addresses in host order).

@@ -2,16 +2,16 @@
 //! ("NET_RX:", "TIMER:", …) with one count per column.
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Softirqs {
+pub(crate) struct Softirqs {
     /// The CPU number of each count column.
-    pub cpus: Vec<usize>,
+    pub(crate) cpus: Vec<usize>,
     /// (type, counts per column), in file order.
-    pub rows: Vec<(String, Vec<u64>)>,
+    pub(crate) rows: Vec<(String, Vec<u64>)>,
 }
 
 impl Softirqs {
     /// Count of each softirq type on `cpu` (empty when the header does not list it).
-    pub fn on_cpu(&self, cpu: usize) -> Vec<(&str, u64)> {
+    pub(crate) fn on_cpu(&self, cpu: usize) -> Vec<(&str, u64)> {
         let Some(col) = self.cpus.iter().position(|&c| c == cpu) else {
             return Vec::new();
         };
@@ -24,9 +24,9 @@ impl Softirqs {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("no CPU header line in /proc/softirqs")]
-pub struct NoHeader;
+pub(crate) struct NoHeader;
 
-pub fn parse(text: &str) -> Result<Softirqs, NoHeader> {
+pub(crate) fn parse(text: &str) -> Result<Softirqs, NoHeader> {
     let mut lines = text.lines().skip_while(|l| l.trim().is_empty());
     let header = lines.next().ok_or(NoHeader)?;
     let cpus: Vec<usize> = header

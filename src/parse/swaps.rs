@@ -2,9 +2,9 @@
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Swap {
-    pub filename: String,
-    pub size_kb: Option<u64>,
-    pub used_kb: Option<u64>,
+    pub(crate) filename: String,
+    pub(crate) size_kb: Option<u64>,
+    pub(crate) used_kb: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

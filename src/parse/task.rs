@@ -2,22 +2,22 @@
 //! the CPUs it may run on.
 
 /// PF_KTHREAD in include/linux/sched.h.
-pub const PF_KTHREAD: u64 = 0x0020_0000;
+pub(crate) const PF_KTHREAD: u64 = 0x0020_0000;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskStat {
     pub tid: u32,
     pub comm: String,
-    pub flags: u64,
+    pub(crate) flags: u64,
     /// The CPU it last ran on.
-    pub processor: usize,
-    pub rt_priority: u32,
+    pub(crate) processor: usize,
+    pub(crate) rt_priority: u32,
     /// 0 OTHER, 1 FIFO, 2 RR, 3 BATCH, 5 IDLE, 6 DEADLINE.
-    pub policy: u32,
+    pub(crate) policy: u32,
 }
 
 impl TaskStat {
-    pub fn is_kthread(&self) -> bool {
+    pub(crate) fn is_kthread(&self) -> bool {
         self.flags & PF_KTHREAD != 0
     }
 }

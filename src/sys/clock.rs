@@ -14,20 +14,20 @@ fn read(clock: libc::clockid_t) -> u64 {
 
 /// CLOCK_MONOTONIC in ns: periods and deadlines.
 #[inline]
-pub fn monotonic_ns() -> u64 {
+pub(crate) fn monotonic_ns() -> u64 {
     read(libc::CLOCK_MONOTONIC)
 }
 
 /// CLOCK_REALTIME in ns: the clock software packet timestamps use.
 #[inline]
-pub fn realtime_ns() -> u64 {
+pub(crate) fn realtime_ns() -> u64 {
     read(libc::CLOCK_REALTIME)
 }
 
 /// Sleeps until CLOCK_MONOTONIC reaches `ns` (absolute: no drift from the time the call takes). Signals are
 /// blocked in the RT threads, so EINTR is rare; it restarts the same absolute sleep.
 #[inline]
-pub fn sleep_until_monotonic(ns: u64) {
+pub(crate) fn sleep_until_monotonic(ns: u64) {
     let ts = libc::timespec {
         tv_sec: (ns / 1_000_000_000) as libc::time_t,
         tv_nsec: (ns % 1_000_000_000) as libc::c_long,

@@ -14,49 +14,49 @@ const ETHTOOL_SEEE: u32 = 0x45;
 /// struct ethtool_coalesce.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Coalesce {
-    pub cmd: u32,
-    pub rx_coalesce_usecs: u32,
-    pub rx_max_coalesced_frames: u32,
-    pub rx_coalesce_usecs_irq: u32,
-    pub rx_max_coalesced_frames_irq: u32,
-    pub tx_coalesce_usecs: u32,
-    pub tx_max_coalesced_frames: u32,
-    pub tx_coalesce_usecs_irq: u32,
-    pub tx_max_coalesced_frames_irq: u32,
-    pub stats_block_coalesce_usecs: u32,
-    pub use_adaptive_rx_coalesce: u32,
-    pub use_adaptive_tx_coalesce: u32,
-    pub pkt_rate_low: u32,
-    pub rx_coalesce_usecs_low: u32,
-    pub rx_max_coalesced_frames_low: u32,
-    pub tx_coalesce_usecs_low: u32,
-    pub tx_max_coalesced_frames_low: u32,
-    pub pkt_rate_high: u32,
-    pub rx_coalesce_usecs_high: u32,
-    pub rx_max_coalesced_frames_high: u32,
-    pub tx_coalesce_usecs_high: u32,
-    pub tx_max_coalesced_frames_high: u32,
-    pub rate_sample_interval: u32,
+pub(crate) struct Coalesce {
+    pub(crate) cmd: u32,
+    pub(crate) rx_coalesce_usecs: u32,
+    pub(crate) rx_max_coalesced_frames: u32,
+    pub(crate) rx_coalesce_usecs_irq: u32,
+    pub(crate) rx_max_coalesced_frames_irq: u32,
+    pub(crate) tx_coalesce_usecs: u32,
+    pub(crate) tx_max_coalesced_frames: u32,
+    pub(crate) tx_coalesce_usecs_irq: u32,
+    pub(crate) tx_max_coalesced_frames_irq: u32,
+    pub(crate) stats_block_coalesce_usecs: u32,
+    pub(crate) use_adaptive_rx_coalesce: u32,
+    pub(crate) use_adaptive_tx_coalesce: u32,
+    pub(crate) pkt_rate_low: u32,
+    pub(crate) rx_coalesce_usecs_low: u32,
+    pub(crate) rx_max_coalesced_frames_low: u32,
+    pub(crate) tx_coalesce_usecs_low: u32,
+    pub(crate) tx_max_coalesced_frames_low: u32,
+    pub(crate) pkt_rate_high: u32,
+    pub(crate) rx_coalesce_usecs_high: u32,
+    pub(crate) rx_max_coalesced_frames_high: u32,
+    pub(crate) tx_coalesce_usecs_high: u32,
+    pub(crate) tx_max_coalesced_frames_high: u32,
+    pub(crate) rate_sample_interval: u32,
 }
 
 /// struct ethtool_eee.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Eee {
-    pub cmd: u32,
-    pub supported: u32,
-    pub advertised: u32,
-    pub lp_advertised: u32,
-    pub eee_active: u32,
-    pub eee_enabled: u32,
-    pub tx_lpi_enabled: u32,
-    pub tx_lpi_timer: u32,
-    pub reserved: [u32; 2],
+pub(crate) struct Eee {
+    pub(crate) cmd: u32,
+    pub(crate) supported: u32,
+    pub(crate) advertised: u32,
+    pub(crate) lp_advertised: u32,
+    pub(crate) eee_active: u32,
+    pub(crate) eee_enabled: u32,
+    pub(crate) tx_lpi_enabled: u32,
+    pub(crate) tx_lpi_timer: u32,
+    pub(crate) reserved: [u32; 2],
 }
 
 mod sealed {
-    pub trait Sealed {}
+    pub(crate) trait Sealed {}
     impl Sealed for super::Coalesce {}
     impl Sealed for super::Eee {}
 }
@@ -66,7 +66,7 @@ mod sealed {
 /// # Safety
 /// `GET` and `SET` must be the ethtool commands that read and write exactly `Self`, and `Self` must be
 /// `#[repr(C)]` with `cmd: u32` first (sealed: only the structures above).
-pub unsafe trait Command: sealed::Sealed + Default + Copy {
+pub(crate) unsafe trait Command: sealed::Sealed + Default + Copy {
     const GET: u32;
     const SET: u32;
     fn set_cmd(&mut self, cmd: u32);
@@ -91,7 +91,7 @@ unsafe impl Command for Eee {
 }
 
 /// The NIC's present structure (ETHTOOL_G*). EOPNOTSUPP: the driver has no such settings.
-pub fn get<T: Command>(nic: &str) -> io::Result<T> {
+pub(crate) fn get<T: Command>(nic: &str) -> io::Result<T> {
     let mut v = T::default();
     v.set_cmd(T::GET);
     // SAFETY: `Command` guarantees that `T` is the structure T::GET fills.
@@ -100,7 +100,7 @@ pub fn get<T: Command>(nic: &str) -> io::Result<T> {
 }
 
 /// Hands the whole structure to the driver (ETHTOOL_S*): read it with `get` first and change only your fields.
-pub fn set<T: Command>(nic: &str, value: &T) -> io::Result<()> {
+pub(crate) fn set<T: Command>(nic: &str, value: &T) -> io::Result<()> {
     let mut v = *value;
     v.set_cmd(T::SET);
     // SAFETY: `Command` guarantees that `T` is the structure T::SET reads.

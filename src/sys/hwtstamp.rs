@@ -7,26 +7,26 @@ use super::netdev;
 /// struct hwtstamp_config: which frames the NIC stamps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {
-    pub flags: i32,
-    pub tx_type: i32,
-    pub rx_filter: i32,
+    pub(crate) flags: i32,
+    pub(crate) tx_type: i32,
+    pub(crate) rx_filter: i32,
 }
 
 impl Config {
-    pub const OFF: Config = Config {
+    pub(crate) const OFF: Config = Config {
         flags: 0,
         tx_type: libc::HWTSTAMP_TX_OFF as i32,
         rx_filter: libc::HWTSTAMP_FILTER_NONE as i32,
     };
     /// TX stamps on, every received frame stamped: what a round trip of non-PTP frames needs.
-    pub const ALL: Config = Config {
+    pub(crate) const ALL: Config = Config {
         flags: 0,
         tx_type: libc::HWTSTAMP_TX_ON as i32,
         rx_filter: libc::HWTSTAMP_FILTER_ALL as i32,
     };
 
     /// Stamps what a round trip of EtherCAT frames needs: TX stamps on and every received frame.
-    pub fn stamps_all(&self) -> bool {
+    pub(crate) fn stamps_all(&self) -> bool {
         self.tx_type == libc::HWTSTAMP_TX_ON as i32
             && self.rx_filter == libc::HWTSTAMP_FILTER_ALL as i32
     }
@@ -48,12 +48,12 @@ fn ioctl(name: &str, req: libc::c_ulong, cfg: Config) -> io::Result<Config> {
 }
 
 /// The present configuration. Older drivers have SET but not GET (EOPNOTSUPP/EINVAL).
-pub fn get(name: &str) -> io::Result<Config> {
+pub(crate) fn get(name: &str) -> io::Result<Config> {
     ioctl(name, libc::SIOCGHWTSTAMP, Config::OFF)
 }
 
 /// Asks for `cfg`; returns what the driver actually set (it may narrow the RX filter).
-pub fn set(name: &str, cfg: Config) -> io::Result<Config> {
+pub(crate) fn set(name: &str, cfg: Config) -> io::Result<Config> {
     ioctl(name, libc::SIOCSHWTSTAMP, cfg)
 }
 

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 /// An interface name as the kernel accepts one (net/core/dev.c `dev_valid_name`): 1–15 bytes, not "." or "..",
 /// no '/', ':' or whitespace; control characters are refused too, as a name we print and store must not carry
 /// them. Checked before the name reaches an ioctl, a path under /sys or a message.
-pub fn validate(name: &str) -> Result<()> {
+pub(crate) fn validate(name: &str) -> Result<()> {
     let ok = !name.is_empty()
         && name.len() < libc::IFNAMSIZ
         && name != "."

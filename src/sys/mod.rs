@@ -10,13 +10,13 @@
 //! - `packet`: AF_PACKET sockets: open, send, poll, recvmsg with the timestamp control messages.
 //! - `clock`: the clock reads and the absolute sleep of the RT loops.
 
-pub mod clock;
-pub mod ethtool;
-pub mod hwtstamp;
-pub mod ifname;
-pub mod netdev;
-pub mod packet;
-pub mod sockopt;
+pub(crate) mod clock;
+pub(crate) mod ethtool;
+pub(crate) mod hwtstamp;
+pub(crate) mod ifname;
+pub(crate) mod netdev;
+pub(crate) mod packet;
+pub(crate) mod sockopt;
 
 /// `rc < 0` → the errno as an io::Error (the libc convention of most calls here).
 pub(crate) fn check(rc: libc::c_int) -> std::io::Result<libc::c_int> {

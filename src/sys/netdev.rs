@@ -8,7 +8,7 @@ use super::{check, ifname};
 use crate::error::{Error, Result};
 
 /// A datagram socket that serves only as the handle for interface ioctls; closed when dropped.
-pub fn ctl_socket() -> io::Result<OwnedFd> {
+pub(crate) fn ctl_socket() -> io::Result<OwnedFd> {
     // SAFETY: plain socket(2) call; the result is checked before use.
     let fd =
         check(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
@@ -17,7 +17,7 @@ pub fn ctl_socket() -> io::Result<OwnedFd> {
 }
 
 /// An `ifreq` naming `name` (truncated to IFNAMSIZ-1 bytes, NUL-terminated), everything else zero.
-pub fn ifreq(name: &str) -> libc::ifreq {
+pub(crate) fn ifreq(name: &str) -> libc::ifreq {
     // SAFETY: ifreq is plain old data (arrays, integers, a union of them); all-zero is a valid value.
     let mut r: libc::ifreq = unsafe { std::mem::zeroed() };
     for (d, s) in r
@@ -57,7 +57,7 @@ pub(crate) unsafe fn ioctl_data<T>(name: &str, req: libc::c_ulong, data: &mut T)
 }
 
 /// The interface index of `name` (validated first); a missing interface is a usage error.
-pub fn ifindex(name: &str) -> Result<i32> {
+pub(crate) fn ifindex(name: &str) -> Result<i32> {
     ifname::validate(name)?;
     let c = CString::new(name).map_err(|_| Error::usage("interface name contains NUL"))?;
     // SAFETY: `c` is a valid NUL-terminated string that outlives the call.
@@ -69,21 +69,21 @@ pub fn ifindex(name: &str) -> Result<i32> {
 }
 
 /// The interface's flags (IFF_UP, IFF_PROMISC, …).
-pub fn flags(name: &str) -> io::Result<u32> {
+pub(crate) fn flags(name: &str) -> io::Result<u32> {
     let mut r = ifreq(name);
     ioctl_inline(libc::SIOCGIFFLAGS, &mut r)?;
     // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
     Ok(u32::from(unsafe { r.ifr_ifru.ifru_flags } as u16))
 }
 
-pub fn set_flags(name: &str, flags: u32) -> io::Result<()> {
+pub(crate) fn set_flags(name: &str, flags: u32) -> io::Result<()> {
     let mut r = ifreq(name);
     r.ifr_ifru.ifru_flags = flags as u16 as libc::c_short;
     ioctl_inline(libc::SIOCSIFFLAGS, &mut r)
 }
 
 /// The interface's hardware (MAC) address.
-pub fn mac(name: &str) -> io::Result<[u8; 6]> {
+pub(crate) fn mac(name: &str) -> io::Result<[u8; 6]> {
     let mut r = ifreq(name);
     ioctl_inline(libc::SIOCGIFHWADDR, &mut r)?;
     // SAFETY: SIOCGIFHWADDR filled the hwaddr member of the union.
@@ -92,14 +92,14 @@ pub fn mac(name: &str) -> io::Result<[u8; 6]> {
 }
 
 /// The interface's MTU (the largest payload after the 14-byte Ethernet header).
-pub fn mtu(name: &str) -> io::Result<u32> {
+pub(crate) fn mtu(name: &str) -> io::Result<u32> {
     let mut r = ifreq(name);
     ioctl_inline(libc::SIOCGIFMTU, &mut r)?;
     // SAFETY: SIOCGIFMTU filled the mtu member of the union.
     Ok(unsafe { r.ifr_ifru.ifru_mtu } as u32)
 }
 
-pub fn is_up(name: &str) -> bool {
+pub(crate) fn is_up(name: &str) -> bool {
     flags(name).is_ok_and(|f| f & libc::IFF_UP as u32 != 0)
 }
 

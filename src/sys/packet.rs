@@ -7,7 +7,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use super::check;
 
 /// A raw socket for EtherType `proto` (0: receives nothing, only sends), not yet bound.
-pub fn socket(proto: u16) -> io::Result<OwnedFd> {
+pub(crate) fn socket(proto: u16) -> io::Result<OwnedFd> {
     // SAFETY: plain socket(2); the result is checked before use.
     let fd = check(unsafe {
         libc::socket(
@@ -21,7 +21,7 @@ pub fn socket(proto: u16) -> io::Result<OwnedFd> {
 }
 
 /// Binds a raw socket to interface `ifindex` and EtherType `proto`.
-pub fn bind(fd: &OwnedFd, ifindex: i32, proto: u16) -> io::Result<()> {
+pub(crate) fn bind(fd: &OwnedFd, ifindex: i32, proto: u16) -> io::Result<()> {
     // SAFETY: sockaddr_ll is plain data; all-zero is valid before the fields are set.
     let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
     sll.sll_family = libc::AF_PACKET as u16;
@@ -39,7 +39,7 @@ pub fn bind(fd: &OwnedFd, ifindex: i32, proto: u16) -> io::Result<()> {
 }
 
 /// Sends one frame on a bound socket.
-pub fn send(fd: RawFd, frame: &[u8]) -> io::Result<()> {
+pub(crate) fn send(fd: RawFd, frame: &[u8]) -> io::Result<()> {
     // SAFETY: send reads frame.len() bytes from a live slice; the socket is bound, so no address is needed.
     let n = unsafe { libc::send(fd, frame.as_ptr() as *const libc::c_void, frame.len(), 0) };
     if n < 0 {
@@ -50,7 +50,7 @@ pub fn send(fd: RawFd, frame: &[u8]) -> io::Result<()> {
 }
 
 /// What poll found: `readable`, and `errqueue` (transmit timestamps waiting).
-pub fn poll(fd: RawFd, timeout_ms: i32) -> io::Result<(bool, bool)> {
+pub(crate) fn poll(fd: RawFd, timeout_ms: i32) -> io::Result<(bool, bool)> {
     let mut p = libc::pollfd {
         fd,
         events: libc::POLLIN,
@@ -76,23 +76,28 @@ pub fn poll(fd: RawFd, timeout_ms: i32) -> io::Result<(bool, bool)> {
 /// transmit stamp of a sent frame.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stamps {
-    pub sw_ns: u64,
-    pub hw_ns: u64,
-    pub tx: bool,
+    pub(crate) sw_ns: u64,
+    pub(crate) hw_ns: u64,
+    pub(crate) tx: bool,
 }
 
 /// One received message: its length (truncated to the buffer), stamps, and sll_pkttype (PACKET_HOST,
 /// PACKET_BROADCAST, PACKET_OUTGOING for our own frame seen by an ETH_P_ALL socket, …).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Message {
-    pub len: usize,
-    pub stamps: Stamps,
-    pub pkttype: u8,
+    pub(crate) len: usize,
+    pub(crate) stamps: Stamps,
+    pub(crate) pkttype: u8,
 }
 
 /// Receives one frame into `buf` with its stamps. `errqueue`: read a transmit timestamp instead;
 /// `nonblock`: WouldBlock instead of waiting.
-pub fn recv(fd: RawFd, buf: &mut [u8], errqueue: bool, nonblock: bool) -> io::Result<Message> {
+pub(crate) fn recv(
+    fd: RawFd,
+    buf: &mut [u8],
+    errqueue: bool,
+    nonblock: bool,
+) -> io::Result<Message> {
     let mut iov = libc::iovec {
         iov_base: buf.as_mut_ptr() as *mut libc::c_void,
         iov_len: buf.len(),

@@ -10,7 +10,7 @@ use super::check;
 ///
 /// # Safety
 /// The type must be plain old data with a C layout.
-pub unsafe trait OptValue: Copy {}
+pub(crate) unsafe trait OptValue: Copy {}
 // SAFETY: a C int.
 unsafe impl OptValue for libc::c_int {}
 // SAFETY: struct timeval, two integers.
@@ -19,7 +19,7 @@ unsafe impl OptValue for libc::timeval {}
 unsafe impl OptValue for libc::packet_mreq {}
 
 /// setsockopt with a plain-data value.
-pub fn set<T: OptValue>(fd: RawFd, level: i32, name: i32, value: &T) -> io::Result<()> {
+pub(crate) fn set<T: OptValue>(fd: RawFd, level: i32, name: i32, value: &T) -> io::Result<()> {
     // SAFETY: setsockopt reads exactly size_of::<T>() bytes from a live reference to plain data.
     check(unsafe {
         libc::setsockopt(
@@ -35,7 +35,7 @@ pub fn set<T: OptValue>(fd: RawFd, level: i32, name: i32, value: &T) -> io::Resu
 
 /// Puts the interface in promiscuous mode for as long as socket `fd` is open. The kernel counts this per socket
 /// and drops it when the socket closes — on any exit, a crash or SIGKILL included — so nothing is left behind.
-pub fn join_promiscuous(fd: RawFd, ifindex: i32) -> io::Result<()> {
+pub(crate) fn join_promiscuous(fd: RawFd, ifindex: i32) -> io::Result<()> {
     let mr = libc::packet_mreq {
         mr_ifindex: ifindex,
         mr_type: libc::PACKET_MR_PROMISC as u16,
@@ -46,7 +46,7 @@ pub fn join_promiscuous(fd: RawFd, ifindex: i32) -> io::Result<()> {
 }
 
 /// An upper bound for a blocking receive.
-pub fn recv_timeout(fd: RawFd, d: Duration) -> io::Result<()> {
+pub(crate) fn recv_timeout(fd: RawFd, d: Duration) -> io::Result<()> {
     let tv = libc::timeval {
         tv_sec: d.as_secs() as libc::time_t,
         tv_usec: d.subsec_micros() as libc::suseconds_t,
@@ -56,7 +56,7 @@ pub fn recv_timeout(fd: RawFd, d: Duration) -> io::Result<()> {
 
 /// Asks for TX (error queue) and RX timestamps on `fd`: hardware ones when `hw`, software ones always (RX software
 /// stamps are the fallback when a hardware stamp is missing).
-pub fn timestamping(fd: RawFd, hw: bool) -> io::Result<()> {
+pub(crate) fn timestamping(fd: RawFd, hw: bool) -> io::Result<()> {
     let mut flags = libc::SOF_TIMESTAMPING_RX_SOFTWARE | libc::SOF_TIMESTAMPING_SOFTWARE;
     flags |= if hw {
         libc::SOF_TIMESTAMPING_TX_HARDWARE
