@@ -4,7 +4,7 @@
 //! [deadline, wakeup], and a verdict naming the largest and its remedy.
 
 use super::model::verdict;
-pub use super::model::{Culprit, Explanation, Kind, Mark, Step, mark};
+pub use super::model::{Culprit, Explanation, Kind, Step, mark};
 use super::walk::{Holder, Walk};
 use crate::parse::ftrace::{self, Line};
 
