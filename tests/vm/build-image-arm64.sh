@@ -21,21 +21,24 @@ trap 'rm -rf "$work"' EXIT
 root=$work/root
 mirror=$(host_mirror)
 
-# The debootstrapped tree is kept as a tarball next to the image (debootstrap under qemu-user takes many minutes and
-# needs no VM lock: RMP_VM_ROOTFS_ONLY=1 makes just that part, e.g. while another VM run holds the lock).
+# The debootstrapped tree is kept as a tarball (debootstrap under qemu-user took 1109 s here and needs no VM lock:
+# RMP_VM_ROOTFS_ONLY=1 makes just that part, e.g. while another VM run holds the lock). Its cache key is what goes
+# into it (the lines below), not this whole script, so that a change to the disk or boot steps reuses it.
+# Under qemu-user every process costs a lot: mkinitramfs with MODULES=most (hundreds of modules, several processes
+# each) ran for over 35 minutes here. The initramfs needs only what mounts the root on qemu's virt machine; the
+# rest loads from the root file system.
+includes=linux-image-rt-arm64,initramfs-tools,systemd-sysv,udev,kmod,procps,iproute2,grub-efi-arm64-bin,grub2-common,ethtool
+initrd_modules="virtio_pci virtio_mmio virtio_blk ext4 crc32c_generic"
+rootfs_key=$(printf 'bookworm arm64 minbase %s MODULES=list %s\n' "$includes" "$initrd_modules" | sha256sum | cut -c1-16)
+rootfs=$CACHE_DIR/images/arm64-rootfs-$rootfs_key.tar
 t0=$SECONDS
-rootfs="${base%.qcow2}.rootfs.tar"
 if [ ! -f "$rootfs" ]; then
     log "debootstrap bookworm arm64 (RT kernel) from $mirror, its scripts under qemu-user"
-    debootstrap --foreign --arch=arm64 --variant=minbase --cache-dir="$CACHE_DIR/debs-arm64" \
-        --include=linux-image-rt-arm64,initramfs-tools,systemd-sysv,udev,kmod,procps,iproute2,grub-efi-arm64-bin,grub2-common,ethtool \
+    debootstrap --foreign --arch=arm64 --variant=minbase --cache-dir="$CACHE_DIR/debs-arm64" --include="$includes" \
         bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1 || { tail -n 30 "$work/debootstrap.log" >&2; die "debootstrap failed"; }
-    # Under qemu-user every process costs a lot: mkinitramfs with MODULES=most (hundreds of modules, several
-    # processes each) ran for over 35 minutes here. The initramfs needs only what mounts the root on qemu's virt
-    # machine; the rest loads from the root file system.
     mkdir -p "$root/etc/initramfs-tools/conf.d" "$root/usr/share/initramfs-tools/modules.d"
     echo MODULES=list >"$root/etc/initramfs-tools/conf.d/rmp-vm.conf"
-    printf '%s\n' virtio_pci virtio_mmio virtio_blk ext4 crc32c_generic >"$root/usr/share/initramfs-tools/modules.d/rmp-vm"
+    printf '%s\n' $initrd_modules >"$root/usr/share/initramfs-tools/modules.d/rmp-vm"
     log "debootstrap second stage (package scripts under qemu-user)"
     chroot "$root" /debootstrap/debootstrap --second-stage >>"$work/debootstrap.log" 2>&1 ||
         { tail -n 30 "$work/debootstrap.log" >&2; die "debootstrap --second-stage failed"; }
@@ -116,7 +119,7 @@ cat "$share/out/boot1.log" >&2
 grep -q BOOT_IMAGE= "$share/out/boot1.log" || die "the second boot did not come through GRUB"
 [ "$(tail -n 1 "$share/out/boot1.log")" = 1 ] || die "the kernel is not PREEMPT_RT"
 
-find "$CACHE_DIR/images" -name 'arm64-*' ! -name "$(basename "${base%.qcow2}").rootfs.tar" -delete
+find "$CACHE_DIR/images" -name 'arm64-*' ! -name "${rootfs##*/}" -delete
 cp "$work/vmlinuz" "${base%.qcow2}.vmlinuz"
 cp "$work/initrd.img" "${base%.qcow2}.initrd"
 echo "root=UUID=$uuid" >"${base%.qcow2}.root"

@@ -6,15 +6,15 @@
 # A scenario's guest is amd64 unless its directory has a file `arch` saying arm64 (Debian arm64 on qemu's virt
 # machine, UEFI + GRUB EFI; build-image-arm64.sh). Environment: RMP_VM_ARCH = amd64 (default), arm64 or all:
 # the architectures whose scenarios run by default; RMP_VM_CACHE (default /var/cache/rmp-eval-vm),
-# RMP_VM_BOOT_TIMEOUT (s per boot), RMP_VM_KEEP=1 keeps the work directory (console logs, the guest's records) for
+# RMP_VM_BOOT_TIMEOUT (s per boot), RMP_VM_LIST=1 only prints the scenarios that would run (with their arch), RMP_VM_KEEP=1 keeps the work directory (console logs, the guest's records) for
 # a post-mortem, RMP_VM_DEB=FILE / RMP_VM_DEB_ARM64=FILE install that package instead of building one from this tree.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-[ "$(id -u)" = 0 ] || die "run as root (qemu's tap, netns, debootstrap)"
 start=$SECONDS
-work=$(mktemp -d /tmp/vm-run.XXXXXX)
+work=""
 cleanup() {
     nic_down
+    [ -n "$work" ] || return 0
     if [ "${RMP_VM_KEEP:-0}" = 1 ]; then log "kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -38,6 +38,12 @@ for n in "${names[@]}"; do
 done
 archs=${archs# }
 [ -n "$archs" ] || die "no scenario for RMP_VM_ARCH=$wanted"
+if [ "${RMP_VM_LIST:-0}" = 1 ]; then
+    for n in "${names[@]}"; do echo "$n $(scenario_arch "$n")"; done
+    exit 0
+fi
+[ "$(id -u)" = 0 ] || die "run as root (qemu's tap, netns, debootstrap)"
+work=$(mktemp -d /tmp/vm-run.XXXXXX)
 "$VM_DIR/deps.sh" "$archs"
 declare -A base deb
 for a in $archs; do
