@@ -52,11 +52,46 @@ fn pick_steps_and_confirm_on_a_terminal() {
 }
 
 #[test]
-fn saying_no_changes_nothing() {
+fn saying_no_goes_back_to_the_steps_and_esc_leaves_changing_nothing() {
     let r = Root::untuned();
     let start = r.tree();
-    let (code, out) = fix_on_a_terminal(&r, &["\r", "n"]);
+    // Enter accepts, n goes back to the picker (it used to end fix), q leaves it.
+    let (code, out) = fix_on_a_terminal(&r, &["\r", "n", "q"]);
     assert_eq!(code, Some(0), "{out}");
+    let confirm = out.find("Apply these changes?").expect(&out);
+    let last_picker = out.rfind("Steps to apply").expect(&out);
+    assert!(
+        last_picker > confirm,
+        "n did not go back to the picker:\n{out}"
+    );
     assert!(out.contains("Nothing applied"), "{out}");
     assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+}
+
+#[test]
+fn after_no_a_new_pick_is_applied() {
+    let r = Root::untuned();
+    // Accept all, say n, then deselect sysctl (the first item, still preselected), accept, say y.
+    let (code, out) = fix_on_a_terminal(&r, &["\r", "n", " ", "\r", "y"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(r.read("/sys/devices/virtual/workqueue/cpumask"), "1\n");
+    assert_eq!(r.read("/proc/sys/kernel/timer_migration"), "1\n", "{out}");
+    assert_eq!(r.rmp("rollback", &["--yes"]).status.code(), Some(0));
+}
+
+#[test]
+fn the_diffs_and_risks_come_before_the_picker() {
+    let r = Root::untuned();
+    let (_, out) = fix_on_a_terminal(&r, &["q"]);
+    let picker = out.find("Steps to apply").expect(&out);
+    for shown in [
+        "/sys/devices/virtual/workqueue/cpumask: 3 → 1",
+        "+kernel.timer_migration = 0",
+        "risk: RT throttling off",
+    ] {
+        let at = out
+            .find(shown)
+            .unwrap_or_else(|| panic!("{shown} not shown:\n{out}"));
+        assert!(at < picker, "{shown} after the picker:\n{out}");
+    }
 }

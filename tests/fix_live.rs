@@ -136,6 +136,7 @@ fn irq_rps_and_sysctl_applied_verified_and_rolled_back_for_real() {
             after: after.into(),
             kind,
             refusable: false,
+            label: None,
         })],
         notes: vec![],
     };

@@ -32,40 +32,51 @@ pub fn check_core(host: &Host, core: usize) -> Result<()> {
     crate::checks::machine::validate_core(host, Some(core)).map(|_| ())
 }
 
-/// The terminal path: pick steps (all proposed ones preselected), see the diffs of the pick, confirm.
+/// The terminal path: the whole plan first (diffs, devices, risks), then the step picker (all proposed steps
+/// preselected), then a confirmation of the pick; "n" there goes back to the picker with the pick kept, Esc or q
+/// in the picker leaves without changing anything.
 fn choose(host: &Host, req: &Request, plan: &Plan, live: bool) -> Result<Option<Plan>> {
     use dialoguer::{Confirm, MultiSelect};
+    let prompt = |e: dialoguer::Error| Error::failed(format!("prompt: {e}"));
+    outln!("{}", render::plan_text(plan, live));
     // Persistence follows from the runtime steps picked; it is not a choice of its own.
     let candidates: Vec<&crate::fix::Step> = plan
         .steps
         .iter()
         .filter(|s| !s.changes.is_empty() && s.id != StepId::Persist)
         .collect();
-    let items: Vec<String> = candidates
-        .iter()
-        .map(|s| format!("{} — {} ({} change(s))", s.id, s.title, s.changes.len()))
-        .collect();
-    let picked = MultiSelect::new()
-        .with_prompt("Steps to apply (space toggles, enter accepts)")
-        .items(&items)
-        .defaults(&vec![true; items.len()])
-        .interact_opt()
-        .map_err(|e| Error::failed(format!("prompt: {e}")))?;
-    let Some(picked) = picked else {
-        return Ok(None);
-    };
-    let ids: Vec<StepId> = picked.iter().map(|&i| candidates[i].id).collect();
-    let chosen = plan::select(host, req, plan, &ids);
-    if chosen.is_empty() {
-        return Ok(None);
+    let items: Vec<String> = candidates.iter().map(|s| render::pick_item(s)).collect();
+    let mut defaults = vec![true; items.len()];
+    loop {
+        let picked = MultiSelect::new()
+            .with_prompt("Steps to apply (space toggles, enter accepts, Esc leaves)")
+            .items(&items)
+            .defaults(&defaults)
+            .interact_opt()
+            .map_err(prompt)?;
+        let Some(picked) = picked else {
+            return Ok(None);
+        };
+        defaults = (0..items.len()).map(|i| picked.contains(&i)).collect();
+        let ids: Vec<StepId> = picked.iter().map(|&i| candidates[i].id).collect();
+        let chosen = plan::select(host, req, plan, &ids);
+        if chosen.is_empty() {
+            outln!("No step picked.");
+        } else {
+            let n = chosen.changes().count();
+            let names: Vec<String> = chosen.steps.iter().map(|s| s.id.to_string()).collect();
+            outln!("Picked: {} ({n} change(s), shown above).", names.join(", "));
+        }
+        let yes = !chosen.is_empty()
+            && Confirm::new()
+                .with_prompt("Apply these changes? (n: back to the steps)")
+                .default(false)
+                .interact()
+                .map_err(prompt)?;
+        if yes {
+            return Ok(Some(chosen));
+        }
     }
-    outln!("{}", render::plan_text(&chosen, live));
-    let yes = Confirm::new()
-        .with_prompt("Apply these changes?")
-        .default(false)
-        .interact()
-        .map_err(|e| Error::failed(format!("prompt: {e}")))?;
-    Ok(yes.then_some(chosen))
 }
 
 pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
@@ -110,20 +121,29 @@ pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
     let refused: Vec<String> = full
         .steps
         .iter()
-        .filter_map(|s| s.refusal().map(|r| format!("[{}] {r}", s.id)))
+        .filter_map(|s| s.refusal().map(|r| format!("[{}] refused: {r}", s.id)))
+        .collect();
+    // What fix cannot make here and the user must (no boot loader): the machine still falls short, exit 1.
+    let by_hand: Vec<String> = full
+        .steps
+        .iter()
+        .filter_map(|s| s.by_hand().map(|h| format!("[{}] set by hand: {h}", s.id)))
         .collect();
     if full.is_empty() {
         if args.json {
             outln!("{}", render::plan_json(&full));
         } else {
             outln!("{}", render::plan_text(&full, live));
-            if refused.is_empty() {
+            if refused.is_empty() && by_hand.is_empty() {
                 outln!("Nothing to change: every proposed step is already as wanted.");
             } else {
-                outln!("Nothing changed: refused {}", refused.join("; "));
+                outln!(
+                    "Nothing changed: {}",
+                    [refused.clone(), by_hand.clone()].concat().join("; ")
+                );
             }
         }
-        return Ok(if refused.is_empty() {
+        return Ok(if refused.is_empty() && by_hand.is_empty() {
             Outcome::Good
         } else {
             Outcome::ShortFall
@@ -235,9 +255,12 @@ pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
         .iter()
         .any(|o| matches!(o.took, Took::Differs(_)));
     if !refused.is_empty() && !args.json {
-        outln!("Not done: refused {}", refused.join("; "));
+        outln!("Not done: {}", refused.join("; "));
     }
-    Ok(if short || !refused.is_empty() {
+    if !by_hand.is_empty() && !args.json {
+        outln!("Not done: {}", by_hand.join("; "));
+    }
+    Ok(if short || !refused.is_empty() || !by_hand.is_empty() {
         Outcome::ShortFall
     } else {
         Outcome::Good

@@ -241,8 +241,9 @@ pub fn plan(host: &Host, want: &Want) -> Result<Step, String> {
             let (managed, _) =
                 managed_params(&tokens(&host.read(PROC_CMDLINE).unwrap_or_default()), want)?;
             s.notes.push(format!(
-                "no boot loader configuration found (no {}, {KERNEL_CMDLINE}, loader.conf or cmdline.txt): add \
-                 these parameters to the kernel command line by hand: {}",
+                "{}no boot loader configuration found (no {}, {KERNEL_CMDLINE}, loader.conf or cmdline.txt): add \
+                 these parameters to the kernel command line: {}",
+                super::BY_HAND,
                 grub::GRUB_DEFAULT,
                 managed.join(" ")
             ));

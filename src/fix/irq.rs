@@ -4,6 +4,7 @@ use super::kind::command::CommandChange;
 use super::runtime::{CPU_DIR, Target, file, step, value};
 use super::{Change, Step, StepId, ValueKind};
 use crate::host::Host;
+use crate::parse::interrupts::Interrupts;
 use crate::parse::{cpulist, mask};
 
 const IRQ_DIR: &str = "/proc/irq";
@@ -12,11 +13,18 @@ pub const IRQBALANCE_DEFAULT: &str = "/etc/default/irqbalance";
 
 /// The NIC's IRQs as the nic_irqs_pinned check sees them (msi_irqs, handlers named after the NIC or its virtio
 /// device).
-fn nic_irqs(host: &Host, nic: &str) -> Vec<u32> {
-    match crate::checks::irq::read_interrupts(host) {
-        Ok(ints) => crate::checks::irq::nic_irqs(host, nic, &ints),
-        Err(_) => vec![],
-    }
+fn nic_irqs(host: &Host, nic: &str, ints: Option<&Interrupts>) -> Vec<u32> {
+    ints.map(|i| crate::checks::irq::nic_irqs(host, nic, i))
+        .unwrap_or_default()
+}
+
+/// Who an IRQ interrupts, as /proc/interrupts names them ("ahci[0000:00:1f.2]", "mmc1, mmc0"), so that the plan
+/// says which device moves, not only its number. An IRQ with no row has no handler: nothing uses it now.
+fn devices(ints: Option<&Interrupts>, irq: u32) -> String {
+    ints.and_then(|i| i.rows.iter().find(|r| r.irq() == Some(irq)))
+        .map(|r| r.actions().join(", "))
+        .filter(|a| !a.is_empty())
+        .unwrap_or_else(|| "no device".into())
 }
 
 pub fn irq_affinity(host: &Host, t: &Target) -> Step {
@@ -26,10 +34,11 @@ pub fn irq_affinity(host: &Host, t: &Target) -> Step {
         "an interrupt handled on the RT core delays the RT thread; the NIC's own interrupts belong there",
     );
     let hk = t.housekeeping();
+    let ints = crate::checks::irq::read_interrupts(host).ok();
     let nic = t
         .nic
         .as_deref()
-        .map(|n| nic_irqs(host, n))
+        .map(|n| nic_irqs(host, n, ints.as_ref()))
         .unwrap_or_default();
     let mut irqs: Vec<u32> = host
         .list(IRQ_DIR)
@@ -60,6 +69,11 @@ pub fn irq_affinity(host: &Host, t: &Target) -> Step {
             ValueKind::CpuList,
             true,
         );
+        if let Some(Change::Value(v)) = s.changes.last_mut()
+            && v.path == path
+        {
+            v.label = Some(devices(ints.as_ref(), irq));
+        }
     }
     let def = format!("{IRQ_DIR}/default_smp_affinity");
     if let Ok(now) = host.read(&def)

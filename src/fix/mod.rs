@@ -26,6 +26,7 @@ pub mod journal;
 pub mod kind;
 pub mod plan;
 pub mod render;
+pub mod risk;
 pub mod runtime;
 pub mod saved;
 pub mod undo;
@@ -135,7 +136,20 @@ pub struct Step {
 /// A note that starts so says the step was refused: nothing of it is changed, and fix exits 1.
 pub const REFUSED: &str = "refused: ";
 
+/// A note that starts so is a risk of the step's changes (fix/risk.rs), stated in the plan.
+pub const RISK: &str = "risk: ";
+/// A note that starts so says what fix cannot do here and the user must (no boot loader found): fix exits 1.
+pub const BY_HAND: &str = "set by hand: ";
+
 impl Step {
+    /// The risks of the step's changes.
+    pub fn risks(&self) -> impl Iterator<Item = &str> {
+        self.notes.iter().filter_map(|n| n.strip_prefix(RISK))
+    }
+    /// What the user must do by hand because fix cannot, if anything.
+    pub fn by_hand(&self) -> Option<&str> {
+        self.notes.iter().find_map(|n| n.strip_prefix(BY_HAND))
+    }
     /// Refuses the step: no changes, and why.
     pub fn refuse(&mut self, why: impl Into<String>) {
         self.changes.clear();

@@ -74,8 +74,10 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
         ids.push(StepId::Irqbalance);
     }
     let mut plan = Plan::default();
+    // The CPUs the plan takes out of general use, for the risks it states.
+    let mut isolated = vec![req.core];
     for id in StepId::ALL.into_iter().filter(|s| ids.contains(s)) {
-        let step = match id {
+        let mut step = match id {
             StepId::Cmdline => {
                 let f = |c: &str| req.failed.contains(&c);
                 let isolation = [
@@ -109,6 +111,7 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
                 }
                 if f(id::SMT_SIBLING) {
                     want.siblings = boot::siblings(host, req.core);
+                    isolated.extend(&want.siblings);
                 }
                 boot::plan(host, &want)
                     .map_err(|e| Error::failed(format!("kernel command line: {e}")))?
@@ -127,6 +130,7 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
             // Planned below, from the steps that have changes.
             StepId::Persist => continue,
         };
+        super::risk::add(&mut step, &t, &isolated);
         plan.steps.push(step);
     }
     let with_changes: Vec<StepId> = plan

@@ -12,11 +12,10 @@ pub fn change_text(c: &Change, live: bool) -> String {
     kind::text(c, live)
 }
 
+/// One step in full: what it changes (diffs, values with their devices), when it takes effect, its notes and
+/// the risks it takes. A step fix cannot make says what to do by hand instead of "nothing to change".
 pub fn step_text(s: &Step, live: bool) -> String {
     let mut o = format!("[{}] {}\n  why: {}\n", s.id, s.title, s.why);
-    if s.changes.is_empty() {
-        o.push_str("  nothing to change\n");
-    }
     for c in &s.changes {
         for l in change_text(c, live).lines() {
             o.push_str(&format!("  {l}\n"));
@@ -26,17 +25,67 @@ pub fn step_text(s: &Step, live: bool) -> String {
         o.push_str("  takes effect at the next boot\n");
     }
     for n in &s.notes {
-        o.push_str(&format!("  note: {n}\n"));
+        if let Some(h) = n.strip_prefix(super::BY_HAND) {
+            o.push_str(&format!("  NOT DONE, set by hand: {h}\n"));
+        } else if n.starts_with(super::REFUSED) {
+            o.push_str(&format!("  {n}\n"));
+        } else if let Some(r) = n.strip_prefix(super::RISK) {
+            o.push_str(&format!("  risk: {r}\n"));
+        } else {
+            o.push_str(&format!("  note: {n}\n"));
+        }
     }
     o
 }
 
+/// Whether a step belongs in the plan: it changes something, was refused, or leaves something to do by hand.
+/// The others (already as wanted, nothing to do here) get one line under "Nothing to change".
+fn shown(s: &Step) -> bool {
+    !s.changes.is_empty() || s.refusal().is_some() || s.by_hand().is_some()
+}
+
 pub fn plan_text(p: &Plan, live: bool) -> String {
-    p.steps
+    let mut o = p
+        .steps
         .iter()
+        .filter(|s| shown(s))
         .map(|s| step_text(s, live))
         .collect::<Vec<_>>()
-        .join("\n")
+        .join("\n");
+    let quiet: Vec<String> = p
+        .steps
+        .iter()
+        .filter(|s| !shown(s))
+        .map(|s| match s.notes.first() {
+            Some(n) => format!("  [{}] {n}", s.id),
+            None => format!("  [{}] already as wanted", s.id),
+        })
+        .collect();
+    if !quiet.is_empty() {
+        if !o.is_empty() {
+            o.push('\n');
+        }
+        o.push_str("Nothing to change (left out of the plan):\n");
+        o.push_str(&quiet.join("\n"));
+        o.push('\n');
+    }
+    o
+}
+
+/// The steps of a plan as one line each, for the step picker: id, title, how many changes, and "risk" when it
+/// states one (the diffs and risks are printed above the picker).
+pub fn pick_item(s: &Step) -> String {
+    let risk = if s.risks().next().is_some() {
+        ", risks above"
+    } else {
+        ""
+    };
+    format!(
+        "{} — {} ({} change(s){risk})",
+        s.id,
+        s.title,
+        s.changes.len()
+    )
 }
 
 /// docs/json.md: {"steps":[{"id","title","changes":[{"kind","target","before","after","reboot_required"}]}]}.
@@ -46,7 +95,14 @@ pub fn plan_json(p: &Plan) -> Value {
         .iter()
         .map(|s| {
             let changes: Vec<Value> = s.changes.iter().map(kind::json).collect();
-            json!({"id": s.id, "title": s.title, "why": s.why, "changes": changes, "notes": s.notes})
+            let risks: Vec<&str> = s.risks().collect();
+            let notes: Vec<&String> = s
+                .notes
+                .iter()
+                .filter(|n| !n.starts_with(super::RISK))
+                .collect();
+            json!({"id": s.id, "title": s.title, "why": s.why, "changes": changes, "notes": notes,
+                   "risks": risks, "by_hand": s.by_hand()})
         })
         .collect();
     json!({ "steps": steps })

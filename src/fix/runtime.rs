@@ -62,6 +62,7 @@ pub(super) fn value(
             after: want.into(),
             kind,
             refusable,
+            label: None,
         })),
         Err(e) => s.notes.push(format!("{path}: {}", e.reason())),
     }

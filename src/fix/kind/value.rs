@@ -18,6 +18,8 @@ pub struct ValueChange {
     pub kind: ValueKind,
     /// EINVAL/EIO is reported, not fatal (managed IRQs).
     pub refusable: bool,
+    /// What the value belongs to, for people: an IRQ's devices ("ahci[0000:00:1f.2]"). Not journaled.
+    pub label: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,11 +109,18 @@ pub fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
 }
 
 pub fn text(c: &ValueChange) -> String {
-    format!("{}: {} → {}\n", c.path, c.before, c.after)
+    match &c.label {
+        Some(l) => format!("{} ({l}): {} → {}\n", c.path, c.before, c.after),
+        None => format!("{}: {} → {}\n", c.path, c.before, c.after),
+    }
 }
 
 pub fn json(c: &ValueChange) -> Value {
-    json!({
+    let mut v = json!({
         "kind": "value", "target": c.path, "before": c.before, "after": c.after, "reboot_required": false,
-    })
+    });
+    if let Some(l) = &c.label {
+        v["label"] = json!(l);
+    }
+    v
 }

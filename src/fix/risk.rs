@@ -1,0 +1,184 @@
+//! What each step costs or can break, said in the plan before anyone says yes (issue 16 item 11). Worked out
+//! from the step's own changes and the machine's CPUs, so a risk is stated only where this plan takes it.
+
+use super::runtime::Target;
+use super::{Change, Step, StepId};
+use crate::parse::cpulist;
+
+/// Adds the risks of `s` (a planned step) as notes. `isolated`: every CPU the plan takes out of general use
+/// (the RT core and, when the SMT check failed, its siblings). A step left to do by hand takes the same risks.
+pub(crate) fn add(s: &mut Step, t: &Target, isolated: &[usize]) {
+    if s.changes.is_empty() && s.by_hand().is_none() {
+        return;
+    }
+    for r in of(s, t, isolated) {
+        s.notes.push(format!("{}{r}", super::RISK));
+    }
+}
+
+fn writes(s: &Step, file: &str) -> bool {
+    s.changes.iter().any(|c| match c {
+        Change::Value(v) => v.path.ends_with(file),
+        _ => false,
+    })
+}
+
+/// "CPU 1 of 2 … one CPU (0) is left for everything else".
+fn housekeeping(t: &Target, isolated: &[usize]) -> Option<String> {
+    let left: Vec<usize> = t
+        .online
+        .iter()
+        .copied()
+        .filter(|c| !isolated.contains(c))
+        .collect();
+    let taken = cpulist::format(isolated);
+    let n = t.online.len();
+    match left.len() {
+        0 => Some(format!(
+            "CPU {taken} is every online CPU: nothing is left for the rest of the system"
+        )),
+        1 => Some(format!(
+            "isolating CPU {taken} of {n} leaves one housekeeping CPU ({}) for everything else: every other task, \
+             interrupt and kernel thread shares it, so the desktop and services get slower",
+            left[0]
+        )),
+        l if l * 2 <= n => Some(format!(
+            "isolating CPU {taken} leaves {l} of {n} CPUs ({}) for everything else",
+            cpulist::format(&left)
+        )),
+        _ => None,
+    }
+}
+
+fn of(s: &Step, t: &Target, isolated: &[usize]) -> Vec<String> {
+    let mut r = Vec::new();
+    let siblings: Vec<usize> = isolated.iter().copied().filter(|&c| c != t.core).collect();
+    match s.id {
+        StepId::Cmdline => {
+            r.push(
+                "a boot configuration change: a command line the kernel rejects can stop the machine booting — \
+                 pick the previous kernel entry in the boot menu, then `rmp-eval rollback`"
+                    .into(),
+            );
+            if !siblings.is_empty() {
+                r.push(format!(
+                    "CPU {}, the SMT sibling of CPU {}, is isolated along with it: the machine loses a whole \
+                     core's worth of CPUs for other work",
+                    cpulist::format(&siblings),
+                    t.core
+                ));
+            }
+            r.extend(housekeeping(t, isolated));
+        }
+        StepId::Cpuset => r.extend(housekeeping(t, &[t.core])),
+        StepId::Sysctl => {
+            if writes(s, "sched_rt_runtime_us") {
+                r.push(
+                    "RT throttling off: a runaway SCHED_FIFO thread (a bug in a loop) keeps its core forever — \
+                     nothing else runs there and the machine may hang instead of recovering"
+                        .into(),
+                );
+            }
+            if writes(s, "watchdog_cpumask") {
+                r.push(format!(
+                    "the soft-lockup watchdog no longer watches CPU {}: a stuck core goes unreported",
+                    t.core
+                ));
+            }
+        }
+        StepId::Governor => r.push(
+            "the CPU stays at its highest clock: more power and heat (a fanless PC may throttle when hot)".into(),
+        ),
+        StepId::Turbo => r.push("turbo off: every CPU loses its peak clock speed, other work runs slower".into()),
+        StepId::Thp => r.push(
+            "transparent huge pages off: programs that rely on them (databases, JVMs) may lose some throughput"
+                .into(),
+        ),
+        StepId::Workqueue | StepId::IrqAffinity => {
+            let hk = t.housekeeping();
+            if let [one] = hk.as_slice() {
+                let what = if s.id == StepId::Workqueue {
+                    "all unbound kernel work"
+                } else {
+                    "every other device's interrupt"
+                };
+                r.push(format!("{what} is handled on CPU {one} alone, the one CPU left for everything else"));
+            }
+        }
+        StepId::Rps => r.push(
+            "received packets are processed only on the CPU that takes the NIC's interrupt: less throughput for \
+             other traffic on that NIC"
+                .into(),
+        ),
+        StepId::NicCoalesce => r.push(
+            "one interrupt per frame: at high frame rates the CPU that takes them does more work".into(),
+        ),
+        StepId::NicEee => r.push("the link no longer saves power when idle".into()),
+        StepId::Irqbalance | StepId::Persist => {}
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fix::kind::value::ValueChange;
+
+    fn target(online: &[usize]) -> Target {
+        Target {
+            core: 1,
+            nic: None,
+            online: online.to_vec(),
+        }
+    }
+
+    fn with(id: StepId, path: &str) -> Step {
+        let mut s = crate::fix::runtime::step(id, "t", "w");
+        s.changes.push(Change::Value(ValueChange {
+            path: path.into(),
+            before: "1".into(),
+            after: "0".into(),
+            kind: crate::fix::ValueKind::Exact,
+            refusable: false,
+            label: None,
+        }));
+        s
+    }
+
+    #[test]
+    fn isolating_one_of_two_cpus_says_one_is_left() {
+        let s = with(StepId::Cmdline, "/etc/x");
+        let r = of(&s, &target(&[0, 1]), &[1]).join("\n");
+        assert!(
+            r.contains("isolating CPU 1 of 2 leaves one housekeeping CPU (0)"),
+            "{r}"
+        );
+        // Eight CPUs, one isolated: no housekeeping warning, only the boot one.
+        let r = of(&s, &target(&[0, 1, 2, 3, 4, 5, 6, 7]), &[1]);
+        assert_eq!(r.len(), 1, "{r:?}");
+    }
+
+    #[test]
+    fn an_isolated_smt_sibling_is_named() {
+        let s = with(StepId::Cmdline, "/etc/x");
+        let r = of(&s, &target(&[0, 1, 2, 3]), &[1, 3]).join("\n");
+        assert!(r.contains("CPU 3, the SMT sibling of CPU 1"), "{r}");
+        assert!(r.contains("leaves 2 of 4 CPUs (0,2)"), "{r}");
+    }
+
+    #[test]
+    fn rt_throttling_is_a_risk_only_when_the_step_turns_it_off() {
+        let t = target(&[0, 1]);
+        let off = with(StepId::Sysctl, "/proc/sys/kernel/sched_rt_runtime_us");
+        assert!(of(&off, &t, &[1]).join("").contains("runaway SCHED_FIFO"));
+        let other = with(StepId::Sysctl, "/proc/sys/kernel/timer_migration");
+        assert!(of(&other, &t, &[1]).is_empty());
+    }
+
+    #[test]
+    fn a_step_without_changes_takes_no_risk() {
+        let mut s = crate::fix::runtime::step(StepId::Governor, "t", "w");
+        add(&mut s, &target(&[0, 1]), &[1]);
+        assert!(s.notes.is_empty());
+    }
+}
