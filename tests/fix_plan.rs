@@ -127,3 +127,27 @@ fn risks_are_stated_where_the_plan_takes_them() {
         "{json}"
     );
 }
+
+#[test]
+fn under_root_the_undo_hint_names_the_root_and_works() {
+    let r = Root::untuned();
+    let root = r.dir.path().to_str().unwrap().to_string();
+    let start = r.tree();
+    let o = r.rmp(
+        "fix",
+        &["--core", "1", "--only", "sysctl", "--yes", "--no-measure"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let hint = format!("rmp-eval --root {root} rollback");
+    assert!(out.contains(&format!("(undo with `{hint}`)")), "{out}");
+    // The hint, as printed, undoes it (the words after "rmp-eval", run as given).
+    let words: Vec<&str> = hint.split(' ').skip(1).collect();
+    let o = Command::new(BIN)
+        .args(&words)
+        .arg("--yes")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(fix_support::diff(&start, &r.tree()), Vec::<String>::new());
+}

@@ -210,7 +210,8 @@ pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
     {
         let (a, apath) = measure(host, out, args, "after").map_err(|e| {
             Error::failed(format!(
-                "the changes are applied (undo: `rmp-eval rollback`), but the after measurement failed: {e}"
+                "the changes are applied (undo: `{}`), but the after measurement failed: {e}",
+                report.undo
             ))
         })?;
         if !args.json {

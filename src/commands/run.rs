@@ -92,6 +92,9 @@ pub fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
     } else {
         None
     };
+    if !host.is_live() && !args.json {
+        crate::outln!("{}", measured_here(host));
+    }
     let slot = Slot::new(host, "run", store::unix_now())?;
     let mut screen = Screen::new(out, args.json, Some(&slot));
     let lock = crate::corelock::shared(host, at.core);
@@ -105,7 +108,7 @@ pub fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
     let mut result = crate::measure::run(host, &spec, at, "run", &mut screen)?;
     drop((placed, lock));
     drop(screen);
-    result.identity = Some(identity(host, checks));
+    result.identity = Some(identity(checks));
     // Before printing, so that the printed result names the trace file saved beside it.
     slot.attach_trace(&mut result)?;
     if args.json {
@@ -166,7 +169,7 @@ pub fn measure(
         &mut Screen::new(out, quiet, Some(&slot)),
     )?;
     drop((placed, lock));
-    result.identity = Some(identity(host, None));
+    result.identity = Some(identity(None));
     slot.attach_trace(&mut result)?;
     let path = persist(&slot, None, &result)?;
     Ok((result, path))
@@ -218,9 +221,11 @@ fn config_preamble(
     )
 }
 
-/// The machine and the invocation, recorded with the result for the report.
-fn identity(host: &Host, checks: Option<CheckCounts>) -> Identity {
+/// The machine and the invocation, recorded with the result for the report. The machine measured is this one,
+/// also under --root (whose tree only the checks read): its name, CPU and command line are this machine's.
+fn identity(checks: Option<CheckCounts>) -> Identity {
     use crate::checks::machine;
+    let host = &Host::live();
     let cpuinfo = host.read(machine::PROC_CPUINFO).unwrap_or_default();
     Identity {
         hostname: machine::hostname(host).unwrap_or_default(),
@@ -233,6 +238,18 @@ fn identity(host: &Host, checks: Option<CheckCounts>) -> Identity {
             .join(" "),
         checks,
     }
+}
+
+/// Under --root: the checks read the tree, the measurement is of this machine. Said before it starts.
+fn measured_here(root: &Host) -> String {
+    let live = Host::live();
+    format!(
+        "Note: --root {} is read for the checks and to keep the results; the measurement runs on THIS machine \
+         ({}, kernel {}), and its result records this machine.",
+        root.root().display(),
+        crate::checks::machine::hostname(&live).unwrap_or_else(|| "unknown".into()),
+        crate::measure::measured_kernel()
+    )
 }
 
 /// How often the live table is redrawn on a terminal (≤ 10 Hz) and a progress line printed otherwise.

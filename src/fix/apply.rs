@@ -19,6 +19,8 @@ pub struct Outcome {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Report {
     pub journal: String,
+    /// The command that undoes it (with --root when the plan was for a root).
+    pub undo: String,
     pub outcomes: Vec<Outcome>,
 }
 
@@ -178,6 +180,7 @@ pub fn apply(host: &Host, plan: &Plan, core: usize, nic: Option<&str>) -> Result
         .collect();
     Ok(Report {
         journal: jpath,
+        undo: super::undo::hint(host),
         outcomes,
     })
 }
@@ -200,7 +203,8 @@ fn undone(
         ));
     }
     Error::failed(format!(
-        "{what}; reverting failed for: {}; the journal {jpath} is kept: `rmp-eval rollback` undoes the rest",
-        problems.join("; ")
+        "{what}; reverting failed for: {}; the journal {jpath} is kept: `{}` undoes the rest",
+        problems.join("; "),
+        super::undo::hint(host)
     ))
 }

@@ -171,8 +171,8 @@ pub fn report_text(r: &Report) -> String {
         ));
     }
     o.push_str(&format!(
-        "journal: {} (undo with `rmp-eval rollback`)\n",
-        r.journal
+        "journal: {} (undo with `{}`)\n",
+        r.journal, r.undo
     ));
     o
 }

@@ -6,6 +6,26 @@ use super::kind::{self, Entry, How, Restored};
 use crate::error::Error;
 use crate::host::Host;
 
+/// The command that undoes fix on `host`, as the user types it: under `--root DIR` the rollback must be given
+/// the same root, or it would undo this machine's journal instead. The directory is quoted for a shell when it
+/// needs it (it is only shown, never run).
+pub fn hint(host: &Host) -> String {
+    if host.is_live() {
+        return "rmp-eval rollback".into();
+    }
+    let dir = host.root().display().to_string();
+    let plain = !dir.is_empty()
+        && dir
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@".contains(&b));
+    let dir = if plain {
+        dir
+    } else {
+        format!("'{}'", dir.replace('\'', r"'\''"))
+    };
+    format!("rmp-eval --root {dir} rollback")
+}
+
 /// What undoing one run did.
 #[derive(Debug, Default)]
 pub struct Undone {
@@ -61,4 +81,25 @@ pub fn undo(host: &Host, run: &Run, how: How) -> Undone {
     keep.sort_unstable();
     u.left = keep.into_iter().map(|i| run.entries[i].clone()).collect();
     u
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_undo_hint_carries_the_root() {
+        assert_eq!(hint(&Host::live()), "rmp-eval rollback");
+        let d = tempfile::tempdir().unwrap();
+        let plain = d.path().join("snap-1");
+        std::fs::create_dir(&plain).unwrap();
+        assert_eq!(
+            hint(&Host::with_root(&plain)),
+            format!("rmp-eval --root {} rollback", plain.display())
+        );
+        let odd = d.path().join("it's here");
+        std::fs::create_dir(&odd).unwrap();
+        let h = hint(&Host::with_root(&odd));
+        assert!(h.ends_with(r"/it'\''s here' rollback"), "{h}");
+    }
 }

@@ -3,11 +3,11 @@
 use super::interference::{Counters, Counting};
 use super::interference_report::Interference;
 use super::result::{RunResult, Verdict};
+use super::rt;
 use super::sampler::{self, Plan};
 use super::series::Series;
 use super::session::{Ended, Gauges, Session, Watch};
 use super::spec::{Placement, RunMode, RunSpec};
-use super::{OSRELEASE, rt};
 use crate::error::Result;
 use crate::host::Host;
 use crate::trace::session::{Scope, Tracing};
@@ -69,7 +69,6 @@ pub fn run(
     let partial = |s: &Session, cs: &[super::collect::Collector], _: &()| {
         let summaries = cs.iter().map(|c| c.summary()).collect();
         result(
-            host,
             spec,
             at,
             label,
@@ -95,7 +94,6 @@ pub fn run(
     let mut s = session.finish();
     s.interrupted = ended.stopped;
     let mut r = result(
-        host,
         spec,
         at,
         label,
@@ -124,7 +122,6 @@ pub fn run(
 
 #[allow(clippy::too_many_arguments)]
 fn result(
-    host: &Host,
     spec: &RunSpec,
     at: Placement,
     label: &str,
@@ -150,7 +147,7 @@ fn result(
         label: label.to_string(),
         core: Some(at.core),
         priority: Some(spec.send_priority),
-        kernel: host.read_trimmed(OSRELEASE).unwrap_or_default(),
+        kernel: super::measured_kernel(),
         interrupted: s.interrupted,
         dma_latency_held: s.dma_latency_held,
         error: empty.then(|| "stopped before a whole period was measured".to_string()),
@@ -192,7 +189,7 @@ pub(crate) fn settle(
     i.settle_ticks(
         (nohz.0.as_str(), nohz.1.as_str()),
         host.exists(crate::checks::machine::CPU_NOHZ_FULL),
-        &host.read_trimmed(OSRELEASE).unwrap_or_default(),
+        &super::measured_kernel(),
         traced_ticks,
     );
     i

@@ -43,6 +43,14 @@ use spec::{Placement, RunSpec};
 /// The kernel release, recorded with each result.
 const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
 
+/// The kernel a measurement ran on: always this machine's. Under `--root DIR` the checks read DIR, but the RT
+/// thread runs here, so the result must not carry DIR's kernel (issue 16 item 12).
+pub(crate) fn measured_kernel() -> String {
+    crate::host::Host::live()
+        .read_trimmed(OSRELEASE)
+        .unwrap_or_default()
+}
+
 /// The online CPUs (the housekeeping ones of --load are these minus the RT ones).
 const CPU_ONLINE: &str = "/sys/devices/system/cpu/online";
 

@@ -16,7 +16,7 @@ use super::series::{Series, round3};
 use super::session::{Gauges, Session, Watch};
 use super::spec::{Mode, Placement, RunMode, RunSpec};
 use super::tstamp::TsKind;
-use super::{OSRELEASE, netif, nic_arp, rt};
+use super::{netif, nic_arp, rt};
 use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::sys::{clock, netdev};
@@ -269,7 +269,7 @@ pub fn run(
             label: label.to_string(),
             core: Some(core),
             priority: Some(args.send_priority),
-            kernel: host.read_trimmed(OSRELEASE).unwrap_or_default(),
+            kernel: super::measured_kernel(),
             interrupted: e.interrupted,
             dma_latency_held: e.dma_latency_held,
             error: None,
@@ -346,7 +346,7 @@ pub fn run(
         label: label.to_string(),
         core: Some(core),
         priority: Some(args.send_priority),
-        kernel: host.read_trimmed(OSRELEASE).unwrap_or_default(),
+        kernel: super::measured_kernel(),
         interrupted: s.interrupted,
         dma_latency_held: s.dma_latency_held,
         error,

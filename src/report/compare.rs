@@ -40,6 +40,8 @@ pub struct Comparison {
     pub basis: String,
     /// The noise test per series, when both results have interval maxima.
     pub evidence: Vec<Evidence>,
+    /// Why the two runs may not compare fairly (lengths, loads, periods differ): report/fairness.rs.
+    pub unfair: Vec<String>,
 }
 
 fn trend(before: f64, after: f64, unit: &str) -> Change {
@@ -244,7 +246,14 @@ pub fn compare(
         ),
         (true, None) => format!("{word} — no key metric moved by more than 10 %"),
     };
+    let unfair = super::fairness::warnings(before, after);
+    let summary = if unfair.is_empty() {
+        summary
+    } else {
+        format!("{summary} (not a fair comparison: see the warning above)")
+    };
     Comparison {
+        unfair,
         before: before_name.to_string(),
         after: after_name.to_string(),
         rows,
@@ -260,6 +269,10 @@ pub fn compare(
         },
         evidence,
     }
+}
+
+fn paint_warn(s: &str, color: bool) -> String {
+    Paint::Bold.apply(s, color)
 }
 
 fn unit_suffix(unit: &str) -> &str {
@@ -307,6 +320,10 @@ pub fn render_text(c: &Comparison, color: bool) -> String {
         _ => Paint::Bold,
     };
     s.push_str(&format!("Judged by {}.\n", c.basis));
+    for w in &c.unfair {
+        s.push_str(&paint_warn(&format!("Warning: {w}"), color));
+        s.push('\n');
+    }
     s.push_str(&paint.apply(&format!("Verdict: {}", c.summary), color));
     s.push('\n');
     s

@@ -96,3 +96,42 @@ fn json_keys() {
         "a run's length is neither better nor worse"
     );
 }
+
+#[test]
+fn runs_of_different_length_or_load_are_flagged_unfair() {
+    let b = result(50_000, 10);
+    let same = compare(&b, &result(5_000, 0), "b", "a");
+    assert!(same.unfair.is_empty(), "{:?}", same.unfair);
+    assert!(!render_text(&same, false).contains("Warning"));
+    // 3 s against 10 s (the case).
+    let mut short = result(5_000, 0);
+    short.duration_s = 3.0;
+    let c = compare(&b, &short, "b", "a");
+    assert_eq!(c.unfair.len(), 1, "{:?}", c.unfair);
+    let text = render_text(&c, false);
+    assert!(
+        text.contains("Warning: the runs differ in length (10 s / 10000 cycles before, 3 s / 10000 cycles after)"),
+        "{text}"
+    );
+    assert!(
+        c.summary
+            .ends_with("(not a fair comparison: see the warning above)"),
+        "{}",
+        c.summary
+    );
+    // A loaded after against an idle before.
+    let mut loaded = result(5_000, 0);
+    loaded.load = Some(crate::measure::load::LoadInfo {
+        kinds: vec![crate::measure::load::LoadKind::Cpu],
+        cpus: vec![0],
+        command: "stress-ng --cpu 1".into(),
+    });
+    let c = compare(&b, &loaded, "b", "a");
+    assert!(
+        c.unfair
+            .iter()
+            .any(|w| w.contains("different loads (no load before, --load cpu after)")),
+        "{:?}",
+        c.unfair
+    );
+}

@@ -3,6 +3,7 @@
 pub mod check;
 pub mod compare;
 pub mod compare_input;
+pub mod fairness;
 pub mod html;
 pub mod keys;
 pub mod live;

@@ -1,0 +1,57 @@
+//! Whether two runs can be compared fairly (issue 16 item 12). A longer run meets more of the rare events that make
+//! the maximum, and a run under load meets more of them than one without: "better" between a 10 s run and a 3 s
+//! run, or between an idle run and a loaded one, says more about the runs than about the machine. Pure: two
+//! results in, the reasons not to trust the comparison out.
+
+use crate::measure::result::RunResult;
+
+/// Lengths (seconds or cycles) that differ by this factor or more make the comparison unfair.
+pub const LENGTH_RATIO: f64 = 2.0;
+
+fn cycles(r: &RunResult) -> u64 {
+    r.series.first().map_or(0, |s| s.count)
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+    if lo <= 0.0 { f64::INFINITY } else { hi / lo }
+}
+
+fn load(r: &RunResult) -> String {
+    match &r.load {
+        None => "no load".into(),
+        Some(l) if l.kinds.is_empty() => "no load".into(),
+        Some(l) => {
+            let kinds: Vec<&str> = l.kinds.iter().map(|k| k.name()).collect();
+            format!("--load {}", kinds.join(","))
+        }
+    }
+}
+
+/// Why the comparison of `before` and `after` may not be fair; empty when the runs are alike.
+pub fn warnings(before: &RunResult, after: &RunResult) -> Vec<String> {
+    let mut w = Vec::new();
+    let (bs, a_s) = (before.duration_s, after.duration_s);
+    let (bc, ac) = (cycles(before), cycles(after));
+    if ratio(bs, a_s) >= LENGTH_RATIO || ratio(bc as f64, ac as f64) >= LENGTH_RATIO {
+        w.push(format!(
+            "the runs differ in length ({:.0} s / {bc} cycles before, {:.0} s / {ac} cycles after): a longer run \
+             meets more rare delays, so its maximum is not comparable — measure both with the same --duration",
+            bs, a_s
+        ));
+    }
+    let (bl, al) = (load(before), load(after));
+    if bl != al {
+        w.push(format!(
+            "the runs were measured under different loads ({bl} before, {al} after): measure both under the \
+             same load"
+        ));
+    }
+    if before.period_us != after.period_us {
+        w.push(format!(
+            "the runs have different periods ({} us before, {} us after)",
+            before.period_us, after.period_us
+        ));
+    }
+    w
+}
