@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::CommandFactory;
 use clap_complete::Shell;
 
+use super::man_extra::roff;
 use crate::cli::{Cli, EXIT_CODES, GenerateArgs};
 use crate::error::{Error, Outcome, Result};
 
@@ -114,6 +115,9 @@ fn man_pages(
     let mut page = Vec::new();
     man.render(&mut page)
         .map_err(|e| Error::sys("render the man page", e))?;
+    // Each page: EXAMPLES and the WORKFLOW (commands/man_extra.rs); the main page then its own tail.
+    let verb = (!is_main).then(|| cmd.get_name());
+    page.extend_from_slice(super::man_extra::tail(verb).as_bytes());
     if is_main {
         page.extend_from_slice(main_page_tail().as_bytes());
     }
@@ -128,21 +132,14 @@ fn main_page_tail() -> String {
     for line in EXIT_CODES.lines().skip(1) {
         let line = line.trim();
         let (code, text) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-        t.push_str(&format!(
-            ".TP\n\\fB{code}\\fR\n{}\n",
-            roff_text(text.trim())
-        ));
+        t.push_str(&format!(".TP\n\\fB{code}\\fR\n{}\n", roff(text.trim())));
     }
     t.push_str(".SH FILES\n");
     for (path, what) in FILES {
-        t.push_str(&format!(
-            ".TP\n\\fI{}\\fR\n{}\n",
-            roff_text(path),
-            roff_text(what)
-        ));
+        t.push_str(&format!(".TP\n\\fI{}\\fR\n{}\n", roff(path), roff(what)));
     }
     t.push_str(".SH \"SEE ALSO\"\n");
-    t.push_str(&roff_text(
+    t.push_str(&roff(
         "cyclictest(8), update-grub(8), systemd.unit(5), udev(7)",
     ));
     t.push('\n');
@@ -171,16 +168,6 @@ const FILES: &[(&str, &str)] = &[
         "GRUB drop-in: appends the contents of /var/lib/rmp-eval/cmdline",
     ),
 ];
-
-/// Escapes text for a roff body line: backslashes, minus signs (so that options stay copyable), and a
-/// leading dot or quote that roff would take for a request.
-fn roff_text(s: &str) -> String {
-    let mut t = s.replace('\\', "\\e").replace('-', "\\-");
-    if t.starts_with('.') || t.starts_with('\'') {
-        t.insert_str(0, "\\&");
-    }
-    t
-}
 
 /// The man page date: from SOURCE_DATE_EPOCH (set by dpkg-buildpackage from the changelog) so that two builds of
 /// the same version produce the same bytes; none otherwise.
@@ -248,6 +235,30 @@ mod tests {
             !page.contains("EXTRA"),
             "clap_mangen's EXTRA heading is still there"
         );
+        // Every verb page has its own examples and the workflow; the main page one example per verb.
+        assert!(page.contains(".SH EXAMPLES\n") && page.contains(".SH WORKFLOW\n"));
+        assert!(
+            page.contains("\\fBrmp\\-eval snapshot pc7.tar.gz\\fR"),
+            "main page: one example per verb"
+        );
+        for verb in [
+            "check", "run", "fix", "rollback", "compare", "snapshot", "reflect", "report",
+        ] {
+            let p = fs::read_to_string(dir.path().join(format!("rmp-eval-{verb}.8"))).unwrap();
+            let ex = p
+                .split(".SH EXAMPLES\n")
+                .nth(1)
+                .unwrap_or_else(|| panic!("{verb}: no EXAMPLES"));
+            assert!(
+                ex.starts_with(&format!(".TP\n\\fBrmp\\-eval {verb}")),
+                "{verb}: {ex}"
+            );
+            assert!(
+                p.contains(".SH WORKFLOW\n.TP\n\\fBrmp\\-eval check"),
+                "{verb}"
+            );
+            assert!(p.contains("rmp\\-eval\\-checks(7)"), "{verb}");
+        }
         let bash = fs::read_to_string(dir.path().join("rmp-eval.bash")).unwrap();
         assert!(
             bash.contains("--period-us") && bash.contains("rollback"),

@@ -6,6 +6,7 @@ pub mod check;
 pub mod compare;
 pub mod fix;
 pub mod generate;
+mod man_extra;
 pub mod monitor;
 pub mod reflect;
 pub mod report;

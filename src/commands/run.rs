@@ -93,7 +93,8 @@ pub fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
         None
     };
     if !host.is_live() && !args.json {
-        crate::outln!("{}", measured_here(host));
+        let note = measured_here(host);
+        crate::out!("{}", crate::report::check::wrap(&note, out.width, "", "  "));
     }
     let slot = Slot::new(host, "run", store::unix_now())?;
     let mut screen = Screen::new(out, args.json, Some(&slot));
