@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-pub const EXIT_CODES: &str = "\
+pub(crate) const EXIT_CODES: &str = "\
 Exit status:
   0  all good (check: nothing failed; run: every sample within the Great band; fix/rollback: done)
   1  the system falls short (a check failed; latency outside Great; frames lost)
@@ -67,7 +67,7 @@ pub struct Cli {
     pub command: Option<Command>,
 
     #[command(flatten)]
-    pub legacy: LegacyArgs,
+    pub(crate) legacy: LegacyArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -105,27 +105,27 @@ pub enum Command {
 pub struct CheckArgs {
     /// The RT core to check (default: the last CPU)
     #[arg(long, value_name = "N", value_parser = parse_cpu, allow_negative_numbers = true)]
-    pub core: Option<usize>,
+    pub(crate) core: Option<usize>,
     /// The EtherCAT NIC to check
     #[arg(long, short = 'n', value_name = "IF")]
-    pub nic: Option<String>,
+    pub(crate) nic: Option<String>,
     /// Print JSON instead of the table
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Also audit a running controller: its cyclic thread's policy, priority and CPUs, memory lock, the DMA
     /// latency request, and the IRQ threads' priorities against it
     #[arg(long, value_name = "PID", conflicts_with = "process", value_parser = clap::value_parser!(u32).range(1..))]
-    pub pid: Option<u32>,
+    pub(crate) pid: Option<u32>,
     /// The running controller to audit, by process name (as /proc/PID/comm shows it)
     #[arg(long, value_name = "NAME")]
-    pub process: Option<String>,
+    pub(crate) process: Option<String>,
     /// Also write Prometheus metrics for node_exporter's textfile collector, into DIR or (no =DIR) the directory
     /// /etc/default/prometheus-node-exporter names, else /var/lib/prometheus/node-exporter
     #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true, default_missing_value = "")]
-    pub prometheus: Option<OsString>,
+    pub(crate) prometheus: Option<OsString>,
 }
 
-pub use crate::measure::spec::Mode;
+pub(crate) use crate::measure::spec::Mode;
 use crate::measure::spec::{RoundTrip, RunSpec};
 
 // The frame kinds as clap values: their names and help come from the one `Mode`.
@@ -147,99 +147,99 @@ impl ValueEnum for Mode {
 pub struct RunArgs {
     /// CPU for the RT (sender) thread (default: the last CPU)
     #[arg(long, visible_alias = "send-cpu", value_name = "N", value_parser = parse_cpu, allow_negative_numbers = true)]
-    pub core: Option<usize>,
+    pub(crate) core: Option<usize>,
     /// CPU for the receiver thread (default: the same as --core)
     #[arg(long, value_name = "N", value_parser = parse_cpu, allow_negative_numbers = true)]
-    pub receive_cpu: Option<usize>,
+    pub(crate) receive_cpu: Option<usize>,
     /// The EtherCAT NIC: measure round trips through a SubDevice instead of cyclic wakeups only
     #[arg(long, short = 'n', value_name = "IF")]
-    pub nic: Option<String>,
+    pub(crate) nic: Option<String>,
     /// Cycle period in microseconds
     #[arg(long, short = 's', visible_alias = "send-sleep", value_name = "US", default_value_t = RunSpec::PERIOD_US,
           value_parser = parse_us, allow_negative_numbers = true)]
-    pub period_us: u32,
+    pub(crate) period_us: u32,
     /// Run this long: seconds, or 90s, 30m, 24h (default: until Ctrl+C)
     #[arg(long, value_name = "TIME", value_parser = parse_seconds, conflicts_with = "iterations",
           allow_negative_numbers = true)]
-    pub duration: Option<f64>,
+    pub(crate) duration: Option<f64>,
     /// Run N cycles (default: until Ctrl+C)
     #[arg(long, short = 'i', value_name = "N", value_parser = parse_count,
           allow_negative_numbers = true)]
-    pub iterations: Option<u64>,
+    pub(crate) iterations: Option<u64>,
     /// Frame kind in NIC mode
     #[arg(long, value_enum, default_value_t = Mode::Ecat)]
-    pub mode: Mode,
+    pub(crate) mode: Mode,
     /// Frame length on the wire in every mode (Ethernet header included, FCS not): 60 (the default) to the
     /// interface MTU + 14; the EtherCAT probe's NOP datagram grows, raw/udp are zero-padded
     #[arg(long, value_name = "BYTES", value_parser = parse_pktlen,
           allow_negative_numbers = true)]
-    pub pktlen: Option<u16>,
+    pub(crate) pktlen: Option<u16>,
     /// EtherCAT: the working counter every reply must carry (default: the one the first reply had)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), allow_negative_numbers = true)]
-    pub expect_wkc: Option<u16>,
+    pub(crate) expect_wkc: Option<u16>,
     /// A reply later than this is a missed cycle (default: the period)
     #[arg(long, value_name = "US", value_parser = parse_us,
           allow_negative_numbers = true)]
-    pub budget_us: Option<u32>,
+    pub(crate) budget_us: Option<u32>,
     /// UDP mode: this end's IPv4 address (the echo peer must be able to reach it; ARP for it is answered)
     #[arg(long, value_name = "IPV4", default_value_t = RoundTrip::LOCAL_IP)]
-    pub local_ip: std::net::Ipv4Addr,
+    pub(crate) local_ip: std::net::Ipv4Addr,
     /// UDP mode: the echo service's IPv4 address (UDP port 7; its MAC is found by ARP)
     #[arg(long, value_name = "IPV4", default_value_t = RoundTrip::PEER_IP)]
-    pub peer_ip: std::net::Ipv4Addr,
+    pub(crate) peer_ip: std::net::Ipv4Addr,
     /// SCHED_FIFO priority of the RT (sender) thread
     #[arg(long, value_name = "P", default_value_t = RunSpec::SEND_PRIORITY, value_parser = parse_priority,
           allow_negative_numbers = true)]
-    pub send_priority: u8,
+    pub(crate) send_priority: u8,
     /// SCHED_FIFO priority of the receiver thread
     #[arg(long, value_name = "P", default_value_t = RunSpec::RECEIVE_PRIORITY, value_parser = parse_priority,
           allow_negative_numbers = true)]
-    pub receive_priority: u8,
+    pub(crate) receive_priority: u8,
     /// Band width in µs (default: period/8; bands are < W, 2W, 4W, 8W, ≥ 8W)
     #[arg(long, short = 'b', visible_alias = "bucket-width", value_name = "US",
           value_parser = parse_us, allow_negative_numbers = true)]
-    pub bucket_width_us: Option<u32>,
+    pub(crate) bucket_width_us: Option<u32>,
     /// Also write the result as JSON to FILE
     #[arg(long, short = 'o', value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
     /// Print the result as JSON on stdout instead of tables
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Skip the configuration checks before the run
     #[arg(long)]
-    pub no_config: bool,
+    pub(crate) no_config: bool,
     /// Also write Prometheus metrics for node_exporter's textfile collector, into DIR or (no =DIR) the directory
     /// /etc/default/prometheus-node-exporter names, else /var/lib/prometheus/node-exporter
     #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true, default_missing_value = "")]
-    pub prometheus: Option<OsString>,
+    pub(crate) prometheus: Option<OsString>,
     /// Show hardware/software timestamp rows
     #[arg(long, short = 'v')]
-    pub verbose: bool,
+    pub(crate) verbose: bool,
     /// Also write an HdrHistogram interval log to FILE (one histogram per series and interval)
     #[arg(long, value_name = "FILE")]
-    pub hlog: Option<PathBuf>,
+    pub(crate) hlog: Option<PathBuf>,
     /// Length of one interval of --hlog and of the max-per-interval plot
     #[arg(long, value_name = "TIME", default_value = "1", value_parser = parse_seconds)]
-    pub hlog_interval: f64,
+    pub(crate) hlog_interval: f64,
     /// Measure under load: stress-ng on the housekeeping CPUs (every CPU but the RT ones), any of
     /// cpu, io, vm, net, irq
     #[arg(long, value_name = "KIND,...", value_delimiter = ',', value_parser = parse_load)]
-    pub load: Vec<crate::measure::load::LoadKind>,
+    pub(crate) load: Vec<crate::measure::load::LoadKind>,
     /// Record the RT CPU's kernel events (tracefs) and explain the worst cycle: what ran, for how long, which
     /// fix step removes it; with --nic, every CPU and the worst reply's receive path (the NIC's IRQ, NET_RX, the
     /// receiver's wakeup); the raw trace is saved beside the result
     #[arg(long, conflicts_with = "no_trace")]
-    pub trace: bool,
+    pub(crate) trace: bool,
     /// No kernel trace (the default; the interference counters still run)
     #[arg(long)]
-    pub no_trace: bool,
+    pub(crate) no_trace: bool,
     /// No interference counters either (to measure what they cost; BENCHMARKS.md)
     #[arg(long, conflicts_with = "trace")]
-    pub no_counters: bool,
+    pub(crate) no_counters: bool,
     /// With --trace: keep and explain every cycle whose wakeup is later than US (default: the worst cycle only)
     #[arg(long, value_name = "US", requires = "trace", value_parser = clap::value_parser!(u32).range(1..=10_000_000),
           allow_negative_numbers = true)]
-    pub break_us: Option<u32>,
+    pub(crate) break_us: Option<u32>,
 }
 
 impl RunArgs {
@@ -276,49 +276,49 @@ impl RunArgs {
 /// The original tool's options, accepted without a command.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Options of the original rmp-eval (without a command)")]
-pub struct LegacyArgs {
+pub(crate) struct LegacyArgs {
     /// Network interface card name (NIC test instead of the cyclic test)
     #[arg(long, short = 'n', value_name = "IF")]
-    pub nic: Option<String>,
+    pub(crate) nic: Option<String>,
     /// Number of iterations (default: infinite)
     #[arg(long, short = 'i', value_name = "N", value_parser = parse_count,
           allow_negative_numbers = true)]
-    pub iterations: Option<u64>,
+    pub(crate) iterations: Option<u64>,
     /// Send sleep (cycle period) in microseconds
     #[arg(long, short = 's', value_name = "US", default_value_t = RunSpec::PERIOD_US,
           value_parser = parse_us, allow_negative_numbers = true)]
-    pub send_sleep: u32,
+    pub(crate) send_sleep: u32,
     /// Send thread priority (-sp)
     #[arg(long, value_name = "P", default_value_t = RunSpec::SEND_PRIORITY, value_parser = parse_priority,
           allow_negative_numbers = true)]
-    pub send_priority: u8,
+    pub(crate) send_priority: u8,
     /// Receive thread priority (-rp)
     #[arg(long, value_name = "P", default_value_t = RunSpec::RECEIVE_PRIORITY, value_parser = parse_priority,
           allow_negative_numbers = true)]
-    pub receive_priority: u8,
+    pub(crate) receive_priority: u8,
     /// CPU for the sender thread (-sc; default: the last CPU)
     #[arg(long, value_name = "N", value_parser = parse_cpu, allow_negative_numbers = true)]
-    pub send_cpu: Option<usize>,
+    pub(crate) send_cpu: Option<usize>,
     /// CPU for the receiver thread (-rc; default: the last CPU)
     #[arg(long, value_name = "N", value_parser = parse_cpu, allow_negative_numbers = true)]
-    pub receive_cpu: Option<usize>,
+    pub(crate) receive_cpu: Option<usize>,
     /// Show hardware/software timestamp rows
     #[arg(long, short = 'v')]
-    pub verbose: bool,
+    pub(crate) verbose: bool,
     /// Skip the configuration checks (-nc)
     #[arg(long)]
-    pub no_config: bool,
+    pub(crate) no_config: bool,
     /// Run the configuration checks only, then exit (-oc)
     #[arg(long)]
-    pub only_config: bool,
+    pub(crate) only_config: bool,
     /// Band width in microseconds (default: period/8)
     #[arg(long, short = 'b', value_name = "US", value_parser = parse_us,
           allow_negative_numbers = true)]
-    pub bucket_width: Option<u32>,
+    pub(crate) bucket_width: Option<u32>,
 }
 
 impl LegacyArgs {
-    pub fn to_run(&self) -> RunArgs {
+    pub(crate) fn to_run(&self) -> RunArgs {
         RunArgs {
             core: self.send_cpu,
             receive_cpu: self.receive_cpu,
@@ -351,7 +351,7 @@ impl LegacyArgs {
     }
 
     /// True when none of the original's options was given (they apply only without a command).
-    pub fn is_unset(&self) -> bool {
+    pub(crate) fn is_unset(&self) -> bool {
         self.nic.is_none()
             && self.iterations.is_none()
             && self.send_sleep == RunSpec::PERIOD_US
@@ -365,7 +365,7 @@ impl LegacyArgs {
             && self.bucket_width.is_none()
     }
 
-    pub fn to_check(&self) -> CheckArgs {
+    pub(crate) fn to_check(&self) -> CheckArgs {
         CheckArgs {
             core: self.send_cpu,
             nic: self.nic.clone(),
@@ -381,45 +381,45 @@ impl LegacyArgs {
 pub struct FixArgs {
     /// The RT core to tune (CPU 0 is refused: it carries the housekeeping)
     #[arg(long, value_name = "N", value_parser = parse_cpu, allow_negative_numbers = true)]
-    pub core: usize,
+    pub(crate) core: usize,
     /// The EtherCAT NIC to tune
     #[arg(long, short = 'n', value_name = "IF")]
-    pub nic: Option<String>,
+    pub(crate) nic: Option<String>,
     /// Print the plan (diffs, values, commands) and change nothing
     #[arg(long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// Apply every proposed step without asking
     #[arg(long, short = 'y')]
-    pub yes: bool,
+    pub(crate) yes: bool,
     /// Apply only these steps (comma-separated): cmdline, cpuset, governor, turbo, sysctl, thp, workqueue, irqbalance,
     /// irq_affinity, rps, nic_coalesce, nic_eee (`rmp-eval check` names the step of each failure)
     #[arg(long, value_name = "STEP,...", value_delimiter = ',')]
-    pub only: Option<Vec<String>>,
+    pub(crate) only: Option<Vec<String>>,
     /// Length of the before and after measurements
     #[arg(long, value_name = "S", default_value = "10", value_parser = parse_seconds, conflicts_with = "no_measure")]
-    pub measure_seconds: f64,
+    pub(crate) measure_seconds: f64,
     /// Do not measure before and after
     #[arg(long)]
-    pub no_measure: bool,
+    pub(crate) no_measure: bool,
     /// Print JSON
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct RollbackArgs {
     /// Show what would be undone and change nothing
     #[arg(long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// Also put back files and values changed since fix (their later changes are lost)
     #[arg(long)]
-    pub force: bool,
+    pub(crate) force: bool,
     /// Do not ask for confirmation
     #[arg(long, short = 'y')]
-    pub yes: bool,
+    pub(crate) yes: bool,
     /// Print JSON
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -427,53 +427,53 @@ pub struct CompareArgs {
     /// The earlier result: a JSON file, or "last", "before", "after" (none: fix's before and the after measured
     /// by itself after the reboot)
     #[arg(requires = "after")]
-    pub before: Option<String>,
+    pub(crate) before: Option<String>,
     /// The later result: a JSON file, or "last", "before", "after"
-    pub after: Option<String>,
+    pub(crate) after: Option<String>,
     /// Print JSON
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
     /// Results: JSON files, or "last", "before", "after" (up to 6, overlaid)
     #[arg(required = true, value_name = "RESULT")]
-    pub results: Vec<String>,
+    pub(crate) results: Vec<String>,
     /// The HTML file to write
     #[arg(long, short = 'o', value_name = "FILE", default_value = "report.html")]
-    pub output: PathBuf,
+    pub(crate) output: PathBuf,
     /// Also write each plot as an SVG file into DIR
     #[arg(long, value_name = "DIR")]
-    pub svg: Option<PathBuf>,
+    pub(crate) svg: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct ReflectArgs {
     /// The interface to answer on
     #[arg(long, short = 'n', value_name = "IF")]
-    pub nic: String,
+    pub(crate) nic: String,
     /// Stop after answering N frames (default: until Ctrl+C)
     #[arg(long, value_name = "N", value_parser = parse_count, allow_negative_numbers = true)]
-    pub count: Option<u64>,
+    pub(crate) count: Option<u64>,
     /// Also answer frames sent to other MAC addresses (promiscuous mode while reflect runs; undone on exit)
     #[arg(long)]
-    pub promisc: bool,
+    pub(crate) promisc: bool,
     /// Stand in for a chain of N SubDevices (working counters and positions as N ESCs give them)
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
-    pub subdevices: u16,
+    pub(crate) subdevices: u16,
     /// Station address of the first SubDevice (the next ones count up), for FPRD/FPWR before a MainDevice sets it
     #[arg(long, value_name = "ADDR", default_value_t = 0)]
-    pub station: u16,
+    pub(crate) station: u16,
     /// IPv4 address whose UDP port 7 is echoed and whose ARP requests are answered
     #[arg(long, value_name = "IPV4", default_value = "169.254.88.2")]
-    pub ip: std::net::Ipv4Addr,
+    pub(crate) ip: std::net::Ipv4Addr,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct SnapshotArgs {
     /// Output directory, or a file name ending in .tar.gz
-    pub out: PathBuf,
+    pub(crate) out: PathBuf,
 }
 
 /// Settings come from /etc/default/rmp-eval (RMP_EVAL_MONITOR_RUN_SECONDS, _REAPPLY, _PROMETHEUS).
@@ -484,17 +484,17 @@ pub struct MonitorArgs {}
 pub struct ApplySavedArgs {
     /// Only the settings of this NIC (IRQs, RPS, coalescing): what the udev rule asks for
     #[arg(long, value_name = "IF")]
-    pub nic: Option<String>,
+    pub(crate) nic: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct GenerateArgs {
     /// Directory to write rmp-eval.8 and the bash, zsh and fish completions into
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
 }
 
 /// A CPU number: a non-negative integer (range against the machine is checked later, against its CPU count).
-pub fn parse_cpu(s: &str) -> Result<usize, String> {
+pub(crate) fn parse_cpu(s: &str) -> Result<usize, String> {
     let t = s.trim();
     if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!(
@@ -562,28 +562,28 @@ fn whole(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
 }
 
 /// A count of cycles, frames or runs: 1 or more.
-pub fn parse_count(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_count(s: &str) -> Result<u64, String> {
     whole(s, 1, u64::MAX)
 }
 
 /// Microseconds of a period or band: 1 to 1 000 000.
-pub fn parse_us(s: &str) -> Result<u32, String> {
+pub(crate) fn parse_us(s: &str) -> Result<u32, String> {
     whole(s, 1, 1_000_000).map(|v| v as u32)
 }
 
 /// A SCHED_FIFO priority: 1 to 99.
-pub fn parse_priority(s: &str) -> Result<u8, String> {
+pub(crate) fn parse_priority(s: &str) -> Result<u8, String> {
     whole(s, 1, 99).map(|v| v as u8)
 }
 
 /// A frame length with the Ethernet header, without FCS: 60 to 1514 bytes.
-pub fn parse_pktlen(s: &str) -> Result<u16, String> {
+pub(crate) fn parse_pktlen(s: &str) -> Result<u16, String> {
     whole(s, 60, 1514).map(|v| v as u16)
 }
 
 /// A duration: a number of seconds, or a number with a unit — `90s`, `30m`, `24h`, `2d`, `1.5h`; positive, finite,
 /// at most a year. Returns seconds.
-pub fn parse_seconds(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_seconds(s: &str) -> Result<f64, String> {
     let t = s.trim();
     let (num, unit) = match t.char_indices().last() {
         Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c),
@@ -611,7 +611,7 @@ pub fn parse_seconds(s: &str) -> Result<f64, String> {
 }
 
 /// One kind of --load.
-pub fn parse_load(s: &str) -> Result<crate::measure::load::LoadKind, String> {
+pub(crate) fn parse_load(s: &str) -> Result<crate::measure::load::LoadKind, String> {
     crate::measure::load::LoadKind::from_name(s.trim())
         .ok_or_else(|| format!("'{s}' is not a load (cpu, io, vm, net, irq)"))
 }

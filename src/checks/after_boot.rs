@@ -4,7 +4,7 @@ use super::{Assessment, Check, Ctx, Eval, Section, Status, id};
 use crate::commands::after_boot;
 use crate::host::Host;
 
-pub const AFTER_BOOT: Check = Check {
+pub(crate) const AFTER_BOOT: Check = Check {
     id: id::AFTER_BOOT,
     section: Section::System,
     title: "After-boot measurement",

@@ -91,7 +91,7 @@ pub fn markdown() -> String {
 }
 
 /// rmp-eval-checks(7).
-pub fn man_page(date: Option<&str>) -> String {
+pub(crate) fn man_page(date: Option<&str>) -> String {
     let mut t = format!(
         ".TH rmp-eval-checks 7 {} \"rmp-eval {}\" \"rmp-eval\"\n",
         date.unwrap_or("\"\""),

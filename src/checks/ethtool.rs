@@ -47,7 +47,7 @@ pub(crate) fn readings(host: &Host, nic: &str, what: &str) -> Result<Value, Unkn
     Ok(r)
 }
 
-pub const NIC_COALESCE: Check = Check {
+pub(crate) const NIC_COALESCE: Check = Check {
     id: id::NIC_COALESCE,
     section: Section::Nic,
     title: "NIC interrupt coalescing off",
@@ -82,7 +82,7 @@ fn nic_coalesce(host: &Host, ctx: &Ctx) -> Eval {
     })
 }
 
-pub const NIC_EEE: Check = Check {
+pub(crate) const NIC_EEE: Check = Check {
     id: id::NIC_EEE,
     section: Section::Nic,
     title: "NIC Energy Efficient Ethernet off",

@@ -6,16 +6,16 @@ use crate::host::Host;
 use crate::parse::{cpulist, interrupts, mask};
 use crate::remedy;
 
-pub const INTERRUPTS: &str = "/proc/interrupts";
-pub const PROC: &str = "/proc";
-pub const PROC_IRQ: &str = "/proc/irq";
-pub const DEFAULT_SMP_AFFINITY: &str = "/proc/irq/default_smp_affinity";
+pub(crate) const INTERRUPTS: &str = "/proc/interrupts";
+pub(crate) const PROC: &str = "/proc";
+pub(crate) const PROC_IRQ: &str = "/proc/irq";
+pub(crate) const DEFAULT_SMP_AFFINITY: &str = "/proc/irq/default_smp_affinity";
 const IRQBALANCE_DEFAULTS: &str = "/etc/default/irqbalance";
 const NET: &str = "/sys/class/net";
 /// Offenders named in a detail line; the rest are counted.
 const SHOW: usize = 3;
 
-pub fn read_interrupts(host: &Host) -> Result<interrupts::Interrupts, Unknown> {
+pub(crate) fn read_interrupts(host: &Host) -> Result<interrupts::Interrupts, Unknown> {
     let text = host
         .read(INTERRUPTS)
         .map_err(|e| unknown(format!("cannot read {INTERRUPTS}: {}", e.reason())))?;
@@ -26,7 +26,7 @@ pub fn read_interrupts(host: &Host) -> Result<interrupts::Interrupts, Unknown> {
 }
 
 /// Where IRQ `n` is routed now: its effective affinity when the kernel reports one, else its affinity list.
-pub fn irq_affinity(host: &Host, n: u32) -> Option<Vec<usize>> {
+pub(crate) fn irq_affinity(host: &Host, n: u32) -> Option<Vec<usize>> {
     ["effective_affinity_list", "smp_affinity_list"]
         .iter()
         .find_map(|f| {
@@ -38,7 +38,7 @@ pub fn irq_affinity(host: &Host, n: u32) -> Option<Vec<usize>> {
 /// The IRQ numbers of a NIC: its PCI MSI/MSI-X vectors (device/msi_irqs), plus /proc/interrupts rows whose action
 /// is the interface name or starts with "<name>-" (igb "enp2s0-TxRx-0", genet "eth0"), plus "virtioN-" rows
 /// of a virtio NIC. The original matched any row containing the name as a substring, so eth1 claimed eth10's.
-pub fn nic_irqs(host: &Host, nic: &str, ints: &interrupts::Interrupts) -> Vec<u32> {
+pub(crate) fn nic_irqs(host: &Host, nic: &str, ints: &interrupts::Interrupts) -> Vec<u32> {
     let mut out: Vec<u32> = host
         .list(&format!("{NET}/{nic}/device/msi_irqs"))
         .unwrap_or_default()
@@ -68,7 +68,7 @@ pub fn nic_irqs(host: &Host, nic: &str, ints: &interrupts::Interrupts) -> Vec<u3
     out
 }
 
-pub const UNRELATED_IRQS: Check = Check {
+pub(crate) const UNRELATED_IRQS: Check = Check {
     id: id::UNRELATED_IRQS,
     section: Section::Core,
     title: "No unrelated IRQs on RT core",
@@ -143,7 +143,7 @@ fn unrelated_irqs(host: &Host, ctx: &Ctx) -> Eval {
     Ok(Assessment::fail(d))
 }
 
-pub const DEFAULT_AFFINITY: Check = Check {
+pub(crate) const DEFAULT_AFFINITY: Check = Check {
     id: id::DEFAULT_AFFINITY,
     section: Section::Core,
     title: "New IRQs avoid RT core",
@@ -165,7 +165,7 @@ fn default_affinity(host: &Host, ctx: &Ctx) -> Eval {
     })
 }
 
-pub const IRQBALANCE: Check = Check {
+pub(crate) const IRQBALANCE: Check = Check {
     id: id::IRQBALANCE,
     section: Section::Core,
     title: "irqbalance keeps off RT core",
@@ -179,7 +179,7 @@ pub const IRQBALANCE: Check = Check {
 };
 
 /// Whether a process named `name` runs, from /proc/PID/comm (works on snapshots, which keep comm files).
-pub fn process_running(host: &Host, name: &str) -> Result<bool, Unknown> {
+pub(crate) fn process_running(host: &Host, name: &str) -> Result<bool, Unknown> {
     let pids = host
         .list(PROC)
         .map_err(|e| unknown(format!("{PROC}: {}", e.reason())))?;

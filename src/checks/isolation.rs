@@ -12,7 +12,7 @@ fn list(raw: &str, path: &str) -> Result<Vec<usize>, Unknown> {
     cpulist::parse(raw).map_err(|_| unknown(format!("{path}: not a CPU list")))
 }
 
-pub const CORE_ISOLATED: Check = Check {
+pub(crate) const CORE_ISOLATED: Check = Check {
     id: id::CORE_ISOLATED,
     section: Section::Core,
     title: "RT core isolated",
@@ -78,7 +78,7 @@ fn core_isolated(host: &Host, ctx: &Ctx) -> Eval {
     })
 }
 
-pub const NOHZ_FULL: Check = Check {
+pub(crate) const NOHZ_FULL: Check = Check {
     id: id::NOHZ_FULL,
     section: Section::Core,
     title: "nohz_full on RT core",
@@ -124,7 +124,7 @@ fn nohz_full(host: &Host, ctx: &Ctx) -> Eval {
     }
 }
 
-pub const RCU_NOCBS: Check = Check {
+pub(crate) const RCU_NOCBS: Check = Check {
     id: id::RCU_NOCBS,
     section: Section::Core,
     title: "rcu_nocbs includes RT core",
@@ -206,7 +206,7 @@ fn rcu_nocbs(host: &Host, ctx: &Ctx) -> Eval {
     }))
 }
 
-pub const IRQAFFINITY: Check = Check {
+pub(crate) const IRQAFFINITY: Check = Check {
     id: id::IRQAFFINITY,
     section: Section::Core,
     title: "irqaffinity excludes RT core",
@@ -237,7 +237,7 @@ fn irqaffinity(host: &Host, ctx: &Ctx) -> Eval {
     })
 }
 
-pub const SMT_SIBLING: Check = Check {
+pub(crate) const SMT_SIBLING: Check = Check {
     id: id::SMT_SIBLING,
     section: Section::Core,
     title: "SMT sibling isolated/disabled",

@@ -10,7 +10,7 @@ const SYSCTL_DIR: &str = "/proc/sys";
 
 /// What value the RT core needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Want {
+pub(crate) enum Want {
     /// Exactly this integer.
     Equals(i64),
     /// This integer or more (fix writes the minimum).
@@ -21,46 +21,46 @@ pub enum Want {
 
 /// One sysctl: the check that reads it, its key, the value wanted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Knob {
-    pub check: &'static str,
+pub(crate) struct Knob {
+    pub(crate) check: &'static str,
     /// The sysctl key, as in /etc/sysctl.d ("kernel.timer_migration").
-    pub key: &'static str,
-    pub want: Want,
+    pub(crate) key: &'static str,
+    pub(crate) want: Want,
     /// When the file does not exist: the kernel lacks the feature, which is as good as off (this detail).
-    pub absent_passes: Option<&'static str>,
+    pub(crate) absent_passes: Option<&'static str>,
 }
 
-pub const RT_RUNTIME: Knob = Knob {
+pub(crate) const RT_RUNTIME: Knob = Knob {
     check: id::RT_THROTTLING,
     key: "kernel.sched_rt_runtime_us",
     want: Want::Equals(-1),
     absent_passes: None,
 };
-pub const TIMER_MIGRATION: Knob = Knob {
+pub(crate) const TIMER_MIGRATION: Knob = Knob {
     check: id::TIMER_MIGRATION,
     key: "kernel.timer_migration",
     want: Want::Equals(0),
     absent_passes: None,
 };
-pub const STAT_INTERVAL: Knob = Knob {
+pub(crate) const STAT_INTERVAL: Knob = Knob {
     check: id::STAT_INTERVAL,
     key: "vm.stat_interval",
     want: Want::AtLeast(10),
     absent_passes: None,
 };
-pub const NUMA_BALANCING: Knob = Knob {
+pub(crate) const NUMA_BALANCING: Knob = Knob {
     check: id::NUMA_BALANCING,
     key: "kernel.numa_balancing",
     want: Want::Equals(0),
     absent_passes: Some("no NUMA balancing in this kernel"),
 };
-pub const NMI_WATCHDOG: Knob = Knob {
+pub(crate) const NMI_WATCHDOG: Knob = Knob {
     check: id::NMI_WATCHDOG,
     key: "kernel.nmi_watchdog",
     want: Want::Equals(0),
     absent_passes: Some("no NMI watchdog in this kernel"),
 };
-pub const WATCHDOG_CPUMASK: Knob = Knob {
+pub(crate) const WATCHDOG_CPUMASK: Knob = Knob {
     check: id::SOFT_WATCHDOG,
     key: "kernel.watchdog_cpumask",
     want: Want::NotOnCore,
@@ -68,7 +68,7 @@ pub const WATCHDOG_CPUMASK: Knob = Knob {
 };
 
 /// The sysctl step's settings, in the order it writes them.
-pub const SYSCTLS: &[Knob] = &[
+pub(crate) const SYSCTLS: &[Knob] = &[
     RT_RUNTIME,
     TIMER_MIGRATION,
     STAT_INTERVAL,
@@ -79,17 +79,17 @@ pub const SYSCTLS: &[Knob] = &[
 
 impl Knob {
     /// The file under /proc/sys.
-    pub fn path(&self) -> String {
+    pub(crate) fn path(&self) -> String {
         format!("{SYSCTL_DIR}/{}", self.key.replace('.', "/"))
     }
 
     /// The short name in details ("timer_migration=1").
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         self.key.rsplit('.').next().unwrap_or(self.key)
     }
 
     /// The value `fix` writes; `housekeeping` are the CPUs other than the RT core.
-    pub fn target(&self, housekeeping: &[usize]) -> String {
+    pub(crate) fn target(&self, housekeeping: &[usize]) -> String {
         match self.want {
             Want::Equals(v) | Want::AtLeast(v) => v.to_string(),
             Want::NotOnCore => cpulist::format(housekeeping),
@@ -97,7 +97,7 @@ impl Knob {
     }
 
     /// Whether `raw` is as wanted; `None` when it is not a value of the knob's kind.
-    pub fn satisfied(&self, raw: &str, core: usize) -> Option<bool> {
+    pub(crate) fn satisfied(&self, raw: &str, core: usize) -> Option<bool> {
         match self.want {
             Want::Equals(w) => raw.trim().parse::<i64>().ok().map(|v| v == w),
             Want::AtLeast(w) => raw.trim().parse::<i64>().ok().map(|v| v >= w),
@@ -106,7 +106,7 @@ impl Knob {
     }
 
     /// The check: read the value, pass when it is as wanted.
-    pub fn evaluate(&self, host: &Host, ctx: &Ctx) -> Eval {
+    pub(crate) fn evaluate(&self, host: &Host, ctx: &Ctx) -> Eval {
         let path = self.path();
         let raw = match (host.read_trimmed(&path), self.absent_passes) {
             (Err(e), Some(why)) if e.is_not_found() => return Ok(Assessment::pass(why)),

@@ -8,21 +8,21 @@ use crate::error::Error;
 use crate::host::{Host, HostError, HostResult};
 use crate::parse::{cmdline, cpulist};
 
-pub const CPU_DIR: &str = "/sys/devices/system/cpu";
-pub const CPU_ONLINE: &str = "/sys/devices/system/cpu/online";
-pub const CPU_PRESENT: &str = "/sys/devices/system/cpu/present";
-pub const CPU_POSSIBLE: &str = "/sys/devices/system/cpu/possible";
-pub const CPU_ISOLATED: &str = "/sys/devices/system/cpu/isolated";
-pub const CPU_NOHZ_FULL: &str = "/sys/devices/system/cpu/nohz_full";
-pub const PROC_CMDLINE: &str = "/proc/cmdline";
-pub const PROC_CPUINFO: &str = "/proc/cpuinfo";
-pub const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
-pub const KVERSION: &str = "/proc/sys/kernel/version";
-pub const OSTYPE: &str = "/proc/sys/kernel/ostype";
-pub const ARCH: &str = "/proc/sys/kernel/arch";
-pub const HOSTNAME: &str = "/proc/sys/kernel/hostname";
-pub const ETC_HOSTNAME: &str = "/etc/hostname";
-pub const OS_RELEASE: &str = "/etc/os-release";
+pub(crate) const CPU_DIR: &str = "/sys/devices/system/cpu";
+pub(crate) const CPU_ONLINE: &str = "/sys/devices/system/cpu/online";
+pub(crate) const CPU_PRESENT: &str = "/sys/devices/system/cpu/present";
+pub(crate) const CPU_POSSIBLE: &str = "/sys/devices/system/cpu/possible";
+pub(crate) const CPU_ISOLATED: &str = "/sys/devices/system/cpu/isolated";
+pub(crate) const CPU_NOHZ_FULL: &str = "/sys/devices/system/cpu/nohz_full";
+pub(crate) const PROC_CMDLINE: &str = "/proc/cmdline";
+pub(crate) const PROC_CPUINFO: &str = "/proc/cpuinfo";
+pub(crate) const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
+pub(crate) const KVERSION: &str = "/proc/sys/kernel/version";
+pub(crate) const OSTYPE: &str = "/proc/sys/kernel/ostype";
+pub(crate) const ARCH: &str = "/proc/sys/kernel/arch";
+pub(crate) const HOSTNAME: &str = "/proc/sys/kernel/hostname";
+pub(crate) const ETC_HOSTNAME: &str = "/etc/hostname";
+pub(crate) const OS_RELEASE: &str = "/etc/os-release";
 
 fn invalid(path: &str, why: impl ToString) -> HostError {
     HostError::Io {
@@ -32,7 +32,7 @@ fn invalid(path: &str, why: impl ToString) -> HostError {
 }
 
 /// A sysfs CPU list file, parsed.
-pub fn read_cpulist(host: &Host, path: &str) -> HostResult<Vec<usize>> {
+pub(crate) fn read_cpulist(host: &Host, path: &str) -> HostResult<Vec<usize>> {
     let text = host.read(path)?;
     cpulist::parse(&text).map_err(|e| invalid(path, e))
 }
@@ -68,14 +68,14 @@ pub fn online_cpus(host: &Host) -> Result<Vec<usize>, HostError> {
 
 /// The kernel's nr_cpu_ids (the width of its CPU lists: "N" and "all" on the command line mean up to it):
 /// the last possible CPU + 1, else the last present or online one.
-pub fn nr_cpu_ids(host: &Host) -> Option<usize> {
+pub(crate) fn nr_cpu_ids(host: &Host) -> Option<usize> {
     [CPU_POSSIBLE, CPU_PRESENT, CPU_ONLINE]
         .iter()
         .find_map(|p| read_cpulist(host, p).ok()?.last().map(|l| l + 1))
 }
 
 /// The RT core: `n` if it is an online CPU, else the last online CPU. An offline or absent CPU is a usage error.
-pub fn validate_core(host: &Host, n: Option<usize>) -> Result<usize, Error> {
+pub(crate) fn validate_core(host: &Host, n: Option<usize>) -> Result<usize, Error> {
     let cpus = online_cpus(host).map_err(|e| {
         Error::failed(format!(
             "cannot tell which CPUs are online ({e}); is --root a machine's root?"
@@ -97,7 +97,7 @@ pub fn validate_core(host: &Host, n: Option<usize>) -> Result<usize, Error> {
 
 /// For `check`: a tree that has cpuN directories but not the core's (a damaged or crafted snapshot) cannot
 /// describe the core; checks would read "absent" as "nothing there" and pass.
-pub fn require_cpu_dir(host: &Host, core: usize) -> Result<(), Error> {
+pub(crate) fn require_cpu_dir(host: &Host, core: usize) -> Result<(), Error> {
     let has_cpu_dirs = || {
         host.list(CPU_DIR).is_ok_and(|names| {
             names.iter().any(|n| {
@@ -115,12 +115,12 @@ pub fn require_cpu_dir(host: &Host, core: usize) -> Result<(), Error> {
 }
 
 /// The kernel command line, split.
-pub fn cmdline(host: &Host) -> HostResult<Vec<cmdline::Param>> {
+pub(crate) fn cmdline(host: &Host) -> HostResult<Vec<cmdline::Param>> {
     Ok(cmdline::parse(&host.read(PROC_CMDLINE)?))
 }
 
 /// `uname -r`: from /proc/sys/kernel/osrelease, so that it also works on a snapshot.
-pub fn kernel_release(host: &Host) -> HostResult<String> {
+pub(crate) fn kernel_release(host: &Host) -> HostResult<String> {
     let r = host.read_trimmed(OSRELEASE)?;
     // utsname's release field holds 64 characters.
     if r.is_empty()
@@ -134,7 +134,7 @@ pub fn kernel_release(host: &Host) -> HostResult<String> {
 }
 
 /// `uname -v` (64 characters at most, as in utsname).
-pub fn kernel_version(host: &Host) -> HostResult<String> {
+pub(crate) fn kernel_version(host: &Host) -> HostResult<String> {
     let v = host.read_trimmed(KVERSION)?;
     if v.len() > 64 || v.contains(|c: char| c.is_control()) {
         return Err(invalid(KVERSION, "not a kernel version"));
@@ -143,7 +143,7 @@ pub fn kernel_version(host: &Host) -> HostResult<String> {
 }
 
 /// `uname -m`: /proc/sys/kernel/arch (Linux ≥ 6.1), else guessed from /proc/cpuinfo.
-pub fn machine(host: &Host) -> Option<String> {
+pub(crate) fn machine(host: &Host) -> Option<String> {
     if let Ok(a) = host.read_trimmed(ARCH)
         && !a.is_empty()
         && a.len() < 32
@@ -155,7 +155,7 @@ pub fn machine(host: &Host) -> Option<String> {
 }
 
 /// The host name: /proc/sys/kernel/hostname, else /etc/hostname.
-pub fn hostname(host: &Host) -> Option<String> {
+pub(crate) fn hostname(host: &Host) -> Option<String> {
     [HOSTNAME, ETC_HOSTNAME]
         .iter()
         .filter_map(|p| host.read_trimmed(p).ok())
@@ -163,7 +163,7 @@ pub fn hostname(host: &Host) -> Option<String> {
 }
 
 /// PRETTY_NAME from /etc/os-release.
-pub fn os_name(host: &Host) -> Option<String> {
+pub(crate) fn os_name(host: &Host) -> Option<String> {
     let text = host.read(OS_RELEASE).ok()?;
     text.lines()
         .find_map(|l| l.strip_prefix("PRETTY_NAME="))

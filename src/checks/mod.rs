@@ -1,23 +1,23 @@
 //! Configuration checks. Each check is one small unit (id, section, title, doc, evaluate, remedy) registered in
 //! one ordered list, `REGISTRY`, from which `check`'s output, `--help` text and the docs are generated.
 
-pub mod after_boot;
+pub(crate) mod after_boot;
 pub mod doc;
 pub mod ethtool;
-pub mod id;
-pub mod irq;
-pub mod isolation;
-pub mod knob;
+pub(crate) mod id;
+pub(crate) mod irq;
+pub(crate) mod isolation;
+pub(crate) mod knob;
 pub mod machine;
-pub mod nic;
-pub mod nic_hw;
-pub mod nic_irq;
-pub mod noise;
-pub mod pi;
-pub mod power;
-pub mod process;
-pub mod system;
-pub mod threads;
+pub(crate) mod nic;
+pub(crate) mod nic_hw;
+pub(crate) mod nic_irq;
+pub(crate) mod noise;
+pub(crate) mod pi;
+pub(crate) mod power;
+pub(crate) mod process;
+pub(crate) mod system;
+pub(crate) mod threads;
 
 use serde::Serialize;
 
@@ -60,29 +60,29 @@ pub struct Ctx {
 
 /// What one check concluded about the machine (the reported form, with id and title, is a `Finding`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Assessment {
-    pub status: Status,
-    pub detail: String,
+pub(crate) struct Assessment {
+    pub(crate) status: Status,
+    pub(crate) detail: String,
     /// Set when the check's `fix` step cannot change this outcome: what to do instead.
-    pub instead: Option<String>,
+    pub(crate) instead: Option<String>,
 }
 
 impl Assessment {
-    pub fn pass(d: impl Into<String>) -> Self {
+    pub(crate) fn pass(d: impl Into<String>) -> Self {
         Self::new(Status::Pass, d)
     }
-    pub fn fail(d: impl Into<String>) -> Self {
+    pub(crate) fn fail(d: impl Into<String>) -> Self {
         Self::new(Status::Fail, d)
     }
-    pub fn info(d: impl Into<String>) -> Self {
+    pub(crate) fn info(d: impl Into<String>) -> Self {
         Self::new(Status::Info, d)
     }
     /// Falls short where only a newer kernel or other hardware helps (say which in `instead` or `by_hand`).
-    pub fn warn(d: impl Into<String>) -> Self {
+    pub(crate) fn warn(d: impl Into<String>) -> Self {
         Self::new(Status::Warn, d)
     }
     /// The check's fix step would not change this: `what` is to be done instead.
-    pub fn instead(mut self, what: impl Into<String>) -> Self {
+    pub(crate) fn instead(mut self, what: impl Into<String>) -> Self {
         self.instead = Some(what.into());
         self
     }
@@ -99,7 +99,7 @@ impl Assessment {
 /// `unknown` with this text. Evaluate functions return it with `?`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct Unknown(pub String);
+pub(crate) struct Unknown(pub String);
 
 /// `Unknown` with this reason.
 pub(crate) fn unknown(why: impl Into<String>) -> Unknown {
@@ -107,20 +107,20 @@ pub(crate) fn unknown(why: impl Into<String>) -> Unknown {
 }
 
 /// What an evaluate function returns: an assessment, or why there is none.
-pub type Eval = Result<Assessment, Unknown>;
+pub(crate) type Eval = Result<Assessment, Unknown>;
 
 /// A registered check.
 pub struct Check {
     pub id: &'static str,
     pub section: Section,
-    pub title: &'static str,
+    pub(crate) title: &'static str,
     /// Why it matters and what passes (shown by `--help`-style docs and the man page).
     pub doc: &'static str,
     /// The `fix` step (crate::remedy) that repairs a failure, if one exists.
     pub remedy: Option<&'static str>,
     /// What to do by hand when no fix step repairs it (shown with the failure, and in the docs).
-    pub by_hand: Option<&'static str>,
-    pub evaluate: fn(&Host, &Ctx) -> Eval,
+    pub(crate) by_hand: Option<&'static str>,
+    pub(crate) evaluate: fn(&Host, &Ctx) -> Eval,
 }
 
 /// A check's result as reported (text and JSON). `remedy` is set only on a failure that step repairs;
@@ -138,7 +138,7 @@ pub struct Finding {
 
 impl Finding {
     /// The fix step cannot change this finding (it has nothing to change, or refuses): `what` instead.
-    pub fn no_remedy(&mut self, what: impl Into<String>) {
+    pub(crate) fn no_remedy(&mut self, what: impl Into<String>) {
         self.remedy = None;
         self.by_hand = Some(what.into());
     }
@@ -221,7 +221,7 @@ pub(crate) fn first_few(items: &[String], show: usize) -> String {
 }
 
 /// Details longer than this are cut: a garbage file must not flood the terminal.
-pub const DETAIL_MAX: usize = 160;
+pub(crate) const DETAIL_MAX: usize = 160;
 
 pub(crate) use crate::parse::text::sanitize;
 
@@ -243,7 +243,7 @@ pub(crate) fn shown(list: &str) -> &str {
 }
 
 /// The reported form of one check's evaluation.
-pub fn finding(c: &Check, e: Eval) -> Finding {
+pub(crate) fn finding(c: &Check, e: Eval) -> Finding {
     let a = e.unwrap_or_else(|Unknown(why)| Assessment::new(Status::Unknown, why));
     let falls_short = matches!(a.status, Status::Fail | Status::Warn);
     let remedy = match (&a.instead, a.status) {

@@ -5,7 +5,7 @@ use super::{Assessment, Check, Ctx, Eval, Section, Unknown, id, unknown};
 use crate::host::Host;
 use crate::parse::{netaddr, route};
 
-pub const NET: &str = "/sys/class/net";
+pub(crate) const NET: &str = "/sys/class/net";
 const ROUTE: &str = "/proc/net/route";
 const IPV6_ROUTE: &str = "/proc/net/ipv6_route";
 const IF_INET6: &str = "/proc/net/if_inet6";
@@ -13,7 +13,7 @@ const FIB_TRIE: &str = "/proc/net/fib_trie";
 
 /// `--nic NAME` names an interface of this machine (the one check every command makes, with one message that
 /// lists the interfaces there are).
-pub fn require(host: &Host, name: &str) -> Result<(), crate::error::Error> {
+pub(crate) fn require(host: &Host, name: &str) -> Result<(), crate::error::Error> {
     crate::sys::ifname::validate(name)?;
     let mut names = host.list(NET).unwrap_or_default();
     // Listed but unreadable is still an interface: nic_present then says what is wrong with it.
@@ -33,14 +33,14 @@ pub fn require(host: &Host, name: &str) -> Result<(), crate::error::Error> {
 }
 
 /// Whether the interface exists (any of the files the original looked at can be read).
-pub fn exists(host: &Host, nic: &str) -> bool {
+pub(crate) fn exists(host: &Host, nic: &str) -> bool {
     ["operstate", "carrier", "address"]
         .iter()
         .any(|f| host.read(&format!("{NET}/{nic}/{f}")).is_ok())
 }
 
 /// The NIC this check is about, if it exists; otherwise the `unknown` verdict the dependent checks give.
-pub fn present<'a>(host: &Host, ctx: &'a Ctx) -> Result<&'a str, Unknown> {
+pub(crate) fn present<'a>(host: &Host, ctx: &'a Ctx) -> Result<&'a str, Unknown> {
     let nic = ctx
         .nic
         .as_deref()
@@ -52,7 +52,7 @@ pub fn present<'a>(host: &Host, ctx: &'a Ctx) -> Result<&'a str, Unknown> {
     }
 }
 
-pub const NIC_PRESENT: Check = Check {
+pub(crate) const NIC_PRESENT: Check = Check {
     id: id::NIC_PRESENT,
     section: Section::Nic,
     title: "NIC interface present",
@@ -72,7 +72,7 @@ fn nic_present(host: &Host, ctx: &Ctx) -> Eval {
     }
 }
 
-pub const NIC_LINK: Check = Check {
+pub(crate) const NIC_LINK: Check = Check {
     id: id::NIC_LINK,
     section: Section::Nic,
     title: "NIC link is UP",
@@ -109,7 +109,7 @@ fn nic_link(host: &Host, ctx: &Ctx) -> Eval {
     }
 }
 
-pub const NIC_QUIET: Check = Check {
+pub(crate) const NIC_QUIET: Check = Check {
     id: id::NIC_QUIET,
     section: Section::Nic,
     title: "NIC is quiet",

@@ -32,12 +32,12 @@ const BAD_WIRELESS: &[&str] = &[
 const VIRTUAL: &[&str] = &["virtio_net", "vmxnet3", "hv_netvsc", "xen-netfront", "veth"];
 
 /// The driver of an interface, from the device/driver symlink (None for virtual interfaces without a device).
-pub fn driver(host: &Host, nic: &str) -> Option<String> {
+pub(crate) fn driver(host: &Host, nic: &str) -> Option<String> {
     let p = host.readlink(&format!("{NET}/{nic}/device/driver")).ok()?;
     p.file_name().map(|f| f.to_string_lossy().into_owned())
 }
 
-pub const NIC_DRIVER: Check = Check {
+pub(crate) const NIC_DRIVER: Check = Check {
     id: id::NIC_DRIVER,
     section: Section::Nic,
     title: "NIC driver suited to EtherCAT",
@@ -70,7 +70,7 @@ fn nic_driver(host: &Host, ctx: &Ctx) -> Eval {
     })
 }
 
-pub const NIC_SPEED: Check = Check {
+pub(crate) const NIC_SPEED: Check = Check {
     id: id::NIC_SPEED,
     section: Section::Nic,
     title: "Link at 100 Mb/s full duplex",

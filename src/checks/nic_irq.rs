@@ -7,7 +7,7 @@ use crate::host::Host;
 use crate::parse::{cpulist, mask};
 use crate::remedy;
 
-pub const NIC_IRQS_PINNED: Check = Check {
+pub(crate) const NIC_IRQS_PINNED: Check = Check {
     id: id::NIC_IRQS_PINNED,
     section: Section::Nic,
     title: "NIC IRQs pinned to RT core",
@@ -48,7 +48,7 @@ fn nic_irqs_pinned(host: &Host, ctx: &Ctx) -> Eval {
     })
 }
 
-pub const RPS: Check = Check {
+pub(crate) const RPS: Check = Check {
     id: id::RPS,
     section: Section::Nic,
     title: "RPS disabled on NIC",
@@ -86,7 +86,7 @@ fn rps(host: &Host, ctx: &Ctx) -> Eval {
     })
 }
 
-pub const NIC_IRQ_DEFER: Check = Check {
+pub(crate) const NIC_IRQ_DEFER: Check = Check {
     id: id::NIC_IRQ_DEFER,
     section: Section::Nic,
     title: "NIC IRQ deferral off",

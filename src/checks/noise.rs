@@ -18,7 +18,7 @@ fn params(host: &Host) -> Result<Vec<cmdline::Param>, Unknown> {
     machine::cmdline(host).map_err(|e| unknown(format!("{PROC_CMDLINE}: {}", e.reason())))
 }
 
-pub const SKEW_TICK: Check = Check {
+pub(crate) const SKEW_TICK: Check = Check {
     id: id::SKEW_TICK,
     section: Section::System,
     title: "Scheduler ticks skewed",
@@ -37,7 +37,7 @@ fn skew_tick(host: &Host, _: &Ctx) -> Eval {
     })
 }
 
-pub const TSC_RELIABLE: Check = Check {
+pub(crate) const TSC_RELIABLE: Check = Check {
     id: id::TSC_RELIABLE,
     section: Section::System,
     title: "TSC watchdog off",
@@ -66,7 +66,7 @@ fn tsc_reliable(host: &Host, _: &Ctx) -> Eval {
     })
 }
 
-pub const NMI_WATCHDOG: Check = Check {
+pub(crate) const NMI_WATCHDOG: Check = Check {
     id: id::NMI_WATCHDOG,
     section: Section::System,
     title: "NMI watchdog off",
@@ -81,7 +81,7 @@ fn nmi_watchdog(host: &Host, ctx: &Ctx) -> Eval {
     knob::NMI_WATCHDOG.evaluate(host, ctx)
 }
 
-pub const THP: Check = Check {
+pub(crate) const THP: Check = Check {
     id: id::THP,
     section: Section::System,
     title: "Transparent huge pages not always",
@@ -111,7 +111,7 @@ fn thp(host: &Host, _: &Ctx) -> Eval {
     }
 }
 
-pub const STAT_INTERVAL: Check = Check {
+pub(crate) const STAT_INTERVAL: Check = Check {
     id: id::STAT_INTERVAL,
     section: Section::System,
     title: "vmstat updates infrequent",
@@ -126,7 +126,7 @@ fn stat_interval(host: &Host, ctx: &Ctx) -> Eval {
     knob::STAT_INTERVAL.evaluate(host, ctx)
 }
 
-pub const NUMA_BALANCING: Check = Check {
+pub(crate) const NUMA_BALANCING: Check = Check {
     id: id::NUMA_BALANCING,
     section: Section::System,
     title: "NUMA balancing off",
@@ -141,7 +141,7 @@ fn numa_balancing(host: &Host, ctx: &Ctx) -> Eval {
     knob::NUMA_BALANCING.evaluate(host, ctx)
 }
 
-pub const WORKQUEUE: Check = Check {
+pub(crate) const WORKQUEUE: Check = Check {
     id: id::WORKQUEUE,
     section: Section::Core,
     title: "Unbound workqueues avoid RT core",
@@ -162,7 +162,7 @@ fn workqueue(host: &Host, ctx: &Ctx) -> Eval {
     })
 }
 
-pub const SOFT_WATCHDOG: Check = Check {
+pub(crate) const SOFT_WATCHDOG: Check = Check {
     id: id::SOFT_WATCHDOG,
     section: Section::Core,
     title: "Soft-lockup watchdog off RT core",

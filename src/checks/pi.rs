@@ -12,7 +12,7 @@ const CONFIG_TXT: &[&str] = &["/boot/firmware/config.txt", "/boot/config.txt"];
 const DT_MODEL: &str = "/proc/device-tree/model";
 const CPUINFO: &str = "/proc/cpuinfo";
 
-pub const PI_CLOCK: Check = Check {
+pub(crate) const PI_CLOCK: Check = Check {
     id: id::PI_CLOCK,
     section: Section::Core,
     title: "Raspberry Pi clock fixed (config.txt)",

@@ -12,7 +12,7 @@ const INTEL_MAX_CSTATE: &str = "/sys/module/intel_idle/parameters/max_cstate";
 const PROCESSOR_MAX_CSTATE: &str = "/sys/module/processor/parameters/max_cstate";
 const IDLE_DRIVER: &str = "/sys/devices/system/cpu/cpuidle/current_driver";
 
-pub const GOVERNOR: Check = Check {
+pub(crate) const GOVERNOR: Check = Check {
     id: id::GOVERNOR,
     section: Section::Core,
     title: "CPU governor = performance",
@@ -38,7 +38,7 @@ fn governor(host: &Host, ctx: &Ctx) -> Eval {
 const LOCK_BY_HAND: &str = "the governor is already performance; lock the range: write scaling_max_freq's value \
      into scaling_min_freq (cpupower frequency-set -d <max>), or fix the clock in the firmware setup";
 
-pub const CPU_FREQUENCY: Check = Check {
+pub(crate) const CPU_FREQUENCY: Check = Check {
     id: id::CPU_FREQUENCY,
     section: Section::Core,
     title: "CPU current frequency",
@@ -112,7 +112,7 @@ fn cpu_frequency(host: &Host, ctx: &Ctx) -> Eval {
     }
 }
 
-pub const CSTATES: Check = Check {
+pub(crate) const CSTATES: Check = Check {
     id: id::CSTATES,
     section: Section::Core,
     title: "Deep C-states capped",
@@ -173,7 +173,7 @@ fn cstates(host: &Host, _: &Ctx) -> Eval {
     }))
 }
 
-pub const TURBO: Check = Check {
+pub(crate) const TURBO: Check = Check {
     id: id::TURBO,
     section: Section::Core,
     title: "Turbo/boost disabled",
@@ -198,9 +198,9 @@ fn turbo(host: &Host, _: &Ctx) -> Eval {
 }
 
 /// Idle states whose exit latency is above this (µs) can add a visible delay at 1 kHz.
-pub const IDLE_LATENCY_MAX_US: u64 = 20;
+pub(crate) const IDLE_LATENCY_MAX_US: u64 = 20;
 
-pub const IDLE_STATES: Check = Check {
+pub(crate) const IDLE_STATES: Check = Check {
     id: id::IDLE_STATES,
     section: Section::Core,
     title: "No deep idle states on RT core",

@@ -11,21 +11,21 @@ use super::irq::PROC;
 use super::{Assessment, Check, Ctx, Section, unknown};
 use crate::host::Host;
 
-pub const PROCESS_RT_POLICY: &str = "process_rt_policy";
-pub const PROCESS_AFFINITY: &str = "process_affinity";
-pub const PROCESS_MEMLOCK: &str = "process_memlock";
-pub const PROCESS_DMA_LATENCY: &str = "process_dma_latency";
-pub const PROCESS_IRQ_PRIORITIES: &str = "process_irq_priorities";
+pub(crate) const PROCESS_RT_POLICY: &str = "process_rt_policy";
+pub(crate) const PROCESS_AFFINITY: &str = "process_affinity";
+pub(crate) const PROCESS_MEMLOCK: &str = "process_memlock";
+pub(crate) const PROCESS_DMA_LATENCY: &str = "process_dma_latency";
+pub(crate) const PROCESS_IRQ_PRIORITIES: &str = "process_irq_priorities";
 
 /// One thread of the audited process (or of the kernel).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Thread {
-    pub tid: u32,
-    pub comm: String,
+pub(crate) struct Thread {
+    pub(crate) tid: u32,
+    pub(crate) comm: String,
     /// SCHED_FIFO/RR priority; None for other policies.
-    pub rt: Option<u32>,
-    pub allowed: Vec<usize>,
-    pub voluntary: u64,
+    pub(crate) rt: Option<u32>,
+    pub(crate) allowed: Vec<usize>,
+    pub(crate) voluntary: u64,
 }
 
 fn rt_of(st: &Stat) -> Option<u32> {
@@ -56,7 +56,7 @@ fn thread(host: &Host, base: &str) -> Option<Thread> {
 }
 
 /// The threads of `pid`.
-pub fn threads(host: &Host, pid: u32) -> Result<Vec<Thread>, super::Unknown> {
+pub(crate) fn threads(host: &Host, pid: u32) -> Result<Vec<Thread>, super::Unknown> {
     let dir = format!("{PROC}/{pid}/task");
     let tids = host
         .list(&dir)
@@ -72,7 +72,7 @@ pub fn threads(host: &Host, pid: u32) -> Result<Vec<Thread>, super::Unknown> {
 }
 
 /// The cyclic thread: highest RT priority, else most voluntary switches.
-pub fn cyclic(threads: &[Thread]) -> Option<&Thread> {
+pub(crate) fn cyclic(threads: &[Thread]) -> Option<&Thread> {
     threads
         .iter()
         .max_by_key(|t| (t.rt.map_or(0, |p| p + 1), t.voluntary))
@@ -87,7 +87,7 @@ fn name(t: &Thread) -> String {
     format!("{}({})", t.comm, t.tid)
 }
 
-pub const RT_POLICY: Check = Check {
+pub(crate) const RT_POLICY: Check = Check {
     id: PROCESS_RT_POLICY,
     section: Section::Process,
     title: "Cyclic thread runs SCHED_FIFO/RR",
@@ -108,7 +108,7 @@ pub const RT_POLICY: Check = Check {
     },
 };
 
-pub const AFFINITY: Check = Check {
+pub(crate) const AFFINITY: Check = Check {
     id: PROCESS_AFFINITY,
     section: Section::Process,
     title: "Cyclic thread alone on RT core",
@@ -147,7 +147,7 @@ pub const AFFINITY: Check = Check {
     },
 };
 
-pub const MEMLOCK: Check = Check {
+pub(crate) const MEMLOCK: Check = Check {
     id: PROCESS_MEMLOCK,
     section: Section::Process,
     title: "Process memory locked",
@@ -184,7 +184,7 @@ pub const MEMLOCK: Check = Check {
     },
 };
 
-pub const DMA_LATENCY: Check = Check {
+pub(crate) const DMA_LATENCY: Check = Check {
     id: PROCESS_DMA_LATENCY,
     section: Section::Process,
     title: "/dev/cpu_dma_latency held",
@@ -219,7 +219,7 @@ pub const DMA_LATENCY: Check = Check {
     },
 };
 
-pub const IRQ_PRIORITIES: Check = Check {
+pub(crate) const IRQ_PRIORITIES: Check = Check {
     id: PROCESS_IRQ_PRIORITIES,
     section: Section::Process,
     title: "IRQ threads below cyclic thread",
@@ -285,7 +285,7 @@ pub const IRQ_PRIORITIES: Check = Check {
 };
 
 /// Finds the one process named `name` (its comm); errors say what was found.
-pub fn find(host: &Host, name: &str) -> crate::error::Result<u32> {
+pub(crate) fn find(host: &Host, name: &str) -> crate::error::Result<u32> {
     let mut hits: Vec<u32> = host
         .list(PROC)
         .unwrap_or_default()

@@ -12,7 +12,7 @@ const BOOT_CONFIG: &str = "/boot/config-";
 const CLOCKSOURCE_DIR: &str = "/sys/devices/system/clocksource/clocksource0";
 
 /// The running kernel's build configuration: /boot/config-<release>.
-pub fn kernel_config(host: &Host) -> Result<String, String> {
+pub(crate) fn kernel_config(host: &Host) -> Result<String, String> {
     let rel =
         kernel_release(host).map_err(|e| format!("kernel release unknown ({})", e.reason()))?;
     let path = format!("{BOOT_CONFIG}{rel}");
@@ -20,7 +20,7 @@ pub fn kernel_config(host: &Host) -> Result<String, String> {
         .map_err(|e| format!("{path}: {}", e.reason()))
 }
 
-pub const PREEMPT_RT: Check = Check {
+pub(crate) const PREEMPT_RT: Check = Check {
     id: id::PREEMPT_RT,
     section: Section::System,
     title: "PREEMPT_RT active",
@@ -64,7 +64,7 @@ fn preempt_rt(host: &Host, _: &Ctx) -> Eval {
     }
 }
 
-pub const SWAP: Check = Check {
+pub(crate) const SWAP: Check = Check {
     id: id::SWAP,
     section: Section::System,
     title: "Swap disabled",
@@ -95,7 +95,7 @@ fn swap(host: &Host, _: &Ctx) -> Eval {
     Ok(Assessment::fail(format!("active: {}", list.join(", "))))
 }
 
-pub const TIMER_MIGRATION: Check = Check {
+pub(crate) const TIMER_MIGRATION: Check = Check {
     id: id::TIMER_MIGRATION,
     section: Section::System,
     title: "Timer Migration disabled",
@@ -110,7 +110,7 @@ fn timer_migration(host: &Host, ctx: &Ctx) -> Eval {
     knob::TIMER_MIGRATION.evaluate(host, ctx)
 }
 
-pub const RT_THROTTLING: Check = Check {
+pub(crate) const RT_THROTTLING: Check = Check {
     id: id::RT_THROTTLING,
     section: Section::System,
     title: "RT throttling disabled",
@@ -126,7 +126,7 @@ fn rt_throttling(host: &Host, ctx: &Ctx) -> Eval {
     knob::RT_RUNTIME.evaluate(host, ctx)
 }
 
-pub const CLOCKSOURCE: Check = Check {
+pub(crate) const CLOCKSOURCE: Check = Check {
     id: id::CLOCKSOURCE,
     section: Section::System,
     title: "Clocksource stable",
@@ -170,7 +170,7 @@ fn clocksource(host: &Host, _: &Ctx) -> Eval {
     }
 }
 
-pub const AF_XDP: Check = Check {
+pub(crate) const AF_XDP: Check = Check {
     id: id::AF_XDP,
     section: Section::System,
     title: "AF_XDP kernel support",
@@ -194,7 +194,7 @@ fn af_xdp(host: &Host, _: &Ctx) -> Eval {
     })
 }
 
-pub const FUTEX_HASH: Check = Check {
+pub(crate) const FUTEX_HASH: Check = Check {
     id: id::FUTEX_HASH,
     section: Section::System,
     title: "Private futex hash table",
@@ -245,8 +245,8 @@ fn futex_hash(host: &Host, _: &Ctx) -> Eval {
 }
 
 /// Facts only a system call can tell, recorded by `snapshot` at the root of the copy.
-pub const SNAPSHOT_FACTS: &str = "/rmp-eval-snapshot.json";
-pub const FACT_FUTEX_PRCTL: &str = "futex_hash_prctl";
+pub(crate) const SNAPSHOT_FACTS: &str = "/rmp-eval-snapshot.json";
+pub(crate) const FACT_FUTEX_PRCTL: &str = "futex_hash_prctl";
 
 fn snapshot_fact(host: &Host, key: &str) -> Option<String> {
     let text = host.read(SNAPSHOT_FACTS).ok()?;
@@ -256,7 +256,7 @@ fn snapshot_fact(host: &Host, key: &str) -> Option<String> {
 
 /// The live facts `snapshot` records (only meaningful on the running machine): the futex prctl, and each
 /// interface's ethtool readings.
-pub fn live_facts(nics: &[String]) -> serde_json::Value {
+pub(crate) fn live_facts(nics: &[String]) -> serde_json::Value {
     let ethtool: serde_json::Map<String, serde_json::Value> = nics
         .iter()
         .map(|n| (n.clone(), super::ethtool::live_readings(n)))

@@ -8,7 +8,7 @@ use crate::parse::{cpulist, task};
 /// Threads named in a detail line; the rest are counted.
 const SHOW: usize = 4;
 
-pub const RT_CORE_THREADS: Check = Check {
+pub(crate) const RT_CORE_THREADS: Check = Check {
     id: id::RT_CORE_THREADS,
     section: Section::Core,
     title: "No other threads on RT core",
