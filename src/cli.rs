@@ -236,7 +236,8 @@ pub struct RunArgs {
     /// No interference counters either (to measure what they cost; BENCHMARKS.md)
     #[arg(long, conflicts_with = "trace")]
     pub(crate) no_counters: bool,
-    /// With --trace: keep and explain every cycle whose wakeup is later than US (default: the worst cycle only)
+    /// With --trace: keep and explain every cycle whose wakeup is later than US, with --nic every reply whose
+    /// round trip is longer (default: the worst only)
     #[arg(long, value_name = "US", requires = "trace", value_parser = clap::value_parser!(u32).range(1..=10_000_000),
           allow_negative_numbers = true)]
     pub(crate) break_us: Option<u32>,

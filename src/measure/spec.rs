@@ -90,9 +90,10 @@ pub struct RunSpec {
     pub load: Vec<super::load::LoadKind>,
     /// What a NIC run expects of its round trips.
     pub round_trip: RoundTrip,
-    /// Record the RT CPU's kernel events and explain the late cycles (`run --trace`).
+    /// Record the RT CPU's kernel events and explain the late cycles (`run --trace`); with a NIC, every CPU and the
+    /// replies' receive path.
     pub trace: bool,
-    /// With `trace`: keep and explain every cycle later than this (µs); None: the worst cycle.
+    /// With `trace`: keep and explain every cycle (NIC: reply) later than this (µs); None: the worst one.
     pub break_us: Option<u32>,
     /// The interference counters (on unless measuring what they cost).
     pub counters: bool,

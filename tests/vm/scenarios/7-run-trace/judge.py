@@ -1,0 +1,93 @@
+"""run --trace on the PREEMPT_RT kernel with CPU 1 in nohz_full (after fix --only cmdline and a reboot).
+
+Quiet run: the tick truth — check's nohz_full passes and the tick verdict follows the traced tick count (stopped at
+<= 2/s, else explained), every traced tick expiry had a local timer interrupt (the guest's /proc/interrupts LOC
+row before and after the run), tracefs mount state put back. Spun run: a SCHED_FIFO 90 shell spinning on CPU 1 is
+the worst cycle's culprit by pid with remedy rt_core_threads, the worst explained cycle is the series' worst.
+"""
+import sys
+
+from judgelib import Judge, cmdline_cpus, cpulist, judge_cyclic
+
+j = Judge(sys.argv[1])
+CORE = 1
+
+j.expect(j.rc(1, "dpkg") == 0, "dpkg -i of the package failed in the guest")
+j.command(1, "fix")
+cmdline = j.fact(2, "cmdline") or ""
+cpus = cmdline_cpus(cmdline, "nohz_full")
+j.expect(cpus == {CORE}, f"boot 2: nohz_full={cpus} on /proc/cmdline, expected CPU {CORE}: {cmdline}")
+j.expect(cpulist(j.fact(2, "nohz_full")) == {CORE},
+         f"boot 2: /sys/devices/system/cpu/nohz_full is {j.fact(2, 'nohz_full')!r}")
+j.expect(j.fact(2, "realtime") == "1", "boot 2: not the PREEMPT_RT kernel")
+
+judge_cyclic(j, 2, "quiet")
+judge_cyclic(j, 2, "spun")
+
+
+def loc(text):
+    """CPU 1's column of the LOC row of /proc/interrupts."""
+    for line in (text or "").splitlines():
+        w = line.split()
+        if w and w[0] == "LOC:":
+            return int(w[1 + CORE])
+    return None
+
+
+def trace_of(name):
+    doc = j.json_of(2, name, ok_codes=(0, 1, 3))
+    if doc is None:
+        return None, None
+    t = doc.get("trace")
+    if not j.expect(isinstance(t, dict), f"{name}: no trace in the result"):
+        return doc, None
+    j.expect(t.get("cpu") == CORE, f"{name}: trace of CPU {t.get('cpu')}")
+    for ev in ("sched_switch", "sched_wakeup", "irq_handler_entry", "softirq_entry", "hrtimer_expire_entry"):
+        j.expect(ev in (t.get("events") or []), f"{name}: event {ev} not recorded: {t.get('events')}")
+    j.expect((t.get("marks") or 0) > 0, f"{name}: no cycle marked in the trace")
+    j.expect(len(t.get("explained") or []) == 1, f"{name}: {len(t.get('explained') or [])} windows explained, "
+             "expected the worst cycle's")
+    return doc, t
+
+
+# Quiet run: tick truth on the nohz_full core.
+doc, t = trace_of("quiet")
+if t is not None:
+    i = doc.get("interference") or {}
+    ticks = i.get("ticks") or {}
+    traced = ticks.get("traced_ticks_per_s")
+    j.expect(traced is not None and traced == t.get("ticks_per_s"),
+             f"quiet: traced_ticks_per_s {traced} is not the trace's ticks_per_s {t.get('ticks_per_s')}")
+    j.expect((ticks.get("nohz_full_check") or "").startswith("pass"),
+             f"quiet: check's nohz_full on the tuned core says {ticks.get('nohz_full_check')!r}")
+    v = ticks.get("verdict") or ""
+    if traced is not None:
+        stopped = traced <= 2.0
+        j.expect(("the tick is stopped" in v) == stopped and ("although check says nohz_full passes" in v) != stopped,
+                 f"quiet: {traced} ticks/s traced but the verdict says {v!r}")
+        a, b = loc(j.text(2, "interrupts-before")), loc(j.text(2, "interrupts-after"))
+        if j.expect(a is not None and b is not None, "no LOC row in the guest's /proc/interrupts"):
+            # Every tick hrtimer expiry runs in a local timer interrupt: the trace cannot count more than LOC did.
+            j.expect(traced * (doc.get("duration_s") or 0) <= (b - a) + 1,
+                     f"quiet: {traced} ticks/s over {doc.get('duration_s')} s traced, but CPU {CORE} took only "
+                     f"{b - a} local timer interrupts in the whole run")
+j.expect(j.text(2, "mounts-before") == j.text(2, "mounts-after"), "tracefs mount state not put back after --trace")
+tracers = j.text(2, "available_tracers") or ""
+if t is not None:
+    j.expect(t.get("timerlat_available") == ("timerlat" in tracers.split()),
+             f"timerlat_available {t.get('timerlat_available')} but available_tracers is {tracers.strip()!r}")
+
+# Spun run: the FIFO 90 shell is the worst cycle's culprit.
+doc, t = trace_of("spun")
+pid = int((j.text(2, "spinner.pid") or "0").strip() or 0)
+if t is not None and t.get("explained"):
+    e = t["explained"][0]
+    s = (doc.get("series") or [{}])[0]
+    j.expect(e.get("cycle") == s.get("max_index"),
+             f"spun: explained cycle {e.get('cycle')} is not the series' worst {s.get('max_index')}")
+    top = (e.get("culprits") or [{}])[0]
+    j.expect(top.get("kind") == "thread" and top.get("id") == pid and top.get("prio") == "FIFO/RR 90"
+             and (top.get("remedy") or {}).get("id") == "rt_core_threads",
+             f"spun: the worst cycle's top culprit is {top}, expected the FIFO 90 spinner pid {pid}")
+    j.expect(f"(pid {pid}, FIFO/RR 90)" in (e.get("verdict") or ""), f"spun: verdict {e.get('verdict')!r}")
+j.finish()
