@@ -13,14 +13,14 @@ pub struct Outcome {
     pub step: StepId,
     pub target: String,
     pub took: Took,
-    pub reboot: bool,
+    pub(crate) reboot: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Report {
     pub journal: String,
     /// The command that undoes it (with --root when the plan was for a root).
-    pub undo: String,
+    pub(crate) undo: String,
     pub outcomes: Vec<Outcome>,
 }
 

@@ -10,7 +10,7 @@ use super::kind::file::{CmdlineEdit, FileChange};
 use super::{Change, Step, StepId, grub, grub_plan};
 use crate::host::Host;
 
-pub const KERNEL_CMDLINE: &str = "/etc/kernel/cmdline";
+pub(crate) const KERNEL_CMDLINE: &str = "/etc/kernel/cmdline";
 const PROC_CMDLINE: &str = "/proc/cmdline";
 const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
 const LOADER_CONFS: &[&str] = &[
@@ -25,10 +25,10 @@ const DT_MODEL: &str = "/proc/device-tree/model";
 const CPU_DIR: &str = "/sys/devices/system/cpu";
 const INTEL_IDLE: &str = "/sys/module/intel_idle";
 const ACPI_PROCESSOR: &str = "/sys/module/processor";
-pub const PI_CMDLINES: &[&str] = &["/boot/firmware/cmdline.txt", "/boot/cmdline.txt"];
+pub(crate) const PI_CMDLINES: &[&str] = &["/boot/firmware/cmdline.txt", "/boot/cmdline.txt"];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Loader {
+pub(crate) enum Loader {
     /// /etc/default/grub (+ grub.d), made effective by update-grub.
     Grub,
     /// systemd-boot / kernel-install: /etc/kernel/cmdline, made effective by kernel-install.
@@ -43,7 +43,7 @@ pub enum Loader {
 /// Which loader boots the machine: what the running system says first (systemd-boot's EFI variable, GRUB's
 /// BOOT_IMAGE= on the command line, a Raspberry Pi's device tree), then which configuration exists. Notes say
 /// what was found and left alone.
-pub fn detect(host: &Host) -> (Loader, Vec<String>) {
+pub(crate) fn detect(host: &Host) -> (Loader, Vec<String>) {
     // The package installs its own drop-in into /etc/default/grub.d on every machine, a Raspberry Pi too: only
     // /etc/default/grub or another drop-in says that GRUB is configured.
     let grub_cfg = host.exists(grub::GRUB_DEFAULT)
@@ -108,7 +108,7 @@ pub fn detect(host: &Host) -> (Loader, Vec<String>) {
 }
 
 /// The C-state caps for this machine's idle driver.
-pub fn cstate_caps(host: &Host) -> Vec<(&'static str, u32)> {
+pub(crate) fn cstate_caps(host: &Host) -> Vec<(&'static str, u32)> {
     if host.exists(INTEL_IDLE) {
         vec![("intel_idle.max_cstate", 0), ("processor.max_cstate", 1)]
     } else if host.exists(ACPI_PROCESSOR) {
@@ -119,7 +119,7 @@ pub fn cstate_caps(host: &Host) -> Vec<(&'static str, u32)> {
 }
 
 /// The SMT siblings of `core` (not the core itself), from its topology.
-pub fn siblings(host: &Host, core: usize) -> Vec<usize> {
+pub(crate) fn siblings(host: &Host, core: usize) -> Vec<usize> {
     let path = format!("{CPU_DIR}/cpu{core}/topology/thread_siblings_list");
     let list = host.read(&path).unwrap_or_default();
     crate::parse::cpulist::parse(&list)
@@ -168,7 +168,7 @@ fn skipped_notes(s: &mut Step, skipped: &[String]) {
     );
 }
 
-pub fn plan(host: &Host, want: &Want) -> Result<Step, String> {
+pub(crate) fn plan(host: &Host, want: &Want) -> Result<Step, String> {
     let mut s = Step {
         id: StepId::Cmdline,
         title: "Kernel command line: isolate the RT core".into(),

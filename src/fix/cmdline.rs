@@ -10,7 +10,7 @@ fn parse_list(s: &str) -> Result<Vec<usize>, String> {
 }
 
 /// Splits a command line as the kernel does: on whitespace, except inside double quotes.
-pub fn tokens(line: &str) -> Vec<String> {
+pub(crate) fn tokens(line: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut quoted = false;
@@ -33,7 +33,7 @@ pub fn tokens(line: &str) -> Vec<String> {
 }
 
 /// `tokens` on bytes: a command-line file may hold bytes that are not UTF-8, and they must come back as they were.
-pub fn tokens_bytes(line: &[u8]) -> Vec<Vec<u8>> {
+pub(crate) fn tokens_bytes(line: &[u8]) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     let mut cur = Vec::new();
     let mut quoted = false;
@@ -56,14 +56,14 @@ pub fn tokens_bytes(line: &[u8]) -> Vec<Vec<u8>> {
 }
 
 /// `name` on bytes.
-pub fn name_bytes(tok: &[u8]) -> &[u8] {
+pub(crate) fn name_bytes(tok: &[u8]) -> &[u8] {
     tok.iter()
         .position(|&b| b == b'=')
         .map_or(tok, |i| &tok[..i])
 }
 
 /// `merge_into` on bytes: every parameter named in `managed` replaced by its one new value, kept at the end.
-pub fn merge_bytes(base: &[Vec<u8>], managed: &[String]) -> Vec<Vec<u8>> {
+pub(crate) fn merge_bytes(base: &[Vec<u8>], managed: &[String]) -> Vec<Vec<u8>> {
     let names: Vec<&[u8]> = managed.iter().map(|t| name(t).as_bytes()).collect();
     let mut out: Vec<Vec<u8>> = base
         .iter()
@@ -75,7 +75,7 @@ pub fn merge_bytes(base: &[Vec<u8>], managed: &[String]) -> Vec<Vec<u8>> {
 }
 
 /// The parameters of `base` that `managed` replaces (same names), as text.
-pub fn replaced(base: &[Vec<u8>], managed: &[String]) -> Vec<String> {
+pub(crate) fn replaced(base: &[Vec<u8>], managed: &[String]) -> Vec<String> {
     let names: Vec<&[u8]> = managed.iter().map(|t| name(t).as_bytes()).collect();
     base.iter()
         .filter(|t| names.contains(&name_bytes(t)))
@@ -84,7 +84,7 @@ pub fn replaced(base: &[Vec<u8>], managed: &[String]) -> Vec<String> {
 }
 
 /// The first line of a command-line file (the Raspberry Pi firmware reads only that one) and the rest.
-pub fn split_first_line(b: &[u8]) -> (&[u8], &[u8]) {
+pub(crate) fn split_first_line(b: &[u8]) -> (&[u8], &[u8]) {
     match b.iter().position(|&c| c == b'\n') {
         Some(i) => b.split_at(i + 1),
         None => (b, &[]),
@@ -94,7 +94,7 @@ pub fn split_first_line(b: &[u8]) -> (&[u8], &[u8]) {
 /// Rollback of a command-line file edited since fix wrote `written`: each parameter fix added that is still
 /// there, unchanged, gives way to the ones it had replaced; everything else stays as it is now (a parameter fix
 /// set and the user changed is the user's). Returns the new bytes and what of the user's was kept.
-pub fn take_out(now: &[u8], written: &[u8], edit: &CmdlineEdit) -> (Vec<u8>, String) {
+pub(crate) fn take_out(now: &[u8], written: &[u8], edit: &CmdlineEdit) -> (Vec<u8>, String) {
     let (line, rest) = split_first_line(now);
     let mut toks = tokens_bytes(line);
     for a in &edit.added {
@@ -134,12 +134,12 @@ pub fn take_out(now: &[u8], written: &[u8], edit: &CmdlineEdit) -> (Vec<u8>, Str
 }
 
 /// A parameter's name ("isolcpus" of "isolcpus=2").
-pub fn name(tok: &str) -> &str {
+pub(crate) fn name(tok: &str) -> &str {
     tok.split_once('=').map_or(tok, |(n, _)| n)
 }
 
 /// The value of the last occurrence of `param` (the one the kernel acts on for most parameters).
-pub fn last_value(toks: &[String], param: &str) -> Option<String> {
+pub(crate) fn last_value(toks: &[String], param: &str) -> Option<String> {
     toks.iter().rev().find(|t| name(t) == param).map(|t| {
         t.split_once('=')
             .map_or(String::new(), |(_, v)| v.to_string())
@@ -147,7 +147,7 @@ pub fn last_value(toks: &[String], param: &str) -> Option<String> {
 }
 
 /// Replaces every occurrence of the parameters named in `managed` by their one new value, kept at the end.
-pub fn merge_into(base: &[String], managed: &[String]) -> Vec<String> {
+pub(crate) fn merge_into(base: &[String], managed: &[String]) -> Vec<String> {
     let names: Vec<&str> = managed.iter().map(|t| name(t)).collect();
     let mut out: Vec<String> = base
         .iter()
@@ -160,25 +160,25 @@ pub fn merge_into(base: &[String], managed: &[String]) -> Vec<String> {
 
 /// What the failing checks ask of the command line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Want {
-    pub core: usize,
-    pub online: Vec<usize>,
-    pub isolcpus: bool,
-    pub nohz_full: bool,
-    pub rcu_nocbs: bool,
-    pub irqaffinity: bool,
+pub(crate) struct Want {
+    pub(crate) core: usize,
+    pub(crate) online: Vec<usize>,
+    pub(crate) isolcpus: bool,
+    pub(crate) nohz_full: bool,
+    pub(crate) rcu_nocbs: bool,
+    pub(crate) irqaffinity: bool,
     /// C-state caps: the parameters to use on this machine (intel_idle / processor / cpuidle.off).
-    pub cstates: Vec<(&'static str, u32)>,
+    pub(crate) cstates: Vec<(&'static str, u32)>,
     /// SMT siblings of the core, isolated along with it (they share its caches and pipeline).
-    pub siblings: Vec<usize>,
+    pub(crate) siblings: Vec<usize>,
     /// Parameters set as given (skew_tick=1, tsc=reliable).
-    pub extra: Vec<String>,
+    pub(crate) extra: Vec<String>,
     /// The kernel predates 5.6 (no isolcpus=managed_irq).
-    pub old_kernel: bool,
+    pub(crate) old_kernel: bool,
 }
 
 /// True for a kernel release older than `major.minor` ("5.4.0-150-generic" < 5.6); unknown → false.
-pub fn older_than(release: &str, major: u32, minor: u32) -> bool {
+pub(crate) fn older_than(release: &str, major: u32, minor: u32) -> bool {
     let mut it = release.split(|c: char| !c.is_ascii_digit());
     match (
         it.next().and_then(|m| m.parse::<u32>().ok()),
@@ -220,7 +220,10 @@ fn union(existing: &str, cores: &[usize]) -> Result<Vec<usize>, String> {
 
 /// The managed parameters with their merged values, given what is configured now (`current` tokens).
 /// Parameters whose present value cannot be understood are left alone and named in the second list.
-pub fn managed_params(current: &[String], w: &Want) -> Result<(Vec<String>, Vec<String>), String> {
+pub(crate) fn managed_params(
+    current: &[String],
+    w: &Want,
+) -> Result<(Vec<String>, Vec<String>), String> {
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     let mut cores = vec![w.core];
@@ -306,7 +309,7 @@ pub fn managed_params(current: &[String], w: &Want) -> Result<(Vec<String>, Vec<
 }
 
 /// A token is safe to hand to the GRUB drop-in (a POSIX sh word) and to /etc/kernel/cmdline.
-pub fn is_safe_token(t: &str) -> bool {
+pub(crate) fn is_safe_token(t: &str) -> bool {
     !t.is_empty()
         && t.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"_.,=:-/+".contains(&b))

@@ -17,8 +17,8 @@ use crate::parse::cgroup::PartitionState;
 use crate::parse::cpulist;
 
 pub(crate) use crate::cgroup::{HOLDER, SLICE};
-pub const SLICE_FILE: &str = "/etc/systemd/system/rmp_eval_rt.slice";
-pub const HOLDER_FILE: &str = "/etc/systemd/system/rmp-eval-rt.service";
+pub(crate) const SLICE_FILE: &str = "/etc/systemd/system/rmp_eval_rt.slice";
+pub(crate) const HOLDER_FILE: &str = "/etc/systemd/system/rmp-eval-rt.service";
 /// Present when systemd is the init system (sd_booted()).
 const SYSTEMD_RUNNING: &str = "/run/systemd/system";
 
@@ -54,7 +54,7 @@ fn slice_unit(core: usize) -> String {
     )
 }
 
-pub fn cpuset(host: &Host, t: &Target) -> Step {
+pub(crate) fn cpuset(host: &Host, t: &Target) -> Step {
     let mut s = step(
         StepId::Cpuset,
         "Isolate the RT core now: a cgroup v2 isolated partition (until the boot parameters take over)",

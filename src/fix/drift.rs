@@ -16,7 +16,7 @@ use crate::error::Result;
 use crate::host::Host;
 
 /// Targets the kernel refused when the monitor re-applied them (kernel-managed IRQs): not counted as drift again.
-pub const REFUSED: &str = "/var/lib/rmp-eval/monitor-refused.json";
+pub(crate) const REFUSED: &str = "/var/lib/rmp-eval/monitor-refused.json";
 
 /// The sysctl values in fix's sysctl.d file that the kernel does not have now, as a step of Value changes.
 fn sysctl(host: &Host) -> Option<Step> {
@@ -48,7 +48,7 @@ fn sysctl(host: &Host) -> Option<Step> {
 }
 
 /// The steps whose values have drifted, planned now (only the changes that differ). Empty: nothing drifted.
-pub fn find(host: &Host, saved: Option<&saved::Saved>, online: Vec<usize>) -> Vec<Step> {
+pub(crate) fn find(host: &Host, saved: Option<&saved::Saved>, online: Vec<usize>) -> Vec<Step> {
     let refused = refused(host);
     let mut steps: Vec<Step> = saved
         .map(|s| saved::plan(host, s, online, false))
@@ -62,7 +62,7 @@ pub fn find(host: &Host, saved: Option<&saved::Saved>, online: Vec<usize>) -> Ve
 }
 
 /// What a change of a drift plan says: target, value now, value fix set.
-pub fn describe(c: &Change) -> (String, String, String) {
+pub(crate) fn describe(c: &Change) -> (String, String, String) {
     match c {
         Change::Value(v) => (v.path.clone(), v.before.clone(), v.after.clone()),
         Change::Ethtool(e) => (c.target(), e.before.to_string(), e.after.to_string()),
@@ -73,7 +73,7 @@ pub fn describe(c: &Change) -> (String, String, String) {
 
 /// Re-applies the changes of `steps` (kernel values and NIC settings only, as apply-saved). Returns the number
 /// written, the targets the kernel refused (remembered, so they are not counted as drift again) and problems.
-pub fn reapply(host: &Host, steps: &[Step]) -> Result<(usize, Vec<String>, Vec<String>)> {
+pub(crate) fn reapply(host: &Host, steps: &[Step]) -> Result<(usize, Vec<String>, Vec<String>)> {
     let (mut written, mut refused, mut problems) = (0, Vec::new(), Vec::new());
     for c in steps.iter().flat_map(|s| s.changes.iter()) {
         if !matches!(

@@ -26,7 +26,7 @@ pub enum Field {
 
 impl Field {
     /// ethtool's own name for the field.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Field::RxUsecs => "rx-usecs",
             Field::RxFrames => "rx-frames",
@@ -37,7 +37,7 @@ impl Field {
 }
 
 /// The target as reports and the journal name it, e.g. "eth0: ethtool rx-usecs".
-pub fn target(nic: &str, field: Field) -> String {
+pub(crate) fn target(nic: &str, field: Field) -> String {
     format!("{nic}: ethtool {}", field.name())
 }
 
@@ -52,7 +52,7 @@ pub fn read(nic: &str, field: Field) -> io::Result<u32> {
 }
 
 /// Reads the whole structure, changes only `field`, writes it back.
-pub fn write(nic: &str, field: Field, value: u32) -> io::Result<()> {
+pub(crate) fn write(nic: &str, field: Field, value: u32) -> io::Result<()> {
     if field == Field::Eee {
         let mut e = et::get::<Eee>(nic)?;
         e.eee_enabled = value;
@@ -68,7 +68,7 @@ pub fn write(nic: &str, field: Field, value: u32) -> io::Result<()> {
 }
 
 /// EOPNOTSUPP: the driver has no such setting (veth, many virtual NICs). Reported for the step, not fatal.
-pub fn unsupported(e: &io::Error) -> bool {
+pub(crate) fn unsupported(e: &io::Error) -> bool {
     e.raw_os_error() == Some(libc::EOPNOTSUPP)
 }
 
@@ -102,7 +102,7 @@ fn change(s: &mut Step, nic: &str, field: Field, before: Option<u64>, after: u32
 
 /// rx-usecs 0 and adaptive-rx off (what the nic_coalesce check passes on). rx-usecs 0 with rx-frames 0 would
 /// mean "never interrupt" (ethtool.h forbids it), so rx-frames becomes 1 first in that case; undone in reverse.
-pub fn coalesce(host: &Host, t: &Target) -> Step {
+pub(crate) fn coalesce(host: &Host, t: &Target) -> Step {
     let mut s = step(
         StepId::NicCoalesce,
         "NIC interrupt coalescing off",
@@ -139,7 +139,7 @@ pub fn coalesce(host: &Host, t: &Target) -> Step {
 }
 
 /// EEE off (eee_enabled 0), when the NIC supports EEE and has it enabled.
-pub fn eee(host: &Host, t: &Target) -> Step {
+pub(crate) fn eee(host: &Host, t: &Target) -> Step {
     let mut s = step(
         StepId::NicEee,
         "NIC Energy Efficient Ethernet off",

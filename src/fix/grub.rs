@@ -16,14 +16,14 @@ use super::cmdline::tokens;
 use crate::host::Host;
 
 /// The drop-in installed as /etc/default/grub.d/99-rmp-eval.cfg (see kernel-cmdline/).
-pub const DROPIN: &str = include_str!("../../kernel-cmdline/99-rmp-eval.cfg");
-pub const DROPIN_NAME: &str = "99-rmp-eval.cfg";
+pub(crate) const DROPIN: &str = include_str!("../../kernel-cmdline/99-rmp-eval.cfg");
+pub(crate) const DROPIN_NAME: &str = "99-rmp-eval.cfg";
 /// The name fix gives the drop-in when another one sorts after 99-rmp-eval.cfg and undoes its work.
-pub const LATE_NAME: &str = "zz-rmp-eval.cfg";
-pub const GRUB_DEFAULT: &str = "/etc/default/grub";
-pub const GRUB_D: &str = "/etc/default/grub.d";
+pub(crate) const LATE_NAME: &str = "zz-rmp-eval.cfg";
+pub(crate) const GRUB_DEFAULT: &str = "/etc/default/grub";
+pub(crate) const GRUB_D: &str = "/etc/default/grub.d";
 /// Every name our drop-in may have.
-pub const DROPIN_PATHS: [&str; 2] = [
+pub(crate) const DROPIN_PATHS: [&str; 2] = [
     "/etc/default/grub.d/99-rmp-eval.cfg",
     "/etc/default/grub.d/zz-rmp-eval.cfg",
 ];
@@ -49,17 +49,17 @@ printf '%s' "$GRUB_CMDLINE_LINUX_DEFAULT" >"$rmp_eval_dir/default"
 
 /// The GRUB files as they are (or as a plan would leave them).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Layout {
+pub(crate) struct Layout {
     /// /etc/default/grub (absent: grub-mkconfig skips it).
-    pub default: Option<Vec<u8>>,
+    pub(crate) default: Option<Vec<u8>>,
     /// grub.d/*.cfg: (name, content).
-    pub dropins: Vec<(String, Vec<u8>)>,
+    pub(crate) dropins: Vec<(String, Vec<u8>)>,
 }
 
 impl Layout {
     /// Reads the files through `host`. A .cfg grub-mkconfig would choke on (a directory, a name that is not
     /// UTF-8) is a refusal.
-    pub fn read(host: &Host) -> Result<Layout, String> {
+    pub(crate) fn read(host: &Host) -> Result<Layout, String> {
         let default = match host.read_bytes(GRUB_DEFAULT) {
             Ok(b) => Some(b),
             Err(e) if e.is_not_found() => None,
@@ -92,7 +92,7 @@ impl Layout {
     }
 
     /// This layout with our drop-in as `name` (and no other copy of ours).
-    pub fn with_ours(&self, name: Option<&str>) -> Layout {
+    pub(crate) fn with_ours(&self, name: Option<&str>) -> Layout {
         let mut l = self.clone();
         l.dropins.retain(|(n, _)| !is_ours(n));
         if let Some(n) = name {
@@ -103,27 +103,27 @@ impl Layout {
 }
 
 /// Our drop-in's names all end so (99-rmp-eval.cfg, zz-rmp-eval.cfg, or one made to sort after a given name).
-pub fn is_ours(name: &str) -> bool {
+pub(crate) fn is_ours(name: &str) -> bool {
     name.ends_with("rmp-eval.cfg")
 }
 
 /// A name for our drop-in that sorts after `last` (by bytes, as dash's glob sorts, and in the usual locales,
 /// which compare the letters first): "zz.cfg" gives "zz~rmp-eval.cfg".
-pub fn name_after(last: &str) -> String {
+pub(crate) fn name_after(last: &str) -> String {
     format!("{}~rmp-eval.cfg", last.trim_end_matches(".cfg"))
 }
 
 /// What sourcing gave: the two variables and the drop-ins in the order the shell sourced them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Effective {
-    pub linux: String,
-    pub linux_default: String,
-    pub order: Vec<String>,
+pub(crate) struct Effective {
+    pub(crate) linux: String,
+    pub(crate) linux_default: String,
+    pub(crate) order: Vec<String>,
 }
 
 impl Effective {
     /// The parameters a normal (non-recovery) menu entry gets: GRUB_CMDLINE_LINUX then _DEFAULT.
-    pub fn params(&self) -> Vec<String> {
+    pub(crate) fn params(&self) -> Vec<String> {
         let mut t = tokens(&self.linux);
         t.extend(tokens(&self.linux_default));
         t
@@ -203,7 +203,7 @@ fn chown_all(dir: &Path, uid: u32, gid: u32) {
 }
 
 /// Sources `layout` as grub-mkconfig does, our drop-in(s) reading `state` as the managed parameters.
-pub fn evaluate(host: &Host, layout: &Layout, state: &[u8]) -> Result<Effective, String> {
+pub(crate) fn evaluate(host: &Host, layout: &Layout, state: &[u8]) -> Result<Effective, String> {
     let s = Scratch::new()?;
     let state_path = s.0.join("state");
     s.write("state", state)?;

@@ -45,7 +45,7 @@ fn check(after: &Effective, user: &[String], state: &[String]) -> Result<(), Str
     Ok(())
 }
 
-pub fn plan(host: &Host, want: &Want, s: &mut Step) -> Result<(), String> {
+pub(crate) fn plan(host: &Host, want: &Want, s: &mut Step) -> Result<(), String> {
     let layout = match Layout::read(host) {
         Ok(l) => l,
         Err(e) => {

@@ -9,7 +9,7 @@ use crate::parse::{cpulist, mask};
 
 const IRQ_DIR: &str = "/proc/irq";
 const NET_DIR: &str = "/sys/class/net";
-pub const IRQBALANCE_DEFAULT: &str = "/etc/default/irqbalance";
+pub(crate) const IRQBALANCE_DEFAULT: &str = "/etc/default/irqbalance";
 
 /// The NIC's IRQs as the nic_irqs_pinned check sees them (msi_irqs, handlers named after the NIC or its virtio
 /// device).
@@ -97,7 +97,7 @@ pub fn irq_affinity(host: &Host, t: &Target) -> Step {
     s
 }
 
-pub fn irqbalance(host: &Host, t: &Target) -> Step {
+pub(crate) fn irqbalance(host: &Host, t: &Target) -> Step {
     let mut s = step(
         StepId::Irqbalance,
         "irqbalance: ban the RT core",

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::host::Host;
 
 /// The journal format this version writes. Version 1 (no `written` fingerprints) is still read.
-pub const VERSION: u32 = 2;
+pub(crate) const VERSION: u32 = 2;
 const READS: [u32; 2] = [1, 2];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,14 +31,14 @@ pub struct Run {
 
 /// Held while fix or rollback works, from before they read any state until they are done (prompts included): a
 /// second one at the same time would plan on stale state or interleave journal runs.
-pub fn lock(host: &Host) -> Result<nix::fcntl::Flock<std::fs::File>> {
+pub(crate) fn lock(host: &Host) -> Result<nix::fcntl::Flock<std::fs::File>> {
     host.lock_tree()?.ok_or_else(|| {
         Error::failed("another rmp-eval fix or rollback is running; try again when it has finished")
     })
 }
 
 /// Writes a new run and returns its path. The write is atomic and fsynced (file and directory).
-pub fn create(host: &Host, run: &Run) -> Result<String> {
+pub(crate) fn create(host: &Host, run: &Run) -> Result<String> {
     host.create_dir_all(JOURNAL_DIR)?;
     let next = list_names(host)?
         .iter()
@@ -50,13 +50,13 @@ pub fn create(host: &Host, run: &Run) -> Result<String> {
     Ok(path)
 }
 
-pub fn to_bytes(run: &Run) -> Result<Vec<u8>> {
+pub(crate) fn to_bytes(run: &Run) -> Result<Vec<u8>> {
     let text =
         serde_json::to_string_pretty(run).map_err(|e| Error::failed(format!("journal: {e}")))?;
     Ok(format!("{text}\n").into_bytes())
 }
 
-pub fn save(host: &Host, path: &str, run: &Run) -> Result<()> {
+pub(crate) fn save(host: &Host, path: &str, run: &Run) -> Result<()> {
     host.write_atomic(path, &to_bytes(run)?, None)?;
     Ok(())
 }
@@ -64,15 +64,15 @@ pub fn save(host: &Host, path: &str, run: &Run) -> Result<()> {
 /// Space set aside in the journal's directory before the first change, given back just before the journal's
 /// last write (and before putting files back after a failure): on a nearly full disk that write must not be
 /// the one that fails. A leftover of a killed run is removed like any stale temporary file.
-pub struct Reserve(String);
+pub(crate) struct Reserve(String);
 
 impl Reserve {
-    pub fn take(host: &Host, bytes: usize) -> Result<Reserve> {
+    pub(crate) fn take(host: &Host, bytes: usize) -> Result<Reserve> {
         let path = format!("{JOURNAL_DIR}/.reserve.rmp-eval.{}", std::process::id());
         host.write_atomic(&path, &vec![0u8; bytes], None)?;
         Ok(Reserve(path))
     }
-    pub fn release(&self, host: &Host) {
+    pub(crate) fn release(&self, host: &Host) {
         let _ = host.remove_file(&self.0);
     }
 }
@@ -90,7 +90,7 @@ fn list_names(host: &Host) -> Result<Vec<String>> {
 
 /// One run, decoded strictly: a version this program does not read, or any entry it cannot restore exactly
 /// (bad hex, no content), is an error naming the file.
-pub fn parse(path: &str, text: &str) -> Result<Run> {
+pub(crate) fn parse(path: &str, text: &str) -> Result<Run> {
     let bad = |why: String| {
         Error::failed(format!(
             "{path}: not a journal rmp-eval can read ({why}); nothing was changed, the file is left in place"
@@ -125,7 +125,7 @@ pub fn load_all(host: &Host) -> Result<Vec<(String, Run)>> {
 
 /// Removes what a killed fix or rollback left half-written: temporary files beside the journal, the state
 /// files and every file the runs name. Returns how many were removed.
-pub fn remove_stale_temps(host: &Host, runs: &[(String, Run)], also: &[&str]) -> usize {
+pub(crate) fn remove_stale_temps(host: &Host, runs: &[(String, Run)], also: &[&str]) -> usize {
     let mut files: Vec<String> = vec![
         format!("{JOURNAL_DIR}/x"),
         format!("{}/x", super::STATE_DIR),

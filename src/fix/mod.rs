@@ -14,36 +14,36 @@
 //! `Change` and in `kind::Entry`; the compiler lists every match to extend.
 
 pub mod apply;
-pub mod boot;
-pub mod cmdline;
-pub mod cpuset;
-pub mod drift;
+pub(crate) mod boot;
+pub(crate) mod cmdline;
+pub(crate) mod cpuset;
+pub(crate) mod drift;
 pub mod ethtool;
-pub mod grub;
-pub mod grub_plan;
+pub(crate) mod grub;
+pub(crate) mod grub_plan;
 pub mod irq;
 pub mod journal;
 pub mod kind;
 pub mod plan;
 pub mod render;
-pub mod risk;
+pub(crate) mod risk;
 pub mod runtime;
-pub mod saved;
+pub(crate) mod saved;
 pub mod undo;
 
 use serde::{Deserialize, Serialize};
 
 pub use crate::remedy::StepId;
 
-pub const STATE_DIR: &str = "/var/lib/rmp-eval";
-pub const JOURNAL_DIR: &str = "/var/lib/rmp-eval/journal";
-pub const RUNTIME_JSON: &str = "/var/lib/rmp-eval/runtime.json";
-pub const CMDLINE_STATE: &str = "/var/lib/rmp-eval/cmdline";
+pub(crate) const STATE_DIR: &str = "/var/lib/rmp-eval";
+pub(crate) const JOURNAL_DIR: &str = "/var/lib/rmp-eval/journal";
+pub(crate) const RUNTIME_JSON: &str = "/var/lib/rmp-eval/runtime.json";
+pub(crate) const CMDLINE_STATE: &str = "/var/lib/rmp-eval/cmdline";
 /// Test-only: after each applied change, create this file and wait (so a test can SIGKILL between changes).
-pub const PAUSE_ENV: &str = "RMP_EVAL_TEST_PAUSE_FILE";
+pub(crate) const PAUSE_ENV: &str = "RMP_EVAL_TEST_PAUSE_FILE";
 
 /// The files fix may write, besides those its journal names: where a killed run may have left a temporary file.
-pub fn known_targets() -> Vec<&'static str> {
+pub(crate) fn known_targets() -> Vec<&'static str> {
     let mut v = vec![
         RUNTIME_JSON,
         CMDLINE_STATE,
@@ -70,7 +70,7 @@ pub enum ValueKind {
 
 impl ValueKind {
     /// The value as it would be written back (the bracketed word of a Selected file).
-    pub fn normal(self, raw: &str) -> String {
+    pub(crate) fn normal(self, raw: &str) -> String {
         let t = raw.trim();
         match self {
             ValueKind::Selected => t
@@ -82,7 +82,7 @@ impl ValueKind {
         }
     }
 
-    pub fn same(self, a: &str, b: &str) -> bool {
+    pub(crate) fn same(self, a: &str, b: &str) -> bool {
         match self {
             ValueKind::CpuList => crate::parse::cpulist::parse(a)
                 .ok()
@@ -114,10 +114,10 @@ pub enum Change {
 
 impl Change {
     /// What the change is to, as reports and the journal name it.
-    pub fn target(&self) -> String {
+    pub(crate) fn target(&self) -> String {
         kind::target(self)
     }
-    pub fn reboot_required(&self) -> bool {
+    pub(crate) fn reboot_required(&self) -> bool {
         kind::reboot_required(self)
     }
 }
@@ -134,24 +134,24 @@ pub struct Step {
 }
 
 /// A note that starts so says the step was refused: nothing of it is changed, and fix exits 1.
-pub const REFUSED: &str = "refused: ";
+pub(crate) const REFUSED: &str = "refused: ";
 
 /// A note that starts so is a risk of the step's changes (fix/risk.rs), stated in the plan.
-pub const RISK: &str = "risk: ";
+pub(crate) const RISK: &str = "risk: ";
 /// A note that starts so says what fix cannot do here and the user must (no boot loader found): fix exits 1.
-pub const BY_HAND: &str = "set by hand: ";
+pub(crate) const BY_HAND: &str = "set by hand: ";
 
 impl Step {
     /// The risks of the step's changes.
-    pub fn risks(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn risks(&self) -> impl Iterator<Item = &str> {
         self.notes.iter().filter_map(|n| n.strip_prefix(RISK))
     }
     /// What the user must do by hand because fix cannot, if anything.
-    pub fn by_hand(&self) -> Option<&str> {
+    pub(crate) fn by_hand(&self) -> Option<&str> {
         self.notes.iter().find_map(|n| n.strip_prefix(BY_HAND))
     }
     /// Refuses the step: no changes, and why.
-    pub fn refuse(&mut self, why: impl Into<String>) {
+    pub(crate) fn refuse(&mut self, why: impl Into<String>) {
         self.changes.clear();
         self.notes.push(format!("{REFUSED}{}", why.into()));
     }
@@ -167,7 +167,7 @@ pub struct Plan {
 }
 
 impl Plan {
-    pub fn changes(&self) -> impl Iterator<Item = &Change> {
+    pub(crate) fn changes(&self) -> impl Iterator<Item = &Change> {
         self.steps.iter().flat_map(|s| s.changes.iter())
     }
     pub fn is_empty(&self) -> bool {

@@ -25,7 +25,7 @@ pub fn online_cpus(host: &Host) -> Result<Vec<usize>> {
 }
 
 /// The steps named by failing checks, and the ids of those checks.
-pub fn from_findings(findings: &[Finding]) -> (Vec<StepId>, Vec<&'static str>) {
+pub(crate) fn from_findings(findings: &[Finding]) -> (Vec<StepId>, Vec<&'static str>) {
     let failed: Vec<&Finding> = findings
         .iter()
         .filter(|f| f.status == Status::Fail)
@@ -44,7 +44,7 @@ pub fn from_findings(findings: &[Finding]) -> (Vec<StepId>, Vec<&'static str>) {
 }
 
 /// --only: step ids, each one of StepId::ALL.
-pub fn parse_only(only: &[String]) -> Result<Vec<StepId>> {
+pub(crate) fn parse_only(only: &[String]) -> Result<Vec<StepId>> {
     only.iter()
         .map(|s| {
             StepId::parse(s.trim()).ok_or_else(|| {
@@ -146,7 +146,7 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
 }
 
 /// Keeps only the chosen steps; persistence is planned again for what remains.
-pub fn select(host: &Host, req: &Request, plan: &Plan, chosen: &[StepId]) -> Plan {
+pub(crate) fn select(host: &Host, req: &Request, plan: &Plan, chosen: &[StepId]) -> Plan {
     let mut steps: Vec<super::Step> = plan
         .steps
         .iter()

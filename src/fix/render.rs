@@ -6,15 +6,13 @@ use super::apply::Report;
 use super::kind::{self, Restored, Took};
 use super::{Change, Plan, Step};
 
-pub use super::kind::file::diff;
-
-pub fn change_text(c: &Change, live: bool) -> String {
+pub(crate) fn change_text(c: &Change, live: bool) -> String {
     kind::text(c, live)
 }
 
 /// One step in full: what it changes (diffs, values with their devices), when it takes effect, its notes and
 /// the risks it takes. A step fix cannot make says what to do by hand instead of "nothing to change".
-pub fn step_text(s: &Step, live: bool) -> String {
+pub(crate) fn step_text(s: &Step, live: bool) -> String {
     let mut o = format!("[{}] {}\n  why: {}\n", s.id, s.title, s.why);
     for c in &s.changes {
         for l in change_text(c, live).lines() {
@@ -44,7 +42,7 @@ fn shown(s: &Step) -> bool {
     !s.changes.is_empty() || s.refusal().is_some() || s.by_hand().is_some()
 }
 
-pub fn plan_text(p: &Plan, live: bool) -> String {
+pub(crate) fn plan_text(p: &Plan, live: bool) -> String {
     let mut o = p
         .steps
         .iter()
@@ -74,7 +72,7 @@ pub fn plan_text(p: &Plan, live: bool) -> String {
 
 /// The steps of a plan as one line each, for the step picker: id, title, how many changes, and "risk" when it
 /// states one (the diffs and risks are printed above the picker).
-pub fn pick_item(s: &Step) -> String {
+pub(crate) fn pick_item(s: &Step) -> String {
     let risk = if s.risks().next().is_some() {
         ", risks above"
     } else {
@@ -89,7 +87,7 @@ pub fn pick_item(s: &Step) -> String {
 }
 
 /// docs/json.md: {"steps":[{"id","title","changes":[{"kind","target","before","after","reboot_required"}]}]}.
-pub fn plan_json(p: &Plan) -> Value {
+pub(crate) fn plan_json(p: &Plan) -> Value {
     let steps: Vec<Value> = p
         .steps
         .iter()
@@ -109,7 +107,7 @@ pub fn plan_json(p: &Plan) -> Value {
 }
 
 /// What rollback did (or would do) with one target: (JSON action, text).
-pub fn restored_text(r: &Restored, dry_run: bool) -> (&'static str, String) {
+pub(crate) fn restored_text(r: &Restored, dry_run: bool) -> (&'static str, String) {
     let will = |done: &str, would: &str| {
         if dry_run {
             would.to_string()
@@ -144,7 +142,7 @@ pub fn restored_text(r: &Restored, dry_run: bool) -> (&'static str, String) {
     }
 }
 
-pub fn took_text(t: &Took) -> String {
+pub(crate) fn took_text(t: &Took) -> String {
     match t {
         Took::Took => "took".into(),
         Took::Differs(now) => format!("did NOT take (reads {now})"),
@@ -177,7 +175,7 @@ pub fn report_text(r: &Report) -> String {
     o
 }
 
-pub fn report_json(r: &Report) -> Value {
+pub(crate) fn report_json(r: &Report) -> Value {
     let outcomes: Vec<Value> = r
         .outcomes
         .iter()

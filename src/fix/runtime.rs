@@ -11,7 +11,7 @@ use crate::parse::mask;
 pub(super) const CPU_DIR: &str = "/sys/devices/system/cpu";
 const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
 const WQ_CPUMASK: &str = "/sys/devices/virtual/workqueue/cpumask";
-pub const SYSCTL_FILE: &str = "/etc/sysctl.d/99-rmp-eval.conf";
+pub(crate) const SYSCTL_FILE: &str = "/etc/sysctl.d/99-rmp-eval.conf";
 
 /// What the runtime planners work for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,10 +23,10 @@ pub struct Target {
 
 impl Target {
     /// The width of the machine's CPU masks.
-    pub fn nbits(&self) -> usize {
+    pub(crate) fn nbits(&self) -> usize {
         self.online.last().map_or(1, |m| m + 1)
     }
-    pub fn housekeeping(&self) -> Vec<usize> {
+    pub(crate) fn housekeeping(&self) -> Vec<usize> {
         self.online
             .iter()
             .copied()
@@ -80,7 +80,7 @@ pub(super) fn file(s: &mut Step, host: &Host, path: &str, want: String) {
     }
 }
 
-pub fn governor(host: &Host, t: &Target) -> Step {
+pub(crate) fn governor(host: &Host, t: &Target) -> Step {
     let mut s = step(
         StepId::Governor,
         "CPU frequency governor: performance",
@@ -109,7 +109,7 @@ pub fn governor(host: &Host, t: &Target) -> Step {
     s
 }
 
-pub fn turbo(host: &Host) -> Step {
+pub(crate) fn turbo(host: &Host) -> Step {
     let mut s = step(
         StepId::Turbo,
         "Turbo / boost off",
@@ -130,7 +130,7 @@ pub fn turbo(host: &Host) -> Step {
 
 /// The settings whose checks failed (with --only and none failing: those not yet as wanted), merged with the
 /// keys an earlier fix wrote to the same file.
-pub fn sysctl(host: &Host, t: &Target, failed: &[&str]) -> Step {
+pub(crate) fn sysctl(host: &Host, t: &Target, failed: &[&str]) -> Step {
     let mut s = step(
         StepId::Sysctl,
         "Kernel settings (sysctl)",
@@ -179,7 +179,7 @@ pub fn sysctl(host: &Host, t: &Target, failed: &[&str]) -> Step {
     s
 }
 
-pub fn thp(host: &Host) -> Step {
+pub(crate) fn thp(host: &Host) -> Step {
     let mut s = step(
         StepId::Thp,
         "Transparent huge pages: never",
@@ -198,7 +198,7 @@ pub fn thp(host: &Host) -> Step {
     s
 }
 
-pub fn workqueue(host: &Host, t: &Target) -> Step {
+pub(crate) fn workqueue(host: &Host, t: &Target) -> Step {
     let mut s = step(
         StepId::Workqueue,
         "Unbound workqueues off the RT core",

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::host::Host;
 
 /// Steps whose effect is lost at reboot and that apply-saved re-applies.
-pub const RUNTIME_STEPS: &[StepId] = &[
+pub(crate) const RUNTIME_STEPS: &[StepId] = &[
     StepId::Cpuset,
     StepId::Governor,
     StepId::Turbo,
@@ -24,7 +24,7 @@ pub const RUNTIME_STEPS: &[StepId] = &[
     StepId::NicEee,
 ];
 /// Steps that concern the NIC (what the udev rule re-applies when the interface appears).
-pub const NIC_STEPS: &[StepId] = &[
+pub(crate) const NIC_STEPS: &[StepId] = &[
     StepId::IrqAffinity,
     StepId::Rps,
     StepId::NicCoalesce,
@@ -37,17 +37,17 @@ const UNIT_PATHS: &[&str] = &[
 ];
 
 /// The runtime.json format this rmp-eval writes and the newest it reads (see journal::FORMAT).
-pub const FORMAT: u32 = 1;
+pub(crate) const FORMAT: u32 = 1;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Saved {
-    pub version: u32,
-    pub core: usize,
+pub(crate) struct Saved {
+    pub(crate) version: u32,
+    pub(crate) core: usize,
     pub nic: Option<String>,
-    pub steps: Vec<String>,
+    pub(crate) steps: Vec<String>,
 }
 
-pub fn load(host: &Host) -> Result<Option<Saved>> {
+pub(crate) fn load(host: &Host) -> Result<Option<Saved>> {
     match host.read(RUNTIME_JSON) {
         Ok(t) => parse(&t).map(Some),
         Err(e) if e.is_not_found() => Ok(None),
@@ -70,7 +70,12 @@ fn parse(text: &str) -> Result<Saved> {
 }
 
 /// The persist step: runtime.json holding the runtime steps of this run merged with those saved before.
-pub fn persist_step(host: &Host, core: usize, nic: Option<&str>, steps: &[StepId]) -> Option<Step> {
+pub(crate) fn persist_step(
+    host: &Host,
+    core: usize,
+    nic: Option<&str>,
+    steps: &[StepId],
+) -> Option<Step> {
     let mine: Vec<StepId> = steps
         .iter()
         .copied()
@@ -118,7 +123,7 @@ pub fn persist_step(host: &Host, core: usize, nic: Option<&str>, steps: &[StepId
 }
 
 /// The runtime steps of `saved`, planned on the machine as it is now (only the NIC's with `only_nic`).
-pub fn plan(host: &Host, saved: &Saved, online: Vec<usize>, only_nic: bool) -> Vec<Step> {
+pub(crate) fn plan(host: &Host, saved: &Saved, online: Vec<usize>, only_nic: bool) -> Vec<Step> {
     let t = Target {
         core: saved.core,
         nic: saved.nic.clone(),

@@ -9,7 +9,7 @@ use crate::host::Host;
 /// The command that undoes fix on `host`, as the user types it: under `--root DIR` the rollback must be given
 /// the same root, or it would undo this machine's journal instead. The directory is quoted for a shell when it
 /// needs it (it is only shown, never run).
-pub fn hint(host: &Host) -> String {
+pub(crate) fn hint(host: &Host) -> String {
     if host.is_live() {
         return "rmp-eval rollback".into();
     }
@@ -30,14 +30,14 @@ pub fn hint(host: &Host) -> String {
 #[derive(Debug, Default)]
 pub struct Undone {
     /// (target, what was done) for every entry, newest first.
-    pub done: Vec<(String, Restored)>,
+    pub(crate) done: Vec<(String, Restored)>,
     /// Entries not restored: edited since fix (without force) or failed. The run keeps these.
     pub left: Vec<Entry>,
     pub problems: Vec<String>,
 }
 
 impl Undone {
-    pub fn conflicts(&self) -> impl Iterator<Item = (&String, &String)> {
+    pub(crate) fn conflicts(&self) -> impl Iterator<Item = (&String, &String)> {
         self.done.iter().filter_map(|(t, r)| match r {
             Restored::Conflict(d) => Some((t, d)),
             _ => None,

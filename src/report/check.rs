@@ -27,9 +27,9 @@ pub struct Summary {
     pub pass: usize,
     pub fail: usize,
     /// Falls short where only a newer kernel or other hardware helps.
-    pub warn: usize,
+    pub(crate) warn: usize,
     /// Changes fix made that wait for a reboot.
-    pub pending: usize,
+    pub(crate) pending: usize,
     pub unknown: usize,
     pub info: usize,
     /// Distinct remedies of the failed checks, in fix's order.
@@ -65,7 +65,7 @@ pub fn summarize(findings: &[Finding]) -> Summary {
 }
 
 /// The mark of a status: a symbol in a UTF-8 locale, else four ASCII characters.
-pub fn symbol(st: Status, utf8: bool) -> &'static str {
+pub(crate) fn symbol(st: Status, utf8: bool) -> &'static str {
     match (st, utf8) {
         (Status::Pass, true) => "✔️",
         (Status::Fail, true) => "❌",
@@ -92,7 +92,7 @@ fn colour(st: Status) -> &'static str {
 }
 
 /// "CPU: <model> (N logical, M physical[; P=…, E=…])".
-pub fn cpu_line(host: &Host) -> String {
+pub(crate) fn cpu_line(host: &Host) -> String {
     let info = host.read(machine::PROC_CPUINFO).unwrap_or_default();
     let model = cpuinfo::model(&info)
         .or_else(|| machine::machine(host))
@@ -127,7 +127,7 @@ pub fn cpu_line(host: &Host) -> String {
 }
 
 /// "Kernel: Linux <release> <version> <machine>".
-pub fn kernel_line(host: &Host) -> String {
+pub(crate) fn kernel_line(host: &Host) -> String {
     let ostype = host
         .read_trimmed(machine::OSTYPE)
         .unwrap_or_else(|_| "Linux".into());
@@ -210,7 +210,7 @@ fn section_title(sec: Section, ctx: &Ctx) -> String {
 }
 
 /// The one-line summary.
-pub fn summary_line(findings: &[Finding], ctx: &Ctx) -> String {
+pub(crate) fn summary_line(findings: &[Finding], ctx: &Ctx) -> String {
     let s = summarize(findings);
     let mut l = format!("Summary: {} passed, {} failed", s.pass, s.fail);
     if s.warn > 0 {
@@ -243,7 +243,7 @@ pub fn summary_line(findings: &[Finding], ctx: &Ctx) -> String {
 
 /// "By hand:" and what to do for the findings no fix step repairs, findings with the same advice together, each
 /// paragraph wrapped to `width`; empty when there is none.
-pub fn by_hand_block(findings: &[Finding], width: usize) -> String {
+pub(crate) fn by_hand_block(findings: &[Finding], width: usize) -> String {
     // By title, as the table above shows them.
     let mut groups: Vec<(Vec<&str>, &str)> = Vec::new();
     for f in findings {
@@ -270,7 +270,7 @@ pub fn by_hand_block(findings: &[Finding], width: usize) -> String {
 }
 
 /// Word-wraps `text` to `width` columns: the first line after `first`, the others after `rest`.
-pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
+pub(crate) fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
     let mut out = String::new();
     let mut line = first.to_string();
     let mut empty = true;
@@ -293,7 +293,7 @@ pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
 }
 
 /// Header, sections and summary as text (used by check, and by run's and fix's configuration preamble).
-pub fn render_text(host: &Host, ctx: &Ctx, findings: &[Finding], out: Output) -> String {
+pub(crate) fn render_text(host: &Host, ctx: &Ctx, findings: &[Finding], out: Output) -> String {
     let mut s = header(host, ctx);
     for sec in [
         Section::System,
@@ -341,7 +341,7 @@ struct JsonReport<'a> {
 }
 
 /// The JSON document: {"core","nic","host","checks":[{id,section,title,status,detail,remedy}],"summary"}.
-pub fn render_json(host: &Host, ctx: &Ctx, findings: &[Finding]) -> String {
+pub(crate) fn render_json(host: &Host, ctx: &Ctx, findings: &[Finding]) -> String {
     let r = JsonReport {
         core: ctx.core,
         nic: ctx.nic.as_deref(),

@@ -9,7 +9,7 @@ use crate::report::table::{Cell, Paint, painted, render, us};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Change {
+pub(crate) enum Change {
     Better,
     Worse,
     Mixed,
@@ -17,31 +17,31 @@ pub enum Change {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Row {
-    pub metric: String,
-    pub unit: &'static str,
-    pub before: f64,
-    pub after: f64,
-    pub change: f64,
+pub(crate) struct Row {
+    pub(crate) metric: String,
+    pub(crate) unit: &'static str,
+    pub(crate) before: f64,
+    pub(crate) after: f64,
+    pub(crate) change: f64,
     /// Counts towards the verdict.
-    pub key: bool,
+    pub(crate) key: bool,
     /// better / worse / unchanged, for lower-is-better metrics judged with a 10 % (and 1 µs) margin.
-    pub trend: Change,
+    pub(crate) trend: Change,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
-    pub before: String,
-    pub after: String,
-    pub rows: Vec<Row>,
-    pub verdict: Change,
-    pub summary: String,
+    pub(crate) before: String,
+    pub(crate) after: String,
+    pub(crate) rows: Vec<Row>,
+    pub(crate) verdict: Change,
+    pub(crate) summary: String,
     /// How the verdict was reached.
-    pub basis: String,
+    pub(crate) basis: String,
     /// The noise test per series, when both results have interval maxima.
-    pub evidence: Vec<Evidence>,
+    pub(crate) evidence: Vec<Evidence>,
     /// Why the two runs may not compare fairly (lengths, loads, periods differ): report/fairness.rs.
-    pub unfair: Vec<String>,
+    pub(crate) unfair: Vec<String>,
 }
 
 fn trend(before: f64, after: f64, unit: &str) -> Change {

@@ -8,14 +8,14 @@ use crate::error::{Error, Result};
 use crate::measure::result::{DistSummary, RttSummary, RunResult, SeriesSummary};
 
 /// More series than any run writes (cyclic: 1; NIC modes: sender and receiver), with room for additions.
-pub const MAX_SERIES: usize = 64;
+pub(crate) const MAX_SERIES: usize = 64;
 /// Labels the tool writes are one word ("Cyclic", "Sender").
-pub const MAX_LABEL: usize = 64;
+pub(crate) const MAX_LABEL: usize = 64;
 /// A microsecond value beyond 10^9 (over 16 minutes per cycle) is not a measurement.
-pub const MAX_US: f64 = 1e9;
+pub(crate) const MAX_US: f64 = 1e9;
 
 /// A label as printed: control characters escaped, at most MAX_LABEL characters.
-pub fn shown_label(label: &str) -> String {
+pub(crate) fn shown_label(label: &str) -> String {
     crate::parse::text::sanitize(label, MAX_LABEL)
 }
 

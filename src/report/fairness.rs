@@ -6,7 +6,7 @@
 use crate::measure::result::RunResult;
 
 /// Lengths (seconds or cycles) that differ by this factor or more make the comparison unfair.
-pub const LENGTH_RATIO: f64 = 2.0;
+pub(crate) const LENGTH_RATIO: f64 = 2.0;
 
 fn cycles(r: &RunResult) -> u64 {
     r.series.first().map_or(0, |s| s.count)
@@ -29,7 +29,7 @@ fn load(r: &RunResult) -> String {
 }
 
 /// Why the comparison of `before` and `after` may not be fair; empty when the runs are alike.
-pub fn warnings(before: &RunResult, after: &RunResult) -> Vec<String> {
+pub(crate) fn warnings(before: &RunResult, after: &RunResult) -> Vec<String> {
     let mut w = Vec::new();
     let (bs, a_s) = (before.duration_s, after.duration_s);
     let (bc, ac) = (cycles(before), cycles(after));

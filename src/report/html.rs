@@ -7,7 +7,7 @@ use super::plot::{self, Plot};
 use crate::measure::result::{RunResult, Verdict};
 
 /// HTML-escapes text taken from result files.
-pub fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -24,7 +24,7 @@ pub fn esc(s: &str) -> String {
 }
 
 /// The plots for these results (name, result): deviation histogram, max per interval, percentiles, RTT.
-pub fn plots(results: &[(String, &RunResult)]) -> Result<Vec<Plot>, String> {
+pub(crate) fn plots(results: &[(String, &RunResult)]) -> Result<Vec<Plot>, String> {
     let first = |r: &RunResult| r.series.first().cloned();
     let dev: Vec<(String, String, f64)> = results
         .iter()
@@ -185,7 +185,7 @@ table{border-collapse:collapse;margin:.5em 0}th,td{text-align:left;padding:2px 8
 .incomplete{background:#f5ecd7}figure{margin:1em 0}";
 
 /// The whole page.
-pub fn page(results: &[(String, &RunResult)], plots: &[Plot]) -> String {
+pub(crate) fn page(results: &[(String, &RunResult)], plots: &[Plot]) -> String {
     let mut h = String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n");
     h.push_str(
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n",

@@ -3,13 +3,13 @@
 
 use std::io::IsTerminal;
 
-pub struct Keys {
+pub(crate) struct Keys {
     saved: libc::termios,
 }
 
 impl Keys {
     /// None when stdin is not a terminal (or its mode cannot be changed): then no keys are read.
-    pub fn on_terminal() -> Option<Keys> {
+    pub(crate) fn on_terminal() -> Option<Keys> {
         if !std::io::stdin().is_terminal() {
             return None;
         }
@@ -31,7 +31,7 @@ impl Keys {
     }
 
     /// The keys typed since the last call (none waiting: empty, at once).
-    pub fn pending(&self) -> Vec<u8> {
+    pub(crate) fn pending(&self) -> Vec<u8> {
         let mut fds = libc::pollfd {
             fd: 0,
             events: libc::POLLIN,

@@ -9,7 +9,7 @@ use crate::report::table::{Cell, Paint, duration, painted, render, us};
 
 type Extra = Box<dyn Fn() -> String>;
 
-pub struct LiveView {
+pub(crate) struct LiveView {
     sources: Vec<(String, Arc<Live>)>,
     width_us: f64,
     period_us: u32,
@@ -23,7 +23,7 @@ pub struct LiveView {
 }
 
 impl LiveView {
-    pub fn new(
+    pub(crate) fn new(
         period_us: u32,
         bucket_width_us: Option<u32>,
         sources: Vec<(String, Arc<Live>)>,
@@ -41,26 +41,26 @@ impl LiveView {
     }
 
     /// Whether `r` and `q` are read from the terminal (they are only when stdin is one).
-    pub fn with_keys(mut self, keys: bool) -> Self {
+    pub(crate) fn with_keys(mut self, keys: bool) -> Self {
         self.keys = keys;
         self
     }
 
     /// Fits the frame to a terminal of this many columns.
-    pub fn with_columns(mut self, columns: usize) -> Self {
+    pub(crate) fn with_columns(mut self, columns: usize) -> Self {
         self.columns = columns.max(20);
         self
     }
 
     /// Lines added under the table (the NIC mode's round-trip counters).
-    pub fn with_extra(mut self, f: impl Fn() -> String + 'static) -> Self {
+    pub(crate) fn with_extra(mut self, f: impl Fn() -> String + 'static) -> Self {
         self.extra = Some(Box::new(f));
         self
     }
 
     /// The table for a terminal, preceded by the escapes that move over the previous frame. Every line fits the
     /// terminal: a wrapped line would throw the count of lines to move back over off, leaving stale headers.
-    pub fn frame(&mut self, elapsed_s: f64, color: bool) -> String {
+    pub(crate) fn frame(&mut self, elapsed_s: f64, color: bool) -> String {
         let mut body = self.table(true, color);
         if widest(&body) > self.columns {
             body = self.table(false, color);
@@ -136,7 +136,7 @@ impl LiveView {
     }
 
     /// Escapes that erase the frame on screen (empty when none is drawn).
-    pub fn clear(&mut self) -> String {
+    pub(crate) fn clear(&mut self) -> String {
         let s = if self.drawn > 0 {
             format!("\x1b[{}A\x1b[J", self.drawn)
         } else {
@@ -147,7 +147,7 @@ impl LiveView {
     }
 
     /// One plain line for logs and pipes.
-    pub fn progress_line(&self, elapsed_s: f64) -> String {
+    pub(crate) fn progress_line(&self, elapsed_s: f64) -> String {
         let parts: Vec<String> = self
             .sources
             .iter()
@@ -176,7 +176,7 @@ impl LiveView {
 
 /// Where in the run the worst cycle came: its index times the period, as a time ("12.3s"); an estimate when
 /// periods were missed (they are not counted).
-pub fn at(index: u64, period_us: u32) -> String {
+pub(crate) fn at(index: u64, period_us: u32) -> String {
     let secs = (index + 1) as f64 * f64::from(period_us) / 1e6;
     let whole = secs as u64;
     if secs < 10.0 {

@@ -12,23 +12,23 @@ use crate::measure::result::SeriesSummary;
 
 /// Significance level of the test: with it, two runs of an unchanged machine are called different about once in
 /// a hundred comparisons.
-pub const ALPHA: f64 = 0.01;
+pub(crate) const ALPHA: f64 = 0.01;
 /// Fewer intervals than this on either side: no test (the margin rule applies).
-pub const MIN_INTERVALS: usize = 5;
+pub(crate) const MIN_INTERVALS: usize = 5;
 
 /// The test's outcome for one series present in both results.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Evidence {
-    pub series: String,
-    pub intervals_before: usize,
-    pub intervals_after: usize,
-    pub interval_s: f64,
+pub(crate) struct Evidence {
+    pub(crate) series: String,
+    pub(crate) intervals_before: usize,
+    pub(crate) intervals_after: usize,
+    pub(crate) interval_s: f64,
     /// Median of the interval maxima.
-    pub median_before_us: f64,
-    pub median_after_us: f64,
+    pub(crate) median_before_us: f64,
+    pub(crate) median_after_us: f64,
     /// Two-sided p-value of the Mann–Whitney U test.
-    pub p_value: f64,
-    pub change: Change,
+    pub(crate) p_value: f64,
+    pub(crate) change: Change,
 }
 
 /// The interval maxima of a series, merged (max of neighbours) to `interval_s` when its own intervals are shorter.
@@ -61,7 +61,7 @@ fn median(v: &[f64]) -> f64 {
 }
 
 /// Two-sided p-value of the Mann–Whitney U test (normal approximation with tie and continuity corrections).
-pub fn mann_whitney(a: &[f64], b: &[f64]) -> f64 {
+pub(crate) fn mann_whitney(a: &[f64], b: &[f64]) -> f64 {
     let (n1, n2) = (a.len() as f64, b.len() as f64);
     if a.is_empty() || b.is_empty() {
         return 1.0;
@@ -116,7 +116,7 @@ fn erfc(x: f64) -> f64 {
 }
 
 /// The test for one series, when both sides have enough intervals.
-pub fn judge(before: &SeriesSummary, after: &SeriesSummary) -> Option<Evidence> {
+pub(crate) fn judge(before: &SeriesSummary, after: &SeriesSummary) -> Option<Evidence> {
     let (mb, ma) = (
         before.max_per_interval.as_ref()?,
         after.max_per_interval.as_ref()?,

@@ -10,7 +10,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use crate::measure::dist::{bins_of, decode};
 use crate::measure::result::RunResult;
 
-pub const SIZE: (u32, u32) = (900, 420);
+pub(crate) const SIZE: (u32, u32) = (900, 420);
 const COLORS: [RGBColor; 6] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
@@ -30,22 +30,22 @@ const BAND_COLORS: [RGBColor; 5] = [
 const BAND_NAMES: [&str; 5] = ["Great", "Good", "Poor", "Bad", "Pathetic"];
 
 /// One drawn plot: the SVG and what its axes and marker show.
-pub struct Plot {
-    pub id: &'static str,
-    pub title: String,
-    pub svg: String,
-    pub x_max: f64,
-    pub y_max: f64,
+pub(crate) struct Plot {
+    pub(crate) id: &'static str,
+    pub(crate) title: String,
+    pub(crate) svg: String,
+    pub(crate) x_max: f64,
+    pub(crate) y_max: f64,
     /// The largest value marked (µs), when the plot marks one.
-    pub max_us: Option<f64>,
+    pub(crate) max_us: Option<f64>,
     /// Curves drawn (one per result that has the data).
-    pub curves: usize,
+    pub(crate) curves: usize,
 }
 
 /// One curve: a name for the legend and its points.
-pub struct Curve {
-    pub name: String,
-    pub points: Vec<(f64, f64)>,
+pub(crate) struct Curve {
+    pub(crate) name: String,
+    pub(crate) points: Vec<(f64, f64)>,
 }
 
 type Fail = String;
@@ -55,7 +55,7 @@ fn err<E: std::fmt::Debug>(e: E) -> Fail {
 }
 
 /// A round upper bound for an axis: 1, 2 or 5 × 10^k, at least `v`.
-pub fn nice_ceil(v: f64) -> f64 {
+pub(crate) fn nice_ceil(v: f64) -> f64 {
     if !(v.is_finite() && v > 0.0) {
         return 1.0;
     }
@@ -99,7 +99,7 @@ const FLOOR: f64 = 0.5;
 
 /// Latency histogram: log count over µs, the bands of `width_us` shaded, the budget (the Great limit) and the
 /// largest max marked. `series` picks what is plotted of each result: (name, hdr, max µs).
-pub fn histogram(
+pub(crate) fn histogram(
     id: &'static str,
     title: &str,
     width_us: Option<f64>,
@@ -297,7 +297,7 @@ where
 }
 
 /// Max per interval over the run: one line per result, the budget marked.
-pub fn max_per_interval(results: &[(String, &RunResult)]) -> Result<Option<Plot>, Fail> {
+pub(crate) fn max_per_interval(results: &[(String, &RunResult)]) -> Result<Option<Plot>, Fail> {
     let curves: Vec<Curve> = results
         .iter()
         .filter_map(|(n, r)| {
@@ -383,7 +383,7 @@ pub fn max_per_interval(results: &[(String, &RunResult)]) -> Result<Option<Plot>
 const NINES_MAX: f64 = 5.0;
 
 /// Percentile distribution (HdrHistogram's plot): latency over −log10(1 − q), ticks labelled 50 % … 99.999 %.
-pub fn percentiles(curves_in: &[(String, String, f64)]) -> Result<Plot, Fail> {
+pub(crate) fn percentiles(curves_in: &[(String, String, f64)]) -> Result<Plot, Fail> {
     let curves: Vec<Curve> = curves_in
         .iter()
         .map(|(n, hdr, max)| {

@@ -36,14 +36,14 @@ pub fn le_counts(hdr: &str) -> Option<Vec<u64>> {
     )
 }
 
-pub const NODE_EXPORTER_DEFAULTS: &str = "/etc/default/prometheus-node-exporter";
+pub(crate) const NODE_EXPORTER_DEFAULTS: &str = "/etc/default/prometheus-node-exporter";
 /// Debian's prometheus-node-exporter reads this directory unless its ARGS say otherwise.
-pub const DEBIAN_TEXTFILE_DIR: &str = "/var/lib/prometheus/node-exporter";
+pub(crate) const DEBIAN_TEXTFILE_DIR: &str = "/var/lib/prometheus/node-exporter";
 const TOTALS: &str = "rmp_eval.totals.json";
 const FLAG: &str = "--collector.textfile.directory";
 
 /// The textfile directory named by the ARGS of /etc/default/prometheus-node-exporter (comments ignored).
-pub fn dir_from_defaults(text: &str) -> Option<String> {
+pub(crate) fn dir_from_defaults(text: &str) -> Option<String> {
     text.lines()
         .map(str::trim)
         .filter(|l| !l.starts_with('#'))
@@ -64,7 +64,7 @@ pub fn dir_from_defaults(text: &str) -> Option<String> {
 /// Where the textfiles go: a directory on the machine (through `host`, so under --root in tests), checked to
 /// exist before anything is measured.
 #[derive(Debug, Clone)]
-pub struct Dest {
+pub(crate) struct Dest {
     host: Host,
     dir: String,
 }
@@ -72,7 +72,7 @@ pub struct Dest {
 impl Dest {
     /// `given` empty: the node exporter's directory (its defaults file, else Debian's). Otherwise that
     /// directory, as a path on this machine (not under --root).
-    pub fn resolve(host: &Host, given: &Path) -> Result<Dest> {
+    pub(crate) fn resolve(host: &Host, given: &Path) -> Result<Dest> {
         let (h, dir) = if given.as_os_str().is_empty() {
             let d = host
                 .read(NODE_EXPORTER_DEFAULTS)
@@ -93,12 +93,12 @@ impl Dest {
         Ok(Dest { host: h, dir })
     }
 
-    pub fn dir(&self) -> &str {
+    pub(crate) fn dir(&self) -> &str {
         &self.dir
     }
 
     /// Replaces DIR/name atomically.
-    pub fn write(&self, name: &str, text: &str) -> Result<()> {
+    pub(crate) fn write(&self, name: &str, text: &str) -> Result<()> {
         // No FileMeta: the new file gets 0644 under the usual umask and the writer's owner.
         self.host
             .write_atomic(&format!("{}/{name}", self.dir), text.as_bytes(), None)?;
@@ -106,7 +106,7 @@ impl Dest {
     }
 
     /// Adds `n` to the monitor's re-application counter and returns the new total.
-    pub fn add_reapplied(&self, n: u64) -> u64 {
+    pub(crate) fn add_reapplied(&self, n: u64) -> u64 {
         let mut t = self.load_totals();
         t.reapplied += n;
         if n > 0 {
@@ -131,14 +131,14 @@ impl Dest {
 
 /// Metric families being written: HELP and TYPE once per family, then its samples.
 #[derive(Default)]
-pub struct Text(String);
+pub(crate) struct Text(String);
 
 impl Text {
-    pub fn family(&mut self, name: &str, kind: &str, help: &str) {
+    pub(crate) fn family(&mut self, name: &str, kind: &str, help: &str) {
         let _ = writeln!(self.0, "# HELP {name} {help}\n# TYPE {name} {kind}");
     }
 
-    pub fn sample(&mut self, name: &str, labels: &[(&str, &str)], v: f64) {
+    pub(crate) fn sample(&mut self, name: &str, labels: &[(&str, &str)], v: f64) {
         self.0.push_str(name);
         if !labels.is_empty() {
             let l: Vec<String> = labels
@@ -150,7 +150,7 @@ impl Text {
         let _ = writeln!(self.0, " {}", number(v));
     }
 
-    pub fn into_string(self) -> String {
+    pub(crate) fn into_string(self) -> String {
         self.0
     }
 }
@@ -194,7 +194,7 @@ fn preempt_model(host: &Host) -> &'static str {
 }
 
 /// rmp_eval_info: the identity of the machine and the tool.
-pub fn info(host: &Host) -> String {
+pub(crate) fn info(host: &Host) -> String {
     let mut t = Text::default();
     t.family(
         "rmp_eval_info",
@@ -217,7 +217,7 @@ pub fn info(host: &Host) -> String {
 }
 
 /// rmp_eval_check.prom: one 0/1 gauge per check, the count per status, the time.
-pub fn checks(findings: &[Finding], now: u64) -> String {
+pub(crate) fn checks(findings: &[Finding], now: u64) -> String {
     let mut t = Text::default();
     t.family(
         "rmp_eval_check_passed",
@@ -265,10 +265,10 @@ pub fn checks(findings: &[Finding], now: u64) -> String {
 
 /// A cumulative histogram at `LE_US` (in µs) with its count and sum.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Hist {
-    pub le: Vec<u64>,
-    pub count: u64,
-    pub sum_us: f64,
+pub(crate) struct Hist {
+    pub(crate) le: Vec<u64>,
+    pub(crate) count: u64,
+    pub(crate) sum_us: f64,
 }
 
 impl Hist {
@@ -299,21 +299,21 @@ impl Hist {
 
 /// What the counters and histograms have accumulated since the state file was created.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Totals {
-    pub runs: u64,
+pub(crate) struct Totals {
+    pub(crate) runs: u64,
     /// Per series label.
-    pub late_cycles: BTreeMap<String, u64>,
-    pub wakeup: BTreeMap<String, Hist>,
-    pub rtt: Hist,
-    pub lost_frames: u64,
-    pub wkc_errors: u64,
+    pub(crate) late_cycles: BTreeMap<String, u64>,
+    pub(crate) wakeup: BTreeMap<String, Hist>,
+    pub(crate) rtt: Hist,
+    pub(crate) lost_frames: u64,
+    pub(crate) wkc_errors: u64,
     /// Drifted values the monitor wrote again.
     #[serde(default)]
-    pub reapplied: u64,
+    pub(crate) reapplied: u64,
 }
 
 impl Totals {
-    pub fn add(&mut self, r: &RunResult) {
+    pub(crate) fn add(&mut self, r: &RunResult) {
         self.runs += 1;
         for s in &r.series {
             *self.late_cycles.entry(s.label.clone()).or_default() +=
@@ -340,7 +340,7 @@ impl Totals {
 }
 
 /// rmp_eval_run.prom for the run `r` on top of `totals` (which already include it).
-pub fn run(r: &RunResult, totals: &Totals, now: u64) -> String {
+pub(crate) fn run(r: &RunResult, totals: &Totals, now: u64) -> String {
     let mut t = Text::default();
     t.family(
         "rmp_eval_runs_total",
@@ -469,13 +469,13 @@ pub fn run(r: &RunResult, totals: &Totals, now: u64) -> String {
 }
 
 /// Writes rmp_eval_check.prom and rmp_eval_info.prom.
-pub fn export_check(host: &Host, dest: &Dest, findings: &[Finding], now: u64) -> Result<()> {
+pub(crate) fn export_check(host: &Host, dest: &Dest, findings: &[Finding], now: u64) -> Result<()> {
     dest.write("rmp_eval_info.prom", &info(host))?;
     dest.write("rmp_eval_check.prom", &checks(findings, now))
 }
 
 /// Adds the run to the totals, then writes rmp_eval_run.prom and rmp_eval_info.prom.
-pub fn export_run(host: &Host, dest: &Dest, r: &RunResult, now: u64) -> Result<()> {
+pub(crate) fn export_run(host: &Host, dest: &Dest, r: &RunResult, now: u64) -> Result<()> {
     let mut totals = dest.load_totals();
     totals.add(r);
     dest.save_totals(&totals)?;

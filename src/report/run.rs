@@ -7,13 +7,9 @@ use crate::measure::result::{RttSummary, RunResult, SeriesSummary, Timestamps, V
 use crate::measure::series::Bands;
 use crate::report::table::{Cell, Paint, duration, painted, render, us};
 
-pub fn render_final(r: &RunResult, color: bool) -> String {
-    render_final_in(r, color, usize::MAX)
-}
-
 /// The final report for a terminal of `columns`: the band table takes its narrow form where the wide one would
 /// wrap.
-pub fn render_final_in(r: &RunResult, color: bool, columns: usize) -> String {
+pub(crate) fn render_final_in(r: &RunResult, color: bool, columns: usize) -> String {
     let mut s = String::new();
     s.push_str(&format!("Target period: {} us\n", r.period_us));
     // Measured without colour: escapes take no columns.
@@ -45,7 +41,7 @@ fn band_width(r: &RunResult) -> f64 {
 }
 
 /// The band headers for width W: "< W us", "< 2W us", … ">= 8W us".
-pub fn band_headers(w: f64) -> [String; 5] {
+pub(crate) fn band_headers(w: f64) -> [String; 5] {
     [
         format!("< {}us", us(w)),
         format!("< {}us", us(2.0 * w)),
@@ -160,7 +156,7 @@ fn band_of(w: f64, dev_us: f64) -> usize {
 }
 
 /// The round-trip section: counts, the NRTM min/avg/max line, percentiles and the 1 µs histogram.
-pub fn render_rtt(r: &RttSummary) -> String {
+pub(crate) fn render_rtt(r: &RttSummary) -> String {
     let ts = match r.timestamps {
         Timestamps::Hardware => "hardware",
         Timestamps::Software => "software",
@@ -292,7 +288,7 @@ fn verdict_line(r: &RunResult, color: bool) -> String {
 }
 
 /// The -v rows: which timestamps the round trips used, "not supported" where the NIC has none.
-pub fn render_stamps(r: &RttSummary, nic: &str) -> String {
+pub(crate) fn render_stamps(r: &RttSummary, nic: &str) -> String {
     let Some(s) = &r.stamps else {
         return String::new();
     };

@@ -37,7 +37,7 @@ fn sample() -> RunResult {
 
 #[test]
 fn final_table_has_the_originals_columns_and_percentiles() {
-    let t = render_final(&sample(), false);
+    let t = render_final_in(&sample(), false, usize::MAX);
     assert!(t.starts_with("Target period: 1000 us\n"), "{t}");
     assert!(
         t.contains("| Label  | Count | < 125us | < 250us | < 500us | < 1000us | >= 1000us |"),
@@ -71,7 +71,7 @@ fn final_table_has_the_originals_columns_and_percentiles() {
         "{t}"
     );
     assert!(!t.contains('\x1b'));
-    assert!(render_final(&sample(), true).contains('\x1b'));
+    assert!(render_final_in(&sample(), true, usize::MAX).contains('\x1b'));
     // 80 columns: the bands beyond Great summed, the same figures.
     let n = render_final_in(&sample(), false, 80);
     let table: Vec<&str> = n.lines().take_while(|l| !l.is_empty()).collect();
@@ -137,7 +137,7 @@ fn a_short_clean_run_is_inconclusive_and_says_how_long_to_run() {
     r.duration_s = 0.2;
     let r = r.conclusive();
     assert_eq!(r.verdict, Verdict::Inconclusive);
-    let t = render_final(&r, false);
+    let t = render_final_in(&r, false, usize::MAX);
     let v = t.split("Verdict: ").nth(1).unwrap();
     let flat = v.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(

@@ -3,7 +3,7 @@
 
 /// ANSI colours used by the reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Paint {
+pub(crate) enum Paint {
     None,
     Green,
     Yellow,
@@ -12,7 +12,7 @@ pub enum Paint {
 }
 
 impl Paint {
-    pub fn apply(self, s: &str, color: bool) -> String {
+    pub(crate) fn apply(self, s: &str, color: bool) -> String {
         let code = match self {
             Paint::None => return s.to_string(),
             Paint::Green => "32",
@@ -28,7 +28,7 @@ impl Paint {
     }
 
     /// The colour of a band's count: green for Great, yellow for Good, red beyond; nothing for an empty cell.
-    pub fn band(band: usize, count: u64) -> Paint {
+    pub(crate) fn band(band: usize, count: u64) -> Paint {
         match (band, count) {
             (_, 0) => Paint::None,
             (0, _) => Paint::Green,
@@ -38,9 +38,9 @@ impl Paint {
     }
 }
 
-pub struct Cell {
-    pub text: String,
-    pub paint: Paint,
+pub(crate) struct Cell {
+    pub(crate) text: String,
+    pub(crate) paint: Paint,
 }
 
 impl<T: Into<String>> From<T> for Cell {
@@ -52,7 +52,7 @@ impl<T: Into<String>> From<T> for Cell {
     }
 }
 
-pub fn painted(text: impl Into<String>, paint: Paint) -> Cell {
+pub(crate) fn painted(text: impl Into<String>, paint: Paint) -> Cell {
     Cell {
         text: text.into(),
         paint,
@@ -61,7 +61,7 @@ pub fn painted(text: impl Into<String>, paint: Paint) -> Cell {
 
 /// Rows in the original's pipe style; a `None` row is the rule under the header. The first column is left-aligned,
 /// the rest right-aligned.
-pub fn render(rows: &[Option<Vec<Cell>>], color: bool) -> String {
+pub(crate) fn render(rows: &[Option<Vec<Cell>>], color: bool) -> String {
     let ncol = rows.iter().flatten().map(Vec::len).max().unwrap_or(0);
     let mut width = vec![0usize; ncol];
     for row in rows.iter().flatten() {
@@ -101,7 +101,7 @@ pub fn render(rows: &[Option<Vec<Cell>>], color: bool) -> String {
 }
 
 /// µs without needless decimals: 125, 12.5, 3.142.
-pub fn us(v: f64) -> String {
+pub(crate) fn us(v: f64) -> String {
     if (v - v.round()).abs() < 0.0005 {
         format!("{}", v.round() as i64)
     } else if v.abs() >= 100.0 {
@@ -113,7 +113,7 @@ pub fn us(v: f64) -> String {
 }
 
 /// HH:MM:SS.mmm, as the original prints the duration.
-pub fn duration(secs: f64) -> String {
+pub(crate) fn duration(secs: f64) -> String {
     let ms = (secs.max(0.0) * 1000.0).round() as u64;
     format!(
         "{:02}:{:02}:{:02}.{:03}",

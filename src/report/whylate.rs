@@ -7,7 +7,7 @@ use crate::trace::session::TraceReport;
 /// Sources listed per block; the rest are counted.
 const SHOW: usize = 6;
 
-pub fn render(r: &RunResult) -> String {
+pub(crate) fn render(r: &RunResult) -> String {
     let mut s = String::new();
     if let Some(i) = &r.interference {
         s.push_str(&counters(i));

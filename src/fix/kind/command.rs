@@ -11,13 +11,13 @@ use crate::host::Host;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandChange {
-    pub argv: Vec<String>,
+    pub(crate) argv: Vec<String>,
     /// Run it again after rollback has restored the files.
-    pub again_on_rollback: bool,
-    pub reboot: bool,
+    pub(crate) again_on_rollback: bool,
+    pub(crate) reboot: bool,
 }
 
-pub fn apply(host: &Host, c: &CommandChange) -> Result<Took> {
+pub(crate) fn apply(host: &Host, c: &CommandChange) -> Result<Took> {
     if !host.is_live() {
         return Ok(Took::WouldRun);
     }
@@ -26,7 +26,7 @@ pub fn apply(host: &Host, c: &CommandChange) -> Result<Took> {
 }
 
 /// Runs a program with arguments (never a shell). Its last line of stderr goes into the error.
-pub fn run_program(argv: &[String]) -> Result<()> {
+pub(crate) fn run_program(argv: &[String]) -> Result<()> {
     let (prog, args) = argv
         .split_first()
         .ok_or_else(|| Error::failed("empty command"))?;
@@ -50,7 +50,7 @@ pub fn run_program(argv: &[String]) -> Result<()> {
     )))
 }
 
-pub fn text(c: &CommandChange, live: bool) -> String {
+pub(crate) fn text(c: &CommandChange, live: bool) -> String {
     if live {
         format!("run: {}\n", c.argv.join(" "))
     } else {
@@ -61,7 +61,7 @@ pub fn text(c: &CommandChange, live: bool) -> String {
     }
 }
 
-pub fn json(c: &CommandChange) -> Value {
+pub(crate) fn json(c: &CommandChange) -> Value {
     json!({
         "kind": "command", "target": c.argv.join(" "), "before": null, "after": null,
         "reboot_required": c.reboot, "argv": c.argv,

@@ -9,11 +9,11 @@ use crate::host::Host;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Saved {
-    pub path: String,
+    pub(crate) path: String,
 }
 
 /// The directories above `path` that do not exist yet, outermost first.
-pub fn missing_parents(host: &Host, path: &str) -> Vec<String> {
+pub(crate) fn missing_parents(host: &Host, path: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut p = path;
     while let Some((parent, _)) = p.rsplit_once('/') {
@@ -30,7 +30,7 @@ pub fn missing_parents(host: &Host, path: &str) -> Vec<String> {
     out
 }
 
-pub fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
+pub(crate) fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
     if !host.is_dir(&s.path) {
         return Ok(Restored::Unchanged);
     }

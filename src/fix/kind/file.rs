@@ -14,21 +14,21 @@ use crate::host::{FileMeta, Host};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileChange {
-    pub path: String,
+    pub(crate) path: String,
     /// None: the file does not exist.
-    pub before: Option<Vec<u8>>,
+    pub(crate) before: Option<Vec<u8>>,
     /// None: the file is removed.
-    pub after: Option<Vec<u8>>,
+    pub(crate) after: Option<Vec<u8>>,
     /// The mode of a file this change creates (an existing file keeps its own mode and owner).
-    pub mode: u32,
-    pub reboot: bool,
+    pub(crate) mode: u32,
+    pub(crate) reboot: bool,
     /// For a kernel command-line file: the parameters fix puts in and those they replace.
-    pub cmdline: Option<CmdlineEdit>,
+    pub(crate) cmdline: Option<CmdlineEdit>,
 }
 
 impl FileChange {
     /// A file set to `after` (created with mode 0644 when absent).
-    pub fn new(path: &str, before: Option<Vec<u8>>, after: Vec<u8>, reboot: bool) -> Self {
+    pub(crate) fn new(path: &str, before: Option<Vec<u8>>, after: Vec<u8>, reboot: bool) -> Self {
         FileChange {
             path: path.into(),
             before,
@@ -42,16 +42,16 @@ impl FileChange {
 
 /// The parameters a command-line change adds, and the ones of the same names it replaces.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CmdlineEdit {
-    pub added: Vec<String>,
-    pub replaced: Vec<String>,
+pub(crate) struct CmdlineEdit {
+    pub(crate) added: Vec<String>,
+    pub(crate) replaced: Vec<String>,
 }
 
 /// File bytes as the journal keeps them: text when they are UTF-8 (a readable journal), else hex. JSON:
 /// {"text": "…"} or {"hex": "…"}, exactly one of them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "RawContent", into = "RawContent")]
-pub enum Content {
+pub(crate) enum Content {
     Text(String),
     Bytes(Vec<u8>),
 }
@@ -63,13 +63,13 @@ struct RawContent {
 }
 
 impl Content {
-    pub fn new(bytes: Vec<u8>) -> Self {
+    pub(crate) fn new(bytes: Vec<u8>) -> Self {
         match String::from_utf8(bytes) {
             Ok(s) => Content::Text(s),
             Err(e) => Content::Bytes(e.into_bytes()),
         }
     }
-    pub fn bytes(&self) -> &[u8] {
+    pub(crate) fn bytes(&self) -> &[u8] {
         match self {
             Content::Text(s) => s.as_bytes(),
             Content::Bytes(b) => b,
@@ -120,16 +120,16 @@ impl From<Content> for RawContent {
 
 /// A file as it was: content, mode, owner.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SavedFile {
+pub(crate) struct SavedFile {
     #[serde(flatten)]
-    pub content: Content,
-    pub mode: u32,
-    pub uid: u32,
-    pub gid: u32,
+    pub(crate) content: Content,
+    pub(crate) mode: u32,
+    pub(crate) uid: u32,
+    pub(crate) gid: u32,
 }
 
 impl SavedFile {
-    pub fn new(bytes: Vec<u8>, m: FileMeta) -> Self {
+    pub(crate) fn new(bytes: Vec<u8>, m: FileMeta) -> Self {
         SavedFile {
             content: Content::new(bytes),
             mode: m.mode,
@@ -137,7 +137,7 @@ impl SavedFile {
             gid: m.gid,
         }
     }
-    pub fn meta(&self) -> FileMeta {
+    pub(crate) fn meta(&self) -> FileMeta {
         FileMeta {
             mode: self.mode,
             uid: self.uid,
@@ -149,17 +149,17 @@ impl SavedFile {
 /// The journal entry of a file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Saved {
-    pub path: String,
+    pub(crate) path: String,
     /// None: the file did not exist.
-    pub previous: Option<SavedFile>,
+    pub(crate) previous: Option<SavedFile>,
     /// What fix wrote (not in journals of version 1, nor when fix removed the file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub written: Option<Content>,
+    pub(crate) written: Option<Content>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cmdline: Option<CmdlineEdit>,
+    pub(crate) cmdline: Option<CmdlineEdit>,
 }
 
-pub fn record(host: &Host, c: &FileChange) -> Result<Vec<Entry>> {
+pub(crate) fn record(host: &Host, c: &FileChange) -> Result<Vec<Entry>> {
     let mut out: Vec<Entry> = dir::missing_parents(host, &c.path)
         .into_iter()
         .map(|path| Entry::Dir(dir::Saved { path }))
@@ -180,7 +180,7 @@ pub fn record(host: &Host, c: &FileChange) -> Result<Vec<Entry>> {
     Ok(out)
 }
 
-pub fn apply(host: &Host, c: &FileChange) -> Result<Took> {
+pub(crate) fn apply(host: &Host, c: &FileChange) -> Result<Took> {
     match &c.after {
         Some(bytes) => {
             // An existing file keeps its mode and owner; a new one gets the change's mode, owned by us.
@@ -200,7 +200,7 @@ pub fn apply(host: &Host, c: &FileChange) -> Result<Took> {
     Ok(Took::Took)
 }
 
-pub fn verify(host: &Host, c: &FileChange) -> Took {
+pub(crate) fn verify(host: &Host, c: &FileChange) -> Took {
     let now = host.read_bytes(&c.path).ok();
     if now == c.after {
         Took::Took
@@ -213,7 +213,7 @@ pub fn verify(host: &Host, c: &FileChange) -> Took {
 
 /// Puts the file back as recorded. A file no longer as fix wrote it: a command-line file keeps the edit (fix's
 /// parameters taken out), any other is a conflict unless `force`.
-pub fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
+pub(crate) fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
     let now = match host.read_bytes(&s.path) {
         Ok(b) => Some(b),
         Err(e) if e.is_not_found() => None,
@@ -269,7 +269,7 @@ fn lossy(b: &Option<Vec<u8>>) -> Option<String> {
 }
 
 /// A unified diff (a/ and b/ headers, /dev/null for an absent file).
-pub fn diff(path: &str, before: &Option<Vec<u8>>, after: &Option<Vec<u8>>) -> String {
+pub(crate) fn diff(path: &str, before: &Option<Vec<u8>>, after: &Option<Vec<u8>>) -> String {
     let (a, b) = (
         lossy(before).unwrap_or_default(),
         lossy(after).unwrap_or_default(),
@@ -294,7 +294,7 @@ pub fn diff(path: &str, before: &Option<Vec<u8>>, after: &Option<Vec<u8>>) -> St
 /// New files longer than this show their first lines only in the text plan (the JSON plan has the whole diff).
 const NEW_FILE_LINES: usize = 12;
 
-pub fn text(c: &FileChange) -> String {
+pub(crate) fn text(c: &FileChange) -> String {
     let d = diff(&c.path, &c.before, &c.after);
     let long = c.before.is_none()
         && c.after
@@ -312,7 +312,7 @@ pub fn text(c: &FileChange) -> String {
     )
 }
 
-pub fn json(c: &FileChange) -> Value {
+pub(crate) fn json(c: &FileChange) -> Value {
     json!({
         "kind": "file", "target": c.path, "before": lossy(&c.before), "after": lossy(&c.after),
         "reboot_required": c.reboot, "diff": diff(&c.path, &c.before, &c.after),

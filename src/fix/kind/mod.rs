@@ -1,10 +1,10 @@
 //! The change executor's dispatch: one arm per kind, the logic in the kind's own file (see ../mod.rs).
 
-pub mod command;
-pub mod dir;
-pub mod file;
+pub(crate) mod command;
+pub(crate) mod dir;
+pub(crate) mod file;
 pub mod nic;
-pub mod partition;
+pub(crate) mod partition;
 pub mod value;
 
 use serde::{Deserialize, Serialize};
@@ -58,7 +58,7 @@ pub enum Took {
 
 impl Took {
     /// Nothing was changed on the machine (so nothing to put back).
-    pub fn left_as_it_was(&self) -> bool {
+    pub(crate) fn left_as_it_was(&self) -> bool {
         matches!(
             self,
             Took::Refused(_) | Took::Unsupported(_) | Took::WouldRun
@@ -90,7 +90,7 @@ pub struct How {
     pub force: bool,
 }
 
-pub fn target(c: &Change) -> String {
+pub(crate) fn target(c: &Change) -> String {
     match c {
         Change::File(f) => f.path.clone(),
         Change::Value(v) => v.path.clone(),
@@ -100,7 +100,7 @@ pub fn target(c: &Change) -> String {
     }
 }
 
-pub fn reboot_required(c: &Change) -> bool {
+pub(crate) fn reboot_required(c: &Change) -> bool {
     match c {
         Change::File(f) => f.reboot,
         Change::Command(x) => x.reboot,
@@ -109,7 +109,7 @@ pub fn reboot_required(c: &Change) -> bool {
 }
 
 /// The journal entries of `c`: its target(s) as they are now, before any change.
-pub fn record(host: &Host, c: &Change) -> Result<Vec<Entry>> {
+pub(crate) fn record(host: &Host, c: &Change) -> Result<Vec<Entry>> {
     match c {
         Change::File(f) => file::record(host, f),
         Change::Value(v) => Ok(vec![Entry::Value(value::record(host, v)?)]),
@@ -122,7 +122,7 @@ pub fn record(host: &Host, c: &Change) -> Result<Vec<Entry>> {
     }
 }
 
-pub fn apply(host: &Host, c: &Change) -> Result<Took> {
+pub(crate) fn apply(host: &Host, c: &Change) -> Result<Took> {
     match c {
         Change::File(f) => file::apply(host, f),
         Change::Value(v) => value::apply(host, v),
@@ -133,7 +133,7 @@ pub fn apply(host: &Host, c: &Change) -> Result<Took> {
 }
 
 /// Reads the target back and says whether the change took.
-pub fn verify(host: &Host, c: &Change, t: Took) -> Took {
+pub(crate) fn verify(host: &Host, c: &Change, t: Took) -> Took {
     if t != Took::Took {
         return t;
     }
@@ -157,7 +157,7 @@ pub fn restore(host: &Host, e: &Entry, how: How) -> Result<Restored> {
 }
 
 /// The change as the plan shows it (a diff, "path: before → after", a command).
-pub fn text(c: &Change, live: bool) -> String {
+pub(crate) fn text(c: &Change, live: bool) -> String {
     match c {
         Change::File(f) => file::text(f),
         Change::Value(v) => value::text(v),
@@ -168,7 +168,7 @@ pub fn text(c: &Change, live: bool) -> String {
 }
 
 /// design.md: {"kind","target","before","after","reboot_required", …}.
-pub fn json(c: &Change) -> Value {
+pub(crate) fn json(c: &Change) -> Value {
     match c {
         Change::File(f) => file::json(f),
         Change::Value(v) => value::json(v),

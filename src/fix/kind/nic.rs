@@ -18,7 +18,7 @@ pub struct EthtoolChange {
 }
 
 impl EthtoolChange {
-    pub fn target(&self) -> String {
+    pub(crate) fn target(&self) -> String {
         ethtool::target(&self.nic, self.field)
     }
 }
@@ -36,7 +36,7 @@ pub struct Saved {
 }
 
 /// None under --root (nothing will be written) or when the driver has no such setting (the write will say so).
-pub fn record(host: &Host, c: &EthtoolChange) -> Result<Option<Saved>> {
+pub(crate) fn record(host: &Host, c: &EthtoolChange) -> Result<Option<Saved>> {
     if !host.is_live() {
         return Ok(None);
     }
@@ -53,7 +53,7 @@ pub fn record(host: &Host, c: &EthtoolChange) -> Result<Option<Saved>> {
     }
 }
 
-pub fn apply(host: &Host, c: &EthtoolChange) -> Result<Took> {
+pub(crate) fn apply(host: &Host, c: &EthtoolChange) -> Result<Took> {
     if !host.is_live() {
         return Ok(Took::WouldRun);
     }
@@ -64,7 +64,7 @@ pub fn apply(host: &Host, c: &EthtoolChange) -> Result<Took> {
     }
 }
 
-pub fn verify(c: &EthtoolChange) -> Took {
+pub(crate) fn verify(c: &EthtoolChange) -> Took {
     match ethtool::read(&c.nic, c.field) {
         Ok(now) if now == c.after => Took::Took,
         Ok(now) => Took::Differs(now.to_string()),
@@ -72,7 +72,7 @@ pub fn verify(c: &EthtoolChange) -> Took {
     }
 }
 
-pub fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
+pub(crate) fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
     if !host.is_live() {
         return Err(Error::failed(format!(
             "{}: a NIC setting of the machine, not restored under --root",
@@ -96,7 +96,7 @@ pub fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
     Ok(Restored::Written(format!("{now} → {}", s.previous)))
 }
 
-pub fn text(c: &EthtoolChange, live: bool) -> String {
+pub(crate) fn text(c: &EthtoolChange, live: bool) -> String {
     if live {
         format!("{}: {} → {}\n", c.target(), c.before, c.after)
     } else {
@@ -109,7 +109,7 @@ pub fn text(c: &EthtoolChange, live: bool) -> String {
     }
 }
 
-pub fn json(c: &EthtoolChange) -> Value {
+pub(crate) fn json(c: &EthtoolChange) -> Value {
     json!({
         "kind": "ethtool", "target": c.target(), "before": c.before.to_string(),
         "after": c.after.to_string(), "reboot_required": false, "nic": c.nic, "field": c.field.name(),

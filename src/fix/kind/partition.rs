@@ -21,18 +21,18 @@ use crate::parse::cpulist;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionChange {
     /// The cgroup2 mount ("/sys/fs/cgroup").
-    pub mount: String,
+    pub(crate) mount: String,
     /// The systemd slice ("rmp_eval_rt.slice"): its cgroup is MOUNT/SLICE.
-    pub slice: String,
+    pub(crate) slice: String,
     /// The service in the slice whose start makes systemd create the slice's cgroup.
-    pub holder: String,
-    pub core: usize,
+    pub(crate) holder: String,
+    pub(crate) core: usize,
     /// cpuset.cpus.partition now ("member"; "none" when the slice's cgroup does not exist yet).
-    pub before: String,
+    pub(crate) before: String,
 }
 
 impl PartitionChange {
-    pub fn file(&self) -> String {
+    pub(crate) fn file(&self) -> String {
         format!("{}/{}/cpuset.cpus.partition", self.mount, self.slice)
     }
 }
@@ -40,14 +40,14 @@ impl PartitionChange {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Saved {
     /// The partition file (the entry's target).
-    pub path: String,
-    pub mount: String,
-    pub slice: String,
+    pub(crate) path: String,
+    pub(crate) mount: String,
+    pub(crate) slice: String,
     /// The slice's cgroup existed before fix (then rollback leaves the slice running).
-    pub existed: bool,
+    pub(crate) existed: bool,
 }
 
-pub fn record(host: &Host, c: &PartitionChange) -> Result<Saved> {
+pub(crate) fn record(host: &Host, c: &PartitionChange) -> Result<Saved> {
     Ok(Saved {
         path: c.file(),
         mount: c.mount.clone(),
@@ -56,7 +56,7 @@ pub fn record(host: &Host, c: &PartitionChange) -> Result<Saved> {
     })
 }
 
-pub fn apply(host: &Host, c: &PartitionChange) -> Result<Took> {
+pub(crate) fn apply(host: &Host, c: &PartitionChange) -> Result<Took> {
     if !host.is_live() {
         return Ok(Took::WouldRun);
     }
@@ -72,7 +72,7 @@ pub fn apply(host: &Host, c: &PartitionChange) -> Result<Took> {
     Ok(Took::Took)
 }
 
-pub fn verify(host: &Host, c: &PartitionChange) -> Took {
+pub(crate) fn verify(host: &Host, c: &PartitionChange) -> Took {
     let state = match host.read(&c.file()) {
         Ok(s) => s,
         Err(e) => return Took::Differs(e.reason()),
@@ -100,7 +100,7 @@ pub fn verify(host: &Host, c: &PartitionChange) -> Took {
     }
 }
 
-pub fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
+pub(crate) fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
     let dir = format!("{}/{}", s.mount, s.slice);
     if !host.is_dir(&dir) {
         return Ok(Restored::Unchanged);
@@ -128,7 +128,7 @@ pub fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
     )))
 }
 
-pub fn text(c: &PartitionChange, live: bool) -> String {
+pub(crate) fn text(c: &PartitionChange, live: bool) -> String {
     let how = if live {
         ""
     } else {
@@ -142,7 +142,7 @@ pub fn text(c: &PartitionChange, live: bool) -> String {
     )
 }
 
-pub fn json(c: &PartitionChange) -> Value {
+pub(crate) fn json(c: &PartitionChange) -> Value {
     json!({
         "kind": "partition", "target": c.file(), "before": c.before, "after": "isolated",
         "reboot_required": false, "slice": c.slice, "holder": c.holder, "core": c.core,

@@ -38,12 +38,12 @@ pub struct Saved {
 
 /// A write the kernel refuses for a managed IRQ: EINVAL, EIO, or EPERM (virtio queues on 6.x). As root, a
 /// "permission denied" on such a file comes from the kernel, not from file modes.
-pub fn kernel_refused(e: &HostError) -> bool {
+pub(crate) fn kernel_refused(e: &HostError) -> bool {
     matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::EIO))
         || (nix::unistd::geteuid().is_root() && matches!(e, HostError::PermissionDenied { .. }))
 }
 
-pub fn record(host: &Host, c: &ValueChange) -> Result<Saved> {
+pub(crate) fn record(host: &Host, c: &ValueChange) -> Result<Saved> {
     Ok(Saved {
         path: c.path.clone(),
         previous: host.read(&c.path)?,
@@ -53,7 +53,7 @@ pub fn record(host: &Host, c: &ValueChange) -> Result<Saved> {
     })
 }
 
-pub fn apply(host: &Host, c: &ValueChange) -> Result<Took> {
+pub(crate) fn apply(host: &Host, c: &ValueChange) -> Result<Took> {
     match host.write_value(&c.path, &format!("{}\n", c.after)) {
         Ok(()) => Ok(Took::Took),
         Err(e) if c.refusable && kernel_refused(&e) => Ok(Took::Refused(e.reason())),
@@ -61,7 +61,7 @@ pub fn apply(host: &Host, c: &ValueChange) -> Result<Took> {
     }
 }
 
-pub fn verify(host: &Host, c: &ValueChange) -> Took {
+pub(crate) fn verify(host: &Host, c: &ValueChange) -> Took {
     match host.read(&c.path) {
         Ok(now) if c.kind.same(&now, &c.after) => Took::Took,
         Ok(now) => Took::Differs(now.trim().to_string()),
@@ -71,7 +71,7 @@ pub fn verify(host: &Host, c: &ValueChange) -> Took {
 
 /// Writes only what differs (a managed IRQ refuses even its own value). On the machine the value is written as
 /// `echo` would; under --root the recorded bytes are put back as they were.
-pub fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
+pub(crate) fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
     let k = s.value_kind;
     let now = host.read(&s.path)?;
     if k.same(&now, &s.previous) && (host.is_live() || now.trim() == s.previous.trim()) {
@@ -108,14 +108,14 @@ pub fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
     )))
 }
 
-pub fn text(c: &ValueChange) -> String {
+pub(crate) fn text(c: &ValueChange) -> String {
     match &c.label {
         Some(l) => format!("{} ({l}): {} → {}\n", c.path, c.before, c.after),
         None => format!("{}: {} → {}\n", c.path, c.before, c.after),
     }
 }
 
-pub fn json(c: &ValueChange) -> Value {
+pub(crate) fn json(c: &ValueChange) -> Value {
     let mut v = json!({
         "kind": "value", "target": c.path, "before": c.before, "after": c.after, "reboot_required": false,
     });
