@@ -18,31 +18,31 @@ use crate::outln;
 use crate::output::Output;
 use crate::parse::defaults;
 
-pub const ARMED: &str = "/var/lib/rmp-eval/after-boot.json";
-pub const DONE: &str = "/var/lib/rmp-eval/after-boot-done.json";
-pub const REPORT: &str = "/var/lib/rmp-eval/after-boot-report.txt";
+pub(crate) const ARMED: &str = "/var/lib/rmp-eval/after-boot.json";
+pub(crate) const DONE: &str = "/var/lib/rmp-eval/after-boot-done.json";
+pub(crate) const REPORT: &str = "/var/lib/rmp-eval/after-boot-report.txt";
 const SETTLE: &str = "RMP_EVAL_AFTER_BOOT_SETTLE_SECONDS";
 
 /// What fix measured "before" with, and where it saved it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Armed {
-    pub version: u32,
+pub(crate) struct Armed {
+    pub(crate) version: u32,
     /// UTC, when fix armed it.
-    pub armed: String,
-    pub before: PathBuf,
-    pub core: usize,
-    pub nic: Option<String>,
+    pub(crate) armed: String,
+    pub(crate) before: PathBuf,
+    pub(crate) core: usize,
+    pub(crate) nic: Option<String>,
     /// "ecat", "raw" or "udp" (NIC mode only).
-    pub mode: String,
-    pub period_us: u32,
-    pub seconds: f64,
+    pub(crate) mode: String,
+    pub(crate) period_us: u32,
+    pub(crate) seconds: f64,
     /// The after result, once measured (in after-boot-done.json).
     #[serde(default)]
-    pub after: Option<PathBuf>,
+    pub(crate) after: Option<PathBuf>,
 }
 
 impl Armed {
-    pub fn new(before: PathBuf, spec: &RunSpec, core: usize) -> Armed {
+    pub(crate) fn new(before: PathBuf, spec: &RunSpec, core: usize) -> Armed {
         Armed {
             version: 1,
             armed: crate::measure::store::rfc3339(crate::measure::store::unix_now()),
@@ -85,12 +85,12 @@ fn save(host: &Host, path: &str, a: &Armed) -> Result<()> {
 }
 
 /// fix: arm the measurement for the next boot (a later fix re-arms with its own before).
-pub fn arm(host: &Host, a: &Armed) -> Result<()> {
+pub(crate) fn arm(host: &Host, a: &Armed) -> Result<()> {
     save(host, ARMED, a)
 }
 
 /// rollback: nothing is measured at the next boot any more. True when it was armed.
-pub fn disarm(host: &Host) -> Result<bool> {
+pub(crate) fn disarm(host: &Host) -> Result<bool> {
     if !host.exists(ARMED) {
         return Ok(false);
     }
@@ -99,12 +99,12 @@ pub fn disarm(host: &Host) -> Result<bool> {
 }
 
 /// For check: Some(armed) while the after-boot measurement is pending.
-pub fn pending(host: &Host) -> Option<Armed> {
+pub(crate) fn pending(host: &Host) -> Option<Armed> {
     load(host, ARMED).ok().flatten()
 }
 
 /// For compare without arguments: the before and after of the last after-boot measurement.
-pub fn pair(host: &Host) -> Result<(PathBuf, PathBuf)> {
+pub(crate) fn pair(host: &Host) -> Result<(PathBuf, PathBuf)> {
     if let Some(a) = pending(host) {
         return Err(Error::failed(format!(
             "the after-boot measurement fix armed at {} is still pending (it runs at the next boot); \
@@ -125,7 +125,7 @@ pub fn pair(host: &Host) -> Result<(PathBuf, PathBuf)> {
 }
 
 /// `rmp-eval after-boot` (the unit's ExecStart).
-pub fn execute(host: &Host, out: Output) -> Result<Outcome> {
+pub(crate) fn execute(host: &Host, out: Output) -> Result<Outcome> {
     let Some(mut a) = load(host, ARMED)? else {
         outln!("after-boot: nothing armed");
         return Ok(Outcome::Good);

@@ -10,7 +10,7 @@ use crate::host::Host;
 use crate::outln;
 use crate::output::Output;
 
-pub fn execute(host: &Host, _out: Output, args: &ApplySavedArgs) -> Result<Outcome> {
+pub(crate) fn execute(host: &Host, _out: Output, args: &ApplySavedArgs) -> Result<Outcome> {
     if let Some(n) = &args.nic {
         crate::sys::ifname::validate(n)?;
     }

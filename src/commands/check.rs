@@ -13,7 +13,7 @@ use crate::report::check as report;
 use crate::report::prometheus;
 
 /// Validates the arguments against the machine and builds the check context.
-pub fn context(host: &Host, core: Option<usize>, nic_name: Option<&str>) -> Result<Ctx> {
+pub(crate) fn context(host: &Host, core: Option<usize>, nic_name: Option<&str>) -> Result<Ctx> {
     if let Some(n) = nic_name {
         checks::nic::require(host, n)?;
     }
@@ -37,7 +37,7 @@ fn audited_pid(host: &Host, pid: Option<u32>, name: Option<&str>) -> Result<Opti
     }
 }
 
-pub fn execute(host: &Host, out: Output, args: &CheckArgs) -> Result<Outcome> {
+pub(crate) fn execute(host: &Host, out: Output, args: &CheckArgs) -> Result<Outcome> {
     let mut ctx = context(host, args.core, args.nic.as_deref())?;
     machine::require_cpu_dir(host, ctx.core)?;
     ctx.pid = audited_pid(host, args.pid, args.process.as_deref())?;
@@ -60,7 +60,7 @@ pub fn execute(host: &Host, out: Output, args: &CheckArgs) -> Result<Outcome> {
 }
 
 /// The exit status of a set of findings: a failure first, then a reboot that is due, then warnings.
-pub fn outcome(findings: &[Finding]) -> Outcome {
+pub(crate) fn outcome(findings: &[Finding]) -> Outcome {
     let any = |s: Status| findings.iter().any(|f| f.status == s);
     if any(Status::Fail) {
         Outcome::ShortFall
@@ -76,7 +76,7 @@ pub fn outcome(findings: &[Finding]) -> Outcome {
 /// Every check's finding, with the fix step named only where that step would change something now: fix's own
 /// planner (read-only) is asked. A step that has nothing left to change because an earlier fix set what takes
 /// effect at boot makes the finding `pending`; otherwise the finding says what to do by hand.
-pub fn findings(host: &Host, ctx: &Ctx) -> Vec<Finding> {
+pub(crate) fn findings(host: &Host, ctx: &Ctx) -> Vec<Finding> {
     let mut findings = checks::run_all(host, ctx);
     reconcile(host, ctx, &mut findings);
     findings

@@ -37,7 +37,7 @@ fn comparable(b: &RunResult, a: &RunResult) -> Result<()> {
     )))
 }
 
-pub fn execute(host: &Host, out: Output, args: &CompareArgs) -> Result<Outcome> {
+pub(crate) fn execute(host: &Host, out: Output, args: &CompareArgs) -> Result<Outcome> {
     let (bp, ap) = match (&args.before, &args.after) {
         (Some(b), Some(a)) => (store::resolve(host, b)?, store::resolve(host, a)?),
         _ => crate::commands::after_boot::pair(host)?,

@@ -18,11 +18,11 @@ use crate::outln;
 use crate::output::Output;
 
 /// Prompts only with a terminal on both stdin and stderr (dialoguer itself checks only stderr).
-pub fn interactive() -> bool {
+pub(crate) fn interactive() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
-pub fn check_core(host: &Host, core: usize) -> Result<()> {
+pub(crate) fn check_core(host: &Host, core: usize) -> Result<()> {
     if core == 0 {
         return Err(Error::usage(
             "--core 0 refused: CPU 0 carries the housekeeping (boot-time IRQs, timers, RCU) and cannot be isolated; \
@@ -79,7 +79,7 @@ fn choose(host: &Host, req: &Request, plan: &Plan, live: bool) -> Result<Option<
     }
 }
 
-pub fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
+pub(crate) fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
     check_core(host, args.core)?;
     if let Some(n) = &args.nic {
         crate::checks::nic::require(host, n)?;

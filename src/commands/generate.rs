@@ -16,7 +16,7 @@ use crate::error::{Error, Outcome, Result};
 const SECTION: &str = "8";
 const NAME: &str = "rmp-eval";
 
-pub fn execute(args: &GenerateArgs) -> Result<Outcome> {
+pub(crate) fn execute(args: &GenerateArgs) -> Result<Outcome> {
     let written = generate(&args.dir, source_date())?;
     for path in written {
         // Plain stdout is enough: the package build logs it; no colours, no terminal.
@@ -28,7 +28,7 @@ pub fn execute(args: &GenerateArgs) -> Result<Outcome> {
 /// Writes rmp-eval.8 (and one page per visible command, which the main page refers to as rmp-eval-CMD(8)),
 /// rmp-eval-checks.7 and checks.md (the registry's docs), rmp-eval.bash, _rmp-eval and rmp-eval.fish into `dir`;
 /// returns the files written.
-pub fn generate(dir: &Path, date: Option<String>) -> Result<Vec<PathBuf>> {
+pub(crate) fn generate(dir: &Path, date: Option<String>) -> Result<Vec<PathBuf>> {
     fs::create_dir_all(dir).map_err(|e| Error::sys(format!("create {}", dir.display()), e))?;
     let mut cmd = Cli::command().disable_help_subcommand(true);
     cmd.build();

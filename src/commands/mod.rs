@@ -1,16 +1,16 @@
 //! One module per command: each turns parsed arguments into work on a `Host` and an `Outcome`.
 
-pub mod after_boot;
-pub mod apply_saved;
-pub mod check;
-pub mod compare;
-pub mod fix;
-pub mod generate;
+pub(crate) mod after_boot;
+pub(crate) mod apply_saved;
+pub(crate) mod check;
+pub(crate) mod compare;
+pub(crate) mod fix;
+pub(crate) mod generate;
 mod man_extra;
-pub mod monitor;
-pub mod reflect;
-pub mod report;
-pub mod rollback;
+pub(crate) mod monitor;
+pub(crate) mod reflect;
+pub(crate) mod report;
+pub(crate) mod rollback;
 pub mod run;
 pub mod snapshot;
 mod snapshot_copy;

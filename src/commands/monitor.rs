@@ -16,21 +16,21 @@ use crate::output::Output;
 use crate::parse::defaults;
 use crate::report::prometheus::{self, Dest, Text};
 
-pub const DEFAULTS: &str = "/etc/default/rmp-eval";
+pub(crate) const DEFAULTS: &str = "/etc/default/rmp-eval";
 const RUN_SECONDS: &str = "RMP_EVAL_MONITOR_RUN_SECONDS";
 const REAPPLY: &str = "RMP_EVAL_MONITOR_REAPPLY";
 const PROMETHEUS: &str = "RMP_EVAL_MONITOR_PROMETHEUS";
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Config {
-    pub run_seconds: f64,
-    pub reapply: bool,
+pub(crate) struct Config {
+    pub(crate) run_seconds: f64,
+    pub(crate) reapply: bool,
     /// None: no textfiles; Some(""): the node exporter's directory; Some(dir).
-    pub prometheus: Option<String>,
+    pub(crate) prometheus: Option<String>,
 }
 
 /// The settings in /etc/default/rmp-eval (defaults for what is missing; a bad value is an error naming it).
-pub fn config(host: &Host) -> Result<Config> {
+pub(crate) fn config(host: &Host) -> Result<Config> {
     let text = host.read(DEFAULTS).unwrap_or_default();
     let bad = |k: &str, v: &str, what: &str| Error::usage(format!("{DEFAULTS}: {k}={v}: {what}"));
     let run_seconds = match defaults::get(&text, RUN_SECONDS) {
@@ -64,7 +64,7 @@ pub fn config(host: &Host) -> Result<Config> {
     })
 }
 
-pub fn execute(host: &Host, out: Output, _args: &MonitorArgs) -> Result<Outcome> {
+pub(crate) fn execute(host: &Host, out: Output, _args: &MonitorArgs) -> Result<Outcome> {
     let cfg = config(host)?;
     let saved = saved::load(host)?;
     let core = crate::checks::machine::validate_core(host, saved.as_ref().map(|s| s.core))?;

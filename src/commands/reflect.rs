@@ -53,7 +53,7 @@ impl Counts {
     }
 }
 
-pub fn execute(host: &Host, _out: Output, args: &ReflectArgs) -> Result<Outcome> {
+pub(crate) fn execute(host: &Host, _out: Output, args: &ReflectArgs) -> Result<Outcome> {
     if !host.is_live() {
         return Err(Error::usage("reflect needs the live machine: drop --root"));
     }

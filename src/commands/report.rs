@@ -14,10 +14,10 @@ use crate::report::compare_input::validate;
 use crate::report::html;
 
 /// At most this many results overlaid: beyond it a plot is unreadable.
-pub const MAX_RESULTS: usize = 6;
+pub(crate) const MAX_RESULTS: usize = 6;
 
 /// Loads the named results (file paths or last/before/after), each with a name for the legend.
-pub fn load(host: &Host, names: &[String]) -> Result<Vec<(String, RunResult)>> {
+pub(crate) fn load(host: &Host, names: &[String]) -> Result<Vec<(String, RunResult)>> {
     if names.len() > MAX_RESULTS {
         return Err(Error::usage(format!(
             "at most {MAX_RESULTS} results in one report ({} given)",
@@ -40,7 +40,7 @@ pub fn load(host: &Host, names: &[String]) -> Result<Vec<(String, RunResult)>> {
 }
 
 /// Renders the page (and the SVGs) for loaded results; returns the page's path.
-pub fn write(
+pub(crate) fn write(
     results: &[(String, RunResult)],
     output: &Path,
     svg_dir: Option<&Path>,
@@ -65,7 +65,7 @@ pub fn write(
     Ok(output.to_path_buf())
 }
 
-pub fn execute(host: &Host, _out: Output, args: &ReportArgs) -> Result<Outcome> {
+pub(crate) fn execute(host: &Host, _out: Output, args: &ReportArgs) -> Result<Outcome> {
     let dir = args
         .output
         .parent()

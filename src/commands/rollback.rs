@@ -93,7 +93,7 @@ fn confirm(prompt: &str) -> Result<bool> {
         .map_err(|e| Error::failed(format!("prompt: {e}")))
 }
 
-pub fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<Outcome> {
+pub(crate) fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<Outcome> {
     // Locked before the journal is read and through the prompts: a fix finishing meanwhile would be missed.
     let _lock = if args.dry_run {
         None

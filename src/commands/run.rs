@@ -17,7 +17,7 @@ use crate::report::keys::Keys;
 use crate::report::live::LiveView;
 
 /// The CPUs of `spec`, checked against the machine (the last CPU when none is given).
-pub fn place(host: &Host, spec: &RunSpec) -> Result<Placement> {
+pub(crate) fn place(host: &Host, spec: &RunSpec) -> Result<Placement> {
     if let Some(n) = &spec.nic {
         crate::checks::nic::require(host, n)?;
     }
@@ -38,7 +38,7 @@ pub fn place(host: &Host, spec: &RunSpec) -> Result<Placement> {
 }
 
 /// Everything checked before anything starts: the CPUs, and where --output would be written.
-pub fn validate(host: &Host, args: &RunArgs) -> Result<Placement> {
+pub(crate) fn validate(host: &Host, args: &RunArgs) -> Result<Placement> {
     let at = place(host, &args.spec())?;
     for (opt, file) in [("--output", &args.output), ("--hlog", &args.hlog)] {
         if let Some(f) = file {
@@ -70,7 +70,7 @@ fn writable(opt: &str, out: &Path) -> Result<()> {
     Ok(())
 }
 
-pub fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
+pub(crate) fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
     let at = validate(host, args)?;
     let dest = args
         .prometheus
@@ -178,7 +178,12 @@ pub fn measure(
 
 /// A measurement that prints nothing and is not saved under results/ (the monitor's, every few minutes). The
 /// caller holds the core's lock.
-pub fn measure_unsaved(host: &Host, out: Output, spec: &RunSpec, label: &str) -> Result<RunResult> {
+pub(crate) fn measure_unsaved(
+    host: &Host,
+    out: Output,
+    spec: &RunSpec,
+    label: &str,
+) -> Result<RunResult> {
     let at = place(host, spec)?;
     let _placed = crate::cgroup::enter(host, at.core);
     crate::measure::run(host, spec, at, label, &mut Screen::new(out, true, None))

@@ -27,8 +27,8 @@ const HEAVY: [&str; 3] = ["unrelated_irqs", "rt_core_threads", "irqbalance"];
 /// What a snapshot did, for the report line and the tests.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
-    pub files: usize,
-    pub unreadable: usize,
+    pub(crate) files: usize,
+    pub(crate) unreadable: usize,
     /// Paths the traced checks touched (each counted once per access).
     pub touched: usize,
 }
@@ -48,7 +48,7 @@ fn sample(cpus: &[usize]) -> BTreeSet<usize> {
 
 /// Runs the checks on a traced Host the way `check` could be asked to, and returns the paths they touched and
 /// how many accesses that took.
-pub fn accessed_paths(host: &Host) -> Result<(Vec<String>, usize)> {
+pub(crate) fn accessed_paths(host: &Host) -> Result<(Vec<String>, usize)> {
     let (traced, trace) = host.traced();
     let cpus = machine::online_cpus(&traced)
         .map_err(|e| Error::failed(format!("cannot tell which CPUs are online ({e})")))?;
@@ -175,7 +175,7 @@ pub fn snapshot_into(src: &Host, out: &Path) -> Result<Stats> {
     Ok(stats)
 }
 
-pub fn execute(host: &Host, _out: Output, args: &SnapshotArgs) -> Result<Outcome> {
+pub(crate) fn execute(host: &Host, _out: Output, args: &SnapshotArgs) -> Result<Outcome> {
     let out = &args.out;
     let name = out.to_string_lossy();
     let tarball = name.ends_with(".tar.gz") || name.ends_with(".tgz");

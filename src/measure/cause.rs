@@ -9,7 +9,7 @@ use crate::remedy;
 /// Whether the remedy is a `fix` step, a check to read (no automatic fix exists), or nothing rmp-eval can change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum RemedyKind {
+pub(crate) enum RemedyKind {
     Fix,
     Check,
     None,
@@ -17,11 +17,11 @@ pub enum RemedyKind {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Remedy {
-    pub kind: RemedyKind,
+    pub(crate) kind: RemedyKind,
     /// The fix step id (crate::remedy) or the check id; empty for None.
-    pub id: String,
+    pub(crate) id: String,
     /// Why this remedy, in a few words.
-    pub why: String,
+    pub(crate) why: String,
 }
 
 impl Remedy {
@@ -48,7 +48,7 @@ impl Remedy {
     }
 
     /// The command that applies it, for the report ("rmp-eval fix --core 1 --only irq_affinity").
-    pub fn command(&self, core: usize) -> String {
+    pub(crate) fn command(&self, core: usize) -> String {
         match self.kind {
             RemedyKind::Fix => format!("rmp-eval fix --core {core} --only {}", self.id),
             RemedyKind::Check => format!("rmp-eval check --core {core} (see {})", self.id),
@@ -58,12 +58,12 @@ impl Remedy {
 }
 
 /// A device interrupt (a numbered row of /proc/interrupts, an irq_handler_entry).
-pub fn for_irq() -> Remedy {
+pub(crate) fn for_irq() -> Remedy {
     Remedy::fix(remedy::IRQ_AFFINITY, "move the IRQ off the RT core")
 }
 
 /// A NIC IRQ that came late after its frame: interrupt moderation (coalescing) holds it back.
-pub fn for_coalescing() -> Remedy {
+pub(crate) fn for_coalescing() -> Remedy {
     Remedy::fix(
         remedy::NIC_COALESCE,
         "interrupt moderation holds the NIC's IRQ back (the wire and the peer are in it too)",
@@ -71,7 +71,7 @@ pub fn for_coalescing() -> Remedy {
 }
 
 /// A softirq type as /proc/softirqs and softirq_entry name it.
-pub fn for_softirq(name: &str) -> Remedy {
+pub(crate) fn for_softirq(name: &str) -> Remedy {
     match name {
         "NET_RX" | "NET_TX" => Remedy::fix(remedy::RPS, "steer packet processing off the RT core"),
         "TIMER" | "HRTIMER" => {
@@ -93,7 +93,7 @@ pub fn for_softirq(name: &str) -> Remedy {
 }
 
 /// A non-device row of /proc/interrupts (LOC, RES, CAL, …) or an x86 irq_vectors / arm64 ipi event name.
-pub fn for_arch(name: &str) -> Remedy {
+pub(crate) fn for_arch(name: &str) -> Remedy {
     match name {
         "LOC" | "arch_timer" | "local_timer" | "tick" => {
             Remedy::fix(remedy::CMDLINE, "nohz_full= stops the periodic tick")
@@ -112,7 +112,7 @@ pub fn for_arch(name: &str) -> Remedy {
 }
 
 /// A thread, by its name.
-pub fn for_task(comm: &str) -> Remedy {
+pub(crate) fn for_task(comm: &str) -> Remedy {
     let p = |s: &str| comm.starts_with(s);
     if p("kworker/") {
         Remedy::fix(remedy::WORKQUEUE, "kernel work queued on the core")

@@ -9,19 +9,18 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 
 use super::dist::round3;
 use super::result::{MaxPerInterval, SeriesSummary};
-use super::series::{Bands, Live, Series};
+use super::series::{Live, Series};
 use super::stats::Stats;
 
 /// One interval as the RT thread recorded it, with its place in the run (seconds since the start).
-pub struct Interval<'a> {
-    pub start_s: f64,
-    pub end_s: f64,
-    pub stats: &'a Stats,
+pub(crate) struct Interval<'a> {
+    pub(crate) start_s: f64,
+    pub(crate) end_s: f64,
+    pub(crate) stats: &'a Stats,
 }
 
-pub struct Collector {
+pub(crate) struct Collector {
     label: String,
-    bands: Bands,
     live: Arc<Live>,
     fresh: SyncSender<Box<Stats>>,
     full: Receiver<Box<Stats>>,
@@ -37,14 +36,12 @@ pub struct Collector {
 impl Collector {
     pub(crate) fn new(
         label: &str,
-        bands: Bands,
         live: Arc<Live>,
         fresh: SyncSender<Box<Stats>>,
         full: Receiver<Box<Stats>>,
     ) -> Self {
         Collector {
             label: label.to_string(),
-            bands,
             live,
             fresh,
             full,
@@ -57,22 +54,14 @@ impl Collector {
         }
     }
 
-    pub fn label(&self) -> &str {
-        &self.label
-    }
-
-    pub fn bands(&self) -> Bands {
-        self.bands
-    }
-
     /// The length of one interval (what `cut` is called every), for the max-per-interval series.
-    pub fn set_interval(&mut self, secs: f64) {
+    pub(crate) fn set_interval(&mut self, secs: f64) {
         self.maxes = MaxSeries::new(secs);
     }
 
     /// Ends the interval being recorded at `now_s` (the RT thread swaps at its next period). Nothing while the
     /// previous one is not back yet: the interval then just lasts longer.
-    pub fn cut(&mut self, now_s: f64) {
+    pub(crate) fn cut(&mut self, now_s: f64) {
         let Some(s) = self.spare.take() else { return };
         match self.fresh.try_send(s) {
             Ok(()) => {
@@ -84,7 +73,7 @@ impl Collector {
     }
 
     /// Merges what the RT thread handed back; `each` sees every interval of the current reset generation.
-    pub fn gather(&mut self, mut each: impl FnMut(&str, &Interval)) {
+    pub(crate) fn gather(&mut self, mut each: impl FnMut(&str, &Interval)) {
         while let Ok(mut st) = self.full.try_recv() {
             let (start_s, end_s) = self
                 .in_flight
@@ -119,7 +108,7 @@ impl Collector {
     }
 
     /// Empties the run's statistics here and, at its next period, on the RT thread.
-    pub fn reset(&mut self, now_s: f64) {
+    pub(crate) fn reset(&mut self, now_s: f64) {
         self.epoch += 1;
         self.live.epoch.store(self.epoch, Relaxed);
         self.total.reset();
@@ -128,14 +117,14 @@ impl Collector {
     }
 
     /// The run so far (a checkpoint): every interval handed back since the start or the last reset.
-    pub fn summary(&self) -> SeriesSummary {
+    pub(crate) fn summary(&self) -> SeriesSummary {
         let mut s = self.total.summary(&self.label);
         s.max_per_interval = Some(self.maxes.summary());
         s
     }
 
     /// The run's statistics once the RT thread has ended: what it handed back plus the interval it was in.
-    pub fn finish(
+    pub(crate) fn finish(
         mut self,
         series: Series,
         end_s: f64,

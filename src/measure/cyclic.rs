@@ -13,7 +13,7 @@ use crate::host::Host;
 use crate::trace::session::{Scope, Tracing};
 
 /// Measures `spec` on the checked CPUs; the result carries `label` (run, before, after).
-pub fn run(
+pub(crate) fn run(
     host: &Host,
     spec: &RunSpec,
     at: Placement,

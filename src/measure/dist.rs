@@ -9,12 +9,12 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer}
 use super::result::DistSummary;
 
 /// Highest value the histograms resolve (ns); larger values are clamped there, the exact max is kept aside.
-pub const HIGHEST_NS: u64 = 60_000_000_000;
+pub(crate) const HIGHEST_NS: u64 = 60_000_000_000;
 /// Significant figures: 3 keeps every percentile within 0.1 % (50 ns at 50 µs).
 const SIGFIG: u8 = 3;
 
 /// A distribution of nanosecond values: preallocated histogram plus exact count, min, max and sum.
-pub struct Dist {
+pub(crate) struct Dist {
     /// u32 counts halve the locked memory; a bucket is 0.1 % wide, so saturating one (4.29e9 samples in it)
     /// would take weeks at 8 kHz with no jitter at all. The total count is kept exactly in u64.
     hist: Histogram<u32>,
@@ -27,7 +27,7 @@ pub struct Dist {
 impl Dist {
     /// Allocates and touches every counter, so that its pages are resident (and locked under
     /// mlockall(MCL_ONFAULT), whether it is created before or after the lock): recording never faults a page in.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let mut hist: Histogram<u32> =
             Histogram::new_with_bounds(1, HIGHEST_NS, SIGFIG).expect("constant bounds are valid");
         // Non-zero writes to every counter, seen by black_box, cannot be optimised away as the zeroing of
@@ -49,7 +49,7 @@ impl Dist {
     }
 
     #[inline]
-    pub fn record(&mut self, ns: u64) {
+    pub(crate) fn record(&mut self, ns: u64) {
         self.hist.saturating_record(ns);
         self.count += 1;
         self.min = self.min.min(ns);
@@ -58,7 +58,7 @@ impl Dist {
     }
 
     /// Empties it.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.hist.reset();
         self.count = 0;
         self.min = u64::MAX;
@@ -66,16 +66,16 @@ impl Dist {
         self.sum = 0;
     }
 
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.count
     }
 
-    pub fn max_ns(&self) -> u64 {
+    pub(crate) fn max_ns(&self) -> u64 {
         self.max
     }
 
     /// The value at quantile q (0..=1) in ns; the exact max for q = 1.
-    pub fn quantile_ns(&self, q: f64) -> u64 {
+    pub(crate) fn quantile_ns(&self, q: f64) -> u64 {
         if self.count == 0 {
             0
         } else if q >= 1.0 {
@@ -85,7 +85,7 @@ impl Dist {
         }
     }
 
-    pub fn summary(&self) -> DistSummary {
+    pub(crate) fn summary(&self) -> DistSummary {
         let us = |ns: u64| round3(ns as f64 / 1000.0);
         DistSummary {
             count: self.count,
@@ -106,12 +106,12 @@ impl Dist {
 
     /// The histogram in HdrHistogram's compressed V2 encoding, base64 (values in ns): what the JSON stores, and
     /// what HdrHistogram's own libraries decode. Allocates: never on the RT thread.
-    pub fn encode(&self) -> String {
+    pub(crate) fn encode(&self) -> String {
         encode(&self.hist)
     }
 
     /// Adds another distribution (an interval) into this one.
-    pub fn add(&mut self, other: &Dist) {
+    pub(crate) fn add(&mut self, other: &Dist) {
         if other.count == 0 {
             return;
         }
@@ -123,7 +123,7 @@ impl Dist {
         self.sum += other.sum;
     }
 
-    pub fn hist(&self) -> &Histogram<u32> {
+    pub(crate) fn hist(&self) -> &Histogram<u32> {
         &self.hist
     }
 }
@@ -135,12 +135,12 @@ impl Default for Dist {
 }
 
 /// Rounds to 1 ns when expressed in µs, so JSON values stay short.
-pub fn round3(v: f64) -> f64 {
+pub(crate) fn round3(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
 }
 
 /// A histogram in HdrHistogram's compressed V2 encoding, base64.
-pub fn encode<T: hdrhistogram::Counter>(h: &Histogram<T>) -> String {
+pub(crate) fn encode<T: hdrhistogram::Counter>(h: &Histogram<T>) -> String {
     let mut bytes = Vec::new();
     // Writing into a Vec cannot fail; a histogram the crate built always serialises.
     let _ = V2DeflateSerializer::new().serialize(h, &mut bytes);
@@ -160,7 +160,7 @@ pub fn decode(b64: &str) -> Result<Histogram<u64>, String> {
 /// Counts per linear bin of `step_ns` of a decoded histogram, from its first to its last non-empty bin: (bin start
 /// ns, count). An empty histogram has none.
 /// Resolution is the histogram's (0.1 %), so a 1 µs bin is exact below 1 ms.
-pub fn bins_of<T: hdrhistogram::Counter>(h: &Histogram<T>, step_ns: u64) -> Vec<(u64, u64)> {
+pub(crate) fn bins_of<T: hdrhistogram::Counter>(h: &Histogram<T>, step_ns: u64) -> Vec<(u64, u64)> {
     if h.is_empty() || step_ns == 0 {
         return Vec::new();
     }

@@ -3,33 +3,31 @@
 //! Everything here works on byte slices in place: the RT sender patches a prebuilt frame and the receiver and the
 //! reflector read or rewrite received frames without allocating.
 
-pub const ETH_HLEN: usize = 14;
-pub const ETHERTYPE_ECAT: u16 = 0x88A4;
+pub(crate) const ETH_HLEN: usize = 14;
+pub(crate) const ETHERTYPE_ECAT: u16 = 0x88A4;
 /// EtherCAT header: 11-bit length of the datagrams that follow, 1 reserved bit, 4-bit type (1 = commands).
-pub const ECAT_HLEN: usize = 2;
-pub const ECAT_TYPE_COMMANDS: u8 = 1;
+pub(crate) const ECAT_HLEN: usize = 2;
+pub(crate) const ECAT_TYPE_COMMANDS: u8 = 1;
 /// Datagram header: cmd, idx, ADP, ADO, length/flags, IRQ.
-pub const DG_HLEN: usize = 10;
-pub const WKC_LEN: usize = 2;
+pub(crate) const DG_HLEN: usize = 10;
+pub(crate) const WKC_LEN: usize = 2;
 /// Bit set by an ESC in the first byte of the source MAC of every frame it forwards back.
-pub const ESC_SRC_MAC_BIT: u8 = 0x02;
+pub(crate) const ESC_SRC_MAC_BIT: u8 = 0x02;
 
 const LEN_MASK: u16 = 0x07ff;
 const MORE_FOLLOWS: u16 = 0x8000;
 
 /// EtherCAT command codes used here (the rest pass through the codec unnamed).
-pub mod cmd {
-    pub const NOP: u8 = 0x00;
-    pub const APRD: u8 = 0x01;
-    pub const APRW: u8 = 0x03;
-    pub const BRD: u8 = 0x07;
-    pub const BWR: u8 = 0x08;
-    pub const BRW: u8 = 0x09;
+pub(crate) mod cmd {
+    pub(crate) const NOP: u8 = 0x00;
+    pub(crate) const BRD: u8 = 0x07;
+    #[cfg(test)]
+    pub(crate) const BWR: u8 = 0x08;
 }
 
 /// Why bytes are not a well-formed EtherCAT frame (the variant names the first defect found).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum EcatError {
+pub(crate) enum EcatError {
     #[error("shorter than an Ethernet + EtherCAT header")]
     Short,
     #[error("EtherType is not 0x88A4")]
@@ -44,34 +42,29 @@ pub enum EcatError {
     Empty,
 }
 
-pub fn ethertype(frame: &[u8]) -> Option<u16> {
+pub(crate) fn ethertype(frame: &[u8]) -> Option<u16> {
     frame.get(12..14).map(|b| u16::from_be_bytes([b[0], b[1]]))
 }
 
 /// One datagram, borrowed from a frame. `off` is its offset in the frame (for in-place rewrites).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Datagram<'a> {
-    pub off: usize,
-    pub cmd: u8,
-    pub idx: u8,
-    pub adp: u16,
-    pub ado: u16,
-    pub irq: u16,
-    pub data: &'a [u8],
-    pub wkc: u16,
-    pub more: bool,
+pub(crate) struct Datagram<'a> {
+    pub(crate) off: usize,
+    pub(crate) cmd: u8,
+    pub(crate) idx: u8,
+    pub(crate) adp: u16,
+    pub(crate) ado: u16,
+    pub(crate) irq: u16,
+    pub(crate) data: &'a [u8],
+    pub(crate) wkc: u16,
+    pub(crate) more: bool,
 }
 
-impl Datagram<'_> {
-    /// Offset of the working counter in the frame.
-    pub fn wkc_off(&self) -> usize {
-        self.off + DG_HLEN + self.data.len()
-    }
-}
+impl Datagram<'_> {}
 
 /// The datagrams of an EtherCAT frame (Ethernet header included), in order. Trailing padding is ignored: real NICs
 /// pad short frames to 60 bytes and the EtherCAT length says where the datagrams end.
-pub fn datagrams(frame: &[u8]) -> Result<Datagrams<'_>, EcatError> {
+pub(crate) fn datagrams(frame: &[u8]) -> Result<Datagrams<'_>, EcatError> {
     if frame.len() < ETH_HLEN + ECAT_HLEN {
         return Err(EcatError::Short);
     }
@@ -97,7 +90,7 @@ pub fn datagrams(frame: &[u8]) -> Result<Datagrams<'_>, EcatError> {
     })
 }
 
-pub struct Datagrams<'a> {
+pub(crate) struct Datagrams<'a> {
     frame: &'a [u8],
     pos: usize,
     done: bool,
@@ -143,14 +136,14 @@ impl<'a> Iterator for Datagrams<'a> {
 }
 
 /// Writes the EtherCAT header for `dg_bytes` bytes of datagrams at its place in `frame`.
-pub fn put_ecat_header(frame: &mut [u8], dg_bytes: usize) {
+pub(crate) fn put_ecat_header(frame: &mut [u8], dg_bytes: usize) {
     let h = (dg_bytes as u16 & LEN_MASK) | (u16::from(ECAT_TYPE_COMMANDS) << 12);
     frame[ETH_HLEN..ETH_HLEN + ECAT_HLEN].copy_from_slice(&h.to_le_bytes());
 }
 
 /// Writes a datagram header at `off` (data and WKC are the caller's); returns the offset of its data.
 #[allow(clippy::too_many_arguments)]
-pub fn put_datagram_header(
+pub(crate) fn put_datagram_header(
     frame: &mut [u8],
     off: usize,
     cmd: u8,

@@ -20,34 +20,34 @@ use super::ecat::{self, ESC_SRC_MAC_BIT, EcatError};
 /// Memory per SubDevice: registers and 4 KiB of process RAM.
 const MEM: usize = 0x2000;
 /// Register addresses (ETG.1000.4 table 31 and on).
-pub mod reg {
-    pub const TYPE: usize = 0x0000;
-    pub const REVISION: usize = 0x0001;
-    pub const STATION: usize = 0x0010;
-    pub const DL_STATUS: usize = 0x0110;
-    pub const AL_CONTROL: usize = 0x0120;
-    pub const AL_STATUS: usize = 0x0130;
-    pub const AL_STATUS_CODE: usize = 0x0134;
-    pub const PDI_CONTROL: usize = 0x0140;
+pub(crate) mod reg {
+    pub(crate) const TYPE: usize = 0x0000;
+    pub(crate) const REVISION: usize = 0x0001;
+    pub(crate) const STATION: usize = 0x0010;
+    pub(crate) const DL_STATUS: usize = 0x0110;
+    pub(crate) const AL_CONTROL: usize = 0x0120;
+    pub(crate) const AL_STATUS: usize = 0x0130;
+    pub(crate) const AL_STATUS_CODE: usize = 0x0134;
+    pub(crate) const PDI_CONTROL: usize = 0x0140;
 }
 /// ESC type and revision `reflect` reports at 0x0000 ('R', 1): no real ESC's, so a capture shows who answered.
-pub const ESC_TYPE: u8 = 0x52;
-pub const ESC_REVISION: u8 = 0x01;
+pub(crate) const ESC_TYPE: u8 = 0x52;
+pub(crate) const ESC_REVISION: u8 = 0x01;
 /// Byte ranges a MainDevice cannot write: identification, DL status, AL status and status code.
 const READ_ONLY: [(usize, usize); 3] = [(0x0000, 0x0010), (0x0110, 0x0112), (0x0130, 0x0136)];
 
-pub mod al {
-    pub const INIT: u16 = 1;
-    pub const PRE_OP: u16 = 2;
-    pub const BOOT: u16 = 3;
-    pub const SAFE_OP: u16 = 4;
-    pub const OP: u16 = 8;
-    pub const ERROR: u16 = 0x10;
+pub(crate) mod al {
+    pub(crate) const INIT: u16 = 1;
+    pub(crate) const PRE_OP: u16 = 2;
+    pub(crate) const BOOT: u16 = 3;
+    #[cfg(test)]
+    pub(crate) const SAFE_OP: u16 = 4;
+    pub(crate) const ERROR: u16 = 0x10;
     /// AL status code: invalid requested state change.
-    pub const INVALID_CHANGE: u16 = 0x0011;
+    pub(crate) const INVALID_CHANGE: u16 = 0x0011;
 }
 
-pub struct SubDevice {
+pub(crate) struct SubDevice {
     mem: Box<[u8; MEM]>,
 }
 
@@ -77,11 +77,11 @@ impl SubDevice {
         self.mem[at..at + 2].copy_from_slice(&v.to_le_bytes());
     }
 
-    pub fn station(&self) -> u16 {
+    pub(crate) fn station(&self) -> u16 {
         self.get16(reg::STATION)
     }
 
-    pub fn al_status(&self) -> u16 {
+    pub(crate) fn al_status(&self) -> u16 {
         self.get16(reg::AL_STATUS)
     }
 
@@ -133,13 +133,13 @@ impl SubDevice {
 }
 
 /// A chain of software SubDevices.
-pub struct Chain {
-    pub devices: Vec<SubDevice>,
+pub(crate) struct Chain {
+    pub(crate) devices: Vec<SubDevice>,
 }
 
 /// What `Chain::process` did with a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Processed {
+pub(crate) enum Processed {
     /// Processed: send it back.
     Answer,
     /// Source MAC bit 0x02 set: already an answer, send nothing.
@@ -151,7 +151,7 @@ const MAX_DGS: usize = 64;
 
 impl Chain {
     /// `n` SubDevices with station addresses `station`, `station`+1, …
-    pub fn new(n: usize, station: u16) -> Chain {
+    pub(crate) fn new(n: usize, station: u16) -> Chain {
         Chain {
             devices: (0..n)
                 .map(|i| SubDevice::new(i, n, station.wrapping_add(i as u16)))
@@ -160,7 +160,7 @@ impl Chain {
     }
 
     /// Processes an EtherCAT frame in place as the chain would (see the module comment).
-    pub fn process(&mut self, frame: &mut [u8]) -> Result<Processed, EcatError> {
+    pub(crate) fn process(&mut self, frame: &mut [u8]) -> Result<Processed, EcatError> {
         // Offsets first (the iterator borrows the frame), then the rewrite.
         let mut spots = [(0usize, 0usize); MAX_DGS];
         let mut n = 0;

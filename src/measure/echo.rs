@@ -13,7 +13,7 @@ const IP_OFF: usize = ETH_HLEN;
 
 /// What `Echoer::echo_in_place` did: the frame is now the answer to send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Echo {
+pub(crate) enum Echo {
     Ecat,
     Raw,
     Udp,
@@ -22,7 +22,7 @@ pub enum Echo {
 
 /// Why nothing is sent back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Skip {
+pub(crate) enum Skip {
     /// Not for the reflector (other traffic, malformed, another address).
     NotForUs,
     /// Already an answer (an ESC's, another reflector's, an echo): answering it would start a storm.
@@ -30,20 +30,20 @@ pub enum Skip {
 }
 
 /// The reflector's state: its SubDevices and its addresses.
-pub struct Echoer {
-    pub chain: Chain,
+pub(crate) struct Echoer {
+    pub(crate) chain: Chain,
     mac: [u8; 6],
     ip: [u8; 4],
 }
 
 impl Echoer {
-    pub fn new(chain: Chain, mac: [u8; 6], ip: [u8; 4]) -> Echoer {
+    pub(crate) fn new(chain: Chain, mac: [u8; 6], ip: [u8; 4]) -> Echoer {
         Echoer { chain, mac, ip }
     }
 
     /// The reflector's job on one received frame, in place. UDP is echoed with addresses and ports swapped (the
     /// checksums stay valid: a one's complement sum does not depend on the order of its words).
-    pub fn echo_in_place(&mut self, frame: &mut [u8]) -> Result<Echo, Skip> {
+    pub(crate) fn echo_in_place(&mut self, frame: &mut [u8]) -> Result<Echo, Skip> {
         let et = super::ecat::ethertype(frame).ok_or(Skip::NotForUs)?;
         match et {
             ETHERTYPE_ECAT => match self.chain.process(frame) {

@@ -16,23 +16,23 @@ use super::ecat::{self, DG_HLEN, ECAT_HLEN, ETH_HLEN, ETHERTYPE_ECAT, WKC_LEN, c
 use super::spec::Mode;
 
 use super::ipv4::udp_parts;
-pub use super::ipv4::{ip_checksum, udp_checksum};
+pub(crate) use super::ipv4::{ip_checksum, udp_checksum};
 
-pub const ETHERTYPE_RAW: u16 = 0x88B5;
-pub const ETHERTYPE_IPV4: u16 = 0x0800;
-pub const MAX_FRAME: usize = 1514;
-pub const MAGIC: [u8; 4] = *b"RMPE";
-pub const KIND_REQUEST: u8 = 1;
-pub const KIND_REPLY: u8 = 2;
-pub const MARK_LEN: usize = 12;
-pub const UDP_ECHO_PORT: u16 = 7;
-pub const UDP_SRC_PORT: u16 = 0x88B5;
+pub(crate) const ETHERTYPE_RAW: u16 = 0x88B5;
+pub(crate) const ETHERTYPE_IPV4: u16 = 0x0800;
+pub(crate) const MAX_FRAME: usize = 1514;
+pub(crate) const MAGIC: [u8; 4] = *b"RMPE";
+pub(crate) const KIND_REQUEST: u8 = 1;
+pub(crate) const KIND_REPLY: u8 = 2;
+pub(crate) const MARK_LEN: usize = 12;
+pub(crate) const UDP_ECHO_PORT: u16 = 7;
+pub(crate) const UDP_SRC_PORT: u16 = 0x88B5;
 /// Default UDP addresses, link-local: never routed. `reflect` answers ARP for DST_IP; a stock echo service is
 /// reached with the addresses it has (`--local-ip`, `--peer-ip`).
-pub const SRC_IP: [u8; 4] = [169, 254, 88, 1];
-pub const DST_IP: [u8; 4] = [169, 254, 88, 2];
+pub(crate) const SRC_IP: [u8; 4] = [169, 254, 88, 1];
+pub(crate) const DST_IP: [u8; 4] = [169, 254, 88, 2];
 /// The Ethernet minimum without FCS: shorter frames are padded with zeros (as a NIC does), and no probe is shorter.
-pub const MIN_FRAME: usize = 60;
+pub(crate) const MIN_FRAME: usize = 60;
 
 const ECAT_BRD_LEN: usize = 2;
 const ECAT_MARK_OFF: usize = ETH_HLEN + ECAT_HLEN + DG_HLEN + ECAT_BRD_LEN + WKC_LEN + DG_HLEN;
@@ -41,7 +41,7 @@ const UDP_OFF: usize = IP_OFF + 20;
 const UDP_MARK_OFF: usize = UDP_OFF + 8;
 
 /// The socket protocol (EtherType) a mode sends and listens on.
-pub fn ethertype(mode: Mode) -> u16 {
+pub(crate) fn ethertype(mode: Mode) -> u16 {
     match mode {
         Mode::Ecat => ETHERTYPE_ECAT,
         Mode::Raw => ETHERTYPE_RAW,
@@ -58,13 +58,13 @@ fn mark_off(mode: Mode) -> usize {
 }
 
 /// Shortest probe of a mode, in bytes with the Ethernet header and without FCS.
-pub fn min_len(mode: Mode) -> usize {
+pub(crate) fn min_len(mode: Mode) -> usize {
     mark_off(mode) + MARK_LEN + if mode == Mode::Ecat { WKC_LEN } else { 0 }
 }
 
 /// The one --pktlen rule, for every mode: the length on the wire without FCS, from the Ethernet minimum (60, the
 /// default) to the interface's MTU + 14 (and at most MAX_FRAME). Checked before anything is sent.
-pub fn wire_len(mode: Mode, pktlen: Option<u16>, mtu: u32) -> Result<usize, String> {
+pub(crate) fn wire_len(mode: Mode, pktlen: Option<u16>, mtu: u32) -> Result<usize, String> {
     let max = (mtu as usize + ETH_HLEN).min(MAX_FRAME);
     match pktlen.map(usize::from) {
         None => Ok(MIN_FRAME),
@@ -78,16 +78,16 @@ pub fn wire_len(mode: Mode, pktlen: Option<u16>, mtu: u32) -> Result<usize, Stri
 
 /// Where a probe goes: the interface's MAC and, for UDP, the peer's MAC (from ARP) and both IPv4 addresses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Addrs {
-    pub mac: [u8; 6],
-    pub peer_mac: [u8; 6],
-    pub ip: [u8; 4],
-    pub peer_ip: [u8; 4],
+pub(crate) struct Addrs {
+    pub(crate) mac: [u8; 6],
+    pub(crate) peer_mac: [u8; 6],
+    pub(crate) ip: [u8; 4],
+    pub(crate) peer_ip: [u8; 4],
 }
 
 impl Addrs {
     /// Broadcast to the default link-local addresses (ecat and raw; tests).
-    pub fn broadcast(mac: [u8; 6]) -> Addrs {
+    pub(crate) fn broadcast(mac: [u8; 6]) -> Addrs {
         Addrs {
             mac,
             peer_mac: [0xff; 6],
@@ -97,7 +97,7 @@ impl Addrs {
     }
 }
 
-pub struct Probe {
+pub(crate) struct Probe {
     mode: Mode,
     buf: [u8; MAX_FRAME],
     len: usize,
@@ -108,7 +108,7 @@ impl Probe {
     /// 0x02 cleared: a SubDevice returns them with it set, which tells an answer from a request. Raw probes go to
     /// broadcast, UDP ones to the peer's MAC; both come from the interface's MAC, so replies reach us without
     /// promiscuous mode.
-    pub fn new(mode: Mode, a: &Addrs, wire: usize) -> Probe {
+    pub(crate) fn new(mode: Mode, a: &Addrs, wire: usize) -> Probe {
         let wire = wire.clamp(MIN_FRAME, MAX_FRAME);
         // The EtherCAT content: the shortest probe unless a length was asked for, then the NOP fills it.
         let content = if mode == Mode::Ecat && wire == MIN_FRAME {
@@ -182,7 +182,7 @@ impl Probe {
     }
 
     /// Stamps sequence number `seq` (and for ecat the datagram indexes; for udp the IP id and both checksums).
-    pub fn set_seq(&mut self, seq: u32) {
+    pub(crate) fn set_seq(&mut self, seq: u32) {
         let m = mark_off(self.mode);
         let b = &mut self.buf[..self.len];
         b[m + 8..m + 12].copy_from_slice(&seq.to_be_bytes());
@@ -204,13 +204,13 @@ impl Probe {
         }
     }
 
-    pub fn frame(&self) -> &[u8] {
+    pub(crate) fn frame(&self) -> &[u8] {
         &self.buf[..self.len]
     }
 }
 
 /// The sequence number of one of our own probes: the copy of a sent frame that comes back with its TX stamp.
-pub fn probe_seq(mode: Mode, frame: &[u8]) -> Option<u32> {
+pub(crate) fn probe_seq(mode: Mode, frame: &[u8]) -> Option<u32> {
     match read_mark(frame, mark_off(mode)) {
         Ok((KIND_REQUEST, seq)) => Some(seq),
         _ => None,
@@ -220,15 +220,15 @@ pub fn probe_seq(mode: Mode, frame: &[u8]) -> Option<u32> {
 /// A reply to one of our probes. `wkc` is the working counter of the BRD (ecat; 0: no SubDevice processed it),
 /// `esc` the two bytes it read at 0x0000 (ESC type and revision, ORed over the SubDevices); zeros for raw/udp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Reply {
-    pub seq: u32,
-    pub wkc: u16,
-    pub esc: [u8; 2],
+pub(crate) struct Reply {
+    pub(crate) seq: u32,
+    pub(crate) wkc: u16,
+    pub(crate) esc: [u8; 2],
 }
 
 /// Why a received frame is not a reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reject {
+pub(crate) enum Reject {
     /// Not meant for us (other EtherType, other UDP traffic): ignored.
     Foreign,
     /// Addressed to us but wrong (command, index, mark, checksum): counted as unmatched.
@@ -246,7 +246,7 @@ pub(crate) fn read_mark(frame: &[u8], off: usize) -> Result<(u8, u32), Reject> {
 }
 
 /// Checks that `frame` answers one of our probes of `mode` and returns its sequence number (and the WKC).
-pub fn parse_reply(mode: Mode, frame: &[u8]) -> Result<Reply, Reject> {
+pub(crate) fn parse_reply(mode: Mode, frame: &[u8]) -> Result<Reply, Reject> {
     match mode {
         Mode::Ecat => parse_ecat_reply(frame),
         Mode::Raw => {

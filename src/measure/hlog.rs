@@ -11,7 +11,7 @@ use super::collect::Interval;
 use super::dist::encode;
 use crate::error::{Error, Result};
 
-pub struct Hlog {
+pub(crate) struct Hlog {
     path: PathBuf,
     out: BufWriter<File>,
     /// The first write error; later lines are dropped and the run says so at its end.
@@ -20,7 +20,7 @@ pub struct Hlog {
 
 impl Hlog {
     /// Creates FILE (replacing it) and writes the header; `start_unix_s` is the run's start.
-    pub fn create(path: &Path, start_unix_s: f64) -> Result<Hlog> {
+    pub(crate) fn create(path: &Path, start_unix_s: f64) -> Result<Hlog> {
         let file = File::create(path)
             .map_err(|e| Error::sys(format!("creating --hlog {}", path.display()), e))?;
         let mut out = BufWriter::new(file);
@@ -43,7 +43,7 @@ impl Hlog {
     }
 
     /// The interval's lines (deviation, and wakeup when the series has one), flushed so a crash keeps them.
-    pub fn write(&mut self, label: &str, iv: &Interval) {
+    pub(crate) fn write(&mut self, label: &str, iv: &Interval) {
         if self.failed.is_some() {
             return;
         }
@@ -71,7 +71,7 @@ impl Hlog {
     }
 
     /// Why lines were lost, when they were.
-    pub fn finish(mut self) -> Option<String> {
+    pub(crate) fn finish(mut self) -> Option<String> {
         let _ = self.out.flush();
         self.failed
             .map(|e| format!("--hlog {}: writing stopped ({e})", self.path.display()))

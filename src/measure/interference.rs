@@ -19,11 +19,11 @@ use super::session::{Action, Gauges, Watch};
 use crate::host::Host;
 use crate::parse::{interrupts, softirqs};
 
-pub const PROC_INTERRUPTS: &str = "/proc/interrupts";
-pub const PROC_SOFTIRQS: &str = "/proc/softirqs";
+pub(crate) const PROC_INTERRUPTS: &str = "/proc/interrupts";
+pub(crate) const PROC_SOFTIRQS: &str = "/proc/softirqs";
 const PROC: &str = "/proc";
 /// The window length.
-pub const WINDOW: Duration = Duration::from_secs(1);
+pub(crate) const WINDOW: Duration = Duration::from_secs(1);
 
 /// One thread as last seen.
 #[derive(Debug, Clone, PartialEq)]
@@ -219,7 +219,7 @@ fn diff(a: &Snap, b: &Snap, secs: f64) -> Window {
 }
 
 /// The sampler the supervising thread ticks.
-pub struct Counters {
+pub(crate) struct Counters {
     host: Host,
     cpu: usize,
     live: Option<Arc<Live>>,
@@ -228,11 +228,11 @@ pub struct Counters {
     worst_seen: u64,
     /// Never samples (`run --no-counters`, to measure their cost).
     off: bool,
-    pub report: Interference,
+    pub(crate) report: Interference,
 }
 
 impl Counters {
-    pub fn new(host: &Host, cpu: usize) -> Self {
+    pub(crate) fn new(host: &Host, cpu: usize) -> Self {
         Counters {
             host: host.clone(),
             cpu,
@@ -249,13 +249,13 @@ impl Counters {
     }
 
     /// Counters that never sample.
-    pub fn off(mut self) -> Self {
+    pub(crate) fn off(mut self) -> Self {
         self.off = true;
         self
     }
 
     /// The loop started: take the first snapshot. `live` is the RT series' counters (worst wakeup, count).
-    pub fn begin(&mut self, live: Option<Arc<Live>>) {
+    pub(crate) fn begin(&mut self, live: Option<Arc<Live>>) {
         if self.off {
             return;
         }
@@ -265,7 +265,7 @@ impl Counters {
     }
 
     /// Closes a window when one has passed (or `force`, at the end).
-    pub fn tick(&mut self, force: bool) {
+    pub(crate) fn tick(&mut self, force: bool) {
         let Some((at, prev)) = &self.last else { return };
         let now = Instant::now();
         let secs = now.duration_since(*at).as_secs_f64();
@@ -291,9 +291,9 @@ impl Counters {
 }
 
 /// A `Watch` that also closes the counters' windows: the supervising thread's ticks drive both.
-pub struct Counting<'a> {
-    pub inner: &'a mut dyn Watch,
-    pub counters: Counters,
+pub(crate) struct Counting<'a> {
+    pub(crate) inner: &'a mut dyn Watch,
+    pub(crate) counters: Counters,
 }
 
 impl Watch for Counting<'_> {

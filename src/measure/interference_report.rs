@@ -8,7 +8,7 @@ use super::cause::{self, Remedy};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum SourceKind {
+pub(crate) enum SourceKind {
     Irq,
     Softirq,
     /// A non-device row of /proc/interrupts (RES, CAL, TLB, …).
@@ -19,29 +19,35 @@ pub enum SourceKind {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Source {
-    pub kind: SourceKind,
+pub(crate) struct Source {
+    pub(crate) kind: SourceKind,
     /// IRQ action, softirq type, interrupt row, thread name.
-    pub name: String,
+    pub(crate) name: String,
     /// IRQ number or thread id.
-    pub id: Option<u64>,
+    pub(crate) id: Option<u64>,
     /// The thread's process, for threads.
     #[serde(default)]
-    pub pid: Option<u32>,
+    pub(crate) pid: Option<u32>,
     /// Interrupts, softirqs, or times a thread was switched in.
-    pub count: u64,
-    pub per_s: f64,
+    pub(crate) count: u64,
+    pub(crate) per_s: f64,
     /// CPU time of a thread on the core.
     #[serde(default)]
-    pub ran_ms: Option<f64>,
+    pub(crate) ran_ms: Option<f64>,
     /// SCHED_FIFO/RR priority of a thread (None: a normal thread, or not a thread).
     #[serde(default)]
-    pub rt_priority: Option<u32>,
-    pub remedy: Remedy,
+    pub(crate) rt_priority: Option<u32>,
+    pub(crate) remedy: Remedy,
 }
 
 impl Source {
-    pub fn new(kind: SourceKind, name: String, id: Option<u64>, count: u64, secs: f64) -> Self {
+    pub(crate) fn new(
+        kind: SourceKind,
+        name: String,
+        id: Option<u64>,
+        count: u64,
+        secs: f64,
+    ) -> Self {
         let remedy = match kind {
             SourceKind::Irq => cause::for_irq(),
             SourceKind::Softirq => cause::for_softirq(&name),
@@ -62,7 +68,7 @@ impl Source {
         }
     }
 
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match (self.kind, self.id) {
             (SourceKind::Irq, Some(n)) => format!("IRQ {n} ({})", self.name),
             (SourceKind::Softirq, _) => format!("softirq {}", self.name),
@@ -85,7 +91,7 @@ impl Source {
 }
 
 /// Report order: RT threads first (only they can keep a FIFO loop from running), then by count.
-pub fn rank(v: &mut [Source]) {
+pub(crate) fn rank(v: &mut [Source]) {
     v.sort_by(|a, b| {
         b.rt_priority
             .is_some()
@@ -98,7 +104,7 @@ pub fn rank(v: &mut [Source]) {
 /// The likeliest causes of a late wakeup among a window's sources, from counts alone: RT threads at or above the
 /// loop's priority (they run while the loop waits), then device IRQs and network/block softirqs (they run in
 /// front of any thread), then the rest by how often they came. The trace (`--trace`) shows which one it was.
-pub fn suspects(sources: &[Source], loop_prio: u32) -> Vec<&Source> {
+pub(crate) fn suspects(sources: &[Source], loop_prio: u32) -> Vec<&Source> {
     let score = |s: &Source| -> f64 {
         match s.kind {
             // By CPU time: a millisecond of a higher-priority thread outweighs any interrupt count; a migration
@@ -127,62 +133,62 @@ fn rate(n: u64, secs: f64) -> f64 {
 
 /// One window (1 s) of counters.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Window {
-    pub index: u64,
+pub(crate) struct Window {
+    pub(crate) index: u64,
     /// Seconds from the start of the loop.
-    pub start_s: f64,
-    pub seconds: f64,
-    pub sources: Vec<Source>,
+    pub(crate) start_s: f64,
+    pub(crate) seconds: f64,
+    pub(crate) sources: Vec<Source>,
     /// LOC (x86) or arch_timer (arm64) interrupts on the core, the loop's own timer wakeups included.
-    pub local_timer: u64,
-    pub loop_wakeups: u64,
+    pub(crate) local_timer: u64,
+    pub(crate) loop_wakeups: u64,
     /// Times the RT thread was preempted (involuntary context switches).
-    pub rt_preempted: u64,
+    pub(crate) rt_preempted: u64,
     /// The worst wakeup latency so far, set on the window where it grew.
     #[serde(default)]
-    pub worst_wakeup_us: Option<f64>,
+    pub(crate) worst_wakeup_us: Option<f64>,
 }
 
 /// Local timer interrupts on the RT core, measured, and what they mean.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Ticks {
+pub(crate) struct Ticks {
     /// Local timer interrupts per second on the core (median of the windows).
-    pub local_timer_per_s: f64,
+    pub(crate) local_timer_per_s: f64,
     /// The loop's own timer wakeups per second (each is a local timer interrupt too).
-    pub loop_wakeups_per_s: f64,
+    pub(crate) loop_wakeups_per_s: f64,
     /// The difference: scheduler ticks and other timers (median of the windows).
-    pub ticks_per_s: f64,
+    pub(crate) ticks_per_s: f64,
     /// Ticks per second counted in the trace (`--trace`: tick hrtimer expiries on the core), exact.
     #[serde(default)]
-    pub traced_ticks_per_s: Option<f64>,
+    pub(crate) traced_ticks_per_s: Option<f64>,
     /// `check`'s nohz_full verdict for the core ("pass", "fail", …) and its detail.
-    pub nohz_full_check: String,
+    pub(crate) nohz_full_check: String,
     /// What the numbers say, and the kernel's reason when the kernel is why.
-    pub verdict: String,
+    pub(crate) verdict: String,
 }
 
 /// The most sources a run's result keeps (about 200 bytes each in the JSON).
-pub const MAX_SOURCES: usize = 128;
+pub(crate) const MAX_SOURCES: usize = 128;
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Interference {
-    pub cpu: usize,
-    pub windows: u64,
-    pub seconds: f64,
+    pub(crate) cpu: usize,
+    pub(crate) windows: u64,
+    pub(crate) seconds: f64,
     /// Over the whole run, most frequent first; at most `MAX_SOURCES` (the rest counted in `omitted_*`).
-    pub sources: Vec<Source>,
+    pub(crate) sources: Vec<Source>,
     /// Sources dropped to keep the result bounded however long the run, and their events.
     #[serde(default)]
-    pub omitted_sources: u64,
+    pub(crate) omitted_sources: u64,
     #[serde(default)]
-    pub omitted_count: u64,
-    pub rt_preempted: u64,
+    pub(crate) omitted_count: u64,
+    pub(crate) rt_preempted: u64,
     /// The window that held the worst wakeup.
-    pub worst_window: Option<Window>,
-    pub ticks: Ticks,
+    pub(crate) worst_window: Option<Window>,
+    pub(crate) ticks: Ticks,
     /// The likeliest causes of the worst wakeup, from the counters of its window (see `suspects`).
     #[serde(default)]
-    pub suspects: Vec<Source>,
+    pub(crate) suspects: Vec<Source>,
     /// Per-window local timer rates (all, the loop's own), for the medians: a bounded sample, however long the run.
     #[serde(skip)]
     pub(crate) timer_rates: super::thin::Thinned<(f64, f64)>,
@@ -190,7 +196,7 @@ pub struct Interference {
 
 impl Interference {
     /// Adds a window's counts to the run's.
-    pub fn add(&mut self, w: &Window) {
+    pub(crate) fn add(&mut self, w: &Window) {
         self.windows += 1;
         self.seconds += w.seconds;
         self.rt_preempted += w.rt_preempted;
@@ -231,7 +237,7 @@ impl Interference {
     }
 
     /// Picks the suspects of the worst window for a loop at `loop_prio`.
-    pub fn settle_suspects(&mut self, loop_prio: u32) {
+    pub(crate) fn settle_suspects(&mut self, loop_prio: u32) {
         self.suspects = self
             .worst_window
             .as_ref()
@@ -246,7 +252,7 @@ impl Interference {
 
     /// Fills `ticks` from the windows; `nohz` is check's nohz_full (status, detail); `kernel` the release.
     /// `has_nohz_full`: the kernel was built with NO_HZ_FULL (check's test: /sys/devices/system/cpu/nohz_full).
-    pub fn settle_ticks(
+    pub(crate) fn settle_ticks(
         &mut self,
         nohz: (&str, &str),
         has_nohz_full: bool,

@@ -6,7 +6,7 @@ use super::frame::ETHERTYPE_IPV4;
 const IP_OFF: usize = ETH_HLEN;
 
 /// The IPv4 header and the UDP header of an IPv4/UDP frame.
-pub fn udp_parts(frame: &[u8]) -> Option<(&[u8], &[u8])> {
+pub(crate) fn udp_parts(frame: &[u8]) -> Option<(&[u8], &[u8])> {
     if ecat::ethertype(frame) != Some(ETHERTYPE_IPV4) {
         return None;
     }
@@ -39,13 +39,13 @@ fn fold(mut sum: u32) -> u16 {
 }
 
 /// RFC 791 header checksum; over a header that includes its checksum field, 0 means valid.
-pub fn ip_checksum(header: &[u8]) -> u16 {
+pub(crate) fn ip_checksum(header: &[u8]) -> u16 {
     fold(ones_sum(0, header))
 }
 
 /// RFC 768 checksum of the UDP datagram that follows the IPv4 header at the start of `ip_packet`
 /// (pseudo-header included; 0 is sent as 0xffff).
-pub fn udp_checksum(ip_packet: &[u8]) -> u16 {
+pub(crate) fn udp_checksum(ip_packet: &[u8]) -> u16 {
     let ihl = usize::from(ip_packet[0] & 0x0f) * 4;
     let total = usize::from(u16::from_be_bytes([ip_packet[2], ip_packet[3]])).min(ip_packet.len());
     let udp = &ip_packet[ihl..total];
@@ -57,7 +57,7 @@ pub fn udp_checksum(ip_packet: &[u8]) -> u16 {
     }
 }
 
-pub const ETHERTYPE_ARP: u16 = 0x0806;
+pub(crate) const ETHERTYPE_ARP: u16 = 0x0806;
 const ARP_LEN: usize = 28;
 const ARP_HEAD: [u8; 6] = [0x00, 0x01, 0x08, 0x00, 6, 4];
 
@@ -83,7 +83,7 @@ fn arp_fields(frame: &[u8]) -> Option<ArpFields> {
 
 /// Writes an ARP request "who has `target`, tell `ip` at `mac`" (broadcast) into `buf`; returns its length, padded
 /// to the 60-byte Ethernet minimum.
-pub fn arp_request(buf: &mut [u8], mac: [u8; 6], ip: [u8; 4], target: [u8; 4]) -> usize {
+pub(crate) fn arp_request(buf: &mut [u8], mac: [u8; 6], ip: [u8; 4], target: [u8; 4]) -> usize {
     let f = &mut buf[..60];
     f.fill(0);
     f[0..6].fill(0xff);
@@ -99,7 +99,7 @@ pub fn arp_request(buf: &mut [u8], mac: [u8; 6], ip: [u8; 4], target: [u8; 4]) -
 }
 
 /// Turns an ARP request for `ip` into the reply from `mac`, in place; false (frame untouched) for anything else.
-pub fn arp_reply_in_place(frame: &mut [u8], mac: [u8; 6], ip: [u8; 4]) -> bool {
+pub(crate) fn arp_reply_in_place(frame: &mut [u8], mac: [u8; 6], ip: [u8; 4]) -> bool {
     match arp_fields(frame) {
         Some((1, sha, spa, tpa)) if tpa == ip => {
             frame[0..6].copy_from_slice(&sha);
@@ -117,7 +117,7 @@ pub fn arp_reply_in_place(frame: &mut [u8], mac: [u8; 6], ip: [u8; 4]) -> bool {
 }
 
 /// The MAC address in an ARP reply from `from` (the answer to our request), if `frame` is one.
-pub fn arp_reply_from(frame: &[u8], from: [u8; 4]) -> Option<[u8; 6]> {
+pub(crate) fn arp_reply_from(frame: &[u8], from: [u8; 4]) -> Option<[u8; 6]> {
     match arp_fields(frame)? {
         (2, sha, spa, _) if spa == from => Some(sha),
         _ => None,

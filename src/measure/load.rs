@@ -15,12 +15,12 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 
 /// Where stress-ng is looked for (never through the PATH of whoever runs rmp-eval as root).
-pub const STRESS_NG: &str = "/usr/bin/stress-ng";
+pub(crate) const STRESS_NG: &str = "/usr/bin/stress-ng";
 
 /// One kind of load and the stress-ng stressors that make it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum LoadKind {
+pub(crate) enum LoadKind {
     /// One CPU-bound worker per housekeeping CPU.
     Cpu,
     /// Mixed file I/O in a temporary directory.
@@ -34,7 +34,7 @@ pub enum LoadKind {
 }
 
 impl LoadKind {
-    pub const ALL: [LoadKind; 5] = [
+    pub(crate) const ALL: [LoadKind; 5] = [
         LoadKind::Cpu,
         LoadKind::Io,
         LoadKind::Vm,
@@ -42,7 +42,7 @@ impl LoadKind {
         LoadKind::Irq,
     ];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             LoadKind::Cpu => "cpu",
             LoadKind::Io => "io",
@@ -52,7 +52,7 @@ impl LoadKind {
         }
     }
 
-    pub fn from_name(s: &str) -> Option<LoadKind> {
+    pub(crate) fn from_name(s: &str) -> Option<LoadKind> {
         LoadKind::ALL.into_iter().find(|k| k.name() == s)
     }
 
@@ -76,23 +76,23 @@ impl LoadKind {
 /// What the result records about the load.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct LoadInfo {
-    pub kinds: Vec<LoadKind>,
+    pub(crate) kinds: Vec<LoadKind>,
     /// The housekeeping CPUs it ran on.
-    pub cpus: Vec<usize>,
+    pub(crate) cpus: Vec<usize>,
     /// The stress-ng command line.
-    pub command: String,
+    pub(crate) command: String,
 }
 
 /// stress-ng running; stopped (its whole process group) when dropped.
-pub struct Load {
+pub(crate) struct Load {
     child: Child,
     tmp: Option<tempdir::TempDir>,
-    pub info: LoadInfo,
+    pub(crate) info: LoadInfo,
 }
 
 mod tempdir {
     /// A private directory for stress-ng's I/O files, removed with the load.
-    pub struct TempDir(pub std::path::PathBuf);
+    pub(crate) struct TempDir(pub std::path::PathBuf);
     impl Drop for TempDir {
         fn drop(&mut self) {
             let _ = std::fs::remove_dir_all(&self.0);
@@ -101,7 +101,7 @@ mod tempdir {
 }
 
 /// The online CPUs minus the RT ones; refused when none is left.
-pub fn housekeeping(online: &[usize], rt: &[usize]) -> Result<Vec<usize>> {
+pub(crate) fn housekeeping(online: &[usize], rt: &[usize]) -> Result<Vec<usize>> {
     let hk: Vec<usize> = online.iter().copied().filter(|c| !rt.contains(c)).collect();
     if hk.is_empty() {
         return Err(Error::usage(format!(
@@ -113,7 +113,7 @@ pub fn housekeeping(online: &[usize], rt: &[usize]) -> Result<Vec<usize>> {
 
 impl Load {
     /// Starts stress-ng with `kinds` on `cpus`; `secs` bounds it too (its own --timeout, a backstop).
-    pub fn start(kinds: &[LoadKind], cpus: &[usize], secs: Option<f64>) -> Result<Load> {
+    pub(crate) fn start(kinds: &[LoadKind], cpus: &[usize], secs: Option<f64>) -> Result<Load> {
         if !std::path::Path::new(STRESS_NG).exists() {
             return Err(Error::failed(format!(
                 "--load needs stress-ng, which is not installed ({STRESS_NG} missing): apt install stress-ng"
@@ -168,7 +168,7 @@ impl Load {
     }
 
     /// Stops the whole process group: SIGTERM, then SIGKILL after 2 s.
-    pub fn stop(mut self) -> LoadInfo {
+    pub(crate) fn stop(mut self) -> LoadInfo {
         self.halt();
         std::mem::take(&mut self.info)
     }

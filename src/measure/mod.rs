@@ -4,35 +4,35 @@
 //! NIC mode: frame codec (ecat, frame, echo, ipv4), raw socket and timestamps (rawsock, tstamp, netif), the
 //! sender/receiver run (nic, nic_recv) and reply matching (rtt).
 
-pub mod cause;
-pub mod collect;
-pub mod cyclic;
+pub(crate) mod cause;
+pub(crate) mod collect;
+pub(crate) mod cyclic;
 pub mod dist;
-pub mod ecat;
-pub mod ecat_esc;
-pub mod echo;
-pub mod frame;
-pub mod hlog;
-pub mod interference;
-pub mod interference_report;
-pub mod ipv4;
-pub mod load;
+pub(crate) mod ecat;
+pub(crate) mod ecat_esc;
+pub(crate) mod echo;
+pub(crate) mod frame;
+pub(crate) mod hlog;
+pub(crate) mod interference;
+pub(crate) mod interference_report;
+pub(crate) mod ipv4;
+pub(crate) mod load;
 pub mod netif;
-pub mod nic;
-pub mod nic_arp;
-pub mod nic_recv;
-pub mod rawsock;
+pub(crate) mod nic;
+pub(crate) mod nic_arp;
+pub(crate) mod nic_recv;
+pub(crate) mod rawsock;
 pub mod result;
-pub mod rt;
-pub mod rtt;
-pub mod rtt_collect;
-pub mod sampler;
+pub(crate) mod rt;
+pub(crate) mod rtt;
+pub(crate) mod rtt_collect;
+pub(crate) mod sampler;
 pub mod series;
-pub mod session;
+pub(crate) mod session;
 pub mod spec;
-pub mod stats;
+pub(crate) mod stats;
 pub mod store;
-pub mod thin;
+pub(crate) mod thin;
 pub mod tstamp;
 
 use crate::error::Result;
@@ -56,7 +56,7 @@ const CPU_ONLINE: &str = "/sys/devices/system/cpu/online";
 
 /// Measures `spec`: round trips when it names a NIC, the cyclic test otherwise; under stress-ng on the
 /// housekeeping CPUs when it asks for a load (stopped before this returns, whatever happens).
-pub fn run(
+pub(crate) fn run(
     host: &Host,
     spec: &RunSpec,
     at: Placement,

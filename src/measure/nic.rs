@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::sys::{clock, netdev};
 /// How long the preflight waits for a first answer, and how long replies may pause mid-run.
-pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(1);
+pub(crate) const ANSWER_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Whoever should answer, named for the error message.
 fn answerer(mode: Mode, nic: &str) -> String {
@@ -79,7 +79,7 @@ fn preflight(
 
 /// The NIC test: validated arguments in, the run's result out (verdict incomplete, with `error`, when the replies
 /// stopped mid-run).
-pub fn run(
+pub(crate) fn run(
     host: &Host,
     args: &RunSpec,
     at: Placement,

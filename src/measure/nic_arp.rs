@@ -14,7 +14,7 @@ use super::rawsock::RawSocket;
 use crate::error::{Error, Result};
 
 /// Asks for `peer`'s MAC (every 100 ms, up to 1 s) from `ip` at `mac`; the ARP socket comes back for the responder.
-pub fn resolve(
+pub(crate) fn resolve(
     nic: &str,
     mac: [u8; 6],
     ip: Ipv4Addr,
@@ -45,13 +45,13 @@ pub fn resolve(
 }
 
 /// Answers ARP requests for `ip` until dropped.
-pub struct Responder {
+pub(crate) struct Responder {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Responder {
-    pub fn start(sock: RawSocket, mac: [u8; 6], ip: Ipv4Addr) -> Result<Responder> {
+    pub(crate) fn start(sock: RawSocket, mac: [u8; 6], ip: Ipv4Addr) -> Result<Responder> {
         sock.set_recv_timeout(Duration::from_millis(100))?;
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);

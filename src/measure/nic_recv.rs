@@ -20,30 +20,30 @@ use crate::trace::collect::Marker;
 const DRAIN_NS: u64 = 200_000_000;
 
 /// Written by the sender (one writer per field), read by the receiver and the live view; all relaxed.
-pub struct Shared {
-    pub first_seq: u32,
+pub(crate) struct Shared {
+    pub(crate) first_seq: u32,
     /// Frames sent so far.
-    pub sent: AtomicU64,
-    pub send_errors: AtomicU64,
+    pub(crate) sent: AtomicU64,
+    pub(crate) send_errors: AtomicU64,
     /// CLOCK_REALTIME just before each send(), by sequence (for a reply whose TX stamp never came).
-    pub user_tx: Box<[AtomicU64]>,
+    pub(crate) user_tx: Box<[AtomicU64]>,
     /// Transmit stamps the sender read back from its socket's error queue, by sequence; `tx_seq` says whose
     /// stamps a slot holds (written last, with Release).
     tx_seq: Box<[AtomicU32]>,
     tx_sw: Box<[AtomicU64]>,
     tx_hw: Box<[AtomicU64]>,
     /// Ends the sender's loop: a signal (set by the main thread) or replies stopping (set by the receiver).
-    pub halt: AtomicBool,
-    pub sender_done: AtomicBool,
+    pub(crate) halt: AtomicBool,
+    pub(crate) sender_done: AtomicBool,
     /// Replies stopped for ANSWER_TIMEOUT while frames were being sent.
-    pub dead: AtomicBool,
-    pub matched: AtomicU64,
-    pub unmatched: AtomicU64,
-    pub max_rtt_ns: AtomicU64,
+    pub(crate) dead: AtomicBool,
+    pub(crate) matched: AtomicU64,
+    pub(crate) unmatched: AtomicU64,
+    pub(crate) max_rtt_ns: AtomicU64,
 }
 
 impl Shared {
-    pub fn new(first_seq: u32) -> Shared {
+    pub(crate) fn new(first_seq: u32) -> Shared {
         Shared {
             first_seq,
             sent: AtomicU64::new(0),
@@ -68,7 +68,7 @@ impl Shared {
     }
 
     /// The sender's side: the transmit stamp of frame `seq`.
-    pub fn publish_tx(&self, seq: u32, st: Stamps) {
+    pub(crate) fn publish_tx(&self, seq: u32, st: Stamps) {
         let i = self.slot(seq);
         self.tx_sw[i].store(st.sw_ns, Relaxed);
         self.tx_hw[i].store(st.hw_ns, Relaxed);
@@ -76,7 +76,7 @@ impl Shared {
     }
 
     /// The receiver's side: the transmit stamp of frame `seq`, once published.
-    pub fn tx_stamp(&self, seq: u32) -> Option<Stamps> {
+    pub(crate) fn tx_stamp(&self, seq: u32) -> Option<Stamps> {
         let i = self.slot(seq);
         (self.tx_seq[i].load(Acquire) == seq).then(|| Stamps {
             sw_ns: self.tx_sw[i].load(Relaxed),
@@ -91,7 +91,7 @@ impl Shared {
     }
 
     /// The round-trip line under the live table.
-    pub fn live_line(&self) -> String {
+    pub(crate) fn live_line(&self) -> String {
         format!(
             "Round trips: {} sent, {} not sent, {} answered, {} unmatched, max RTT {:.1} us",
             self.sent.load(Relaxed),
@@ -112,7 +112,7 @@ const PENDING: usize = 32;
 /// frames. Returns the last interval of round trips and its reset generation. With `marker` (--trace), each
 /// matched reply is marked in the trace: its frame index, its send time and its round trip as this thread saw them.
 #[allow(clippy::too_many_arguments)]
-pub fn run(
+pub(crate) fn run(
     sock: &RawSocket,
     mode: Mode,
     budget_ns: u64,

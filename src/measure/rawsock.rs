@@ -11,9 +11,9 @@ use crate::host::Host;
 use crate::sys::{netdev, packet, sockopt};
 
 /// Every EtherType (ETH_P_ALL), for the reflector.
-pub const ETH_P_ALL: u16 = 0x0003;
+pub(crate) const ETH_P_ALL: u16 = 0x0003;
 
-pub struct RawSocket {
+pub(crate) struct RawSocket {
     fd: OwnedFd,
     ifindex: i32,
     name: String,
@@ -25,16 +25,16 @@ pub(crate) use crate::sys::packet::Message as Received;
 
 /// What poll found.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Ready {
-    pub readable: bool,
+pub(crate) struct Ready {
+    pub(crate) readable: bool,
     /// The error queue has messages: transmit timestamps.
-    pub errqueue: bool,
+    pub(crate) errqueue: bool,
 }
 
 impl RawSocket {
     /// A raw socket on interface `name` (validated, must exist) for frames of EtherType `proto`; with `proto` 0 it
     /// receives nothing and only sends (its error queue still returns the transmit stamps).
-    pub fn open(name: &str, proto: u16) -> Result<RawSocket> {
+    pub(crate) fn open(name: &str, proto: u16) -> Result<RawSocket> {
         let ifindex = netdev::ifindex(name)?;
         let fd = packet::socket(proto).map_err(|e| {
             if e.raw_os_error() == Some(libc::EPERM) {
@@ -53,26 +53,22 @@ impl RawSocket {
         })
     }
 
-    pub fn fd(&self) -> RawFd {
+    pub(crate) fn fd(&self) -> RawFd {
         self.fd.as_raw_fd()
     }
 
-    pub fn ifindex(&self) -> i32 {
-        self.ifindex
-    }
-
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.name
     }
 
     /// An upper bound for a blocking recv.
-    pub fn set_recv_timeout(&self, d: Duration) -> Result<()> {
+    pub(crate) fn set_recv_timeout(&self, d: Duration) -> Result<()> {
         sockopt::recv_timeout(self.fd(), d).map_err(|e| Error::sys("SO_RCVTIMEO", e))
     }
 
     /// Stops delivery of the frames this host sends (for an ETH_P_ALL socket). `false` on kernels before 4.20,
     /// where the caller must skip PACKET_OUTGOING frames itself.
-    pub fn ignore_outgoing(&self) -> bool {
+    pub(crate) fn ignore_outgoing(&self) -> bool {
         sockopt::set(
             self.fd(),
             libc::SOL_PACKET,
@@ -83,13 +79,13 @@ impl RawSocket {
     }
 
     /// Promiscuous mode for the life of this socket (see `sockopt::join_promiscuous`).
-    pub fn join_promiscuous(&self) -> Result<()> {
+    pub(crate) fn join_promiscuous(&self) -> Result<()> {
         sockopt::join_promiscuous(self.fd(), self.ifindex)
             .map_err(|e| Error::sys(format!("promiscuous mode on {}", self.name), e))
     }
 
     /// Hardware timestamps where the NIC has them (see `HwTstamp`), else software ones; says which.
-    pub fn enable_timestamps(&mut self, host: &Host) -> Result<TsKind> {
+    pub(crate) fn enable_timestamps(&mut self, host: &Host) -> Result<TsKind> {
         if let Ok(hw) = HwTstamp::enable(host, &self.name) {
             if sockopt::timestamping(self.fd(), true).is_ok() {
                 self.hw = Some(hw);
@@ -104,24 +100,29 @@ impl RawSocket {
 
     /// The same kind of timestamps as another socket on this interface got from `enable_timestamps` (the NIC is
     /// already set up by that one).
-    pub fn set_timestamping(&self, kind: TsKind) -> Result<()> {
+    pub(crate) fn set_timestamping(&self, kind: TsKind) -> Result<()> {
         sockopt::timestamping(self.fd(), kind == TsKind::Hardware)
             .map_err(|e| Error::sys(format!("SO_TIMESTAMPING on {}", self.name), e))
     }
 
-    pub fn send(&self, frame: &[u8]) -> io::Result<()> {
+    pub(crate) fn send(&self, frame: &[u8]) -> io::Result<()> {
         packet::send(self.fd(), frame)
     }
 
     /// Waits up to `timeout_ms` (-1: forever) for a frame or a transmit timestamp.
-    pub fn wait(&self, timeout_ms: i32) -> io::Result<Ready> {
+    pub(crate) fn wait(&self, timeout_ms: i32) -> io::Result<Ready> {
         let (readable, errqueue) = packet::poll(self.fd(), timeout_ms)?;
         Ok(Ready { readable, errqueue })
     }
 
     /// Receives one frame into `buf` (truncated to its length) with its stamps. `errqueue`: read a transmit
     /// timestamp (the sent frame comes back with it) instead. `nonblock`: WouldBlock instead of waiting.
-    pub fn recv(&self, buf: &mut [u8], errqueue: bool, nonblock: bool) -> io::Result<Received> {
+    pub(crate) fn recv(
+        &self,
+        buf: &mut [u8],
+        errqueue: bool,
+        nonblock: bool,
+    ) -> io::Result<Received> {
         packet::recv(self.fd(), buf, errqueue, nonblock)
     }
 }

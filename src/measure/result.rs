@@ -19,100 +19,100 @@ pub enum Verdict {
 }
 
 /// A pass needs at least this many seconds of measurement…
-pub const MIN_PASS_SECONDS: f64 = 10.0;
+pub(crate) const MIN_PASS_SECONDS: f64 = 10.0;
 /// …and at least this many cycles: a rare stall (an SMI, a timer storm) hides in a shorter run.
-pub const MIN_PASS_CYCLES: u64 = 10_000;
+pub(crate) const MIN_PASS_CYCLES: u64 = 10_000;
 
 /// Counts per band (see `series::Bands`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Buckets {
-    pub great: u64,
-    pub good: u64,
-    pub poor: u64,
-    pub bad: u64,
-    pub pathetic: u64,
+pub(crate) struct Buckets {
+    pub(crate) great: u64,
+    pub(crate) good: u64,
+    pub(crate) poor: u64,
+    pub(crate) bad: u64,
+    pub(crate) pathetic: u64,
 }
 
 impl Buckets {
-    pub fn as_array(&self) -> [u64; 5] {
+    pub(crate) fn as_array(&self) -> [u64; 5] {
         [self.great, self.good, self.poor, self.bad, self.pathetic]
     }
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.as_array().iter().sum()
     }
-    pub fn not_great(&self) -> u64 {
+    pub(crate) fn not_great(&self) -> u64 {
         self.total() - self.great
     }
 }
 
 /// Summary of a distribution of times, in µs.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct DistSummary {
-    pub count: u64,
-    pub min_us: f64,
-    pub avg_us: f64,
-    pub p50_us: f64,
-    pub p99_us: f64,
-    pub p999_us: f64,
-    pub p9999_us: f64,
-    pub max_us: f64,
+pub(crate) struct DistSummary {
+    pub(crate) count: u64,
+    pub(crate) min_us: f64,
+    pub(crate) avg_us: f64,
+    pub(crate) p50_us: f64,
+    pub(crate) p99_us: f64,
+    pub(crate) p999_us: f64,
+    pub(crate) p9999_us: f64,
+    pub(crate) max_us: f64,
     /// The full histogram (ns), HdrHistogram's compressed V2 encoding in base64 (see `dist::encode`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub hdr: String,
+    pub(crate) hdr: String,
 }
 
 /// One row: a thread's periods. The deviation is (this wakeup − previous wakeup) − period.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SeriesSummary {
-    pub label: String,
+    pub(crate) label: String,
     /// Periods recorded.
     pub count: u64,
     /// Smallest signed deviation: negative when a period came early.
-    pub min_us: f64,
+    pub(crate) min_us: f64,
     /// Largest absolute deviation, late or early (the original's "Max Latency").
-    pub max_us: f64,
+    pub(crate) max_us: f64,
     /// Index (0-based, among recorded periods) of `max_us`.
-    pub max_index: u64,
+    pub(crate) max_index: u64,
     /// Percentiles of the absolute deviation.
-    pub p50_us: f64,
-    pub p99_us: f64,
-    pub p999_us: f64,
+    pub(crate) p50_us: f64,
+    pub(crate) p99_us: f64,
+    pub(crate) p999_us: f64,
     #[serde(default)]
-    pub p9999_us: f64,
-    pub buckets: Buckets,
+    pub(crate) p9999_us: f64,
+    pub(crate) buckets: Buckets,
     #[serde(default)]
-    pub min_period_us: f64,
+    pub(crate) min_period_us: f64,
     #[serde(default)]
-    pub max_period_us: f64,
+    pub(crate) max_period_us: f64,
     /// Periods outside Great because they were too short (a late wakeup followed by a catch-up).
     #[serde(default)]
-    pub early: u64,
+    pub(crate) early: u64,
     /// Periods skipped because the thread woke after the next deadline had passed.
     #[serde(default)]
-    pub missed: u64,
+    pub(crate) missed: u64,
     /// Wakeup latency (now − scheduled time, cyclictest's metric), for threads that sleep to a schedule.
     #[serde(default)]
-    pub wakeup: Option<DistSummary>,
+    pub(crate) wakeup: Option<DistSummary>,
     /// The full histogram of the absolute deviation (ns), HdrHistogram's compressed V2 encoding in base64.
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub hdr: String,
+    pub(crate) hdr: String,
     /// The largest deviation of each interval over the run (the plots' "max per interval").
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_per_interval: Option<MaxPerInterval>,
+    pub(crate) max_per_interval: Option<MaxPerInterval>,
 }
 
 /// Maxima per interval: `max_us[i]` is the largest deviation between i·interval_s and (i+1)·interval_s after the
 /// start (or the last reset). At most 2048 points: long runs have longer intervals.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct MaxPerInterval {
-    pub interval_s: f64,
-    pub max_us: Vec<f64>,
+pub(crate) struct MaxPerInterval {
+    pub(crate) interval_s: f64,
+    pub(crate) max_us: Vec<f64>,
 }
 
 /// Where the RTT timestamps came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Timestamps {
+pub(crate) enum Timestamps {
     Hardware,
     Software,
 }
@@ -120,74 +120,74 @@ pub enum Timestamps {
 /// Round trips through the SubDevice (NIC mode).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RttSummary {
-    pub count: u64,
-    pub lost: u64,
-    pub min_us: f64,
-    pub avg_us: f64,
-    pub p50_us: f64,
-    pub p99_us: f64,
+    pub(crate) count: u64,
+    pub(crate) lost: u64,
+    pub(crate) min_us: f64,
+    pub(crate) avg_us: f64,
+    pub(crate) p50_us: f64,
+    pub(crate) p99_us: f64,
     #[serde(default)]
-    pub p999_us: f64,
+    pub(crate) p999_us: f64,
     #[serde(default)]
-    pub p9999_us: f64,
-    pub max_us: f64,
-    pub timestamps: Timestamps,
+    pub(crate) p9999_us: f64,
+    pub(crate) max_us: f64,
+    pub(crate) timestamps: Timestamps,
     /// Replies later than the budget (`budget_us`, the period unless --budget-us): each a missed cycle for a
     /// MainDevice.
     #[serde(default)]
-    pub late: u64,
+    pub(crate) late: u64,
     /// Frames received that matched no request.
     #[serde(default)]
-    pub unmatched: u64,
+    pub(crate) unmatched: u64,
     /// EtherCAT replies with working counter 0 (no SubDevice processed them); counted in `wkc_errors` too.
     #[serde(default)]
-    pub wkc_zero: u64,
+    pub(crate) wkc_zero: u64,
     /// Working counter seen in the replies (the number of SubDevices), when one was seen.
     #[serde(default)]
-    pub wkc: Option<u16>,
+    pub(crate) wkc: Option<u16>,
     /// The full histogram of the round trips (ns), HdrHistogram's compressed V2 encoding in base64: bounded in
     /// size whatever the latencies (the 1 µs bins of older versions are gone).
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub hdr: String,
+    pub(crate) hdr: String,
     /// Which timestamp pairs measured the round trips (shown with -v).
     #[serde(default)]
-    pub stamps: Option<StampCounts>,
+    pub(crate) stamps: Option<StampCounts>,
     /// Frames not sent, the budget, and the working counter checks (flat keys in the JSON).
     #[serde(flatten)]
-    pub checks: ReplyChecks,
+    pub(crate) checks: ReplyChecks,
 }
 
 /// What a reply is held to beyond arriving: sent at all, in time, with the working counter of the whole chain.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct ReplyChecks {
+pub(crate) struct ReplyChecks {
     /// Frames the kernel refused to send (ENOBUFS, ENETDOWN, …): not on the wire, so not counted as lost.
-    pub not_sent: u64,
+    pub(crate) not_sent: u64,
     /// A reply later than this is late (µs).
-    pub budget_us: f64,
+    pub(crate) budget_us: f64,
     /// The working counter every EtherCAT reply must carry (--expect-wkc, else the first reply's).
-    pub expected_wkc: Option<u16>,
+    pub(crate) expected_wkc: Option<u16>,
     /// Replies with another working counter: a SubDevice did not process the frame.
-    pub wkc_errors: u64,
+    pub(crate) wkc_errors: u64,
     /// Working counter → replies. Keys go through strings: serde's flatten (ReplyChecks is flattened into
     /// RttSummary) cannot read integer map keys back.
     #[serde(with = "wkc_keys")]
-    pub wkc_seen: std::collections::BTreeMap<u16, u64>,
+    pub(crate) wkc_seen: std::collections::BTreeMap<u16, u64>,
     /// What the probe's BRD read at register 0x0000 of the SubDevices (ORed over the chain).
-    pub esc: Option<EscId>,
+    pub(crate) esc: Option<EscId>,
 }
 
 /// ESC type and revision (registers 0x0000 and 0x0001).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EscId {
+pub(crate) struct EscId {
     #[serde(rename = "type")]
-    pub kind: u8,
-    pub revision: u8,
+    pub(crate) kind: u8,
+    pub(crate) revision: u8,
 }
 
 impl ReplyChecks {
     /// Every way the frames fell short, for the verdict; empty when none did.
-    pub fn shortfalls(&self, r: &RttSummary) -> Vec<String> {
+    pub(crate) fn shortfalls(&self, r: &RttSummary) -> Vec<String> {
         let mut v = Vec::new();
         if r.lost > 0 {
             v.push(format!("{} frame(s) lost", r.lost));
@@ -211,7 +211,7 @@ impl ReplyChecks {
 impl RttSummary {
     /// NRTM-style 1 µs bins of the stored histogram: (bin start µs, count), first to last non-empty bin (at most
     /// 100 001 of them); none when the result has no histogram.
-    pub fn bins_us(&self) -> Vec<(u64, u64)> {
+    pub(crate) fn bins_us(&self) -> Vec<(u64, u64)> {
         super::dist::decode(&self.hdr)
             .map(|h| super::dist::bins_of(&h, 1000))
             .unwrap_or_default()
@@ -224,11 +224,11 @@ impl RttSummary {
 /// Round trips per kind of timestamp pair: both hardware, both software, or send() time with the software RX
 /// stamp (a frame whose TX stamp never came).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct StampCounts {
-    pub hardware_supported: bool,
-    pub hardware: u64,
-    pub software: u64,
-    pub send_time: u64,
+pub(crate) struct StampCounts {
+    pub(crate) hardware_supported: bool,
+    pub(crate) hardware: u64,
+    pub(crate) software: u64,
+    pub(crate) send_time: u64,
 }
 
 /// A whole run.
@@ -290,24 +290,24 @@ pub struct RunResult {
 /// Which machine measured, how it was asked, and what its configuration checks said before the run.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Identity {
-    pub hostname: String,
-    pub cpu: String,
-    pub cpus: usize,
+    pub(crate) hostname: String,
+    pub(crate) cpu: String,
+    pub(crate) cpus: usize,
     /// /proc/cmdline.
-    pub kernel_cmdline: String,
+    pub(crate) kernel_cmdline: String,
     /// rmp-eval's own command line.
-    pub command: String,
+    pub(crate) command: String,
     /// The checks run before the measurement (none with --no-config): counts, and the ids that failed.
     #[serde(default)]
-    pub checks: Option<CheckCounts>,
+    pub(crate) checks: Option<CheckCounts>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct CheckCounts {
-    pub pass: usize,
-    pub fail: usize,
-    pub unknown: usize,
-    pub failed: Vec<String>,
+pub(crate) struct CheckCounts {
+    pub(crate) pass: usize,
+    pub(crate) fail: usize,
+    pub(crate) unknown: usize,
+    pub(crate) failed: Vec<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -317,7 +317,7 @@ fn is_zero(n: &u64) -> bool {
 impl RunResult {
     /// A pass from a run shorter than MIN_PASS_SECONDS or MIN_PASS_CYCLES becomes inconclusive; a failure
     /// found in a short run stays a failure.
-    pub fn conclusive(mut self) -> Self {
+    pub(crate) fn conclusive(mut self) -> Self {
         if self.verdict == Verdict::Pass && self.too_short() {
             self.verdict = Verdict::Inconclusive;
         }
@@ -325,7 +325,7 @@ impl RunResult {
     }
 
     /// Fewer seconds or cycles than a pass needs.
-    pub fn too_short(&self) -> bool {
+    pub(crate) fn too_short(&self) -> bool {
         let cycles = self.series.iter().map(|s| s.count).max().unwrap_or(0);
         self.duration_s < MIN_PASS_SECONDS || cycles < MIN_PASS_CYCLES
     }
@@ -349,11 +349,16 @@ mod wkc_keys {
 
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(m: &BTreeMap<u16, u64>, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(
+        m: &BTreeMap<u16, u64>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
         s.collect_map(m.iter().map(|(k, v)| (k.to_string(), v)))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<u16, u64>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<u16, u64>, D::Error> {
         BTreeMap::<String, u64>::deserialize(d)?
             .into_iter()
             .map(|(k, v)| {

@@ -15,10 +15,10 @@ use crate::error::{Error, Result};
 use crate::host::Host;
 
 /// The PM QoS file: while a process holds it open with 0 written, CPUs stay out of deep C-states.
-pub const CPU_DMA_LATENCY: &str = "/dev/cpu_dma_latency";
+pub(crate) const CPU_DMA_LATENCY: &str = "/dev/cpu_dma_latency";
 /// Stack of the RT threads: small, so that mlockall(MCL_FUTURE) does not pin 8 MiB per thread (64 KiB overflowed
 /// in the debug build of the NIC receiver).
-pub const RT_STACK: usize = 256 * 1024;
+pub(crate) const RT_STACK: usize = 256 * 1024;
 /// How much of it is touched before the loop starts, so that the loop never faults a stack page in.
 const PREFAULT: usize = 64 * 1024;
 
@@ -27,7 +27,7 @@ const PREFAULT: usize = 64 * 1024;
 /// the RT path is touched before measuring (`Series::warm_up`, `prefault_stack`, the loop's first, unrecorded
 /// wakeup), so it takes no page fault, and the pages it never uses cost no memory. Kernels before 4.4 lack
 /// ONFAULT: then everything mapped is locked, as cyclictest does.
-pub fn lock_memory() -> Result<()> {
+pub(crate) fn lock_memory() -> Result<()> {
     let all = libc::MCL_CURRENT | libc::MCL_FUTURE;
     // SAFETY: mlockall takes only flags and touches no memory of ours.
     let mut rc = unsafe { libc::mlockall(all | libc::MCL_ONFAULT) };
@@ -45,19 +45,19 @@ pub fn lock_memory() -> Result<()> {
 }
 
 /// Undoes `lock_memory`, so that a run inside a longer command (fix's before/after) leaves no lock behind.
-pub fn unlock_memory() {
+pub(crate) fn unlock_memory() {
     let _ = nix::sys::mman::munlockall();
 }
 
 /// /dev/cpu_dma_latency held at 0 while this lives; closing the file releases the request.
-pub struct DmaLatency {
+pub(crate) struct DmaLatency {
     file: Option<File>,
     /// Why it could not be held, when it could not (the run goes on: it is a tuning, not a precondition).
-    pub note: Option<String>,
+    pub(crate) note: Option<String>,
 }
 
 impl DmaLatency {
-    pub fn hold(host: &Host) -> Self {
+    pub(crate) fn hold(host: &Host) -> Self {
         let path = host.path(CPU_DMA_LATENCY);
         let opened = std::fs::OpenOptions::new().write(true).open(&path);
         match opened.and_then(|mut f| f.write_all(&0i32.to_ne_bytes()).map(|_| f)) {
@@ -74,14 +74,14 @@ impl DmaLatency {
         }
     }
 
-    pub fn held(&self) -> bool {
+    pub(crate) fn held(&self) -> bool {
         self.file.is_some()
     }
 }
 
 /// Whether this process may run a thread at SCHED_FIFO `priority`: tried on a short-lived thread, so that a run
 /// without permission says so before it prints or measures anything. The same message as `enter_rt`.
-pub fn probe_fifo(priority: u8) -> Result<()> {
+pub(crate) fn probe_fifo(priority: u8) -> Result<()> {
     let t = std::thread::spawn(move || {
         let param = libc::sched_param {
             sched_priority: i32::from(priority),
@@ -102,7 +102,7 @@ pub fn probe_fifo(priority: u8) -> Result<()> {
 }
 
 /// Pins the calling thread, makes it SCHED_FIFO at `priority`, blocks every signal in it and pre-faults its stack.
-pub fn enter_rt(core: usize, priority: u8) -> Result<()> {
+pub(crate) fn enter_rt(core: usize, priority: u8) -> Result<()> {
     pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&SigSet::all()), None)
         .map_err(|e| Error::sys("pthread_sigmask", e.into()))?;
     pin_to(&[core])?;
@@ -130,7 +130,7 @@ pub fn enter_rt(core: usize, priority: u8) -> Result<()> {
 }
 
 /// Pins the calling thread to these CPUs.
-pub fn pin_to(cpus: &[usize]) -> Result<()> {
+pub(crate) fn pin_to(cpus: &[usize]) -> Result<()> {
     let mut set = CpuSet::new();
     for &c in cpus {
         set.set(c)
@@ -151,16 +151,16 @@ fn prefault_stack() {
 }
 
 /// A thread running at RT priority, started by `spawn_rt`.
-pub struct RtThread<T> {
+pub(crate) struct RtThread<T> {
     handle: JoinHandle<Option<T>>,
 }
 
 impl<T> RtThread<T> {
-    pub fn is_finished(&self) -> bool {
+    pub(crate) fn is_finished(&self) -> bool {
         self.handle.is_finished()
     }
 
-    pub fn join(self) -> Result<T> {
+    pub(crate) fn join(self) -> Result<T> {
         match self.handle.join() {
             Ok(Some(v)) => Ok(v),
             _ => Err(Error::failed("the RT thread stopped unexpectedly")),
@@ -170,7 +170,7 @@ impl<T> RtThread<T> {
 
 /// Starts `f` on a new thread set up by `enter_rt`; returns only when the setup is done, with its error if it
 /// failed (then `f` never runs). When `f` returns, the calling thread is unparked (see `session::supervise`).
-pub fn spawn_rt<F, T>(name: &str, core: usize, priority: u8, f: F) -> Result<RtThread<T>>
+pub(crate) fn spawn_rt<F, T>(name: &str, core: usize, priority: u8, f: F) -> Result<RtThread<T>>
 where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,

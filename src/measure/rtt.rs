@@ -11,9 +11,9 @@ use super::dist::Dist;
 use super::tstamp::Stamps;
 
 /// Frames in flight that can still be matched; older replies count as unmatched (and their frames as lost).
-pub const RING: usize = 4096;
+pub(crate) const RING: usize = 4096;
 /// Distinct working counter values kept apart in the distribution; rarer ones are counted together.
-pub const WKC_VALUES: usize = 8;
+pub(crate) const WKC_VALUES: usize = 8;
 /// A reply still waiting for its TX stamp is settled with the send() time once this many newer frames replied.
 const TX_STAMP_PATIENCE: u32 = 16;
 
@@ -31,28 +31,28 @@ struct Slot {
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counts {
-    pub matched: u64,
+pub(crate) struct Counts {
+    pub(crate) matched: u64,
     /// Round trips longer than the budget (the period unless given): for a MainDevice a missed cycle.
-    pub late: u64,
+    pub(crate) late: u64,
     /// Frames that were no reply to a frame in flight: duplicates, stale, foreign or malformed EtherCAT frames.
-    pub unmatched: u64,
+    pub(crate) unmatched: u64,
     /// Replies whose working counter differs from the expected one (0 included: nobody processed the frame).
-    pub wkc_errors: u64,
+    pub(crate) wkc_errors: u64,
     /// Working counters seen: (value, replies); a zero count marks an unused slot.
-    pub wkc_seen: [(u16, u64); WKC_VALUES],
+    pub(crate) wkc_seen: [(u16, u64); WKC_VALUES],
     /// Replies whose working counter found no slot in `wkc_seen`.
-    pub wkc_other: u64,
-    pub hw_pairs: u64,
-    pub sw_pairs: u64,
-    pub send_time_pairs: u64,
-    pub wkc_min: Option<u16>,
-    pub wkc_max: Option<u16>,
+    pub(crate) wkc_other: u64,
+    pub(crate) hw_pairs: u64,
+    pub(crate) sw_pairs: u64,
+    pub(crate) send_time_pairs: u64,
+    pub(crate) wkc_min: Option<u16>,
+    pub(crate) wkc_max: Option<u16>,
 }
 
 impl Counts {
     /// Adds a later interval's counts.
-    pub fn merge(&mut self, o: &Counts) {
+    pub(crate) fn merge(&mut self, o: &Counts) {
         self.matched += o.matched;
         self.late += o.late;
         self.unmatched += o.unmatched;
@@ -78,7 +78,7 @@ impl Counts {
     }
 }
 
-pub struct Matcher {
+pub(crate) struct Matcher {
     ring: Box<[Slot]>,
     first_seq: u32,
     budget_ns: u64,
@@ -87,14 +87,14 @@ pub struct Matcher {
     answered_through: u64,
     /// Frames before this one (relative sequence) were sent before the last reset: their replies are not counted.
     from: u64,
-    pub dist: Dist,
-    pub counts: Counts,
+    pub(crate) dist: Dist,
+    pub(crate) counts: Counts,
 }
 
 impl Matcher {
     /// `first_seq`: the sequence number of the first frame of the run (earlier ones are the preflight's);
     /// `budget_ns`: a longer round trip is late; `expect_wkc`: every EtherCAT reply must carry it.
-    pub fn new(first_seq: u32, budget_ns: u64, expect_wkc: Option<u16>) -> Matcher {
+    pub(crate) fn new(first_seq: u32, budget_ns: u64, expect_wkc: Option<u16>) -> Matcher {
         Matcher {
             ring: vec![Slot::default(); RING].into_boxed_slice(),
             first_seq,
@@ -125,13 +125,13 @@ impl Matcher {
     }
 
     /// Frames up to the newest one answered: the ones whose reply was due (later ones may still be in flight).
-    pub fn answered_through(&self) -> u64 {
+    pub(crate) fn answered_through(&self) -> u64 {
         self.answered_through
     }
 
     /// Restarts the statistics with the frames from the `sent`-th on (a reset: `r`, SIGUSR1); replies to earlier
     /// frames are then ignored, so that the frames counted and the replies counted are the same ones.
-    pub fn restart(&mut self, sent: u64) {
+    pub(crate) fn restart(&mut self, sent: u64) {
         if self.dist.count() > 0 {
             self.dist.reset();
         }
@@ -140,7 +140,7 @@ impl Matcher {
     }
 
     /// The first frame (relative sequence) the statistics count.
-    pub fn counts_from(&self) -> u64 {
+    pub(crate) fn counts_from(&self) -> u64 {
         self.from
     }
 
@@ -149,12 +149,18 @@ impl Matcher {
     }
 
     /// True for sequence numbers from before the run (the preflight's late replies): ignored, not counted.
-    pub fn is_preflight(&self, seq: u32) -> bool {
+    pub(crate) fn is_preflight(&self, seq: u32) -> bool {
         seq.wrapping_sub(self.first_seq) > u32::MAX / 2
     }
 
     /// The transmit stamp of our frame `seq`, read back from the error queue.
-    pub fn on_tx(&mut self, seq: u32, st: Stamps, sent: u64, send_time: impl Fn(u32) -> u64) {
+    pub(crate) fn on_tx(
+        &mut self,
+        seq: u32,
+        st: Stamps,
+        sent: u64,
+        send_time: impl Fn(u32) -> u64,
+    ) {
         let Some(s) = self.slot(seq, sent) else {
             return;
         };
@@ -170,7 +176,7 @@ impl Matcher {
     }
 
     /// A valid reply to frame `seq`, stamped `st` by the kernel and `user_ns` (CLOCK_REALTIME) when read.
-    pub fn on_reply(
+    pub(crate) fn on_reply(
         &mut self,
         seq: u32,
         wkc: Option<u16>,
@@ -227,12 +233,12 @@ impl Matcher {
     }
 
     /// A received frame that is no reply (foreign or malformed EtherCAT frame).
-    pub fn on_unmatched(&mut self) {
+    pub(crate) fn on_unmatched(&mut self) {
         self.counts.unmatched += 1;
     }
 
     /// Settles every reply still waiting for a TX stamp (end of run).
-    pub fn finish(&mut self, send_time: impl Fn(u32) -> u64) {
+    pub(crate) fn finish(&mut self, send_time: impl Fn(u32) -> u64) {
         for i in 0..RING {
             let s = self.ring[i];
             if s.used && s.answered && !s.done {

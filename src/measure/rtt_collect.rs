@@ -13,9 +13,9 @@ use super::rtt::{Counts, Matcher};
 use super::session::Extra;
 
 /// One interval of round trips: the matcher's distribution and counts.
-pub struct RttStats {
-    pub dist: Dist,
-    pub counts: Counts,
+pub(crate) struct RttStats {
+    pub(crate) dist: Dist,
+    pub(crate) counts: Counts,
     /// The reset generation it was recorded in (stale intervals are dropped).
     epoch: u64,
     /// The matcher's `answered_through` when it was handed over.
@@ -51,7 +51,7 @@ impl RttStats {
 
 /// The receiver's side: swaps the matcher's statistics for a fresh box when the main thread sent one, and empties
 /// them when the main thread asked for a reset. No allocation, no lock, no system call.
-pub struct Handover {
+pub(crate) struct Handover {
     fresh: Receiver<Box<RttStats>>,
     full: SyncSender<Box<RttStats>>,
     want: Arc<AtomicU64>,
@@ -61,7 +61,7 @@ pub struct Handover {
 impl Handover {
     /// Called by the receiver between frames; `sent`: the frames sent so far (a reset counts from the next one).
     #[inline]
-    pub fn poll(&mut self, m: &mut Matcher, sent: u64) {
+    pub(crate) fn poll(&mut self, m: &mut Matcher, sent: u64) {
         let want = self.want.load(Relaxed);
         if want != self.epoch {
             self.epoch = want;
@@ -79,23 +79,23 @@ impl Handover {
     }
 
     /// The receiver has ended: what it holds is the last interval.
-    pub fn epoch(&self) -> u64 {
+    pub(crate) fn epoch(&self) -> u64 {
         self.epoch
     }
 }
 
 /// What a summary needs besides the counts: the frames sent since the last reset, and the run's settings.
-pub struct Context {
-    pub sent: u64,
-    pub not_sent: u64,
-    pub hardware: bool,
-    pub budget_ns: u64,
-    pub expect_wkc: Option<u16>,
-    pub esc: Option<EscId>,
+pub(crate) struct Context {
+    pub(crate) sent: u64,
+    pub(crate) not_sent: u64,
+    pub(crate) hardware: bool,
+    pub(crate) budget_ns: u64,
+    pub(crate) expect_wkc: Option<u16>,
+    pub(crate) esc: Option<EscId>,
 }
 
 /// The main thread's side: merges the intervals handed back into the round trips since the start or last reset.
-pub struct RttCollector {
+pub(crate) struct RttCollector {
     fresh: SyncSender<Box<RttStats>>,
     full: Receiver<Box<RttStats>>,
     want: Arc<AtomicU64>,
@@ -111,7 +111,7 @@ pub struct RttCollector {
 }
 
 /// A pair: the receiver's `Handover` and the main thread's `RttCollector`; `sent` reads (frames sent, not sent).
-pub fn pair(sent: Box<dyn Fn() -> (u64, u64)>) -> (Handover, RttCollector) {
+pub(crate) fn pair(sent: Box<dyn Fn() -> (u64, u64)>) -> (Handover, RttCollector) {
     let (fresh_tx, fresh) = sync_channel(1);
     let (full, full_rx) = sync_channel(1);
     let want = Arc::new(AtomicU64::new(0));
@@ -146,14 +146,14 @@ impl RttCollector {
     }
 
     /// The round trips since the start or the last reset, with the receiver's last interval when it has ended.
-    pub fn summary(&self, ctx: &Context) -> RttSummary {
+    pub(crate) fn summary(&self, ctx: &Context) -> RttSummary {
         summarize(&self.total, ctx)
     }
 
     /// Frames (sent, not sent) since the start or the last reset. While the receiver runs (`ended` false) only the
     /// frames whose reply was due by the last interval handed back count: the later ones may still be in flight,
     /// or answered in the interval the receiver holds, and are not lost yet.
-    pub fn sent_since_reset(&self, ended: bool) -> (u64, u64) {
+    pub(crate) fn sent_since_reset(&self, ended: bool) -> (u64, u64) {
         let (mut s, n) = (self.sent)();
         if !ended {
             s = s.min(self.through);
@@ -162,7 +162,7 @@ impl RttCollector {
     }
 
     /// The receiver has ended with `m` (its last interval, recorded in generation `epoch`).
-    pub fn finish(&mut self, m: Matcher, epoch: u64) {
+    pub(crate) fn finish(&mut self, m: Matcher, epoch: u64) {
         self.gather();
         let last = RttStats {
             through: m.answered_through(),
@@ -201,7 +201,7 @@ impl Extra for RttCollector {
 }
 
 /// The result's round-trip summary of `st`.
-pub fn summarize(st: &RttStats, ctx: &Context) -> RttSummary {
+pub(crate) fn summarize(st: &RttStats, ctx: &Context) -> RttSummary {
     let d = st.dist.summary();
     let c = &st.counts;
     let wkc_seen = c.wkc_seen.iter().filter(|s| s.1 > 0).copied();

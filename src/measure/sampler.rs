@@ -8,16 +8,16 @@ use super::series::Series;
 
 /// When the loop ends, besides the stop flag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Plan {
-    pub period_ns: u64,
+pub(crate) struct Plan {
+    pub(crate) period_ns: u64,
     /// Stop after this many recorded periods.
-    pub iterations: Option<u64>,
+    pub(crate) iterations: Option<u64>,
     /// Stop at the first wakeup this long after the start.
-    pub duration_ns: Option<u64>,
+    pub(crate) duration_ns: Option<u64>,
 }
 
 impl Plan {
-    pub fn of(spec: &super::spec::RunSpec) -> Plan {
+    pub(crate) fn of(spec: &super::spec::RunSpec) -> Plan {
         Plan {
             period_ns: u64::from(spec.period_us) * 1000,
             iterations: spec.iterations,
@@ -28,11 +28,11 @@ impl Plan {
 
 /// How the loop went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Ended {
+pub(crate) struct Ended {
     /// From the first wakeup to the last (ns).
-    pub elapsed_ns: u64,
+    pub(crate) elapsed_ns: u64,
     /// Ended by the stop flag rather than by iterations or duration.
-    pub stopped: bool,
+    pub(crate) stopped: bool,
 }
 
 pub(crate) use crate::sys::clock::monotonic_ns as now_ns;
@@ -40,16 +40,16 @@ use crate::sys::clock::sleep_until_monotonic as sleep_until;
 
 /// One wakeup, as `on_wake` sees it: its index (0 = the unrecorded first), the deadline and the time read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Wake {
-    pub index: u64,
-    pub deadline_ns: u64,
-    pub now_ns: u64,
+pub(crate) struct Wake {
+    pub(crate) index: u64,
+    pub(crate) deadline_ns: u64,
+    pub(crate) now_ns: u64,
 }
 
 /// Runs the cyclic loop on the calling (RT) thread. `on_wake` runs right after each wakeup (the NIC sender sends
 /// its frame there); then the period since the previous wakeup and the wakeup latency are recorded. The first
 /// wakeup only starts the clock. Periods whose deadline passed before the thread woke are skipped and counted.
-pub fn run<F: FnMut(Wake)>(
+pub(crate) fn run<F: FnMut(Wake)>(
     plan: &Plan,
     series: &mut Series,
     stop: &AtomicBool,

@@ -7,19 +7,19 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
-pub use super::collect::Collector;
-pub use super::dist::{Dist, HIGHEST_NS, round3};
+pub(crate) use super::collect::Collector;
+pub(crate) use super::dist::round3;
 use super::result::SeriesSummary;
 use super::stats::Stats;
 
 /// The original's bands: width W = period/8 unless given; Great < W, Good < 2W, Poor < 4W, Bad < 8W, else Pathetic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Bands {
+pub(crate) struct Bands {
     width_ns: u64,
 }
 
 impl Bands {
-    pub fn new(period_us: u32, width_us: Option<u32>) -> Self {
+    pub(crate) fn new(period_us: u32, width_us: Option<u32>) -> Self {
         let width_ns = match width_us {
             Some(w) => u64::from(w) * 1000,
             None => u64::from(period_us) * 1000 / 8,
@@ -29,13 +29,13 @@ impl Bands {
         }
     }
 
-    pub fn width_ns(&self) -> u64 {
+    pub(crate) fn width_ns(&self) -> u64 {
         self.width_ns
     }
 
     /// The band index (0 = Great … 4 = Pathetic) of an absolute deviation.
     #[inline]
-    pub fn classify(&self, abs_dev_ns: u64) -> usize {
+    pub(crate) fn classify(&self, abs_dev_ns: u64) -> usize {
         let w = self.width_ns;
         if abs_dev_ns < w {
             0
@@ -50,35 +50,35 @@ impl Bands {
         }
     }
 
-    pub const NAMES: [&'static str; 5] = ["Great", "Good", "Poor", "Bad", "Pathetic"];
+    pub(crate) const NAMES: [&'static str; 5] = ["Great", "Good", "Poor", "Bad", "Pathetic"];
 }
 
 /// Counters the RT thread stores (relaxed, single writer) and the live view loads.
 #[derive(Default)]
-pub struct Live {
-    pub count: AtomicU64,
-    pub bands: [AtomicU64; 5],
-    pub max_dev_ns: AtomicU64,
-    pub max_index: AtomicU64,
-    pub max_wakeup_ns: AtomicU64,
-    pub missed: AtomicU64,
+pub(crate) struct Live {
+    pub(crate) count: AtomicU64,
+    pub(crate) bands: [AtomicU64; 5],
+    pub(crate) max_dev_ns: AtomicU64,
+    pub(crate) max_index: AtomicU64,
+    pub(crate) max_wakeup_ns: AtomicU64,
+    pub(crate) missed: AtomicU64,
     /// Reset generation the main thread asks for; the RT thread empties its series when it differs from its own.
-    pub epoch: AtomicU64,
+    pub(crate) epoch: AtomicU64,
 }
 
 /// What the live view shows, loaded from `Live`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct LiveSnapshot {
-    pub count: u64,
-    pub bands: [u64; 5],
-    pub max_dev_ns: u64,
-    pub max_index: u64,
-    pub max_wakeup_ns: u64,
-    pub missed: u64,
+pub(crate) struct LiveSnapshot {
+    pub(crate) count: u64,
+    pub(crate) bands: [u64; 5],
+    pub(crate) max_dev_ns: u64,
+    pub(crate) max_index: u64,
+    pub(crate) max_wakeup_ns: u64,
+    pub(crate) missed: u64,
 }
 
 impl Live {
-    pub fn snapshot(&self) -> LiveSnapshot {
+    pub(crate) fn snapshot(&self) -> LiveSnapshot {
         LiveSnapshot {
             count: self.count.load(Relaxed),
             bands: std::array::from_fn(|i| self.bands[i].load(Relaxed)),
@@ -114,7 +114,7 @@ impl Series {
         let (full, full_rx) = sync_channel(1);
         let bands = Bands::new(period_us, bucket_width_us);
         let live = Arc::new(Live::default());
-        let collector = Collector::new(label, bands, Arc::clone(&live), fresh_tx, full_rx);
+        let collector = Collector::new(label, Arc::clone(&live), fresh_tx, full_rx);
         Series {
             label: label.to_string(),
             period_ns: u64::from(period_us) * 1000,
@@ -130,25 +130,21 @@ impl Series {
     }
 
     /// The counters for the live view (clone the Arc before the RT thread takes the series).
-    pub fn live(&self) -> Arc<Live> {
+    pub(crate) fn live(&self) -> Arc<Live> {
         Arc::clone(&self.live)
     }
 
     /// The main thread's side (take it before the RT thread takes the series). Without it, `summary` is the run's.
-    pub fn collector(&mut self) -> Option<Collector> {
+    pub(crate) fn collector(&mut self) -> Option<Collector> {
         self.collector.take()
     }
 
-    pub fn bands(&self) -> Bands {
+    pub(crate) fn bands(&self) -> Bands {
         self.bands
     }
 
-    pub fn label(&self) -> &str {
-        &self.label
-    }
-
     /// Periods recorded since the start or the last reset.
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.n
     }
 
@@ -221,7 +217,7 @@ impl Series {
 
     /// Runs `record` once and empties the series again, on the RT thread before its loop: every page `record`
     /// uses (code, histograms, counters) is then resident and locked, and the first real period takes no fault.
-    pub fn warm_up(&mut self) {
+    pub(crate) fn warm_up(&mut self) {
         self.record_here(self.period_ns, Some(0));
         self.add_missed(0);
         self.clear();
@@ -229,7 +225,7 @@ impl Series {
 
     /// Counts periods skipped because the thread woke too late to keep them.
     #[inline]
-    pub fn add_missed(&mut self, n: u64) {
+    pub(crate) fn add_missed(&mut self, n: u64) {
         self.cur.missed += n;
         self.live.missed.fetch_add(n, Relaxed);
     }

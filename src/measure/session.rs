@@ -25,15 +25,15 @@ use crate::host::Host;
 
 /// SIGINT and SIGTERM set `stop` while this lives, SIGUSR1 sets `reset`; a second one while stop is set exits at once (status 130).
 /// Dropping it restores the previous behaviour, so a run inside fix leaves Ctrl+C as it was.
-pub struct StopOnSignal {
-    pub stop: Arc<AtomicBool>,
+pub(crate) struct StopOnSignal {
+    pub(crate) stop: Arc<AtomicBool>,
     /// SIGUSR1: reset the statistics.
-    pub reset: Arc<AtomicBool>,
+    pub(crate) reset: Arc<AtomicBool>,
     ids: Vec<SigId>,
 }
 
 impl StopOnSignal {
-    pub fn install() -> Result<Self> {
+    pub(crate) fn install() -> Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let mut ids = Vec::new();
         for sig in [SIGINT, SIGTERM] {
@@ -55,7 +55,7 @@ impl StopOnSignal {
         Ok(StopOnSignal { stop, reset, ids })
     }
 
-    pub fn stopped(&self) -> bool {
+    pub(crate) fn stopped(&self) -> bool {
         self.stop.load(Ordering::SeqCst)
     }
 }
@@ -69,10 +69,10 @@ impl Drop for StopOnSignal {
 }
 
 /// mlockall for the life of the guard.
-pub struct MemoryLock;
+pub(crate) struct MemoryLock;
 
 impl MemoryLock {
-    pub fn acquire() -> Result<Self> {
+    pub(crate) fn acquire() -> Result<Self> {
         super::rt::lock_memory()?;
         Ok(MemoryLock)
     }
@@ -85,12 +85,12 @@ impl Drop for MemoryLock {
 }
 
 /// Moves the calling (main) thread off the RT CPUs while this lives, when another CPU is allowed.
-pub struct OffCore {
+pub(crate) struct OffCore {
     saved: Option<CpuSet>,
 }
 
 impl OffCore {
-    pub fn apply(rt_cpus: &[usize]) -> Self {
+    pub(crate) fn apply(rt_cpus: &[usize]) -> Self {
         let Ok(saved) = sched_getaffinity(Pid::from_raw(0)) else {
             return OffCore { saved: None };
         };
@@ -116,16 +116,16 @@ impl Drop for OffCore {
 }
 
 /// What a run publishes while it measures: each series' counters and, in NIC mode, lines of its own.
-pub struct Gauges {
-    pub period_us: u32,
-    pub bucket_width_us: Option<u32>,
-    pub series: Vec<(String, Arc<Live>)>,
-    pub extra: Option<Box<dyn Fn() -> String>>,
+pub(crate) struct Gauges {
+    pub(crate) period_us: u32,
+    pub(crate) bucket_width_us: Option<u32>,
+    pub(crate) series: Vec<(String, Arc<Live>)>,
+    pub(crate) extra: Option<Box<dyn Fn() -> String>>,
 }
 
 /// What the user asked for through the live view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     Go,
     /// Restart the statistics (`r`).
     Reset,
@@ -135,7 +135,7 @@ pub enum Action {
 
 /// Statistics the main thread cuts, gathers and resets along with the series' collectors: NIC mode's round trips
 /// (`rtt_collect::RttCollector`); `()` for none.
-pub trait Extra {
+pub(crate) trait Extra {
     /// Asks for the interval recorded so far (handed back later).
     fn cut(&mut self, now_s: f64);
     /// Merges what was handed back.
@@ -151,7 +151,7 @@ impl Extra for () {
 }
 
 /// The caller's view of a running measurement (a live table, progress lines, nothing).
-pub trait Watch {
+pub(crate) trait Watch {
     /// Something the user should know that does not stop the run.
     fn note(&mut self, text: &str);
     /// The RT threads run; these are their counters.
@@ -165,25 +165,10 @@ pub trait Watch {
     fn checkpoint(&mut self, _partial: &RunResult) {}
 }
 
-/// A `Watch` that shows nothing.
-pub struct Quiet;
-
-impl Watch for Quiet {
-    fn note(&mut self, _: &str) {}
-    fn start(&mut self, _: Gauges) {}
-    fn interval(&self) -> Duration {
-        Duration::from_secs(1)
-    }
-    fn tick(&mut self, _: Duration) -> Action {
-        Action::Go
-    }
-    fn end(&mut self) {}
-}
-
 /// How often the run so far is handed to `Watch::checkpoint`.
-pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(60);
+pub(crate) const CHECKPOINT_EVERY: Duration = Duration::from_secs(60);
 /// Seconds between checkpoints instead, for tests that cannot wait a minute.
-pub const CHECKPOINT_ENV: &str = "RMP_EVAL_CHECKPOINT_S";
+pub(crate) const CHECKPOINT_ENV: &str = "RMP_EVAL_CHECKPOINT_S";
 
 fn checkpoint_every() -> Duration {
     std::env::var(CHECKPOINT_ENV)
@@ -195,7 +180,7 @@ fn checkpoint_every() -> Duration {
 
 /// The guards of one run, taken before its RT threads start and released when it is finished, and what the main
 /// thread does meanwhile: intervals, resets, the interval log, checkpoints.
-pub struct Session {
+pub(crate) struct Session {
     signals: StopOnSignal,
     _lock: MemoryLock,
     dma: DmaLatency,
@@ -210,23 +195,23 @@ pub struct Session {
 
 /// What the session records into the result.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Ended {
+pub(crate) struct Ended {
     /// RFC 3339, UTC.
-    pub started: String,
+    pub(crate) started: String,
     /// A signal (or `q`) ended the run.
-    pub interrupted: bool,
-    pub dma_latency_held: bool,
+    pub(crate) interrupted: bool,
+    pub(crate) dma_latency_held: bool,
     /// When the statistics were last reset (RFC 3339), and how often.
-    pub reset_at: Option<String>,
-    pub resets: u64,
+    pub(crate) reset_at: Option<String>,
+    pub(crate) resets: u64,
     /// Why the interval log is incomplete, when it is.
-    pub hlog_error: Option<String>,
+    pub(crate) hlog_error: Option<String>,
 }
 
 impl Session {
     /// Installs the signal handlers, locks memory, holds /dev/cpu_dma_latency (a note to `watch` when it cannot:
     /// that is a tuning, not a precondition) and opens the interval log.
-    pub fn begin(host: &Host, spec: &RunSpec, watch: &mut dyn Watch) -> Result<Session> {
+    pub(crate) fn begin(host: &Host, spec: &RunSpec, watch: &mut dyn Watch) -> Result<Session> {
         let started = store::unix_now();
         let hlog = match &spec.hlog {
             Some(p) => Some(Hlog::create(p, wall_now())?),
@@ -252,21 +237,17 @@ impl Session {
     }
 
     /// The flag SIGINT/SIGTERM set.
-    pub fn stop_flag(&self) -> Arc<AtomicBool> {
+    pub(crate) fn stop_flag(&self) -> Arc<AtomicBool> {
         Arc::clone(&self.signals.stop)
     }
 
-    pub fn stopped(&self) -> bool {
-        self.signals.stopped()
-    }
-
     /// Seconds since the session began.
-    pub fn elapsed_s(&self) -> f64 {
+    pub(crate) fn elapsed_s(&self) -> f64 {
         self.start.elapsed().as_secs_f64()
     }
 
     /// The collectors of `series`, cutting intervals at the session's interval.
-    pub fn collectors(&self, series: &mut [&mut Series]) -> Vec<Collector> {
+    pub(crate) fn collectors(&self, series: &mut [&mut Series]) -> Vec<Collector> {
         series
             .iter_mut()
             .filter_map(|s| s.collector())
@@ -282,7 +263,7 @@ impl Session {
     /// stops on `q` and passes `partial(collectors, extra)` to the watch once a minute. Threads started by `rt::spawn_rt` unpark this
     /// (the spawning) thread when they end, so it never sleeps longer than a tick after they did.
     #[allow(clippy::too_many_arguments)]
-    pub fn supervise<E: Extra>(
+    pub(crate) fn supervise<E: Extra>(
         &mut self,
         rt_cpus: &[usize],
         gauges: Gauges,
@@ -350,7 +331,7 @@ impl Session {
     }
 
     /// The run's summary of each series once the RT threads have ended (the last intervals into the log).
-    pub fn finish_series(
+    pub(crate) fn finish_series(
         &mut self,
         collectors: Vec<Collector>,
         series: Vec<Series>,
@@ -370,7 +351,7 @@ impl Session {
     }
 
     /// What the session adds to a result, so far (for checkpoints).
-    pub fn so_far(&self) -> Ended {
+    pub(crate) fn so_far(&self) -> Ended {
         Ended {
             started: store::rfc3339(self.started),
             interrupted: self.signals.stopped(),
@@ -382,7 +363,7 @@ impl Session {
     }
 
     /// Releases the guards (the DMA latency request first, then signals and the memory lock).
-    pub fn finish(self) -> Ended {
+    pub(crate) fn finish(self) -> Ended {
         let mut e = self.so_far();
         e.hlog_error = self.hlog.and_then(Hlog::finish);
         drop(self.dma);

@@ -13,9 +13,9 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub const ALL: [Mode; 3] = [Mode::Ecat, Mode::Raw, Mode::Udp];
+    pub(crate) const ALL: [Mode; 3] = [Mode::Ecat, Mode::Raw, Mode::Udp];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Mode::Ecat => "ecat",
             Mode::Raw => "raw",
@@ -23,7 +23,7 @@ impl Mode {
         }
     }
 
-    pub fn from_name(s: &str) -> Option<Mode> {
+    pub(crate) fn from_name(s: &str) -> Option<Mode> {
         Mode::ALL.into_iter().find(|m| m.name() == s)
     }
 }
@@ -37,7 +37,7 @@ pub enum RunMode {
 }
 
 impl RunMode {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             RunMode::Cyclic => "cyclic",
             RunMode::Nic(m) => m.name(),
@@ -67,48 +67,48 @@ impl<'de> Deserialize<'de> for RunMode {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunSpec {
     /// CPU of the RT (sender) thread; None: the last CPU.
-    pub core: Option<usize>,
+    pub(crate) core: Option<usize>,
     /// CPU of the receiver thread; None: the same as `core`.
-    pub receive_cpu: Option<usize>,
+    pub(crate) receive_cpu: Option<usize>,
     /// NIC mode when given.
-    pub nic: Option<String>,
-    pub mode: Mode,
-    pub pktlen: Option<u16>,
-    pub period_us: u32,
+    pub(crate) nic: Option<String>,
+    pub(crate) mode: Mode,
+    pub(crate) pktlen: Option<u16>,
+    pub(crate) period_us: u32,
     /// Seconds; None with no `iterations`: until stopped.
-    pub duration: Option<f64>,
-    pub iterations: Option<u64>,
-    pub send_priority: u8,
-    pub receive_priority: u8,
+    pub(crate) duration: Option<f64>,
+    pub(crate) iterations: Option<u64>,
+    pub(crate) send_priority: u8,
+    pub(crate) receive_priority: u8,
     /// Band width; None: period/8.
-    pub bucket_width_us: Option<u32>,
+    pub(crate) bucket_width_us: Option<u32>,
     /// Write an HdrHistogram interval log there.
-    pub hlog: Option<std::path::PathBuf>,
+    pub(crate) hlog: Option<std::path::PathBuf>,
     /// Length of one interval (the log's, and the max-per-interval series').
-    pub hlog_interval_s: f64,
+    pub(crate) hlog_interval_s: f64,
     /// stress-ng loads on the housekeeping CPUs while it measures (none: an idle machine).
-    pub load: Vec<super::load::LoadKind>,
+    pub(crate) load: Vec<super::load::LoadKind>,
     /// What a NIC run expects of its round trips.
-    pub round_trip: RoundTrip,
+    pub(crate) round_trip: RoundTrip,
     /// Record the RT CPU's kernel events and explain the late cycles (`run --trace`); with a NIC, every CPU and the
     /// replies' receive path.
-    pub trace: bool,
+    pub(crate) trace: bool,
     /// With `trace`: keep and explain every cycle (NIC: reply) later than this (µs); None: the worst one.
-    pub break_us: Option<u32>,
+    pub(crate) break_us: Option<u32>,
     /// The interference counters (on unless measuring what they cost).
-    pub counters: bool,
+    pub(crate) counters: bool,
 }
 
 /// What a NIC run expects of its peer: the working counter, the reply budget, and for UDP the addresses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RoundTrip {
+pub(crate) struct RoundTrip {
     /// The working counter every EtherCAT reply must carry; None: the one the preflight saw.
-    pub expect_wkc: Option<u16>,
+    pub(crate) expect_wkc: Option<u16>,
     /// A reply later than this (µs) is a missed cycle; None: the period.
-    pub budget_us: Option<u32>,
+    pub(crate) budget_us: Option<u32>,
     /// UDP mode: our address and the echo service's (ARP resolves its MAC).
-    pub local_ip: std::net::Ipv4Addr,
-    pub peer_ip: std::net::Ipv4Addr,
+    pub(crate) local_ip: std::net::Ipv4Addr,
+    pub(crate) peer_ip: std::net::Ipv4Addr,
 }
 
 impl Default for RoundTrip {
@@ -124,15 +124,15 @@ impl Default for RoundTrip {
 
 impl RoundTrip {
     /// Link-local defaults: never routed; `reflect` answers for PEER_IP.
-    pub const LOCAL_IP: std::net::Ipv4Addr = std::net::Ipv4Addr::new(169, 254, 88, 1);
-    pub const PEER_IP: std::net::Ipv4Addr = std::net::Ipv4Addr::new(169, 254, 88, 2);
+    pub(crate) const LOCAL_IP: std::net::Ipv4Addr = std::net::Ipv4Addr::new(169, 254, 88, 1);
+    pub(crate) const PEER_IP: std::net::Ipv4Addr = std::net::Ipv4Addr::new(169, 254, 88, 2);
 }
 
 impl RunSpec {
-    pub const PERIOD_US: u32 = 1000;
-    pub const SEND_PRIORITY: u8 = 42;
-    pub const RECEIVE_PRIORITY: u8 = 45;
-    pub const INTERVAL_S: f64 = 1.0;
+    pub(crate) const PERIOD_US: u32 = 1000;
+    pub(crate) const SEND_PRIORITY: u8 = 42;
+    pub(crate) const RECEIVE_PRIORITY: u8 = 45;
+    pub(crate) const INTERVAL_S: f64 = 1.0;
 }
 
 impl Default for RunSpec {
@@ -162,9 +162,9 @@ impl Default for RunSpec {
 
 /// The CPUs a run uses, checked against the machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Placement {
-    pub core: usize,
-    pub receive_cpu: usize,
+pub(crate) struct Placement {
+    pub(crate) core: usize,
+    pub(crate) receive_cpu: usize,
 }
 
 #[cfg(test)]

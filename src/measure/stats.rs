@@ -5,26 +5,26 @@
 use super::dist::{Dist, round3};
 use super::result::{Buckets, SeriesSummary};
 
-pub struct Stats {
-    pub counts: [u64; 5],
+pub(crate) struct Stats {
+    pub(crate) counts: [u64; 5],
     /// |period − target|: the band metric and the deviation percentiles.
-    pub deviation: Dist,
+    pub(crate) deviation: Dist,
     /// now − scheduled wakeup (cyclictest's metric); empty for series without a schedule (the receiver).
-    pub wakeup: Dist,
-    pub min_dev_ns: i64,
-    pub max_abs_dev_ns: u64,
+    pub(crate) wakeup: Dist,
+    pub(crate) min_dev_ns: i64,
+    pub(crate) max_abs_dev_ns: u64,
     /// Index (among the periods recorded since the start or the last reset) of `max_abs_dev_ns`.
-    pub max_index: u64,
-    pub min_period_ns: u64,
-    pub max_period_ns: u64,
-    pub early: u64,
-    pub missed: u64,
+    pub(crate) max_index: u64,
+    pub(crate) min_period_ns: u64,
+    pub(crate) max_period_ns: u64,
+    pub(crate) early: u64,
+    pub(crate) missed: u64,
     /// The reset generation it was recorded in (stale intervals are dropped by the collector).
-    pub epoch: u64,
+    pub(crate) epoch: u64,
 }
 
 impl Stats {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Stats {
             counts: [0; 5],
             deviation: Dist::new(),
@@ -40,12 +40,12 @@ impl Stats {
         }
     }
 
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.deviation.count()
     }
 
     /// Empties it (two histograms cleared: tens of µs, so never per period).
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.counts = [0; 5];
         // Empty histograms are left alone: clearing one writes all of it.
         if self.deviation.count() > 0 {
@@ -65,7 +65,7 @@ impl Stats {
 
     /// One period: `index` among the run's periods, `dev` its signed deviation, `band` the band of |dev|.
     #[inline]
-    pub fn record(
+    pub(crate) fn record(
         &mut self,
         index: u64,
         dev: i64,
@@ -95,7 +95,7 @@ impl Stats {
     }
 
     /// Adds a later interval into this one.
-    pub fn merge(&mut self, o: &Stats) {
+    pub(crate) fn merge(&mut self, o: &Stats) {
         let empty = self.count() == 0;
         if o.count() > 0 {
             for (a, b) in self.counts.iter_mut().zip(o.counts) {
@@ -117,7 +117,7 @@ impl Stats {
         self.missed += o.missed;
     }
 
-    pub fn summary(&self, label: &str) -> SeriesSummary {
+    pub(crate) fn summary(&self, label: &str) -> SeriesSummary {
         let d = self.deviation.summary();
         let us = |ns: u64| round3(ns as f64 / 1000.0);
         let n = self.count();

@@ -9,7 +9,7 @@ use crate::host::Host;
 use crate::measure::result::RunResult;
 
 pub const RESULTS_DIR: &str = "/var/lib/rmp-eval/results";
-pub const LABELS: [&str; 3] = ["run", "before", "after"];
+pub(crate) const LABELS: [&str; 3] = ["run", "before", "after"];
 /// Where results go instead, when set: an absolute directory outside any --root (a CI job collecting results, and
 /// the test suite, which must not write into the machine's own results/).
 pub const RESULTS_ENV: &str = "RMP_EVAL_RESULTS_DIR";
@@ -29,7 +29,7 @@ fn join(dir: &str, name: &str) -> String {
 pub(crate) use crate::wallclock::{rfc3339, stamp, unix_now};
 
 /// (stamp, label, sequence) of a result file name, or None for any other file.
-pub fn parse_name(name: &str) -> Option<(&str, &str, u32)> {
+pub(crate) fn parse_name(name: &str) -> Option<(&str, &str, u32)> {
     let base = name.strip_suffix(".json")?;
     let (ts, rest) = base.split_once('-')?;
     let ok_ts = ts.len() == 16
@@ -53,14 +53,14 @@ pub fn parse_name(name: &str) -> Option<(&str, &str, u32)> {
 
 /// A result file under results/, named once (by the run's label and start) and written as often as needed: the
 /// checkpoints of a long run and its final result go to the same file, each write atomic.
-pub struct Slot {
+pub(crate) struct Slot {
     host: Host,
     abs: String,
 }
 
 impl Slot {
     /// The first free name for `label` at `unix`.
-    pub fn new(host: &Host, label: &str, unix: u64) -> Result<Slot> {
+    pub(crate) fn new(host: &Host, label: &str, unix: u64) -> Result<Slot> {
         let (host, dir) = place(host);
         let ts = stamp(unix);
         for seq in 1..1000u32 {
@@ -81,7 +81,7 @@ impl Slot {
     }
 
     /// A `--trace` result's raw trace, written beside the result as `<name>.trace.txt`; `r` then names the file.
-    pub fn attach_trace(&self, r: &mut RunResult) -> Result<()> {
+    pub(crate) fn attach_trace(&self, r: &mut RunResult) -> Result<()> {
         if let Some(t) = r.trace.as_mut().filter(|t| !t.raw.is_empty()) {
             let side = format!("{}.trace.txt", self.abs.trim_end_matches(".json"));
             self.host.write_atomic(&side, t.raw.as_bytes(), None)?;
@@ -91,7 +91,7 @@ impl Slot {
     }
 
     /// Writes `r` (replacing what was there); returns the real path.
-    pub fn write(&self, r: &RunResult) -> Result<PathBuf> {
+    pub(crate) fn write(&self, r: &RunResult) -> Result<PathBuf> {
         let json = serde_json::to_vec_pretty(r)
             .map_err(|e| Error::failed(format!("encoding the result: {e}")))?;
         self.host.write_atomic(&self.abs, &json, None)?;
@@ -100,12 +100,13 @@ impl Slot {
 }
 
 /// Saves `r` under results/ with its label; returns the real path written.
-pub fn save(host: &Host, r: &RunResult, unix: u64) -> Result<PathBuf> {
+#[cfg(test)]
+pub(crate) fn save(host: &Host, r: &RunResult, unix: u64) -> Result<PathBuf> {
     Slot::new(host, &r.label, unix)?.write(r)
 }
 
 /// The newest saved result with this label ("last": of any label).
-pub fn newest(host: &Host, which: &str) -> Result<Option<PathBuf>> {
+pub(crate) fn newest(host: &Host, which: &str) -> Result<Option<PathBuf>> {
     let (host, dir) = place(host);
     let names = match host.list(dir) {
         Ok(n) => n,
@@ -127,7 +128,7 @@ pub fn newest(host: &Host, which: &str) -> Result<Option<PathBuf>> {
 }
 
 /// A result named on the command line: "last", "before", "after", or a file path (taken as given, not under --root).
-pub fn resolve(host: &Host, arg: &str) -> Result<PathBuf> {
+pub(crate) fn resolve(host: &Host, arg: &str) -> Result<PathBuf> {
     if arg == "last" || LABELS.contains(&arg) {
         return newest(host, arg)?.ok_or_else(|| {
             let (host, dir) = place(host);
@@ -149,7 +150,7 @@ pub fn resolve(host: &Host, arg: &str) -> Result<PathBuf> {
 
 /// Result files larger than this are refused before reading (a run's result is kilobytes; histograms make
 /// it a few megabytes).
-pub const MAX_RESULT_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_RESULT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Reads a saved result; a file that is not one is a one-line usage error. Results are mailed around: the
 /// file is opened without blocking (a FIFO is refused, not waited on) and its size is bounded.

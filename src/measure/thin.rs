@@ -4,10 +4,10 @@
 //! spread evenly over the whole run — exact up to `CAP` windows (68 min at 1 s).
 
 /// The most values held.
-pub const CAP: usize = 4096;
+pub(crate) const CAP: usize = 4096;
 
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Thinned<T> {
+pub(crate) struct Thinned<T> {
     values: Vec<T>,
     /// Windows per value kept (a power of two), and windows seen since the last one kept.
     stride: u64,
@@ -15,7 +15,7 @@ pub struct Thinned<T> {
 }
 
 impl<T: Copy> Thinned<T> {
-    pub fn push(&mut self, v: T) {
+    pub(crate) fn push(&mut self, v: T) {
         let stride = self.stride.max(1);
         if self.skipped + 1 < stride {
             self.skipped += 1;
@@ -36,12 +36,13 @@ impl<T: Copy> Thinned<T> {
         self.values.push(v);
     }
 
-    pub fn values(&self) -> &[T] {
+    pub(crate) fn values(&self) -> &[T] {
         &self.values
     }
 
     /// Values held (for the test that the memory stays bounded).
-    pub fn capacity(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
         self.values.capacity()
     }
 }

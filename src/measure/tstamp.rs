@@ -16,7 +16,7 @@ pub const RECORD_DIR: &str = "/run/rmp-eval/hwtstamp";
 /// Which clock stamps the frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum TsKind {
+pub(crate) enum TsKind {
     /// The NIC's PTP clock, at the wire.
     Hardware,
     /// The kernel's CLOCK_REALTIME, in the driver (TX) and at packet receive (RX).
@@ -25,7 +25,7 @@ pub enum TsKind {
 
 /// What to do with the NIC's present configuration (`None`: unreadable, as with drivers that have no GET).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Plan {
+pub(crate) enum Plan {
     /// It already stamps TX and every received frame: use it, change nothing.
     Use,
     /// Someone else's configuration (a PTP daemon's filter): leave it, use software stamps.
@@ -34,7 +34,7 @@ pub enum Plan {
     Change(hwtstamp::Config),
 }
 
-pub fn plan(current: Option<hwtstamp::Config>) -> Plan {
+pub(crate) fn plan(current: Option<hwtstamp::Config>) -> Plan {
     match current {
         Some(c) if c.stamps_all() => Plan::Use,
         Some(c)
@@ -57,7 +57,7 @@ fn encode(c: hwtstamp::Config) -> String {
 }
 
 /// The record's text: "flags tx_type rx_filter".
-pub fn decode(s: &str) -> Option<hwtstamp::Config> {
+pub(crate) fn decode(s: &str) -> Option<hwtstamp::Config> {
     let v: Vec<i32> = s
         .split_whitespace()
         .map(str::parse)
@@ -74,7 +74,7 @@ pub fn decode(s: &str) -> Option<hwtstamp::Config> {
 }
 
 /// The NIC's hardware timestamping for one run; what was changed is put back on drop.
-pub struct HwTstamp {
+pub(crate) struct HwTstamp {
     host: Host,
     name: String,
     /// The configuration to restore, when this run changed it.
@@ -84,7 +84,7 @@ pub struct HwTstamp {
 impl HwTstamp {
     /// `Err` when the NIC (or its driver) has no hardware timestamps — veth answers EOPNOTSUPP — or when its
     /// configuration belongs to someone else.
-    pub fn enable(host: &Host, name: &str) -> io::Result<HwTstamp> {
+    pub(crate) fn enable(host: &Host, name: &str) -> io::Result<HwTstamp> {
         ifname::validate(name)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
         let previous = match plan(hwtstamp::get(name).ok()) {
@@ -132,7 +132,7 @@ impl Drop for HwTstamp {
 
 /// Puts back what a run that did not end (kill -9, power loss of the process) left switched on, from its records;
 /// returns one line per record for the user.
-pub fn restore_leftovers(host: &Host) -> Vec<String> {
+pub(crate) fn restore_leftovers(host: &Host) -> Vec<String> {
     let mut said = Vec::new();
     for name in host.list(RECORD_DIR).unwrap_or_default() {
         let path = record_path(&name);
