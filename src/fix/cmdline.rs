@@ -11,37 +11,31 @@ fn parse_list(s: &str) -> Result<Vec<usize>, String> {
 
 /// Splits a command line as the kernel does: on whitespace, except inside double quotes.
 pub(crate) fn tokens(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    for c in line.chars() {
-        if c == '"' {
-            quoted = !quoted;
-            cur.push(c);
-        } else if c.is_whitespace() && !quoted {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-        } else {
-            cur.push(c);
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
+    split(line.chars(), '"', char::is_whitespace)
+        .into_iter()
+        .map(String::from_iter)
+        .collect()
 }
 
 /// `tokens` on bytes: a command-line file may hold bytes that are not UTF-8, and they must come back as they were.
 pub(crate) fn tokens_bytes(line: &[u8]) -> Vec<Vec<u8>> {
+    split(line.iter().copied(), b'"', |c: u8| c.is_ascii_whitespace())
+}
+
+/// The one splitter behind `tokens` and `tokens_bytes`: on `space`, except between `quote`s (kept in the token).
+fn split<T: Copy + PartialEq>(
+    items: impl Iterator<Item = T>,
+    quote: T,
+    space: impl Fn(T) -> bool,
+) -> Vec<Vec<T>> {
     let mut out = Vec::new();
     let mut cur = Vec::new();
     let mut quoted = false;
-    for &c in line {
-        if c == b'"' {
+    for c in items {
+        if c == quote {
             quoted = !quoted;
             cur.push(c);
-        } else if c.is_ascii_whitespace() && !quoted {
+        } else if space(c) && !quoted {
             if !cur.is_empty() {
                 out.push(std::mem::take(&mut cur));
             }
