@@ -11,7 +11,7 @@ use crate::measure::result::RunResult;
 use crate::measure::store;
 use crate::output::Output;
 use crate::parse::text::sanitize;
-use crate::report::compare::{Change, compare, render_text};
+use crate::report::compare::{Trend, compare, render_text};
 use crate::report::compare_input::{shown_label, validate};
 
 /// Series labels of a result, for the "nothing to compare" message.
@@ -63,7 +63,7 @@ pub(crate) fn execute(host: &Host, out: Output, args: &CompareArgs) -> Result<Ou
     } else {
         crate::out!("{}", render_text(&c, out.color));
     }
-    Ok(if c.verdict == Change::Worse {
+    Ok(if c.verdict == Trend::Worse {
         Outcome::ShortFall
     } else {
         Outcome::Good

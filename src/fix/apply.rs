@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::host::Host;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outcome {
+pub struct StepResult {
     pub step: StepId,
     pub target: String,
     pub took: Took,
@@ -21,7 +21,7 @@ pub struct Report {
     pub journal: String,
     /// The command that undoes it (with --root when the plan was for a root).
     pub(crate) undo: String,
-    pub outcomes: Vec<Outcome>,
+    pub outcomes: Vec<StepResult>,
 }
 
 fn pause_for_tests(done: usize, total: usize) {
@@ -171,7 +171,7 @@ pub fn apply(host: &Host, plan: &Plan, core: usize, nic: Option<&str>) -> Result
     }
     let outcomes = took
         .into_iter()
-        .map(|(step, c, t)| Outcome {
+        .map(|(step, c, t)| StepResult {
             step,
             target: c.target(),
             took: kind::verify(host, c, t),

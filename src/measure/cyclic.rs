@@ -4,7 +4,7 @@ use super::interference::{Counters, Counting};
 use super::interference_report::Interference;
 use super::result::{RunResult, Verdict};
 use super::rt;
-use super::sampler::{self, Plan};
+use super::sampler::{self, Limits};
 use super::series::Series;
 use super::session::{Ended, Gauges, Session, Watch};
 use super::spec::{Placement, RunMode, RunSpec};
@@ -30,7 +30,7 @@ pub(crate) fn run(
         series: vec![("Cyclic".into(), series.live())],
         extra: None,
     };
-    let plan = Plan::of(spec);
+    let plan = Limits::of(spec);
     let stop = session.stop_flag();
     // --trace: tracefs set up before the loop starts; the loop's only addition is one trace_marker write a cycle.
     let (tracing, marker) = match spec.trace {

@@ -11,7 +11,7 @@ use super::nic_recv::{self, Shared};
 use super::rawsock::RawSocket;
 use super::result::{EscId, RunResult, Verdict};
 use super::rtt_collect::{self, RttCollector};
-use super::sampler::{self, Plan};
+use super::sampler::{self, Limits};
 use super::series::{Series, round3};
 use super::session::{Gauges, Session, Watch};
 use super::spec::{Mode, Placement, RunMode, RunSpec};
@@ -206,7 +206,7 @@ pub(crate) fn run(
             return Err(e);
         }
     };
-    let plan = Plan::of(args);
+    let plan = Limits::of(args);
     let tx = {
         let sh = Arc::clone(&shared);
         let mut sender = sender;

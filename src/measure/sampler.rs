@@ -8,7 +8,7 @@ use super::series::Series;
 
 /// When the loop ends, besides the stop flag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Plan {
+pub(crate) struct Limits {
     pub(crate) period_ns: u64,
     /// Stop after this many recorded periods.
     pub(crate) iterations: Option<u64>,
@@ -16,9 +16,9 @@ pub(crate) struct Plan {
     pub(crate) duration_ns: Option<u64>,
 }
 
-impl Plan {
-    pub(crate) fn of(spec: &super::spec::RunSpec) -> Plan {
-        Plan {
+impl Limits {
+    pub(crate) fn of(spec: &super::spec::RunSpec) -> Limits {
+        Limits {
             period_ns: u64::from(spec.period_us) * 1000,
             iterations: spec.iterations,
             duration_ns: spec.duration.map(|s| (s * 1e9) as u64),
@@ -50,7 +50,7 @@ pub(crate) struct Wake {
 /// its frame there); then the period since the previous wakeup and the wakeup latency are recorded. The first
 /// wakeup only starts the clock. Periods whose deadline passed before the thread woke are skipped and counted.
 pub(crate) fn run<F: FnMut(Wake)>(
-    plan: &Plan,
+    plan: &Limits,
     series: &mut Series,
     stop: &AtomicBool,
     mut on_wake: F,
@@ -109,7 +109,7 @@ mod tests {
         let mut s = Series::new("Cyclic", 200, None);
         let stop = AtomicBool::new(false);
         let mut calls = 0;
-        let plan = Plan {
+        let plan = Limits {
             period_ns: 200_000,
             iterations: Some(50),
             duration_ns: None,
@@ -128,7 +128,7 @@ mod tests {
     fn stop_flag_ends_before_the_first_sleep() {
         let mut s = Series::new("Cyclic", 1000, None);
         let stop = AtomicBool::new(true);
-        let plan = Plan {
+        let plan = Limits {
             period_ns: 1_000_000,
             iterations: None,
             duration_ns: None,

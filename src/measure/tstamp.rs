@@ -25,7 +25,7 @@ pub(crate) enum TsKind {
 
 /// What to do with the NIC's present configuration (`None`: unreadable, as with drivers that have no GET).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Plan {
+pub(crate) enum HwDecision {
     /// It already stamps TX and every received frame: use it, change nothing.
     Use,
     /// Someone else's configuration (a PTP daemon's filter): leave it, use software stamps.
@@ -34,17 +34,17 @@ pub(crate) enum Plan {
     Change(hwtstamp::Config),
 }
 
-pub(crate) fn plan(current: Option<hwtstamp::Config>) -> Plan {
+pub(crate) fn plan(current: Option<hwtstamp::Config>) -> HwDecision {
     match current {
-        Some(c) if c.stamps_all() => Plan::Use,
+        Some(c) if c.stamps_all() => HwDecision::Use,
         Some(c)
             if c.tx_type != hwtstamp::Config::OFF.tx_type
                 || c.rx_filter != hwtstamp::Config::OFF.rx_filter =>
         {
-            Plan::LeaveAlone
+            HwDecision::LeaveAlone
         }
-        Some(c) => Plan::Change(c),
-        None => Plan::Change(hwtstamp::Config::OFF),
+        Some(c) => HwDecision::Change(c),
+        None => HwDecision::Change(hwtstamp::Config::OFF),
     }
 }
 
@@ -88,9 +88,9 @@ impl HwTstamp {
         ifname::validate(name)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
         let previous = match plan(hwtstamp::get(name).ok()) {
-            Plan::Use => None,
-            Plan::LeaveAlone => return Err(io::Error::from_raw_os_error(libc::EBUSY)),
-            Plan::Change(p) => Some(p),
+            HwDecision::Use => None,
+            HwDecision::LeaveAlone => return Err(io::Error::from_raw_os_error(libc::EBUSY)),
+            HwDecision::Change(p) => Some(p),
         };
         let Some(p) = previous else {
             return Ok(HwTstamp {
@@ -177,16 +177,16 @@ mod tests {
 
     #[test]
     fn configuration_is_read_first() {
-        assert_eq!(plan(Some(Config::ALL)), Plan::Use);
+        assert_eq!(plan(Some(Config::ALL)), HwDecision::Use);
         // ptp4l's usual setting: TX on, PTPv2 event frames only (HWTSTAMP_FILTER_PTP_V2_EVENT = 12).
         let ptp4l = Config {
             flags: 0,
             tx_type: 1,
             rx_filter: 12,
         };
-        assert_eq!(plan(Some(ptp4l)), Plan::LeaveAlone);
-        assert_eq!(plan(Some(Config::OFF)), Plan::Change(Config::OFF));
-        assert_eq!(plan(None), Plan::Change(Config::OFF));
+        assert_eq!(plan(Some(ptp4l)), HwDecision::LeaveAlone);
+        assert_eq!(plan(Some(Config::OFF)), HwDecision::Change(Config::OFF));
+        assert_eq!(plan(None), HwDecision::Change(Config::OFF));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::report::table::{Cell, Paint, painted, render, us};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum Change {
+pub(crate) enum Trend {
     Better,
     Worse,
     Mixed,
@@ -26,7 +26,7 @@ pub(crate) struct Row {
     /// Counts towards the verdict.
     pub(crate) key: bool,
     /// better / worse / unchanged, for lower-is-better metrics judged with a 10 % (and 1 µs) margin.
-    pub(crate) trend: Change,
+    pub(crate) trend: Trend,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -34,7 +34,7 @@ pub struct Comparison {
     pub(crate) before: String,
     pub(crate) after: String,
     pub(crate) rows: Vec<Row>,
-    pub(crate) verdict: Change,
+    pub(crate) verdict: Trend,
     pub(crate) summary: String,
     /// How the verdict was reached.
     pub(crate) basis: String,
@@ -44,14 +44,14 @@ pub struct Comparison {
     pub(crate) unfair: Vec<String>,
 }
 
-fn trend(before: f64, after: f64, unit: &str) -> Change {
+fn trend(before: f64, after: f64, unit: &str) -> Trend {
     let margin = (before.abs() * 0.10).max(if unit == "us" { 1.0 } else { 0.0 });
     if after < before - margin {
-        Change::Better
+        Trend::Better
     } else if after > before + margin {
-        Change::Worse
+        Trend::Worse
     } else {
-        Change::Unchanged
+        Trend::Unchanged
     }
 }
 
@@ -192,18 +192,18 @@ pub fn compare(
         .iter()
         .filter(|r| r.key && (!tested || r.metric == "RTT lost"))
         .collect();
-    let changes: Vec<Change> = key
+    let changes: Vec<Trend> = key
         .iter()
         .map(|r| r.trend)
         .chain(evidence.iter().map(|e| e.change))
         .collect();
-    let better = changes.contains(&Change::Better);
-    let worse = changes.contains(&Change::Worse);
+    let better = changes.contains(&Trend::Better);
+    let worse = changes.contains(&Trend::Worse);
     let verdict = match (better, worse) {
-        (true, false) => Change::Better,
-        (false, true) => Change::Worse,
-        (true, true) => Change::Mixed,
-        (false, false) => Change::Unchanged,
+        (true, false) => Trend::Better,
+        (false, true) => Trend::Worse,
+        (true, true) => Trend::Mixed,
+        (false, false) => Trend::Unchanged,
     };
     let shown = |e: &Evidence| {
         format!(
@@ -217,25 +217,21 @@ pub fn compare(
     };
     let moved: Vec<String> = evidence
         .iter()
-        .filter(|e| e.change != Change::Unchanged)
+        .filter(|e| e.change != Trend::Unchanged)
         .map(shown)
-        .chain(
-            key.iter()
-                .filter(|r| r.trend != Change::Unchanged)
-                .map(|r| {
-                    format!(
-                        "{} {} → {}{}",
-                        r.metric,
-                        us(r.before),
-                        us(r.after),
-                        unit_suffix(r.unit)
-                    )
-                }),
-        )
+        .chain(key.iter().filter(|r| r.trend != Trend::Unchanged).map(|r| {
+            format!(
+                "{} {} → {}{}",
+                r.metric,
+                us(r.before),
+                us(r.after),
+                unit_suffix(r.unit)
+            )
+        }))
         .take(3)
         .collect();
     let word = match verdict {
-        Change::Unchanged => "no clear change".to_string(),
+        Trend::Unchanged => "no clear change".to_string(),
         v => format!("{v:?}").to_lowercase(),
     };
     let summary = match (moved.is_empty(), evidence.first()) {
@@ -291,8 +287,8 @@ pub fn render_text(c: &Comparison, color: bool) -> String {
     let mut rows = vec![Some(head), None];
     for r in &c.rows {
         let paint = match r.trend {
-            Change::Better => Paint::Green,
-            Change::Worse => Paint::Red,
+            Trend::Better => Paint::Green,
+            Trend::Worse => Paint::Red,
             _ => Paint::None,
         };
         let sign = if r.change > 0.0 { "+" } else { "" };
@@ -315,8 +311,8 @@ pub fn render_text(c: &Comparison, color: bool) -> String {
     let mut s = format!("Before: {}\nAfter:  {}\n", c.before, c.after);
     s.push_str(&render(&rows, color));
     let paint = match c.verdict {
-        Change::Better => Paint::Green,
-        Change::Worse => Paint::Red,
+        Trend::Better => Paint::Green,
+        Trend::Worse => Paint::Red,
         _ => Paint::Bold,
     };
     s.push_str(&format!("Judged by {}.\n", c.basis));

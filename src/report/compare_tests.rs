@@ -45,7 +45,7 @@ fn tuned_machine_compares_better() {
     let after = result(0, 0);
     assert_eq!(before.verdict, Verdict::Fail);
     let c = compare(&before, &after, "b.json", "a.json");
-    assert_eq!(c.verdict, Change::Better);
+    assert_eq!(c.verdict, Trend::Better);
     let outside = c
         .rows
         .iter()
@@ -80,8 +80,8 @@ fn tuned_machine_compares_better() {
     );
     assert!(!text.contains('\x1b'));
     // And the other way round.
-    assert_eq!(compare(&after, &before, "a", "b").verdict, Change::Worse);
-    assert_eq!(compare(&after, &after, "a", "a").verdict, Change::Unchanged);
+    assert_eq!(compare(&after, &before, "a", "b").verdict, Trend::Worse);
+    assert_eq!(compare(&after, &after, "a", "a").verdict, Trend::Unchanged);
 }
 
 #[test]

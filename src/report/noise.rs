@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use super::compare::Change;
+use super::compare::Trend;
 use crate::measure::result::SeriesSummary;
 
 /// Significance level of the test: with it, two runs of an unchanged machine are called different about once in
@@ -28,7 +28,7 @@ pub(crate) struct Evidence {
     pub(crate) median_after_us: f64,
     /// Two-sided p-value of the Mann–Whitney U test.
     pub(crate) p_value: f64,
-    pub(crate) change: Change,
+    pub(crate) change: Trend,
 }
 
 /// The interval maxima of a series, merged (max of neighbours) to `interval_s` when its own intervals are shorter.
@@ -130,11 +130,11 @@ pub(crate) fn judge(before: &SeriesSummary, after: &SeriesSummary) -> Option<Evi
     let (medb, meda) = (median(&b), median(&a));
     let margin = (medb * 0.10).max(1.0);
     let change = if p >= ALPHA || (meda - medb).abs() <= margin {
-        Change::Unchanged
+        Trend::Unchanged
     } else if meda < medb {
-        Change::Better
+        Trend::Better
     } else {
-        Change::Worse
+        Trend::Worse
     };
     Some(Evidence {
         series: before.label.clone(),
@@ -196,16 +196,16 @@ mod tests {
         let mut burst = quiet.clone();
         burst[7] = 900.0; // one stall: 5x the p99.9 of a short run, but one interval
         let e = judge(&series(&quiet, 1.0), &series(&burst, 1.0)).unwrap();
-        assert_eq!(e.change, Change::Unchanged, "{e:?}");
+        assert_eq!(e.change, Trend::Unchanged, "{e:?}");
         let loaded: Vec<f64> = quiet.iter().map(|v| v * 4.0).collect();
         let e = judge(&series(&quiet, 1.0), &series(&loaded, 1.0)).unwrap();
-        assert_eq!(e.change, Change::Worse, "{e:?}");
+        assert_eq!(e.change, Trend::Worse, "{e:?}");
         assert!(e.p_value < ALPHA);
         assert_eq!(
             judge(&series(&loaded, 1.0), &series(&quiet, 1.0))
                 .unwrap()
                 .change,
-            Change::Better
+            Trend::Better
         );
         // Intervals of 2 s against 1 s: the shorter ones are merged first.
         let e = judge(&series(&quiet, 1.0), &series(&quiet[..7], 2.0)).unwrap();
