@@ -2,6 +2,7 @@
 //! which partitions exist and which one holds a CPU. Read through `Host` (fixture roots work); the fix step that
 //! creates a partition lives in fix::cpuset.
 
+use crate::error::Error;
 use crate::host::Host;
 use crate::parse::cgroup::{PartitionState, cgroup2_mount, has_controller};
 use crate::parse::{cpulist, kernel};
@@ -29,7 +30,8 @@ pub(crate) enum Support {
     NoCpuset {
         mount: String,
     },
-    /// The kernel is older than 5.15, the first to accept "isolated".
+    /// The kernel is older than 6.1, the first to accept "isolated" (cgroup/cpuset commit f28e22441f35, merged
+    /// for 6.1; 5.15–6.0 refuse the word).
     OldKernel {
         mount: String,
         release: String,
@@ -57,7 +59,7 @@ impl Support {
                 "the cpuset controller is not available in cgroup2 at {mount} (bound to a cgroup v1 hierarchy)"
             )),
             Support::OldKernel { release, .. } => Some(format!(
-                "kernel {release} is older than 5.15 (no isolated partitions)"
+                "kernel {release} is older than 6.1 (no isolated partitions)"
             )),
             Support::Ready { .. } => None,
         }
@@ -76,7 +78,7 @@ pub(crate) fn support(host: &Host) -> Support {
     }
     let release = host.read_trimmed(OSRELEASE).unwrap_or_default();
     match kernel::version(&release) {
-        Some(v) if v < (5, 15, 0) => Support::OldKernel { mount, release },
+        Some(v) if v < (6, 1, 0) => Support::OldKernel { mount, release },
         _ => Support::Ready { mount },
     }
 }
@@ -205,27 +207,60 @@ pub(crate) struct Placed {
 
 const SELF_CGROUP: &str = "/proc/self/cgroup";
 
-pub(crate) fn enter(host: &Host, core: usize) -> Option<Placed> {
+/// The cgroup a measurement joins inside partition `p`: fix's holder service's delegated cgroup when it is there.
+/// Not the slice itself: systemd enables the holder's controllers in the slice's subtree_control, and cgroup v2
+/// takes no process into a cgroup that has them ("no internal processes": EBUSY — found in the guest).
+fn join_dir(host: &Host, p: &Partition) -> String {
+    let holder = format!("{}/{HOLDER}", p.dir);
+    if p.name == SLICE && host.is_dir(&holder) {
+        holder
+    } else {
+        p.dir.clone()
+    }
+}
+
+/// Ok(None) when the core is in no valid isolated partition (or not live). An error when it is and this process
+/// cannot join it: outside the partition the core is not among this process's CPUs, so pinning would fail anyway
+/// ("Invalid argument") — the error says why instead.
+pub(crate) fn enter(host: &Host, core: usize) -> Result<Option<Placed>, Error> {
     if !host.is_live() {
-        return None;
+        return Ok(None);
     }
     let cg = of_core(host, core);
-    let p = cg.partition.as_ref().filter(|_| cg.isolated(core))?;
-    let mount = cg.support.mount()?;
+    let (Some(p), Some(mount)) = (
+        cg.partition.as_ref().filter(|_| cg.isolated(core)),
+        cg.support.mount(),
+    ) else {
+        return Ok(None);
+    };
     // cgroup v2's line: "0::/user.slice/…".
     let own = host
-        .read(SELF_CGROUP)
-        .ok()?
+        .read(SELF_CGROUP)?
         .lines()
-        .find_map(|l| l.strip_prefix("0::").map(str::to_string))?;
+        .find_map(|l| l.strip_prefix("0::").map(str::to_string))
+        .ok_or_else(|| {
+            Error::failed(format!(
+                "CPU{core} is in the isolated cgroup partition {}, but this process is in no cgroup v2 \
+                 ({SELF_CGROUP}): cannot measure there",
+                p.name
+            ))
+        })?;
+    let dir = join_dir(host, p);
     let pid = std::process::id().to_string();
-    host.write_value(&format!("{}/cgroup.procs", p.dir), &pid)
-        .ok()?;
-    Some(Placed {
+    host.write_value(&format!("{dir}/cgroup.procs"), &pid)
+        .map_err(|e| {
+            Error::failed(format!(
+                "CPU{core} is in the isolated cgroup partition {}; moving this process into {dir} failed \
+                 ({}): cannot measure on that core",
+                p.name,
+                e.reason()
+            ))
+        })?;
+    Ok(Some(Placed {
         host: host.clone(),
         back: format!("{mount}{}/cgroup.procs", own.trim_end_matches('/')),
         name: p.name.clone(),
-    })
+    }))
 }
 
 impl Drop for Placed {

@@ -1,7 +1,7 @@
 //! fix's cpuset step on fixture roots: the captured Debian 12 RT guest with a cgroup tree of tests/fixtures/cgroup
 //! laid over it (see check_cgroup.rs) and /run/systemd/system where systemd is the init system. The plan (text
 //! and JSON), what it refuses and why, apply + rollback byte for byte. The live partition (a CPU-bound process
-//! never runs on the core) is the VM suite's 6-cpuset scenario: it needs systemd and cgroup2 with the cpuset
+//! never runs on the core) is the VM suite's 8-cpuset scenario: it needs systemd and cgroup2 with the cpuset
 //! controller, which the development VMs do not have (cpuset is bound to a cgroup v1 hierarchy there).
 
 mod common;
@@ -108,7 +108,7 @@ fn a_failing_core_isolated_check_brings_the_step_with_the_command_line() {
 
 #[test]
 fn where_it_cannot_work_it_plans_nothing_and_says_why() {
-    let cases: [(Root, &str); 5] = [
+    let cases: [(Root, &str); 6] = [
         (
             root("no-cpuset", true),
             "cpuset controller is not available in cgroup2 at /sys/fs/cgroup/unified",
@@ -130,6 +130,15 @@ fn where_it_cannot_work_it_plans_nothing_and_says_why() {
                 r
             },
             "isolcpus= already isolates CPU1",
+        ),
+        (
+            {
+                // 5.15–6.0 have partitions but refuse "isolated" (added for 6.1).
+                let r = ready();
+                r.write("/proc/sys/kernel/osrelease", "6.0.19-rt-amd64\n");
+                r
+            },
+            "kernel 6.0.19-rt-amd64 is older than 6.1",
         ),
     ];
     for (r, why) in cases {

@@ -99,7 +99,7 @@ pub(crate) fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcom
     let slot = Slot::new(host, "run", store::unix_now())?;
     let mut screen = Screen::new(out, args.json, Some(&slot));
     let lock = crate::corelock::shared(host, at.core);
-    let placed = crate::cgroup::enter(host, at.core);
+    let placed = crate::cgroup::enter(host, at.core)?;
     if let (Some(p), false) = (&placed, args.json) {
         eprintln!(
             "rmp-eval: note: measuring inside the isolated cgroup partition {}",
@@ -161,7 +161,7 @@ pub fn measure(
     let at = place(host, spec)?;
     let slot = Slot::new(host, label, store::unix_now())?;
     let lock = crate::corelock::shared(host, at.core);
-    let placed = crate::cgroup::enter(host, at.core);
+    let placed = crate::cgroup::enter(host, at.core)?;
     let mut result = crate::measure::run(
         host,
         spec,
@@ -185,7 +185,7 @@ pub(crate) fn measure_unsaved(
     label: &str,
 ) -> Result<RunResult> {
     let at = place(host, spec)?;
-    let _placed = crate::cgroup::enter(host, at.core);
+    let _placed = crate::cgroup::enter(host, at.core)?;
     crate::measure::run(host, spec, at, label, &mut Screen::new(out, true, None))
 }
 

@@ -1,4 +1,4 @@
-//! The cpuset step: isolate the RT core now, without a reboot, as a cgroup v2 isolated partition (kernel 5.15+).
+//! The cpuset step: isolate the RT core now, without a reboot, as a cgroup v2 isolated partition (kernel 6.1+).
 //! It works with systemd rather than beside it: a slice unit (rmp_eval_rt.slice, AllowedCPUs=core) makes systemd
 //! create the cgroup, give it the core and keep the cpuset controller enabled up to it — so a daemon-reload or a
 //! unit start does not undo it — and fix turns that cgroup into an isolated partition (kind/partition.rs).
