@@ -154,3 +154,43 @@ fn bad_settings_are_one_line_and_exit_2() {
         assert!(err.contains(key), "{err}");
     }
 }
+
+#[test]
+fn what_the_kernel_refused_fix_is_not_drift() {
+    // In the PREEMPT_RT guest the kernel refuses to move IRQ 0, 2 and virtio-blk's managed IRQs (EIO); the monitor
+    // reported them as drift at every pass (exit 1) until a re-apply pass learnt they were refused. An immutable
+    // file refuses root's write (EPERM), which fix reads the same way.
+    if !common::require_root("what_the_kernel_refused_fix_is_not_drift") {
+        return;
+    }
+    let r = Root::untuned();
+    let tf = tempfile::tempdir().unwrap();
+    settings(&r, "no", tf.path());
+    let irq = r.path("/proc/irq/27/smp_affinity_list");
+    let chattr = |flag: &str| {
+        let st = std::process::Command::new("chattr")
+            .arg(flag)
+            .arg(&irq)
+            .status()
+            .expect("chattr (e2fsprogs)");
+        assert!(st.success(), "chattr {flag} {}", irq.display());
+    };
+    let before = r.read("/proc/irq/27/smp_affinity_list");
+    chattr("+i");
+    let o = r.rmp(
+        "fix",
+        &["--core", "1", "--only", "irq_affinity", "--yes", "--no-measure"],
+    );
+    chattr("-i");
+    let out = text(&o);
+    assert!(
+        out.contains("/proc/irq/27/smp_affinity_list: refused by the kernel"),
+        "{out}"
+    );
+    assert_eq!(r.read("/proc/irq/27/smp_affinity_list"), before);
+    let o = r.rmp("monitor", &[]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("drift: none"), "{out}");
+    assert_eq!(metric(tf.path(), "rmp_eval_drift_remaining_values"), 0.0);
+}

@@ -199,6 +199,14 @@ pub(crate) fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcom
         None
     };
     let report = apply::apply(host, &chosen, args.core, args.nic.as_deref())?;
+    // What the kernel refused (managed IRQs) was never fix's value: the monitor must not call it drift.
+    let kernel_refused: Vec<String> = report
+        .outcomes
+        .iter()
+        .filter(|o| matches!(o.took, Took::Refused(_) | Took::Unsupported(_)))
+        .map(|o| o.target.clone())
+        .collect();
+    crate::fix::drift::remember_refused(host, &kernel_refused)?;
     if args.json {
         outln!("{}", render::report_json(&report));
     } else {

@@ -90,15 +90,23 @@ pub(crate) fn reapply(host: &Host, steps: &[Step]) -> Result<(usize, Vec<String>
             Err(e) => problems.push(e.to_string()),
         }
     }
-    if !refused.is_empty() {
-        let mut all = self::refused(host);
-        all.extend(refused.iter().cloned());
-        all.sort();
-        all.dedup();
-        let text = serde_json::to_string_pretty(&Refused { targets: all }).unwrap_or_default();
-        host.write_atomic(REFUSED, format!("{text}\n").as_bytes(), None)?;
-    }
+    remember_refused(host, &refused)?;
     Ok((written, refused, problems))
+}
+
+/// Adds targets the kernel refused to the ones drift no longer counts (fix calls it for what it could not apply:
+/// without it the monitor reported the guest's managed virtio IRQs as drift at every pass).
+pub fn remember_refused(host: &Host, targets: &[String]) -> Result<()> {
+    if targets.is_empty() {
+        return Ok(());
+    }
+    let mut all = refused(host);
+    all.extend(targets.iter().cloned());
+    all.sort();
+    all.dedup();
+    let text = serde_json::to_string_pretty(&Refused { targets: all }).unwrap_or_default();
+    host.write_atomic(REFUSED, format!("{text}\n").as_bytes(), None)?;
+    Ok(())
 }
 
 #[derive(Serialize, Deserialize, Default)]
