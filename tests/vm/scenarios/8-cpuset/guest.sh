@@ -15,6 +15,15 @@ cgstate() {
     cat $CG/cpuset.cpus.effective >"$d/root-effective" 2>/dev/null
     cat $CG/system.slice/cpuset.cpus.effective >"$d/system-effective" 2>/dev/null
     systemctl is-active rmp-eval-rt.service >"$d/holder" 2>&1
+    cat $P/cgroup.subtree_control >"$d/subtree" 2>/dev/null
+    cat $CG/cpuset.cpus.isolated >"$d/isolated" 2>/dev/null || echo "<missing>" >"$d/isolated"
+    # Every user-space process and the CPUs it may run on (kernel threads, empty cmdline, left out: per-CPU ones
+    # stay, as with isolcpus): "PID CPULIST CMDLINE".
+    for s in /proc/[0-9]*; do
+        c=$(tr '\0' ' ' <"$s/cmdline" 2>/dev/null | cut -c1-60)
+        [ -n "$c" ] || continue
+        printf '%s %s %s\n' "${s##*/}" "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$s/status")" "$c"
+    done >"$d/tasks" 2>/dev/null
 }
 
 # hogs NAME: two busy loops started now with no affinity; 40 samples of their processor field, 0.1 s apart.
