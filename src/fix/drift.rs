@@ -96,7 +96,7 @@ pub(crate) fn reapply(host: &Host, steps: &[Step]) -> Result<(usize, Vec<String>
 
 /// Adds targets the kernel refused to the ones drift no longer counts (fix calls it for what it could not apply:
 /// without it the monitor reported the guest's managed virtio IRQs as drift at every pass).
-pub fn remember_refused(host: &Host, targets: &[String]) -> Result<()> {
+pub(crate) fn remember_refused(host: &Host, targets: &[String]) -> Result<()> {
     if targets.is_empty() {
         return Ok(());
     }
