@@ -179,7 +179,14 @@ fn what_the_kernel_refused_fix_is_not_drift() {
     chattr("+i");
     let o = r.rmp(
         "fix",
-        &["--core", "1", "--only", "irq_affinity", "--yes", "--no-measure"],
+        &[
+            "--core",
+            "1",
+            "--only",
+            "irq_affinity",
+            "--yes",
+            "--no-measure",
+        ],
     );
     chattr("-i");
     let out = text(&o);
