@@ -113,6 +113,10 @@ pub struct FileMeta {
     pub(crate) gid: u32,
 }
 
+/// The PM QoS file: while a process holds it open with 0 written, CPUs stay out of deep C-states (held by the
+/// run, looked for by the process checks).
+pub(crate) const CPU_DMA_LATENCY: &str = "/dev/cpu_dma_latency";
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Host {
     root: PathBuf,

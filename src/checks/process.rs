@@ -200,7 +200,7 @@ pub(crate) const DMA_LATENCY: Check = Check {
             let dir = format!("{PROC}/{p}/fd");
             host.list(&dir).unwrap_or_default().iter().any(|fd| {
                 host.readlink(&format!("{dir}/{fd}"))
-                    .is_ok_and(|l| l == std::path::Path::new(crate::measure::rt::CPU_DMA_LATENCY))
+                    .is_ok_and(|l| l == std::path::Path::new(crate::host::CPU_DMA_LATENCY))
             })
         };
         if holds(&pid.to_string()) {

@@ -12,10 +12,8 @@ use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
 use nix::unistd::Pid;
 
 use crate::error::{Error, Result};
-use crate::host::Host;
+use crate::host::{CPU_DMA_LATENCY, Host};
 
-/// The PM QoS file: while a process holds it open with 0 written, CPUs stay out of deep C-states.
-pub(crate) const CPU_DMA_LATENCY: &str = "/dev/cpu_dma_latency";
 /// Stack of the RT threads: small, so that mlockall(MCL_FUTURE) does not pin 8 MiB per thread (64 KiB overflowed
 /// in the debug build of the NIC receiver).
 pub(crate) const RT_STACK: usize = 256 * 1024;
