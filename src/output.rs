@@ -60,16 +60,8 @@ pub(crate) fn locale_is_utf8(var: impl Fn(&str) -> Option<String>) -> bool {
 
 /// The terminal's columns: TIOCGWINSZ on stdout, else $COLUMNS.
 pub(crate) fn terminal_width() -> Option<usize> {
-    let mut ws = libc::winsize {
-        ws_row: 0,
-        ws_col: 0,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: TIOCGWINSZ fills the winsize we pass, which lives across the call.
-    let r = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) };
-    if r == 0 && ws.ws_col > 0 {
-        return Some(ws.ws_col as usize);
+    if let Some(c) = crate::sys::term::stdout_columns() {
+        return Some(c);
     }
     std::env::var("COLUMNS")
         .ok()?

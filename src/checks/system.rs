@@ -220,7 +220,7 @@ fn futex_hash(host: &Host, _: &Ctx) -> Eval {
         )));
     }
     if host.is_live() {
-        return Ok(match futex_hash_slots() {
+        return Ok(match crate::sys::term::futex_hash_slots() {
             Ok(_) => Assessment::pass("prctl(PR_FUTEX_HASH) succeeded"),
             Err(e) => Assessment::fail(format!(
                 "kernel {rel} >= 6.17 but prctl(PR_FUTEX_HASH) failed ({e})"
@@ -261,7 +261,7 @@ pub(crate) fn live_facts(nics: &[String]) -> serde_json::Value {
         .iter()
         .map(|n| (n.clone(), super::ethtool::live_readings(n)))
         .collect();
-    let futex = match futex_hash_slots() {
+    let futex = match crate::sys::term::futex_hash_slots() {
         Ok(_) => "ok".to_string(),
         Err(e) => e.to_string(),
     };
@@ -270,17 +270,4 @@ pub(crate) fn live_facts(nics: &[String]) -> serde_json::Value {
         FACT_FUTEX_PRCTL: futex,
         "ethtool": ethtool,
     })
-}
-
-/// prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_GET_SLOTS): a read-only query (Linux ≥ 6.17).
-fn futex_hash_slots() -> std::io::Result<i32> {
-    const PR_FUTEX_HASH: libc::c_int = 78;
-    const PR_FUTEX_HASH_GET_SLOTS: libc::c_ulong = 2;
-    // SAFETY: prctl with integer arguments only; GET_SLOTS reads a count and changes nothing.
-    let r = unsafe { libc::prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_GET_SLOTS, 0, 0, 0) };
-    if r < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(r)
-    }
 }

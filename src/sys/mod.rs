@@ -9,6 +9,7 @@
 //! - `sockopt`: setsockopt for plain data, promiscuous membership, receive timeout, SO_TIMESTAMPING.
 //! - `packet`: AF_PACKET sockets: open, send, poll, recvmsg with the timestamp control messages.
 //! - `clock`: the clock reads and the absolute sleep of the RT loops.
+//! - `term`: the terminal's window size and read-only prctl queries.
 
 pub(crate) mod clock;
 pub(crate) mod ethtool;
@@ -17,6 +18,7 @@ pub(crate) mod ifname;
 pub(crate) mod netdev;
 pub(crate) mod packet;
 pub(crate) mod sockopt;
+pub(crate) mod term;
 
 /// `rc < 0` → the errno as an io::Error (the libc convention of most calls here).
 pub(crate) fn check(rc: libc::c_int) -> std::io::Result<libc::c_int> {
