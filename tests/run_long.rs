@@ -370,7 +370,12 @@ fn nic_checkpoints_carry_the_round_trips_and_sigusr1_resets_them() {
     // Frames still in flight at the checkpoint are not lost (veth loses none).
     assert!(rtt["lost"].as_u64().unwrap() < 5, "{rtt}");
     let sender = cp["series"][0]["count"].as_u64().unwrap();
-    assert!(rtt["count"].as_u64().unwrap() <= sender + 1, "{cp}");
+    // The sender's periods and the receiver's round trips are handed over at different moments, so they differ
+    // by the frames of one hand-over at most, not by the run so far.
+    assert!(
+        rtt["count"].as_u64().unwrap().abs_diff(sender) <= 50,
+        "{cp}"
+    );
     std::thread::sleep(Duration::from_millis(800));
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
