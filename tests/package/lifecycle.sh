@@ -81,7 +81,7 @@ def edit(path, pattern, repl):
     open(f"{src}/{path}", "w").write(out)
 edit("Cargo.toml", rf'^version = "{re.escape(old)}"', f'version = "{new}"')
 edit("Cargo.lock", rf'^name = "rmp-eval"\nversion = "{re.escape(old)}"', f'name = "rmp-eval"\nversion = "{new}"')
-edit("src/fix/journal.rs", r"^pub const VERSION: u32 = 2;", "pub const VERSION: u32 = 3;")
+edit("src/fix/journal.rs", r"^(pub(?:\(crate\))? const VERSION: u32 = )2;", r"\g<1>3;")
 edit("src/fix/journal.rs", r"^const READS: \[u32; 2\] = \[1, 2\];", "const READS: [u32; 3] = [1, 2, 3];")
 edit("kernel-cmdline/99-rmp-eval.cfg", r"\Z", f"# {new}: a line added by tests/package/lifecycle.sh, so that N+1's drop-in differs from N's\n")
 EOF
