@@ -251,8 +251,8 @@ step "apt purge with fix applied: the next boot goes without fix's parameters, t
 rmp_ok "${fix_args[@]}"
 rmp_ok fix --core 1 --only sysctl --yes --no-measure
 mkdir -p "$CHROOT/var/lib/rmp-eval/results"
-rmp run --core 1 --duration 1 --no-config # a real 1 s measurement on this host's CPU 1; 0 or 1 by its verdict
-[ "$rc" = 0 ] || [ "$rc" = 1 ] || { cat "$WORK/err"; fail "rmp-eval run exited $rc"; }
+rmp run --core 1 --duration 1 --no-config # a real 1 s measurement on this host's CPU 1; 0 or 1 by its verdict, 3 when too short to judge
+case $rc in 0 | 1 | 3) ;; *) { cat "$WORK/err"; fail "rmp-eval run exited $rc"; } ;; esac
 ls "$CHROOT/var/lib/rmp-eval/results/"*.json >/dev/null || fail "run saved no result"
 cp -a "$CHROOT/var/lib/rmp-eval/results" "$WORK/results"
 apt_chroot purge rmp-eval
