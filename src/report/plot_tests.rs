@@ -73,9 +73,11 @@ fn the_max_label_stays_clear_of_the_legend_and_inside_the_plot() {
 
 #[test]
 fn axis_bounds_are_round_and_cover_the_value() {
-    assert_eq!(nice_ceil(0.8), 1.0);
+    assert!((nice_ceil(0.7) - 0.8).abs() < 1e-12);
     assert_eq!(nice_ceil(1.0), 1.0);
-    assert_eq!(nice_ceil(130.0), 200.0);
-    assert_eq!(nice_ceil(501.0), 1000.0);
+    assert_eq!(nice_ceil(130.0), 150.0);
+    assert_eq!(nice_ceil(200.5), 250.0);
+    assert_eq!(nice_ceil(501.0), 600.0);
+    assert_eq!(nice_ceil(801.0), 1000.0);
     assert_eq!(nice_ceil(f64::NAN), 1.0);
 }
