@@ -2,6 +2,7 @@
 //! The binary is a thin shell over this library; the tests use it directly.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub(crate) mod after_boot_state;
 pub(crate) mod cgroup;
 pub mod checks;
 pub mod cli;

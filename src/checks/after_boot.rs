@@ -1,7 +1,7 @@
-//! Is the "after" that fix armed for the next boot still to be measured (commands/after_boot.rs)?
+//! Is the "after" that fix armed for the next boot still to be measured (the state file: after_boot_state.rs)?
 
 use super::{Assessment, Check, Ctx, Eval, Section, Status, id};
-use crate::commands::after_boot;
+use crate::after_boot_state;
 use crate::host::Host;
 
 pub(crate) const AFTER_BOOT: Check = Check {
@@ -18,7 +18,7 @@ pub(crate) const AFTER_BOOT: Check = Check {
 };
 
 fn after_boot_state(host: &Host, _: &Ctx) -> Eval {
-    if let Some(a) = after_boot::pending(host) {
+    if let Some(a) = after_boot_state::pending(host) {
         return Ok(Assessment::new(
             Status::Pending,
             format!(
@@ -27,7 +27,7 @@ fn after_boot_state(host: &Host, _: &Ctx) -> Eval {
             ),
         ));
     }
-    Ok(Assessment::info(if host.exists(after_boot::DONE) {
+    Ok(Assessment::info(if after_boot_state::measured(host) {
         "measured after the reboot: `rmp-eval compare` shows before and after"
     } else {
         "none armed"

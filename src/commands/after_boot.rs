@@ -4,13 +4,12 @@
 //! `rmp-eval after-boot` at the next boot: it waits for the system to settle, runs the same measurement, saves it as
 //! `after`, writes the before/after report (after-boot-report.txt, and the journal), and disarms itself by moving
 //! the arm file to after-boot-done.json — so a second reboot measures nothing. `compare` without arguments shows
-//! that pair; `check` says whether it is still pending; rollback disarms. The arm file is rmp-eval's own state
-//! (like results/), not a machine setting: it is not in fix's journal, and rollback removes it itself.
+//! that pair; `check` says whether it is still pending; rollback disarms. The arm file itself (path, format,
+//! read/write) is src/after_boot_state.rs, below `checks`, which reads it too.
 
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
-
+use crate::after_boot_state::{self as state, ARMED, Armed, DONE};
 use crate::error::{Error, Outcome, Result};
 use crate::host::Host;
 use crate::measure::spec::{Mode, RunSpec};
@@ -18,101 +17,46 @@ use crate::outln;
 use crate::output::Output;
 use crate::parse::defaults;
 
-pub(crate) const ARMED: &str = "/var/lib/rmp-eval/after-boot.json";
-pub(crate) const DONE: &str = "/var/lib/rmp-eval/after-boot-done.json";
 pub(crate) const REPORT: &str = "/var/lib/rmp-eval/after-boot-report.txt";
 const SETTLE: &str = "RMP_EVAL_AFTER_BOOT_SETTLE_SECONDS";
 
-/// What fix measured "before" with, and where it saved it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Armed {
-    pub(crate) version: u32,
-    /// UTC, when fix armed it.
-    pub(crate) armed: String,
-    pub(crate) before: PathBuf,
-    pub(crate) core: usize,
-    pub(crate) nic: Option<String>,
-    /// "ecat", "raw" or "udp" (NIC mode only).
-    pub(crate) mode: String,
-    pub(crate) period_us: u32,
-    pub(crate) seconds: f64,
-    /// The after result, once measured (in after-boot-done.json).
-    #[serde(default)]
-    pub(crate) after: Option<PathBuf>,
-}
-
-impl Armed {
-    pub(crate) fn new(before: PathBuf, spec: &RunSpec, core: usize) -> Armed {
-        Armed {
-            version: 1,
-            armed: crate::measure::store::rfc3339(crate::measure::store::unix_now()),
-            before,
-            core,
-            nic: spec.nic.clone(),
-            mode: spec.mode.name().into(),
-            period_us: spec.period_us,
-            seconds: spec.duration.unwrap_or(10.0),
-            after: None,
-        }
-    }
-
-    fn spec(&self) -> RunSpec {
-        RunSpec {
-            core: Some(self.core),
-            nic: self.nic.clone(),
-            mode: Mode::from_name(&self.mode).unwrap_or_default(),
-            period_us: self.period_us,
-            duration: Some(self.seconds),
-            ..RunSpec::default()
-        }
+/// fix: the state to arm for a "before" saved at `before`, measured with `spec` on `core`.
+pub(crate) fn armed(before: PathBuf, spec: &RunSpec, core: usize) -> Armed {
+    Armed {
+        version: 1,
+        armed: crate::wallclock::rfc3339_now(),
+        before,
+        core,
+        nic: spec.nic.clone(),
+        mode: spec.mode.name().into(),
+        period_us: spec.period_us,
+        seconds: spec.duration.unwrap_or(10.0),
+        after: None,
     }
 }
 
-fn load(host: &Host, path: &str) -> Result<Option<Armed>> {
-    match host.read(path) {
-        Ok(t) => serde_json::from_str(&t)
-            .map(Some)
-            .map_err(|e| Error::failed(format!("{path}: {e}"))),
-        Err(e) if e.is_not_found() => Ok(None),
-        Err(e) => Err(e.into()),
+/// The measurement the armed state describes (the same as fix's "before").
+fn spec(a: &Armed) -> RunSpec {
+    RunSpec {
+        core: Some(a.core),
+        nic: a.nic.clone(),
+        mode: Mode::from_name(&a.mode).unwrap_or_default(),
+        period_us: a.period_us,
+        duration: Some(a.seconds),
+        ..RunSpec::default()
     }
-}
-
-fn save(host: &Host, path: &str, a: &Armed) -> Result<()> {
-    let text = serde_json::to_string_pretty(a).map_err(|e| Error::failed(e.to_string()))?;
-    host.write_atomic(path, format!("{text}\n").as_bytes(), None)?;
-    Ok(())
-}
-
-/// fix: arm the measurement for the next boot (a later fix re-arms with its own before).
-pub(crate) fn arm(host: &Host, a: &Armed) -> Result<()> {
-    save(host, ARMED, a)
-}
-
-/// rollback: nothing is measured at the next boot any more. True when it was armed.
-pub(crate) fn disarm(host: &Host) -> Result<bool> {
-    if !host.exists(ARMED) {
-        return Ok(false);
-    }
-    host.remove_file(ARMED)?;
-    Ok(true)
-}
-
-/// For check: Some(armed) while the after-boot measurement is pending.
-pub(crate) fn pending(host: &Host) -> Option<Armed> {
-    load(host, ARMED).ok().flatten()
 }
 
 /// For compare without arguments: the before and after of the last after-boot measurement.
 pub(crate) fn pair(host: &Host) -> Result<(PathBuf, PathBuf)> {
-    if let Some(a) = pending(host) {
+    if let Some(a) = state::pending(host) {
         return Err(Error::failed(format!(
             "the after-boot measurement fix armed at {} is still pending (it runs at the next boot); \
              give BEFORE and AFTER to compare other results",
             a.armed
         )));
     }
-    match load(host, DONE)? {
+    match state::load(host, DONE)? {
         Some(Armed {
             before,
             after: Some(after),
@@ -126,7 +70,7 @@ pub(crate) fn pair(host: &Host) -> Result<(PathBuf, PathBuf)> {
 
 /// `rmp-eval after-boot` (the unit's ExecStart).
 pub(crate) fn execute(host: &Host, out: Output) -> Result<Outcome> {
-    let Some(mut a) = load(host, ARMED)? else {
+    let Some(mut a) = state::load(host, ARMED)? else {
         outln!("after-boot: nothing armed");
         return Ok(Outcome::Good);
     };
@@ -152,7 +96,7 @@ pub(crate) fn execute(host: &Host, out: Output) -> Result<Outcome> {
     );
     std::thread::sleep(std::time::Duration::from_secs_f64(settle));
     let before = crate::measure::store::load(&a.before)?;
-    let (after, apath) = crate::commands::run::measure(host, out, &a.spec(), true, "after")?;
+    let (after, apath) = crate::commands::run::measure(host, out, &spec(&a), true, "after")?;
     let c = crate::report::compare::compare(
         &before,
         &after,
@@ -163,7 +107,7 @@ pub(crate) fn execute(host: &Host, out: Output) -> Result<Outcome> {
     host.write_atomic(REPORT, text.as_bytes(), None)?;
     crate::out!("{text}");
     a.after = Some(apath);
-    save(host, DONE, &a)?;
+    state::save(host, DONE, &a)?;
     host.remove_file(ARMED)?;
     outln!("after-boot: report in {REPORT}; disarmed (`rmp-eval compare` shows it again)");
     Ok(Outcome::Good)

@@ -245,9 +245,9 @@ pub(crate) fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcom
     let reboot = report.outcomes.iter().any(|o| o.reboot);
     if let (true, Some((_, bpath))) = (reboot, &before) {
         let spec = fix_spec(args);
-        crate::commands::after_boot::arm(
+        crate::after_boot_state::arm(
             host,
-            &crate::commands::after_boot::Armed::new(bpath.clone(), &spec, args.core),
+            &crate::commands::after_boot::armed(bpath.clone(), &spec, args.core),
         )?;
     }
     if reboot && !args.json {

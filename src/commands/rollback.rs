@@ -105,7 +105,7 @@ pub(crate) fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<
         journal::remove_stale_temps(host, &runs, &crate::fix::known_targets());
     }
     if runs.is_empty() {
-        if !args.dry_run && crate::commands::after_boot::disarm(host)? && !args.json {
+        if !args.dry_run && crate::after_boot_state::disarm(host)? && !args.json {
             outln!("The after-boot measurement fix had armed is disarmed.");
         }
         if args.json {
@@ -153,7 +153,7 @@ pub(crate) fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<
             ))?;
         }
     }
-    if crate::commands::after_boot::disarm(host)? && !args.json {
+    if crate::after_boot_state::disarm(host)? && !args.json {
         outln!("The after-boot measurement fix had armed is disarmed.");
     }
     let mut problems = Vec::new();
