@@ -12,12 +12,12 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Read};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use super::{Host, HostError, HostResult, MAX_READ};
+use crate::sys::fs as fs_sys;
 
 /// Directory listings longer than this are refused (a crafted tree must not exhaust memory).
 pub(crate) const MAX_ENTRIES: usize = 1 << 20;
@@ -126,54 +126,6 @@ fn kind_of(m: &libc::stat) -> &'static str {
     }
 }
 
-fn fstat(fd: &OwnedFd) -> io::Result<libc::stat> {
-    // SAFETY: fstat writes into a zeroed stat buffer we own; the fd is open for the call's duration.
-    unsafe {
-        let mut st: libc::stat = std::mem::zeroed();
-        if libc::fstat(fd.as_raw_fd(), &mut st) < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(st)
-    }
-}
-
-fn open_plain(path: &std::path::Path, flags: i32) -> io::Result<OwnedFd> {
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-    // SAFETY: open with a NUL-terminated path we own; the returned fd is taken over by OwnedFd at once.
-    let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fd is a fresh, valid descriptor nobody else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-/// openat2(dir, rel, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS).
-fn open_in_root(dir: &OwnedFd, rel: &str, flags: i32) -> io::Result<OwnedFd> {
-    let c = std::ffi::CString::new(if rel.is_empty() { "." } else { rel })
-        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-    // SAFETY: open_how is a plain C struct; zeroed then filled field by field.
-    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = (flags | libc::O_CLOEXEC) as u64;
-    how.resolve = libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_MAGICLINKS;
-    // SAFETY: openat2 reads `how` (size given) and the NUL-terminated path; both outlive the call.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            dir.as_raw_fd(),
-            c.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fd is a fresh, valid descriptor nobody else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
-}
-
 impl Host {
     /// Opens `abs` with `flags` (O_PATH to look, O_RDONLY to read) without blocking and inside the root.
     fn open_at(&self, abs: &str, flags: i32) -> HostResult<OwnedFd> {
@@ -186,7 +138,7 @@ impl Host {
         let p = self.path(abs);
         let io = |e: io::Error| HostError::from_io(abs, e);
         if self.is_live() {
-            return open_plain(&p, flags).map_err(io);
+            return fs_sys::open(&p, flags).map_err(io);
         }
         if !NO_OPENAT2.load(Ordering::Relaxed) && !force_fallback() {
             // Kept only once opened: a root created after this Host is still found.
@@ -194,7 +146,7 @@ impl Host {
                 Some(fd) => fd,
                 None => {
                     let fd =
-                        open_plain(self.root(), libc::O_PATH | libc::O_DIRECTORY).map_err(io)?;
+                        fs_sys::open(self.root(), libc::O_PATH | libc::O_DIRECTORY).map_err(io)?;
                     let _ = self.recorded.1.set(fd);
                     self.recorded
                         .1
@@ -203,20 +155,20 @@ impl Host {
                 }
             };
             let rel = p.strip_prefix(self.root()).unwrap_or(&p).to_string_lossy();
-            match open_in_root(root, &rel, flags) {
+            match fs_sys::open_in_root(root, &rel, flags) {
                 Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EPERM)) => {
                     NO_OPENAT2.store(true, Ordering::Relaxed);
                 }
                 r => return r.map_err(io),
             }
         }
-        open_plain(&self.resolve_for_read(abs)?, flags).map_err(io)
+        fs_sys::open(&self.resolve_for_read(abs)?, flags).map_err(io)
     }
 
     /// What `abs` is (following links inside the root), without opening it for reading.
     fn stat_at(&self, abs: &str) -> HostResult<libc::stat> {
         let fd = self.open_at(abs, libc::O_PATH)?;
-        fstat(&fd).map_err(|e| HostError::from_io(abs, e))
+        fs_sys::fstat(&fd).map_err(|e| HostError::from_io(abs, e))
     }
 
     /// The recorded failure for a path that is absent from a snapshot, if the snapshot recorded one.
@@ -263,7 +215,7 @@ impl Host {
             return Err(HostError::TooLarge { path: abs.into() });
         }
         let fd = self.open_at(abs, libc::O_RDONLY)?;
-        let again = fstat(&fd).map_err(|e| HostError::from_io(abs, e))?;
+        let again = fs_sys::fstat(&fd).map_err(|e| HostError::from_io(abs, e))?;
         if (again.st_dev, again.st_ino) != (st.st_dev, st.st_ino) {
             return Err(HostError::Io {
                 path: abs.into(),

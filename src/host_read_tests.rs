@@ -8,9 +8,7 @@ fn root() -> (tempfile::TempDir, Host) {
 }
 
 fn mkfifo(p: &std::path::Path) {
-    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
-    // SAFETY: mkfifo with a NUL-terminated path we own.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    crate::sys::fs::mkfifo(p, 0o644).unwrap();
 }
 
 /// Both ways of resolving: openat2, and the canonicalizing stand-in used when it is missing.

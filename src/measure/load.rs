@@ -143,16 +143,7 @@ impl Load {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .process_group(0);
-        // SAFETY: between fork and exec only async-signal-safe calls: prctl with constant arguments.
-        unsafe {
-            cmd.pre_exec(|| {
-                // SAFETY: prctl(PR_SET_PDEATHSIG, SIGKILL) takes only integers.
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        crate::sys::process::die_with_parent(&mut cmd);
         let child = cmd
             .spawn()
             .map_err(|e| Error::sys("starting stress-ng", e))?;

@@ -7,12 +7,9 @@ use std::io::Write;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
-use nix::sched::{CpuSet, sched_setaffinity};
-use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
-use nix::unistd::Pid;
-
 use crate::error::{Error, Result};
 use crate::host::{CPU_DMA_LATENCY, Host};
+use crate::sys::process as sys;
 
 /// Stack of the RT threads: small, so that mlockall(MCL_FUTURE) does not pin 8 MiB per thread (64 KiB overflowed
 /// in the debug build of the NIC receiver).
@@ -26,25 +23,16 @@ const PREFAULT: usize = 64 * 1024;
 /// wakeup), so it takes no page fault, and the pages it never uses cost no memory. Kernels before 4.4 lack
 /// ONFAULT: then everything mapped is locked, as cyclictest does.
 pub(crate) fn lock_memory() -> Result<()> {
-    let all = libc::MCL_CURRENT | libc::MCL_FUTURE;
-    // SAFETY: mlockall takes only flags and touches no memory of ours.
-    let mut rc = unsafe { libc::mlockall(all | libc::MCL_ONFAULT) };
-    if rc != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) {
-        // SAFETY: as above.
-        rc = unsafe { libc::mlockall(all) };
-    }
-    if rc == 0 {
-        return Ok(());
-    }
-    let e = std::io::Error::last_os_error();
-    Err(Error::failed(format!(
-        "cannot lock memory (mlockall: {e}): run as root or raise RLIMIT_MEMLOCK"
-    )))
+    sys::lock_all_memory().map_err(|e| {
+        Error::failed(format!(
+            "cannot lock memory (mlockall: {e}): run as root or raise RLIMIT_MEMLOCK"
+        ))
+    })
 }
 
 /// Undoes `lock_memory`, so that a run inside a longer command (fix's before/after) leaves no lock behind.
 pub(crate) fn unlock_memory() {
-    let _ = nix::sys::mman::munlockall();
+    let _ = sys::unlock_all_memory();
 }
 
 /// /dev/cpu_dma_latency held at 0 while this lives; closing the file releases the request.
@@ -80,62 +68,36 @@ impl DmaLatency {
 /// Whether this process may run a thread at SCHED_FIFO `priority`: tried on a short-lived thread, so that a run
 /// without permission says so before it prints or measures anything. The same message as `enter_rt`.
 pub(crate) fn probe_fifo(priority: u8) -> Result<()> {
-    let t = std::thread::spawn(move || {
-        let param = libc::sched_param {
-            sched_priority: i32::from(priority),
-        };
-        // SAFETY: pthread_self() is this (probe) thread's valid handle and `param` lives across the call.
-        unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) }
-    });
-    match t.join().unwrap_or(libc::EPERM) {
-        0 => Ok(()),
-        libc::EPERM => Err(Error::failed(format!(
+    let t = std::thread::spawn(move || sys::set_fifo(priority));
+    t.join()
+        .unwrap_or_else(|_| Err(std::io::Error::from_raw_os_error(libc::EPERM)))
+        .map_err(|e| fifo_error(priority, e))
+}
+
+/// SCHED_FIFO refused: EPERM says what to do, anything else is passed on.
+fn fifo_error(priority: u8, e: std::io::Error) -> Error {
+    if e.raw_os_error() == Some(libc::EPERM) {
+        Error::failed(format!(
             "no permission for SCHED_FIFO priority {priority}: run as root (or with CAP_SYS_NICE)"
-        ))),
-        e => Err(Error::sys(
-            format!("SCHED_FIFO priority {priority}"),
-            std::io::Error::from_raw_os_error(e),
-        )),
+        ))
+    } else {
+        Error::sys(format!("SCHED_FIFO priority {priority}"), e)
     }
 }
 
 /// Pins the calling thread, makes it SCHED_FIFO at `priority`, blocks every signal in it and pre-faults its stack.
 pub(crate) fn enter_rt(core: usize, priority: u8) -> Result<()> {
-    pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&SigSet::all()), None)
-        .map_err(|e| Error::sys("pthread_sigmask", e.into()))?;
+    sys::block_all_signals().map_err(|e| Error::sys("pthread_sigmask", e))?;
     pin_to(&[core])?;
-    let param = libc::sched_param {
-        sched_priority: i32::from(priority),
-    };
-    // SAFETY: pthread_self() is the calling thread's valid handle and `param` lives across the call.
-    let rc = unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) };
-    match rc {
-        0 => {}
-        libc::EPERM => {
-            return Err(Error::failed(format!(
-                "no permission for SCHED_FIFO priority {priority}: run as root (or with CAP_SYS_NICE)"
-            )));
-        }
-        e => {
-            return Err(Error::sys(
-                format!("SCHED_FIFO priority {priority}"),
-                std::io::Error::from_raw_os_error(e),
-            ));
-        }
-    }
+    sys::set_fifo(priority).map_err(|e| fifo_error(priority, e))?;
     prefault_stack();
     Ok(())
 }
 
 /// Pins the calling thread to these CPUs.
 pub(crate) fn pin_to(cpus: &[usize]) -> Result<()> {
-    let mut set = CpuSet::new();
-    for &c in cpus {
-        set.set(c)
-            .map_err(|_| Error::usage(format!("CPU {c} is out of range")))?;
-    }
-    sched_setaffinity(Pid::from_raw(0), &set)
-        .map_err(|e| Error::sys(format!("pinning to CPU {cpus:?}"), e.into()))
+    let set = sys::Cpus::of(cpus).map_err(|c| Error::usage(format!("CPU {c} is out of range")))?;
+    sys::set_affinity(&set).map_err(|e| Error::sys(format!("pinning to CPU {cpus:?}"), e))
 }
 
 #[inline(never)]

@@ -7,8 +7,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
-use nix::unistd::Pid;
 use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
 use signal_hook::{SigId, flag};
 
@@ -22,6 +20,7 @@ use super::spec::RunSpec;
 use super::store;
 use crate::error::{Error, Result};
 use crate::host::Host;
+use crate::sys::process as sys;
 
 /// SIGINT and SIGTERM set `stop` while this lives, SIGUSR1 sets `reset`; a second one while stop is set exits at once (status 130).
 /// Dropping it restores the previous behaviour, so a run inside fix leaves Ctrl+C as it was.
@@ -86,20 +85,16 @@ impl Drop for MemoryLock {
 
 /// Moves the calling (main) thread off the RT CPUs while this lives, when another CPU is allowed.
 pub(crate) struct OffCore {
-    saved: Option<CpuSet>,
+    saved: Option<sys::Cpus>,
 }
 
 impl OffCore {
     pub(crate) fn apply(rt_cpus: &[usize]) -> Self {
-        let Ok(saved) = sched_getaffinity(Pid::from_raw(0)) else {
+        let Ok(saved) = sys::affinity() else {
             return OffCore { saved: None };
         };
-        let mut others = saved;
-        for &c in rt_cpus {
-            let _ = others.unset(c);
-        }
-        let any = (0..CpuSet::count()).any(|c| others.is_set(c).unwrap_or(false));
-        if any && sched_setaffinity(Pid::from_raw(0), &others).is_ok() {
+        let others = rt_cpus.iter().fold(saved.clone(), |s, &c| s.without(c));
+        if !others.is_empty() && sys::set_affinity(&others).is_ok() {
             OffCore { saved: Some(saved) }
         } else {
             OffCore { saved: None }
@@ -110,7 +105,7 @@ impl OffCore {
 impl Drop for OffCore {
     fn drop(&mut self) {
         if let Some(s) = &self.saved {
-            let _ = sched_setaffinity(Pid::from_raw(0), s);
+            let _ = sys::set_affinity(s);
         }
     }
 }

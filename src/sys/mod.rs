@@ -9,14 +9,16 @@
 //! - `sockopt`: setsockopt for plain data, promiscuous membership, receive timeout, SO_TIMESTAMPING.
 //! - `packet`: AF_PACKET sockets: open, send, poll, recvmsg with the timestamp control messages.
 //! - `clock`: the clock reads and the absolute sleep of the RT loops.
-//! - `term`: the terminal's window size and read-only prctl queries.
+//! - `term`: the terminal's window size, stdin in raw mode (a guard restoring it), read-only prctl queries.
 
 pub(crate) mod clock;
 pub(crate) mod ethtool;
+pub(crate) mod fs;
 pub(crate) mod hwtstamp;
 pub(crate) mod ifname;
 pub(crate) mod netdev;
 pub(crate) mod packet;
+pub(crate) mod process;
 pub(crate) mod sockopt;
 pub(crate) mod term;
 

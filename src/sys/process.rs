@@ -1,0 +1,98 @@
+//! This process and its threads: memory locking, SCHED_FIFO, CPU affinity, the signal mask, children that die
+//! with us. The RT setup of measure/rt.rs calls these before its loop starts; none is called inside a loop.
+
+use std::io;
+use std::process::Command;
+
+use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
+use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
+use nix::unistd::Pid;
+
+/// mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT), or without ONFAULT on kernels before 4.4 (EINVAL).
+pub(crate) fn lock_all_memory() -> io::Result<()> {
+    let all = libc::MCL_CURRENT | libc::MCL_FUTURE;
+    // SAFETY: mlockall takes only flags and touches no memory of ours.
+    match super::check(unsafe { libc::mlockall(all | libc::MCL_ONFAULT) }) {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+            // SAFETY: as above.
+            super::check(unsafe { libc::mlockall(all) }).map(drop)
+        }
+        r => r.map(drop),
+    }
+}
+
+/// munlockall().
+pub(crate) fn unlock_all_memory() -> io::Result<()> {
+    nix::sys::mman::munlockall().map_err(io::Error::from)
+}
+
+/// The calling thread to SCHED_FIFO at `priority` (EPERM without CAP_SYS_NICE or an RT limit).
+pub(crate) fn set_fifo(priority: u8) -> io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: i32::from(priority),
+    };
+    // SAFETY: pthread_self() is the calling thread's valid handle and `param` lives across the call.
+    match unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) } {
+        0 => Ok(()),
+        e => Err(io::Error::from_raw_os_error(e)),
+    }
+}
+
+/// Blocks every signal in the calling thread (they go to a thread that has them unblocked).
+pub(crate) fn block_all_signals() -> io::Result<()> {
+    pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&SigSet::all()), None).map_err(io::Error::from)
+}
+
+/// A set of CPUs, as the kernel's affinity mask holds it.
+#[derive(Clone)]
+pub(crate) struct Cpus(CpuSet);
+
+impl Cpus {
+    /// These CPUs; `Err(cpu)` names the first one beyond the mask's size.
+    pub(crate) fn of(cpus: &[usize]) -> Result<Cpus, usize> {
+        let mut set = CpuSet::new();
+        for &c in cpus {
+            set.set(c).map_err(|_| c)?;
+        }
+        Ok(Cpus(set))
+    }
+
+    pub(crate) fn contains(&self, cpu: usize) -> bool {
+        self.0.is_set(cpu).unwrap_or(false)
+    }
+
+    pub(crate) fn without(mut self, cpu: usize) -> Cpus {
+        let _ = self.0.unset(cpu);
+        self
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        !(0..CpuSet::count()).any(|c| self.contains(c))
+    }
+}
+
+/// The calling thread's CPU affinity.
+pub(crate) fn affinity() -> io::Result<Cpus> {
+    sched_getaffinity(Pid::from_raw(0))
+        .map(Cpus)
+        .map_err(io::Error::from)
+}
+
+/// Pins the calling thread to `cpus`.
+pub(crate) fn set_affinity(cpus: &Cpus) -> io::Result<()> {
+    sched_setaffinity(Pid::from_raw(0), &cpus.0).map_err(io::Error::from)
+}
+
+/// The child `cmd` starts gets SIGKILL when the thread that spawned it ends (PR_SET_PDEATHSIG), so that a load
+/// generator never outlives a run that was killed.
+pub(crate) fn die_with_parent(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec the closure makes one async-signal-safe call (prctl with integers) and
+    // allocates nothing (last_os_error reads errno).
+    unsafe {
+        cmd.pre_exec(|| {
+            // SAFETY: prctl(PR_SET_PDEATHSIG, SIGKILL) takes only integers.
+            super::check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0)).map(drop)
+        });
+    }
+}
