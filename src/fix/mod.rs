@@ -15,12 +15,9 @@
 
 pub mod apply;
 pub(crate) mod boot;
-pub(crate) mod cmdline;
 pub(crate) mod cpuset;
 pub(crate) mod drift;
 pub mod ethtool;
-pub(crate) mod grub;
-pub(crate) mod grub_plan;
 pub mod irq;
 pub mod journal;
 pub mod kind;
@@ -47,13 +44,10 @@ pub(crate) fn known_targets() -> Vec<&'static str> {
     let mut v = vec![
         RUNTIME_JSON,
         CMDLINE_STATE,
-        boot::KERNEL_CMDLINE,
         runtime::SYSCTL_FILE,
         irq::IRQBALANCE_DEFAULT,
     ];
-    v.extend(boot::PI_CMDLINES);
-    v.extend(grub::DROPIN_PATHS);
-    v.push(grub::GRUB_DEFAULT);
+    v.extend(boot::files());
     v
 }
 

@@ -1,7 +1,7 @@
 //! From failing checks (or --only) to a Plan: which steps, in remedy::ALL order, each planned against the
 //! machine as it is. Reads, never writes.
 
-use super::cmdline::Want;
+use super::boot::want::Want;
 use super::runtime::{self, Target};
 use super::{Plan, StepId, boot, ethtool, saved};
 use super::{cpuset, irq};
@@ -98,10 +98,10 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
                     ..Default::default()
                 };
                 if f(id::CSTATES) || f(id::IDLE_STATES) {
-                    want.cstates = boot::cstate_caps(host);
+                    want.cstates = boot::want::cstate_caps(host);
                 }
                 if let Ok(rel) = crate::checks::machine::kernel_release(host) {
-                    want.old_kernel = crate::fix::cmdline::older_than(&rel, 5, 6);
+                    want.old_kernel = crate::fix::boot::want::older_than(&rel, 5, 6);
                 }
                 if f(id::SKEW_TICK) {
                     want.extra.push("skew_tick=1".into());
@@ -110,7 +110,7 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
                     want.extra.push("tsc=reliable".into());
                 }
                 if f(id::SMT_SIBLING) {
-                    want.siblings = boot::siblings(host, req.core);
+                    want.siblings = boot::want::siblings(host, req.core);
                     isolated.extend(&want.siblings);
                 }
                 boot::plan(host, &want)

@@ -9,7 +9,7 @@ use similar::TextDiff;
 
 use super::{Entry, How, Restored, Took, dir};
 use crate::error::Result;
-use crate::fix::cmdline;
+use crate::fix::boot::tokens;
 use crate::host::{FileMeta, Host};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -235,7 +235,7 @@ pub(crate) fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
     if edited && !how.force {
         let written = s.written.as_ref().map(|w| w.bytes().to_vec());
         if let (Some(edit), Some(n), Some(w)) = (&s.cmdline, &now, &written) {
-            let (merged, kept) = cmdline::take_out(n, w, edit);
+            let (merged, kept) = tokens::take_out(n, w, edit);
             if !how.dry_run {
                 let meta = s.previous.as_ref().map(SavedFile::meta);
                 host.write_atomic(&s.path, &merged, meta.as_ref())?;

@@ -1,15 +1,59 @@
-//! The GRUB side of the command-line step. The managed parameters go into /var/lib/rmp-eval/cmdline, read by
+//! GRUB: the command-line step's plan for /etc/default/grub and its drop-ins. The managed parameters go into /var/lib/rmp-eval/cmdline, read by
 //! our drop-in in /etc/default/grub.d. Every candidate layout is evaluated by sourcing it as grub-mkconfig does
-//! (grub.rs), and accepted only when the result has each managed parameter once, with our value, and every
+//! (grub_source.rs), and accepted only when the result has each managed parameter once, with our value, and every
 //! other parameter of the user's byte for byte, in order. When a drop-in sorting after 99-rmp-eval.cfg undoes
 //! ours, the drop-in is placed later (zz-rmp-eval.cfg); when no placement works, the step is refused.
 
-use super::cmdline::{Want, is_safe_token, managed_params, merge_into, name, tokens};
-use super::grub::{self, DROPIN, DROPIN_NAME, Effective, LATE_NAME, Layout, is_ours};
-use super::kind::command::CommandChange;
-use super::kind::file::{CmdlineEdit, FileChange};
-use super::{CMDLINE_STATE, Change, Step};
+use super::grub_layout::{self as files, DROPIN, DROPIN_NAME, LATE_NAME, Layout, is_ours};
+use super::grub_source::{self as source, Effective};
+use super::line::skipped_notes;
+use super::tokens::{is_safe_token, merge_into, name, tokens};
+use super::want::{Want, managed_params};
+use super::{BootLoader, PROC_CMDLINE};
+use crate::fix::kind::command::CommandChange;
+use crate::fix::kind::file::{CmdlineEdit, FileChange};
+use crate::fix::{CMDLINE_STATE, Change, Step};
 use crate::host::Host;
+
+pub(super) struct Grub;
+
+impl BootLoader for Grub {
+    fn what(&self) -> &'static str {
+        "GRUB's /etc/default/grub"
+    }
+
+    fn configured(&self, host: &Host) -> bool {
+        // The package installs its own drop-in into /etc/default/grub.d on every machine, a Raspberry Pi too:
+        // only /etc/default/grub or another drop-in says that GRUB is configured.
+        host.exists(files::GRUB_DEFAULT)
+            || host
+                .list(files::GRUB_D)
+                .unwrap_or_default()
+                .iter()
+                .any(|n| n.ends_with(".cfg") && n != DROPIN_NAME)
+    }
+
+    fn booted(&self, host: &Host, configured: bool) -> Option<&'static str> {
+        let running = host.read(PROC_CMDLINE).unwrap_or_default();
+        let image = tokens(&running)
+            .iter()
+            .any(|t| t.starts_with("BOOT_IMAGE="));
+        (image && configured)
+            .then_some("GRUB boots this machine (BOOT_IMAGE= on the running command line)")
+    }
+
+    fn unused(&self, _: &Host) -> String {
+        format!("{} is not used, left as it is", files::GRUB_DEFAULT)
+    }
+
+    fn files(&self) -> &'static [&'static str] {
+        files::FILES
+    }
+
+    fn plan(&self, host: &Host, want: &Want, s: &mut Step) -> Result<(), String> {
+        plan(host, want, s)
+    }
+}
 
 /// The first line of drop-ins older versions of rmp-eval wrote: those are ours to update.
 const OURS_HEADER: &[u8] = b"# /etc/default/grub.d/99-rmp-eval.cfg -- installed by rmp-eval.";
@@ -45,7 +89,7 @@ fn check(after: &Effective, user: &[String], state: &[String]) -> Result<(), Str
     Ok(())
 }
 
-pub(crate) fn plan(host: &Host, want: &Want, s: &mut Step) -> Result<(), String> {
+fn plan(host: &Host, want: &Want, s: &mut Step) -> Result<(), String> {
     let layout = match Layout::read(host) {
         Ok(l) => l,
         Err(e) => {
@@ -57,7 +101,7 @@ pub(crate) fn plan(host: &Host, want: &Want, s: &mut Step) -> Result<(), String>
         if b != DROPIN.as_bytes() && !b.starts_with(OURS_HEADER) {
             s.refuse(format!(
                 "{}/{n} is not the drop-in rmp-eval installs (edited?): restore or remove it, then run fix again",
-                grub::GRUB_D
+                files::GRUB_D
             ));
             return Ok(());
         }
@@ -74,7 +118,7 @@ pub(crate) fn plan(host: &Host, want: &Want, s: &mut Step) -> Result<(), String>
         .collect();
     let current = layout_with(&layout, &existing);
     let eval =
-        |l: &Layout, st: &[u8]| grub::evaluate(host, l, st).map_err(|e| format!("GRUB: {e}"));
+        |l: &Layout, st: &[u8]| source::evaluate(host, l, st).map_err(|e| format!("GRUB: {e}"));
     let before = eval(&current, &state_bytes);
     // Without our drop-in or its state, what is configured now is the user's own.
     let user = if existing.is_empty() || state.is_empty() {
@@ -112,7 +156,7 @@ pub(crate) fn plan(host: &Host, want: &Want, s: &mut Step) -> Result<(), String>
         .filter(|n| !is_ours(n))
         .max()
         .unwrap_or("");
-    let late = grub::name_after(last);
+    let late = files::name_after(last);
     let mut tried: Vec<&str> = Vec::new();
     for cand in [DROPIN_NAME, LATE_NAME, late.as_str()] {
         if tried.contains(&cand) {
@@ -138,12 +182,12 @@ pub(crate) fn plan(host: &Host, want: &Want, s: &mut Step) -> Result<(), String>
             "no place for the drop-in gives the wanted command line ({}); a drop-in in {} that sorts after \
              ours changes it: merge the parameters there by hand",
             reasons.join("; "),
-            grub::GRUB_D
+            files::GRUB_D
         ));
         return Ok(());
     };
     for n in &names {
-        let path = format!("{}/{n}", grub::GRUB_D);
+        let path = format!("{}/{n}", files::GRUB_D);
         let now = layout
             .dropins
             .iter()
@@ -185,11 +229,7 @@ pub(crate) fn plan(host: &Host, want: &Want, s: &mut Step) -> Result<(), String>
         "GRUB, normal entries, after: {}",
         after.params().join(" ")
     ));
-    s.notes.extend(
-        skipped
-            .iter()
-            .map(|k| format!("left as configured (cannot merge): {k}")),
-    );
+    skipped_notes(s, &skipped);
     Ok(())
 }
 

@@ -12,22 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::cmdline::tokens;
+use super::grub_layout::{DROPIN, Layout};
+use super::tokens::tokens;
 use crate::host::Host;
 
-/// The drop-in installed as /etc/default/grub.d/99-rmp-eval.cfg (see kernel-cmdline/).
-pub(crate) const DROPIN: &str = include_str!("../../kernel-cmdline/99-rmp-eval.cfg");
-pub(crate) const DROPIN_NAME: &str = "99-rmp-eval.cfg";
-/// The name fix gives the drop-in when another one sorts after 99-rmp-eval.cfg and undoes its work.
-pub(crate) const LATE_NAME: &str = "zz-rmp-eval.cfg";
-pub(crate) const GRUB_DEFAULT: &str = "/etc/default/grub";
-pub(crate) const GRUB_D: &str = "/etc/default/grub.d";
-/// Every name our drop-in may have.
-pub(crate) const DROPIN_PATHS: [&str; 2] = [
-    "/etc/default/grub.d/99-rmp-eval.cfg",
-    "/etc/default/grub.d/zz-rmp-eval.cfg",
-];
-const STATE_IN_DROPIN: &str = "/var/lib/rmp-eval/cmdline";
 const TIMEOUT: Duration = Duration::from_secs(20);
 
 /// grub-mkconfig's sourcing, as a fixed script: $1 is the scratch directory. Results go to files there, so that
@@ -46,72 +34,6 @@ done
 printf '%s' "$GRUB_CMDLINE_LINUX" >"$rmp_eval_dir/linux"
 printf '%s' "$GRUB_CMDLINE_LINUX_DEFAULT" >"$rmp_eval_dir/default"
 "#;
-
-/// The GRUB files as they are (or as a plan would leave them).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Layout {
-    /// /etc/default/grub (absent: grub-mkconfig skips it).
-    pub(crate) default: Option<Vec<u8>>,
-    /// grub.d/*.cfg: (name, content).
-    pub(crate) dropins: Vec<(String, Vec<u8>)>,
-}
-
-impl Layout {
-    /// Reads the files through `host`. A .cfg grub-mkconfig would choke on (a directory, a name that is not
-    /// UTF-8) is a refusal.
-    pub(crate) fn read(host: &Host) -> Result<Layout, String> {
-        let default = match host.read_bytes(GRUB_DEFAULT) {
-            Ok(b) => Some(b),
-            Err(e) if e.is_not_found() => None,
-            Err(e) => return Err(e.to_string()),
-        };
-        let mut dropins = Vec::new();
-        let names = match host.list(GRUB_D) {
-            Ok(n) => n,
-            Err(e) if e.is_not_found() => vec![],
-            Err(e) => return Err(e.to_string()),
-        };
-        for n in names.into_iter().filter(|n| n.ends_with(".cfg")) {
-            let p = format!("{GRUB_D}/{n}");
-            if n.contains('\u{fffd}') {
-                return Err(format!("{p}: a name that is not UTF-8"));
-            }
-            if host.is_dir(&p) {
-                return Err(format!(
-                    "{p}: a directory where grub-mkconfig sources a file"
-                ));
-            }
-            match host.read_bytes(&p) {
-                Ok(b) => dropins.push((n, b)),
-                // A dangling link: `[ -e ]` is false, grub-mkconfig skips it.
-                Err(e) if e.is_not_found() => {}
-                Err(e) => return Err(e.to_string()),
-            }
-        }
-        Ok(Layout { default, dropins })
-    }
-
-    /// This layout with our drop-in as `name` (and no other copy of ours).
-    pub(crate) fn with_ours(&self, name: Option<&str>) -> Layout {
-        let mut l = self.clone();
-        l.dropins.retain(|(n, _)| !is_ours(n));
-        if let Some(n) = name {
-            l.dropins.push((n.to_string(), DROPIN.as_bytes().to_vec()));
-        }
-        l
-    }
-}
-
-/// Our drop-in's names all end so (99-rmp-eval.cfg, zz-rmp-eval.cfg, or one made to sort after a given name).
-pub(crate) fn is_ours(name: &str) -> bool {
-    name.ends_with("rmp-eval.cfg")
-}
-
-/// A name for our drop-in that sorts after `last` (by bytes, as dash's glob sorts, and in the usual locales,
-/// which compare the letters first): "zz.cfg" gives "zz~rmp-eval.cfg".
-pub(crate) fn name_after(last: &str) -> String {
-    format!("{}~rmp-eval.cfg", last.trim_end_matches(".cfg"))
-}
 
 /// What sourcing gave: the two variables and the drop-ins in the order the shell sourced them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -214,7 +136,7 @@ pub(crate) fn evaluate(host: &Host, layout: &Layout, state: &[u8]) -> Result<Eff
     for (n, b) in &layout.dropins {
         let text = if b == DROPIN.as_bytes() {
             DROPIN
-                .replace(STATE_IN_DROPIN, &state_path.to_string_lossy())
+                .replace(crate::fix::CMDLINE_STATE, &state_path.to_string_lossy())
                 .into_bytes()
         } else {
             b.clone()
@@ -294,6 +216,7 @@ pub(crate) fn evaluate(host: &Host, layout: &Layout, state: &[u8]) -> Result<Eff
 
 #[cfg(test)]
 mod tests {
+    use super::super::grub_layout::DROPIN_NAME;
     use super::*;
 
     #[test]
