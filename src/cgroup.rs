@@ -15,7 +15,6 @@ pub(crate) const SLICE: &str = "rmp_eval_rt.slice";
 /// … and the service in it that keeps the slice's cgroup in use while it runs. Delegate=yes: its cgroup is ours
 /// to place measurements in.
 pub(crate) const HOLDER: &str = "rmp-eval-rt.service";
-const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
 /// Partitions are created by the kernel only under partition roots: the walk never goes deeper than this.
 const MAX_DEPTH: usize = 4;
 /// A machine with thousands of cgroups (containers) is not walked beyond this many directories.
@@ -76,7 +75,7 @@ pub(crate) fn support(host: &Host) -> Support {
     if !has_controller(&ctl, "cpuset") {
         return Support::NoCpuset { mount };
     }
-    let release = host.read_trimmed(OSRELEASE).unwrap_or_default();
+    let release = host.kernel_release().unwrap_or_default();
     match kernel::version(&release) {
         Some(v) if v < (6, 1, 0) => Support::OldKernel { mount, release },
         _ => Support::Ready { mount },

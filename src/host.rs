@@ -87,7 +87,7 @@ impl HostError {
 
 pub(crate) type HostResult<T> = Result<T, HostError>;
 
-pub(crate) use read::{Failure, UNREADABLE};
+pub(crate) use read::{Failure, OSRELEASE, UNREADABLE};
 pub(crate) use tree::SafeTree;
 
 /// `a/b/../c` → `/a/c`: an absolute system path with "." and ".." resolved lexically ("/.." stays "/").

@@ -21,6 +21,8 @@ use crate::sys::fs as fs_sys;
 
 /// Directory listings longer than this are refused (a crafted tree must not exhaust memory).
 pub(crate) const MAX_ENTRIES: usize = 1 << 20;
+/// The kernel release of `uname -r`.
+pub(crate) const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
 /// Where `snapshot` records what it could not read, at the root of the copy.
 pub(crate) const UNREADABLE: &str = "/rmp-eval-unreadable.json";
 
@@ -251,6 +253,16 @@ impl Host {
     /// The file's text with surrounding whitespace (the trailing newline of sysfs values) removed.
     pub(crate) fn read_trimmed(&self, abs: &str) -> HostResult<String> {
         Ok(self.read(abs)?.trim().to_string())
+    }
+
+    /// The kernel release (`uname -r`) as /proc/sys/kernel/osrelease gives it, so that a snapshot answers for
+    /// its machine. On the running machine without a readable /proc (a chroot) the kernel is asked instead,
+    /// through uname(2): a result must not record an empty kernel. A tree's missing file stays an error.
+    pub(crate) fn kernel_release(&self) -> HostResult<String> {
+        match self.read_trimmed(OSRELEASE) {
+            Err(e) if self.is_live() => crate::sys::uname::release().map_err(|_| e),
+            r => r,
+        }
     }
 
     /// Entry names of a directory, sorted; at most MAX_ENTRIES.

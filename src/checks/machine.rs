@@ -16,7 +16,7 @@ pub(crate) const CPU_ISOLATED: &str = "/sys/devices/system/cpu/isolated";
 pub(crate) const CPU_NOHZ_FULL: &str = "/sys/devices/system/cpu/nohz_full";
 pub(crate) const PROC_CMDLINE: &str = "/proc/cmdline";
 pub(crate) const PROC_CPUINFO: &str = "/proc/cpuinfo";
-pub(crate) const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
+pub(crate) use crate::host::OSRELEASE;
 pub(crate) const KVERSION: &str = "/proc/sys/kernel/version";
 pub(crate) const OSTYPE: &str = "/proc/sys/kernel/ostype";
 pub(crate) const ARCH: &str = "/proc/sys/kernel/arch";
@@ -119,9 +119,10 @@ pub(crate) fn cmdline(host: &Host) -> HostResult<Vec<cmdline::Param>> {
     Ok(cmdline::parse(&host.read(PROC_CMDLINE)?))
 }
 
-/// `uname -r`: from /proc/sys/kernel/osrelease, so that it also works on a snapshot.
+/// `uname -r`: from /proc/sys/kernel/osrelease, so that it also works on a snapshot (uname(2) on the running
+/// machine when /proc cannot be read: `Host::kernel_release`).
 pub(crate) fn kernel_release(host: &Host) -> HostResult<String> {
-    let r = host.read_trimmed(OSRELEASE)?;
+    let r = host.kernel_release()?;
     // utsname's release field holds 64 characters.
     if r.is_empty()
         || r.len() > 64

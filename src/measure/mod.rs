@@ -40,15 +40,11 @@ use crate::host::Host;
 use session::Watch;
 use spec::{Placement, RunSpec};
 
-/// The kernel release, recorded with each result.
-const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
-
 /// The kernel a measurement ran on: always this machine's. Under `--root DIR` the checks read DIR, but the RT
-/// thread runs here, so the result must not carry DIR's kernel (issue 16 item 12).
+/// thread runs here, so the result must not carry DIR's kernel (issue 16 item 12). In a chroot without /proc the
+/// kernel is asked through uname(2).
 pub(crate) fn measured_kernel() -> String {
-    crate::host::Host::live()
-        .read_trimmed(OSRELEASE)
-        .unwrap_or_default()
+    crate::checks::machine::kernel_release(&crate::host::Host::live()).unwrap_or_default()
 }
 
 /// The online CPUs (the housekeeping ones of --load are these minus the RT ones).

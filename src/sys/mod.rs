@@ -10,6 +10,7 @@
 //! - `packet`: AF_PACKET sockets: open, send, poll, recvmsg with the timestamp control messages.
 //! - `clock`: the clock reads and the absolute sleep of the RT loops.
 //! - `term`: the terminal's window size, stdin in raw mode (a guard restoring it), read-only prctl queries.
+//! - `uname`: the running kernel's release, for when /proc cannot be read.
 
 pub(crate) mod clock;
 pub(crate) mod ethtool;
@@ -21,6 +22,7 @@ pub(crate) mod packet;
 pub(crate) mod process;
 pub(crate) mod sockopt;
 pub(crate) mod term;
+pub(crate) mod uname;
 
 /// `rc < 0` → the errno as an io::Error (the libc convention of most calls here).
 pub(crate) fn check(rc: libc::c_int) -> std::io::Result<libc::c_int> {

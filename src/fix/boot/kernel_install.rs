@@ -10,7 +10,6 @@ use crate::fix::{Change, Step};
 use crate::host::Host;
 
 pub(crate) const KERNEL_CMDLINE: &str = "/etc/kernel/cmdline";
-const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
 const LOADER_CONFS: &[&str] = &[
     "/boot/efi/loader/loader.conf",
     "/efi/loader/loader.conf",
@@ -59,7 +58,7 @@ impl BootLoader for KernelInstall {
         let shown = String::from_utf8_lossy(&merge_bytes(&base, &managed).join(&b' ')).into_owned();
         if let Some(c) = line_change(KERNEL_CMDLINE, before, &base, &managed, true, b"") {
             s.changes.push(c);
-            let rel = host.read_trimmed(OSRELEASE).unwrap_or_default();
+            let rel = host.kernel_release().unwrap_or_default();
             if !rel.is_empty() {
                 let argv = [
                     "kernel-install",
