@@ -1,0 +1,157 @@
+//! `rmp-eval run`'s options, and the measurement they ask for (`RunArgs::spec`, the one `RunSpec` the engine takes).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use super::values::{
+    parse_count, parse_cpu, parse_load, parse_pktlen, parse_priority, parse_seconds, parse_us,
+};
+use crate::measure::spec::{Mode, RoundTrip, RunSpec};
+
+// The frame kinds as clap values: their names and help come from the one `Mode`.
+impl ValueEnum for Mode {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Mode::ALL
+    }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let help = match self {
+            Mode::Ecat => "EtherCAT frames, answered by a SubDevice (default)",
+            Mode::Raw => "Raw Ethernet frames with rmp-eval's own EtherType, echoed back",
+            Mode::Udp => "UDP packets built in the frame (no IP stack), to a UDP echo",
+        };
+        Some(clap::builder::PossibleValue::new(self.name()).help(help))
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// CPU for the RT (sender) thread (default: the last CPU)
+    #[arg(long, visible_alias = "send-cpu", value_name = "N", value_parser = parse_cpu, allow_negative_numbers = true)]
+    pub(crate) core: Option<usize>,
+    /// CPU for the receiver thread (default: the same as --core)
+    #[arg(long, value_name = "N", value_parser = parse_cpu, allow_negative_numbers = true)]
+    pub(crate) receive_cpu: Option<usize>,
+    /// The EtherCAT NIC: measure round trips through a SubDevice instead of cyclic wakeups only
+    #[arg(long, short = 'n', value_name = "IF")]
+    pub(crate) nic: Option<String>,
+    /// Cycle period in microseconds
+    #[arg(long, short = 's', visible_alias = "send-sleep", value_name = "US", default_value_t = RunSpec::PERIOD_US,
+          value_parser = parse_us, allow_negative_numbers = true)]
+    pub(crate) period_us: u32,
+    /// Run this long: seconds, or 90s, 30m, 24h (default: until Ctrl+C)
+    #[arg(long, value_name = "TIME", value_parser = parse_seconds, conflicts_with = "iterations",
+          allow_negative_numbers = true)]
+    pub(crate) duration: Option<f64>,
+    /// Run N cycles (default: until Ctrl+C)
+    #[arg(long, short = 'i', value_name = "N", value_parser = parse_count,
+          allow_negative_numbers = true)]
+    pub(crate) iterations: Option<u64>,
+    /// Frame kind in NIC mode
+    #[arg(long, value_enum, default_value_t = Mode::Ecat)]
+    pub(crate) mode: Mode,
+    /// Frame length on the wire in every mode (Ethernet header included, FCS not): 60 (the default) to the
+    /// interface MTU + 14; the EtherCAT probe's NOP datagram grows, raw/udp are zero-padded
+    #[arg(long, value_name = "BYTES", value_parser = parse_pktlen,
+          allow_negative_numbers = true)]
+    pub(crate) pktlen: Option<u16>,
+    /// EtherCAT: the working counter every reply must carry (default: the one the first reply had)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), allow_negative_numbers = true)]
+    pub(crate) expect_wkc: Option<u16>,
+    /// A reply later than this is a missed cycle (default: the period)
+    #[arg(long, value_name = "US", value_parser = parse_us,
+          allow_negative_numbers = true)]
+    pub(crate) budget_us: Option<u32>,
+    /// UDP mode: this end's IPv4 address (the echo peer must be able to reach it; ARP for it is answered)
+    #[arg(long, value_name = "IPV4", default_value_t = RoundTrip::LOCAL_IP)]
+    pub(crate) local_ip: std::net::Ipv4Addr,
+    /// UDP mode: the echo service's IPv4 address (UDP port 7; its MAC is found by ARP)
+    #[arg(long, value_name = "IPV4", default_value_t = RoundTrip::PEER_IP)]
+    pub(crate) peer_ip: std::net::Ipv4Addr,
+    /// SCHED_FIFO priority of the RT (sender) thread
+    #[arg(long, value_name = "P", default_value_t = RunSpec::SEND_PRIORITY, value_parser = parse_priority,
+          allow_negative_numbers = true)]
+    pub(crate) send_priority: u8,
+    /// SCHED_FIFO priority of the receiver thread
+    #[arg(long, value_name = "P", default_value_t = RunSpec::RECEIVE_PRIORITY, value_parser = parse_priority,
+          allow_negative_numbers = true)]
+    pub(crate) receive_priority: u8,
+    /// Band width in µs (default: period/8; bands are < W, 2W, 4W, 8W, ≥ 8W)
+    #[arg(long, short = 'b', visible_alias = "bucket-width", value_name = "US",
+          value_parser = parse_us, allow_negative_numbers = true)]
+    pub(crate) bucket_width_us: Option<u32>,
+    /// Also write the result as JSON to FILE
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+    /// Print the result as JSON on stdout instead of tables
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Skip the configuration checks before the run
+    #[arg(long)]
+    pub(crate) no_config: bool,
+    /// Also write Prometheus metrics for node_exporter's textfile collector, into DIR or (no =DIR) the directory
+    /// /etc/default/prometheus-node-exporter names, else /var/lib/prometheus/node-exporter
+    #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub(crate) prometheus: Option<OsString>,
+    /// Show hardware/software timestamp rows
+    #[arg(long, short = 'v')]
+    pub(crate) verbose: bool,
+    /// Also write an HdrHistogram interval log to FILE (one histogram per series and interval)
+    #[arg(long, value_name = "FILE")]
+    pub(crate) hlog: Option<PathBuf>,
+    /// Length of one interval of --hlog and of the max-per-interval plot
+    #[arg(long, value_name = "TIME", default_value = "1", value_parser = parse_seconds)]
+    pub(crate) hlog_interval: f64,
+    /// Measure under load: stress-ng on the housekeeping CPUs (every CPU but the RT ones), any of
+    /// cpu, io, vm, net, irq
+    #[arg(long, value_name = "KIND,...", value_delimiter = ',', value_parser = parse_load)]
+    pub(crate) load: Vec<crate::measure::load::LoadKind>,
+    /// Record the RT CPU's kernel events (tracefs) and explain the worst cycle: what ran, for how long, which
+    /// fix step removes it; with --nic, every CPU and the worst reply's receive path (the NIC's IRQ, NET_RX, the
+    /// receiver's wakeup); the raw trace is saved beside the result
+    #[arg(long, conflicts_with = "no_trace")]
+    pub(crate) trace: bool,
+    /// No kernel trace (the default; the interference counters still run)
+    #[arg(long)]
+    pub(crate) no_trace: bool,
+    /// No interference counters either (to measure what they cost; BENCHMARKS.md)
+    #[arg(long, conflicts_with = "trace")]
+    pub(crate) no_counters: bool,
+    /// With --trace: keep and explain every cycle whose wakeup is later than US, with --nic every reply whose
+    /// round trip is longer (default: the worst only)
+    #[arg(long, value_name = "US", requires = "trace", value_parser = clap::value_parser!(u32).range(1..=10_000_000),
+          allow_negative_numbers = true)]
+    pub(crate) break_us: Option<u32>,
+}
+
+impl RunArgs {
+    /// What to measure, as asked for.
+    pub fn spec(&self) -> RunSpec {
+        RunSpec {
+            core: self.core,
+            receive_cpu: self.receive_cpu,
+            nic: self.nic.clone(),
+            mode: self.mode,
+            pktlen: self.pktlen,
+            period_us: self.period_us,
+            duration: self.duration,
+            iterations: self.iterations,
+            send_priority: self.send_priority,
+            receive_priority: self.receive_priority,
+            bucket_width_us: self.bucket_width_us,
+            hlog: self.hlog.clone(),
+            hlog_interval_s: self.hlog_interval,
+            load: self.load.clone(),
+            round_trip: RoundTrip {
+                expect_wkc: self.expect_wkc,
+                budget_us: self.budget_us,
+                local_ip: self.local_ip,
+                peer_ip: self.peer_ip,
+            },
+            trace: self.trace && !self.no_trace,
+            counters: !self.no_counters,
+            break_us: self.break_us,
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! The option values clap parses for us, each refused with one line a person reads: CPU numbers, counts,
+//! microseconds, priorities, frame lengths, durations, load kinds.
+
+/// A CPU number: a non-negative integer (range against the machine is checked later, against its CPU count).
+pub(crate) fn parse_cpu(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "'{s}' is not a CPU number (a non-negative integer)"
+        ));
+    }
+    t.parse::<usize>()
+        .ok()
+        .filter(|&n| n < 8192)
+        .ok_or_else(|| format!("CPU {s} is out of range"))
+}
+
+/// A whole number in `lo..=hi`, refused with a message a person reads ("'1.5' is not a whole number").
+fn whole(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
+    let range = if hi == u64::MAX {
+        format!("{lo} or more")
+    } else {
+        format!("{lo} to {hi}")
+    };
+    let t = s.trim();
+    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("'{s}' is not a whole number ({range})"));
+    }
+    match t.parse::<u64>() {
+        Ok(v) if (lo..=hi).contains(&v) => Ok(v),
+        _ => Err(format!("{t} is out of range ({range})")),
+    }
+}
+
+/// A count of cycles, frames or runs: 1 or more.
+pub(crate) fn parse_count(s: &str) -> Result<u64, String> {
+    whole(s, 1, u64::MAX)
+}
+
+/// Microseconds of a period or band: 1 to 1 000 000.
+pub(crate) fn parse_us(s: &str) -> Result<u32, String> {
+    whole(s, 1, 1_000_000).map(|v| v as u32)
+}
+
+/// A SCHED_FIFO priority: 1 to 99.
+pub(crate) fn parse_priority(s: &str) -> Result<u8, String> {
+    whole(s, 1, 99).map(|v| v as u8)
+}
+
+/// A frame length with the Ethernet header, without FCS: 60 to 1514 bytes.
+pub(crate) fn parse_pktlen(s: &str) -> Result<u16, String> {
+    whole(s, 60, 1514).map(|v| v as u16)
+}
+
+/// A duration: a number of seconds, or a number with a unit — `90s`, `30m`, `24h`, `2d`, `1.5h`; positive, finite,
+/// at most a year. Returns seconds.
+pub(crate) fn parse_seconds(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, unit) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c),
+        _ => (t, 's'),
+    };
+    let scale = match unit {
+        's' => 1.0,
+        'm' => 60.0,
+        'h' => 3600.0,
+        'd' => 86400.0,
+        _ => 0.0,
+    };
+    // Only digits and one point: "inf", "1e3", "-5", "0x10" are not durations.
+    let plain = !num.is_empty()
+        && num.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && num.bytes().filter(|&b| b == b'.').count() <= 1;
+    match num.parse::<f64>() {
+        Ok(v) if plain && scale > 0.0 && v * scale > 0.0 && v * scale <= 31_536_000.0 => {
+            Ok(v * scale)
+        }
+        _ => Err(format!(
+            "'{s}' is not a duration (seconds, or with a unit: 90s, 30m, 24h; at most a year)"
+        )),
+    }
+}
+
+/// One kind of --load.
+pub(crate) fn parse_load(s: &str) -> Result<crate::measure::load::LoadKind, String> {
+    crate::measure::load::LoadKind::from_name(s.trim())
+        .ok_or_else(|| format!("'{s}' is not a load (cpu, io, vm, net, irq)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_take_units() {
+        for (text, secs) in [
+            ("90", 90.0),
+            ("90s", 90.0),
+            ("30m", 1800.0),
+            ("24h", 86400.0),
+            ("1.5h", 5400.0),
+            ("0.5", 0.5),
+            ("365d", 31_536_000.0),
+        ] {
+            assert_eq!(parse_seconds(text), Ok(secs), "{text}");
+        }
+    }
+}

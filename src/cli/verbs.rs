@@ -1,0 +1,148 @@
+//! The options of every verb but `run` (run.rs): each verb's `…Args`, read by its file in commands/.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::values::{parse_count, parse_cpu, parse_seconds};
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// The RT core to check (default: the last CPU)
+    #[arg(long, value_name = "N", value_parser = parse_cpu, allow_negative_numbers = true)]
+    pub(crate) core: Option<usize>,
+    /// The EtherCAT NIC to check
+    #[arg(long, short = 'n', value_name = "IF")]
+    pub(crate) nic: Option<String>,
+    /// Print JSON instead of the table
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Also audit a running controller: its cyclic thread's policy, priority and CPUs, memory lock, the DMA
+    /// latency request, and the IRQ threads' priorities against it
+    #[arg(long, value_name = "PID", conflicts_with = "process", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) pid: Option<u32>,
+    /// The running controller to audit, by process name (as /proc/PID/comm shows it)
+    #[arg(long, value_name = "NAME")]
+    pub(crate) process: Option<String>,
+    /// Also write Prometheus metrics for node_exporter's textfile collector, into DIR or (no =DIR) the directory
+    /// /etc/default/prometheus-node-exporter names, else /var/lib/prometheus/node-exporter
+    #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub(crate) prometheus: Option<OsString>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct FixArgs {
+    /// The RT core to tune (CPU 0 is refused: it carries the housekeeping)
+    #[arg(long, value_name = "N", value_parser = parse_cpu, allow_negative_numbers = true)]
+    pub(crate) core: usize,
+    /// The EtherCAT NIC to tune
+    #[arg(long, short = 'n', value_name = "IF")]
+    pub(crate) nic: Option<String>,
+    /// Print the plan (diffs, values, commands) and change nothing
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+    /// Apply every proposed step without asking
+    #[arg(long, short = 'y')]
+    pub(crate) yes: bool,
+    /// Apply only these steps (comma-separated): cmdline, cpuset, governor, turbo, sysctl, thp, workqueue, irqbalance,
+    /// irq_affinity, rps, nic_coalesce, nic_eee (`rmp-eval check` names the step of each failure)
+    #[arg(long, value_name = "STEP,...", value_delimiter = ',')]
+    pub(crate) only: Option<Vec<String>>,
+    /// Length of the before and after measurements
+    #[arg(long, value_name = "S", default_value = "10", value_parser = parse_seconds, conflicts_with = "no_measure")]
+    pub(crate) measure_seconds: f64,
+    /// Do not measure before and after
+    #[arg(long)]
+    pub(crate) no_measure: bool,
+    /// Print JSON
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RollbackArgs {
+    /// Show what would be undone and change nothing
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+    /// Also put back files and values changed since fix (their later changes are lost)
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// Do not ask for confirmation
+    #[arg(long, short = 'y')]
+    pub(crate) yes: bool,
+    /// Print JSON
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// The earlier result: a JSON file, or "last", "before", "after" (none: fix's before and the after measured
+    /// by itself after the reboot)
+    #[arg(requires = "after")]
+    pub(crate) before: Option<String>,
+    /// The later result: a JSON file, or "last", "before", "after"
+    pub(crate) after: Option<String>,
+    /// Print JSON
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// Results: JSON files, or "last", "before", "after" (up to 6, overlaid)
+    #[arg(required = true, value_name = "RESULT")]
+    pub(crate) results: Vec<String>,
+    /// The HTML file to write
+    #[arg(long, short = 'o', value_name = "FILE", default_value = "report.html")]
+    pub(crate) output: PathBuf,
+    /// Also write each plot as an SVG file into DIR
+    #[arg(long, value_name = "DIR")]
+    pub(crate) svg: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReflectArgs {
+    /// The interface to answer on
+    #[arg(long, short = 'n', value_name = "IF")]
+    pub(crate) nic: String,
+    /// Stop after answering N frames (default: until Ctrl+C)
+    #[arg(long, value_name = "N", value_parser = parse_count, allow_negative_numbers = true)]
+    pub(crate) count: Option<u64>,
+    /// Also answer frames sent to other MAC addresses (promiscuous mode while reflect runs; undone on exit)
+    #[arg(long)]
+    pub(crate) promisc: bool,
+    /// Stand in for a chain of N SubDevices (working counters and positions as N ESCs give them)
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub(crate) subdevices: u16,
+    /// Station address of the first SubDevice (the next ones count up), for FPRD/FPWR before a MainDevice sets it
+    #[arg(long, value_name = "ADDR", default_value_t = 0)]
+    pub(crate) station: u16,
+    /// IPv4 address whose UDP port 7 is echoed and whose ARP requests are answered
+    #[arg(long, value_name = "IPV4", default_value = "169.254.88.2")]
+    pub(crate) ip: std::net::Ipv4Addr,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SnapshotArgs {
+    /// Output directory, or a file name ending in .tar.gz
+    pub(crate) out: PathBuf,
+}
+
+/// Settings come from /etc/default/rmp-eval (RMP_EVAL_MONITOR_RUN_SECONDS, _REAPPLY, _PROMETHEUS).
+#[derive(Debug, Clone, Args)]
+pub struct MonitorArgs {}
+
+#[derive(Debug, Clone, Args)]
+pub struct ApplySavedArgs {
+    /// Only the settings of this NIC (IRQs, RPS, coalescing): what the udev rule asks for
+    #[arg(long, value_name = "IF")]
+    pub(crate) nic: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct GenerateArgs {
+    /// Directory to write rmp-eval.8 and the bash, zsh and fish completions into
+    pub(crate) dir: PathBuf,
+}
