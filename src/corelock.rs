@@ -6,15 +6,14 @@
 
 use std::fs::{File, OpenOptions};
 
-use nix::fcntl::{Flock, FlockArg};
-
 use crate::error::{Error, Result};
 use crate::host::Host;
+use crate::sys::fs::{FileLock, lock_shared, try_lock_exclusive};
 
 pub(crate) const DIR: &str = "/run/rmp-eval";
 
 pub struct CoreLock {
-    _lock: Flock<File>,
+    _lock: FileLock,
 }
 
 fn open(host: &Host, core: usize) -> std::io::Result<File> {
@@ -29,22 +28,15 @@ fn open(host: &Host, core: usize) -> std::io::Result<File> {
 /// Held by a measurement on `core` (waits only while the monitor holds it, which it does for one short pass).
 pub fn shared(host: &Host, core: usize) -> Option<CoreLock> {
     let f = open(host, core).ok()?;
-    Flock::lock(f, FlockArg::LockShared)
-        .ok()
-        .map(|l| CoreLock { _lock: l })
+    lock_shared(f).ok().map(|l| CoreLock { _lock: l })
 }
 
 /// For the monitor: the lock when no measurement holds it, None when one does.
 pub(crate) fn try_exclusive(host: &Host, core: usize) -> Result<Option<CoreLock>> {
     let f = open(host, core).map_err(|e| Error::sys(format!("{DIR}/measure-cpu{core}.lock"), e))?;
-    match Flock::lock(f, FlockArg::LockExclusiveNonblock) {
-        Ok(l) => Ok(Some(CoreLock { _lock: l })),
-        Err((_, nix::errno::Errno::EWOULDBLOCK)) => Ok(None),
-        Err((_, e)) => Err(Error::sys(
-            format!("locking {DIR}/measure-cpu{core}.lock"),
-            e.into(),
-        )),
-    }
+    try_lock_exclusive(f)
+        .map(|l| l.map(|l| CoreLock { _lock: l }))
+        .map_err(|e| Error::sys(format!("locking {DIR}/measure-cpu{core}.lock"), e))
 }
 
 #[cfg(test)]

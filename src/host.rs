@@ -444,9 +444,7 @@ impl Host {
             else {
                 continue;
             };
-            let gone = pid != std::process::id() as i32
-                && nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
-                    == Err(nix::errno::Errno::ESRCH);
+            let gone = pid != std::process::id() as i32 && crate::sys::process::is_gone(pid);
             if gone && e.file_type().is_ok_and(|t| t.is_file()) && fs::remove_file(e.path()).is_ok()
             {
                 removed.push(n);
@@ -457,13 +455,9 @@ impl Host {
 
     /// An exclusive lock on this machine's tree (its root directory), for fix and rollback: held from before they
     /// read any state until they are done. Not blocking: a second one is told at once.
-    pub(crate) fn lock_tree(&self) -> HostResult<Option<nix::fcntl::Flock<fs::File>>> {
+    pub(crate) fn lock_tree(&self) -> HostResult<Option<crate::sys::fs::FileLock>> {
         let dir = fs::File::open(&self.root).map_err(|e| HostError::from_io("/", e))?;
-        match nix::fcntl::Flock::lock(dir, nix::fcntl::FlockArg::LockExclusiveNonblock) {
-            Ok(l) => Ok(Some(l)),
-            Err((_, nix::errno::Errno::EWOULDBLOCK)) => Ok(None),
-            Err((_, e)) => Err(HostError::from_io("/", e.into())),
-        }
+        crate::sys::fs::try_lock_exclusive(dir).map_err(|e| HostError::from_io("/", e))
     }
 
     pub fn remove_file(&self, abs: &str) -> HostResult<()> {

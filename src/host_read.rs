@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Read};
+use std::ops::ControlFlow;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -274,19 +275,20 @@ impl Host {
         }
         let r = (|| {
             let fd = self.open_at(abs, libc::O_RDONLY | libc::O_DIRECTORY)?;
-            let io = |e: nix::Error| HostError::from_io(abs, io::Error::from(e));
-            let mut dir = nix::dir::Dir::from_fd(fd).map_err(io)?;
             let mut names = Vec::new();
-            for e in dir.iter() {
-                let e = e.map_err(io)?;
-                let n = e.file_name().to_bytes();
+            let all = fs_sys::each_entry(fd, |n| {
                 if n == b"." || n == b".." {
-                    continue;
+                    return ControlFlow::Continue(());
                 }
                 if names.len() == MAX_ENTRIES {
-                    return Err(HostError::TooManyEntries { path: abs.into() });
+                    return ControlFlow::Break(());
                 }
                 names.push(String::from_utf8_lossy(n).into_owned());
+                ControlFlow::Continue(())
+            })
+            .map_err(|e| HostError::from_io(abs, e))?;
+            if !all {
+                return Err(HostError::TooManyEntries { path: abs.into() });
             }
             names.sort();
             Ok(names)

@@ -3,6 +3,8 @@
 //!   commands / cli → report → fix, measure + trace → checks → sys, host, parse and the small shared files.
 //! (`trace`, the why-late half of measuring, is in measure's layer; the two use each other.)
 //! `KNOWN` lists the upward uses still in the tree, each with why; a new upward use fails this test.
+//! And the system-call layer: outside src/sys no `unsafe`, no libc function call and no `nix` (libc's constants
+//! and types are fine) — with no exceptions.
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -114,4 +116,126 @@ fn the_check_sees_an_upward_use() {
     assert_eq!(u.into_iter().collect::<Vec<_>>(), ["commands", "measure"]);
     assert!(rank("commands") > rank("checks"));
     assert!(rank("sys") < rank("checks"));
+}
+
+/// The code of a Rust file without its comments, string and char literals (each replaced by a space), so that
+/// "unsafe-inline" in a string or `unsafe` in a doc comment is not code.
+fn code_only(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let rest = &text[i..];
+        if rest.starts_with("//") {
+            i += rest.find('\n').unwrap_or(rest.len());
+        } else if rest.starts_with("/*") {
+            i += rest.find("*/").map_or(rest.len(), |e| e + 2);
+        } else if let Some(h) = raw_string_hashes(rest) {
+            // r"…", r#"…"#, br"…": ends at the quote followed by as many #.
+            let open = rest.find('"').unwrap() + 1;
+            let close = "\"".to_string() + &"#".repeat(h);
+            i += rest[open..]
+                .find(&close)
+                .map_or(rest.len(), |e| open + e + close.len());
+        } else if b[i] == b'"' {
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+        } else if b[i] == b'\'' && b.get(i + 1) == Some(&b'\\') {
+            i += 2 + text[i + 2..].find('\'').map_or(0, |e| e + 1); // '\n', '\'', '\u{…}'
+        } else if b[i] == b'\'' && rest.chars().nth(2) == Some('\'') {
+            i += 1 + rest[1..].find('\'').unwrap() + 1; // 'x' (a lifetime 'a has no closing quote)
+        } else {
+            let c = rest.chars().next().unwrap();
+            out.push(c);
+            i += c.len_utf8();
+            continue;
+        }
+        out.push(' ');
+    }
+    out
+}
+
+/// `Some(#s)` when `s` starts a raw string literal (r"…", r#"…"#, br"…").
+fn raw_string_hashes(s: &str) -> Option<usize> {
+    let s = s.strip_prefix('b').unwrap_or(s).strip_prefix('r')?;
+    let h = s.bytes().take_while(|&c| c == b'#').count();
+    (s.as_bytes().get(h) == Some(&b'"')).then_some(h)
+}
+
+/// What in this code is a system call made outside src/sys: `unsafe`, a `libc::f(` call, any `nix::` path.
+fn system_calls(code: &str) -> Vec<String> {
+    let word_at = |i: usize| {
+        i == 0
+            || !(code.as_bytes()[i - 1].is_ascii_alphanumeric() || code.as_bytes()[i - 1] == b'_')
+    };
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices("unsafe") {
+        let after = code.as_bytes().get(i + 6).copied().unwrap_or(b' ');
+        if word_at(i) && !(after.is_ascii_alphanumeric() || after == b'_') {
+            out.push("unsafe".to_string());
+        }
+    }
+    for (i, _) in code.match_indices("libc::") {
+        let name: String = code[i + 6..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let called = code[i + 6 + name.len()..].trim_start().starts_with('(');
+        if word_at(i) && called && name.starts_with(|c: char| c.is_ascii_lowercase()) {
+            out.push(format!("libc::{name}("));
+        }
+    }
+    for (i, _) in code.match_indices("nix::") {
+        if word_at(i) {
+            out.push("nix::".to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn no_system_call_outside_src_sys() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut all = Vec::new();
+    files(&root.join("src"), &mut all);
+    let mut bad = Vec::new();
+    for f in all.iter().filter(|f| !f.starts_with(root.join("src/sys"))) {
+        let code = code_only(&std::fs::read_to_string(f).unwrap());
+        for (n, line) in code.lines().enumerate() {
+            for what in system_calls(line) {
+                let rel = f.strip_prefix(root).unwrap().display();
+                bad.push(format!("{rel}:{}: {what}", n + 1));
+            }
+        }
+    }
+    assert!(
+        bad.len() < 1,
+        "system calls outside src/sys (move them into src/sys behind a safe function):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_check_sees_a_system_call_and_not_a_string() {
+    let code = code_only(concat!(
+        "let s = \"unsafe-inline\"; // unsafe { libc::close(3) }\n",
+        "/* nix::unistd */ let r = r#\"libc::open(\"#; let q = '\"'; let t = '\\'';\n",
+        "#![deny(clippy::undocumented_unsafe_blocks)] fn f<'a>(x: &'a u8) { let e = libc::EINVAL; }\n",
+        "let fd = unsafe { libc::socket (1, 2, 3) }; let p: libc::termios; nix::unistd::getpid();",
+    ));
+    assert_eq!(code.lines().count(), 4, "{code}");
+    let found: Vec<Vec<String>> = code.lines().map(system_calls).collect();
+    assert_eq!(
+        found,
+        [
+            vec![],
+            vec![],
+            vec![],
+            vec!["unsafe".to_string(), "libc::socket(".into(), "nix::".into()]
+        ],
+        "{code}"
+    );
 }

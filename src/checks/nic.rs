@@ -133,21 +133,9 @@ fn addr_counts(host: &Host, nic: &str) -> Option<(usize, usize)> {
         Some((netaddr::v4_count(&locals, &routes, nic), v6))
     })();
     if host.is_live()
-        && let Ok(addrs) = nix::ifaddrs::getifaddrs()
+        && let Ok(counts) = crate::sys::netdev::address_counts(nic)
     {
-        let (mut v4, mut v6) = (0, 0);
-        for a in addrs.filter(|a| a.interface_name == nic) {
-            match a
-                .address
-                .as_ref()
-                .and_then(nix::sys::socket::SockaddrLike::family)
-            {
-                Some(nix::sys::socket::AddressFamily::Inet) => v4 += 1,
-                Some(nix::sys::socket::AddressFamily::Inet6) => v6 += 1,
-                _ => {}
-            }
-        }
-        return Some((v4, v6));
+        return Some(counts);
     }
     from_files
 }

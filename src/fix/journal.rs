@@ -31,7 +31,7 @@ pub struct Run {
 
 /// Held while fix or rollback works, from before they read any state until they are done (prompts included): a
 /// second one at the same time would plan on stale state or interleave journal runs.
-pub(crate) fn lock(host: &Host) -> Result<nix::fcntl::Flock<std::fs::File>> {
+pub(crate) fn lock(host: &Host) -> Result<crate::sys::fs::FileLock> {
     host.lock_tree()?.ok_or_else(|| {
         Error::failed("another rmp-eval fix or rollback is running; try again when it has finished")
     })

@@ -8,11 +8,10 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::sys::process::{GroupSignal, signal_group};
 
 /// Where stress-ng is looked for (never through the PATH of whoever runs rmp-eval as root).
 pub(crate) const STRESS_NG: &str = "/usr/bin/stress-ng";
@@ -165,8 +164,8 @@ impl Load {
     }
 
     fn halt(&mut self) {
-        let pg = Pid::from_raw(self.child.id() as i32);
-        let _ = killpg(pg, Signal::SIGTERM);
+        let pg = self.child.id();
+        let _ = signal_group(pg, GroupSignal::Term);
         let t = Instant::now();
         while t.elapsed() < Duration::from_secs(2) {
             if let Ok(Some(_)) = self.child.try_wait() {
@@ -175,7 +174,7 @@ impl Load {
             std::thread::sleep(Duration::from_millis(20));
         }
         // The workers too, whatever the leader did.
-        let _ = killpg(pg, Signal::SIGKILL);
+        let _ = signal_group(pg, GroupSignal::Kill);
         let _ = self.child.wait();
         self.tmp = None;
     }

@@ -1,7 +1,9 @@
-//! Host's file layer's system calls: open by path, open inside a root (openat2), fstat. `Host` (host_read.rs)
-//! keeps the logic — which flags, when to fall back, what a file's kind means; here only the calls.
+//! Host's file layer's system calls: open by path, open inside a root (openat2), fstat, directory entries; file
+//! locks (flock) and the tracefs mount. `Host` (host_read.rs) keeps the logic — which flags, when to fall back,
+//! what a file's kind means; here only the calls.
 
 use std::ffi::CString;
+use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
@@ -65,4 +67,57 @@ pub(crate) fn mkfifo(path: &Path, mode: libc::mode_t) -> io::Result<()> {
     let c = c_path(path.as_os_str().as_bytes())?;
     // SAFETY: mkfifo reads the NUL-terminated path we own.
     super::check(unsafe { libc::mkfifo(c.as_ptr(), mode) }).map(drop)
+}
+
+/// Calls `each` with every entry name of the directory open as `fd` ("." and ".." too), until it says Break;
+/// `Ok(false)` when it did.
+pub(crate) fn each_entry(
+    fd: OwnedFd,
+    mut each: impl FnMut(&[u8]) -> std::ops::ControlFlow<()>,
+) -> io::Result<bool> {
+    let mut dir = nix::dir::Dir::from_fd(fd)?;
+    for e in dir.iter() {
+        if each(e?.file_name().to_bytes()).is_break() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// An flock(2) held on a file until this is dropped (or the process ends).
+pub(crate) struct FileLock {
+    _lock: nix::fcntl::Flock<File>,
+}
+
+/// flock(LOCK_SH), waiting while an exclusive holder has it.
+pub(crate) fn lock_shared(f: File) -> io::Result<FileLock> {
+    nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockShared)
+        .map(|l| FileLock { _lock: l })
+        .map_err(|(_, e)| e.into())
+}
+
+/// flock(LOCK_EX | LOCK_NB): `None` when another holder has it.
+pub(crate) fn try_lock_exclusive(f: File) -> io::Result<Option<FileLock>> {
+    match nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+        Ok(l) => Ok(Some(FileLock { _lock: l })),
+        Err((_, nix::errno::Errno::EWOULDBLOCK)) => Ok(None),
+        Err((_, e)) => Err(e.into()),
+    }
+}
+
+/// mount -t tracefs nodev `on`.
+pub(crate) fn mount_tracefs(on: &Path) -> io::Result<()> {
+    nix::mount::mount(
+        Some("nodev"),
+        on,
+        Some("tracefs"),
+        nix::mount::MsFlags::empty(),
+        None::<&str>,
+    )
+    .map_err(io::Error::from)
+}
+
+/// umount(`on`).
+pub(crate) fn umount(on: &Path) -> io::Result<()> {
+    nix::mount::umount(on).map_err(io::Error::from)
 }

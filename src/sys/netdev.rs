@@ -129,3 +129,17 @@ mod tests {
         assert_eq!(r.ifr_name[0] as u8, b'a');
     }
 }
+
+/// The IPv4 and IPv6 addresses `nic` has (getifaddrs).
+pub(crate) fn address_counts(nic: &str) -> io::Result<(usize, usize)> {
+    use nix::sys::socket::{AddressFamily, SockaddrLike};
+    let (mut v4, mut v6) = (0, 0);
+    for a in nix::ifaddrs::getifaddrs()?.filter(|a| a.interface_name == nic) {
+        match a.address.as_ref().and_then(SockaddrLike::family) {
+            Some(AddressFamily::Inet) => v4 += 1,
+            Some(AddressFamily::Inet6) => v6 += 1,
+            _ => {}
+        }
+    }
+    Ok((v4, v6))
+}

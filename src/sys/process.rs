@@ -96,3 +96,38 @@ pub(crate) fn die_with_parent(cmd: &mut Command) {
         });
     }
 }
+
+/// Whether process `pid` is gone (kill(pid, 0) says ESRCH); a process we may not signal is not gone.
+pub(crate) fn is_gone(pid: i32) -> bool {
+    nix::sys::signal::kill(Pid::from_raw(pid), None) == Err(nix::errno::Errno::ESRCH)
+}
+
+/// A signal sent to a process group.
+#[derive(Clone, Copy)]
+pub(crate) enum GroupSignal {
+    Term,
+    Kill,
+}
+
+/// killpg(pgid, SIGTERM or SIGKILL).
+pub(crate) fn signal_group(pgid: u32, sig: GroupSignal) -> io::Result<()> {
+    let pgid = i32::try_from(pgid).map_err(|_| io::Error::from_raw_os_error(libc::ESRCH))?;
+    let sig = match sig {
+        GroupSignal::Term => nix::sys::signal::Signal::SIGTERM,
+        GroupSignal::Kill => nix::sys::signal::Signal::SIGKILL,
+    };
+    nix::sys::signal::killpg(Pid::from_raw(pgid), sig).map_err(io::Error::from)
+}
+
+/// Whether this process runs as (effective) root.
+pub(crate) fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// The effective user and group ids of this process.
+pub(crate) fn effective_ids() -> (u32, u32) {
+    (
+        nix::unistd::geteuid().as_raw(),
+        nix::unistd::getegid().as_raw(),
+    )
+}

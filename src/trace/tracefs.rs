@@ -50,7 +50,7 @@ pub enum TraceError {
     #[error("no tracefs: {TRACEFS} cannot be mounted here (kernel without CONFIG_TRACING?)")]
     Missing,
     #[error("mounting tracefs on {TRACEFS}: {0}")]
-    Mount(nix::errno::Errno),
+    Mount(std::io::Error),
     #[error("tracefs is in use ({0}); --trace would disturb that trace (run without --trace)")]
     Busy(String),
     #[error("tracefs: {0}")]
@@ -100,14 +100,7 @@ impl Tracefs {
         let (dir, mounted) = match found {
             Some(d) => (d.to_string(), false),
             None if host.is_live() && host.is_dir(TRACEFS) => {
-                nix::mount::mount(
-                    Some("nodev"),
-                    &host.path(TRACEFS),
-                    Some("tracefs"),
-                    nix::mount::MsFlags::empty(),
-                    None::<&str>,
-                )
-                .map_err(TraceError::Mount)?;
+                crate::sys::fs::mount_tracefs(&host.path(TRACEFS)).map_err(TraceError::Mount)?;
                 (TRACEFS.to_string(), true)
             }
             None => return Err(TraceError::Missing),
@@ -210,7 +203,7 @@ impl Drop for Tracefs {
             let _ = self.host.write_value(&self.abs(&rel), &old);
         }
         if self.mounted {
-            let _ = nix::mount::umount(&self.host.path(&self.dir));
+            let _ = crate::sys::fs::umount(&self.host.path(&self.dir));
         }
     }
 }

@@ -103,8 +103,7 @@ fn remove_stale_scratch(tmp: &Path) {
         else {
             continue;
         };
-        let gone = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
-            == Err(nix::errno::Errno::ESRCH);
+        let gone = crate::sys::process::is_gone(pid);
         if gone {
             let _ = std::fs::remove_dir_all(e.path());
         }
@@ -163,7 +162,7 @@ pub(crate) fn evaluate(host: &Host, layout: &Layout, state: &[u8]) -> Result<Eff
         }
     }
     // Files from a tree that is not this machine are run with no rights over it.
-    if !host.is_live() && nix::unistd::geteuid().is_root() {
+    if !host.is_live() && crate::sys::process::is_root() {
         use std::os::unix::process::CommandExt;
         chown_all(&s.0, 65534, 65534);
         cmd.uid(65534).gid(65534);

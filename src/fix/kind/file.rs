@@ -184,10 +184,11 @@ pub(crate) fn apply(host: &Host, c: &FileChange) -> Result<Took> {
     match &c.after {
         Some(bytes) => {
             // An existing file keeps its mode and owner; a new one gets the change's mode, owned by us.
+            let (uid, gid) = crate::sys::process::effective_ids();
             let new = FileMeta {
                 mode: c.mode,
-                uid: nix::unistd::geteuid().as_raw(),
-                gid: nix::unistd::getegid().as_raw(),
+                uid,
+                gid,
             };
             let meta = host.target_meta(&c.path).ok();
             host.write_atomic(&c.path, bytes, Some(meta.as_ref().unwrap_or(&new)))?;

@@ -40,7 +40,7 @@ pub struct Saved {
 /// "permission denied" on such a file comes from the kernel, not from file modes.
 pub(crate) fn kernel_refused(e: &HostError) -> bool {
     matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::EIO))
-        || (nix::unistd::geteuid().is_root() && matches!(e, HostError::PermissionDenied { .. }))
+        || (crate::sys::process::is_root() && matches!(e, HostError::PermissionDenied { .. }))
 }
 
 pub(crate) fn record(host: &Host, c: &ValueChange) -> Result<Saved> {
