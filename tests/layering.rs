@@ -212,7 +212,7 @@ fn no_system_call_outside_src_sys() {
         }
     }
     assert!(
-        bad.len() < 1,
+        bad.is_empty(),
         "system calls outside src/sys (move them into src/sys behind a safe function):\n{}",
         bad.join("\n")
     );

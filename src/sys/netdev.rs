@@ -103,6 +103,20 @@ pub(crate) fn is_up(name: &str) -> bool {
     flags(name).is_ok_and(|f| f & libc::IFF_UP as u32 != 0)
 }
 
+/// The IPv4 and IPv6 addresses `nic` has (getifaddrs).
+pub(crate) fn address_counts(nic: &str) -> io::Result<(usize, usize)> {
+    use nix::sys::socket::{AddressFamily, SockaddrLike};
+    let (mut v4, mut v6) = (0, 0);
+    for a in nix::ifaddrs::getifaddrs()?.filter(|a| a.interface_name == nic) {
+        match a.address.as_ref().and_then(SockaddrLike::family) {
+            Some(AddressFamily::Inet) => v4 += 1,
+            Some(AddressFamily::Inet6) => v6 += 1,
+            _ => {}
+        }
+    }
+    Ok((v4, v6))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,18 +142,4 @@ mod tests {
         assert_eq!(r.ifr_name[libc::IFNAMSIZ - 1], 0);
         assert_eq!(r.ifr_name[0] as u8, b'a');
     }
-}
-
-/// The IPv4 and IPv6 addresses `nic` has (getifaddrs).
-pub(crate) fn address_counts(nic: &str) -> io::Result<(usize, usize)> {
-    use nix::sys::socket::{AddressFamily, SockaddrLike};
-    let (mut v4, mut v6) = (0, 0);
-    for a in nix::ifaddrs::getifaddrs()?.filter(|a| a.interface_name == nic) {
-        match a.address.as_ref().and_then(SockaddrLike::family) {
-            Some(AddressFamily::Inet) => v4 += 1,
-            Some(AddressFamily::Inet6) => v6 += 1,
-            _ => {}
-        }
-    }
-    Ok((v4, v6))
 }
