@@ -67,14 +67,8 @@ fn measures_once_after_the_reboot_then_compare_shows_the_pair() {
         "RMP_EVAL_AFTER_BOOT_SETTLE_SECONDS=0\n",
     )
     .unwrap();
-    let online = std::fs::read_to_string(root.join("sys/devices/system/cpu/online")).unwrap();
-    let core: usize = online
-        .trim()
-        .rsplit(['-', ','])
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    // The tree's online list is this machine's (root_tree copies it).
+    let core = common::rt_core();
     // fix's "before": a real run, saved under the root.
     let o = rmp(root, &["run", "--duration", "1", "--no-config"]);
     assert!(matches!(o.status.code(), Some(0 | 1 | 3)), "{}", out(&o));

@@ -4,8 +4,7 @@
 
 mod common;
 
-use std::io::BufRead;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 
@@ -38,42 +37,9 @@ print('ready', flush=True)
 time.sleep(60)
 "#;
 
-struct Helper(Child);
-
-impl Drop for Helper {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn controller(name: &str, right: bool, core: usize) -> Helper {
-    let mut c = Command::new("python3")
-        .args([
-            "-c",
-            CONTROLLER,
-            name,
-            if right { "1" } else { "0" },
-            &core.to_string(),
-        ])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("python3 runs");
-    let mut line = String::new();
-    std::io::BufReader::new(c.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line.trim(), "ready", "helper did not start");
-    Helper(c)
-}
-
-fn rt_core() -> usize {
-    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    rmp_eval::parse::cpulist::parse(online.trim())
-        .unwrap()
-        .into_iter()
-        .max()
-        .unwrap()
+fn controller(name: &str, right: bool, core: usize) -> common::Helper {
+    let args = [name, if right { "1" } else { "0" }, &core.to_string()].map(String::from);
+    common::python_ready(CONTROLLER, &args)
 }
 
 fn audit(core: usize, how: &[&str]) -> Vec<(String, String, String)> {
@@ -109,7 +75,7 @@ fn a_wrong_controller_fails_and_a_right_one_passes() {
     if !common::require_root("a_wrong_controller_fails_and_a_right_one_passes") {
         return;
     }
-    let core = rt_core();
+    let core = common::rt_core();
     let tag = std::process::id() % 100_000;
     let wrong = controller(&format!("ctl-wrong-{tag}"), false, core);
     let right = controller(&format!("ctl-right-{tag}"), true, core);

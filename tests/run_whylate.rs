@@ -5,8 +5,7 @@
 
 mod common;
 
-use std::io::BufRead;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
@@ -26,42 +25,6 @@ while time.monotonic() < end:
         pass
     time.sleep(0.05)
 "#;
-
-/// A helper process, killed on drop.
-struct Helper(Child);
-
-impl Drop for Helper {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn python(script: &str, args: &[String]) -> Helper {
-    let mut c = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("python3 runs");
-    let mut line = String::new();
-    std::io::BufReader::new(c.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line.trim(), "ready", "helper did not start");
-    Helper(c)
-}
-
-/// The RT core rmp-eval picks by default: the last online CPU.
-fn rt_core() -> usize {
-    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    rmp_eval::parse::cpulist::parse(online.trim())
-        .unwrap()
-        .into_iter()
-        .max()
-        .unwrap()
-}
 
 fn run_json(core: usize, extra: &[&str]) -> Value {
     let core = core.to_string();
@@ -109,9 +72,9 @@ fn a_fifo90_spinner_is_named_by_the_trace_and_the_counters() {
         return;
     }
     let _lock = common::fix::one_at_a_time();
-    let core = rt_core();
+    let core = common::rt_core();
     let before = tracefs_state();
-    let spin = python(SPINNER, &[core.to_string(), "20".into()]);
+    let spin = common::python_ready(SPINNER, &[core.to_string(), "20".into()]);
     let pid = spin.0.id();
     let doc = run_json(
         core,
@@ -176,8 +139,8 @@ fn without_the_trace_the_counters_alone_name_the_spinner() {
         return;
     }
     let _lock = common::fix::one_at_a_time();
-    let core = rt_core();
-    let spin = python(SPINNER, &[core.to_string(), "20".into()]);
+    let core = common::rt_core();
+    let spin = common::python_ready(SPINNER, &[core.to_string(), "20".into()]);
     let pid = spin.0.id();
     let doc = run_json(core, &["--duration", "3", "--no-trace"]);
     drop(spin);
@@ -224,7 +187,7 @@ fn net_rx_steered_to_the_rt_core_is_named() {
         return;
     }
     let _lock = common::fix::one_at_a_time();
-    let core = rt_core();
+    let core = common::rt_core();
     let other = (0..core).next().expect("a CPU besides the RT core");
     let v = common::nic::Veth::new();
     // RPS on the receiving end: its frames are processed (NET_RX) on the RT core, raised there by an IPI.
@@ -238,7 +201,7 @@ fn net_rx_steered_to_the_rt_core_is_named() {
     use std::io::Write;
     write!(tee.stdin.take().unwrap(), "{:x}", 1u64 << core).unwrap();
     assert!(tee.wait().unwrap().success());
-    let flood = python(FLOOD, &[v.host.clone(), other.to_string(), "20".into()]);
+    let flood = common::python_ready(FLOOD, &[v.host.clone(), other.to_string(), "20".into()]);
     let doc = run_json(core, &["--duration", "3", "--trace", "--break-us", "100"]);
     drop(flood);
 

@@ -45,3 +45,40 @@ pub fn machine_results() -> Vec<std::path::PathBuf> {
     v.sort();
     v
 }
+
+/// The RT core rmp-eval picks by default: the last online CPU, read here independently of rmp-eval.
+pub fn rt_core() -> usize {
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let last = online.trim().rsplit([',', '-']).next().unwrap();
+    last.parse()
+        .unwrap_or_else(|e| panic!("online CPUs {online:?}: {e}"))
+}
+
+/// A helper process (a spinner, a fake controller), killed when dropped.
+pub struct Helper(pub std::process::Child);
+
+impl Drop for Helper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `python3 -c SCRIPT ARGS…` and waits for the line "ready" it prints once it is set up.
+pub fn python_ready(script: &str, args: &[String]) -> Helper {
+    use std::io::BufRead;
+    let mut c = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let mut line = String::new();
+    std::io::BufReader::new(c.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let h = Helper(c);
+    assert_eq!(line.trim(), "ready", "helper did not start");
+    h
+}
