@@ -1,6 +1,10 @@
+use super::check::checks;
+use super::run::{Totals, run};
 use super::*;
 use crate::checks::Section;
+use crate::checks::Status;
 use crate::measure::dist::Dist;
+use crate::measure::result::Verdict;
 use crate::measure::result::{Buckets, DistSummary, RttSummary, SeriesSummary, Timestamps};
 use crate::measure::spec::{Mode, RunMode};
 

@@ -1,0 +1,134 @@
+//! Prometheus text exposition for node_exporter's textfile collector: `check`, `run` and `monitor` each write
+//! their own file (rmp_eval_check.prom, rmp_eval_run.prom, rmp_eval_monitor.prom) and the identity goes in
+//! rmp_eval_info.prom, so that no metric family is written by two files (node_exporter refuses duplicates).
+//! Each file is replaced atomically (temporary file, rename). Names: prefix `rmp_eval_`, seconds, `_total` for
+//! counters; labels are ids from a closed set (check ids, sections, series labels, step ids), never run ids.
+//! Counters and histograms accumulate over runs in a state file next to the textfiles (rmp_eval.totals.json;
+//! node_exporter reads only *.prom): removing the directory's contents is a counter reset, as Prometheus expects.
+
+use std::path::Path;
+
+use crate::checks::Finding;
+use crate::error::{Error, Result};
+use crate::host::Host;
+use crate::measure::result::RunResult;
+
+mod check;
+mod run;
+mod text;
+
+use check::{checks, info};
+pub use run::{LE_US, le_counts};
+use run::{Totals, run};
+pub(crate) use text::Text;
+
+pub(crate) const NODE_EXPORTER_DEFAULTS: &str = "/etc/default/prometheus-node-exporter";
+/// Debian's prometheus-node-exporter reads this directory unless its ARGS say otherwise.
+pub(crate) const DEBIAN_TEXTFILE_DIR: &str = "/var/lib/prometheus/node-exporter";
+const TOTALS: &str = "rmp_eval.totals.json";
+const FLAG: &str = "--collector.textfile.directory";
+
+/// The textfile directory named by the ARGS of /etc/default/prometheus-node-exporter (comments ignored).
+pub(crate) fn dir_from_defaults(text: &str) -> Option<String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with('#'))
+        .find_map(|l| {
+            let at = l.find(FLAG)? + FLAG.len();
+            let rest = l[at..].trim_start_matches(['=', ' ', '\t']);
+            let v: String = match rest.chars().next()? {
+                q @ ('"' | '\'') => rest[1..].chars().take_while(|&c| c != q).collect(),
+                _ => rest
+                    .chars()
+                    .take_while(|c| !c.is_whitespace() && *c != '"' && *c != '\'')
+                    .collect(),
+            };
+            (v.starts_with('/')).then_some(v)
+        })
+}
+
+/// Where the textfiles go: a directory on the machine (through `host`, so under --root in tests), checked to
+/// exist before anything is measured.
+#[derive(Debug, Clone)]
+pub(crate) struct Dest {
+    host: Host,
+    dir: String,
+}
+
+impl Dest {
+    /// `given` empty: the node exporter's directory (its defaults file, else Debian's). Otherwise that
+    /// directory, as a path on this machine (not under --root).
+    pub(crate) fn resolve(host: &Host, given: &Path) -> Result<Dest> {
+        let (h, dir) = if given.as_os_str().is_empty() {
+            let d = host
+                .read(NODE_EXPORTER_DEFAULTS)
+                .ok()
+                .and_then(|t| dir_from_defaults(&t))
+                .unwrap_or_else(|| DEBIAN_TEXTFILE_DIR.to_string());
+            (host.clone(), d)
+        } else {
+            let abs = std::path::absolute(given)
+                .map_err(|e| Error::usage(format!("--prometheus {}: {e}", given.display())))?;
+            (Host::live(), abs.to_string_lossy().into_owned())
+        };
+        if !h.is_dir(&dir) {
+            return Err(Error::usage(format!(
+                "--prometheus: no directory {dir} (install prometheus-node-exporter, or give --prometheus=DIR)"
+            )));
+        }
+        Ok(Dest { host: h, dir })
+    }
+
+    pub(crate) fn dir(&self) -> &str {
+        &self.dir
+    }
+
+    /// Replaces DIR/name atomically.
+    pub(crate) fn write(&self, name: &str, text: &str) -> Result<()> {
+        // No FileMeta: the new file gets 0644 under the usual umask and the writer's owner.
+        self.host
+            .write_atomic(&format!("{}/{name}", self.dir), text.as_bytes(), None)?;
+        Ok(())
+    }
+
+    /// Adds `n` to the monitor's re-application counter and returns the new total.
+    pub(crate) fn add_reapplied(&self, n: u64) -> u64 {
+        let mut t = self.load_totals();
+        t.reapplied += n;
+        if n > 0 {
+            let _ = self.save_totals(&t);
+        }
+        t.reapplied
+    }
+
+    fn save_totals(&self, t: &Totals) -> Result<()> {
+        let json = serde_json::to_string_pretty(t).map_err(|e| Error::failed(e.to_string()))?;
+        self.write(TOTALS, &(json + "\n"))
+    }
+
+    fn load_totals(&self) -> Totals {
+        self.host
+            .read(&format!("{}/{TOTALS}", self.dir))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default()
+    }
+}
+
+/// Writes rmp_eval_check.prom and rmp_eval_info.prom.
+pub(crate) fn export_check(host: &Host, dest: &Dest, findings: &[Finding], now: u64) -> Result<()> {
+    dest.write("rmp_eval_info.prom", &info(host))?;
+    dest.write("rmp_eval_check.prom", &checks(findings, now))
+}
+
+/// Adds the run to the totals, then writes rmp_eval_run.prom and rmp_eval_info.prom.
+pub(crate) fn export_run(host: &Host, dest: &Dest, r: &RunResult, now: u64) -> Result<()> {
+    let mut totals = dest.load_totals();
+    totals.add(r);
+    dest.save_totals(&totals)?;
+    dest.write("rmp_eval_info.prom", &info(host))?;
+    dest.write("rmp_eval_run.prom", &run(r, &totals, now))
+}
+
+#[cfg(test)]
+mod tests;
