@@ -1,15 +1,17 @@
-//! The system-call layer: every `libc` call the NIC, ethtool and clock code makes goes through here, each `unsafe`
+//! The system-call layer: every system call (libc and nix) the program makes goes through here, each `unsafe`
 //! block next to its `// SAFETY:` reason, behind a safe, typed function. Nothing here knows about checks, fixes or
 //! runs; everything above may use it.
 //!
 //! - `ifname`: the one interface-name validator.
-//! - `netdev`: the control socket, the `ifreq` builder, interface index, flags and MAC.
+//! - `netdev`: the control socket, the `ifreq` builder, interface index, flags and MAC, address counts.
 //! - `ethtool`: SIOCETHTOOL with typed `#[repr(C)]` structures (coalescing, EEE).
 //! - `hwtstamp`: the NIC's hardware-timestamp configuration (SIOCGHWTSTAMP/SIOCSHWTSTAMP).
 //! - `sockopt`: setsockopt for plain data, promiscuous membership, receive timeout, SO_TIMESTAMPING.
 //! - `packet`: AF_PACKET sockets: open, send, poll, recvmsg with the timestamp control messages.
 //! - `clock`: the clock reads and the absolute sleep of the RT loops.
 //! - `term`: the terminal's window size, stdin in raw mode (a guard restoring it), read-only prctl queries.
+//! - `fs`: Host's opens (openat2 in a root), fstat, directory entries; flock; the tracefs mount.
+//! - `process`: mlockall, SCHED_FIFO, CPU affinity, the signal mask, PR_SET_PDEATHSIG, kill/killpg, euid.
 //! - `uname`: the running kernel's release, for when /proc cannot be read.
 
 pub(crate) mod clock;
