@@ -37,6 +37,23 @@ fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
+/// Every .rs file under src/: its path from the crate's root ("src/…", with /) and its text.
+fn sources() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut all = Vec::new();
+    files(&root.join("src"), &mut all);
+    all.iter()
+        .map(|f| {
+            let rel = f
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            (rel, std::fs::read_to_string(f).unwrap())
+        })
+        .collect()
+}
+
 /// Every top-level module a file names as `crate::NAME`.
 fn uses(text: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
@@ -59,24 +76,15 @@ fn uses(text: &str) -> BTreeSet<String> {
 
 #[test]
 fn no_module_uses_a_layer_above_it() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut all = Vec::new();
-    files(&root.join("src"), &mut all);
     let mut bad = Vec::new();
     let mut known_seen = BTreeSet::new();
-    for f in &all {
-        let rel = f
-            .strip_prefix(root)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
+    for (rel, text) in sources() {
         let top = rel["src/".len()..]
             .split(['/', '.'])
             .next()
             .unwrap()
             .to_string();
         let Some(mine) = rank(&top) else { continue };
-        let text = std::fs::read_to_string(f).unwrap();
         for used in uses(&text) {
             if used == top {
                 continue;
@@ -198,15 +206,13 @@ fn system_calls(code: &str) -> Vec<String> {
 
 #[test]
 fn no_system_call_outside_src_sys() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut all = Vec::new();
-    files(&root.join("src"), &mut all);
     let mut bad = Vec::new();
-    for f in all.iter().filter(|f| !f.starts_with(root.join("src/sys"))) {
-        let code = code_only(&std::fs::read_to_string(f).unwrap());
-        for (n, line) in code.lines().enumerate() {
+    for (rel, text) in sources()
+        .iter()
+        .filter(|(rel, _)| !rel.starts_with("src/sys/"))
+    {
+        for (n, line) in code_only(text).lines().enumerate() {
             for what in system_calls(line) {
-                let rel = f.strip_prefix(root).unwrap().display();
                 bad.push(format!("{rel}:{}: {what}", n + 1));
             }
         }
