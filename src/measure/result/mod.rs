@@ -6,6 +6,11 @@ use serde::{Deserialize, Serialize};
 
 pub use super::spec::RunMode;
 
+mod rtt;
+
+pub use rtt::RttSummary;
+pub(crate) use rtt::{EscId, ReplyChecks, StampCounts, Timestamps};
+
 /// pass: every sample Great and no frame lost; fail: the machine falls short; inconclusive: nothing fell short,
 /// but the run was too short to call it a pass (exit 3); incomplete: the run could not finish its job (replies
 /// stopped) — what was measured is reported, the exit status is 2.
@@ -107,128 +112,6 @@ pub struct SeriesSummary {
 pub(crate) struct MaxPerInterval {
     pub(crate) interval_s: f64,
     pub(crate) max_us: Vec<f64>,
-}
-
-/// Where the RTT timestamps came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum Timestamps {
-    Hardware,
-    Software,
-}
-
-/// Round trips through the SubDevice (NIC mode).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RttSummary {
-    pub(crate) count: u64,
-    pub(crate) lost: u64,
-    pub(crate) min_us: f64,
-    pub(crate) avg_us: f64,
-    pub(crate) p50_us: f64,
-    pub(crate) p99_us: f64,
-    #[serde(default)]
-    pub(crate) p999_us: f64,
-    #[serde(default)]
-    pub(crate) p9999_us: f64,
-    pub(crate) max_us: f64,
-    pub(crate) timestamps: Timestamps,
-    /// Replies later than the budget (`budget_us`, the period unless --budget-us): each a missed cycle for a
-    /// MainDevice.
-    #[serde(default)]
-    pub(crate) late: u64,
-    /// Frames received that matched no request.
-    #[serde(default)]
-    pub(crate) unmatched: u64,
-    /// EtherCAT replies with working counter 0 (no SubDevice processed them); counted in `wkc_errors` too.
-    #[serde(default)]
-    pub(crate) wkc_zero: u64,
-    /// Working counter seen in the replies (the number of SubDevices), when one was seen.
-    #[serde(default)]
-    pub(crate) wkc: Option<u16>,
-    /// The full histogram of the round trips (ns), HdrHistogram's compressed V2 encoding in base64: bounded in
-    /// size whatever the latencies (the 1 µs bins of older versions are gone).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub(crate) hdr: String,
-    /// Which timestamp pairs measured the round trips (shown with -v).
-    #[serde(default)]
-    pub(crate) stamps: Option<StampCounts>,
-    /// Frames not sent, the budget, and the working counter checks (flat keys in the JSON).
-    #[serde(flatten)]
-    pub(crate) checks: ReplyChecks,
-}
-
-/// What a reply is held to beyond arriving: sent at all, in time, with the working counter of the whole chain.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub(crate) struct ReplyChecks {
-    /// Frames the kernel refused to send (ENOBUFS, ENETDOWN, …): not on the wire, so not counted as lost.
-    pub(crate) not_sent: u64,
-    /// A reply later than this is late (µs).
-    pub(crate) budget_us: f64,
-    /// The working counter every EtherCAT reply must carry (--expect-wkc, else the first reply's).
-    pub(crate) expected_wkc: Option<u16>,
-    /// Replies with another working counter: a SubDevice did not process the frame.
-    pub(crate) wkc_errors: u64,
-    /// Working counter → replies. Keys go through strings: serde's flatten (ReplyChecks is flattened into
-    /// RttSummary) cannot read integer map keys back.
-    #[serde(with = "wkc_keys")]
-    pub(crate) wkc_seen: std::collections::BTreeMap<u16, u64>,
-    /// What the probe's BRD read at register 0x0000 of the SubDevices (ORed over the chain).
-    pub(crate) esc: Option<EscId>,
-}
-
-/// ESC type and revision (registers 0x0000 and 0x0001).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct EscId {
-    #[serde(rename = "type")]
-    pub(crate) kind: u8,
-    pub(crate) revision: u8,
-}
-
-impl ReplyChecks {
-    /// Every way the frames fell short, for the verdict; empty when none did.
-    pub(crate) fn shortfalls(&self, r: &RttSummary) -> Vec<String> {
-        let mut v = Vec::new();
-        if r.lost > 0 {
-            v.push(format!("{} frame(s) lost", r.lost));
-        }
-        if self.not_sent > 0 {
-            v.push(format!("{} frame(s) not sent", self.not_sent));
-        }
-        if r.late > 0 {
-            v.push(format!(
-                "{} reply(ies) later than {} us (missed cycles)",
-                r.late, self.budget_us
-            ));
-        }
-        if self.wkc_errors > 0 {
-            v.push(format!("{} working counter error(s)", self.wkc_errors));
-        }
-        v
-    }
-}
-
-impl RttSummary {
-    /// NRTM-style 1 µs bins of the stored histogram: (bin start µs, count), first to last non-empty bin (at most
-    /// 100 001 of them); none when the result has no histogram.
-    pub(crate) fn bins_us(&self) -> Vec<(u64, u64)> {
-        super::dist::decode(&self.hdr)
-            .map(|h| super::dist::bins_of(&h, 1000))
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(lo, n)| (lo / 1000, n))
-            .collect()
-    }
-}
-
-/// Round trips per kind of timestamp pair: both hardware, both software, or send() time with the software RX
-/// stamp (a frame whose TX stamp never came).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub(crate) struct StampCounts {
-    pub(crate) hardware_supported: bool,
-    pub(crate) hardware: u64,
-    pub(crate) software: u64,
-    pub(crate) send_time: u64,
 }
 
 /// A whole run.
@@ -340,48 +223,5 @@ impl RunResult {
         } else {
             Verdict::Fail
         }
-    }
-}
-
-/// `BTreeMap<u16, u64>` as a JSON object with string keys, readable inside a flattened struct.
-mod wkc_keys {
-    use std::collections::BTreeMap;
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub(crate) fn serialize<S: Serializer>(
-        m: &BTreeMap<u16, u64>,
-        s: S,
-    ) -> Result<S::Ok, S::Error> {
-        s.collect_map(m.iter().map(|(k, v)| (k.to_string(), v)))
-    }
-
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
-        d: D,
-    ) -> Result<BTreeMap<u16, u64>, D::Error> {
-        BTreeMap::<String, u64>::deserialize(d)?
-            .into_iter()
-            .map(|(k, v)| {
-                k.parse::<u16>().map(|k| (k, v)).map_err(|_| {
-                    serde::de::Error::custom(format!("working counter '{k}' is not a number"))
-                })
-            })
-            .collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn working_counters_seen_survive_a_round_trip_through_json() {
-        let text = r#"{"count":3,"lost":0,"min_us":1,"avg_us":1,"p50_us":1,"p99_us":1,"max_us":1,
-            "timestamps":"software","wkc_seen":{"1":2,"2":1}}"#;
-        let r: RttSummary = serde_json::from_str(text).unwrap();
-        assert_eq!(r.checks.wkc_seen.get(&1), Some(&2));
-        let back: RttSummary = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
-        assert_eq!(back, r);
-        assert!(serde_json::from_str::<RttSummary>(&text.replace("\"2\":1", "\"x\":1")).is_err());
     }
 }
