@@ -170,12 +170,13 @@ fn q_and_r_on_a_terminal() {
     let root = root_tree();
     let r = root.path().to_str().unwrap();
     let out = root.path().join("r.json");
-    // A pty from Python's standard library: the run sees a terminal, we type r, then q.
+    // A pty from Python's standard library: the run sees a terminal, we type r, then q. Keys that arrive
+    // without Enter show the raw mode was on; `stty -a` on the same terminal after the run shows it was undone.
     let script = r#"
 import os, pty, sys, time, select
 pid, fd = pty.fork()
 if pid == 0:
-    os.execv(sys.argv[1], sys.argv[1:])
+    os.execv("/bin/sh", ["sh", "-c", '"$0" "$@"; rc=$?; stty -a; exit $rc'] + sys.argv[1:])
 seen = b""
 def pump(secs):
     global seen
@@ -219,6 +220,13 @@ sys.stderr.write(seen.decode(errors="replace"))
     assert!(n > 0, "{v}");
     let screen = text(&o.stderr);
     assert!(screen.contains("(r resets, q or Ctrl+C stops)"), "{screen}");
+    // The terminal as the run found it: canonical mode and echo back on (stty prints "-echo" when off).
+    let after = screen.rsplit_once("speed ").map(|(_, s)| s).unwrap_or("");
+    let modes: Vec<&str> = after.split_whitespace().collect();
+    assert!(
+        modes.contains(&"icanon") && modes.contains(&"echo"),
+        "terminal not restored after the run: {after}"
+    );
 }
 
 #[test]

@@ -44,7 +44,7 @@ fn ioctl_inline(req: libc::c_ulong, r: &mut libc::ifreq) -> io::Result<()> {
 ///
 /// # Safety
 /// `T` must be exactly the structure (or larger) that request `req` reads and writes through `ifru_data`.
-pub(crate) unsafe fn ioctl_data<T>(name: &str, req: libc::c_ulong, data: &mut T) -> io::Result<()> {
+pub(super) unsafe fn ioctl_data<T>(name: &str, req: libc::c_ulong, data: &mut T) -> io::Result<()> {
     ifname::validate(name)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
     let s = ctl_socket()?;
