@@ -12,6 +12,7 @@ pub(crate) mod reflect;
 pub(crate) mod report;
 pub(crate) mod rollback;
 pub mod run;
+mod run_screen;
 pub mod snapshot;
 mod snapshot_copy;
 mod snapshot_tar;

@@ -2,19 +2,17 @@
 //! report (or JSON), write --output, save under results/. Exit 0 when every sample is Great, 1 otherwise.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use crate::checks::machine::validate_core;
 use crate::cli::RunArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::host::Host;
 use crate::measure::result::{CheckCounts, Identity, RunResult, Verdict};
-use crate::measure::session::{Action, Gauges, Watch};
 use crate::measure::spec::{Placement, RunSpec};
 use crate::measure::store::{self, Slot};
 use crate::output::Output;
-use crate::report::keys::Keys;
-use crate::report::live::LiveView;
+
+use super::run_screen::Screen;
 
 /// The CPUs of `spec`, checked against the machine (the last CPU when none is given).
 pub(crate) fn place(host: &Host, spec: &RunSpec) -> Result<Placement> {
@@ -256,113 +254,4 @@ fn measured_here(root: &Host) -> String {
         crate::checks::machine::hostname(&live).unwrap_or_else(|| "unknown".into()),
         crate::measure::measured_kernel()
     )
-}
-
-/// How often the live table is redrawn on a terminal (≤ 10 Hz) and a progress line printed otherwise.
-const FRAME: Duration = Duration::from_millis(100);
-const PROGRESS_EVERY: Duration = Duration::from_secs(10);
-
-/// The live view of a run: the table redrawn in place on a terminal, a plain progress line every 10 s on a pipe
-/// or into a file, nothing with --json.
-struct Screen<'a> {
-    out: Output,
-    show: Show,
-    view: Option<LiveView>,
-    last_progress: Instant,
-    /// `r` and `q` on a terminal (live view only).
-    keys: Option<Keys>,
-    /// Where checkpoints go: the file the final result replaces.
-    slot: Option<&'a Slot>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Show {
-    Live,
-    Progress,
-    Quiet,
-}
-
-impl<'a> Screen<'a> {
-    fn new(out: Output, quiet: bool, slot: Option<&'a Slot>) -> Self {
-        let show = match (quiet, out.terminal) {
-            (true, _) => Show::Quiet,
-            (false, true) => Show::Live,
-            (false, false) => Show::Progress,
-        };
-        Screen {
-            out,
-            show,
-            view: None,
-            last_progress: Instant::now(),
-            keys: None,
-            slot,
-        }
-    }
-}
-
-impl Watch for Screen<'_> {
-    fn note(&mut self, text: &str) {
-        eprintln!("rmp-eval: note: {text}");
-    }
-
-    fn start(&mut self, g: Gauges) {
-        if self.show == Show::Live {
-            self.keys = Keys::on_terminal();
-        }
-        let view = LiveView::new(g.period_us, g.bucket_width_us, g.series)
-            .with_columns(self.out.width)
-            .with_keys(self.keys.is_some());
-        self.view = Some(match g.extra {
-            Some(f) => view.with_extra(f),
-            None => view,
-        });
-        self.last_progress = Instant::now();
-    }
-
-    fn checkpoint(&mut self, partial: &RunResult) {
-        if let Some(slot) = self.slot
-            && let Err(e) = slot.write(partial)
-        {
-            eprintln!("rmp-eval: note: checkpoint not saved: {e}");
-        }
-    }
-
-    fn interval(&self) -> Duration {
-        if self.show == Show::Live {
-            FRAME
-        } else {
-            Duration::from_secs(1)
-        }
-    }
-
-    fn tick(&mut self, elapsed: Duration) -> Action {
-        let typed = self.keys.as_ref().map(Keys::pending).unwrap_or_default();
-        let action = if typed.contains(&b'q') {
-            Action::Stop
-        } else if typed.contains(&b'r') {
-            Action::Reset
-        } else {
-            Action::Go
-        };
-        let Some(view) = &mut self.view else {
-            return action;
-        };
-        let secs = elapsed.as_secs_f64();
-        match self.show {
-            Show::Live => crate::out!("{}", view.frame(secs, self.out.color)),
-            Show::Progress if self.last_progress.elapsed() >= PROGRESS_EVERY => {
-                self.last_progress = Instant::now();
-                crate::out!("{}", view.progress_line(secs));
-            }
-            _ => {}
-        }
-        action
-    }
-
-    fn end(&mut self) {
-        self.keys = None;
-        if let (Show::Live, Some(view)) = (self.show, &mut self.view) {
-            crate::out!("{}", view.clear());
-        }
-    }
 }
