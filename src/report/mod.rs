@@ -1,6 +1,7 @@
 //! Terminal reports (final and live tables), JSON, compare.
 
 pub mod check;
+mod check_header;
 pub mod compare;
 pub mod compare_input;
 pub(crate) mod fairness;
