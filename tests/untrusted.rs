@@ -254,3 +254,25 @@ fn item3_a_1024_cpu_machine_and_400k_interrupt_rows() {
     assert_eq!(s, "unknown");
     assert!(detail.contains("more than 65536 rows"), "{detail}");
 }
+
+/// procfs-core 0.18 panics on these stat lines by itself (it slices at the parentheses unchecked); `check --pid`
+/// under --root reads the tree's stat files, so each must give an unknown verdict, not a panic.
+#[test]
+fn malformed_stat_lines_of_the_audited_process_are_unknown_not_a_panic() {
+    let d = tree(4, 4, 3);
+    let root = d.path();
+    // machine_gen's first process is 1000 with threads 1000..1002 (the capture's stat and status lines).
+    let (_, doc) = check(root, &["--pid", "1000"]);
+    assert_eq!(verdict(&doc, "process_rt_policy").0, "fail", "{doc}");
+    for bad in ["(x)", "1 (x)", ") 1 ("] {
+        for tid in 1000..1003 {
+            put(root, &format!("proc/1000/task/{tid}/stat"), bad);
+        }
+        put(root, "proc/1000/stat", bad);
+        let (code, doc) = check(root, &["--pid", "1000"]);
+        assert_ne!(code, Some(101), "{bad}: panicked");
+        let (st, detail) = verdict(&doc, "process_rt_policy");
+        assert_eq!(st, "unknown", "{bad}: {detail}");
+        assert!(detail.contains("no readable threads"), "{bad}: {detail}");
+    }
+}

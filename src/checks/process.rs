@@ -43,7 +43,7 @@ fn allowed(st: &ProcStatus) -> Vec<usize> {
 
 /// A thread read from its task directory.
 fn thread(host: &Host, base: &str) -> Option<Thread> {
-    let st = Stat::from_read(&host.read_bytes(&format!("{base}/stat")).ok()?[..]).ok()?;
+    let st = crate::parse::task::stat(&host.read_bytes(&format!("{base}/stat")).ok()?)?;
     let status =
         ProcStatus::from_read(&host.read_bytes(&format!("{base}/status")).ok()?[..]).ok()?;
     Some(Thread {
@@ -165,12 +165,12 @@ pub(crate) const MEMLOCK: Check = Check {
                 .map_err(|e| unknown(e.reason()))?[..],
         )
         .map_err(|e| unknown(format!("{PROC}/{pid}/status: {e}")))?;
-        let stat = Stat::from_read(
+        let stat = crate::parse::task::stat(
             &host
                 .read_bytes(&format!("{PROC}/{pid}/stat"))
-                .map_err(|e| unknown(e.reason()))?[..],
+                .map_err(|e| unknown(e.reason()))?,
         )
-        .map_err(|e| unknown(format!("{PROC}/{pid}/stat: {e}")))?;
+        .ok_or_else(|| unknown(format!("{PROC}/{pid}/stat: not a stat line")))?;
         let (lck, rss) = (st.vmlck.unwrap_or(0), st.vmrss.unwrap_or(0));
         let d = format!(
             "VmLck {lck} kB of VmRSS {rss} kB, {} major faults since start",

@@ -90,7 +90,7 @@ fn snap(host: &Host, cpu: usize, live: Option<&Live>) -> Snap {
             let Some(st) = host
                 .read_bytes(&format!("{base}/stat"))
                 .ok()
-                .and_then(|b| Stat::from_read(&b[..]).ok())
+                .and_then(|b| crate::parse::task::stat(&b))
             else {
                 continue;
             };

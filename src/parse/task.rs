@@ -1,5 +1,10 @@
 //! /proc/PID/task/TID/stat and …/status: a thread's name, kernel-thread flag, last CPU, scheduling policy, and
-//! the CPUs it may run on.
+//! the CPUs it may run on. The stat line is parsed by procfs-core behind a shape check (`stat`), the one way
+//! into it for every reader of stat files here; the status file's one line by hand (procfs-core's `Status` wants
+//! the whole file, and the fixture trees keep only that line).
+
+use procfs_core::FromRead;
+use procfs_core::process::Stat;
 
 /// PF_KTHREAD in include/linux/sched.h.
 pub(crate) const PF_KTHREAD: u64 = 0x0020_0000;
@@ -22,26 +27,31 @@ impl TaskStat {
     }
 }
 
-/// Parses a stat line. The name sits in parentheses and may itself contain spaces and ')', so the fields are
-/// counted from the last ')'.
+/// procfs-core's `Stat` of a stat file, or None when it is not one. procfs-core 0.18 cuts the line at its
+/// parentheses without checking them and panics on a malformed one ("(x)", "1 (x)", ") 1 ("): a --root snapshot
+/// may come from anyone, so the shape it slices by is checked first — one ASCII byte before the first '(' and a
+/// space after the last ')'. Everything after that procfs-core refuses with an error.
+pub fn stat(bytes: &[u8]) -> Option<Stat> {
+    let text = String::from_utf8_lossy(bytes);
+    let t = text.trim().as_bytes();
+    let open = t.iter().position(|&b| b == b'(')?;
+    let close = t.iter().rposition(|&b| b == b')')?;
+    let shaped =
+        open >= 1 && t[open - 1].is_ascii() && close > open && t.get(close + 1) == Some(&b' ');
+    shaped.then(|| Stat::from_read(t).ok()).flatten()
+}
+
+/// A stat line as the checks use it (procfs-core parses it; the name may hold spaces and ')'). None when it is
+/// malformed or lacks the processor, priority or policy fields.
 pub fn parse_stat(text: &str) -> Option<TaskStat> {
-    let open = text.find('(')?;
-    let close = text.rfind(')')?;
-    if close < open {
-        return None;
-    }
-    let tid = text[..open].trim().parse().ok()?;
-    let comm = text[open + 1..close].to_string();
-    let f: Vec<&str> = text[close + 1..].split_whitespace().collect();
-    // f[0] is field 3 (state); field N is f[N - 3].
-    let field = |n: usize| f.get(n - 3).and_then(|v| v.parse::<u64>().ok());
+    let s = stat(text.as_bytes())?;
     Some(TaskStat {
-        tid,
-        comm,
-        flags: field(9)?,
-        processor: usize::try_from(field(39)?).ok()?,
-        rt_priority: u32::try_from(field(40)?).ok()?,
-        policy: u32::try_from(field(41)?).ok()?,
+        tid: u32::try_from(s.pid).ok()?,
+        processor: usize::try_from(s.processor?).ok()?,
+        rt_priority: s.rt_priority?,
+        policy: s.policy?,
+        flags: u64::from(s.flags),
+        comm: s.comm,
     })
 }
 
@@ -75,6 +85,10 @@ mod tests {
         assert!(!t.is_kthread());
         assert_eq!(t.processor, 3);
         assert!(parse_stat("garbage").is_none());
+        // Lines procfs-core 0.18 panics on by itself: refused here.
+        for bad in ["(x)", "1 (x)", ") 1 (", "1é(x) S", "1 (x)é", " (x) S 1"] {
+            assert!(stat(bad.as_bytes()).is_none(), "{bad}");
+        }
         assert!(parse_stat("1 (x) S 1 2").is_none());
         let st = "Name:\tbash\nCpus_allowed:\t1\nCpus_allowed_list:\t0\n";
         assert_eq!(allowed_list(st), Some("0"));
