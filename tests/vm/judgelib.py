@@ -3,6 +3,7 @@
 The expectations here read the guest's /proc and /sys copies directly, independently of rmp-eval's own parsers,
 so that a check that misreads the real kernel disagrees with them.
 """
+import filecmp
 import json
 import os
 import sys
@@ -240,11 +241,30 @@ def judge_nic_run(j, boot, name):
              f"round-trip times out of order or not positive: {p}")
 
 
+def tree_differences(a, b):
+    """Paths (relative) that are in one tree only, or whose bytes differ (not size and mtime: shallow=False)."""
+    differ = []
+
+    def walk(c, rel=""):
+        differ.extend(os.path.join(rel, n) for n in c.left_only + c.right_only)
+        _, mismatch, errors = filecmp.cmpfiles(c.left, c.right, c.common_files, shallow=False)
+        differ.extend(os.path.join(rel, n) for n in mismatch + errors)
+        for n, sub in c.subdirs.items():
+            walk(sub, os.path.join(rel, n))
+
+    walk(filecmp.dircmp(a, b))
+    return sorted(differ)
+
+
+def files_differ(a, b):
+    """True when both files exist and their bytes differ: proof that something changed them in between."""
+    return os.path.exists(a) and os.path.exists(b) and not filecmp.cmp(a, b, shallow=False)
+
+
 def judge_cmdline_cycle(j, boots=(1, 2, 3), core=1):
     """fix --core CORE in boots[0] → boots[1] has isolcpus/nohz_full/rcu_nocbs for CORE on /proc/cmdline (through
     the GRUB drop-in + update-grub) and check passes them → rollback → boots[2] has the first command line and
     byte-identical GRUB files; grub.cfg must have changed in between."""
-    import filecmp
     b1, b2, b3 = boots
     params = ("isolcpus", "nohz_full", "rcu_nocbs")
     before = j.fact(b1, "cmdline") or ""
@@ -267,20 +287,9 @@ def judge_cmdline_cycle(j, boots=(1, 2, 3), core=1):
         j.expect(final == before, f"boot {b3}: /proc/cmdline is {final!r}, before fix it was {before!r}")
         check_findings(j, b3, "check", core)
         g1, g3 = j.path(b1, "grub"), j.path(b3, "grub")
-        differ = []
-
-        def walk(c, rel=""):
-            differ.extend(os.path.join(rel, n) for n in c.left_only + c.right_only)
-            # shallow=False: compare bytes, not size and mtime.
-            _, mismatch, errors = filecmp.cmpfiles(c.left, c.right, c.common_files, shallow=False)
-            differ.extend(os.path.join(rel, n) for n in mismatch + errors)
-            for n, sub in c.subdirs.items():
-                walk(sub, os.path.join(rel, n))
-
-        walk(filecmp.dircmp(g1, g3))
+        differ = tree_differences(g1, g3)
         j.expect(not differ, f"GRUB files differ from before fix after rollback: {differ}")
         j.expect(os.path.exists(os.path.join(g3, "grub.cfg")), "no /boot/grub/grub.cfg recorded")
         # The fix must have changed grub.cfg in between, or the comparison above proves nothing.
-        g2 = j.path(b2, "grub", "grub.cfg")
-        j.expect(os.path.exists(g2) and not filecmp.cmp(os.path.join(g1, "grub.cfg"), g2, shallow=False),
+        j.expect(files_differ(os.path.join(g1, "grub.cfg"), j.path(b2, "grub", "grub.cfg")),
                  "grub.cfg was the same after fix: update-grub did not run")

@@ -1,9 +1,7 @@
 """Symlinked /etc/default/grub, a quoted parameter, a drop-in after ours → fix → GRUB boot → rollback → boot."""
-import filecmp
-import os
 import sys
 
-from judgelib import Judge, cmdline_cpus
+from judgelib import Judge, cmdline_cpus, files_differ, tree_differences
 
 j = Judge(sys.argv[1])
 CORE = 1
@@ -59,20 +57,8 @@ if j.expect(final is not None, "boot 3 recorded nothing (the guest did not come 
     for p in PARAMS:
         j.expect(not any(w.startswith(p + "=") for w in t), f"boot 3: {p}= still on the command line: {final}")
     j.expect(NOTE in t and "rmp.zzz=1" in t, f"boot 3: the user's parameters are not intact: {final}")
-    pre, fin = j.path(1, "pre"), j.path(3, "final")
-    cmp = filecmp.dircmp(pre, fin)
-    differ = []
-
-    def walk(c, rel=""):
-        differ.extend(os.path.join(rel, n) for n in c.left_only + c.right_only)
-        _, mismatch, errors = filecmp.cmpfiles(c.left, c.right, c.common_files, shallow=False)
-        differ.extend(os.path.join(rel, n) for n in mismatch + errors)
-        for n, sub in c.subdirs.items():
-            walk(sub, os.path.join(rel, n))
-
-    walk(cmp)
+    differ = tree_differences(j.path(1, "pre"), j.path(3, "final"))
     j.expect(not differ, f"after rollback the GRUB layout differs from before fix: {differ}")
-    g2 = j.path(1, "after-fix", "grub.cfg")
-    j.expect(os.path.exists(g2) and not filecmp.cmp(os.path.join(pre, "grub.cfg"), g2, shallow=False),
+    j.expect(files_differ(j.path(1, "pre", "grub.cfg"), j.path(1, "after-fix", "grub.cfg")),
              "grub.cfg was the same after fix: update-grub did not run")
 j.finish()
