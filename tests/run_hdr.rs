@@ -11,23 +11,6 @@ use std::process::Command;
 use run_common::*;
 use serde_json::Value;
 
-/// The venv with `hdrhistogram` (RMP_EVAL_HDRH_VENV overrides); a missing one fails in a strict run.
-pub fn hdrh_python() -> Option<PathBuf> {
-    let venv = std::env::var_os("RMP_EVAL_HDRH_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/var/cache/rmp-eval-tests/hdrh-venv"));
-    let py = venv.join("bin/python");
-    if py.exists() {
-        Some(py)
-    } else {
-        common::cannot_run(
-            "hdrh",
-            &format!("{} missing: run tests/install-deps.sh", py.display()),
-        );
-        None
-    }
-}
-
 /// For each percentile, the values at that percentile ± 1.5 samples (the two libraries round the rank differently:
 /// Rust takes ceil(q·n), Python round(q·n)); count and max first. All in ns.
 const DECODE: &str = r#"

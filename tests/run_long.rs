@@ -11,22 +11,6 @@ use std::time::{Duration, Instant};
 use run_common::*;
 use serde_json::Value;
 
-fn hdrh_python() -> Option<std::path::PathBuf> {
-    let venv = std::env::var_os("RMP_EVAL_HDRH_VENV")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| "/var/cache/rmp-eval-tests/hdrh-venv".into());
-    let py = venv.join("bin/python");
-    if py.exists() {
-        Some(py)
-    } else {
-        common::cannot_run(
-            "hdrh",
-            &format!("{} missing: run tests/install-deps.sh", py.display()),
-        );
-        None
-    }
-}
-
 /// Reads every interval with hdrh's HistogramLogReader; prints one JSON line per interval: tag, count, max.
 const READ_LOG: &str = r#"
 import sys, json
@@ -162,6 +146,44 @@ fn sigusr1_restarts_the_counts_and_the_result_says_when() {
     assert!(v["duration_s"].as_f64().unwrap() > 2.0, "{v}");
 }
 
+/// Runs argv[1:] on a pty (Python's standard library), so that the run sees a terminal; with PTY_STDIN_NULL set,
+/// its stdin is /dev/null; with PTY_STTY_AFTER set, `stty -a` of the terminal follows it on the screen. `pump(secs, until)` reads the screen until the pattern shows (its match), the program
+/// ends, or `secs` pass: the test acts on what the screen says, not after a fixed sleep, which a loaded machine
+/// outlasts. What follows the prelude acts; the epilogue prints the exit code and puts the screen on stderr.
+const PTY: &str = r#"
+import os, pty, sys, time, select, signal, re, atexit
+pid, fd = pty.fork()
+if pid == 0:
+    if os.environ.get("PTY_STDIN_NULL"):
+        os.dup2(os.open("/dev/null", os.O_RDONLY), 0)
+    if os.environ.get("PTY_STTY_AFTER"):
+        os.execv("/bin/sh", ["sh", "-c", '"$0" "$@"; rc=$?; stty -a; exit $rc'] + sys.argv[1:])
+    os.execv(sys.argv[1], sys.argv[1:])
+seen = b""
+def pump(secs, until=None):
+    global seen
+    end = time.time() + secs
+    while time.time() < end:
+        m = until and re.search(until, seen)
+        if m:
+            return m
+        if select.select([fd], [], [], 0.05)[0]:
+            try:
+                seen += os.read(fd, 65536)
+            except OSError:
+                return None
+    return None
+def finish():
+    # A program that did not end when told to is killed (and its exit code, -9, fails the test).
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done == 0:
+        os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+    print(os.waitstatus_to_exitcode(status))
+    sys.stderr.write(seen.decode(errors="replace"))
+atexit.register(finish)
+"#;
+
 #[test]
 fn q_and_r_on_a_terminal() {
     if !root_or_skip("q_and_r_on_a_terminal") {
@@ -170,32 +192,20 @@ fn q_and_r_on_a_terminal() {
     let root = root_tree();
     let r = root.path().to_str().unwrap();
     let out = root.path().join("r.json");
-    // A pty from Python's standard library: the run sees a terminal, we type r, then q. Keys that arrive
-    // without Enter show the raw mode was on; `stty -a` on the same terminal after the run shows it was undone.
-    let script = r#"
-import os, pty, sys, time, select
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv("/bin/sh", ["sh", "-c", '"$0" "$@"; rc=$?; stty -a; exit $rc'] + sys.argv[1:])
-seen = b""
-def pump(secs):
-    global seen
-    end = time.time() + secs
-    while time.time() < end:
-        if select.select([fd], [], [], 0.05)[0]:
-            try:
-                seen += os.read(fd, 65536)
-            except OSError:
-                return
-pump(1.0); os.write(fd, b"r"); pump(1.0); os.write(fd, b"q"); pump(5.0)
-_, status = os.waitpid(pid, 0)
-print(os.waitstatus_to_exitcode(status))
-sys.stderr.write(seen.decode(errors="replace"))
-"#;
+    // A pty from Python's standard library: the run sees a terminal, we type r once it offers keys, then q. Keys
+    // that arrive without Enter show the raw mode was on; `stty -a` on the same terminal after the run shows it
+    // was undone.
+    let script = format!(
+        "{PTY}{}",
+        r#"
+pump(60, rb"q or Ctrl\+C stops")
+os.write(fd, b"r"); pump(1.0); os.write(fd, b"q"); pump(60)
+"#
+    );
     let o = Command::new("python3")
         .args([
             "-c",
-            script,
+            &script,
             bin(),
             "run",
             "--root",
@@ -204,6 +214,7 @@ sys.stderr.write(seen.decode(errors="replace"))
             "--output",
             out.to_str().unwrap(),
         ])
+        .env("PTY_STTY_AFTER", "1")
         .output()
         .unwrap();
     let code: i32 = text(&o.stdout).trim().parse().unwrap_or(-1);
@@ -239,35 +250,19 @@ fn without_a_terminal_on_stdin_the_live_view_names_sigusr1_and_it_works() {
     let out = root.path().join("r.json");
     // The live view on a pty, stdin from /dev/null: keys cannot be read, so the footer must not offer them.
     // The test does what the footer says: kill -USR1 PID, then Ctrl+C (SIGINT).
-    let script = r#"
-import os, pty, sys, time, select, signal, re
-pid, fd = pty.fork()
-if pid == 0:
-    os.dup2(os.open("/dev/null", os.O_RDONLY), 0)
-    os.execv(sys.argv[1], sys.argv[1:])
-seen = b""
-def pump(secs):
-    global seen
-    end = time.time() + secs
-    while time.time() < end:
-        if select.select([fd], [], [], 0.05)[0]:
-            try:
-                seen += os.read(fd, 65536)
-            except OSError:
-                return
-pump(1.5)
-m = re.search(rb"kill -USR1 (\d+) resets", seen)
+    let script = format!(
+        "{PTY}{}",
+        r#"
+m = pump(60, rb"kill -USR1 (\d+) resets")
 if m:
     os.kill(int(m.group(1)), signal.SIGUSR1)
-pump(1.0); os.kill(pid, signal.SIGINT); pump(5.0)
-_, status = os.waitpid(pid, 0)
-print(os.waitstatus_to_exitcode(status))
-sys.stderr.write(seen.decode(errors="replace"))
-"#;
+pump(1.0); os.kill(pid, signal.SIGINT); pump(60)
+"#
+    );
     let o = Command::new("python3")
         .args([
             "-c",
-            script,
+            &script,
             bin(),
             "run",
             "--root",
@@ -276,6 +271,7 @@ sys.stderr.write(seen.decode(errors="replace"))
             "--output",
             out.to_str().unwrap(),
         ])
+        .env("PTY_STDIN_NULL", "1")
         .output()
         .unwrap();
     let screen = text(&o.stderr);

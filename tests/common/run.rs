@@ -42,3 +42,21 @@ pub fn run(args: &[&str]) -> Output {
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
+
+/// The venv with HdrHistogram's reference Python library, `hdrh` (tests/install-deps.sh makes it;
+/// RMP_EVAL_HDRH_VENV overrides); a missing one fails in a strict run.
+pub fn hdrh_python() -> Option<PathBuf> {
+    let venv = std::env::var_os("RMP_EVAL_HDRH_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/cache/rmp-eval-tests/hdrh-venv"));
+    let py = venv.join("bin/python");
+    if py.exists() {
+        Some(py)
+    } else {
+        super::cannot_run(
+            "hdrh",
+            &format!("{} missing: run tests/install-deps.sh", py.display()),
+        );
+        None
+    }
+}
