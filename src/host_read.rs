@@ -30,6 +30,8 @@ pub(crate) const UNREADABLE: &str = "/rmp-eval-unreadable.json";
 /// Set once openat2 turns out to be missing (kernel < 5.6) or filtered (seccomp): then the canonicalizing
 /// `resolve` stands in (links leading outside the root are refused rather than kept inside).
 static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
+/// How often an openat2 that met a concurrent rename (EAGAIN) is tried again before its error stands.
+const OPENAT2_TRIES: u32 = 100;
 
 /// The recorded failures of a snapshot, loaded once per Host (shared by its clones).
 #[derive(Clone, Default)]
@@ -158,11 +160,21 @@ impl Host {
                 }
             };
             let rel = p.strip_prefix(self.root()).unwrap_or(&p).to_string_lossy();
-            match fs_sys::open_in_root(root, &rel, flags) {
-                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EPERM)) => {
-                    NO_OPENAT2.store(true, Ordering::Relaxed);
+            let mut tries = 0;
+            loop {
+                match fs_sys::open_in_root(root, &rel, flags) {
+                    // A rename or mount anywhere on the machine raced with a ".." of the path, and the kernel
+                    // could not prove it stayed inside: openat2(2) says to try again (a busy machine does this
+                    // about once in a thousand reads through a sysfs link).
+                    Err(e) if e.raw_os_error() == Some(libc::EAGAIN) && tries < OPENAT2_TRIES => {
+                        tries += 1;
+                    }
+                    Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EPERM)) => {
+                        NO_OPENAT2.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                    r => return r.map_err(io),
                 }
-                r => return r.map_err(io),
             }
         }
         fs_sys::open(&self.resolve_for_read(abs)?, flags).map_err(io)

@@ -123,3 +123,38 @@ fn recorded_failures_stand_in_for_absent_files() {
     );
     assert!(Failure::of(&HostError::NotFound { path: "/x".into() }).is_none());
 }
+
+#[test]
+fn reads_through_dot_dot_links_survive_renames_elsewhere() {
+    // openat2 with RESOLVE_IN_ROOT answers EAGAIN when any rename on the machine (a build, a netns move) races with
+    // the resolution of "..": the kernel cannot then prove the path stayed inside. A snapshot's sysfs is full of
+    // such links (sys/class/net/X -> ../../devices/…); a read must not fail because of someone else's rename.
+    let (d, h) = root();
+    let dev = d.path().join("sys/devices/virtual/net/x");
+    fs::create_dir_all(&dev).unwrap();
+    fs::write(dev.join("mtu"), "1500\n").unwrap();
+    fs::create_dir_all(d.path().join("sys/class/net")).unwrap();
+    symlink(
+        "../../devices/virtual/net/x",
+        d.path().join("sys/class/net/x"),
+    )
+    .unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let renamer = {
+        let (stop, dir) = (stop.clone(), other.path().to_path_buf());
+        fs::write(dir.join("a"), "").unwrap();
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                fs::rename(dir.join("a"), dir.join("b")).unwrap();
+                fs::rename(dir.join("b"), dir.join("a")).unwrap();
+            }
+        })
+    };
+    let failed = (0..20_000)
+        .filter(|_| h.read_trimmed("/sys/class/net/x/mtu").ok().as_deref() != Some("1500"))
+        .count();
+    stop.store(true, Ordering::Relaxed);
+    renamer.join().unwrap();
+    assert_eq!(failed, 0, "reads failed while files were renamed elsewhere");
+}
