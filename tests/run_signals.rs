@@ -15,7 +15,7 @@ use serde_json::Value;
 fn interrupted_run(sig: Signal) {
     let root = root_tree();
     let out_file = root.path().join("out.json");
-    let child = Command::new(bin())
+    let mut child = Command::new(bin())
         .args([
             "run",
             "--root",
@@ -24,12 +24,13 @@ fn interrupted_run(sig: Signal) {
             "--output",
         ])
         .arg(&out_file)
+        .env("RMP_EVAL_CHECKPOINT_S", "0.5")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Long enough for the RT thread to record some periods (there is no --duration: only the signal ends it).
-    std::thread::sleep(Duration::from_millis(1500));
+    // Once it has measured for 0.5 s (there is no --duration: only the signal ends it).
+    wait_for_checkpoint(root.path(), &mut child);
     kill(Pid::from_raw(child.id() as i32), sig).unwrap();
     let t = Instant::now();
     let o = child.wait_with_output().unwrap();
@@ -48,7 +49,7 @@ fn interrupted_run(sig: Signal) {
         serde_json::from_slice(&std::fs::read(&out_file).expect("--output written")).unwrap();
     assert_eq!(v["interrupted"], true);
     let count = v["series"][0]["count"].as_u64().unwrap();
-    assert!(count > 0, "no period recorded in 1.5 s");
+    assert!(count > 0, "no period recorded in 0.5 s");
     let saved = results(root.path());
     assert_eq!(saved.len(), 1);
     let file: Value = serde_json::from_slice(&std::fs::read(&saved[0]).unwrap()).unwrap();

@@ -60,3 +60,29 @@ pub fn hdrh_python() -> Option<PathBuf> {
         None
     }
 }
+
+/// Waits until the run `child` (started with `RMP_EVAL_CHECKPOINT_S`) has saved a checkpoint under `root`: it is
+/// measuring and its signal handlers are in place, which a fixed sleep cannot promise on a loaded machine (a
+/// signal that came first would kill it). Fails if the run ends first, or after 60 s.
+pub fn wait_for_checkpoint(root: &Path, child: &mut std::process::Child) {
+    let t = std::time::Instant::now();
+    loop {
+        let saved = results(root).into_iter().any(|f| {
+            std::fs::read(&f)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+                .is_some_and(|v| v["checkpoint"] == true)
+        });
+        if saved {
+            return;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("the run ended ({status}) before its first checkpoint");
+        }
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(60),
+            "no checkpoint within 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
