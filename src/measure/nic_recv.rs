@@ -14,7 +14,7 @@ use super::series::Series;
 use super::spec::Mode;
 use super::tstamp::Stamps;
 use crate::sys::clock::{monotonic_ns as now_ns, realtime_ns};
-use crate::trace::collect::Marker;
+use crate::trace::marker::Marker;
 
 /// How long the receiver waits after the last frame was sent for the replies still in flight.
 const DRAIN_NS: u64 = 200_000_000;

@@ -11,6 +11,7 @@ pub mod interrupts;
 pub mod kernel;
 pub mod mask;
 pub mod netaddr;
+pub(crate) mod ringbuf;
 pub mod route;
 pub(crate) mod softirqs;
 pub mod swaps;

@@ -4,13 +4,15 @@
 //! threshold is given — keeps that window's text for the analysis. It also counts the tick on the CPU.
 
 use std::fs::File;
-use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::analyse::mark;
+use super::model::Mark;
+use super::raw::{Event, Schema};
+use super::raw_read::RawPipes;
 use super::tracefs::drain;
 use crate::parse::ftrace;
 
@@ -30,12 +32,37 @@ pub enum Keep {
     Over(u64),
 }
 
+/// One event of a window: a trace_pipe line, or a raw event (rendered to its line only if the window is kept).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Item {
+    Text(String),
+    Raw(Event),
+}
+
 /// One kept window: the trace from the previous cycle's marker to this cycle's.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Kept {
     pub cycle: u64,
     pub lat_ns: u64,
-    pub text: String,
+    pub(crate) items: Vec<Item>,
+}
+
+impl Kept {
+    /// The window's text; raw events through `line` (None: the text reader's lines only).
+    pub(crate) fn text(&self, mut line: impl FnMut(&Event) -> Option<String>) -> String {
+        let mut out = String::new();
+        for i in &self.items {
+            match i {
+                Item::Text(t) => out.push_str(t),
+                Item::Raw(e) => match line(e) {
+                    Some(l) => out.push_str(&l),
+                    None => continue,
+                },
+            }
+            out.push('\n');
+        }
+        out
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -59,7 +86,7 @@ pub struct Collected {
 #[derive(Default)]
 pub struct Window {
     keep: Option<Keep>,
-    cur: Vec<String>,
+    cur: Vec<Item>,
     partial: String,
     worst: u64,
     pub out: Collected,
@@ -83,7 +110,6 @@ impl Window {
     }
 
     fn line(&mut self, l: &str) {
-        self.out.lines += 1;
         if let Some(n) = l
             .strip_prefix("CPU:")
             .and_then(|r| r.split("[LOST ").nth(1))
@@ -95,21 +121,40 @@ impl Window {
                 .unwrap_or(1);
         }
         let parsed = ftrace::parse_line(l);
-        if let Some(p) = &parsed
-            && p.event == "hrtimer_expire_entry"
-            && p.body.contains("function=tick_")
-        {
-            self.out.ticks += 1;
-        }
+        let tick = parsed.as_ref().is_some_and(|p| {
+            p.event == "hrtimer_expire_entry" && p.body.contains("function=tick_")
+        });
+        let m = parsed.as_ref().and_then(mark);
+        let ts = parsed.map_or(0, |p| p.ts_ns);
+        self.push(Item::Text(l.to_string()), ts, m, tick);
+    }
+
+    /// Feeds one raw event (in time order across CPUs).
+    pub(crate) fn event(&mut self, e: Event, s: &Schema) {
+        let (m, tick) = (s.mark(&e.data), s.is_tick(&e.data));
+        let ts = e.ts;
+        self.push(Item::Raw(e), ts, m, tick);
+    }
+
+    /// Events the kernel dropped on `cpu` (0: dropped, count unknown), as trace_pipe says it.
+    pub(crate) fn lost(&mut self, cpu: usize, n: u64) {
+        let n = n.max(1);
+        self.out.lost += n;
+        self.cur
+            .push(Item::Text(format!("CPU:{cpu} [LOST {n} EVENTS]")));
+    }
+
+    fn push(&mut self, item: Item, ts: u64, m: Option<Mark>, tick: bool) {
+        self.out.lines += 1;
+        self.out.ticks += u64::from(tick);
         if self.cur.len() >= MAX_LINES {
             self.cur.drain(..MAX_LINES / 2);
         }
-        self.cur.push(l.to_string());
-        let Some(m) = parsed.as_ref().and_then(mark) else {
+        self.cur.push(item);
+        let Some(m) = m else {
             return;
         };
         self.out.marks += 1;
-        let ts = parsed.map_or(0, |p| p.ts_ns);
         if self.out.first_ns == 0 {
             self.out.first_ns = ts;
         }
@@ -122,7 +167,7 @@ impl Window {
             let k = Kept {
                 cycle: m.cycle,
                 lat_ns: m.lat_ns,
-                text: self.cur.join("\n") + "\n",
+                items: self.cur.clone(),
             };
             match self.keep.unwrap_or(Keep::Worst) {
                 Keep::Worst => self.out.windows = vec![k],
@@ -141,9 +186,9 @@ impl Window {
             self.worst = self.worst.max(m.lat_ns);
         }
         // The next window starts at this marker.
-        let last = self.cur.pop().unwrap_or_default();
+        let last = self.cur.pop();
         self.cur.clear();
-        self.cur.push(last);
+        self.cur.extend(last);
     }
 
     pub fn finish(mut self) -> Collected {
@@ -154,6 +199,12 @@ impl Window {
     }
 }
 
+/// What the reader reads: trace_pipe's text, or the per-CPU binary pages.
+pub(crate) enum Source {
+    Text(File),
+    Raw(RawPipes),
+}
+
 pub struct Collector {
     stop: Arc<AtomicBool>,
     handle: JoinHandle<Collected>,
@@ -161,7 +212,7 @@ pub struct Collector {
 
 impl Collector {
     /// Starts the reader; it moves itself off `rt_cpus`.
-    pub fn spawn(mut pipe: File, keep: Keep, rt_cpus: Vec<usize>) -> std::io::Result<Self> {
+    pub(crate) fn spawn(source: Source, keep: Keep, rt_cpus: Vec<usize>) -> std::io::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let handle = std::thread::Builder::new()
@@ -170,11 +221,17 @@ impl Collector {
                 let _off = crate::measure::session::OffCore::apply(&rt_cpus);
                 let mut w = Window::new(keep);
                 let mut buf = Vec::with_capacity(64 * 1024);
+                let mut source = source;
                 loop {
                     let last = flag.load(Ordering::Acquire);
-                    while drain(&mut pipe, &mut buf) {
-                        w.feed(&buf);
-                        buf.clear();
+                    match &mut source {
+                        Source::Text(pipe) => {
+                            while drain(pipe, &mut buf) {
+                                w.feed(&buf);
+                                buf.clear();
+                            }
+                        }
+                        Source::Raw(r) => r.poll(&mut w, last),
                     }
                     if last {
                         break;
@@ -193,53 +250,6 @@ impl Collector {
     }
 }
 
-/// The loop's side: one write to trace_marker per cycle, formatted on the stack (no allocation, one syscall).
-pub struct Marker {
-    file: File,
-}
-
-impl Marker {
-    pub fn new(file: File) -> Self {
-        Marker { file }
-    }
-
-    /// "rmp-eval c=CYCLE dl=DEADLINE_NS lat=LATENCY_NS".
-    #[inline]
-    pub fn mark(&self, cycle: u64, deadline_ns: u64, lat_ns: u64) {
-        let mut buf = [0u8; 96];
-        let mut n = 0;
-        for (label, v) in [
-            (&b"rmp-eval c="[..], cycle),
-            (b" dl=", deadline_ns),
-            (b" lat=", lat_ns),
-        ] {
-            buf[n..n + label.len()].copy_from_slice(label);
-            n += label.len();
-            n += itoa(v, &mut buf[n..]);
-        }
-        buf[n] = b'\n';
-        // A failed write loses one marker; the loop must not stop for it.
-        let _ = (&self.file).write(&buf[..=n]);
-    }
-}
-
-/// Writes `v` in decimal at the start of `out` (≥ 20 bytes); returns the length.
-fn itoa(mut v: u64, out: &mut [u8]) -> usize {
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    let len = tmp.len() - i;
-    out[..len].copy_from_slice(&tmp[i..]);
-    len
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,7 +266,7 @@ mod tests {
         let c = w.finish();
         assert_eq!(c.windows.len(), 1);
         assert_eq!((c.windows[0].cycle, c.windows[0].lat_ns), (292, 306_226));
-        assert!(c.windows[0].text.starts_with(
+        assert!(c.windows[0].text(|_| None).starts_with(
             "         python3-18868   [001] ...1.  4494.246233: tracing_mark_write: rmp-eval c=291"
         ));
         assert!(c.ticks >= 1);
@@ -274,14 +284,5 @@ mod tests {
         assert!(lats.iter().all(|&l| l > 60_000));
         assert_eq!(c.over, lats.len() as u64);
         assert_eq!(c.lost, 12);
-    }
-
-    #[test]
-    fn marker_text() {
-        let mut b = [0u8; 24];
-        assert_eq!(itoa(0, &mut b), 1);
-        assert_eq!(&b[..1], b"0");
-        assert_eq!(itoa(u64::MAX, &mut b), 20);
-        assert_eq!(&b[..20], b"18446744073709551615");
     }
 }

@@ -4,7 +4,11 @@
 
 pub mod analyse;
 pub mod collect;
+pub(crate) mod marker;
 pub mod model;
+pub(crate) mod raw;
+mod raw_line;
+mod raw_read;
 pub mod receive;
 mod receive_judge;
 pub mod session;

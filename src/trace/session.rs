@@ -5,7 +5,12 @@
 use serde::{Deserialize, Serialize};
 
 use super::analyse::{Explanation, explain};
-use super::collect::{Collected, Collector, Keep, Marker};
+use std::sync::Arc;
+
+use super::collect::{Collected, Collector, Keep, Source};
+use super::marker::Marker;
+use super::raw::{Schema, saved_cmdlines};
+use super::raw_read::RawPipes;
 use super::receive;
 use super::tracefs::{TraceError, Tracefs};
 use crate::host::Host;
@@ -34,6 +39,10 @@ pub struct TraceReport {
     /// NIC mode: the interface whose replies were traced (every online CPU, the receive path); None: the RT CPU.
     #[serde(default)]
     pub nic: Option<String>,
+    /// How the events were read: "raw" (trace_pipe_raw, decoded here) or "text (WHY)" (trace_pipe, when the
+    /// raw pages cannot be read: an event we cannot decode, no kernel symbols, or RMP_EVAL_TRACE_READER=text).
+    #[serde(default)]
+    pub reader: String,
     /// The text saved into `file`.
     #[serde(skip)]
     pub raw: String,
@@ -58,6 +67,17 @@ pub struct Tracing {
     collector: Collector,
     scope: Scope,
     break_us: Option<u32>,
+    schema: Option<Arc<Schema>>,
+    reader: String,
+}
+
+/// The raw reader of `cpus`, or why not.
+fn raw(fs: &Tracefs, cpus: &[usize]) -> Result<RawPipes, String> {
+    if std::env::var("RMP_EVAL_TRACE_READER").is_ok_and(|v| v == "text") {
+        return Err("RMP_EVAL_TRACE_READER=text".into());
+    }
+    let schema = Arc::new(fs.raw_schema()?);
+    Ok(RawPipes::new(schema, fs.raw_pipes(cpus)?))
 }
 
 impl Tracing {
@@ -82,7 +102,15 @@ impl Tracing {
         fs.configure(&cpus, pipe_cpu.is_none())?;
         let marker = Marker::new(fs.marker()?);
         let keep = break_us.map_or(Keep::Worst, |b| Keep::Over(u64::from(b) * 1000));
-        let collector = Collector::spawn(fs.pipe(pipe_cpu)?, keep, rt)
+        let (schema, source, reader) = match raw(&fs, &cpus) {
+            Ok(r) => (Some(r.schema()), Source::Raw(r), "raw".to_string()),
+            Err(why) => (
+                None,
+                Source::Text(fs.pipe(pipe_cpu)?),
+                format!("text ({why})"),
+            ),
+        };
+        let collector = Collector::spawn(source, keep, rt)
             .map_err(|e| TraceError::Io("starting the trace reader".into(), e))?;
         Ok((
             Tracing {
@@ -90,6 +118,8 @@ impl Tracing {
                 collector,
                 scope,
                 break_us,
+                schema,
+                reader,
             },
             marker,
         ))
@@ -99,13 +129,32 @@ impl Tracing {
     pub fn finish(self) -> TraceReport {
         self.fs.stop();
         let c = self.collector.finish();
-        let report = report(
+        let comms = match &self.schema {
+            Some(_) => saved_cmdlines(&self.fs.saved_cmdlines()),
+            None => Default::default(),
+        };
+        let texts = c
+            .windows
+            .iter()
+            .map(|w| {
+                // Each window's task names: the kernel's cache, then what the window's events said up to each event.
+                let mut names = comms.clone();
+                w.text(|e| {
+                    let s = self.schema.as_deref()?;
+                    s.comms(std::iter::once(e), &mut names);
+                    s.line(e, &names)
+                })
+            })
+            .collect::<Vec<_>>();
+        let mut report = report(
             &c,
+            &texts,
             &self.scope,
             self.break_us,
             &self.fs.events,
             self.fs.timerlat,
         );
+        report.reader = self.reader;
         drop(self.fs);
         report
     }
@@ -113,6 +162,7 @@ impl Tracing {
 
 fn report(
     c: &Collected,
+    texts: &[String],
     scope: &Scope,
     break_us: Option<u32>,
     events: &[String],
@@ -134,13 +184,13 @@ fn report(
          lat=LATENCY_NS\"\n",
         events.join(",")
     );
-    for w in &c.windows {
+    for (w, text) in c.windows.iter().zip(texts) {
         raw.push_str(&format!(
             "# cycle {} late {:.1} us\n",
             w.cycle,
             w.lat_ns as f64 / 1000.0
         ));
-        raw.push_str(&w.text);
+        raw.push_str(text);
     }
     TraceReport {
         cpu,
@@ -152,18 +202,18 @@ fn report(
         timerlat_available: timerlat,
         ticks_per_s: (span > 0.5).then(|| (c.ticks as f64 / span * 10.0).round() / 10.0),
         file: None,
-        explained: c
-            .windows
+        explained: texts
             .iter()
-            .filter_map(|w| match scope {
-                Scope::Cpu(c) => explain(&w.text, *c),
+            .filter_map(|text| match scope {
+                Scope::Cpu(c) => explain(text, *c),
                 Scope::Receive {
                     nic,
                     core,
                     receive_cpu,
-                } => receive::explain(&w.text, nic, &[*core, *receive_cpu]),
+                } => receive::explain(text, nic, &[*core, *receive_cpu]),
             })
             .collect(),
+        reader: String::new(),
         nic: match scope {
             Scope::Receive { nic, .. } => Some(nic.clone()),
             Scope::Cpu(_) => None,

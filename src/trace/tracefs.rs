@@ -6,7 +6,9 @@ use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 
+use super::raw::{Schema, Symbols};
 use crate::host::Host;
+use crate::parse::ringbuf;
 
 pub const TRACEFS: &str = "/sys/kernel/tracing";
 /// Older systems only have it under debugfs.
@@ -72,6 +74,8 @@ pub struct Tracefs {
     /// (path, old value), in the order they were changed.
     saved: Vec<(String, String)>,
     pub events: Vec<String>,
+    /// The same as SYS/NAME.
+    enabled: Vec<String>,
     /// The kernel offers the timerlat tracer (not used: it runs its own SCHED_FIFO thread on the CPU).
     pub timerlat: bool,
 }
@@ -111,6 +115,7 @@ impl Tracefs {
             mounted,
             saved: Vec::new(),
             events: Vec::new(),
+            enabled: Vec::new(),
             timerlat: false,
         };
         t.timerlat = t
@@ -162,6 +167,7 @@ impl Tracefs {
                 self.set(&rel, "1")?;
                 self.events
                     .push(e.rsplit('/').next().unwrap_or(e).to_string());
+                self.enabled.push(e.to_string());
             }
         }
         self.set("tracing_on", "1")
@@ -180,6 +186,57 @@ impl Tracefs {
             .custom_flags(libc::O_NONBLOCK)
             .open(&p)
             .map_err(|e| TraceError::Io(p.display().to_string(), e))
+    }
+
+    /// What the raw reader needs: the page layout, the formats of the enabled events and of ftrace/print (the
+    /// marker), the kernel's symbols. Err: why the text reader must be used instead.
+    pub(crate) fn raw_schema(&self) -> Result<Schema, String> {
+        // One read: the kernel answers only a read at offset 0 (a second read returns 0, so a short first read
+        // would cut it).
+        let p = self.host.path(&self.abs("events/header_page"));
+        let mut buf = vec![0u8; 64 * 1024];
+        let n = File::open(&p)
+            .and_then(|mut f| f.read(&mut buf))
+            .map_err(|e| format!("{}: {e}", p.display()))?;
+        let header = ringbuf::page_header(&String::from_utf8_lossy(&buf[..n]))
+            .ok_or("events/header_page unreadable")?;
+        let mut formats = Vec::new();
+        for e in self
+            .enabled
+            .iter()
+            .map(String::as_str)
+            .chain(["ftrace/print"])
+        {
+            let f = self
+                .read(&format!("events/{e}/format"))
+                .map_err(|x| x.to_string())?;
+            let f = ringbuf::format(&f).ok_or_else(|| format!("events/{e}/format unreadable"))?;
+            formats.push(f);
+        }
+        let syms = self.host.read("/proc/kallsyms").unwrap_or_default();
+        Schema::new(header, formats, Symbols::parse(&syms))
+    }
+
+    /// The consuming binary readers of `cpus`, non-blocking.
+    pub(crate) fn raw_pipes(&self, cpus: &[usize]) -> Result<Vec<(usize, File)>, String> {
+        cpus.iter()
+            .map(|&c| {
+                let p = self
+                    .host
+                    .path(&self.abs(&format!("per_cpu/cpu{c}/trace_pipe_raw")));
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .custom_flags(libc::O_NONBLOCK)
+                    .open(&p)
+                    .map(|f| (c, f))
+                    .map_err(|e| format!("{}: {e}", p.display()))
+            })
+            .collect()
+    }
+
+    /// The kernel's pid → task name cache (for raw events of tasks that did not switch in the window).
+    pub(crate) fn saved_cmdlines(&self) -> String {
+        self.read("saved_cmdlines").unwrap_or_default()
     }
 
     /// trace_marker, for the RT loop's one write per cycle.

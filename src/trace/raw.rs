@@ -1,0 +1,251 @@
+//! The binary events of trace_pipe_raw (parse::ringbuf decodes the pages): which record is which event (the
+//! formats of the events we enabled), the two things the reader needs from every event (is it the loop's marker,
+//! is it the tick), and the text line of an event as the kernel's trace_pipe prints it (irq-info off, ns time) —
+//! rendered only for the kept windows, which the analysis and the saved file read. The kernel formats nothing.
+
+use std::collections::HashMap;
+
+use super::model::{Mark, mark};
+use super::raw_line::Rec;
+use crate::parse::ftrace::Line;
+use crate::parse::ringbuf::{Format, PageHeader, uint};
+
+/// One event as read: its CPU, time (trace clock, ns) and bytes (common_type first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Event {
+    pub(crate) cpu: usize,
+    pub(crate) ts: u64,
+    pub(crate) data: Box<[u8]>,
+}
+
+/// Kernel symbols (`/proc/kallsyms`), to name hrtimer functions as `%ps` does.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Symbols(Vec<(u64, String)>);
+
+impl Symbols {
+    /// Parses `/proc/kallsyms` ("ADDR TYPE NAME [module]"); text symbols only. All-zero addresses (kptr_restrict)
+    /// give an empty table.
+    pub(crate) fn parse(text: &str) -> Self {
+        let mut v: Vec<(u64, String)> = text
+            .lines()
+            .filter_map(|l| {
+                let mut w = l.split_whitespace();
+                let addr = u64::from_str_radix(w.next()?, 16).ok()?;
+                let ty = w.next()?;
+                let name = w.next()?;
+                (addr != 0 && matches!(ty, "t" | "T")).then(|| (addr, name.to_string()))
+            })
+            .collect();
+        v.sort();
+        Symbols(v)
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// `name`, or `name+0xOFF` inside a function, or the address.
+    pub(crate) fn name(&self, addr: u64) -> String {
+        match self.0.partition_point(|(a, _)| *a <= addr) {
+            0 => format!("0x{addr:x}"),
+            i => match &self.0[i - 1] {
+                (a, n) if *a == addr => n.clone(),
+                (a, n) => format!("{n}+0x{:x}", addr - a),
+            },
+        }
+    }
+
+    /// Addresses of the tick's hrtimer functions (tick_nohz_handler, tick_sched_timer …).
+    fn ticks(&self) -> Vec<u64> {
+        self.0
+            .iter()
+            .filter(|(_, n)| n.starts_with("tick_"))
+            .map(|(a, _)| *a)
+            .collect()
+    }
+}
+
+/// The fields each event's line needs; an event missing one (or not listed) cannot be read raw.
+fn needs(event: &str) -> Option<&'static [&'static str]> {
+    Some(match event {
+        "sched_switch" => &[
+            "prev_comm",
+            "prev_pid",
+            "prev_prio",
+            "prev_state",
+            "next_comm",
+            "next_pid",
+            "next_prio",
+        ],
+        "sched_wakeup" | "sched_waking" => &["comm", "pid", "prio", "target_cpu"],
+        "irq_handler_entry" => &["irq", "name"],
+        "irq_handler_exit" => &["irq", "ret"],
+        "softirq_entry" | "softirq_exit" | "softirq_raise" => &["vec"],
+        "hrtimer_expire_entry" => &["hrtimer", "function", "now"],
+        "hrtimer_expire_exit" => &["hrtimer"],
+        "napi_poll" => &["napi", "dev_name", "work", "budget"],
+        "netif_receive_skb" | "netif_rx" => &["name", "skbaddr", "len"],
+        "net_dev_xmit" => &["name", "skbaddr", "len", "rc"],
+        "print" => &["buf"],
+        e if e.ends_with("_entry") || e.ends_with("_exit") => {
+            // irq_vectors/*; ipi_entry's reason is a pointer to a kernel string: not readable raw.
+            if e.starts_with("ipi_") {
+                return None;
+            }
+            &["vector"]
+        }
+        _ => return None,
+    })
+}
+
+/// What the reader knows of the enabled events.
+#[derive(Debug, Clone)]
+pub(crate) struct Schema {
+    pub(crate) header: PageHeader,
+    by_id: HashMap<u16, Format>,
+    print_id: u16,
+    hrtimer: Option<(u16, usize)>,
+    tick_fns: Vec<u64>,
+    pub(crate) syms: Symbols,
+}
+
+impl Schema {
+    /// From the page header, the formats of the enabled events and of ftrace/print (the marker), and the
+    /// kernel's symbols. Err: why the raw reader cannot be used (the text reader is then used).
+    pub(crate) fn new(
+        header: PageHeader,
+        formats: Vec<Format>,
+        syms: Symbols,
+    ) -> Result<Self, String> {
+        if syms.is_empty() {
+            return Err("no kernel symbols (kallsyms unreadable or hidden)".into());
+        }
+        let mut by_id = HashMap::new();
+        let (mut print_id, mut hrtimer) = (None, None);
+        for f in formats {
+            let need =
+                needs(&f.name).ok_or_else(|| format!("event {} has no raw reading", f.name))?;
+            if let Some(n) = need
+                .iter()
+                .find(|n| !f.fields.iter().any(|x| x.name == **n))
+            {
+                return Err(format!("event {} lacks the field {n}", f.name));
+            }
+            if f.name == "print" {
+                print_id = Some(f.id);
+            }
+            if f.name == "hrtimer_expire_entry" {
+                hrtimer = f
+                    .fields
+                    .iter()
+                    .find(|x| x.name == "function")
+                    .map(|x| (f.id, x.offset));
+            }
+            by_id.insert(f.id, f);
+        }
+        Ok(Schema {
+            header,
+            by_id,
+            print_id: print_id.ok_or("no ftrace/print format")?,
+            hrtimer,
+            tick_fns: syms.ticks(),
+            syms,
+        })
+    }
+
+    fn id(data: &[u8]) -> u16 {
+        uint(data, 0, 2).unwrap_or(0) as u16
+    }
+
+    /// The loop's marker, when this is one.
+    pub(crate) fn mark(&self, data: &[u8]) -> Option<Mark> {
+        if Self::id(data) != self.print_id {
+            return None;
+        }
+        let body = print_buf(&self.by_id[&self.print_id], data)?;
+        mark(&Line {
+            comm: "",
+            pid: 0,
+            cpu: 0,
+            ts_ns: 0,
+            event: "tracing_mark_write",
+            body: &body,
+        })
+    }
+
+    /// The tick's hrtimer firing.
+    pub(crate) fn is_tick(&self, data: &[u8]) -> bool {
+        self.hrtimer.is_some_and(|(id, off)| {
+            Self::id(data) == id && uint(data, off, 8).is_some_and(|f| self.tick_fns.contains(&f))
+        })
+    }
+
+    /// The event's line, as trace_pipe prints it with irq-info off; None for an unknown record.
+    pub(crate) fn line(&self, e: &Event, comms: &HashMap<i64, String>) -> Option<String> {
+        let f = self.by_id.get(&Self::id(&e.data))?;
+        let r = Rec { f, d: &e.data };
+        let pid = r.int("common_pid").unwrap_or(0);
+        let comm = match pid {
+            0 => "<idle>",
+            p => comms.get(&p).map_or("<...>", String::as_str),
+        };
+        let (event, body) = match f.name.as_str() {
+            "print" => ("tracing_mark_write", print_buf(f, &e.data)?),
+            n => (n, r.body(&self.syms)?),
+        };
+        Some(format!(
+            "{comm:>16}-{pid:<7} [{:03}] {}.{:09}: {event}: {body}",
+            e.cpu,
+            e.ts / 1_000_000_000,
+            e.ts % 1_000_000_000
+        ))
+    }
+
+    /// The task names the events themselves carry (sched_switch, sched_waking/wakeup), by pid.
+    pub(crate) fn comms<'a>(
+        &self,
+        events: impl Iterator<Item = &'a Event>,
+        into: &mut HashMap<i64, String>,
+    ) {
+        for e in events {
+            let Some(f) = self.by_id.get(&Self::id(&e.data)) else {
+                continue;
+            };
+            let r = Rec { f, d: &e.data };
+            for (c, p) in [
+                ("prev_comm", "prev_pid"),
+                ("next_comm", "next_pid"),
+                ("comm", "pid"),
+            ] {
+                if let (Some(c), Some(p)) = (r.str(c), r.int(p)) {
+                    into.insert(p, c);
+                }
+            }
+        }
+    }
+}
+
+/// Parses tracefs `saved_cmdlines` ("PID COMM" per line).
+pub(crate) fn saved_cmdlines(text: &str) -> HashMap<i64, String> {
+    text.lines()
+        .filter_map(|l| {
+            let (p, c) = l.split_once(' ')?;
+            Some((p.parse().ok()?, c.to_string()))
+        })
+        .collect()
+}
+
+fn print_buf(f: &Format, data: &[u8]) -> Option<String> {
+    let off = f.fields.iter().find(|x| x.name == "buf")?.offset;
+    let b = data.get(off..)?;
+    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+    Some(
+        String::from_utf8_lossy(&b[..end])
+            .trim_end_matches('\n')
+            .to_string(),
+    )
+}
+
+#[cfg(test)]
+#[path = "raw_tests.rs"]
+mod tests;
