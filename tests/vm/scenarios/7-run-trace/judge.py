@@ -74,6 +74,8 @@ if t is not None:
 j.expect(j.text(2, "mounts-before") == j.text(2, "mounts-after"), "tracefs mount state not put back after --trace")
 tracers = j.text(2, "available_tracers") or ""
 if t is not None:
+    # The RT kernel's binary pages were decoded (not the text fallback): the attribution below comes from them.
+    j.expect(t.get("reader") == "raw", f"quiet: --trace read {t.get('reader')!r}, not the binary pages")
     j.expect(t.get("timerlat_available") == ("timerlat" in tracers.split()),
              f"timerlat_available {t.get('timerlat_available')} but available_tracers is {tracers.strip()!r}")
 
