@@ -5,9 +5,10 @@ NOP gets its working counter raised by --wkc), with faults on request:
 
   --wkc-fault-every K   every K-th answer carries one less (a SubDevice that missed the datagram)
   --delay-ms D          every answer leaves D ms after its request
+  --drop-every K        every K-th request gets no answer at all (a frame lost on the way)
 
 Frames whose source MAC has bit 0x02 set are answers already and are never answered. Prints "ready" once bound;
-SIGTERM/SIGINT end it, printing "answered N".
+SIGTERM/SIGINT end it, printing "answered N" (N counts the requests taken, dropped ones too).
 """
 import argparse
 import heapq
@@ -52,6 +53,7 @@ def main():
     p.add_argument("--wkc", type=int, default=1)
     p.add_argument("--wkc-fault-every", type=int, default=0)
     p.add_argument("--delay-ms", type=float, default=0.0)
+    p.add_argument("--drop-every", type=int, default=0)
     a = p.parse_args()
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ECAT))
     s.bind((a.iface, ETH_P_ECAT))
@@ -78,6 +80,8 @@ def main():
         out = answer(frame, a.wkc, fault)
         if out is None:
             n -= 1
+            continue
+        if a.drop_every > 0 and n % a.drop_every == 0:
             continue
         if a.delay_ms > 0:
             heapq.heappush(due, (time.monotonic() + a.delay_ms / 1000.0, n, out))

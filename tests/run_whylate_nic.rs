@@ -160,3 +160,76 @@ fn the_receive_path_follows_where_net_rx_runs() {
         "NET_RX on CPU {core} not blamed on rps: {ex:#?}"
     );
 }
+
+#[test]
+fn a_request_with_no_reply_is_shown_leaving_and_nothing_arriving() {
+    if !common::require_root("a_request_with_no_reply_is_shown_leaving_and_nothing_arriving") {
+        return;
+    }
+    let _lock = common::fix::one_at_a_time();
+    let (core, _) = cpus();
+    let before = tracefs_state();
+    let v = common::nic::Veth::new();
+    // Every 25th request is swallowed by the peer: it leaves, and nothing comes back for it.
+    let r = v.faulty(&["--drop-every", "25"]);
+    let o = Command::new(common::nic::BIN)
+        .args([
+            "run",
+            "--nic",
+            &v.host,
+            "--no-config",
+            "--json",
+            "--duration",
+            "2",
+        ])
+        .args(["--core", &core.to_string(), "--trace"])
+        .env(common::RESULTS_ENV, common::results_dir())
+        .output()
+        .unwrap();
+    let _ = r.stop();
+    assert_eq!(tracefs_state(), before, "tracefs put back as it was");
+    let code = o.status.code();
+    assert!(
+        matches!(code, Some(0..=3)),
+        "run exit {code:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let lost = doc["rtt"]["lost"].as_u64().unwrap();
+    assert!(lost >= 10, "{}", doc["rtt"]);
+    let t = &doc["trace"];
+    // Every gap between two replies is counted; the first five are kept and explained.
+    assert!(t["unanswered"].as_u64().unwrap() >= 10, "{t}");
+    let lf = t["lost_frames"].as_array().unwrap();
+    assert!(lf.len() >= 5, "{t}");
+    let explained_frames: Vec<u64> = t["explained"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["cycle"].as_u64().unwrap())
+        .collect();
+    let mut quiet = 0;
+    for e in lf {
+        let f = e["cycle"].as_u64().unwrap();
+        assert!(!explained_frames.contains(&f), "frame {f} was answered");
+        assert!(
+            e["verdict"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("frame {f}: no reply — it left")),
+            "{e:#}"
+        );
+        // It left: the sender's transmit on our end, on the sender's CPU, with rc 0.
+        let l = &e["lost"];
+        assert_eq!(l["nic"], v.host.as_str());
+        assert_eq!(l["sent"]["name"], "net_dev_xmit rc=0", "{e:#}");
+        assert_eq!(l["sent"]["cpu"], core, "{e:#}");
+        assert!(l["sent"]["at_us"].as_f64().unwrap() >= 0.0);
+        assert_eq!(l["remedy"]["kind"], "none");
+        quiet += usize::from(l["arrived"].is_null());
+    }
+    // Nothing came back before the next send (a late reply to an earlier frame could, under load: not for most).
+    assert!(quiet * 2 > lf.len(), "{lf:#?}");
+    let raw = std::fs::read_to_string(t["file"].as_str().unwrap()).unwrap();
+    assert!(raw.contains("got no reply") && raw.contains("tracing_mark_write: rmp-eval s="));
+}

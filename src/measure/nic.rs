@@ -138,7 +138,8 @@ pub(crate) fn run(
 
     let mut session = Session::begin(host, args, watch)?;
     // --trace: every CPU, set up before the threads start; the receiver marks each reply (one write a reply).
-    let (tracing, marker) = match args.trace {
+    // The sender marks each frame before send() (a request with no reply is then found in the trace).
+    let (tracing, marker, send_marker) = match args.trace {
         true => {
             let scope = crate::trace::session::Scope::Receive {
                 nic: nic.to_string(),
@@ -146,9 +147,10 @@ pub(crate) fn run(
                 receive_cpu,
             };
             let (t, m) = crate::trace::session::Tracing::start(host, scope, args.break_us)?;
-            (Some(t), Some(m))
+            let s = m.try_clone().ok();
+            (Some(t), Some(m), s)
         }
-        false => (None, None),
+        false => (None, None, None),
     };
     let sock = Arc::new(sock);
     let shared = Arc::new(Shared::new(first_seq));
@@ -232,6 +234,9 @@ pub(crate) fn run(
                 // Counted before send(): the receiver (higher priority, same core) may take the TX stamp or even
                 // the reply before send() returns here.
                 sh.sent.store(i + 1, Relaxed);
+                if let Some(mk) = &send_marker {
+                    mk.mark_send(i);
+                }
                 if txs.send(probe.frame()).is_err() {
                     sh.send_errors.fetch_add(1, Relaxed);
                 }

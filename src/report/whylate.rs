@@ -106,6 +106,9 @@ fn trace(t: &TraceReport) -> String {
             crate::checks::sanitize(&e.verdict, 400)
         ));
     }
+    for e in &t.lost_frames {
+        s.push_str(&format!("  {}\n", crate::checks::sanitize(&e.verdict, 400)));
+    }
     if let Some(e) = t.explained.first() {
         s.push_str(&format!(
             "  timeline of {} {} (µs from the {}):\n",

@@ -171,6 +171,7 @@ pub fn explain(text: &str, core: usize) -> Option<Explanation> {
         timeline,
         verdict,
         path: None,
+        lost: None,
     })
 }
 

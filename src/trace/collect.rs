@@ -10,6 +10,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::analyse::mark;
+use super::lost_track::LostTrack;
 use super::model::Mark;
 use super::raw::{Event, Schema};
 use super::raw_read::RawPipes;
@@ -45,6 +46,8 @@ pub struct Kept {
     pub cycle: u64,
     pub lat_ns: u64,
     pub(crate) items: Vec<Item>,
+    /// NIC mode: the window of a request with no reply (`cycle` = its frame), not of a late one.
+    pub lost: bool,
 }
 
 impl Kept {
@@ -69,6 +72,9 @@ impl Kept {
 pub struct Collected {
     /// Worst first.
     pub windows: Vec<Kept>,
+    /// NIC mode: the windows of requests with no reply (lost_track), and how many such frames were between replies.
+    pub lost_windows: Vec<Kept>,
+    pub unanswered: u64,
     /// Cycles over the threshold (kept or not).
     pub over: u64,
     pub marks: u64,
@@ -89,6 +95,7 @@ pub struct Window {
     cur: Vec<Item>,
     partial: String,
     worst: u64,
+    lost_track: Option<LostTrack>,
     pub out: Collected,
 }
 
@@ -98,6 +105,12 @@ impl Window {
             keep: Some(keep),
             ..Default::default()
         }
+    }
+
+    /// NIC mode: markers are replies, and the frames between them had none.
+    pub(crate) fn tracking_lost(mut self) -> Self {
+        self.lost_track = Some(LostTrack::default());
+        self
     }
 
     /// Feeds raw bytes from the pipe (lines may be split across reads).
@@ -168,6 +181,7 @@ impl Window {
                 cycle: m.cycle,
                 lat_ns: m.lat_ns,
                 items: self.cur.clone(),
+                lost: false,
             };
             match self.keep.unwrap_or(Keep::Worst) {
                 Keep::Worst => self.out.windows = vec![k],
@@ -185,6 +199,9 @@ impl Window {
             }
             self.worst = self.worst.max(m.lat_ns);
         }
+        if let Some(t) = &mut self.lost_track {
+            t.on_mark(m.cycle, &self.cur);
+        }
         // The next window starts at this marker.
         let last = self.cur.pop();
         self.cur.clear();
@@ -192,6 +209,9 @@ impl Window {
     }
 
     pub fn finish(mut self) -> Collected {
+        if let Some(t) = self.lost_track.take() {
+            (self.out.lost_windows, self.out.unanswered) = t.finish(&self.cur);
+        }
         self.out
             .windows
             .sort_by_key(|w| std::cmp::Reverse(w.lat_ns));
@@ -212,14 +232,14 @@ pub struct Collector {
 
 impl Collector {
     /// Starts the reader; it moves itself off `rt_cpus`.
-    pub(crate) fn spawn(source: Source, keep: Keep, rt_cpus: Vec<usize>) -> std::io::Result<Self> {
+    pub(crate) fn spawn(source: Source, w: Window, rt_cpus: Vec<usize>) -> std::io::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let handle = std::thread::Builder::new()
             .name("rmp-eval-trace".into())
             .spawn(move || {
                 let _off = crate::measure::session::OffCore::apply(&rt_cpus);
-                let mut w = Window::new(keep);
+                let mut w = w;
                 let mut buf = Vec::with_capacity(64 * 1024);
                 let mut source = source;
                 loop {

@@ -13,6 +13,25 @@ impl Marker {
         Marker { file }
     }
 
+    /// A second writer (NIC mode: the sender's, beside the receiver's).
+    pub fn try_clone(&self) -> std::io::Result<Self> {
+        Ok(Marker {
+            file: self.file.try_clone()?,
+        })
+    }
+
+    /// NIC mode, the sender just before send(): "rmp-eval s=FRAME".
+    #[inline]
+    pub fn mark_send(&self, frame: u64) {
+        let mut buf = [0u8; 40];
+        let label = b"rmp-eval s=";
+        buf[..label.len()].copy_from_slice(label);
+        let mut n = label.len();
+        n += itoa(frame, &mut buf[n..]);
+        buf[n] = b'\n';
+        let _ = (&self.file).write(&buf[..=n]);
+    }
+
     /// "rmp-eval c=CYCLE dl=DEADLINE_NS lat=LATENCY_NS".
     #[inline]
     pub fn mark(&self, cycle: u64, deadline_ns: u64, lat_ns: u64) {

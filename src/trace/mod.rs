@@ -4,6 +4,7 @@
 
 pub mod analyse;
 pub mod collect;
+mod lost_track;
 pub(crate) mod marker;
 pub mod model;
 pub(crate) mod raw;
@@ -11,6 +12,7 @@ mod raw_line;
 mod raw_read;
 pub mod receive;
 mod receive_judge;
+pub mod receive_lost;
 pub mod session;
 pub mod tracefs;
 pub(crate) mod walk;

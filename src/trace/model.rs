@@ -76,6 +76,26 @@ pub struct Explanation {
     /// NIC mode: the reply's way from the NIC to the receiver thread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<ReceivePath>,
+    /// NIC mode: a request with no reply (`cycle` = its frame; `late_us` 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost: Option<LostFrame>,
+}
+
+/// What the trace shows of a request that got no reply, from the sender's marker (µs from it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LostFrame {
+    pub nic: String,
+    /// The frame leaving: the sender's net_dev_xmit on `nic` ("net_dev_xmit rc=N"); None: not in the trace.
+    pub sent: Option<PathEvent>,
+    /// When more frames arrived on `nic` than replies were matched, from the transmit until the reply to a later
+    /// frame was marked: the first arrival (netif_receive_skb, or netif_rx).
+    pub arrived: Option<PathEvent>,
+    /// Frames that arrived on `nic` and replies matched over that time.
+    pub arrivals: u64,
+    pub replies: u64,
+    /// How long after the send the trace was followed (to that marker, or the end of the trace).
+    pub watched_us: f64,
+    pub remedy: Remedy,
 }
 
 /// One event on a reply's receive path, at µs from the send.

@@ -230,6 +230,7 @@ pub fn explain(text: &str, nic: &str, rt_cpus: &[usize]) -> Option<Explanation> 
         timeline,
         verdict,
         path: Some(path),
+        lost: None,
     })
 }
 

@@ -7,12 +7,12 @@ use serde::{Deserialize, Serialize};
 use super::analyse::{Explanation, explain};
 use std::sync::Arc;
 
-use super::collect::{Collected, Collector, Keep, Source};
+use super::collect::{Collected, Collector, Keep, Kept, Source, Window};
 use super::marker::Marker;
 use super::raw::{Schema, saved_cmdlines};
 use super::raw_read::RawPipes;
-use super::receive;
 use super::tracefs::{TraceError, Tracefs};
+use super::{receive, receive_lost};
 use crate::host::Host;
 
 /// The `trace` key of a run's JSON.
@@ -36,6 +36,12 @@ pub struct TraceReport {
     pub file: Option<String>,
     /// The kept windows explained, worst first.
     pub explained: Vec<Explanation>,
+    /// NIC mode: requests with no reply, as the trace shows them (the first of each gap between replies, at most
+    /// 5, and the first sent after the last reply); `unanswered` counts the frames in the gaps.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost_frames: Vec<Explanation>,
+    #[serde(default)]
+    pub unanswered: u64,
     /// NIC mode: the interface whose replies were traced (every online CPU, the receive path); None: the RT CPU.
     #[serde(default)]
     pub nic: Option<String>,
@@ -110,7 +116,11 @@ impl Tracing {
                 format!("text ({why})"),
             ),
         };
-        let collector = Collector::spawn(source, keep, rt)
+        let window = match &scope {
+            Scope::Cpu(_) => Window::new(keep),
+            Scope::Receive { .. } => Window::new(keep).tracking_lost(),
+        };
+        let collector = Collector::spawn(source, window, rt)
             .map_err(|e| TraceError::Io("starting the trace reader".into(), e))?;
         Ok((
             Tracing {
@@ -133,22 +143,21 @@ impl Tracing {
             Some(_) => saved_cmdlines(&self.fs.saved_cmdlines()),
             None => Default::default(),
         };
-        let texts = c
-            .windows
-            .iter()
-            .map(|w| {
-                // Each window's task names: the kernel's cache, then what the window's events said up to each event.
-                let mut names = comms.clone();
-                w.text(|e| {
-                    let s = self.schema.as_deref()?;
-                    s.comms(std::iter::once(e), &mut names);
-                    s.line(e, &names)
-                })
+        let render = |w: &Kept| {
+            // Each window's task names: the kernel's cache, then what the window's events said up to each event.
+            let mut names = comms.clone();
+            w.text(|e| {
+                let s = self.schema.as_deref()?;
+                s.comms(std::iter::once(e), &mut names);
+                s.line(e, &names)
             })
-            .collect::<Vec<_>>();
+        };
+        let texts: Vec<String> = c.windows.iter().map(render).collect();
+        let lost: Vec<String> = c.lost_windows.iter().map(render).collect();
         let mut report = report(
             &c,
             &texts,
+            &lost,
             &self.scope,
             self.break_us,
             &self.fs.events,
@@ -163,6 +172,7 @@ impl Tracing {
 fn report(
     c: &Collected,
     texts: &[String],
+    lost: &[String],
     scope: &Scope,
     break_us: Option<u32>,
     events: &[String],
@@ -192,6 +202,16 @@ fn report(
         ));
         raw.push_str(text);
     }
+    let mut lost_frames = Vec::new();
+    if let Scope::Receive { nic, .. } = scope {
+        for (w, text) in c.lost_windows.iter().zip(lost) {
+            if let Some(e) = receive_lost::explain(text, nic, w.cycle) {
+                raw.push_str(&format!("# frame {} got no reply\n", e.cycle));
+                raw.push_str(text);
+                lost_frames.push(e);
+            }
+        }
+    }
     TraceReport {
         cpu,
         events: events.to_vec(),
@@ -214,6 +234,8 @@ fn report(
             })
             .collect(),
         reader: String::new(),
+        lost_frames,
+        unanswered: c.unanswered,
         nic: match scope {
             Scope::Receive { nic, .. } => Some(nic.clone()),
             Scope::Cpu(_) => None,
