@@ -75,10 +75,10 @@ pub fn explain(text: &str, nic: &str, first: u64) -> Option<Explanation> {
         ),
         None => format!(
             "until the trace ends ({:.0} µs after the send)",
-            lines.last().map_or(0.0, |l| rel(l))
+            lines.last().map_or(0.0, &rel)
         ),
     };
-    let watched_us = lines.get(until).or(lines.last()).map_or(0.0, |l| rel(l));
+    let watched_us = lines.get(until).or(lines.last()).map_or(0.0, rel);
     let mut timeline = vec![Step {
         at_us: 0.0,
         what: format!(
