@@ -46,8 +46,10 @@ pub struct Kept {
     pub cycle: u64,
     pub lat_ns: u64,
     pub(crate) items: Vec<Item>,
-    /// NIC mode: the window of a request with no reply (`cycle` = its frame), not of a late one.
+    /// NIC mode: the window of a request with no reply (`cycle` = its frame), not of a late one; `tail`: the
+    /// trace after the last reply, where `cycle` is the first frame that may be in it.
     pub lost: bool,
+    pub tail: bool,
 }
 
 impl Kept {
@@ -182,6 +184,7 @@ impl Window {
                 lat_ns: m.lat_ns,
                 items: self.cur.clone(),
                 lost: false,
+                tail: false,
             };
             match self.keep.unwrap_or(Keep::Worst) {
                 Keep::Worst => self.out.windows = vec![k],
@@ -200,7 +203,7 @@ impl Window {
             self.worst = self.worst.max(m.lat_ns);
         }
         if let Some(t) = &mut self.lost_track {
-            t.on_mark(m.cycle, &self.cur);
+            t.on_mark(m.cycle, ts, m.lat_ns, &self.cur);
         }
         // The next window starts at this marker.
         let last = self.cur.pop();

@@ -19,8 +19,9 @@ fn on(l: &Line, events: &[&str], nic: &str) -> bool {
     events.contains(&l.event) && ftrace::get(&ftrace::fields(l.body), "dev") == Some(nic)
 }
 
-/// Explains the first frame ≥ `first` whose send is in `text` (all CPUs); None when no such send is there.
-pub fn explain(text: &str, nic: &str, first: u64) -> Option<Explanation> {
+/// Explains frame `first` from `text` (all CPUs); with `tail` (the trace after the last reply), the first frame
+/// ≥ `first` whose send is there. None: no such send in the trace (a gap's frame is then said to be unseen).
+pub fn explain(text: &str, nic: &str, first: u64, tail: bool) -> Option<Explanation> {
     let mut lines: Vec<Line> = text.lines().filter_map(ftrace::parse_line).collect();
     lines.sort_by_key(|l| l.ts_ns);
     let sends: Vec<(usize, u64)> = lines
@@ -28,7 +29,9 @@ pub fn explain(text: &str, nic: &str, first: u64) -> Option<Explanation> {
         .enumerate()
         .filter_map(|(i, l)| send_mark(l).map(|f| (i, f)))
         .collect();
-    let &(si, frame) = sends.iter().find(|(_, f)| *f >= first)?;
+    let &(si, frame) = sends
+        .iter()
+        .find(|(_, f)| if tail { *f >= first } else { *f == first })?;
     let sl = &lines[si];
     let d = sl.ts_ns;
     let rel = |l: &Line| (l.ts_ns as f64 - d as f64) / 1000.0;

@@ -205,7 +205,7 @@ fn report(
     let mut lost_frames = Vec::new();
     if let Scope::Receive { nic, .. } = scope {
         for (w, text) in c.lost_windows.iter().zip(lost) {
-            if let Some(e) = receive_lost::explain(text, nic, w.cycle) {
+            if let Some(e) = receive_lost::explain(text, nic, w.cycle, w.tail) {
                 raw.push_str(&format!("# frame {} got no reply\n", e.cycle));
                 raw.push_str(text);
                 lost_frames.push(e);
