@@ -339,7 +339,7 @@ fn nic_checkpoints_carry_the_round_trips_and_sigusr1_resets_them() {
         return;
     }
     let veth = common::nic::Veth::new();
-    let _reflector = veth.reflect(&[]);
+    let _reflector = veth.reflect_fifo(30);
     let dir = common::nic::tempdir();
     let out = dir.path().join("r.json");
     let child = Command::new(bin())
@@ -353,7 +353,7 @@ fn nic_checkpoints_carry_the_round_trips_and_sigusr1_resets_them() {
         ])
         .args([
             "--duration",
-            "4s",
+            "6s",
             "--json",
             "--output",
             out.to_str().unwrap(),
@@ -366,20 +366,25 @@ fn nic_checkpoints_carry_the_round_trips_and_sigusr1_resets_them() {
         .unwrap();
     let t = Instant::now();
     let mut seen = None;
-    while seen.is_none() && t.elapsed() < Duration::from_secs(10) {
+    // A checkpoint after more than two of the 1 s intervals in which both sides hand their statistics over, so
+    // that one carrying only the last interval would show.
+    while seen.is_none() && t.elapsed() < Duration::from_secs(15) {
         std::thread::sleep(Duration::from_millis(100));
-        seen = checkpoint_in(dir.path()).filter(|v| v["rtt"]["count"].as_u64() > Some(0));
+        seen = checkpoint_in(dir.path()).filter(|v| {
+            v["rtt"]["count"].as_u64() > Some(0) && v["series"][0]["count"].as_u64() > Some(2_200)
+        });
     }
-    let cp = seen.expect("a checkpoint with round trips while the run goes on");
+    let cp = seen.expect("a checkpoint with round trips, 2.2 s into the run");
     let rtt = &cp["rtt"];
     assert!(!rtt["hdr"].as_str().unwrap().is_empty(), "{rtt}");
     // Frames still in flight at the checkpoint are not lost (veth loses none).
     assert!(rtt["lost"].as_u64().unwrap() < 5, "{rtt}");
     let sender = cp["series"][0]["count"].as_u64().unwrap();
-    // The sender's periods and the receiver's round trips are handed over at different moments, so they differ
-    // by the frames of one hand-over at most, not by the run so far.
+    // The sender's periods and the receiver's round trips are handed over once an interval (1 s: 1000 frames),
+    // each side at its own moment, so a checkpoint can hold one interval more of one than of the other — but not
+    // only the last interval (the sender is past 2200).
     assert!(
-        rtt["count"].as_u64().unwrap().abs_diff(sender) <= 50,
+        rtt["count"].as_u64().unwrap().abs_diff(sender) <= 1_050,
         "{cp}"
     );
     std::thread::sleep(Duration::from_millis(800));
@@ -401,8 +406,8 @@ fn nic_checkpoints_carry_the_round_trips_and_sigusr1_resets_them() {
         v["rtt"]["count"].as_u64().unwrap(),
     );
     // The round trips restarted with the sender's periods (both at their next cycle after the signal), not at the
-    // start of the run (4000 frames in all).
-    assert!(sent_after < 3500, "{v}");
+    // start of the run (6000 frames in all, more than 2200 of them before the signal).
+    assert!(sent_after < 3_900, "{v}");
     assert!(
         rtts.abs_diff(sent_after) <= 50,
         "rtt {rtts} vs sender {sent_after}"

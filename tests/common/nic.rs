@@ -93,6 +93,14 @@ impl Veth {
         Reflector::start(c, "reflect: answering")
     }
 
+    /// `reflect` as above at SCHED_FIFO `prio` (chrt), for tests whose bounds a reflector stalled for a few hundred
+    /// ms by a loaded machine would break (frames still in flight at a checkpoint are counted as lost).
+    pub fn reflect_fifo(&self, prio: u8) -> Reflector {
+        let mut c = self.in_ns("chrt");
+        c.args(["-f", &prio.to_string(), BIN, "reflect", "--nic", &self.peer]);
+        Reflector::start(c, "reflect: answering")
+    }
+
     /// tests/nic_faulty_reflector.py (EtherCAT with injected faults) on the peer end, once bound.
     pub fn faulty(&self, extra: &[&str]) -> Reflector {
         let mut c = self.in_ns("python3");
