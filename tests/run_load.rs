@@ -74,6 +74,7 @@ fn start(root: &str, extra: &[&str]) -> (Child, Vec<(u32, String)>) {
             "--json",
         ])
         .args(extra)
+        .env("RMP_EVAL_CHECKPOINT_S", "0.5")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -178,10 +179,13 @@ fn no_stress_ng_left_after_sigint_sigterm_or_kill_9() {
     {
         return;
     }
-    let root = root_tree();
-    let r = root.path().to_str().unwrap();
     for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGKILL] {
-        let (child, procs) = start(r, &["--duration", "60s"]);
+        let root = root_tree();
+        let r = root.path().to_str().unwrap();
+        let (mut child, procs) = start(r, &["--duration", "60s"]);
+        // stress-ng starts before the RT thread: a signal before its first period leaves nothing to report
+        // (exit 2, seen under load). Once a checkpoint is saved, periods were measured.
+        wait_for_checkpoint(root.path(), &mut child);
         kill(Pid::from_raw(child.id() as i32), sig).unwrap();
         let o = child.wait_with_output().unwrap();
         if sig != Signal::SIGKILL {
