@@ -211,11 +211,12 @@ def judge_cyclic(j, boot, name, results_name="results"):
     j.expect(any(n.endswith("-run.json") for n in saved), f"no <time>-run.json under results/: {saved}")
 
 
-def judge_nic_run(j, boot, name):
+def judge_nic_run(j, boot, name, also=()):
     """`run --nic IF --duration 5 --json` recorded as NAME against `reflect` on the host's tap: replies matched,
     WKC 1, nothing lost, and as many answered as the host's reflector says it answered. Exit 0, 1 (latency outside
     Great or late replies are expected under TCG) or 3 (a clean 5 s run is too short to trust); 2 would mean no
-    reply from the SubDevice."""
+    reply from the SubDevice. `also`: other NIC runs recorded in the same boot against the same reflector (its count
+    covers them all)."""
     import re
     doc = j.json_of(boot, name, ok_codes=(0, 1, 3))
     if doc is None:
@@ -231,14 +232,63 @@ def judge_nic_run(j, boot, name):
     # (a reply still in flight when the run ended may be answered but not counted by run).
     m = re.search(r"answered \d+ frames on \S+: (\d+) EtherCAT", j.text_at("host-reflect.log") or "")
     answered = int(m.group(1)) if m else None
-    j.expect(answered is not None and count <= answered <= count + 5,
-             f"the host's reflect answered {answered} EtherCAT frames, the guest matched {count}")
+    others = [j.json_of(boot, n, ok_codes=(0, 1, 3)) for n in also]
+    matched = count + sum(((d or {}).get("rtt") or {}).get("count") or 0 for d in others)
+    slack = 5 * (1 + len(others))
+    j.expect(answered is not None and matched <= answered <= matched + slack,
+             f"the host's reflect answered {answered} EtherCAT frames, the guest's runs matched {matched}")
     j.expect(rtt.get("lost") == 0, f"lost {rtt.get('lost')} frames")
     j.expect(rtt.get("wkc") == 1, f"working counter {rtt.get('wkc')!r}, expected 1 (one SubDevice)")
     j.expect(rtt.get("timestamps") in ("hardware", "software"), f"timestamps {rtt.get('timestamps')!r}")
     p = [rtt.get(k) for k in ("min_us", "p50_us", "p99_us", "max_us")]
     j.expect(all(isinstance(v, (int, float)) and v > 0 for v in p) and p == sorted(p),
              f"round-trip times out of order or not positive: {p}")
+
+
+def interrupts(text):
+    """/proc/interrupts as {IRQ number: (device name, [count per CPU])} for the numbered rows."""
+    lines = (text or "").splitlines()
+    if not lines:
+        return {}
+    ncpu = len(lines[0].split())
+    rows = {}
+    for line in lines[1:]:
+        f = line.split()
+        if not f or not f[0].rstrip(":").isdigit() or len(f) < ncpu + 1:
+            continue
+        counts = [int(x) for x in f[1:ncpu + 1] if x.isdigit()]
+        if len(counts) == ncpu:
+            rows[int(f[0].rstrip(":"))] = (f[-1], counts)
+    return rows
+
+
+def judge_nic_irq_path(j, boot, name, nic):
+    """`run --nic IF --trace --json` recorded as NAME, with /proc/interrupts copied before and after it: some
+    explained reply's receive path names an IRQ (`path.irq`), and each IRQ named is one of the guest's with that
+    device name, a virtio queue's (the NIC's: no other device interrupts per frame here), whose count on the CPU
+    the trace gives grew during the run."""
+    doc = j.json_of(boot, name, ok_codes=(0, 1, 3))
+    if doc is None:
+        return
+    trace = doc.get("trace")
+    if not j.expect(isinstance(trace, dict), "no trace in a run with --trace"):
+        return
+    j.expect(trace.get("nic") == nic, f"trace.nic {trace.get('nic')!r}, expected {nic!r}")
+    paths = [e.get("path") for e in trace.get("explained") or [] if isinstance(e, dict) and e.get("path")]
+    irqs = [p["irq"] for p in paths if isinstance(p.get("irq"), dict)]
+    if not j.expect(irqs, f"no explained reply's path names the NIC's IRQ ({len(paths)} paths: {paths[:2]})"):
+        return
+    before = interrupts(j.text(boot, "interrupts-before"))
+    after = interrupts(j.text(boot, "interrupts-after"))
+    for irq in irqs:
+        n, dev, cpu = irq.get("id"), irq.get("name"), irq.get("cpu")
+        row = after.get(n)
+        if not j.expect(row is not None and n in before, f"IRQ {n} ({dev}) is not in the guest's /proc/interrupts"):
+            continue
+        j.expect(row[0] == dev, f"IRQ {n} is {row[0]!r} in /proc/interrupts, the trace says {dev!r}")
+        j.expect("virtio" in row[0] and "config" not in row[0], f"IRQ {n} ({row[0]}) is not a virtio queue's")
+        grew = isinstance(cpu, int) and 0 <= cpu < len(row[1]) and row[1][cpu] > before[n][1][cpu]
+        j.expect(grew, f"IRQ {n} ({dev}) did not fire on CPU {cpu} during the run: {before[n][1]} -> {row[1]}")
 
 
 def tree_differences(a, b):

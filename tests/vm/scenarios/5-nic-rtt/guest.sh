@@ -15,3 +15,8 @@ for _ in 1 2 3 4 5 6 7 8 9 10; do
 done
 facts
 rec run rmp-eval run --nic "$nic" --duration 5 --json
+# The receive path through a NIC with a real interrupt (a veth has none): the same run traced, and the guest's own
+# count of each IRQ on each CPU around it for the host to check what the trace names.
+cp /proc/interrupts "$B/interrupts-before"
+rec traced rmp-eval run --nic "$nic" --duration 3 --trace --json
+cp /proc/interrupts "$B/interrupts-after"
