@@ -120,6 +120,20 @@ pub fn explain(text: &str, nic: &str, rt_cpus: &[usize]) -> Option<Explanation> 
                 .rev()
                 .find(|&i| lines[i].event == "irq_handler_entry" && raised_rx(i))
         });
+        // PREEMPT_RT (and `threadirqs`): the handler runs in its thread `irq/N-NAME`, which raises and runs
+        // NET_RX itself — the hard IRQ only woke it, so it raised nothing. The thread's N names the IRQ: its last
+        // hard entry before, else the thread itself.
+        let thread_irq: Option<u64> = lines[before]
+            .comm
+            .strip_prefix("irq/")
+            .and_then(|r| r.split('-').next()?.parse().ok());
+        let irq = irq.or_else(|| {
+            let n = thread_irq?;
+            (lo..before).rev().find(|&i| {
+                lines[i].event == "irq_handler_entry"
+                    && ftrace::num(&ftrace::fields(lines[i].body), "irq") == Some(n)
+            })
+        });
         path.irq = irq.map(|i| {
             let l = &lines[i];
             let f = ftrace::fields(l.body);
@@ -134,6 +148,10 @@ pub fn explain(text: &str, nic: &str, rt_cpus: &[usize]) -> Option<Explanation> 
                 )
             }
         });
+        if path.irq.is_none() {
+            let s = &lines[before];
+            path.irq = thread_irq.map(|n| ev(s, d, s.comm, Some(n)));
+        }
     }
     let mut wait: Vec<Culprit> = Vec::new();
     let mut idle_ns = 0;

@@ -20,3 +20,4 @@ rec run rmp-eval run --nic "$nic" --duration 5 --json
 cp /proc/interrupts "$B/interrupts-before"
 rec traced rmp-eval run --nic "$nic" --duration 3 --trace --json
 cp /proc/interrupts "$B/interrupts-after"
+cp /var/lib/rmp-eval/results/*.trace.txt "$B/" 2>/dev/null || true
