@@ -292,7 +292,10 @@ impl Session {
                 }
             }
             let action = watch.tick(now);
-            if action == Action::Reset || self.signals.reset.swap(false, Ordering::SeqCst) {
+            let reset = action == Action::Reset || self.signals.reset.swap(false, Ordering::SeqCst);
+            // A reset that comes after the last period (this thread woke late) would leave the run with nothing
+            // measured: the run keeps what it has.
+            if reset && !finished() {
                 for c in collectors.iter_mut() {
                     c.reset(now.as_secs_f64());
                 }
