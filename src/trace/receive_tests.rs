@@ -96,3 +96,26 @@ fn rps_on_the_rt_cpu_is_blamed_on_rps() {
     assert!(e.verdict.contains("--only rps"), "{}", e.verdict);
     assert_eq!(p.running.as_ref().unwrap().cpu, 1);
 }
+
+#[test]
+fn on_preempt_rt_the_nic_irq_is_the_one_whose_thread_ran_net_rx() {
+    // PREEMPT_RT guest, virtio-net: the hard handler of IRQ 28 (virtio1-input.0) only wakes its thread, which
+    // raises and runs NET_RX on CPU 1 and wakes the receiver. No hard handler raised NET_RX and none is named after
+    // ens4, so only the thread's name ties the reply to its IRQ (before: irq null).
+    const RT: &str =
+        include_str!("../../tests/fixtures/samples/trace-qemu-rt-guest-virtio-receive.txt");
+    let e = explain(RT, "ens4", &[1, 1]).unwrap();
+    assert_eq!(e.cycle, 1235);
+    let p = path(&e);
+    let irq = p.irq.as_ref().unwrap();
+    assert_eq!(
+        (irq.cpu, irq.id, irq.name.as_str()),
+        (1, Some(28), "virtio1-input.0")
+    );
+    // From the hard entry (32.916947443) to its exit (32.917199573).
+    assert_eq!(irq.ran_us, Some(252.13));
+    let n = p.net_rx.as_ref().unwrap();
+    assert_eq!((n.cpu, n.name.as_str()), (1, "irq/28-virtio1-"));
+    // Not the other queue's thread (irq/29, output), which ran NET_RX on CPU 0 in the same window.
+    assert_ne!(irq.id, Some(29));
+}
