@@ -1,30 +1,10 @@
 use super::*;
-use crate::measure::result::{RunMode, Verdict};
 
 fn result(label: &str, period_us: u32) -> RunResult {
     RunResult {
         period_us,
-        duration_s: 1.0,
-        mode: RunMode::Cyclic,
-        series: vec![],
-        rtt: None,
-        verdict: Verdict::Pass,
-        bucket_width_us: 125.0,
-        started: String::new(),
         label: label.into(),
-        core: None,
-        priority: None,
-        kernel: String::new(),
-        interrupted: false,
-        dma_latency_held: false,
-        error: None,
-        checkpoint: false,
-        reset_at: None,
-        resets: 0,
-        identity: None,
-        load: None,
-        interference: None,
-        trace: None,
+        ..RunResult::for_test(vec![])
     }
 }
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::measure::result::{RunMode, Verdict};
+use crate::measure::result::Verdict;
 use crate::measure::series::Series;
 
 fn result(spike_ns: u64, spikes: u64) -> RunResult {
@@ -14,28 +14,13 @@ fn result(spike_ns: u64, spikes: u64) -> RunResult {
     }
     let series = vec![s.summary()];
     RunResult {
-        period_us: 1000,
         duration_s: 10.0,
-        mode: RunMode::Cyclic,
         verdict: RunResult::judge(&series, None),
         series,
-        rtt: None,
-        bucket_width_us: 125.0,
-        started: String::new(),
-        label: String::new(),
         core: Some(1),
         priority: Some(42),
-        kernel: String::new(),
-        interrupted: false,
         dma_latency_held: true,
-        error: None,
-        checkpoint: false,
-        reset_at: None,
-        resets: 0,
-        identity: None,
-        load: None,
-        interference: None,
-        trace: None,
+        ..RunResult::for_test(vec![])
     }
 }
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::measure::result::{RunMode, RunResult};
+use crate::measure::result::RunResult;
 use crate::measure::series::Series;
 
 fn sample() -> RunResult {
@@ -10,28 +10,14 @@ fn sample() -> RunResult {
     s.record(289_000, Some(720_000));
     let series = vec![s.summary()];
     RunResult {
-        period_us: 1000,
         duration_s: 62.445,
-        mode: RunMode::Cyclic,
         verdict: RunResult::judge(&series, None),
         series,
-        rtt: None,
-        bucket_width_us: 125.0,
-        started: String::new(),
         label: "run".into(),
         core: Some(1),
         priority: Some(42),
-        kernel: String::new(),
-        interrupted: false,
         dma_latency_held: true,
-        error: None,
-        checkpoint: false,
-        reset_at: None,
-        resets: 0,
-        identity: None,
-        load: None,
-        interference: None,
-        trace: None,
+        ..RunResult::for_test(vec![])
     }
 }
 

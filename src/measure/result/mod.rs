@@ -170,6 +170,38 @@ pub struct RunResult {
     pub trace: Option<crate::trace::session::TraceReport>,
 }
 
+/// A cyclic result for unit tests: 1 s at 1000 µs, bands of 125 µs, verdict pass, everything else empty; a test
+/// sets what it looks at with `..` over it.
+#[cfg(test)]
+impl RunResult {
+    pub(crate) fn for_test(series: Vec<SeriesSummary>) -> Self {
+        RunResult {
+            period_us: 1000,
+            duration_s: 1.0,
+            mode: RunMode::Cyclic,
+            series,
+            rtt: None,
+            verdict: Verdict::Pass,
+            bucket_width_us: 125.0,
+            started: String::new(),
+            label: String::new(),
+            core: None,
+            priority: None,
+            kernel: String::new(),
+            interrupted: false,
+            dma_latency_held: false,
+            error: None,
+            checkpoint: false,
+            reset_at: None,
+            resets: 0,
+            identity: None,
+            load: None,
+            interference: None,
+            trace: None,
+        }
+    }
+}
+
 /// Which machine measured, how it was asked, and what its configuration checks said before the run.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Identity {

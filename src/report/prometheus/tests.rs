@@ -99,8 +99,6 @@ fn result(rtt: bool) -> RunResult {
     let wakeup = dist(&[(8_000, 990), (120_000, 10)]);
     let rd = dist(&[(40_500, 1), (41_500, 1), (99_500, 1)]);
     RunResult {
-        period_us: 1000,
-        duration_s: 1.0,
         mode: if rtt {
             RunMode::Nic(Mode::Ecat)
         } else {
@@ -151,22 +149,10 @@ fn result(rtt: bool) -> RunResult {
             checks: Default::default(),
         }),
         verdict: Verdict::Fail,
-        bucket_width_us: 125.0,
-        started: String::new(),
         label: "run".into(),
         core: Some(1),
         priority: Some(42),
-        kernel: String::new(),
-        interrupted: false,
-        dma_latency_held: false,
-        error: None,
-        checkpoint: false,
-        reset_at: None,
-        resets: 0,
-        identity: None,
-        load: None,
-        interference: None,
-        trace: None,
+        ..RunResult::for_test(vec![])
     }
 }
 
