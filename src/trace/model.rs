@@ -126,6 +126,10 @@ pub struct ReceivePath {
     pub nic: String,
     /// The NIC's interrupt that started the receive (none on a veth: the peer's send delivers it).
     pub irq: Option<PathEvent>,
+    /// Whether `irq` is one of the NIC's own IRQs as /sys (device/msi_irqs) and /proc/interrupts name them; None
+    /// when none are known (a veth) or no IRQ was found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irq_of_nic: Option<bool>,
     /// The frame handed to the stack (netif_rx: a veth, RPS) before NET_RX.
     pub netif_rx: Option<PathEvent>,
     /// The NET_RX softirq that delivered the frame (netif_receive_skb on `nic` inside it).

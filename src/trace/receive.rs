@@ -37,7 +37,8 @@ fn dev_is(l: &Line, event: &str, nic: &str) -> bool {
 
 /// Explains the last marker of `text` (all CPUs, in time order): the reply whose receiver wrote it, on `nic`.
 /// `rt_cpus`: the sender's and the receiver's CPUs (work there is interference; elsewhere it is housekeeping).
-pub fn explain(text: &str, nic: &str, rt_cpus: &[usize]) -> Option<Explanation> {
+/// `nic_irqs`: the NIC's IRQs as /sys and /proc/interrupts name them (empty: none known, e.g. a veth).
+pub fn explain(text: &str, nic: &str, rt_cpus: &[usize], nic_irqs: &[u32]) -> Option<Explanation> {
     let mut lines: Vec<Line> = text.lines().filter_map(ftrace::parse_line).collect();
     lines.sort_by_key(|l| l.ts_ns);
     let (mi, m) = lines
@@ -71,6 +72,7 @@ pub fn explain(text: &str, nic: &str, rt_cpus: &[usize]) -> Option<Explanation> 
     let mut path = ReceivePath {
         nic: nic.to_string(),
         irq: None,
+        irq_of_nic: None,
         netif_rx: None,
         net_rx: None,
         received: ri.map(|i| ev(&lines[i], d, lines[i].comm, Some(u64::from(lines[i].pid)))),
@@ -98,7 +100,10 @@ pub fn explain(text: &str, nic: &str, rt_cpus: &[usize]) -> Option<Explanation> 
         path.netif_rx = last(&|l: &Line| dev_is(l, "netif_rx", nic), ri)
             .map(|i| ev(&lines[i], d, lines[i].comm, None));
     }
-    // The NIC's IRQ: one named after the interface, or one that raised NET_RX on the CPU where it ran.
+    // The NIC's IRQ: one of its own (by /sys) that raised NET_RX on its CPU; on PREEMPT_RT (and `threadirqs`) the
+    // handler runs in its thread `irq/N-NAME`, which raises and runs NET_RX itself — the hard IRQ only woke it —
+    // so the thread's N names it (its last hard entry); else the NIC's last IRQ before NET_RX; without a list
+    // from /sys, one named after the interface or one that raised NET_RX.
     if let Some(before) = rx_start {
         let raised_rx = |i: usize| {
             let cpu = lines[i].cpu;
@@ -108,32 +113,38 @@ pub fn explain(text: &str, nic: &str, rt_cpus: &[usize]) -> Option<Explanation> 
                 .take_while(|l| l.event != "irq_handler_exit")
                 .any(|l| is_net_rx(l, "softirq_raise"))
         };
-        let irq = last(
-            &|l: &Line| {
-                l.event == "irq_handler_entry"
-                    && ftrace::get(&ftrace::fields(l.body), "name").is_some_and(|n| n.contains(nic))
-            },
-            before,
-        )
-        .or_else(|| {
-            (lo..before)
-                .rev()
-                .find(|&i| lines[i].event == "irq_handler_entry" && raised_rx(i))
-        });
-        // PREEMPT_RT (and `threadirqs`): the handler runs in its thread `irq/N-NAME`, which raises and runs
-        // NET_RX itself — the hard IRQ only woke it, so it raised nothing. The thread's N names the IRQ: its last
-        // hard entry before, else the thread itself.
+        let entry_of = |l: &Line, is: &dyn Fn(u64) -> bool| {
+            l.event == "irq_handler_entry"
+                && ftrace::num(&ftrace::fields(l.body), "irq").is_some_and(is)
+        };
+        let of_nic = |n: u64| nic_irqs.iter().any(|&x| u64::from(x) == n);
         let thread_irq: Option<u64> = lines[before]
             .comm
             .strip_prefix("irq/")
             .and_then(|r| r.split('-').next()?.parse().ok());
-        let irq = irq.or_else(|| {
-            let n = thread_irq?;
-            (lo..before).rev().find(|&i| {
-                lines[i].event == "irq_handler_entry"
-                    && ftrace::num(&ftrace::fields(lines[i].body), "irq") == Some(n)
+        let irq = (lo..before)
+            .rev()
+            .find(|&i| entry_of(&lines[i], &of_nic) && raised_rx(i))
+            .or_else(|| {
+                let n = thread_irq?;
+                last(&|l: &Line| entry_of(l, &|x| x == n), before)
             })
-        });
+            .or_else(|| last(&|l: &Line| entry_of(l, &of_nic), before))
+            .or_else(|| {
+                last(
+                    &|l: &Line| {
+                        l.event == "irq_handler_entry"
+                            && ftrace::get(&ftrace::fields(l.body), "name")
+                                .is_some_and(|n| n.contains(nic))
+                    },
+                    before,
+                )
+            })
+            .or_else(|| {
+                (lo..before)
+                    .rev()
+                    .find(|&i| lines[i].event == "irq_handler_entry" && raised_rx(i))
+            });
         path.irq = irq.map(|i| {
             let l = &lines[i];
             let f = ftrace::fields(l.body);
@@ -152,6 +163,10 @@ pub fn explain(text: &str, nic: &str, rt_cpus: &[usize]) -> Option<Explanation> 
             let s = &lines[before];
             path.irq = thread_irq.map(|n| ev(s, d, s.comm, Some(n)));
         }
+        path.irq_of_nic = match (&path.irq, nic_irqs.is_empty()) {
+            (Some(e), false) => Some(e.id.is_some_and(of_nic)),
+            _ => None,
+        };
     }
     let mut wait: Vec<Culprit> = Vec::new();
     let mut idle_ns = 0;

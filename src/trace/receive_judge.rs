@@ -159,8 +159,12 @@ fn verdict(
     let irq = p.irq.as_ref().map_or_else(
         || "no NIC IRQ (a veth, or the IRQ is outside the window)".to_string(),
         |i| {
+            let (what, whose) = match p.irq_of_nic {
+                Some(false) => ("IRQ", format!(", not one of {}'s (by /sys)", p.nic)),
+                _ => ("NIC IRQ", String::new()),
+            };
             format!(
-                "NIC IRQ {} ({}) on CPU {}",
+                "{what} {} ({}) on CPU {}{whose}",
                 i.id.unwrap_or(0),
                 i.name,
                 i.cpu

@@ -23,7 +23,7 @@ fn path(e: &Explanation) -> &ReceivePath {
 fn net_rx_in_the_reflectors_send_and_a_lost_switch() {
     // No RPS: the reflector (pid 1777, CPU 0) hands the reply to wlA1766 and runs NET_RX itself, waking the
     // receiver (pid 1787) onto CPU 1; its sched_switch was lost, so its marker is the first sign it ran.
-    let e = explain(window(1963), "wlA1766", &[1, 1]).unwrap();
+    let e = explain(window(1963), "wlA1766", &[1, 1], &[]).unwrap();
     assert_eq!((e.cycle, e.cpu), (1963, 1));
     let p = path(&e);
     assert!(p.irq.is_none());
@@ -67,7 +67,7 @@ fn net_rx_in_the_reflectors_send_and_a_lost_switch() {
 
 #[test]
 fn a_queued_reply_is_not_given_a_later_frames_path() {
-    let e = explain(window(873), "wlA1766", &[1, 1]).unwrap();
+    let e = explain(window(873), "wlA1766", &[1, 1], &[]).unwrap();
     let p = path(&e);
     assert!(p.woken.is_none() && p.received.is_none() && p.net_rx.is_none());
     assert!(e.verdict.contains("already queued"), "{}", e.verdict);
@@ -77,7 +77,7 @@ fn a_queued_reply_is_not_given_a_later_frames_path() {
 fn rps_on_the_rt_cpu_is_blamed_on_rps() {
     // RPS of wlA1864 = CPU 1: netif_rx on CPU 0 at 16297.651708, the IPI reaches CPU 1 at .651827, NET_RX there
     // (in the compiler it interrupted) wakes the receiver at .651846.
-    let e = explain(window(690), "wlA1864", &[1, 1]).unwrap();
+    let e = explain(window(690), "wlA1864", &[1, 1], &[]).unwrap();
     let p = path(&e);
     assert_eq!(p.netif_rx.as_ref().unwrap().cpu, 0);
     let n = p.net_rx.as_ref().unwrap();
@@ -104,7 +104,7 @@ fn on_preempt_rt_the_nic_irq_is_the_one_whose_thread_ran_net_rx() {
     // ens4, so only the thread's name ties the reply to its IRQ (before: irq null).
     const RT: &str =
         include_str!("../../tests/fixtures/samples/trace-qemu-rt-guest-virtio-receive.txt");
-    let e = explain(RT, "ens4", &[1, 1]).unwrap();
+    let e = explain(RT, "ens4", &[1, 1], &[]).unwrap();
     assert_eq!(e.cycle, 1235);
     let p = path(&e);
     let irq = p.irq.as_ref().unwrap();
@@ -118,4 +118,36 @@ fn on_preempt_rt_the_nic_irq_is_the_one_whose_thread_ran_net_rx() {
     assert_eq!((n.cpu, n.name.as_str()), (1, "irq/28-virtio1-"));
     // Not the other queue's thread (irq/29, output), which ran NET_RX on CPU 0 in the same window.
     assert_ne!(irq.id, Some(29));
+}
+
+#[test]
+fn the_nics_irqs_from_sys_judge_the_irq_found() {
+    // The same RT guest window, with the IRQ lists /sys and /proc/interrupts would give: the guest's ens4 is
+    // virtio1, whose queues are IRQs 28 (input.0) and 29 (output.0).
+    const RT: &str =
+        include_str!("../../tests/fixtures/samples/trace-qemu-rt-guest-virtio-receive.txt");
+    let e = explain(RT, "ens4", &[1, 1], &[28, 29]).unwrap();
+    let p = path(&e);
+    assert_eq!(p.irq.as_ref().and_then(|i| i.id), Some(28));
+    assert_eq!(p.irq_of_nic, Some(true));
+    assert!(
+        e.verdict.contains("NIC IRQ 28 (virtio1-input.0) on CPU 1"),
+        "{}",
+        e.verdict
+    );
+    // Had /sys named another device's IRQs, the path still names 28 (its thread ran NET_RX) but says it is not
+    // one of the NIC's.
+    let e = explain(RT, "ens4", &[1, 1], &[40, 41]).unwrap();
+    let p = path(&e);
+    assert_eq!(p.irq.as_ref().and_then(|i| i.id), Some(28));
+    assert_eq!(p.irq_of_nic, Some(false));
+    assert!(
+        e.verdict
+            .contains("IRQ 28 (virtio1-input.0) on CPU 1, not one of ens4's"),
+        "{}",
+        e.verdict
+    );
+    // No list (a veth has no IRQ): no judgement.
+    let e = explain(RT, "ens4", &[1, 1], &[]).unwrap();
+    assert_eq!(path(&e).irq_of_nic, None);
 }

@@ -45,6 +45,10 @@ pub struct TraceReport {
     /// NIC mode: the interface whose replies were traced (every online CPU, the receive path); None: the RT CPU.
     #[serde(default)]
     pub nic: Option<String>,
+    /// NIC mode: the NIC's IRQs as /sys (device/msi_irqs) and /proc/interrupts name them when the run started
+    /// (the list `check`'s nic_irqs_pinned and `fix`'s irq_affinity use); a path's `irq_of_nic` is judged by it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nic_irqs: Vec<u32>,
     /// How the events were read: "raw" (trace_pipe_raw, decoded here) or "text (WHY)" (trace_pipe, when the
     /// raw pages cannot be read: an event we cannot decode, no kernel symbols, or RMP_EVAL_TRACE_READER=text).
     #[serde(default)]
@@ -75,6 +79,7 @@ pub struct Tracing {
     break_us: Option<u32>,
     schema: Option<Arc<Schema>>,
     reader: String,
+    nic_irqs: Vec<u32>,
 }
 
 /// The raw reader of `cpus`, or why not.
@@ -116,6 +121,12 @@ impl Tracing {
                 format!("text ({why})"),
             ),
         };
+        let nic_irqs = match &scope {
+            Scope::Receive { nic, .. } => crate::checks::irq::read_interrupts(host)
+                .map(|ints| crate::checks::irq::nic_irqs(host, nic, &ints))
+                .unwrap_or_default(),
+            Scope::Cpu(_) => Vec::new(),
+        };
         let window = match &scope {
             Scope::Cpu(_) => Window::new(keep),
             Scope::Receive { .. } => Window::new(keep).tracking_lost(),
@@ -130,6 +141,7 @@ impl Tracing {
                 break_us,
                 schema,
                 reader,
+                nic_irqs,
             },
             marker,
         ))
@@ -160,8 +172,8 @@ impl Tracing {
             &lost,
             &self.scope,
             self.break_us,
-            &self.fs.events,
-            self.fs.timerlat,
+            &self.fs,
+            &self.nic_irqs,
         );
         report.reader = self.reader;
         drop(self.fs);
@@ -175,9 +187,10 @@ fn report(
     lost: &[String],
     scope: &Scope,
     break_us: Option<u32>,
-    events: &[String],
-    timerlat: bool,
+    fs: &Tracefs,
+    nic_irqs: &[u32],
 ) -> TraceReport {
+    let (events, timerlat) = (&fs.events, fs.timerlat);
     let span = c.last_ns.saturating_sub(c.first_ns) as f64 / 1e9;
     let (cpu, what) = match scope {
         Scope::Cpu(c) => (*c, format!("CPU {c}")),
@@ -230,7 +243,7 @@ fn report(
                     nic,
                     core,
                     receive_cpu,
-                } => receive::explain(text, nic, &[*core, *receive_cpu]),
+                } => receive::explain(text, nic, &[*core, *receive_cpu], nic_irqs),
             })
             .collect(),
         reader: String::new(),
@@ -240,6 +253,7 @@ fn report(
             Scope::Receive { nic, .. } => Some(nic.clone()),
             Scope::Cpu(_) => None,
         },
+        nic_irqs: nic_irqs.to_vec(),
         raw,
     }
 }

@@ -264,7 +264,8 @@ def interrupts(text):
 
 def judge_nic_irq_path(j, boot, name, nic):
     """`run --nic IF --trace --json` recorded as NAME, with /proc/interrupts copied before and after it: some
-    explained reply's receive path names an IRQ (`path.irq`), and each IRQ named is one of the guest's with that
+    explained reply's receive path names an IRQ (`path.irq`) that /sys names the NIC's (`trace.nic_irqs`,
+    `path.irq_of_nic`), and each IRQ named is one of the guest's with that
     device name, a virtio queue's (the NIC's: no other device interrupts per frame here), whose count on the CPU
     the trace gives grew during the run."""
     doc = j.json_of(boot, name, ok_codes=(0, 1, 3))
@@ -278,6 +279,14 @@ def judge_nic_irq_path(j, boot, name, nic):
     irqs = [p["irq"] for p in paths if isinstance(p.get("irq"), dict)]
     if not j.expect(irqs, f"no explained reply's path names the NIC's IRQ ({len(paths)} paths: {paths[:2]})"):
         return
+    # The NIC's IRQs as /sys and /proc/interrupts name them, and every IRQ found judged one of them.
+    listed = trace.get("nic_irqs") or []
+    j.expect(listed, "trace.nic_irqs is empty: the NIC's IRQs were not found in /sys or /proc/interrupts")
+    for p in paths:
+        if isinstance(p.get("irq"), dict):
+            n = p["irq"].get("id")
+            j.expect(n in listed and p.get("irq_of_nic") is True,
+                     f"IRQ {n}: irq_of_nic {p.get('irq_of_nic')!r}, the NIC's IRQs {listed}")
     before = interrupts(j.text(boot, "interrupts-before"))
     after = interrupts(j.text(boot, "interrupts-after"))
     for irq in irqs:
