@@ -245,3 +245,21 @@ fn the_check_sees_a_system_call_and_not_a_string() {
         "{code}"
     );
 }
+
+/// Report renders what it is given; the machine is read below it (checks::machine_id for the identity). The
+/// one `Host` in report is the metrics' textfile destination, which it writes (and whose directory it looks up).
+#[test]
+fn report_never_reads_the_machine() {
+    let reads: Vec<String> = sources()
+        .into_iter()
+        .filter(|(f, _)| f.starts_with("src/report/") && f != "src/report/prometheus/mod.rs")
+        .filter(|(_, t)| {
+            let code = code_only(t);
+            code.contains("crate::host")
+                || code.contains("&Host")
+                || code.contains("checks::machine::")
+        })
+        .map(|(f, _)| f)
+        .collect();
+    assert!(reads.is_empty(), "report reads the machine in {reads:?}");
+}

@@ -2,6 +2,7 @@
 //! no change to the machine. Exit status: 0 all good, 1 a check failed, 4 only warnings (what a newer kernel or
 //! other hardware would change), 5 nothing failed but a change fix made waits for a reboot; 2 bad input.
 
+use crate::checks::machine_id::describe;
 use crate::checks::{self, Ctx, Finding, Status, machine};
 use crate::cli::CheckArgs;
 use crate::error::{Outcome, Result};
@@ -49,12 +50,23 @@ pub(crate) fn execute(host: &Host, out: Output, args: &CheckArgs) -> Result<Outc
         .transpose()?;
     let findings = findings(host, &ctx);
     if let Some(d) = &dest {
-        prometheus::export_check(host, d, &findings, crate::measure::store::unix_now())?;
+        prometheus::export_check(
+            d,
+            &crate::checks::machine_id::kernel_info(host),
+            &findings,
+            crate::measure::store::unix_now(),
+        )?;
     }
     if args.json {
-        crate::outln!("{}", report::render_json(host, &ctx, &findings));
+        crate::outln!(
+            "{}",
+            report::render_json(&describe(host, &ctx), &ctx, &findings)
+        );
     } else {
-        crate::out!("{}", report::render_text(host, &ctx, &findings, out));
+        crate::out!(
+            "{}",
+            report::render_text(&describe(host, &ctx), &ctx, &findings, out)
+        );
     }
     Ok(outcome(&findings))
 }

@@ -3,6 +3,7 @@
 //! cyclic run on the saved RT core → Prometheus textfiles. Everything it finds is printed, one line each, for the
 //! journal. Skipped (exit 0) while another measurement holds the core. Exit 1 while drift remains.
 
+use crate::checks::machine_id::kernel_info;
 use crate::checks::{self, Ctx, Status};
 use crate::cli::MonitorArgs;
 use crate::error::{Error, Outcome, Result};
@@ -165,9 +166,9 @@ pub(crate) fn execute(host: &Host, out: Output, _args: &MonitorArgs) -> Result<O
     };
 
     if let Some(d) = &dest {
-        prometheus::export_check(host, d, &findings, now)?;
+        prometheus::export_check(d, &kernel_info(host), &findings, now)?;
         if let Some(r) = &result {
-            prometheus::export_run(host, d, r, unix_now())?;
+            prometheus::export_run(d, &kernel_info(host), r, unix_now())?;
         }
         d.write(
             "rmp_eval_monitor.prom",

@@ -129,7 +129,12 @@ pub(crate) fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcom
     }
     let saved = persist(&slot, args.output.as_deref(), &result)?;
     if let Some(d) = &dest {
-        crate::report::prometheus::export_run(host, d, &result, store::unix_now())?;
+        crate::report::prometheus::export_run(
+            d,
+            &crate::checks::machine_id::kernel_info(host),
+            &result,
+            store::unix_now(),
+        )?;
     }
     if !args.json {
         crate::outln!("Saved: {}", saved.display());
@@ -220,7 +225,12 @@ fn config_preamble(
             .collect(),
     };
     (
-        crate::report::check::render_text(host, &ctx, &findings, out),
+        crate::report::check::render_text(
+            &crate::checks::machine_id::describe(host, &ctx),
+            &ctx,
+            &findings,
+            out,
+        ),
         counts,
     )
 }

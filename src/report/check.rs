@@ -6,12 +6,10 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::check_header::{cpu_line, header, kernel_line};
-use crate::checks::machine;
+use super::check_header::header;
+use crate::checks::machine_id::MachineId;
 use crate::checks::{Ctx, Finding, Section, Status};
-use crate::host::Host;
 use crate::output::Output;
-use crate::parse::text::sanitize;
 
 const RULE: &str = "━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━";
 const RULE_ASCII: &str =
@@ -211,8 +209,8 @@ pub(crate) fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String 
 }
 
 /// Header, sections and summary as text (used by check, and by run's and fix's configuration preamble).
-pub(crate) fn render_text(host: &Host, ctx: &Ctx, findings: &[Finding], out: Output) -> String {
-    let mut s = header(host, ctx);
+pub(crate) fn render_text(id: &MachineId, ctx: &Ctx, findings: &[Finding], out: Output) -> String {
+    let mut s = header(id);
     for sec in [
         Section::System,
         Section::Core,
@@ -259,16 +257,15 @@ struct JsonReport<'a> {
 }
 
 /// The JSON document: {"core","nic","host","checks":[{id,section,title,status,detail,remedy}],"summary"}.
-pub(crate) fn render_json(host: &Host, ctx: &Ctx, findings: &[Finding]) -> String {
+pub(crate) fn render_json(id: &MachineId, ctx: &Ctx, findings: &[Finding]) -> String {
     let r = JsonReport {
         core: ctx.core,
         nic: ctx.nic.as_deref(),
         host: JsonHost {
-            // From the machine's files: made printable and bounded, as the text header is.
-            hostname: machine::hostname(host).map(|h| sanitize(&h, 200)),
-            os: machine::os_name(host).map(|o| sanitize(&o, 200)),
-            cpu: sanitize(cpu_line(host).trim_start_matches("CPU: "), 200),
-            kernel: sanitize(kernel_line(host).trim_start_matches("Kernel: "), 200),
+            hostname: id.hostname.clone(),
+            os: id.os.clone(),
+            cpu: id.cpu.clone(),
+            kernel: id.kernel.clone(),
         },
         checks: findings,
         summary: summarize(findings),

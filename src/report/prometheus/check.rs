@@ -1,45 +1,24 @@
 //! rmp_eval_info.prom (the machine and the tool) and rmp_eval_check.prom (one gauge per check).
 
 use super::Text;
-use crate::checks::{Finding, Status, machine as sys};
-use crate::host::Host;
-
-/// The preempt model as `uname -v` or /sys/kernel/realtime tell it: rt, dynamic, full, or none.
-fn preempt_model(host: &Host) -> &'static str {
-    if host
-        .read_trimmed(crate::checks::system::REALTIME)
-        .ok()
-        .as_deref()
-        == Some("1")
-    {
-        return "rt";
-    }
-    match sys::kernel_version(host) {
-        Ok(v) if v.contains("PREEMPT_RT") || v.contains("PREEMPT RT") => "rt",
-        Ok(v) if v.contains("PREEMPT_DYNAMIC") => "dynamic",
-        Ok(v) if v.split_whitespace().any(|w| w == "PREEMPT") => "full",
-        Ok(_) => "none",
-        Err(_) => "unknown",
-    }
-}
+use crate::checks::machine_id::KernelInfo;
+use crate::checks::{Finding, Status};
 
 /// rmp_eval_info: the identity of the machine and the tool.
-pub(crate) fn info(host: &Host) -> String {
+pub(crate) fn info(k: &KernelInfo) -> String {
     let mut t = Text::default();
     t.family(
         "rmp_eval_info",
         "gauge",
         "rmp-eval version, kernel release, preempt model and architecture (always 1).",
     );
-    let kernel = sys::kernel_release(host).unwrap_or_default();
-    let arch = sys::machine(host).unwrap_or_default();
     t.sample(
         "rmp_eval_info",
         &[
             ("version", env!("CARGO_PKG_VERSION")),
-            ("kernel", &kernel),
-            ("preempt", preempt_model(host)),
-            ("arch", &arch),
+            ("kernel", &k.release),
+            ("preempt", k.preempt),
+            ("arch", &k.arch),
         ],
         1.0,
     );

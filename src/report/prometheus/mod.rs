@@ -9,6 +9,7 @@
 use std::path::Path;
 
 use crate::checks::Finding;
+use crate::checks::machine_id::KernelInfo;
 use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::measure::result::RunResult;
@@ -116,17 +117,22 @@ impl Dest {
 }
 
 /// Writes rmp_eval_check.prom and rmp_eval_info.prom.
-pub(crate) fn export_check(host: &Host, dest: &Dest, findings: &[Finding], now: u64) -> Result<()> {
-    dest.write("rmp_eval_info.prom", &info(host))?;
+pub(crate) fn export_check(
+    dest: &Dest,
+    k: &KernelInfo,
+    findings: &[Finding],
+    now: u64,
+) -> Result<()> {
+    dest.write("rmp_eval_info.prom", &info(k))?;
     dest.write("rmp_eval_check.prom", &checks(findings, now))
 }
 
 /// Adds the run to the totals, then writes rmp_eval_run.prom and rmp_eval_info.prom.
-pub(crate) fn export_run(host: &Host, dest: &Dest, r: &RunResult, now: u64) -> Result<()> {
+pub(crate) fn export_run(dest: &Dest, k: &KernelInfo, r: &RunResult, now: u64) -> Result<()> {
     let mut totals = dest.load_totals();
     totals.add(r);
     dest.save_totals(&totals)?;
-    dest.write("rmp_eval_info.prom", &info(host))?;
+    dest.write("rmp_eval_info.prom", &info(k))?;
     dest.write("rmp_eval_run.prom", &run(r, &totals, now))
 }
 
