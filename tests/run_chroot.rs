@@ -78,6 +78,9 @@ fn a_run_in_a_chroot_without_proc_records_the_running_kernel() {
         serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o.stdout)));
     let live = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
     assert_eq!(v["kernel"], live.trim(), "{v}");
+    // And the machine's name (uname(2)'s nodename; the jail has no /etc/hostname).
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    assert_eq!(v["identity"]["hostname"], name.trim(), "{v}");
     // The saved result says the same.
     let saved = results(&jail.path().join("tree"));
     assert_eq!(saved.len(), 1, "{saved:?}");

@@ -157,10 +157,18 @@ pub(crate) fn machine(host: &Host) -> Option<String> {
 
 /// The host name: /proc/sys/kernel/hostname, else /etc/hostname.
 pub(crate) fn hostname(host: &Host) -> Option<String> {
+    let ok = |h: &String| !h.is_empty() && h.len() <= 253;
     [HOSTNAME, ETC_HOSTNAME]
         .iter()
         .filter_map(|p| host.read_trimmed(p).ok())
-        .find(|h| !h.is_empty() && h.len() <= 253)
+        .find(ok)
+        // The live machine without /proc to ask (a chroot): the kernel's own answer; a tree keeps its unknown.
+        .or_else(|| {
+            host.is_live()
+                .then(|| crate::sys::uname::uname().ok().map(|u| u.nodename))
+                .flatten()
+                .filter(ok)
+        })
 }
 
 /// PRETTY_NAME from /etc/os-release.
