@@ -109,11 +109,18 @@ fn a_wrong_controller_fails_and_a_right_one_passes() {
 #[test]
 fn a_missing_process_is_exit_2() {
     let o = Command::new(BIN)
-        .args(["check", "--process", "no-such-process-name"])
+        .args(["check", "--process", "no-such-proc"])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no such process"));
+    // A name comm cannot hold (the kernel keeps 15 bytes) is refused as such, not searched for.
+    let o = Command::new(BIN)
+        .args(["check", "--process", "no-such-process-name"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("keeps 15"));
     let o = Command::new(BIN)
         .args(["check", "--pid", "4194305"])
         .output()

@@ -15,6 +15,19 @@ pub(crate) fn parse_cpu(s: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("CPU {s} is out of range"))
 }
 
+/// A process name as /proc/PID/comm shows it: 1–15 bytes (the kernel keeps 15), one line. A longer one could
+/// never match: said here rather than "no such process".
+pub(crate) fn parse_comm(s: &str) -> Result<String, String> {
+    match s.len() {
+        0 => Err("a process name is not empty".into()),
+        n if n > 15 => Err(format!(
+            "'{s}' is {n} bytes; /proc/PID/comm keeps 15 (give those, or --pid)"
+        )),
+        _ if s.contains(['\n', '\0']) => Err("a process name is one line".into()),
+        _ => Ok(s.to_string()),
+    }
+}
+
 /// A whole number in `lo..=hi`, refused with a message a person reads ("'1.5' is not a whole number").
 fn whole(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
     let range = if hi == u64::MAX {
@@ -104,5 +117,17 @@ mod tests {
         ] {
             assert_eq!(parse_seconds(text), Ok(secs), "{text}");
         }
+    }
+
+    #[test]
+    fn process_names_are_what_comm_can_hold() {
+        assert_eq!(parse_comm("rmp-controller"), Ok("rmp-controller".into()));
+        assert!(parse_comm("").is_err());
+        assert!(
+            parse_comm("a-sixteen-bytes!")
+                .unwrap_err()
+                .contains("16 bytes")
+        );
+        assert!(parse_comm("a\nb").is_err());
     }
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::values::{parse_count, parse_cpu, parse_seconds};
+use super::values::{parse_comm, parse_count, parse_cpu, parse_seconds};
 
 #[derive(Debug, Clone, Args)]
 pub struct CheckArgs {
@@ -23,7 +23,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "PID", conflicts_with = "process", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) pid: Option<u32>,
     /// The running controller to audit, by process name (as /proc/PID/comm shows it)
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = parse_comm)]
     pub(crate) process: Option<String>,
     /// Also write Prometheus metrics for node_exporter's textfile collector, into DIR or (no =DIR) the directory
     /// /etc/default/prometheus-node-exporter names, else /var/lib/prometheus/node-exporter
