@@ -3,17 +3,22 @@
 //! Everything the program reads or writes on the machine goes through a `Host`, so that `--root DIR` (fixture
 //! trees in tests, a snapshot of another machine for support engineers) is honoured everywhere.
 
+#[path = "host_error.rs"]
+mod error;
 #[path = "host_read.rs"]
 mod read;
+#[path = "host_recorded.rs"]
+mod recorded;
 #[path = "host_tar.rs"]
 mod tar_root;
+#[path = "host_trace.rs"]
+mod trace;
 #[path = "host_tree.rs"]
 mod tree;
 #[path = "host_write.rs"]
 mod write;
 
 use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 
 /// Reads larger than this are refused: a garbage or hostile root must not exhaust memory.
@@ -21,74 +26,12 @@ pub const MAX_READ: u64 = 64 * 1024 * 1024;
 /// The middle of a temporary file's name: `.NAME.rmp-eval.PID`.
 const TEMP_MARK: &str = ".rmp-eval.";
 
-#[derive(Debug, thiserror::Error)]
-pub enum HostError {
-    #[error("{path}: not found")]
-    NotFound { path: String },
-    #[error("{path}: permission denied")]
-    PermissionDenied { path: String },
-    #[error("{path}: leads outside the root through a symbolic link")]
-    OutsideRoot { path: String },
-    #[error("{path}: file too large (over {MAX_READ} bytes)")]
-    TooLarge { path: String },
-    #[error("{path}: not a regular file ({what})")]
-    NotRegular { path: String, what: &'static str },
-    #[error("{path}: more than {} entries", read::MAX_ENTRIES)]
-    TooManyEntries { path: String },
-    #[error("{path}: {source}")]
-    Io { path: String, source: io::Error },
-}
+pub use error::HostError;
+pub(crate) use error::HostResult;
 
-impl HostError {
-    pub(crate) fn from_io(path: &str, e: io::Error) -> Self {
-        match e.kind() {
-            io::ErrorKind::NotFound => HostError::NotFound {
-                path: path.to_string(),
-            },
-            io::ErrorKind::PermissionDenied => HostError::PermissionDenied {
-                path: path.to_string(),
-            },
-            _ => HostError::Io {
-                path: path.to_string(),
-                source: e,
-            },
-        }
-    }
-
-    /// A short reason fit for a check's detail column ("not found", "permission denied", …).
-    pub(crate) fn reason(&self) -> String {
-        match self {
-            HostError::NotFound { .. } => "not found".into(),
-            HostError::PermissionDenied { .. } => "permission denied".into(),
-            HostError::TooLarge { .. } => "file too large".into(),
-            HostError::NotRegular { what, .. } => format!("not a regular file ({what})"),
-            HostError::TooManyEntries { .. } => "too many entries".into(),
-            HostError::OutsideRoot { .. } => "leads outside the root".into(),
-            HostError::Io { source, .. } => source.to_string(),
-        }
-    }
-
-    pub(crate) fn is_not_found(&self) -> bool {
-        matches!(self, HostError::NotFound { .. })
-    }
-
-    /// The raw OS error number, when there is one (e.g. EINVAL from a managed IRQ).
-    pub(crate) fn raw_os_error(&self) -> Option<i32> {
-        match self {
-            HostError::Io { source, .. } => source.raw_os_error(),
-            HostError::PermissionDenied { .. } => Some(libc::EACCES),
-            HostError::NotFound { .. } => Some(libc::ENOENT),
-            HostError::TooLarge { .. }
-            | HostError::OutsideRoot { .. }
-            | HostError::NotRegular { .. }
-            | HostError::TooManyEntries { .. } => None,
-        }
-    }
-}
-
-pub(crate) type HostResult<T> = Result<T, HostError>;
-
-pub(crate) use read::{Failure, OSRELEASE, UNREADABLE};
+pub(crate) use read::OSRELEASE;
+pub(crate) use recorded::{Failure, UNREADABLE};
+pub(crate) use trace::Trace;
 pub(crate) use tree::SafeTree;
 
 /// `a/b/../c` → `/a/c`: an absolute system path with "." and ".." resolved lexically ("/.." stays "/").
@@ -124,56 +67,11 @@ pub struct Host {
     /// Set by `traced`: every system path this Host (and its clones) resolves is recorded, so that `snapshot`
     /// copies exactly what the checks read.
     trace: Option<Trace>,
-    /// What a snapshot recorded as unreadable (loaded on first need).
-    recorded: read::Recorded,
+    /// What a snapshot recorded as unreadable and the root's directory fd (each loaded on first need).
+    loaded: read::Loaded,
     /// The unpacked tarball this root is, if it is one (removed with the last clone).
     keep: tar_root::Keep,
 }
-
-/// The system paths a traced Host touched, shared between its clones, and how many accesses that took.
-#[derive(Clone, Default)]
-pub(crate) struct Trace(
-    std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
-    std::sync::Arc<std::sync::atomic::AtomicUsize>,
-);
-
-impl Trace {
-    /// The recorded paths, sorted.
-    pub(crate) fn paths(&self) -> Vec<String> {
-        match self.0.lock() {
-            Ok(g) => g.iter().cloned().collect(),
-            Err(p) => p.into_inner().iter().cloned().collect(),
-        }
-    }
-    /// Accesses so far (a path touched twice counts twice): what the checks' work costs in system calls.
-    pub(crate) fn touched(&self) -> usize {
-        self.1.load(std::sync::atomic::Ordering::Relaxed)
-    }
-    fn record(&self, abs: &str) {
-        self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let mut g = match self.0.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
-        if !g.contains(abs) {
-            g.insert(abs.to_string());
-        }
-    }
-}
-
-impl std::fmt::Debug for Trace {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Trace")
-    }
-}
-
-// A trace is bookkeeping, not identity: two Hosts on the same root are the same machine.
-impl PartialEq for Trace {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-impl Eq for Trace {}
 
 impl Host {
     /// The machine this process runs on.
@@ -181,7 +79,7 @@ impl Host {
         Host {
             root: PathBuf::from("/"),
             trace: None,
-            recorded: Default::default(),
+            loaded: Default::default(),
             keep: Default::default(),
         }
     }
@@ -196,21 +94,9 @@ impl Host {
         Host {
             root,
             trace: None,
-            recorded: Default::default(),
+            loaded: Default::default(),
             keep: Default::default(),
         }
-    }
-
-    /// This Host, recording every path it resolves from now on.
-    pub(crate) fn traced(&self) -> (Host, Trace) {
-        let t = Trace::default();
-        let h = Host {
-            root: self.root.clone(),
-            trace: Some(t.clone()),
-            recorded: self.recorded.clone(),
-            keep: self.keep.clone(),
-        };
-        (h, t)
     }
 
     pub(crate) fn root(&self) -> &Path {

@@ -6,8 +6,8 @@
 //! only then opens a regular file for reading (O_NONBLOCK, and the same inode checked again); anything else is
 //! `NotRegular`, which checks report as unknown with the reason. Under a root, paths are resolved by the
 //! kernel as if the root were "/" (openat2 RESOLVE_IN_ROOT): absolute links and ".." stay inside it, as they
-//! would on the machine itself. Paths a snapshot could not read are recorded in it (`UNREADABLE`), and are
-//! reported with the recorded reason, not as absent.
+//! would on the machine itself. Paths a snapshot could not read are reported with the reason it recorded, not
+//! as absent (host_recorded.rs).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -17,6 +17,7 @@ use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use super::recorded::Failure;
 use super::{Host, HostError, HostResult, MAX_READ};
 use crate::sys::fs as fs_sys;
 
@@ -24,8 +25,6 @@ use crate::sys::fs as fs_sys;
 pub(crate) const MAX_ENTRIES: usize = 1 << 20;
 /// The kernel release of `uname -r`.
 pub(crate) const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
-/// Where `snapshot` records what it could not read, at the root of the copy.
-pub(crate) const UNREADABLE: &str = "/rmp-eval-unreadable.json";
 
 /// Set once openat2 turns out to be missing (kernel < 5.6) or filtered (seccomp): then the canonicalizing
 /// `resolve` stands in (links leading outside the root are refused rather than kept inside).
@@ -33,102 +32,43 @@ static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
 /// How often an openat2 that met a concurrent rename (EAGAIN) is tried again before its error stands.
 const OPENAT2_TRIES: u32 = 100;
 
-/// The recorded failures of a snapshot, loaded once per Host (shared by its clones).
+/// What a Host loads once and shares with its clones: the snapshot's recorded failures (host_recorded.rs) and
+/// the root directory, opened once (O_PATH) for every openat2 under it.
 #[derive(Clone, Default)]
-pub(crate) struct Recorded(
-    Arc<OnceLock<BTreeMap<String, Failure>>>,
-    /// The root directory, opened once (O_PATH) for every openat2 under it.
-    Arc<OnceLock<OwnedFd>>,
-);
+pub(crate) struct Loaded {
+    pub(super) failures: Arc<OnceLock<BTreeMap<String, Failure>>>,
+    root_fd: Arc<OnceLock<OwnedFd>>,
+}
 
-impl std::fmt::Debug for Recorded {
+// A cache, not identity: two Hosts on the same root are the same machine.
+impl std::fmt::Debug for Loaded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Recorded")
+        f.write_str("Loaded")
     }
 }
-impl PartialEq for Recorded {
+impl PartialEq for Loaded {
     fn eq(&self, _: &Self) -> bool {
         true
     }
 }
-impl Eq for Recorded {}
+impl Eq for Loaded {}
 
-/// Why a path could not be read, as `snapshot` records it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Failure {
-    /// "permission_denied", "too_large", "not_regular", "too_many_entries" or "os_error".
-    pub(crate) kind: String,
-    /// The file type for not_regular ("FIFO"), the errno for os_error.
-    #[serde(default)]
-    pub(crate) what: Option<String>,
-    #[serde(default)]
-    pub(crate) errno: Option<i32>,
-}
-
-impl Failure {
-    /// What to record for an error met while reading; None for "not found" (absent stays absent).
-    pub(crate) fn of(e: &HostError) -> Option<Failure> {
-        let f = |kind: &str, what: Option<String>, errno| Failure {
-            kind: kind.into(),
-            what,
-            errno,
-        };
-        Some(match e {
-            HostError::NotFound { .. } => return None,
-            HostError::PermissionDenied { .. } => f("permission_denied", None, None),
-            HostError::TooLarge { .. } => f("too_large", None, None),
-            HostError::TooManyEntries { .. } => f("too_many_entries", None, None),
-            HostError::NotRegular { what, .. } => f("not_regular", Some(what.to_string()), None),
-            HostError::OutsideRoot { .. } => f("os_error", None, Some(libc::EXDEV)),
-            HostError::Io { source, .. } => {
-                f("os_error", None, source.raw_os_error().or(Some(libc::EIO)))
-            }
-        })
-    }
-
-    fn error(&self, path: &str) -> HostError {
-        let path = path.to_string();
-        match self.kind.as_str() {
-            "permission_denied" => HostError::PermissionDenied { path },
-            "too_large" => HostError::TooLarge { path },
-            "too_many_entries" => HostError::TooManyEntries { path },
-            "not_regular" => HostError::NotRegular {
-                path,
-                what: file_type_name(self.what.as_deref().unwrap_or("")),
-            },
-            _ => HostError::Io {
-                path,
-                source: io::Error::from_raw_os_error(self.errno.unwrap_or(libc::EIO)),
-            },
-        }
-    }
-}
-
-fn file_type_name(s: &str) -> &'static str {
-    [
-        "FIFO",
-        "socket",
-        "character device",
-        "block device",
-        "directory",
-        "symbolic link",
-    ]
-    .into_iter()
-    .find(|n| *n == s)
-    .unwrap_or("special file")
-}
+/// The names of the kinds of file, as errors and snapshots say them.
+pub(super) const KINDS: [(libc::mode_t, &str); 7] = [
+    (libc::S_IFIFO, "FIFO"),
+    (libc::S_IFSOCK, "socket"),
+    (libc::S_IFCHR, "character device"),
+    (libc::S_IFBLK, "block device"),
+    (libc::S_IFDIR, "directory"),
+    (libc::S_IFLNK, "symbolic link"),
+    (libc::S_IFREG, "regular file"),
+];
 
 fn kind_of(m: &libc::stat) -> &'static str {
-    match m.st_mode & libc::S_IFMT {
-        libc::S_IFIFO => "FIFO",
-        libc::S_IFSOCK => "socket",
-        libc::S_IFCHR => "character device",
-        libc::S_IFBLK => "block device",
-        libc::S_IFDIR => "directory",
-        libc::S_IFLNK => "symbolic link",
-        libc::S_IFREG => "regular file",
-        _ => "special file",
-    }
+    KINDS
+        .iter()
+        .find(|k| k.0 == m.st_mode & libc::S_IFMT)
+        .map_or("special file", |k| k.1)
 }
 
 impl Host {
@@ -147,14 +87,14 @@ impl Host {
         }
         if !NO_OPENAT2.load(Ordering::Relaxed) && !force_fallback() {
             // Kept only once opened: a root created after this Host is still found.
-            let root = match self.recorded.1.get() {
+            let root = match self.loaded.root_fd.get() {
                 Some(fd) => fd,
                 None => {
                     let fd =
                         fs_sys::open(self.root(), libc::O_PATH | libc::O_DIRECTORY).map_err(io)?;
-                    let _ = self.recorded.1.set(fd);
-                    self.recorded
-                        .1
+                    let _ = self.loaded.root_fd.set(fd);
+                    self.loaded
+                        .root_fd
                         .get()
                         .ok_or_else(|| io(io::Error::from_raw_os_error(libc::EBADF)))?
                 }
@@ -186,38 +126,7 @@ impl Host {
         fs_sys::fstat(&fd).map_err(|e| HostError::from_io(abs, e))
     }
 
-    /// The recorded failure for a path that is absent from a snapshot, if the snapshot recorded one.
-    fn recorded(&self, abs: &str) -> Option<HostError> {
-        if self.is_live() {
-            return None;
-        }
-        let map = self.recorded.0.get_or_init(|| self.load_recorded());
-        let key = super::normalize(abs);
-        map.get(&key).map(|f| f.error(&key))
-    }
-
-    fn load_recorded(&self) -> BTreeMap<String, Failure> {
-        #[derive(serde::Deserialize)]
-        struct File {
-            unreadable: BTreeMap<String, Failure>,
-        }
-        let Ok(bytes) = self.read_raw(UNREADABLE) else {
-            return BTreeMap::new();
-        };
-        serde_json::from_slice::<File>(&bytes)
-            .map(|f| f.unreadable)
-            .unwrap_or_default()
-    }
-
-    /// NotFound becomes the recorded failure when a snapshot recorded one.
-    fn or_recorded<T>(&self, abs: &str, r: HostResult<T>) -> HostResult<T> {
-        match r {
-            Err(e) if e.is_not_found() => Err(self.recorded(abs).unwrap_or(e)),
-            r => r,
-        }
-    }
-
-    fn read_raw(&self, abs: &str) -> HostResult<Vec<u8>> {
+    pub(super) fn read_raw(&self, abs: &str) -> HostResult<Vec<u8>> {
         let st = self.stat_at(abs)?;
         if st.st_mode & libc::S_IFMT != libc::S_IFREG {
             return Err(HostError::NotRegular {

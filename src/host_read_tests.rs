@@ -1,3 +1,4 @@
+use super::super::recorded::UNREADABLE;
 use super::*;
 use std::os::unix::fs::symlink;
 

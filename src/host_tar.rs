@@ -11,7 +11,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-use super::read::{Failure, UNREADABLE};
+use super::recorded::{Failure, UNREADABLE};
 use super::tree::SafeTree;
 use super::{Host, HostError, MAX_READ, normalize};
 
