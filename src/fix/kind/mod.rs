@@ -3,6 +3,7 @@
 pub(crate) mod command;
 pub(crate) mod dir;
 pub(crate) mod file;
+mod file_content;
 pub mod nic;
 pub(crate) mod partition;
 pub mod value;
