@@ -124,7 +124,7 @@ pub(crate) fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcom
             crate::outln!("Measured under load: {}", l.command);
         }
         if let (true, Some(rtt), Some(nic)) = (args.verbose, &result.rtt, &args.nic) {
-            crate::out!("{}", crate::report::run::render_stamps(rtt, nic));
+            crate::out!("{}", crate::report::run_rtt::render_stamps(rtt, nic));
         }
     }
     let saved = persist(&slot, args.output.as_deref(), &result)?;

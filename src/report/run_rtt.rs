@@ -1,0 +1,111 @@
+//! The round-trip section of a NIC run's report: counts, what went wrong (frames not sent, late replies, working
+//! counters), the 1 µs histogram and the NRTM statistics line; and the -v timestamp rows.
+
+use crate::measure::result::{RttSummary, Timestamps};
+use crate::report::table::us;
+
+/// The round-trip section: counts, the NRTM min/avg/max line, percentiles and the 1 µs histogram.
+pub(crate) fn render_rtt(r: &RttSummary) -> String {
+    let ts = match r.timestamps {
+        Timestamps::Hardware => "hardware",
+        Timestamps::Software => "software",
+    };
+    let mut s = format!(
+        "Round trips: {} measured, {} lost, {} late, {} unmatched; timestamps: {ts}",
+        r.count, r.lost, r.late, r.unmatched
+    );
+    if let Some(w) = r.wkc {
+        s.push_str(&format!("; working counter {w}"));
+    }
+    s.push('\n');
+    s.push_str(&render_checks(r));
+    const MAX_BINS: usize = 40;
+    let bins = r.bins_us();
+    let shown = bins.iter().filter(|b| b.1 > 0).count();
+    for (lo, n) in bins
+        .iter()
+        .filter(|b| shown <= MAX_BINS || b.1 > 0)
+        .take(MAX_BINS)
+    {
+        s.push_str(&format!("| {lo:>5} - {:>5} us: | {n:>9} |\n", lo + 1));
+    }
+    if shown > MAX_BINS {
+        s.push_str(&format!(
+            "({} more non-empty bins in the JSON)\n",
+            shown - MAX_BINS
+        ));
+    }
+    s.push_str(&format!(
+        "Statistics based on {} RTT measurements:\nmin={}us, avg={}us, max={}us; p50={}us, p99={}us, p99.9={}us, p99.99={}us\n",
+        r.count,
+        us(r.min_us),
+        us(r.avg_us),
+        us(r.max_us),
+        us(r.p50_us),
+        us(r.p99_us),
+        us(r.p999_us),
+        us(r.p9999_us)
+    ));
+    s
+}
+
+/// Frames not sent, late replies and working counters, each said only when it has something to say.
+fn render_checks(r: &RttSummary) -> String {
+    let c = &r.checks;
+    let mut s = String::new();
+    if c.not_sent > 0 {
+        s.push_str(&format!(
+            "Not sent: {} frame(s) the kernel refused (not on the wire, not counted as lost)\n",
+            c.not_sent
+        ));
+    }
+    if r.late > 0 {
+        s.push_str(&format!(
+            "Late: {} reply(ies) after the {} us budget: for a MainDevice each is a missed cycle\n",
+            r.late, c.budget_us
+        ));
+    }
+    if let Some(e) = c.expected_wkc {
+        let seen: Vec<String> = c
+            .wkc_seen
+            .iter()
+            .map(|(w, n)| format!("{w}: {n}"))
+            .collect();
+        s.push_str(&format!(
+            "Working counter: expected {e}, {} error(s); seen {}",
+            c.wkc_errors,
+            seen.join(", ")
+        ));
+        if let Some(id) = c.esc {
+            s.push_str(&format!(
+                "; ESC type {:#04x} revision {:#04x} at 0x0000",
+                id.kind, id.revision
+            ));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// The -v rows: which timestamps the round trips used, "not supported" where the NIC has none.
+pub(crate) fn render_stamps(r: &RttSummary, nic: &str) -> String {
+    let Some(s) = &r.stamps else {
+        return String::new();
+    };
+    let hw = if s.hardware_supported {
+        format!("{} round trips", s.hardware)
+    } else {
+        format!("not supported by {nic}")
+    };
+    let mut t = format!(
+        "HW timestamps: {hw}\nSW timestamps: {} round trips\n",
+        s.software
+    );
+    if s.send_time > 0 {
+        t.push_str(&format!(
+            "Without a TX timestamp (send() time used): {} round trips\n",
+            s.send_time
+        ));
+    }
+    t
+}
