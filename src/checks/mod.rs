@@ -17,6 +17,7 @@ pub(crate) mod noise;
 pub(crate) mod pi;
 pub(crate) mod power;
 pub(crate) mod process;
+pub(crate) mod process_threads;
 pub(crate) mod system;
 pub(crate) mod threads;
 

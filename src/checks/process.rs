@@ -5,9 +5,10 @@
 //! has one, the one with the most voluntary context switches (a cyclic thread sleeps once a cycle).
 
 use procfs_core::FromRead;
-use procfs_core::process::{Stat, Status as ProcStatus};
+use procfs_core::process::Status as ProcStatus;
 
 use super::irq::PROC;
+use super::process_threads::{Thread, cyclic, name, thread, threads};
 use super::{Assessment, Check, Ctx, Section, unknown};
 use crate::host::Host;
 
@@ -17,74 +18,9 @@ pub(crate) const PROCESS_MEMLOCK: &str = "process_memlock";
 pub(crate) const PROCESS_DMA_LATENCY: &str = "process_dma_latency";
 pub(crate) const PROCESS_IRQ_PRIORITIES: &str = "process_irq_priorities";
 
-/// One thread of the audited process (or of the kernel).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Thread {
-    pub(crate) tid: u32,
-    pub(crate) comm: String,
-    /// SCHED_FIFO/RR priority; None for other policies.
-    pub(crate) rt: Option<u32>,
-    pub(crate) allowed: Vec<usize>,
-    pub(crate) voluntary: u64,
-}
-
-fn rt_of(st: &Stat) -> Option<u32> {
-    let p = st.policy?;
-    (p == libc::SCHED_FIFO as u32 || p == libc::SCHED_RR as u32).then_some(st.rt_priority?)
-}
-
-fn allowed(st: &ProcStatus) -> Vec<usize> {
-    st.cpus_allowed_list
-        .iter()
-        .flatten()
-        .flat_map(|&(a, b)| a as usize..=b as usize)
-        .collect()
-}
-
-/// A thread read from its task directory.
-fn thread(host: &Host, base: &str) -> Option<Thread> {
-    let st = crate::parse::task::stat(&host.read_bytes(&format!("{base}/stat")).ok()?)?;
-    let status =
-        ProcStatus::from_read(&host.read_bytes(&format!("{base}/status")).ok()?[..]).ok()?;
-    Some(Thread {
-        tid: st.pid as u32,
-        rt: rt_of(&st),
-        comm: st.comm,
-        allowed: allowed(&status),
-        voluntary: status.voluntary_ctxt_switches.unwrap_or(0),
-    })
-}
-
-/// The threads of `pid`.
-pub(crate) fn threads(host: &Host, pid: u32) -> Result<Vec<Thread>, super::Unknown> {
-    let dir = format!("{PROC}/{pid}/task");
-    let tids = host
-        .list(&dir)
-        .map_err(|e| unknown(format!("process {pid}: {}", e.reason())))?;
-    let v: Vec<Thread> = tids
-        .iter()
-        .filter_map(|t| thread(host, &format!("{dir}/{t}")))
-        .collect();
-    if v.is_empty() {
-        return Err(unknown(format!("process {pid}: no readable threads")));
-    }
-    Ok(v)
-}
-
-/// The cyclic thread: highest RT priority, else most voluntary switches.
-pub(crate) fn cyclic(threads: &[Thread]) -> Option<&Thread> {
-    threads
-        .iter()
-        .max_by_key(|t| (t.rt.map_or(0, |p| p + 1), t.voluntary))
-}
-
 fn audited(host: &Host, ctx: &Ctx) -> Result<(u32, Vec<Thread>), super::Unknown> {
     let pid = ctx.pid.ok_or_else(|| unknown("no --pid/--process given"))?;
     Ok((pid, threads(host, pid)?))
-}
-
-fn name(t: &Thread) -> String {
-    format!("{}({})", t.comm, t.tid)
 }
 
 pub(crate) const RT_POLICY: Check = Check {
@@ -283,32 +219,3 @@ pub(crate) const IRQ_PRIORITIES: Check = Check {
         })
     },
 };
-
-/// Finds the one process named `name` (its comm); errors say what was found.
-pub(crate) fn find(host: &Host, name: &str) -> crate::error::Result<u32> {
-    let mut hits: Vec<u32> = host
-        .list(PROC)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|p| p.parse::<u32>().ok())
-        .filter(|p| {
-            host.read_trimmed(&format!("{PROC}/{p}/comm"))
-                .is_ok_and(|c| c == name)
-        })
-        .collect();
-    hits.sort_unstable();
-    match hits.as_slice() {
-        [one] => Ok(*one),
-        [] => Err(crate::error::Error::usage(format!(
-            "--process {name}: no such process"
-        ))),
-        many => Err(crate::error::Error::usage(format!(
-            "--process {name}: {} processes have that name ({}); give --pid",
-            many.len(),
-            many.iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
-    }
-}

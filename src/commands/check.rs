@@ -33,7 +33,7 @@ fn audited_pid(host: &Host, pid: Option<u32>, name: Option<&str>) -> Result<Opti
             crate::error::Error::usage(format!("--pid {p}: no such process")),
         ),
         (Some(p), _) => Ok(Some(p)),
-        (None, Some(n)) => checks::process::find(host, n).map(Some),
+        (None, Some(n)) => checks::process_threads::find(host, n).map(Some),
         (None, None) => Ok(None),
     }
 }
