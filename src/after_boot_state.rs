@@ -1,6 +1,6 @@
 //! The after-boot measurement's state file: /var/lib/rmp-eval/after-boot.json while armed, moved to
 //! after-boot-done.json once measured. Its path, format and read/write live here, below `checks`, because three
-//! layers use it: `fix` arms it (commands/fix.rs), `rmp-eval after-boot` measures and disarms it
+//! layers use it: `fix` arms it (commands/fix_measure.rs), `rmp-eval after-boot` measures and disarms it
 //! (commands/after_boot.rs, which also turns it into a run spec), and the after_boot check reports it
 //! (checks/after_boot.rs). It is rmp-eval's own state (like results/), not a machine setting: it is not in fix's
 //! journal, and rollback removes it itself.

@@ -1,9 +1,9 @@
 //! `rmp-eval fix`: run the checks, propose the remedies of the failing ones (diffs, values, commands), let the
-//! user choose, journal, apply, verify, and measure before and after.
+//! user choose, journal, apply, verify, and measure before and after (fix_measure.rs).
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
 
+use super::fix_measure;
 use crate::checks::{self, Ctx};
 use crate::cli::FixArgs;
 use crate::error::{Error, Outcome, Result};
@@ -12,8 +12,6 @@ use crate::fix::kind::Took;
 use crate::fix::plan::{self, Request};
 use crate::fix::{Plan, StepId, journal, render};
 use crate::host::Host;
-use crate::measure::result::RunResult;
-use crate::measure::spec::RunSpec;
 use crate::outln;
 use crate::output::Output;
 
@@ -194,7 +192,7 @@ pub(crate) fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcom
         )
     });
     let before = if measuring {
-        Some(measure(host, out, args, "before")?)
+        Some(fix_measure::measure(host, out, args, "before")?)
     } else {
         None
     };
@@ -213,42 +211,14 @@ pub(crate) fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcom
         outln!("Applied:");
         outln!("{}", render::report_text(&report));
     }
-    if let Some((b, bpath)) = &before
+    if let Some(before) = &before
         && now
     {
-        let (a, apath) = measure(host, out, args, "after").map_err(|e| {
-            Error::failed(format!(
-                "the changes are applied (undo: `{}`), but the after measurement failed: {e}",
-                report.undo
-            ))
-        })?;
-        if !args.json {
-            let c = crate::report::compare::compare(
-                b,
-                &a,
-                &bpath.display().to_string(),
-                &apath.display().to_string(),
-            );
-            crate::out!("{}", crate::report::compare::render_text(&c, out.color));
-            // The page to hand on: both runs overlaid, beside the after result.
-            let page = apath.with_extension("html");
-            let pair = [
-                ("before".to_string(), b.clone()),
-                ("after".to_string(), a.clone()),
-            ];
-            match crate::commands::report::write(&pair, &page, None) {
-                Ok(p) => outln!("Report: {}", p.display()),
-                Err(e) => eprintln!("rmp-eval: note: the before/after report was not written: {e}"),
-            }
-        }
+        fix_measure::after(host, out, args, before, &report.undo)?;
     }
     let reboot = report.outcomes.iter().any(|o| o.reboot);
     if let (true, Some((_, bpath))) = (reboot, &before) {
-        let spec = fix_spec(args);
-        crate::after_boot_state::arm(
-            host,
-            &crate::commands::after_boot::armed(bpath.clone(), &spec, args.core),
-        )?;
+        fix_measure::arm_after_boot(host, args, bpath)?;
     }
     if reboot && !args.json {
         let how = if before.is_some() {
@@ -274,34 +244,4 @@ pub(crate) fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcom
     } else {
         Outcome::Good
     })
-}
-
-/// A measurement of --measure-seconds on the RT core (NIC mode with --nic), saved under results/ as `label`.
-fn measure(host: &Host, out: Output, args: &FixArgs, label: &str) -> Result<(RunResult, PathBuf)> {
-    if !args.json {
-        outln!(
-            "Measuring {label} the changes for {} s on CPU {} …",
-            args.measure_seconds,
-            args.core
-        );
-    }
-    crate::commands::run::measure(host, out, &fix_spec(args), args.json, label).map_err(|e| {
-        if label == "before" {
-            Error::failed(format!(
-                "the before measurement failed, nothing was changed (--no-measure skips it): {e}"
-            ))
-        } else {
-            e
-        }
-    })
-}
-
-/// What fix's before and after measure (and the after-boot measurement repeats).
-fn fix_spec(args: &FixArgs) -> RunSpec {
-    RunSpec {
-        core: Some(args.core),
-        nic: args.nic.clone(),
-        duration: Some(args.measure_seconds),
-        ..RunSpec::default()
-    }
 }

@@ -5,6 +5,7 @@ pub(crate) mod apply_saved;
 pub(crate) mod check;
 pub(crate) mod compare;
 pub(crate) mod fix;
+mod fix_measure;
 pub(crate) mod generate;
 mod man_extra;
 pub(crate) mod monitor;
