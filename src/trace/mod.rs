@@ -16,3 +16,4 @@ pub mod receive_lost;
 pub mod session;
 pub mod tracefs;
 pub(crate) mod walk;
+pub mod window;

@@ -8,8 +8,8 @@ use std::fs::File;
 use std::io::Read;
 use std::sync::Arc;
 
-use super::collect::Window;
 use super::raw::{Event, Schema};
+use super::window::Window;
 use crate::parse::ringbuf;
 
 /// Events younger than this at a poll wait for the next one (a writer may still be committing on another CPU).

@@ -7,11 +7,12 @@ use serde::{Deserialize, Serialize};
 use super::analyse::{Explanation, explain};
 use std::sync::Arc;
 
-use super::collect::{Collected, Collector, Keep, Kept, Source, Window};
+use super::collect::{Collected, Collector, Keep, Kept, Source};
 use super::marker::Marker;
 use super::raw::{Schema, saved_cmdlines};
 use super::raw_read::RawPipes;
 use super::tracefs::{TraceError, Tracefs};
+use super::window::Window;
 use super::{receive, receive_lost};
 use crate::host::Host;
 
