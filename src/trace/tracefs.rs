@@ -1,14 +1,14 @@
 //! tracefs for one run: found (or mounted, when it is not), set up to record the latency events of the RT CPU
 //! only into that CPU's ring buffer, and put back as it was found when dropped — every file's old value is read
-//! before the new one is written, and restored in reverse order; a tracefs we mounted is unmounted.
+//! before the new one is written, and restored in reverse order; a tracefs we mounted is unmounted. What the run
+//! then reads and writes through it: tracefs_read.rs.
 
-use std::fs::File;
-use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
+#[path = "tracefs_read.rs"]
+mod read;
 
-use super::raw::{Schema, Symbols};
 use crate::host::Host;
-use crate::parse::ringbuf;
+
+pub use read::drain;
 
 pub const TRACEFS: &str = "/sys/kernel/tracing";
 /// Older systems only have it under debugfs.
@@ -183,81 +183,6 @@ impl Tracefs {
         self.set("tracing_on", "1")
     }
 
-    /// The consuming reader of one CPU (or with None, of all, merged in time order), non-blocking: a blocked
-    /// reader would be woken by irq_work on the RT CPU.
-    pub fn pipe(&self, cpu: Option<usize>) -> Result<File, TraceError> {
-        let rel = match cpu {
-            Some(cpu) => format!("per_cpu/cpu{cpu}/trace_pipe"),
-            None => "trace_pipe".to_string(),
-        };
-        let p = self.host.path(&self.abs(&rel));
-        std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(&p)
-            .map_err(|e| TraceError::Io(p.display().to_string(), e))
-    }
-
-    /// What the raw reader needs: the page layout, the formats of the enabled events and of ftrace/print (the
-    /// marker), the kernel's symbols. Err: why the text reader must be used instead.
-    pub(crate) fn raw_schema(&self) -> Result<Schema, String> {
-        // One read: the kernel answers only a read at offset 0 (a second read returns 0, so a short first read
-        // would cut it).
-        let p = self.host.path(&self.abs("events/header_page"));
-        let mut buf = vec![0u8; 64 * 1024];
-        let n = File::open(&p)
-            .and_then(|mut f| f.read(&mut buf))
-            .map_err(|e| format!("{}: {e}", p.display()))?;
-        let header = ringbuf::page_header(&String::from_utf8_lossy(&buf[..n]))
-            .ok_or("events/header_page unreadable")?;
-        let mut formats = Vec::new();
-        for e in self
-            .enabled
-            .iter()
-            .map(String::as_str)
-            .chain(["ftrace/print"])
-        {
-            let f = self
-                .read(&format!("events/{e}/format"))
-                .map_err(|x| x.to_string())?;
-            let f = ringbuf::format(&f).ok_or_else(|| format!("events/{e}/format unreadable"))?;
-            formats.push(f);
-        }
-        let syms = self.host.read("/proc/kallsyms").unwrap_or_default();
-        Schema::new(header, formats, Symbols::parse(&syms))
-    }
-
-    /// The consuming binary readers of `cpus`, non-blocking.
-    pub(crate) fn raw_pipes(&self, cpus: &[usize]) -> Result<Vec<(usize, File)>, String> {
-        cpus.iter()
-            .map(|&c| {
-                let p = self
-                    .host
-                    .path(&self.abs(&format!("per_cpu/cpu{c}/trace_pipe_raw")));
-                std::fs::OpenOptions::new()
-                    .read(true)
-                    .custom_flags(libc::O_NONBLOCK)
-                    .open(&p)
-                    .map(|f| (c, f))
-                    .map_err(|e| format!("{}: {e}", p.display()))
-            })
-            .collect()
-    }
-
-    /// The kernel's pid → task name cache (for raw events of tasks that did not switch in the window).
-    pub(crate) fn saved_cmdlines(&self) -> String {
-        self.read("saved_cmdlines").unwrap_or_default()
-    }
-
-    /// trace_marker, for the RT loop's one write per cycle.
-    pub fn marker(&self) -> Result<File, TraceError> {
-        let p = self.host.path(&self.abs("trace_marker"));
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&p)
-            .map_err(|e| TraceError::Io(p.display().to_string(), e))
-    }
-
     /// Stops recording (before the last reads of the pipe).
     pub fn stop(&self) {
         let _ = self.host.write_value(&self.abs("tracing_on"), "0");
@@ -272,19 +197,6 @@ impl Drop for Tracefs {
         if self.mounted {
             let _ = crate::sys::fs::umount(&self.host.path(&self.dir));
         }
-    }
-}
-
-/// Reads what is in `f` now (non-blocking), appending to `buf`; false once the pipe is empty.
-pub fn drain(f: &mut File, buf: &mut Vec<u8>) -> bool {
-    let mut chunk = [0u8; 64 * 1024];
-    match f.read(&mut chunk) {
-        Ok(0) => false,
-        Ok(n) => {
-            buf.extend_from_slice(&chunk[..n]);
-            true
-        }
-        Err(_) => false,
     }
 }
 
