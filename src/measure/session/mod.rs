@@ -1,164 +1,28 @@
 //! What surrounds a measurement, for the cyclic and the NIC run alike (`Session`): the stop flag wired to
 //! SIGINT/SIGTERM (a second signal ends the process), the memory lock, /dev/cpu_dma_latency held at 0, the main
 //! thread kept off the RT CPUs, and the supervision loop that hands the live counters to a `Watch` (the caller's
-//! live view: this module knows no terminal) while the RT threads run.
+//! live view: this module knows no terminal) while the RT threads run. The guards are in guards.rs, the caller's
+//! side (`Watch`, `Gauges`, `Action`, `Extra`) in watch.rs.
+
+mod guards;
+mod watch;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-
-use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
-use signal_hook::{SigId, flag};
 
 use super::collect::Collector;
 use super::hlog::Hlog;
 use super::result::RunResult;
 use super::result::SeriesSummary;
 use super::rt::DmaLatency;
-use super::series::{Live, Series};
+use super::series::Series;
 use super::spec::RunSpec;
 use super::store;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::host::Host;
-use crate::sys::process as sys;
-
-/// SIGINT and SIGTERM set `stop` while this lives, SIGUSR1 sets `reset`; a second one while stop is set exits at once (status 130).
-/// Dropping it restores the previous behaviour, so a run inside fix leaves Ctrl+C as it was.
-pub(crate) struct StopOnSignal {
-    pub(crate) stop: Arc<AtomicBool>,
-    /// SIGUSR1: reset the statistics.
-    pub(crate) reset: Arc<AtomicBool>,
-    ids: Vec<SigId>,
-}
-
-impl StopOnSignal {
-    pub(crate) fn install() -> Result<Self> {
-        let stop = Arc::new(AtomicBool::new(false));
-        let mut ids = Vec::new();
-        for sig in [SIGINT, SIGTERM] {
-            // The shutdown action must be registered first: it only fires when stop is already set.
-            ids.push(
-                flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop))
-                    .map_err(|e| Error::sys("installing the signal handler", e))?,
-            );
-            ids.push(
-                flag::register(sig, Arc::clone(&stop))
-                    .map_err(|e| Error::sys("installing the signal handler", e))?,
-            );
-        }
-        let reset = Arc::new(AtomicBool::new(false));
-        ids.push(
-            flag::register(SIGUSR1, Arc::clone(&reset))
-                .map_err(|e| Error::sys("installing the signal handler", e))?,
-        );
-        Ok(StopOnSignal { stop, reset, ids })
-    }
-
-    pub(crate) fn stopped(&self) -> bool {
-        self.stop.load(Ordering::SeqCst)
-    }
-}
-
-impl Drop for StopOnSignal {
-    fn drop(&mut self) {
-        for id in self.ids.drain(..) {
-            signal_hook::low_level::unregister(id);
-        }
-    }
-}
-
-/// mlockall for the life of the guard.
-pub(crate) struct MemoryLock;
-
-impl MemoryLock {
-    pub(crate) fn acquire() -> Result<Self> {
-        super::rt::lock_memory()?;
-        Ok(MemoryLock)
-    }
-}
-
-impl Drop for MemoryLock {
-    fn drop(&mut self) {
-        super::rt::unlock_memory();
-    }
-}
-
-/// Moves the calling (main) thread off the RT CPUs while this lives, when another CPU is allowed.
-pub(crate) struct OffCore {
-    saved: Option<sys::Cpus>,
-}
-
-impl OffCore {
-    pub(crate) fn apply(rt_cpus: &[usize]) -> Self {
-        let Ok(saved) = sys::affinity() else {
-            return OffCore { saved: None };
-        };
-        let others = rt_cpus.iter().fold(saved.clone(), |s, &c| s.without(c));
-        if !others.is_empty() && sys::set_affinity(&others).is_ok() {
-            OffCore { saved: Some(saved) }
-        } else {
-            OffCore { saved: None }
-        }
-    }
-}
-
-impl Drop for OffCore {
-    fn drop(&mut self) {
-        if let Some(s) = &self.saved {
-            let _ = sys::set_affinity(s);
-        }
-    }
-}
-
-/// What a run publishes while it measures: each series' counters and, in NIC mode, lines of its own.
-pub(crate) struct Gauges {
-    pub(crate) period_us: u32,
-    pub(crate) bucket_width_us: Option<u32>,
-    pub(crate) series: Vec<(String, Arc<Live>)>,
-    pub(crate) extra: Option<Box<dyn Fn() -> String>>,
-}
-
-/// What the user asked for through the live view.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Action {
-    Go,
-    /// Restart the statistics (`r`).
-    Reset,
-    /// End the run as Ctrl+C does (`q`).
-    Stop,
-}
-
-/// Statistics the main thread cuts, gathers and resets along with the series' collectors: NIC mode's round trips
-/// (`rtt_collect::RttCollector`); `()` for none.
-pub(crate) trait Extra {
-    /// Asks for the interval recorded so far (handed back later).
-    fn cut(&mut self, now_s: f64);
-    /// Merges what was handed back.
-    fn gather(&mut self);
-    /// Restarts the statistics (`r`, SIGUSR1).
-    fn reset(&mut self, now_s: f64);
-}
-
-impl Extra for () {
-    fn cut(&mut self, _: f64) {}
-    fn gather(&mut self) {}
-    fn reset(&mut self, _: f64) {}
-}
-
-/// The caller's view of a running measurement (a live table, progress lines, nothing).
-pub(crate) trait Watch {
-    /// Something the user should know that does not stop the run.
-    fn note(&mut self, text: &str);
-    /// The RT threads run; these are their counters.
-    fn start(&mut self, gauges: Gauges);
-    /// How long the supervision loop waits between ticks (it also wakes when an RT thread ends).
-    fn interval(&self) -> Duration;
-    fn tick(&mut self, elapsed: Duration) -> Action;
-    /// The RT threads have ended.
-    fn end(&mut self);
-    /// The run so far, once a minute, to be saved where the final result will be (a crash keeps it).
-    fn checkpoint(&mut self, _partial: &RunResult) {}
-}
+pub(crate) use guards::{MemoryLock, OffCore, StopOnSignal};
+pub(crate) use watch::{Action, Extra, Gauges, Watch};
 
 /// How often the run so far is handed to `Watch::checkpoint`.
 pub(crate) const CHECKPOINT_EVERY: Duration = Duration::from_secs(60);

@@ -1,6 +1,7 @@
-//! Tests of interference on captured samples.
-use super::*;
-use crate::measure::interference_report::MAX_SOURCES;
+//! Tests of the counters' windows on samples in the layout of captured files.
+use super::snap::{Snap, TaskSnap, diff};
+use crate::measure::interference_report::{self, SourceKind};
+use crate::parse::{interrupts, softirqs};
 
 fn snap_of(interrupts: &str, soft: &str, tasks: &[(u32, &str, u64, u64)]) -> Snap {
     let i = interrupts::parse(interrupts).unwrap();
@@ -90,68 +91,7 @@ fn a_window_names_what_grew() {
     assert_eq!(t.remedy.id, "rt_core_threads");
     assert_eq!(t.describe(), "spinner (pid 42, FIFO/RR 90)");
     // The RT thread leads the suspects; the device IRQ and NET_RX follow.
-    let sus = super::super::interference_report::suspects(&w.sources, 42);
+    let sus = interference_report::suspects(&w.sources, 42);
     assert_eq!(sus[0].name, "spinner");
     assert!(sus.iter().any(|s| s.id == Some(38)));
-}
-
-#[test]
-fn a_run_keeps_at_most_max_sources_and_counts_the_rest() {
-    // A day-long run meets thousands of short-lived threads: 1,000 windows, each with one new thread.
-    let mut run = Interference::default();
-    for i in 0..1000u64 {
-        let w = Window {
-            index: i,
-            seconds: 1.0,
-            sources: vec![Source::new(
-                SourceKind::Thread,
-                format!("worker{i}"),
-                Some(i),
-                1 + i % 3,
-                1.0,
-            )],
-            ..Window::default()
-        };
-        run.add(&w);
-    }
-    assert_eq!(run.sources.len(), MAX_SOURCES);
-    assert_eq!(run.omitted_sources, 1000 - MAX_SOURCES as u64);
-    let kept: u64 = run.sources.iter().map(|s| s.count).sum();
-    let all: u64 = (0..1000u64).map(|i| 1 + i % 3).sum();
-    assert_eq!(kept + run.omitted_count, all);
-    // The most frequent are the ones kept.
-    assert!(run.sources.iter().all(|s| s.count == 3));
-}
-
-#[test]
-fn a_two_day_run_of_windows_keeps_bounded_state_and_the_tick_median() {
-    // 2 days of 1 s windows: the per-window timer rates must not grow with the run (they did, 16 B a window).
-    // Every 3rd window has a tick storm (1,250 LOC/s); the others 1,010 LOC/s against 1,000 loop wakeups.
-    let mut run = Interference::default();
-    let n = 2 * 86_400u64;
-    for i in 0..n {
-        let storm = i % 3 == 2;
-        run.add(&Window {
-            index: i,
-            seconds: 1.0,
-            local_timer: if storm { 1250 } else { 1010 },
-            loop_wakeups: 1000,
-            ..Window::default()
-        });
-    }
-    let cap = crate::measure::thin::CAP;
-    assert!(
-        run.timer_rates.values().len() <= cap,
-        "{}",
-        run.timer_rates.values().len()
-    );
-    assert!(
-        run.timer_rates.capacity() <= cap,
-        "{}",
-        run.timer_rates.capacity()
-    );
-    run.settle_ticks(("pass", "CPU 1"), true, "6.1.0", None);
-    assert_eq!(run.ticks.local_timer_per_s, 1010.0, "{:?}", run.ticks);
-    assert_eq!(run.ticks.ticks_per_s, 10.0, "{:?}", run.ticks);
-    assert_eq!(run.windows, n);
 }

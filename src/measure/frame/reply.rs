@@ -1,0 +1,108 @@
+//! The replies to our probes: each checked against the mode's layout and its mark, and matched by sequence number.
+
+use super::{
+    ECAT_BRD_LEN, ETHERTYPE_RAW, IP_OFF, KIND_REQUEST, MAGIC, MARK_LEN, UDP_ECHO_PORT, UDP_SRC_PORT,
+};
+use super::{ip_checksum, mark_off};
+use crate::measure::ecat::{self, ETH_HLEN, cmd};
+use crate::measure::ipv4::udp_parts;
+use crate::measure::spec::Mode;
+
+/// The sequence number of one of our own probes: the copy of a sent frame that comes back with its TX stamp.
+pub(crate) fn probe_seq(mode: Mode, frame: &[u8]) -> Option<u32> {
+    match read_mark(frame, mark_off(mode)) {
+        Ok((KIND_REQUEST, seq)) => Some(seq),
+        _ => None,
+    }
+}
+
+/// A reply to one of our probes. `wkc` is the working counter of the BRD (ecat; 0: no SubDevice processed it),
+/// `esc` the two bytes it read at 0x0000 (ESC type and revision, ORed over the SubDevices); zeros for raw/udp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Reply {
+    pub(crate) seq: u32,
+    pub(crate) wkc: u16,
+    pub(crate) esc: [u8; 2],
+}
+
+/// Why a received frame is not a reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reject {
+    /// Not meant for us (other EtherType, other UDP traffic): ignored.
+    Foreign,
+    /// Addressed to us but wrong (command, index, mark, checksum): counted as unmatched.
+    Invalid(&'static str),
+}
+
+pub(crate) fn read_mark(frame: &[u8], off: usize) -> Result<(u8, u32), Reject> {
+    let m = frame
+        .get(off..off + MARK_LEN)
+        .ok_or(Reject::Invalid("too short for the mark"))?;
+    if m[0..4] != MAGIC {
+        return Err(Reject::Invalid("no RMPE mark"));
+    }
+    Ok((m[4], u32::from_be_bytes([m[8], m[9], m[10], m[11]])))
+}
+
+/// Checks that `frame` answers one of our probes of `mode` and returns its sequence number (and the WKC).
+pub(crate) fn parse_reply(mode: Mode, frame: &[u8]) -> Result<Reply, Reject> {
+    match mode {
+        Mode::Ecat => parse_ecat_reply(frame),
+        Mode::Raw => {
+            if ecat::ethertype(frame) != Some(ETHERTYPE_RAW) {
+                return Err(Reject::Foreign);
+            }
+            // Another user of the experimental EtherType is not ours to count.
+            let (_, seq) = read_mark(frame, ETH_HLEN).map_err(|_| Reject::Foreign)?;
+            Ok(Reply {
+                seq,
+                wkc: 0,
+                esc: [0, 0],
+            })
+        }
+        Mode::Udp => {
+            let (ip, udp) = udp_parts(frame).ok_or(Reject::Foreign)?;
+            if udp[0..2] != UDP_ECHO_PORT.to_be_bytes() || udp[2..4] != UDP_SRC_PORT.to_be_bytes() {
+                return Err(Reject::Foreign);
+            }
+            if ip_checksum(ip) != 0 {
+                return Err(Reject::Invalid("bad IPv4 header checksum"));
+            }
+            let ihl = ip.len();
+            let (_, seq) = read_mark(frame, IP_OFF + ihl + 8)?;
+            Ok(Reply {
+                seq,
+                wkc: 0,
+                esc: [0, 0],
+            })
+        }
+    }
+}
+
+fn parse_ecat_reply(frame: &[u8]) -> Result<Reply, Reject> {
+    let mut it = ecat::datagrams(frame).map_err(|e| match e {
+        ecat::EcatError::NotEcat => Reject::Foreign,
+        _ => Reject::Invalid("malformed EtherCAT frame"),
+    })?;
+    let bad = Reject::Invalid("malformed EtherCAT datagram");
+    let brd = it.next().ok_or(bad)?.map_err(|_| bad)?;
+    let nop = it
+        .next()
+        .ok_or(Reject::Invalid("not our probe (one datagram)"))?
+        .map_err(|_| bad)?;
+    if brd.cmd != cmd::BRD || brd.ado != 0 || brd.data.len() != ECAT_BRD_LEN || nop.cmd != cmd::NOP
+    {
+        return Err(Reject::Invalid("not our probe (commands)"));
+    }
+    let (_, seq) = read_mark(nop.data, 0)?;
+    if brd.idx != seq as u8 || nop.idx != seq as u8 {
+        return Err(Reject::Invalid(
+            "datagram index does not match the sequence",
+        ));
+    }
+    Ok(Reply {
+        seq,
+        wkc: brd.wkc,
+        esc: [brd.data[0], brd.data[1]],
+    })
+}

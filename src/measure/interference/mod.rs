@@ -1,0 +1,129 @@
+//! Interference counters on the RT core, read from files by the supervising thread (never by the RT loop) once a
+//! second: device IRQs and architecture interrupts (/proc/interrupts), softirqs (/proc/softirqs), and the other
+//! threads that ran there (/proc/PID/task/TID/stat's last CPU and schedstat's run time and timeslices). Each
+//! 1-s window is a difference of two snapshots; the run's totals and the window that held the worst wakeup are
+//! reported, each source with its remedy (measure::cause). Works on any kernel, without tracefs.
+
+mod snap;
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::{Duration, Instant};
+
+use super::interference_report::Interference;
+use super::result::RunResult;
+use super::series::Live;
+use super::session::{Action, Gauges, Watch};
+use crate::host::Host;
+use snap::{Snap, diff, snap};
+
+pub(crate) const PROC_INTERRUPTS: &str = "/proc/interrupts";
+pub(crate) const PROC_SOFTIRQS: &str = "/proc/softirqs";
+/// The window length.
+pub(crate) const WINDOW: Duration = Duration::from_secs(1);
+
+/// The sampler the supervising thread ticks.
+pub(crate) struct Counters {
+    host: Host,
+    cpu: usize,
+    live: Option<Arc<Live>>,
+    start: Instant,
+    last: Option<(Instant, Snap)>,
+    worst_seen: u64,
+    /// Never samples (`run --no-counters`, to measure their cost).
+    off: bool,
+    pub(crate) report: Interference,
+}
+
+impl Counters {
+    pub(crate) fn new(host: &Host, cpu: usize) -> Self {
+        Counters {
+            host: host.clone(),
+            cpu,
+            live: None,
+            start: Instant::now(),
+            last: None,
+            worst_seen: 0,
+            off: false,
+            report: Interference {
+                cpu,
+                ..Default::default()
+            },
+        }
+    }
+
+    /// Counters that never sample.
+    pub(crate) fn off(mut self) -> Self {
+        self.off = true;
+        self
+    }
+
+    /// The loop started: take the first snapshot. `live` is the RT series' counters (worst wakeup, count).
+    pub(crate) fn begin(&mut self, live: Option<Arc<Live>>) {
+        if self.off {
+            return;
+        }
+        self.live = live;
+        self.start = Instant::now();
+        self.last = Some((self.start, snap(&self.host, self.cpu, self.live.as_deref())));
+    }
+
+    /// Closes a window when one has passed (or `force`, at the end).
+    pub(crate) fn tick(&mut self, force: bool) {
+        let Some((at, prev)) = &self.last else { return };
+        let now = Instant::now();
+        let secs = now.duration_since(*at).as_secs_f64();
+        if !force && now.duration_since(*at) < WINDOW || secs <= 0.0 {
+            return;
+        }
+        let next = snap(&self.host, self.cpu, self.live.as_deref());
+        let mut w = diff(prev, &next, secs);
+        w.index = self.report.windows;
+        w.start_s = at.duration_since(self.start).as_secs_f64();
+        let worst = self
+            .live
+            .as_ref()
+            .map_or(0, |l| l.max_wakeup_ns.load(Relaxed));
+        if worst > self.worst_seen {
+            self.worst_seen = worst;
+            w.worst_wakeup_us = Some(worst as f64 / 1000.0);
+            self.report.worst_window = Some(w.clone());
+        }
+        self.report.add(&w);
+        self.last = Some((now, next));
+    }
+}
+
+/// A `Watch` that also closes the counters' windows: the supervising thread's ticks drive both.
+pub(crate) struct Counting<'a> {
+    pub(crate) inner: &'a mut dyn Watch,
+    pub(crate) counters: Counters,
+}
+
+impl Watch for Counting<'_> {
+    fn note(&mut self, text: &str) {
+        self.inner.note(text);
+    }
+    fn start(&mut self, gauges: Gauges) {
+        self.counters
+            .begin(gauges.series.first().map(|s| Arc::clone(&s.1)));
+        self.inner.start(gauges);
+    }
+    fn interval(&self) -> Duration {
+        self.inner.interval().min(WINDOW)
+    }
+    fn tick(&mut self, elapsed: Duration) -> Action {
+        self.counters.tick(false);
+        self.inner.tick(elapsed)
+    }
+    fn end(&mut self) {
+        self.counters.tick(true);
+        self.inner.end();
+    }
+    fn checkpoint(&mut self, partial: &RunResult) {
+        self.inner.checkpoint(partial);
+    }
+}
+
+#[cfg(test)]
+mod tests;
