@@ -1,5 +1,6 @@
 //! How `run --nic` ends when things go wrong: nothing answers, the answers stop, the user presses Ctrl+C; and what
-//! it leaves behind (interface flags) and prints into a pipe. Needs root; CI is root.
+//! it leaves behind (interface flags, also when someone changed them meanwhile) and prints into a pipe. Needs root;
+//! CI is root.
 
 mod common;
 use common::nic as nic_support;
@@ -148,4 +149,70 @@ fn sigint_prints_the_final_report_and_writes_output() {
     assert!(j["rtt"]["count"].as_u64().unwrap() > 100);
     assert!(!stdout.contains('\x1b'), "piped output has no escape bytes");
     assert_eq!(v.host_flags(), flags);
+}
+
+#[test]
+fn promiscuous_mode_someone_sets_during_a_run_is_put_back_when_it_ends() {
+    if !root_or_skip("promiscuous_mode_put_back_after_a_run") {
+        return;
+    }
+    let v = Veth::new();
+    let flags = v.host_flags();
+    let r = v.reflect(&[]);
+    let mut child = Command::new(BIN)
+        .env(common::RESULTS_ENV, common::results_dir())
+        .args([
+            "run",
+            "--nic",
+            &v.host,
+            "--no-config",
+            "--duration",
+            "30",
+            "--json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The run's flags guard is taken before its sockets, so it is there once the sender thread runs.
+    let started = Instant::now();
+    while !has_thread(child.id(), "rmp-eval-send") {
+        assert!(
+            started.elapsed() < Duration::from_secs(10) && child.try_wait().unwrap().is_none(),
+            "the run's sender thread did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Something flips promiscuous mode by the interface flag (as the original tool did) while the run measures.
+    let o = Command::new("ip")
+        .args(["link", "set", &v.host, "promisc", "on"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_ne!(v.host_flags(), flags, "IFF_PROMISC set during the run");
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    let _ = r.stop();
+    assert!(
+        matches!(o.status.code(), Some(0 | 1 | 3)),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(
+        v.host_flags(),
+        flags,
+        "the run put the flags back as they were when it started"
+    );
+}
+
+/// Process `pid` has a thread named `name`.
+fn has_thread(pid: u32, name: &str) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| {
+            d.flatten().any(|t| {
+                std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name)
+            })
+        })
+        .unwrap_or(false)
 }

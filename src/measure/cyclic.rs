@@ -1,12 +1,13 @@
 //! The cyclic test (no NIC): one RT thread on the core runs the sampler's loop; the main thread supervises.
 
-use super::interference::{Counters, Counting};
+use super::collect::Collector;
+use super::interference::Counting;
 use super::interference_report::Interference;
-use super::result::{RunResult, Verdict};
+use super::result::{Header, Measured, RunResult, SeriesSummary};
 use super::rt;
 use super::sampler::{self, Limits};
 use super::series::Series;
-use super::session::{Ended, Gauges, Session, Watch};
+use super::session::{Gauges, Session, Watch};
 use super::spec::{Placement, RunMode, RunSpec};
 use crate::error::Result;
 use crate::host::Host;
@@ -59,24 +60,17 @@ pub(crate) fn run(
             return Err(e);
         }
     };
-    let mut counting = Counting {
-        inner: watch,
-        counters: match spec.counters {
-            true => Counters::new(host, at.core),
-            false => Counters::new(host, at.core).off(),
-        },
+    let mut counting = Counting::new(watch, host, at.core, spec.counters);
+    let header = Header {
+        spec,
+        at,
+        label,
+        mode: RunMode::Cyclic,
+        width_us,
     };
-    let partial = |s: &Session, cs: &[super::collect::Collector], _: &()| {
-        let summaries = cs.iter().map(|c| c.summary()).collect();
-        result(
-            spec,
-            at,
-            label,
-            summaries,
-            width_us,
-            s.elapsed_s(),
-            &s.so_far(),
-        )
+    let partial = |s: &Session, cs: &[Collector], _: &()| {
+        let series = cs.iter().map(Collector::summary).collect();
+        header.result(measured(series, s.elapsed_s()), &s.so_far())
     };
     session.supervise(
         &[at.core],
@@ -93,15 +87,7 @@ pub(crate) fn run(
     let summaries = session.finish_series(collectors, vec![series]);
     let mut s = session.finish();
     s.interrupted = ended.stopped;
-    let mut r = result(
-        spec,
-        at,
-        label,
-        summaries,
-        width_us,
-        ended.elapsed_ns as f64 / 1e9,
-        &s,
-    );
+    let mut r = header.result(measured(summaries, ended.elapsed_ns as f64 / 1e9), &s);
     // Under --root the files are a snapshot that does not move: no counters.
     if host.is_live() && spec.counters {
         let traced_ticks = trace.as_ref().and_then(|t| t.ticks_per_s);
@@ -120,44 +106,14 @@ pub(crate) fn run(
     Ok(r)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn result(
-    spec: &RunSpec,
-    at: Placement,
-    label: &str,
-    summaries: Vec<super::result::SeriesSummary>,
-    width_us: f64,
-    duration_s: f64,
-    s: &Ended,
-) -> RunResult {
-    let empty = summaries.iter().all(|x| x.count == 0);
-    RunResult {
-        period_us: spec.period_us,
-        duration_s,
-        mode: RunMode::Cyclic,
-        verdict: if empty {
-            Verdict::Incomplete
-        } else {
-            RunResult::judge(&summaries, None)
-        },
-        series: summaries,
+/// What the loop measured: nothing at all (stopped before a whole period) leaves the run incomplete.
+fn measured(series: Vec<SeriesSummary>, duration_s: f64) -> Measured {
+    let empty = series.iter().all(|x| x.count == 0);
+    Measured {
+        series,
         rtt: None,
-        bucket_width_us: width_us,
-        started: s.started.clone(),
-        label: label.to_string(),
-        core: Some(at.core),
-        priority: Some(spec.send_priority),
-        kernel: super::measured_kernel(),
-        interrupted: s.interrupted,
-        dma_latency_held: s.dma_latency_held,
+        duration_s,
         error: empty.then(|| "stopped before a whole period was measured".to_string()),
-        checkpoint: false,
-        reset_at: s.reset_at.clone(),
-        resets: s.resets,
-        identity: None,
-        load: None,
-        interference: None,
-        trace: None,
     }
 }
 

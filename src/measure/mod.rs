@@ -2,7 +2,7 @@
 //! environment (rt, session), the cyclic loop (sampler) and the cyclic test (cyclic). It knows no command line and
 //! no terminal: commands build a `RunSpec` and pass a `session::Watch` for the live view.
 //! NIC mode: frame codec (ecat, frame, echo, ipv4), raw socket and timestamps (rawsock, tstamp, netif), the
-//! sender/receiver run (nic, nic_recv) and reply matching (rtt).
+//! link, sender and receiver of the run (nic/) and reply matching (rtt, rtt_collect).
 
 pub(crate) mod cause;
 pub(crate) mod collect;
@@ -19,8 +19,6 @@ pub(crate) mod ipv4;
 pub(crate) mod load;
 pub mod netif;
 pub(crate) mod nic;
-pub(crate) mod nic_arp;
-pub(crate) mod nic_recv;
 pub(crate) mod rawsock;
 pub mod result;
 pub(crate) mod rt;

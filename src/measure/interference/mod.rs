@@ -100,6 +100,17 @@ pub(crate) struct Counting<'a> {
     pub(crate) counters: Counters,
 }
 
+impl<'a> Counting<'a> {
+    /// `inner` with the counters of `cpu` (the RT loop's core); with `on` false they never sample.
+    pub(crate) fn new(inner: &'a mut dyn Watch, host: &Host, cpu: usize, on: bool) -> Self {
+        let counters = Counters::new(host, cpu);
+        Counting {
+            inner,
+            counters: if on { counters } else { counters.off() },
+        }
+    }
+}
+
 impl Watch for Counting<'_> {
     fn note(&mut self, text: &str) {
         self.inner.note(text);

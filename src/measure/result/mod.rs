@@ -6,8 +6,10 @@ use serde::{Deserialize, Serialize};
 
 pub use super::spec::RunMode;
 
+mod build;
 mod rtt;
 
+pub(crate) use build::{Header, Measured};
 pub use rtt::RttSummary;
 pub(crate) use rtt::{EscId, ReplyChecks, StampCounts, Timestamps};
 

@@ -1,0 +1,160 @@
+//! A NIC run's link, set up before any RT thread starts: the interface checked (a valid name, the live machine, its
+//! MAC, its MTU against --pktlen, up), for UDP the peer's MAC by ARP and a responder for our own address, the
+//! flags guard, the two sockets with their timestamps; then a preflight that something answers within 1 s.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::ANSWER_TIMEOUT;
+use super::arp::{self, Responder};
+use crate::error::{Error, Result};
+use crate::host::Host;
+use crate::measure::frame::{self, Addrs, Probe, Reply};
+use crate::measure::netif::FlagsGuard;
+use crate::measure::rawsock::RawSocket;
+use crate::measure::session::Watch;
+use crate::measure::spec::{Mode, RunSpec};
+use crate::measure::tstamp::{self, TsKind};
+use crate::sys::{ifname, netdev};
+
+/// The run's open sockets and the guards that must outlive them.
+///
+/// Fields drop in declaration order, and here the order matters: the two sockets close first, then the ARP
+/// responder (with its own socket), and the flags guard goes last. It puts the promiscuous and all-multicast flags
+/// back only when they still differ after every socket of the run is closed — a socket's promiscuous membership ends
+/// when the socket closes, so what is left then is someone's leftover (see `netif::FlagsGuard`). Keep `_flags` the
+/// last field. The RT threads hold clones of the sockets' `Arc`s; `nic::run` joins them before the link drops.
+pub(super) struct Link {
+    /// The sender's: it sends, and gets its transmit stamps back on its error queue.
+    pub(super) txs: Arc<RawSocket>,
+    /// The receiver's: it only receives. Sharing one socket would wake the receiver for every transmit stamp,
+    /// right when the frame leaves.
+    pub(super) rxs: Arc<RawSocket>,
+    /// UDP: answers ARP for our address for as long as the run lasts.
+    _arp: Option<Responder>,
+    /// Promiscuous mode is never needed here: EtherCAT replies come back broadcast, raw and UDP echoes to this
+    /// interface's own MAC address. The guard undoes what someone else changed meanwhile.
+    _flags: FlagsGuard,
+    /// What the sockets are stamped with.
+    pub(super) stamps: TsKind,
+}
+
+impl Link {
+    /// Checks the interface `args` names and opens the link; returns it with the probe to send (addressed, of the
+    /// length asked for). Notes for the user (hardware timestamps a crashed run left on) go to `watch`.
+    pub(super) fn open(
+        host: &Host,
+        args: &RunSpec,
+        watch: &mut dyn Watch,
+    ) -> Result<(Link, Probe)> {
+        let nic = args.nic.as_deref().unwrap_or_default();
+        ifname::validate(nic)?;
+        if !host.is_live() {
+            return Err(Error::usage("--nic measures the live machine: drop --root"));
+        }
+        netdev::ifindex(nic)?;
+        let mac = netdev::mac(nic)
+            .map_err(|e| Error::sys(format!("reading the MAC address of {nic}"), e))?;
+        let mtu =
+            netdev::mtu(nic).map_err(|e| Error::sys(format!("reading the MTU of {nic}"), e))?;
+        let wire = frame::wire_len(args.mode, args.pktlen, mtu).map_err(Error::usage)?;
+        if !netdev::is_up(nic) {
+            return Err(Error::failed(format!(
+                "{nic} is down (ip link set {nic} up)"
+            )));
+        }
+        let (addrs, arp) = peer(nic, mac, args)?;
+        let probe = Probe::new(args.mode, &addrs, wire);
+        // Before the sockets, as in the struct: on an error below, they close before it drops.
+        let flags = FlagsGuard::new(nic)?;
+        let mut txs = RawSocket::open(nic, 0)?;
+        for note in tstamp::restore_leftovers(host) {
+            watch.note(&note);
+        }
+        let stamps = txs.enable_timestamps(host)?;
+        let rxs = RawSocket::open(nic, frame::ethertype(args.mode))?;
+        rxs.set_timestamping(stamps)?;
+        let link = Link {
+            txs: Arc::new(txs),
+            rxs: Arc::new(rxs),
+            _arp: arp,
+            _flags: flags,
+            stamps,
+        };
+        Ok((link, probe))
+    }
+
+    /// Sends a probe every 20 ms for up to 1 s until one valid reply comes back (for EtherCAT: processed by at
+    /// least one SubDevice); returns the next sequence number and that reply. Runs before the RT threads, so it may
+    /// take its time. Then bounds the receiver's blocking reads: its loop looks at its flags between frames.
+    pub(super) fn preflight(&self, probe: &mut Probe, mode: Mode) -> Result<(u32, Reply)> {
+        let answered = self.first_answer(probe, mode)?;
+        self.rxs.set_recv_timeout(Duration::from_millis(50))?;
+        Ok(answered)
+    }
+
+    fn first_answer(&self, probe: &mut Probe, mode: Mode) -> Result<(u32, Reply)> {
+        let (txs, sock) = (&self.txs, &self.rxs);
+        let start = Instant::now();
+        let mut seq = 0u32;
+        let mut buf = [0u8; frame::MAX_FRAME + 64];
+        while start.elapsed() < ANSWER_TIMEOUT {
+            probe.set_seq(seq);
+            seq += 1;
+            if let Err(e) = txs.send(probe.frame()) {
+                return Err(Error::sys(format!("sending on {}", sock.name()), e));
+            }
+            let until = Instant::now() + Duration::from_millis(20);
+            while Instant::now() < until {
+                let left = until.saturating_duration_since(Instant::now()).as_millis() as i32;
+                sock.wait(left.max(1)).map_err(|e| Error::sys("poll", e))?;
+                while txs.recv(&mut buf, true, true).is_ok() {}
+                while let Ok(r) = sock.recv(&mut buf, false, true) {
+                    if let Ok(reply) = frame::parse_reply(mode, &buf[..r.len])
+                        && reply.seq < seq
+                        && (mode != Mode::Ecat || reply.wkc > 0)
+                    {
+                        return Ok((seq, reply));
+                    }
+                }
+            }
+        }
+        Err(no_answer(mode, sock.name()))
+    }
+}
+
+/// Where the probes go: broadcast (EtherCAT, raw) or, for UDP, the echo peer's MAC by ARP — with ARP for our
+/// address answered for as long as the run lasts.
+fn peer(nic: &str, mac: [u8; 6], args: &RunSpec) -> Result<(Addrs, Option<Responder>)> {
+    if args.mode != Mode::Udp {
+        return Ok((Addrs::broadcast(mac), None));
+    }
+    let rt = args.round_trip;
+    let (peer_mac, sock) = arp::resolve(nic, mac, rt.local_ip, rt.peer_ip)?;
+    let addrs = Addrs {
+        mac,
+        peer_mac,
+        ip: rt.local_ip.octets(),
+        peer_ip: rt.peer_ip.octets(),
+    };
+    Ok((addrs, Some(Responder::start(sock, mac, rt.local_ip)?)))
+}
+
+/// The preflight's error: whoever should have answered, and what to look at.
+fn no_answer(mode: Mode, nic: &str) -> Error {
+    let (who, why) = match mode {
+        Mode::Ecat => (
+            format!("no EtherCAT SubDevice answered on {nic}"),
+            "is a drive connected and powered? `rmp-eval reflect --nic IF` on the other end stands in for one",
+        ),
+        Mode::Raw => (
+            format!("no raw echo (EtherType 0x88B5) answered on {nic}"),
+            "is `rmp-eval reflect` running on the other end?",
+        ),
+        Mode::Udp => (
+            format!("no UDP echo (port 7) answered on {nic}"),
+            "is `rmp-eval reflect` running on the other end?",
+        ),
+    };
+    Error::failed(format!("{who} within 1 s ({why})"))
+}

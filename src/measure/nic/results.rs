@@ -1,0 +1,110 @@
+//! A NIC run's result, at a checkpoint and at the end, from one builder (`result::Header`): the series, the round
+//! trips judged against the run's settings, and why the run could not finish when the replies stopped.
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use super::ANSWER_TIMEOUT;
+use super::link::Link;
+use super::recv::Shared;
+use crate::measure::collect::Collector;
+use crate::measure::frame::Reply;
+use crate::measure::result::{EscId, Header, Measured, RttSummary, RunResult, SeriesSummary};
+use crate::measure::rtt_collect::{Context, RttCollector};
+use crate::measure::sampler;
+use crate::measure::series::{Series, round3};
+use crate::measure::session::{Ended, Session};
+use crate::measure::spec::{Mode, Placement, RunMode, RunSpec};
+use crate::measure::tstamp::TsKind;
+
+/// What a NIC run's results are made of besides the measurements: the same at a checkpoint and at the end.
+pub(super) struct Results<'a> {
+    pub(super) header: Header<'a>,
+    /// The round trips' settings; the frames sent are filled in per summary.
+    pub(super) rtt: Context,
+    nic: &'a str,
+}
+
+impl<'a> Results<'a> {
+    /// The expected working counter is the first reply's unless given (EtherCAT), the reply budget the period
+    /// unless given.
+    pub(super) fn new(
+        args: &'a RunSpec,
+        at: Placement,
+        label: &'a str,
+        link: &Link,
+        first: &Reply,
+        series: &Series,
+    ) -> Self {
+        let (mode, rt) = (args.mode, args.round_trip);
+        let ecat = mode == Mode::Ecat;
+        Results {
+            header: Header {
+                spec: args,
+                at,
+                label,
+                mode: RunMode::Nic(mode),
+                width_us: series.bands().width_ns() as f64 / 1000.0,
+            },
+            rtt: Context {
+                sent: 0,
+                not_sent: 0,
+                hardware: link.stamps == TsKind::Hardware,
+                budget_ns: u64::from(rt.budget_us.unwrap_or(args.period_us)) * 1000,
+                expect_wkc: ecat.then(|| rt.expect_wkc.unwrap_or(first.wkc)),
+                esc: ecat.then_some(EscId {
+                    kind: first.esc[0],
+                    revision: first.esc[1],
+                }),
+            },
+            nic: args.nic.as_deref().unwrap_or_default(),
+        }
+    }
+
+    /// The round trips since the start or the last reset; `ended`: the receiver has ended (see
+    /// `RttCollector::sent_since_reset`).
+    fn summary(&self, rtts: &RttCollector, ended: bool) -> RttSummary {
+        let (sent, not_sent) = rtts.sent_since_reset(ended);
+        rtts.summary(&Context {
+            sent,
+            not_sent,
+            ..self.rtt
+        })
+    }
+
+    /// A checkpoint: the series and the round trips so far.
+    pub(super) fn partial(&self, s: &Session, cs: &[Collector], rtts: &RttCollector) -> RunResult {
+        let m = Measured {
+            series: cs.iter().map(Collector::summary).collect(),
+            rtt: Some(self.summary(rtts, false)),
+            duration_s: round3(s.elapsed_s()),
+            error: None,
+        };
+        self.header.result(m, &s.so_far())
+    }
+
+    /// The run's result once both threads have ended: verdict incomplete, with `error`, when the replies stopped.
+    pub(super) fn at_end(
+        &self,
+        series: Vec<SeriesSummary>,
+        rtts: &RttCollector,
+        ended: &sampler::Ended,
+        shared: &Shared,
+        s: &Ended,
+    ) -> RunResult {
+        let (sent, matched) = (shared.sent.load(Relaxed), shared.matched.load(Relaxed));
+        let error = shared.dead.load(Relaxed).then(|| {
+            format!(
+                "replies stopped on {} after {matched} of {sent} frames (nothing for {} s)",
+                self.nic,
+                ANSWER_TIMEOUT.as_secs()
+            )
+        });
+        let m = Measured {
+            series,
+            rtt: Some(self.summary(rtts, true)),
+            duration_s: round3(ended.elapsed_ns as f64 / 1e9),
+            error,
+        };
+        self.header.result(m, s)
+    }
+}

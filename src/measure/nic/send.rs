@@ -1,0 +1,81 @@
+//! The sender thread of NIC mode: the cyclic loop (`sampler`) sends one probe a period, and reads the transmit
+//! stamps of the frames already sent back from its socket's error queue for the receiver to match.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering::{Relaxed, Release};
+use std::time::Duration;
+
+use super::recv::Shared;
+use crate::error::Result;
+use crate::measure::frame::{self, Probe};
+use crate::measure::rawsock::RawSocket;
+use crate::measure::rt::{self, RtThread};
+use crate::measure::sampler::{self, Ended, Limits};
+use crate::measure::series::Series;
+use crate::measure::spec::Mode;
+use crate::sys::clock;
+use crate::trace::marker::Marker;
+
+/// Everything the sender thread takes with it.
+pub(super) struct Sender {
+    pub(super) sock: Arc<RawSocket>,
+    /// Patched with each frame's sequence number, from `shared.first_seq` (the one after the preflight's).
+    pub(super) probe: Probe,
+    pub(super) mode: Mode,
+    pub(super) shared: Arc<Shared>,
+    pub(super) series: Series,
+    pub(super) limits: Limits,
+    /// --trace: each frame is marked before send(), so that a request with no reply is found in the trace.
+    pub(super) marker: Option<Marker>,
+}
+
+impl Sender {
+    /// Starts the loop on `core` at SCHED_FIFO `priority`; the thread returns its series and how the loop ended.
+    pub(super) fn spawn(self, core: usize, priority: u8) -> Result<RtThread<(Series, Ended)>> {
+        rt::spawn_rt("rmp-eval-send", core, priority, move || self.run())
+    }
+
+    fn run(self) -> (Series, Ended) {
+        let Sender {
+            sock,
+            mut probe,
+            mode,
+            shared: sh,
+            mut series,
+            limits,
+            marker,
+        } = self;
+        let (txs, first_seq): (&RawSocket, u32) = (&sock, sh.first_seq);
+        let mut buf = [0u8; frame::MAX_FRAME + 64];
+        // Software stamps are queued during send(), hardware ones a little later: each cycle takes what is there.
+        let take_stamps = |buf: &mut [u8]| {
+            while let Ok(r) = txs.recv(buf, true, true) {
+                if let (true, Some(seq)) = (r.stamps.tx, frame::probe_seq(mode, &buf[..r.len])) {
+                    sh.publish_tx(seq, r.stamps);
+                }
+            }
+        };
+        let ended = sampler::run(&limits, &mut series, &sh.halt, |w| {
+            let i = w.index;
+            // The stamps of the frames already sent first: after send() the CPU belongs to whatever answers (a
+            // reflector woken on this core), so nothing else is done there.
+            take_stamps(&mut buf);
+            let seq = first_seq.wrapping_add(i as u32);
+            probe.set_seq(seq);
+            sh.user_tx[i as usize % sh.user_tx.len()].store(clock::realtime_ns(), Relaxed);
+            // Counted before send(): the receiver (higher priority, same core) may take the TX stamp or even the
+            // reply before send() returns here.
+            sh.sent.store(i + 1, Relaxed);
+            if let Some(mk) = &marker {
+                mk.mark_send(i);
+            }
+            if txs.send(probe.frame()).is_err() {
+                sh.send_errors.fetch_add(1, Relaxed);
+            }
+        });
+        std::thread::sleep(Duration::from_millis(1));
+        take_stamps(&mut buf);
+        sh.sender_done.store(true, Release);
+        (series, ended)
+    }
+}
