@@ -8,7 +8,7 @@
 //! changed. Then rollback: the tree identical (content, mode, owner, links, directories).
 
 mod common;
-use common::fix::{Root, diff, kernel_tokens};
+use common::fix::{Root, diff, grub_source, kernel_tokens};
 
 use rmp_eval::fix::kind::How;
 use rmp_eval::fix::plan::{self, Request};
@@ -152,54 +152,10 @@ fn layout(rng: &mut Rng, dir: &Path) {
     }
 }
 
-/// GRUB_CMDLINE_LINUX and _DEFAULT after sourcing the tree's files in grub-mkconfig's order with `shell`.
+/// GRUB_CMDLINE_LINUX and _DEFAULT after sourcing the tree's files in grub-mkconfig's order with `shell`, as
+/// the kernel will split them.
 fn effective(root: &Path, shell: &str) -> Result<Vec<String>, String> {
-    let scratch = tempfile::Builder::new()
-        .prefix("fx-gen-")
-        .tempdir()
-        .unwrap();
-    let mut files = Vec::new();
-    let g = root.join("etc/default/grub");
-    if g.is_file() {
-        files.push(g);
-    }
-    let mut names: Vec<String> = std::fs::read_dir(root.join("etc/default/grub.d"))
-        .map(|rd| {
-            rd.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    for n in names.iter().filter(|n| n.ends_with(".cfg")) {
-        let p = root.join("etc/default/grub.d").join(n);
-        if n.ends_with("rmp-eval.cfg") {
-            let state = root.join("var/lib/rmp-eval/cmdline");
-            let text = std::fs::read_to_string(&p)
-                .unwrap()
-                .replace("/var/lib/rmp-eval/cmdline", state.to_str().unwrap());
-            let copy = scratch.path().join(n);
-            std::fs::write(&copy, text).unwrap();
-            files.push(copy);
-        } else {
-            files.push(p);
-        }
-    }
-    let script = "set -e\nfor f in \"$@\"; do . \"$f\"; done\nprintf '%s\\0%s\\0' \"$GRUB_CMDLINE_LINUX\" \"$GRUB_CMDLINE_LINUX_DEFAULT\"\n";
-    let out = Command::new(shell)
-        .env("LC_ALL", "C")
-        .arg("-c")
-        .arg(script)
-        .arg("grub-mkconfig")
-        .args(&files)
-        .output()
-        .unwrap();
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-    }
-    let text = String::from_utf8(out.stdout).unwrap();
-    let mut l = text.split('\0');
-    let (a, b) = (l.next().unwrap_or(""), l.next().unwrap_or(""));
+    let (a, b) = grub_source(root, shell)?;
     Ok(kernel_tokens(&format!("{a} {b}")))
 }
 

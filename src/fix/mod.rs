@@ -31,6 +31,8 @@ pub mod undo;
 use serde::{Deserialize, Serialize};
 
 pub use crate::remedy::StepId;
+/// The kernel command line split as fix edits it (quotes kept in the token); the tests read fix's results with it.
+pub use boot::tokens::tokens as kernel_tokens;
 
 pub(crate) const STATE_DIR: &str = "/var/lib/rmp-eval";
 pub(crate) const JOURNAL_DIR: &str = "/var/lib/rmp-eval/journal";
