@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::check::{run, text};
-use rmp_eval::measure::result::{RunMode, RunResult};
+use rmp_eval::measure::result::RunResult;
 use rmp_eval::measure::series::Series;
 
 /// A real result: 10,000 periods of 1 ms, `spikes` of them 900 µs late, as `run` would save it.
@@ -23,28 +23,13 @@ fn result(label: &str, spikes: u64) -> serde_json::Value {
     }
     let series = vec![s.summary()];
     let r = RunResult {
-        period_us: 1000,
         duration_s: 10.0,
-        mode: RunMode::Cyclic,
         verdict: RunResult::judge(&series, None),
-        series,
-        rtt: None,
-        bucket_width_us: 125.0,
-        started: String::new(),
         label: "run".into(),
         core: Some(1),
         priority: Some(42),
-        kernel: String::new(),
-        interrupted: false,
         dma_latency_held: true,
-        error: None,
-        checkpoint: false,
-        reset_at: None,
-        resets: 0,
-        identity: None,
-        load: None,
-        interference: None,
-        trace: None,
+        ..RunResult::for_test(series)
     };
     serde_json::to_value(&r).unwrap()
 }

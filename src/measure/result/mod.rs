@@ -172,11 +172,11 @@ pub struct RunResult {
     pub trace: Option<crate::trace::session::TraceReport>,
 }
 
-/// A cyclic result for unit tests: 1 s at 1000 µs, bands of 125 µs, verdict pass, everything else empty; a test
-/// sets what it looks at with `..` over it.
-#[cfg(test)]
+/// A cyclic result for tests (unit and integration): 1 s at 1000 µs, bands of 125 µs, verdict pass, everything
+/// else empty; a test sets what it looks at with `..` over it.
 impl RunResult {
-    pub(crate) fn for_test(series: Vec<SeriesSummary>) -> Self {
+    #[doc(hidden)]
+    pub fn for_test(series: Vec<SeriesSummary>) -> Self {
         RunResult {
             period_us: 1000,
             duration_s: 1.0,
