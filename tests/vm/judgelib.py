@@ -246,7 +246,8 @@ def judge_nic_run(j, boot, name, also=()):
 
 
 def interrupts(text):
-    """/proc/interrupts as {IRQ number: (device name, [count per CPU])} for the numbered rows."""
+    """/proc/interrupts as {row: (device name, [count per CPU])}: the numbered rows by IRQ number, the named ones
+    (LOC, RES, …) by name; a row without a count for every CPU (ERR, MIS) is left out."""
     lines = (text or "").splitlines()
     if not lines:
         return {}
@@ -254,11 +255,12 @@ def interrupts(text):
     rows = {}
     for line in lines[1:]:
         f = line.split()
-        if not f or not f[0].rstrip(":").isdigit() or len(f) < ncpu + 1:
+        if not f or not f[0].endswith(":") or len(f) < ncpu + 1:
             continue
         counts = [int(x) for x in f[1:ncpu + 1] if x.isdigit()]
         if len(counts) == ncpu:
-            rows[int(f[0].rstrip(":"))] = (f[-1], counts)
+            key = f[0][:-1]
+            rows[int(key) if key.isdigit() else key] = (f[-1], counts)
     return rows
 
 

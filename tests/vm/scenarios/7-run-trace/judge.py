@@ -7,7 +7,7 @@ the worst cycle's culprit by pid with remedy rt_core_threads, the worst explaine
 """
 import sys
 
-from judgelib import Judge, cmdline_cpus, cpulist, judge_cyclic
+from judgelib import Judge, cmdline_cpus, cpulist, interrupts, judge_cyclic
 
 j = Judge(sys.argv[1])
 CORE = 1
@@ -26,12 +26,9 @@ judge_cyclic(j, 2, "spun")
 
 
 def loc(text):
-    """CPU 1's column of the LOC row of /proc/interrupts."""
-    for line in (text or "").splitlines():
-        w = line.split()
-        if w and w[0] == "LOC:":
-            return int(w[1 + CORE])
-    return None
+    """CPU 1's local timer interrupts: its count in the LOC row of /proc/interrupts."""
+    row = interrupts(text).get("LOC")
+    return row[1][CORE] if row else None
 
 
 def trace_of(name):
