@@ -31,28 +31,24 @@ fn interval_log_reads_back_in_python_and_sums_to_the_result() {
     }
     let Some(py) = hdrh_python() else { return };
     let root = root_tree();
-    let r = root.path().to_str().unwrap();
     let log = root.path().join("run.hlog");
-    let o = run(&[
-        "run",
-        "--root",
-        r,
-        "--no-config",
-        "--period-us",
-        "500",
-        "--duration",
-        "2.5s",
-        "--hlog",
-        log.to_str().unwrap(),
-        "--hlog-interval",
-        "0.5",
-        "--json",
-    ]);
-    assert!(
-        matches!(o.status.code(), Some(0 | 1 | 3)),
-        "{}",
-        text(&o.stderr)
-    );
+    let o = run_on(
+        root.path(),
+        &[
+            "--period-us",
+            "500",
+            "--duration",
+            "2.5s",
+            "--hlog",
+            log.to_str().unwrap(),
+            "--hlog-interval",
+            "0.5",
+            "--json",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_measured(&o);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     let s = &v["series"][0];
     let o = Command::new(&py)
@@ -101,26 +97,17 @@ fn sigusr1_restarts_the_counts_and_the_result_says_when() {
         return;
     }
     let root = root_tree();
-    let r = root.path().to_str().unwrap();
     // --iterations counts from the reset: the run records 3000 periods after it, whatever came before (3 s at
     // most): the reset, sent after 1 s, is applied by the main thread when it wakes, which a loaded machine can
     // delay while the FIFO thread goes on (with 1500 periods a 0.5 s stall let the run end first).
-    let child = Command::new(bin())
-        .args([
-            "run",
-            "--root",
-            r,
-            "--no-config",
-            "--period-us",
-            "1000",
-            "--iterations",
-            "3000",
-            "--json",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = run_on(
+        root.path(),
+        &["--period-us", "1000", "--iterations", "3000", "--json"],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     std::thread::sleep(Duration::from_millis(1000));
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
@@ -128,11 +115,7 @@ fn sigusr1_restarts_the_counts_and_the_result_says_when() {
     )
     .unwrap();
     let o = child.wait_with_output().unwrap();
-    assert!(
-        matches!(o.status.code(), Some(0 | 1 | 3)),
-        "{}",
-        text(&o.stderr)
-    );
+    assert_measured(&o);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     let s = &v["series"][0];
     assert_eq!(v["resets"], 1, "{v}");
@@ -186,13 +169,22 @@ def finish():
 atexit.register(finish)
 "#;
 
+/// `rmp-eval run --root ROOT --no-config --output OUT` on a pty, driven by `script` (PTY and what acts).
+fn on_pty(script: &str, root: &std::path::Path, out: &std::path::Path) -> Command {
+    let mut c = Command::new("python3");
+    c.args(["-c", script, bin(), "run", "--root"])
+        .arg(root)
+        .args(["--no-config", "--output"])
+        .arg(out);
+    c
+}
+
 #[test]
 fn q_and_r_on_a_terminal() {
     if !root_or_skip("q_and_r_on_a_terminal") {
         return;
     }
     let root = root_tree();
-    let r = root.path().to_str().unwrap();
     let out = root.path().join("r.json");
     // A pty from Python's standard library: the run sees a terminal, we type r once it offers keys, then q. Keys
     // that arrive without Enter show the raw mode was on; `stty -a` on the same terminal after the run shows it
@@ -204,18 +196,7 @@ pump(60, rb"q or Ctrl\+C stops")
 os.write(fd, b"r"); pump(1.0); os.write(fd, b"q"); pump(60)
 "#
     );
-    let o = Command::new("python3")
-        .args([
-            "-c",
-            &script,
-            bin(),
-            "run",
-            "--root",
-            r,
-            "--no-config",
-            "--output",
-            out.to_str().unwrap(),
-        ])
+    let o = on_pty(&script, root.path(), &out)
         .env("PTY_STTY_AFTER", "1")
         .output()
         .unwrap();
@@ -248,7 +229,6 @@ fn without_a_terminal_on_stdin_the_live_view_names_sigusr1_and_it_works() {
         return;
     }
     let root = root_tree();
-    let r = root.path().to_str().unwrap();
     let out = root.path().join("r.json");
     // The live view on a pty, stdin from /dev/null: keys cannot be read, so the footer must not offer them.
     // The test does what the footer says: kill -USR1 PID, then Ctrl+C (SIGINT).
@@ -261,18 +241,7 @@ if m:
 pump(1.0); os.kill(pid, signal.SIGINT); pump(60)
 "#
     );
-    let o = Command::new("python3")
-        .args([
-            "-c",
-            &script,
-            bin(),
-            "run",
-            "--root",
-            r,
-            "--no-config",
-            "--output",
-            out.to_str().unwrap(),
-        ])
+    let o = on_pty(&script, root.path(), &out)
         .env("PTY_STDIN_NULL", "1")
         .output()
         .unwrap();
@@ -292,17 +261,7 @@ fn kill_9_leaves_the_last_checkpoint() {
         return;
     }
     let root = root_tree();
-    let r = root.path().to_str().unwrap();
-    let mut child = Command::new(bin())
-        .args([
-            "run",
-            "--root",
-            r,
-            "--no-config",
-            "--duration",
-            "60s",
-            "--json",
-        ])
+    let mut child = run_on(root.path(), &["--duration", "60s", "--json"])
         .env("RMP_EVAL_CHECKPOINT_S", "0.5")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -394,11 +353,7 @@ fn nic_checkpoints_carry_the_round_trips_and_sigusr1_resets_them() {
     )
     .unwrap();
     let o = child.wait_with_output().unwrap();
-    assert!(
-        matches!(o.status.code(), Some(0 | 1 | 3)),
-        "{}",
-        text(&o.stderr)
-    );
+    assert_measured(&o);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["resets"], 1, "{v}");
     let (sent_after, rtts) = (

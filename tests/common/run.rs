@@ -39,6 +39,28 @@ pub fn run(args: &[&str]) -> Output {
     Command::new(bin()).args(args).output().unwrap()
 }
 
+/// `rmp-eval run --root ROOT --no-config ARGS…`, to run or spawn: a run on a root tree (its results land in the
+/// tree, not the machine's), without a config file.
+pub fn run_on(root: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(bin());
+    c.arg("run")
+        .arg("--root")
+        .arg(root)
+        .arg("--no-config")
+        .args(args);
+    c
+}
+
+/// Asserts a run measured: exit 0 (pass), 1 (fail) or 3 (inconclusive, as a short clean run is).
+pub fn assert_measured(o: &Output) {
+    assert!(
+        matches!(o.status.code(), Some(0 | 1 | 3)),
+        "exit {:?}: {}",
+        o.status.code(),
+        text(&o.stderr)
+    );
+}
+
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
