@@ -61,6 +61,34 @@ pub struct FileMeta {
 /// run, looked for by the process checks).
 pub(crate) const CPU_DMA_LATENCY: &str = "/dev/cpu_dma_latency";
 
+/// What a Host shares with its clones but is not part of what it is (a cache, the paths it touched): two Hosts
+/// on the same root are the same machine whatever they hold, so any two compare equal.
+#[derive(Default)]
+pub(crate) struct Shared<T>(std::sync::Arc<T>);
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        Shared(std::sync::Arc::clone(&self.0))
+    }
+}
+impl<T> std::ops::Deref for Shared<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+impl<T> std::fmt::Debug for Shared<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Shared")
+    }
+}
+impl<T> PartialEq for Shared<T> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl<T> Eq for Shared<T> {}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Host {
     root: PathBuf,

@@ -14,11 +14,11 @@ use std::fs;
 use std::io::{self, Read};
 use std::ops::ControlFlow;
 use std::os::fd::OwnedFd;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
 
 use super::recorded::Failure;
-use super::{Host, HostError, HostResult, MAX_READ};
+use super::{Host, HostError, HostResult, MAX_READ, Shared};
 use crate::sys::fs as fs_sys;
 
 /// Directory listings longer than this are refused (a crafted tree must not exhaust memory).
@@ -34,24 +34,13 @@ const OPENAT2_TRIES: u32 = 100;
 
 /// What a Host loads once and shares with its clones: the snapshot's recorded failures (host_recorded.rs) and
 /// the root directory, opened once (O_PATH) for every openat2 under it.
-#[derive(Clone, Default)]
-pub(crate) struct Loaded {
-    pub(super) failures: Arc<OnceLock<BTreeMap<String, Failure>>>,
-    root_fd: Arc<OnceLock<OwnedFd>>,
-}
+pub(crate) type Loaded = Shared<Cache>;
 
-// A cache, not identity: two Hosts on the same root are the same machine.
-impl std::fmt::Debug for Loaded {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Loaded")
-    }
+#[derive(Default)]
+pub(crate) struct Cache {
+    pub(super) failures: OnceLock<BTreeMap<String, Failure>>,
+    root_fd: OnceLock<OwnedFd>,
 }
-impl PartialEq for Loaded {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-impl Eq for Loaded {}
 
 /// The names of the kinds of file, as errors and snapshots say them.
 pub(super) const KINDS: [(libc::mode_t, &str); 7] = [

@@ -1,6 +1,7 @@
 use super::super::recorded::UNREADABLE;
 use super::*;
 use std::os::unix::fs::symlink;
+use std::sync::Arc;
 
 fn root() -> (tempfile::TempDir, Host) {
     let d = tempfile::Builder::new().prefix("ck-hr").tempdir().unwrap();
