@@ -5,21 +5,6 @@
 mod common;
 use common::fix::{Root, text};
 
-fn root_with(overlay: &str) -> Root {
-    let r = Root::untuned();
-    let src = format!(
-        "{}/tests/fixtures/cgroup/{overlay}/.",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let st = std::process::Command::new("cp")
-        .args(["-a", &src])
-        .arg(r.dir.path())
-        .status()
-        .unwrap();
-    assert!(st.success());
-    r
-}
-
 fn core_isolated(r: &Root) -> (String, String) {
     let o = r.rmp("check", &["--core", "1", "--json"]);
     let v: serde_json::Value =
@@ -40,7 +25,7 @@ fn core_isolated(r: &Root) -> (String, String) {
 #[test]
 fn a_valid_isolated_partition_passes_and_says_so() {
     for overlay in ["valid", "valid-6.8"] {
-        let (st, d) = core_isolated(&root_with(overlay));
+        let (st, d) = core_isolated(&Root::untuned_with_cgroup(overlay));
         assert_eq!(st, "pass", "{overlay}: {d}");
         assert_eq!(
             d, "cgroup isolated partition rmp_eval_rt.slice (CPUs 1)",
@@ -51,7 +36,7 @@ fn a_valid_isolated_partition_passes_and_says_so() {
 
 #[test]
 fn a_partition_missing_from_cpuset_cpus_isolated_fails() {
-    let r = root_with("valid-6.8");
+    let r = Root::untuned_with_cgroup("valid-6.8");
     r.write("/sys/fs/cgroup/cpuset.cpus.isolated", "\n");
     let (st, d) = core_isolated(&r);
     assert_eq!(st, "fail");
@@ -60,7 +45,7 @@ fn a_partition_missing_from_cpuset_cpus_isolated_fails() {
 
 #[test]
 fn an_invalid_partition_fails_with_the_kernels_reason() {
-    let (st, d) = core_isolated(&root_with("invalid"));
+    let (st, d) = core_isolated(&Root::untuned_with_cgroup("invalid"));
     assert_eq!(st, "fail");
     assert_eq!(
         d,
@@ -70,7 +55,7 @@ fn an_invalid_partition_fails_with_the_kernels_reason() {
 
 #[test]
 fn a_root_partition_is_not_isolation() {
-    let r = root_with("valid");
+    let r = Root::untuned_with_cgroup("valid");
     r.write(
         "/sys/fs/cgroup/rmp_eval_rt.slice/cpuset.cpus.partition",
         "root\n",
@@ -83,7 +68,7 @@ fn a_root_partition_is_not_isolation() {
 #[test]
 fn without_a_usable_cgroup2_the_boot_list_decides() {
     for overlay in ["no-cpuset", "v1-only"] {
-        let r = root_with(overlay);
+        let r = Root::untuned_with_cgroup(overlay);
         let (st, d) = core_isolated(&r);
         assert_eq!(
             (st.as_str(), d.as_str()),
@@ -102,7 +87,7 @@ fn without_a_usable_cgroup2_the_boot_list_decides() {
 
 #[test]
 fn boot_isolation_and_a_partition_are_both_named() {
-    let r = root_with("valid");
+    let r = Root::untuned_with_cgroup("valid");
     r.write("/sys/devices/system/cpu/isolated", "1\n");
     let (st, d) = core_isolated(&r);
     assert_eq!(st, "pass");

@@ -8,17 +8,7 @@ mod common;
 use common::fix::{Root, diff, ok, text};
 
 fn root(overlay: &str, systemd: bool) -> Root {
-    let r = Root::untuned();
-    let src = format!(
-        "{}/tests/fixtures/cgroup/{overlay}/.",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let st = std::process::Command::new("cp")
-        .args(["-a", &src])
-        .arg(r.dir.path())
-        .status()
-        .unwrap();
-    assert!(st.success());
+    let r = Root::untuned_with_cgroup(overlay);
     if systemd {
         std::fs::create_dir_all(r.path("/run/systemd/system")).unwrap();
     }

@@ -101,11 +101,6 @@ impl Drop for OwnRun {
     }
 }
 
-fn ip(args: &[&str]) {
-    let st = Command::new("ip").args(args).status().unwrap();
-    assert!(st.success(), "ip {args:?}");
-}
-
 fn root() -> bool {
     common::require_root("fix_ethtool")
 }
@@ -117,17 +112,7 @@ fn veth_answers_eopnotsupp_for_its_step_and_rps_still_applies() {
     }
     let _one = one_at_a_time();
     let name = format!("ne-v{}", std::process::id() % 100_000);
-    ip(&[
-        "link",
-        "add",
-        &name,
-        "type",
-        "veth",
-        "peer",
-        "name",
-        &format!("{name}p"),
-    ]);
-    let _link = Link(name.clone());
+    let _link = Link::veth(&name);
     let rps = format!("/sys/class/net/{name}/queues/rx-0/rps_cpus");
     std::fs::write(&rps, "1\n").unwrap();
     let host = Host::live();
@@ -234,8 +219,7 @@ fn tap_rx_frames_set_for_real_verified_and_restored_from_the_journal() {
     }
     let _one = one_at_a_time();
     let name = format!("ne-t{}", std::process::id() % 100_000);
-    ip(&["tuntap", "add", "dev", &name, "mode", "tap"]);
-    let _link = Link(name.clone());
+    let _link = Link::tap(&name);
     let before = ethtool::read(&name, Field::RxFrames).unwrap();
     let others = rmp_eval::checks::ethtool::live_readings(&name);
     let want = if before == 8 { 4 } else { 8 };

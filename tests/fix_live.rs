@@ -86,21 +86,7 @@ fn irq_rps_and_sysctl_applied_verified_and_rolled_back_for_real() {
     let core = *online.last().unwrap();
 
     let name = format!("fx{}", std::process::id() % 1_000_000);
-    let st = Command::new("ip")
-        .args([
-            "link",
-            "add",
-            &name,
-            "type",
-            "veth",
-            "peer",
-            "name",
-            &format!("{name}p"),
-        ])
-        .status()
-        .unwrap();
-    assert!(st.success(), "ip link add veth");
-    let _veth = Link(name.clone());
+    let _veth = Link::veth(&name);
     let rps_path = format!("/sys/class/net/{name}/queues/rx-0/rps_cpus");
     let (irq_path, irq_before, irq_want) =
         movable_irq(&online).expect("no movable IRQ on this machine");

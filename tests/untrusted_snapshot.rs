@@ -9,7 +9,7 @@ use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use common::check::{run, text};
+use common::check::{run, snapshot, text};
 use rmp_eval::host::{Host, normalize};
 
 fn tree(cpus: usize, irqs: usize, threads: usize) -> tempfile::TempDir {
@@ -42,16 +42,6 @@ fn verdicts(root: &Path, extra: &[&str]) -> Vec<(String, String, String)> {
             (s("id"), s("status"), s("detail"))
         })
         .collect()
-}
-
-fn snapshot(src: &Path, out: &Path) {
-    let o = run(&[
-        "--root",
-        src.to_str().unwrap(),
-        "snapshot",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }
 
 /// Every link under `out`, resolved lexically from where it sits, stays under `out`.

@@ -26,6 +26,22 @@ pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// `rmp-eval --root SRC snapshot OUT`.
+pub fn snapshot_of(src: &Path, out: &Path) -> Output {
+    run(&[
+        "--root",
+        src.to_str().unwrap(),
+        "snapshot",
+        out.to_str().unwrap(),
+    ])
+}
+
+/// A snapshot of SRC into OUT that must succeed.
+pub fn snapshot(src: &Path, out: &Path) {
+    let o = snapshot_of(src, out);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+}
+
 /// `check --json` on a root: (exit code, parsed document).
 pub fn check_json(root: &Path, extra: &[&str]) -> (Option<i32>, serde_json::Value) {
     let mut args = vec!["--root", root.to_str().unwrap(), "check", "--json"];

@@ -41,6 +41,22 @@ impl Root {
         Root { dir }
     }
 
+    /// The untuned capture with tests/fixtures/cgroup/OVERLAY laid over it (a cgroup tree of another layout).
+    pub fn untuned_with_cgroup(overlay: &str) -> Root {
+        let r = Root::untuned();
+        let src = format!(
+            "{}/tests/fixtures/cgroup/{overlay}/.",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let st = Command::new("cp")
+            .args(["-a", &src])
+            .arg(r.dir.path())
+            .status()
+            .unwrap();
+        assert!(st.success(), "cp -a {src}");
+        r
+    }
+
     pub fn path(&self, abs: &str) -> PathBuf {
         self.dir.path().join(abs.trim_start_matches('/'))
     }
@@ -262,6 +278,34 @@ pub fn live_readers() -> Option<nix::fcntl::Flock<std::fs::File>> {
 
 /// Removes a network link (and a veth's peer with it) even when the test fails.
 pub struct Link(pub String);
+
+impl Link {
+    /// A veth pair NAME / NAMEp in this namespace (the live tests' NIC without hardware), removed when dropped.
+    pub fn veth(name: &str) -> Link {
+        Link::add(name, &["type", "veth", "peer", "name", &format!("{name}p")])
+    }
+
+    /// A tap device (an ethtool driver with coalescing settings to change), removed when dropped.
+    pub fn tap(name: &str) -> Link {
+        let st = Command::new("ip")
+            .args(["tuntap", "add", "dev", name, "mode", "tap"])
+            .status()
+            .unwrap();
+        assert!(st.success(), "ip tuntap add {name}");
+        Link(name.to_string())
+    }
+
+    fn add(name: &str, how: &[&str]) -> Link {
+        let st = Command::new("ip")
+            .args(["link", "add", name])
+            .args(how)
+            .status()
+            .unwrap();
+        assert!(st.success(), "ip link add {name} {how:?}");
+        Link(name.to_string())
+    }
+}
+
 impl Drop for Link {
     fn drop(&mut self) {
         let _ = Command::new("ip").args(["link", "del", &self.0]).status();
