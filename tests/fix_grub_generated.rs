@@ -8,6 +8,7 @@
 //! changed. Then rollback: the tree identical (content, mode, owner, links, directories).
 
 mod common;
+use common::Rng;
 use common::fix::{Root, diff, grub_source, kernel_tokens};
 
 use rmp_eval::fix::kind::How;
@@ -22,17 +23,7 @@ const LAYOUTS: usize = 1000;
 const WORKERS: usize = 8;
 const CORE: usize = 3;
 
-struct Rng(u64);
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
     fn chance(&mut self, pct: usize) -> bool {
         self.below(100) < pct
     }

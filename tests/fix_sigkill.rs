@@ -4,6 +4,7 @@
 //! (each run must leave it as it found it).
 
 mod common;
+use common::Rng;
 use common::fix as fix_support;
 use fix_support::{BIN, Root, diff, text};
 
@@ -13,20 +14,6 @@ use std::time::{Duration, Instant};
 const RUNS: usize = 201;
 const WORKERS: usize = 3;
 const STEPS: &str = "cmdline,sysctl,workqueue";
-
-/// xorshift64*: a fixed seed, so that a failure can be run again (RMP_EVAL_TEST_SEED picks another).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
 
 fn spawn(r: &Root, args: &[&str]) -> std::process::Child {
     Command::new(BIN)
@@ -90,7 +77,7 @@ fn worker(seed: u64, runs: usize) -> usize {
     while killed < runs && i < runs * 4 {
         let of_rollback = i % 2 == 1;
         let span = if of_rollback { rb_d } else { fix_d };
-        let at = Duration::from_micros(rng.below(span.as_micros() as u64));
+        let at = Duration::from_micros(rng.below(span.as_micros() as usize) as u64);
         let hit = if of_rollback {
             fix_d = fix_d.min(timed(&r, FIX));
             kill_after(&r, ROLLBACK, at)

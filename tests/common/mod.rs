@@ -12,6 +12,23 @@ pub mod fix;
 pub mod nic;
 pub mod run;
 
+/// xorshift64*: a fixed seed, so that a failure can be run again (RMP_EVAL_TEST_SEED picks another).
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
 /// True when the test may go on; false (after saying why) when it must not and the run is not strict. In a
 /// strict run (`RMP_EVAL_REQUIRE_ROOT=1`) a test that cannot run fails.
 pub fn cannot_run(test: &str, why: &str) -> bool {

@@ -248,27 +248,9 @@ pub struct Capture {
 
 impl Capture {
     pub fn start(iface: &str, filter: &str, count: usize) -> Capture {
-        use std::io::{BufRead, BufReader};
         let dir = tempdir();
         let path = dir.path().join("cap.pcap");
-        let mut child = Command::new("tshark")
-            .args(["-i", iface, "-f", filter, "-c", &count.to_string(), "-w"])
-            .arg(&path)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("tshark runs (tests/install-deps.sh installs it)");
-        let err = child.stderr.take().unwrap();
-        let mut lines = BufReader::new(err).lines();
-        loop {
-            match lines.next() {
-                Some(Ok(l)) if l.contains("Capturing on") => break,
-                Some(Ok(_)) => continue,
-                _ => panic!("tshark did not start capturing on {iface}"),
-            }
-        }
-        // Keep draining its stderr so that it never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
+        let child = start_tshark(iface, filter, &["-c", &count.to_string()], &path);
         Capture {
             child: Some(child),
             path,
@@ -407,19 +389,20 @@ impl Drop for Bridge {
 
 /// tshark on `iface` for `secs` seconds into a pcap in `dir`; returns once it captures.
 pub fn capture_for(iface: &str, filter: &str, secs: u32, dir: &Path) -> (Child, PathBuf) {
-    use std::io::{BufRead, BufReader};
     let path = dir.join("cap.pcap");
+    let child = start_tshark(iface, filter, &["-a", &format!("duration:{secs}")], &path);
+    (child, path)
+}
+
+/// tshark capturing on `iface` into `path` (`stop`: when it stops), returned once it says "Capturing on"; its
+/// stderr drained from then on, so that it never blocks on a full pipe.
+fn start_tshark(iface: &str, filter: &str, stop: &[&str], path: &Path) -> Child {
+    use std::io::{BufRead, BufReader};
     let mut child = Command::new("tshark")
-        .args([
-            "-i",
-            iface,
-            "-f",
-            filter,
-            "-a",
-            &format!("duration:{secs}"),
-            "-w",
-        ])
-        .arg(&path)
+        .args(["-i", iface, "-f", filter])
+        .args(stop)
+        .arg("-w")
+        .arg(path)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -434,7 +417,7 @@ pub fn capture_for(iface: &str, filter: &str, secs: u32, dir: &Path) -> (Child, 
         }
     }
     std::thread::spawn(move || for _ in lines {});
-    (child, path)
+    child
 }
 
 /// `tshark -r PCAP -T fields -e …`, one line per frame.
