@@ -9,7 +9,8 @@
 
 mod common;
 use common::Rng;
-use common::fix::{Root, diff, grub_source, kernel_tokens};
+use common::fix::{Root, diff, kernel_tokens};
+use common::grub;
 
 use rmp_eval::fix::kind::How;
 use rmp_eval::fix::plan::{self, Request};
@@ -146,7 +147,7 @@ fn layout(rng: &mut Rng, dir: &Path) {
 /// GRUB_CMDLINE_LINUX and _DEFAULT after sourcing the tree's files in grub-mkconfig's order with `shell`, as
 /// the kernel will split them.
 fn effective(root: &Path, shell: &str) -> Result<Vec<String>, String> {
-    let (a, b) = grub_source(root, shell)?;
+    let (a, b) = grub::source(root, shell)?;
     Ok(kernel_tokens(&format!("{a} {b}")))
 }
 

@@ -1,6 +1,7 @@
 //! What the integration tests share, one module per family: `check` (run the binary, read its JSON), `fix`
-//! (fixture roots, tree hashes, the live-test lock), `nic` (veth pairs in namespaces, independent peers), `run`
-//! (a --root tree so results never land in the machine's /var/lib). A test file takes it with `mod common;`.
+//! (fixture roots, tree hashes, the live-test lock), `grub` (GRUB's line as its shell sees it), `nic` (veth pairs
+//! in namespaces, independent peers), `run` (a --root tree so results never land in the machine's /var/lib). A
+//! test file takes it with `mod common;`.
 //!
 //! One gate for tests that need root or a machine resource: [`require_root`] / [`cannot_run`]. Outside CI a test
 //! that cannot run says so and passes; with `RMP_EVAL_REQUIRE_ROOT=1` (tests/run-all.sh sets it when it runs as
@@ -9,6 +10,7 @@
 
 pub mod check;
 pub mod fix;
+pub mod grub;
 pub mod nic;
 pub mod run;
 
