@@ -186,19 +186,7 @@ fn as_nobody(args: &[&str]) -> Option<std::process::Output> {
     if !nix::unistd::Uid::effective().is_root() {
         return None;
     }
-    Some(
-        Command::new("setpriv")
-            .args([
-                "--reuid=65534",
-                "--regid=65534",
-                "--clear-groups",
-                "--inh-caps=-all",
-            ])
-            .arg(bin())
-            .args(args)
-            .output()
-            .expect("setpriv"),
-    )
+    Some(common::as_nobody().args(args).output().expect("setpriv"))
 }
 
 #[test]

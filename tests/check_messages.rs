@@ -115,14 +115,7 @@ fn without_sched_fifo_permission_run_says_so_before_printing_checks() {
         return;
     }
     // As nobody (no CAP_SYS_NICE, RLIMIT_RTPRIO 0), with the configuration checks on.
-    let o = std::process::Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--inh-caps=-all",
-        ])
-        .arg(bin())
+    let o = common::as_nobody()
         .args(["run", "-i", "100"])
         .output()
         .unwrap();

@@ -149,14 +149,7 @@ fn without_permission_for_sched_fifo_one_line_and_exit_2() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     // As nobody (no CAP_SYS_NICE, RLIMIT_RTPRIO 0): mlockall or SCHED_FIFO is refused.
-    let o = std::process::Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--inh-caps=-all",
-        ])
-        .arg(bin())
+    let o = common::as_nobody()
         .args(["run", "--root", root.path().to_str().unwrap()])
         .args(["--no-config", "--iterations", "10"])
         .output()

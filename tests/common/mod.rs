@@ -41,6 +41,20 @@ pub fn cannot_run(test: &str, why: &str) -> bool {
     false
 }
 
+/// The binary to be run as nobody (uid/gid 65534, no groups, no inherited capabilities: no CAP_SYS_NICE, an
+/// RTPRIO limit of 0, no reading root's files); add its arguments. Switching needs root.
+pub fn as_nobody() -> std::process::Command {
+    let mut c = std::process::Command::new("setpriv");
+    c.args([
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        "--inh-caps=-all",
+    ])
+    .arg(env!("CARGO_BIN_EXE_rmp-eval"));
+    c
+}
+
 /// True when running as root; otherwise [`cannot_run`].
 pub fn require_root(test: &str) -> bool {
     nix::unistd::geteuid().is_root() || cannot_run(test, "needs root")
