@@ -11,6 +11,19 @@ fn seed() -> String {
     fixture("seed-i3-13100te").to_str().unwrap().to_string()
 }
 
+/// A copy of the seed machine's tree to change (a temp dir named PREFIX…).
+fn seed_copy(prefix: &str) -> tempfile::TempDir {
+    let tmp = tempfile::Builder::new().prefix(prefix).tempdir().unwrap();
+    let st = Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", seed()))
+        .arg(tmp.path())
+        .status()
+        .unwrap();
+    assert!(st.success(), "cp -a {}", seed());
+    tmp
+}
+
 #[test]
 fn bad_core_and_nic_are_one_line_errors_with_exit_2() {
     let s = seed();
@@ -91,19 +104,7 @@ fn missing_nic_is_bad_input_and_no_nic_means_no_nic_section() {
 #[test]
 fn exit_0_when_nothing_fails() {
     // A copy of the seed machine with every failing knob repaired.
-    let tmp = tempfile::Builder::new()
-        .prefix("ck-good")
-        .tempdir()
-        .unwrap();
-    assert!(
-        Command::new("cp")
-            .arg("-a")
-            .arg(format!("{}/.", seed()))
-            .arg(tmp.path())
-            .status()
-            .unwrap()
-            .success()
-    );
+    let tmp = seed_copy("ck-good");
     let w = |p: &str, v: &str| std::fs::write(tmp.path().join(p), v).unwrap();
     w(
         "proc/cmdline",
@@ -192,19 +193,7 @@ fn as_nobody(args: &[&str]) -> Option<std::process::Output> {
 #[test]
 fn without_root_unreadable_files_are_unknown_not_an_abort() {
     use std::os::unix::fs::PermissionsExt;
-    let tmp = tempfile::Builder::new()
-        .prefix("ck-nonroot")
-        .tempdir()
-        .unwrap();
-    assert!(
-        Command::new("cp")
-            .arg("-a")
-            .arg(format!("{}/.", seed()))
-            .arg(tmp.path())
-            .status()
-            .unwrap()
-            .success()
-    );
+    let tmp = seed_copy("ck-nonroot");
     std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::set_permissions(
         tmp.path().join("proc/swaps"),
