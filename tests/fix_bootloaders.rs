@@ -41,8 +41,7 @@ fn cloud_dropin_existing_isolcpus_and_quotes() {
         .find_map(|l| l.trim().strip_prefix("note: GRUB, normal entries, after: "))
         .unwrap();
     assert_eq!(fix_support::kernel_tokens(after), line);
-    ok(&r.rmp("rollback", &["--yes"]));
-    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+    r.rolls_back_to(&start);
 }
 
 #[test]
@@ -92,8 +91,7 @@ fn systemd_boot_edits_etc_kernel_cmdline() {
         out.contains("kernel-install add 6.1.0-50-rt-amd64 /boot/vmlinuz-6.1.0-50-rt-amd64"),
         "{out}"
     );
-    ok(&r.rmp("rollback", &["--yes"]));
-    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+    r.rolls_back_to(&start);
 
     // Without /etc/kernel/cmdline: started from the running command line (minus BOOT_IMAGE), removed by rollback.
     r.remove("/etc/kernel/cmdline");
@@ -108,8 +106,7 @@ fn systemd_boot_edits_etc_kernel_cmdline() {
         written.contains("console=ttyS0,115200") && written.contains("nohz_full=1"),
         "{written}"
     );
-    ok(&r.rmp("rollback", &["--yes"]));
-    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+    r.rolls_back_to(&start);
 }
 
 #[test]
@@ -161,8 +158,7 @@ fn stock_debian_grub_and_a_second_fix_changes_nothing() {
         text(&o)
     );
     assert_eq!(diff(&after_first, &r.tree()), Vec::<String>::new());
-    ok(&r.rmp("rollback", &["--yes"]));
-    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+    r.rolls_back_to(&start);
 }
 
 #[test]
@@ -193,8 +189,7 @@ fn raspberry_pi_cmdline_txt() {
         "{}",
         text(&o)
     );
-    ok(&r.rmp("rollback", &["--yes"]));
-    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+    r.rolls_back_to(&start);
 }
 
 #[test]
@@ -218,6 +213,5 @@ fn raspberry_pi_with_the_package_installed_is_not_grub() {
     let line = r.read("/boot/firmware/cmdline.txt");
     assert!(line.contains(" isolcpus=managed_irq,domain,1 "), "{line}");
     assert!(!r.exists("/var/lib/rmp-eval/cmdline"), "{}", text(&o));
-    ok(&r.rmp("rollback", &["--yes"]));
-    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+    r.rolls_back_to(&start);
 }

@@ -113,8 +113,7 @@ fn runs_stack_and_roll_back_newest_first() {
         Vec::<String>::new(),
         "dry-run must not undo"
     );
-    ok(&r.rmp("rollback", &["--yes"]));
-    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+    r.rolls_back_to(&start);
 }
 
 #[test]
@@ -217,8 +216,7 @@ fn nic_irqs_move_onto_the_core_and_rps_goes_off() {
     ok(&r.rmp("apply-saved", &["--nic", "enp0s2"]));
     assert_eq!(r.read("/proc/irq/40/smp_affinity_list"), "1\n");
     assert_eq!(r.read("/sys/class/net/enp0s2/queues/rx-0/rps_cpus"), "0\n");
-    ok(&r.rmp("rollback", &["--yes"]));
-    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+    r.rolls_back_to(&start);
 }
 
 #[test]
@@ -291,6 +289,5 @@ fn governor_turbo_and_irqbalance() {
             .contains("\nIRQBALANCE_BANNED_CPULIST=1,3\n")
     );
     r.write("/sys/devices/system/cpu/online", "0-1\n");
-    ok(&r.rmp("rollback", &["--yes"]));
-    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+    r.rolls_back_to(&start);
 }

@@ -57,8 +57,7 @@ fn d1_symlinked_targets_are_written_through_and_stay_links() {
     );
     assert!(r.read("/usr/lib/kernel/cmdline").contains("nohz_full=1"));
     assert_eq!(mode(&r, "/usr/lib/kernel/cmdline"), 0o640, "mode widened");
-    ok(&r.rmp("rollback", &["--yes"]));
-    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+    r.rolls_back_to(&start);
 
     // A link to nothing: refused in one line before anything changed.
     r.remove("/usr/lib/kernel/cmdline");
@@ -192,8 +191,7 @@ fn d10_a_journal_it_cannot_read_stops_rollback_and_fix() {
         assert_eq!(diff(&before, &r.tree()), Vec::<String>::new());
     }
     r.write(j, &good);
-    ok(&r.rmp("rollback", &["--yes"]));
-    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+    r.rolls_back_to(&start);
 }
 
 #[test]
@@ -262,8 +260,7 @@ fn d5_a_drop_in_sorting_after_ours() {
         line,
         "the plan's after: line is what GRUB gets"
     );
-    ok(&r.rmp("rollback", &["--yes"]));
-    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+    r.rolls_back_to(&start);
 }
 
 #[test]
@@ -287,8 +284,7 @@ fn d6_quoted_values_come_out_byte_identical() {
         ["managed_irq,domain,2-3"],
         "{line:?}"
     );
-    ok(&r.rmp("rollback", &["--yes"]));
-    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+    r.rolls_back_to(&start);
 }
 
 #[test]
@@ -312,8 +308,7 @@ fn d7_shell_is_evaluated_as_grub_mkconfig_does_or_refused() {
         line.contains(&"x=1".to_string()) && line.contains(&"splash".to_string()),
         "{line:?}"
     );
-    ok(&r.rmp("rollback", &["--yes"]));
-    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+    r.rolls_back_to(&start);
     // What grub-mkconfig itself would stop on: refused with the shell's reason, nothing changed, exit 1.
     r.write(
         "/etc/default/grub.d/50-broken.cfg",
@@ -383,6 +378,5 @@ fn d9_pi_cmdline_txt_first_line_only() {
         "console=serial0,115200 root=PARTUUID=4e639091-02 rootwait isolcpus=managed_irq,domain,1 nohz_full=1 rcu_nocbs=1 irqaffinity=0 skew_tick=1"
     );
     assert_eq!(l2, rest);
-    ok(&r.rmp("rollback", &["--yes"]));
-    assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
+    r.rolls_back_to(&start);
 }

@@ -87,6 +87,12 @@ impl Root {
         t
     }
 
+    /// `rollback --yes` succeeds and leaves the tree byte for byte as `start`.
+    pub fn rolls_back_to(&self, start: &Tree) {
+        ok(&self.rmp("rollback", &["--yes"]));
+        assert_eq!(diff(start, &self.tree()), Vec::<String>::new());
+    }
+
     /// Runs `rmp-eval <cmd> --root ROOT <args>` with no terminal (stdin null).
     pub fn rmp(&self, cmd: &str, args: &[&str]) -> Output {
         self.rmp_env(cmd, args, &[])
