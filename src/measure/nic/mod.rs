@@ -1,14 +1,15 @@
 //! NIC mode of `run`: a sender thread (the cyclic loop, one probe frame per period: send.rs) and a receiver thread
 //! (higher priority, same core by default: recv.rs) that takes the replies, reads the transmit stamps back from the
-//! error queue and matches them (rtt.rs). Before any RT thread starts, the link is set up and a preflight checks
-//! that something answers within 1 s (link.rs; UDP finds its peer by ARP: arp.rs). The main thread starts the
-//! threads, supervises them (here) and builds the result (results.rs).
+//! error queue and matches them (rtt.rs); what the two share is shared.rs. Before any RT thread starts, the link
+//! is set up and a preflight checks that something answers within 1 s (link.rs; UDP finds its peer by ARP:
+//! arp.rs). The main thread starts the threads, supervises them (here) and builds the result (results.rs).
 
 mod arp;
 mod link;
 mod recv;
 mod results;
 mod send;
+mod shared;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::{Relaxed, Release};
@@ -29,9 +30,10 @@ use crate::host::Host;
 use crate::trace::marker::Marker;
 use crate::trace::session::{Scope, Tracing};
 use link::Link;
-use recv::{Receiver, Shared};
+use recv::Receiver;
 use results::Results;
 use send::Sender;
+use shared::Shared;
 
 /// How long the preflight waits for a first answer, and how long replies may pause mid-run.
 pub(crate) const ANSWER_TIMEOUT: Duration = Duration::from_secs(1);

@@ -1,113 +1,90 @@
-//! The receiver thread of NIC mode and the state it shares with the sender and the live view.
+//! The receiver thread of NIC mode: takes the replies, matches them with their transmit stamps (rtt.rs), records
+//! their inter-arrival period, and hands its round trips to the main thread between frames.
 
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::{
-    AtomicBool, AtomicU32, AtomicU64, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
-};
+use std::sync::atomic::Ordering::{Acquire, Relaxed};
 
 use super::ANSWER_TIMEOUT;
+use super::shared::Shared;
 use crate::error::Result;
 use crate::measure::frame::{self, MAX_FRAME, Reject};
 use crate::measure::rawsock::RawSocket;
 use crate::measure::rt::{self, RtThread};
-use crate::measure::rtt::{Matcher, RING};
+use crate::measure::rtt::Matcher;
 use crate::measure::rtt_collect::Handover;
 use crate::measure::series::Series;
 use crate::measure::spec::Mode;
-use crate::measure::tstamp::Stamps;
 use crate::sys::clock::{monotonic_ns as now_ns, realtime_ns};
 use crate::trace::marker::Marker;
 
 /// How long the receiver waits after the last frame was sent for the replies still in flight.
 const DRAIN_NS: u64 = 200_000_000;
 
-/// Written by the sender (one writer per field), read by the receiver and the live view; all relaxed.
-pub(crate) struct Shared {
-    pub(crate) first_seq: u32,
-    /// Frames sent so far.
-    pub(crate) sent: AtomicU64,
-    pub(crate) send_errors: AtomicU64,
-    /// CLOCK_REALTIME just before each send(), by sequence (for a reply whose TX stamp never came).
-    pub(crate) user_tx: Box<[AtomicU64]>,
-    /// Transmit stamps the sender read back from its socket's error queue, by sequence; `tx_seq` says whose
-    /// stamps a slot holds (written last, with Release).
-    tx_seq: Box<[AtomicU32]>,
-    tx_sw: Box<[AtomicU64]>,
-    tx_hw: Box<[AtomicU64]>,
-    /// Ends the sender's loop: a signal (set by the main thread) or replies stopping (set by the receiver).
-    pub(crate) halt: AtomicBool,
-    pub(crate) sender_done: AtomicBool,
-    /// Replies stopped for ANSWER_TIMEOUT while frames were being sent.
-    pub(crate) dead: AtomicBool,
-    pub(crate) matched: AtomicU64,
-    pub(crate) unmatched: AtomicU64,
-    pub(crate) max_rtt_ns: AtomicU64,
+/// Replies still waiting for their transmit stamp (a hardware TX stamp can come after the reply), at most.
+const PENDING: usize = 32;
+
+/// The replies still waiting for their transmit stamp, in a fixed array (nothing allocates).
+struct Pending {
+    seqs: [u32; PENDING],
+    n: usize,
 }
 
-impl Shared {
-    pub(crate) fn new(first_seq: u32) -> Shared {
-        Shared {
-            first_seq,
-            sent: AtomicU64::new(0),
-            send_errors: AtomicU64::new(0),
-            user_tx: (0..RING).map(|_| AtomicU64::new(0)).collect(),
-            tx_seq: (0..RING)
-                .map(|_| AtomicU32::new(first_seq.wrapping_sub(1)))
-                .collect(),
-            tx_sw: (0..RING).map(|_| AtomicU64::new(0)).collect(),
-            tx_hw: (0..RING).map(|_| AtomicU64::new(0)).collect(),
-            halt: AtomicBool::new(false),
-            sender_done: AtomicBool::new(false),
-            dead: AtomicBool::new(false),
-            matched: AtomicU64::new(0),
-            unmatched: AtomicU64::new(0),
-            max_rtt_ns: AtomicU64::new(0),
+impl Pending {
+    /// Keeps `seq` while there is room.
+    fn push(&mut self, seq: u32) {
+        if self.n < PENDING {
+            self.seqs[self.n] = seq;
+            self.n += 1;
         }
     }
 
-    fn slot(&self, seq: u32) -> usize {
-        seq.wrapping_sub(self.first_seq) as usize % RING
-    }
-
-    /// The sender's side: the transmit stamp of frame `seq`.
-    pub(crate) fn publish_tx(&self, seq: u32, st: Stamps) {
-        let i = self.slot(seq);
-        self.tx_sw[i].store(st.sw_ns, Relaxed);
-        self.tx_hw[i].store(st.hw_ns, Relaxed);
-        self.tx_seq[i].store(seq, Release);
-    }
-
-    /// The receiver's side: the transmit stamp of frame `seq`, once published.
-    pub(crate) fn tx_stamp(&self, seq: u32) -> Option<Stamps> {
-        let i = self.slot(seq);
-        (self.tx_seq[i].load(Acquire) == seq).then(|| Stamps {
-            sw_ns: self.tx_sw[i].load(Relaxed),
-            hw_ns: self.tx_hw[i].load(Relaxed),
-            tx: true,
-        })
-    }
-
-    fn send_time(&self, seq: u32) -> u64 {
-        let rel = seq.wrapping_sub(self.first_seq) as usize;
-        self.user_tx[rel % self.user_tx.len()].load(Relaxed)
-    }
-
-    /// The round-trip line under the live table.
-    pub(crate) fn live_line(&self) -> String {
-        format!(
-            "Round trips: {} sent, {} not sent, {} answered, {} unmatched, max RTT {:.1} us",
-            self.sent.load(Relaxed),
-            self.send_errors.load(Relaxed),
-            self.matched.load(Relaxed),
-            self.unmatched.load(Relaxed),
-            self.max_rtt_ns.load(Relaxed) as f64 / 1000.0
-        )
+    /// Transmit stamps that came after their reply: handed to the matcher, and those frames forgotten.
+    fn sweep(&mut self, sh: &Shared, m: &mut Matcher) {
+        let mut k = 0;
+        while k < self.n {
+            if let Some(st) = sh.tx_stamp(self.seqs[k]) {
+                m.on_tx(self.seqs[k], st, sh.sent.load(Relaxed), |seq| {
+                    sh.send_time(seq)
+                });
+                self.n -= 1;
+                self.seqs[k] = self.seqs[self.n];
+            } else {
+                k += 1;
+            }
+        }
     }
 }
 
-/// Replies still waiting for their transmit stamp (a hardware TX stamp can come after the reply).
-const PENDING: usize = 32;
+/// The run's totals for the live line and the end of the drain (the matcher's are per interval and reset).
+#[derive(Default)]
+struct Totals {
+    matched: u64,
+    max_rtt: u64,
+    unmatched: u64,
+    /// The matcher's unmatched count already added.
+    unmatched_seen: u64,
+    /// The reset generation the maximum belongs to.
+    epoch: u64,
+}
+
+impl Totals {
+    /// Between frames: hands an interval to the main thread when it asked (`hand`), then publishes the totals.
+    fn publish(&mut self, m: &mut Matcher, hand: &mut Handover, sh: &Shared) {
+        self.max_rtt = self.max_rtt.max(m.dist.max_ns());
+        self.unmatched += m.counts.unmatched.saturating_sub(self.unmatched_seen);
+        hand.poll(m, sh.sent.load(Relaxed));
+        self.unmatched_seen = m.counts.unmatched;
+        if hand.epoch() != self.epoch {
+            // Reset: the live line's maximum restarts with the statistics.
+            self.epoch = hand.epoch();
+            self.max_rtt = 0;
+        }
+        sh.matched.store(self.matched, Relaxed);
+        sh.unmatched.store(self.unmatched, Relaxed);
+        sh.max_rtt_ns.store(self.max_rtt, Relaxed);
+    }
+}
 
 /// Everything the receiver thread takes with it.
 pub(super) struct Receiver {
@@ -152,14 +129,15 @@ impl Receiver {
         } = self;
         let (sock, sh): (&RawSocket, &Shared) = (&sock, &shared);
         let mut m = Matcher::new(sh.first_seq, budget_ns, expect_wkc);
-        // The run's totals for the live line and the end of the drain (the matcher's are per interval and reset).
-        let mut matched = 0u64;
-        let mut max_rtt = 0u64;
-        let (mut unmatched, mut unmatched_seen) = (0u64, 0u64);
-        let mut epoch = hand.epoch();
+        let mut totals = Totals {
+            epoch: hand.epoch(),
+            ..Totals::default()
+        };
         let mut buf = [0u8; MAX_FRAME + 64];
-        let mut pending = [0u32; PENDING];
-        let mut npending = 0usize;
+        let mut pending = Pending {
+            seqs: [0; PENDING],
+            n: 0,
+        };
         let mut last_reply = now_ns();
         let mut prev_rx = 0u64;
         let mut done_at = 0u64;
@@ -180,7 +158,7 @@ impl Receiver {
                             let real = realtime_ns();
                             m.on_reply(reply.seq, wkc, r.stamps, real, sent, send_time);
                             if m.counts.matched > before {
-                                matched += 1;
+                                totals.matched += 1;
                                 // One write(2) from a stack buffer: the send in CLOCK_MONOTONIC (the trace clock) is
                                 // now less the round trip this thread saw (send()'s realtime stamp to now).
                                 if let Some(mk) = &marker {
@@ -193,9 +171,8 @@ impl Receiver {
                                     series.record(now - prev_rx, None);
                                 }
                                 prev_rx = now;
-                                if sh.tx_stamp(reply.seq).is_none() && npending < PENDING {
-                                    pending[npending] = reply.seq;
-                                    npending += 1;
+                                if sh.tx_stamp(reply.seq).is_none() {
+                                    pending.push(reply.seq);
                                 }
                             }
                         }
@@ -210,35 +187,14 @@ impl Receiver {
                     ) => {}
                 Err(_) => std::thread::sleep(std::time::Duration::from_millis(1)),
             }
-            // Transmit stamps that came after their reply.
-            let mut k = 0;
-            while k < npending {
-                if let Some(st) = sh.tx_stamp(pending[k]) {
-                    m.on_tx(pending[k], st, sh.sent.load(Relaxed), send_time);
-                    npending -= 1;
-                    pending[k] = pending[npending];
-                } else {
-                    k += 1;
-                }
-            }
-            max_rtt = max_rtt.max(m.dist.max_ns());
-            unmatched += m.counts.unmatched.saturating_sub(unmatched_seen);
-            hand.poll(&mut m, sh.sent.load(Relaxed));
-            unmatched_seen = m.counts.unmatched;
-            if hand.epoch() != epoch {
-                // Reset: the live line's maximum restarts with the statistics.
-                epoch = hand.epoch();
-                max_rtt = 0;
-            }
-            sh.matched.store(matched, Relaxed);
-            sh.unmatched.store(unmatched, Relaxed);
-            sh.max_rtt_ns.store(max_rtt, Relaxed);
+            pending.sweep(sh, &mut m);
+            totals.publish(&mut m, &mut hand, sh);
             let now = now_ns();
             if sh.sender_done.load(Acquire) {
                 if done_at == 0 {
                     done_at = now;
                 }
-                if matched >= sh.sent.load(Relaxed) || now - done_at > DRAIN_NS {
+                if totals.matched >= sh.sent.load(Relaxed) || now - done_at > DRAIN_NS {
                     break;
                 }
             } else if sh.sent.load(Relaxed) > 0
@@ -248,7 +204,7 @@ impl Receiver {
                 sh.halt.store(true, Relaxed);
             }
         }
-        for &seq in &pending[..npending] {
+        for &seq in &pending.seqs[..pending.n] {
             if let Some(st) = sh.tx_stamp(seq) {
                 m.on_tx(seq, st, sh.sent.load(Relaxed), send_time);
             }

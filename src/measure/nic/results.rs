@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::ANSWER_TIMEOUT;
 use super::link::Link;
-use super::recv::Shared;
+use super::shared::Shared;
 use crate::measure::collect::Collector;
 use crate::measure::frame::Reply;
 use crate::measure::result::{EscId, Header, Measured, RttSummary, RunResult, SeriesSummary};

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::{Relaxed, Release};
 use std::time::Duration;
 
-use super::recv::Shared;
+use super::shared::Shared;
 use crate::error::Result;
 use crate::measure::frame::{self, Probe};
 use crate::measure::rawsock::RawSocket;

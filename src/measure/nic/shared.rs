@@ -1,0 +1,94 @@
+//! What the two RT threads of a NIC run and the live view share: counters and the transmit stamps, in atomics
+//! preallocated before the threads start: nothing locks or allocates.
+
+use std::sync::atomic::{
+    AtomicBool, AtomicU32, AtomicU64, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+};
+
+use crate::measure::rtt::RING;
+use crate::measure::tstamp::Stamps;
+
+/// Written by the sender (one writer per field), read by the receiver and the live view; all relaxed.
+pub(crate) struct Shared {
+    pub(crate) first_seq: u32,
+    /// Frames sent so far.
+    pub(crate) sent: AtomicU64,
+    pub(crate) send_errors: AtomicU64,
+    /// CLOCK_REALTIME just before each send(), by sequence (for a reply whose TX stamp never came).
+    pub(crate) user_tx: Box<[AtomicU64]>,
+    /// Transmit stamps the sender read back from its socket's error queue, by sequence; `tx_seq` says whose
+    /// stamps a slot holds (written last, with Release).
+    tx_seq: Box<[AtomicU32]>,
+    tx_sw: Box<[AtomicU64]>,
+    tx_hw: Box<[AtomicU64]>,
+    /// Ends the sender's loop: a signal (set by the main thread) or replies stopping (set by the receiver).
+    pub(crate) halt: AtomicBool,
+    pub(crate) sender_done: AtomicBool,
+    /// Replies stopped for ANSWER_TIMEOUT while frames were being sent.
+    pub(crate) dead: AtomicBool,
+    pub(crate) matched: AtomicU64,
+    pub(crate) unmatched: AtomicU64,
+    pub(crate) max_rtt_ns: AtomicU64,
+}
+
+impl Shared {
+    pub(crate) fn new(first_seq: u32) -> Shared {
+        Shared {
+            first_seq,
+            sent: AtomicU64::new(0),
+            send_errors: AtomicU64::new(0),
+            user_tx: (0..RING).map(|_| AtomicU64::new(0)).collect(),
+            tx_seq: (0..RING)
+                .map(|_| AtomicU32::new(first_seq.wrapping_sub(1)))
+                .collect(),
+            tx_sw: (0..RING).map(|_| AtomicU64::new(0)).collect(),
+            tx_hw: (0..RING).map(|_| AtomicU64::new(0)).collect(),
+            halt: AtomicBool::new(false),
+            sender_done: AtomicBool::new(false),
+            dead: AtomicBool::new(false),
+            matched: AtomicU64::new(0),
+            unmatched: AtomicU64::new(0),
+            max_rtt_ns: AtomicU64::new(0),
+        }
+    }
+
+    fn slot(&self, seq: u32) -> usize {
+        seq.wrapping_sub(self.first_seq) as usize % RING
+    }
+
+    /// The sender's side: the transmit stamp of frame `seq`.
+    pub(crate) fn publish_tx(&self, seq: u32, st: Stamps) {
+        let i = self.slot(seq);
+        self.tx_sw[i].store(st.sw_ns, Relaxed);
+        self.tx_hw[i].store(st.hw_ns, Relaxed);
+        self.tx_seq[i].store(seq, Release);
+    }
+
+    /// The receiver's side: the transmit stamp of frame `seq`, once published.
+    pub(crate) fn tx_stamp(&self, seq: u32) -> Option<Stamps> {
+        let i = self.slot(seq);
+        (self.tx_seq[i].load(Acquire) == seq).then(|| Stamps {
+            sw_ns: self.tx_sw[i].load(Relaxed),
+            hw_ns: self.tx_hw[i].load(Relaxed),
+            tx: true,
+        })
+    }
+
+    /// The sender's CLOCK_REALTIME just before it sent frame `seq`.
+    pub(super) fn send_time(&self, seq: u32) -> u64 {
+        let rel = seq.wrapping_sub(self.first_seq) as usize;
+        self.user_tx[rel % self.user_tx.len()].load(Relaxed)
+    }
+
+    /// The round-trip line under the live table.
+    pub(crate) fn live_line(&self) -> String {
+        format!(
+            "Round trips: {} sent, {} not sent, {} answered, {} unmatched, max RTT {:.1} us",
+            self.sent.load(Relaxed),
+            self.send_errors.load(Relaxed),
+            self.matched.load(Relaxed),
+            self.unmatched.load(Relaxed),
+            self.max_rtt_ns.load(Relaxed) as f64 / 1000.0
+        )
+    }
+}
