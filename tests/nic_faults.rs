@@ -57,17 +57,7 @@ fn reflector_killed_mid_run_reports_then_exits_2() {
     let r = v.reflect(&[]);
     let out = tempdir();
     let file = out.path().join("r.json");
-    let child = Command::new(BIN)
-        .env(common::RESULTS_ENV, common::results_dir())
-        .args([
-            "run",
-            "--nic",
-            &v.host,
-            "--no-config",
-            "--duration",
-            "30",
-            "--output",
-        ])
+    let child = nic_run(&v.host, &["--duration", "30", "--output"])
         .arg(&file)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -113,9 +103,7 @@ fn sigint_prints_the_final_report_and_writes_output() {
     let r = v.reflect(&[]);
     let out = tempdir();
     let file = out.path().join("r.json");
-    let child = Command::new(BIN)
-        .env(common::RESULTS_ENV, common::results_dir())
-        .args(["run", "--nic", &v.host, "--no-config", "-v", "--output"])
+    let child = nic_run(&v.host, &["-v", "--output"])
         .arg(&file)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -159,17 +147,7 @@ fn promiscuous_mode_someone_sets_during_a_run_is_put_back_when_it_ends() {
     let v = Veth::new();
     let flags = v.host_flags();
     let r = v.reflect(&[]);
-    let mut child = Command::new(BIN)
-        .env(common::RESULTS_ENV, common::results_dir())
-        .args([
-            "run",
-            "--nic",
-            &v.host,
-            "--no-config",
-            "--duration",
-            "30",
-            "--json",
-        ])
+    let mut child = nic_run(&v.host, &["--duration", "30", "--json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

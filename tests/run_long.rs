@@ -301,23 +301,10 @@ fn nic_checkpoints_carry_the_round_trips_and_sigusr1_resets_them() {
     let _reflector = veth.reflect_fifo(30);
     let dir = common::nic::tempdir();
     let out = dir.path().join("r.json");
-    let child = Command::new(bin())
-        .args([
-            "run",
-            "--nic",
-            &veth.host,
-            "--no-config",
-            "--period-us",
-            "1000",
-        ])
-        .args([
-            "--duration",
-            "6s",
-            "--json",
-            "--output",
-            out.to_str().unwrap(),
-        ])
+    let child = common::nic::nic_run(&veth.host, &["--period-us", "1000", "--duration", "6s"])
+        .args(["--json", "--output", out.to_str().unwrap()])
         .env("RMP_EVAL_CHECKPOINT_S", "0.5")
+        // This run's results in its own directory, where the checkpoints are looked for.
         .env(common::RESULTS_ENV, dir.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -40,12 +40,7 @@ fn run_json_env(core: usize, extra: &[&str], env: &[(&str, &str)]) -> Value {
         .env(common::RESULTS_ENV, common::results_dir())
         .output()
         .unwrap();
-    let code = o.status.code();
-    assert!(
-        matches!(code, Some(0 | 1 | 3)),
-        "run exit {code:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    common::run::assert_measured(&o);
     serde_json::from_slice(&o.stdout).unwrap()
 }
 

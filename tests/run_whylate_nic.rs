@@ -7,8 +7,6 @@
 
 mod common;
 
-use std::process::Command;
-
 use serde_json::Value;
 
 /// The RT core rmp-eval picks by default: the last online CPU; the reflector goes on another.
@@ -48,27 +46,12 @@ fn traced_run(v: &common::nic::Veth, core: usize, other: usize, rps: Option<usiz
         &v.peer,
     ]);
     let refl = common::nic::Reflector::start(c, "reflect: answering");
-    let o = Command::new(common::nic::BIN)
-        .args([
-            "run",
-            "--nic",
-            &v.host,
-            "--no-config",
-            "--json",
-            "--duration",
-            "2",
-        ])
+    let o = common::nic::nic_run(&v.host, &["--json", "--duration", "2"])
         .args(["--core", &core.to_string(), "--trace", "--break-us", "1"])
-        .env(common::RESULTS_ENV, common::results_dir())
         .output()
         .unwrap();
     drop(refl);
-    let code = o.status.code();
-    assert!(
-        matches!(code, Some(0 | 1 | 3)),
-        "run exit {code:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    common::run::assert_measured(&o);
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
@@ -172,18 +155,8 @@ fn a_request_with_no_reply_is_shown_leaving_and_nothing_arriving() {
     let v = common::nic::Veth::new();
     // Every 25th request is swallowed by the peer: it leaves, and nothing comes back for it.
     let r = v.faulty(&["--drop-every", "25"]);
-    let o = Command::new(common::nic::BIN)
-        .args([
-            "run",
-            "--nic",
-            &v.host,
-            "--no-config",
-            "--json",
-            "--duration",
-            "2",
-        ])
+    let o = common::nic::nic_run(&v.host, &["--json", "--duration", "2"])
         .args(["--core", &core.to_string(), "--trace"])
-        .env(common::RESULTS_ENV, common::results_dir())
         .output()
         .unwrap();
     let _ = r.stop();

@@ -295,14 +295,18 @@ impl Drop for Capture {
     }
 }
 
-/// `rmp-eval run --nic IF --no-config` with more arguments; stdout is a pipe.
+/// `rmp-eval run --nic IF --no-config ARGS…` saving into the tests' results directory, to run or spawn.
+pub fn nic_run(iface: &str, args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(["run", "--nic", iface, "--no-config"])
+        .args(args)
+        .env(super::RESULTS_ENV, super::results_dir());
+    c
+}
+
+/// `nic_run`'s output; stdout is a pipe.
 pub fn run_nic(iface: &str, extra: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(["run", "--nic", iface, "--no-config"])
-        .args(extra)
-        .env(super::RESULTS_ENV, super::results_dir())
-        .output()
-        .unwrap()
+    nic_run(iface, extra).output().unwrap()
 }
 
 pub fn text(b: &[u8]) -> String {
