@@ -6,6 +6,7 @@ use common::nic as nic_support;
 
 use std::process::Command;
 
+use common::tshark::*;
 use nic_support::*;
 
 #[test]

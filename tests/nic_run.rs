@@ -4,6 +4,7 @@
 mod common;
 use common::nic as nic_support;
 
+use common::tshark::*;
 use nic_support::*;
 use serde_json::Value;
 

@@ -1,5 +1,5 @@
 //! `run --trace`: the RT CPU's kernel events through tracefs (tracefs: found or mounted, set up, put back as it
-//! was), read on a thread off the RT CPU that keeps the windows before late cycles (collect), each explained
+//! was), read on a thread off the RT CPU that keeps the windows before late cycles (collect, window), each explained
 //! (analyse).
 
 pub mod analyse;

@@ -1,7 +1,7 @@
 //! What the integration tests share, one module per family: `check` (run the binary, read its JSON), `fix`
 //! (fixture roots, tree hashes, the live-test lock), `grub` (GRUB's line as its shell sees it), `nic` (veth pairs
-//! in namespaces, independent peers), `run` (a --root tree so results never land in the machine's /var/lib). A
-//! test file takes it with `mod common;`.
+//! in namespaces, the reflector), `tshark` (the frames as an independent peer decodes them), `run` (a --root tree
+//! so results never land in the machine's /var/lib). A test file takes it with `mod common;`.
 //!
 //! One gate for tests that need root or a machine resource: [`require_root`] / [`cannot_run`]. Outside CI a test
 //! that cannot run says so and passes; with `RMP_EVAL_REQUIRE_ROOT=1` (tests/run-all.sh sets it when it runs as
@@ -13,6 +13,7 @@ pub mod fix;
 pub mod grub;
 pub mod nic;
 pub mod run;
+pub mod tshark;
 
 /// xorshift64*: a fixed seed, so that a failure can be run again (RMP_EVAL_TEST_SEED picks another).
 pub struct Rng(pub u64);
