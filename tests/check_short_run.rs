@@ -6,7 +6,7 @@ use common::run::*;
 
 #[test]
 fn two_hundred_cycles_are_inconclusive_with_exit_3() {
-    if !root_or_skip("two_hundred_cycles_are_inconclusive_with_exit_3") {
+    if !common::require_root("two_hundred_cycles_are_inconclusive_with_exit_3") {
         return;
     }
     let root = root_tree();
@@ -39,7 +39,8 @@ fn two_hundred_cycles_are_inconclusive_with_exit_3() {
 /// before measuring, and the result records this machine's kernel and name, not DIR's (issue 16 item 12).
 #[test]
 fn run_under_root_says_it_measures_this_machine_and_records_its_kernel() {
-    if !root_or_skip("run_under_root_says_it_measures_this_machine_and_records_its_kernel") {
+    if !common::require_root("run_under_root_says_it_measures_this_machine_and_records_its_kernel")
+    {
         return;
     }
     let root = root_tree();

@@ -29,7 +29,7 @@ fn screen(cols: u16, bytes: &[u8]) -> vt100::Parser {
 
 #[test]
 fn live_view_and_report_fit_80_and_132_columns() {
-    if !root_or_skip("live_view_and_report_fit_80_and_132_columns") {
+    if !common::require_root("live_view_and_report_fit_80_and_132_columns") {
         return;
     }
     for (cols, wide) in [(80u16, false), (132, true)] {

@@ -12,7 +12,7 @@ use nic_support::*;
 
 #[test]
 fn no_reflector_is_one_line_and_exit_2_within_2_s() {
-    if !root_or_skip("no_reflector") {
+    if !common::require_root("no_reflector") {
         return;
     }
     let v = Veth::new();
@@ -49,7 +49,7 @@ fn no_reflector_is_one_line_and_exit_2_within_2_s() {
 
 #[test]
 fn reflector_killed_mid_run_reports_then_exits_2() {
-    if !root_or_skip("reflector_killed_mid_run") {
+    if !common::require_root("reflector_killed_mid_run") {
         return;
     }
     let v = Veth::new();
@@ -95,7 +95,7 @@ fn reflector_killed_mid_run_reports_then_exits_2() {
 
 #[test]
 fn sigint_prints_the_final_report_and_writes_output() {
-    if !root_or_skip("sigint_final_report") {
+    if !common::require_root("sigint_final_report") {
         return;
     }
     let v = Veth::new();
@@ -141,7 +141,7 @@ fn sigint_prints_the_final_report_and_writes_output() {
 
 #[test]
 fn promiscuous_mode_someone_sets_during_a_run_is_put_back_when_it_ends() {
-    if !root_or_skip("promiscuous_mode_put_back_after_a_run") {
+    if !common::require_root("promiscuous_mode_put_back_after_a_run") {
         return;
     }
     let v = Veth::new();

@@ -11,7 +11,7 @@ use nic_support::*;
 
 #[test]
 fn pysoem_config_init_finds_one_subdevice() {
-    if !root_or_skip("pysoem_config_init_finds_one_subdevice") {
+    if !common::require_root("pysoem_config_init_finds_one_subdevice") {
         return;
     }
     let Some(py) = pysoem_python() else { return };
@@ -67,7 +67,7 @@ fn pysoem_config_init_finds_one_subdevice() {
 
 #[test]
 fn reflect_count_stops_after_n_and_bad_names_exit_2() {
-    if !root_or_skip("reflect_count_stops_after_n") {
+    if !common::require_root("reflect_count_stops_after_n") {
         return;
     }
     let Some(py) = pysoem_python() else { return };
@@ -97,7 +97,7 @@ fn reflect_count_stops_after_n_and_bad_names_exit_2() {
 
 #[test]
 fn promiscuous_reflect_restores_the_flags() {
-    if !root_or_skip("promiscuous_reflect_restores_the_flags") {
+    if !common::require_root("promiscuous_reflect_restores_the_flags") {
         return;
     }
     let v = Veth::new();
@@ -125,7 +125,7 @@ fn promiscuous_reflect_restores_the_flags() {
 
 #[test]
 fn flags_guard_puts_back_what_someone_changed() {
-    if !root_or_skip("flags_guard_puts_back_what_someone_changed") {
+    if !common::require_root("flags_guard_puts_back_what_someone_changed") {
         return;
     }
     let v = Veth::new();
@@ -178,7 +178,7 @@ m.close()";
 
 #[test]
 fn pysoem_finds_n_subdevices_that_reach_pre_op_and_refuse_safe_op() {
-    if !root_or_skip("pysoem_finds_n_subdevices") {
+    if !common::require_root("pysoem_finds_n_subdevices") {
         return;
     }
     let Some(py) = pysoem_python() else { return };
@@ -212,7 +212,7 @@ fn pysoem_finds_n_subdevices_that_reach_pre_op_and_refuse_safe_op() {
 
 #[test]
 fn two_reflects_on_one_segment_answer_once_each_and_never_storm() {
-    if !root_or_skip("two_reflects_on_one_segment") {
+    if !common::require_root("two_reflects_on_one_segment") {
         return;
     }
     assert!(
@@ -301,7 +301,7 @@ fn two_reflects_on_one_segment_answer_once_each_and_never_storm() {
 
 #[test]
 fn reflect_rides_through_a_link_flap_and_reports_it() {
-    if !root_or_skip("reflect_rides_through_a_link_flap") {
+    if !common::require_root("reflect_rides_through_a_link_flap") {
         return;
     }
     let v = Veth::new();
@@ -344,7 +344,7 @@ fn reflect_rides_through_a_link_flap_and_reports_it() {
 
 #[test]
 fn reflect_counts_a_frame_it_cannot_send_back_and_answers_the_next() {
-    if !root_or_skip("reflect_counts_a_frame_it_cannot_send_back") {
+    if !common::require_root("reflect_counts_a_frame_it_cannot_send_back") {
         return;
     }
     let v = Veth::new();

@@ -64,7 +64,7 @@ fn assert_all_matched(v: &Value, frames: u64, mode: &str) {
 
 #[test]
 fn ecat_round_trips_through_reflect_and_tshark_sees_our_fields() {
-    if !root_or_skip("ecat_round_trips") {
+    if !common::require_root("ecat_round_trips") {
         return;
     }
     let v = Veth::new();
@@ -152,7 +152,7 @@ fn ecat_round_trips_through_reflect_and_tshark_sees_our_fields() {
 
 #[test]
 fn raw_and_udp_modes_with_pktlen() {
-    if !root_or_skip("raw_and_udp_modes_with_pktlen") {
+    if !common::require_root("raw_and_udp_modes_with_pktlen") {
         return;
     }
     let v = Veth::new();
@@ -243,7 +243,7 @@ fn measured(iface: &str, extra: &[&str]) -> (i32, Value) {
 
 #[test]
 fn working_counter_errors_fail_the_run() {
-    if !root_or_skip("working_counter_errors_fail_the_run") {
+    if !common::require_root("working_counter_errors_fail_the_run") {
         return;
     }
     let v = Veth::new();
@@ -296,7 +296,7 @@ fn working_counter_errors_fail_the_run() {
 
 #[test]
 fn late_replies_are_missed_cycles() {
-    if !root_or_skip("late_replies_are_missed_cycles") {
+    if !common::require_root("late_replies_are_missed_cycles") {
         return;
     }
     let v = Veth::new();
@@ -321,7 +321,7 @@ fn late_replies_are_missed_cycles() {
 
 #[test]
 fn frames_not_sent_are_not_lost_frames() {
-    if !root_or_skip("frames_not_sent_are_not_lost_frames") {
+    if !common::require_root("frames_not_sent_are_not_lost_frames") {
         return;
     }
     let v = Veth::new();
@@ -356,7 +356,7 @@ fn frames_not_sent_are_not_lost_frames() {
 
 #[test]
 fn pktlen_over_the_mtu_is_refused_before_anything_is_sent() {
-    if !root_or_skip("pktlen_over_the_mtu") {
+    if !common::require_root("pktlen_over_the_mtu") {
         return;
     }
     let v = Veth::new();
@@ -396,7 +396,7 @@ fn pktlen_over_the_mtu_is_refused_before_anything_is_sent() {
 
 #[test]
 fn udp_mode_reaches_a_stock_rfc_862_echo_service() {
-    if !root_or_skip("udp_mode_reaches_a_stock_echo") {
+    if !common::require_root("udp_mode_reaches_a_stock_echo") {
         return;
     }
     let v = Veth::new();
@@ -502,7 +502,7 @@ impl Drop for Kill {
 
 #[test]
 fn hardware_timestamp_records_of_a_crashed_run_are_restored_by_the_next() {
-    if !root_or_skip("hardware_timestamp_records") {
+    if !common::require_root("hardware_timestamp_records") {
         return;
     }
     let v = Veth::new();

@@ -38,7 +38,7 @@ fn chroot_with_the_binary() -> tempfile::TempDir {
 #[test]
 fn a_run_in_a_chroot_without_proc_records_the_running_kernel() {
     let test = "a_run_in_a_chroot_without_proc_records_the_running_kernel";
-    if !root_or_skip(test) {
+    if !common::require_root(test) {
         return;
     }
     let jail = chroot_with_the_binary();

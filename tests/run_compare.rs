@@ -22,7 +22,7 @@ fn run_spec(extra: &[&str]) -> rmp_eval::measure::spec::RunSpec {
 
 #[test]
 fn compare_before_and_after_saved_by_measure() {
-    if !root_or_skip("compare") {
+    if !common::require_root("compare") {
         return;
     }
     let root = root_tree();

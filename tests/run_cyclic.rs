@@ -9,7 +9,7 @@ use serde_json::Value;
 
 #[test]
 fn short_run_json_has_count_keys_and_bands_summing_to_count() {
-    if !root_or_skip("json") {
+    if !common::require_root("json") {
         return;
     }
     let root = root_tree();
@@ -83,7 +83,7 @@ fn short_run_json_has_count_keys_and_bands_summing_to_count() {
 
 #[test]
 fn piped_output_has_no_escape_bytes() {
-    if !root_or_skip("piped") {
+    if !common::require_root("piped") {
         return;
     }
     let root = root_tree();
@@ -142,7 +142,7 @@ fn bad_values_exit_2_with_one_line_before_any_thread_starts() {
 
 #[test]
 fn without_permission_for_sched_fifo_one_line_and_exit_2() {
-    if !root_or_skip("no permission") {
+    if !common::require_root("no permission") {
         return;
     }
     let root = root_tree();
@@ -166,7 +166,7 @@ fn without_permission_for_sched_fifo_one_line_and_exit_2() {
 
 #[test]
 fn on_a_terminal_the_live_table_is_redrawn_in_place() {
-    if !root_or_skip("terminal") {
+    if !common::require_root("terminal") {
         return;
     }
     let root = root_tree();
@@ -194,7 +194,7 @@ fn on_a_terminal_the_live_table_is_redrawn_in_place() {
 
 #[test]
 fn piped_run_prints_a_plain_progress_line_every_10_s() {
-    if !root_or_skip("progress") {
+    if !common::require_root("progress") {
         return;
     }
     let root = root_tree();

@@ -64,7 +64,7 @@ pub fn assert_hdr_matches(py: &PathBuf, s: &Value, what: &str) {
 
 #[test]
 fn cyclic_histograms_decode_in_python_to_the_summary() {
-    if !root_or_skip("cyclic_histograms_decode_in_python_to_the_summary") {
+    if !common::require_root("cyclic_histograms_decode_in_python_to_the_summary") {
         return;
     }
     let Some(py) = hdrh_python() else { return };
@@ -86,7 +86,7 @@ fn cyclic_histograms_decode_in_python_to_the_summary() {
 
 #[test]
 fn rtt_histogram_of_a_nic_run_decodes_in_python_to_the_summary() {
-    if !root_or_skip("rtt_histogram_of_a_nic_run_decodes_in_python_to_the_summary") {
+    if !common::require_root("rtt_histogram_of_a_nic_run_decodes_in_python_to_the_summary") {
         return;
     }
     let Some(py) = hdrh_python() else { return };

@@ -126,7 +126,7 @@ fn assert_all_gone(procs: &[(u32, String)], how: &str) {
 
 #[test]
 fn load_runs_on_housekeeping_cpus_and_ends_with_the_run() {
-    if !root_or_skip("load_runs_on_housekeeping_cpus_and_ends_with_the_run") {
+    if !common::require_root("load_runs_on_housekeeping_cpus_and_ends_with_the_run") {
         return;
     }
     if !std::path::Path::new("/usr/bin/stress-ng").exists()
@@ -171,7 +171,7 @@ fn load_runs_on_housekeeping_cpus_and_ends_with_the_run() {
 
 #[test]
 fn no_stress_ng_left_after_sigint_sigterm_or_kill_9() {
-    if !root_or_skip("no_stress_ng_left_after_sigint_sigterm_or_kill_9") {
+    if !common::require_root("no_stress_ng_left_after_sigint_sigterm_or_kill_9") {
         return;
     }
     if !std::path::Path::new("/usr/bin/stress-ng").exists()

@@ -26,7 +26,7 @@ while True:
 
 #[test]
 fn interval_log_reads_back_in_python_and_sums_to_the_result() {
-    if !root_or_skip("interval_log_reads_back_in_python_and_sums_to_the_result") {
+    if !common::require_root("interval_log_reads_back_in_python_and_sums_to_the_result") {
         return;
     }
     let Some(py) = hdrh_python() else { return };
@@ -93,7 +93,7 @@ fn interval_log_reads_back_in_python_and_sums_to_the_result() {
 
 #[test]
 fn sigusr1_restarts_the_counts_and_the_result_says_when() {
-    if !root_or_skip("sigusr1_restarts_the_counts_and_the_result_says_when") {
+    if !common::require_root("sigusr1_restarts_the_counts_and_the_result_says_when") {
         return;
     }
     let root = root_tree();
@@ -181,7 +181,7 @@ fn on_pty(script: &str, root: &std::path::Path, out: &std::path::Path) -> Comman
 
 #[test]
 fn q_and_r_on_a_terminal() {
-    if !root_or_skip("q_and_r_on_a_terminal") {
+    if !common::require_root("q_and_r_on_a_terminal") {
         return;
     }
     let root = root_tree();
@@ -225,7 +225,8 @@ os.write(fd, b"r"); pump(1.0); os.write(fd, b"q"); pump(60)
 
 #[test]
 fn without_a_terminal_on_stdin_the_live_view_names_sigusr1_and_it_works() {
-    if !root_or_skip("without_a_terminal_on_stdin_the_live_view_names_sigusr1_and_it_works") {
+    if !common::require_root("without_a_terminal_on_stdin_the_live_view_names_sigusr1_and_it_works")
+    {
         return;
     }
     let root = root_tree();
@@ -257,7 +258,7 @@ pump(1.0); os.kill(pid, signal.SIGINT); pump(60)
 
 #[test]
 fn kill_9_leaves_the_last_checkpoint() {
-    if !root_or_skip("kill_9_leaves_the_last_checkpoint") {
+    if !common::require_root("kill_9_leaves_the_last_checkpoint") {
         return;
     }
     let root = root_tree();
@@ -294,7 +295,7 @@ fn checkpoint_in(dir: &std::path::Path) -> Option<Value> {
 
 #[test]
 fn nic_checkpoints_carry_the_round_trips_and_sigusr1_resets_them() {
-    if !root_or_skip("nic_checkpoints_carry_the_round_trips_and_sigusr1_resets_them") {
+    if !common::require_root("nic_checkpoints_carry_the_round_trips_and_sigusr1_resets_them") {
         return;
     }
     let veth = common::nic::Veth::new();

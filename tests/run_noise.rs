@@ -59,7 +59,7 @@ fn compare(root: &Path, a: &Path, b: &Path) -> (Value, String) {
 
 #[test]
 fn unchanged_machine_is_no_clear_change_and_a_spinner_is_worse() {
-    if !root_or_skip("unchanged_machine_is_no_clear_change_and_a_spinner_is_worse") {
+    if !common::require_root("unchanged_machine_is_no_clear_change_and_a_spinner_is_worse") {
         return;
     }
     // The live lock: the whylate tests (this or another checkout's) run a FIFO spinner on the same core, which

@@ -67,7 +67,7 @@ fn run_json(root: &Path, args: &[&str]) -> Value {
 
 #[test]
 fn report_renders_in_chromium_with_plots_matching_the_results() {
-    if !root_or_skip("report_renders_in_chromium_with_plots_matching_the_results") {
+    if !common::require_root("report_renders_in_chromium_with_plots_matching_the_results") {
         return;
     }
     if !Path::new(CHROMIUM).exists()

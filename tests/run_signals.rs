@@ -58,14 +58,14 @@ fn interrupted_run(sig: Signal) {
 
 #[test]
 fn sigint_gives_the_final_report_and_the_output_file() {
-    if root_or_skip("sigint") {
+    if common::require_root("sigint") {
         interrupted_run(Signal::SIGINT);
     }
 }
 
 #[test]
 fn sigterm_gives_the_final_report_and_the_output_file() {
-    if root_or_skip("sigterm") {
+    if common::require_root("sigterm") {
         interrupted_run(Signal::SIGTERM);
     }
 }

@@ -10,11 +10,6 @@ use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_rmp-eval");
 
-/// Namespaces and raw sockets need root: the one gate of tests/common.
-pub fn root_or_skip(test: &str) -> bool {
-    super::require_root(test)
-}
-
 fn ip(args: &[&str]) -> Output {
     Command::new("ip")
         .args(args)

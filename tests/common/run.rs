@@ -9,11 +9,6 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_rmp-eval")
 }
 
-/// The RT tests need root for SCHED_FIFO and mlockall: the one gate of tests/common.
-pub fn root_or_skip(test: &str) -> bool {
-    super::require_root(test)
-}
-
 /// A fresh --root tree (prefix cy-) with the machine's online CPU list; removed when dropped.
 pub fn root_tree() -> tempfile::TempDir {
     let d = tempfile::Builder::new()
