@@ -165,8 +165,9 @@ pub(crate) fn hostname(host: &Host) -> Option<String> {
         // The live machine without /proc to ask (a chroot): the kernel's own answer; a tree keeps its unknown.
         .or_else(|| {
             host.is_live()
-                .then(|| crate::sys::uname::uname().ok().map(|u| u.nodename))
-                .flatten()
+                .then(crate::sys::uname::uname)
+                .and_then(Result::ok)
+                .map(|u| u.nodename)
                 .filter(ok)
         })
 }
