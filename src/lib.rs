@@ -9,6 +9,7 @@ pub mod cli;
 pub mod commands;
 pub mod corelock;
 pub(crate) mod error;
+pub(crate) mod ethercat;
 pub mod fix;
 pub mod host;
 pub mod measure;

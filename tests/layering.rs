@@ -1,7 +1,9 @@
 //! The layering of docs/architecture.md, checked on the source: a module may use (`crate::…`) only the layers
 //! below it. Layers, top down:
 //!   commands / cli → report → fix, measure + trace → checks → sys, host, parse and the small shared files.
-//! (`trace`, the why-late half of measuring, is in measure's layer; the two use each other.)
+//! (`trace`, the why-late half of measuring, is in measure's layer; the two use each other. So is `ethercat`,
+//! whose echo answers measure's probes.)
+//! A module's file is where its module path says: no `#[path]` attribute.
 //! `KNOWN` lists the upward uses still in the tree, each with why; a new upward use fails this test.
 //! And the system-call layer: outside src/sys no `unsafe`, no libc function call and no `nix` (libc's constants
 //! and types are fine) — with no exceptions.
@@ -13,12 +15,10 @@ fn rank(module: &str) -> Option<u32> {
     Some(match module {
         "commands" | "cli" => 6,
         "report" => 5,
-        "fix" | "measure" | "trace" => 4,
+        "fix" | "measure" | "trace" | "ethercat" => 4,
         "checks" => 3,
         "sys" | "after_boot_state" | "host" | "parse" | "cgroup" | "corelock" | "error"
         | "output" | "remedy" | "wallclock" | "out" | "outln" => 1,
-        // host.rs's parts (host_read.rs, host_write.rs, …): `mod read` in host.rs, a file of its own in src/.
-        m if m.starts_with("host_") => 1,
         _ => return None,
     })
 }
@@ -262,4 +262,43 @@ fn report_never_reads_the_machine() {
         .map(|(f, _)| f)
         .collect();
     assert!(reads.is_empty(), "report reads the machine in {reads:?}");
+}
+
+/// Every module's file is where its path says (`mod x;` in `a/b.rs` is `a/b/x.rs`): a reader finds a module by its
+/// name, and a rename in git follows it. No `#[path = …]` in code (a string or comment that names it is fine).
+#[test]
+fn no_path_attribute() {
+    let bad: Vec<String> = sources()
+        .into_iter()
+        .filter(|(_, text)| has_path_attribute(&code_only(text)))
+        .map(|(rel, _)| rel)
+        .collect();
+    assert!(bad.is_empty(), "#[path] in:\n{}", bad.join("\n"));
+}
+
+fn has_path_attribute(code: &str) -> bool {
+    code.match_indices('#').any(|(i, _)| {
+        let rest = code[i + 1..].trim_start();
+        let rest = rest.strip_prefix('!').unwrap_or(rest).trim_start();
+        let Some(rest) = rest.strip_prefix('[') else {
+            return false;
+        };
+        rest.trim_start()
+            .strip_prefix("path")
+            .is_some_and(|r| r.trim_start().starts_with('='))
+    })
+}
+
+#[test]
+fn the_check_sees_a_path_attribute() {
+    assert!(has_path_attribute(&code_only(
+        "#[path = \"x_tests.rs\"]\nmod tests;"
+    )));
+    assert!(has_path_attribute(&code_only("#[ path= \"a.rs\"] mod a;")));
+    assert!(!has_path_attribute(&code_only(
+        "// #[path = \"x.rs\"]\n#[cfg(test)]\nmod tests;"
+    )));
+    assert!(!has_path_attribute(&code_only(
+        "let s = \"#[path = x]\"; #[pathological] fn f() {}"
+    )));
 }

@@ -1,5 +1,5 @@
 //! `reflect --nic IF`: software EtherCAT SubDevices for testing without a drive. EtherCAT frames pass a chain of
-//! `--subdevices N` emulated ESCs (ecat_esc: addressing, registers, AL states; frames that are already answers are
+//! `--subdevices N` emulated ESCs (ethercat::esc: addressing, registers, AL states; frames that are already answers are
 //! never answered again); raw (EtherType 0x88B5) requests and UDP datagrams to port 7 of `--ip` are echoed for
 //! `run --mode raw|udp`, and ARP for `--ip` is answered. It rides through link flaps and send/receive errors,
 //! counts them and reports them at the end. Ctrl+C or SIGTERM stops it cleanly.
@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use crate::cli::ReflectArgs;
 use crate::error::{Error, Outcome, Result};
+use crate::ethercat::echo::{Echo, Echoer, Skip};
+use crate::ethercat::esc::Chain;
 use crate::host::Host;
-use crate::measure::ecat_esc::Chain;
-use crate::measure::echo::{Echo, Echoer, Skip};
 use crate::measure::frame::MAX_FRAME;
 use crate::measure::netif::FlagsGuard;
 use crate::measure::rawsock::{ETH_P_ALL, RawSocket};

@@ -159,5 +159,4 @@ pub(crate) fn eee(host: &Host, t: &Target) -> Step {
 }
 
 #[cfg(test)]
-#[path = "ethtool_tests.rs"]
 mod tests;

@@ -1,13 +1,13 @@
 //! IPv4 and UDP helpers for the UDP probe and its echo: header lookup and RFC 791/768 checksums.
 
-use super::ecat::{self, ETH_HLEN};
 use super::frame::ETHERTYPE_IPV4;
+use crate::ethercat::codec::{self, ETH_HLEN};
 
 const IP_OFF: usize = ETH_HLEN;
 
 /// The IPv4 header and the UDP header of an IPv4/UDP frame.
 pub(crate) fn udp_parts(frame: &[u8]) -> Option<(&[u8], &[u8])> {
-    if ecat::ethertype(frame) != Some(ETHERTYPE_IPV4) {
+    if codec::ethertype(frame) != Some(ETHERTYPE_IPV4) {
         return None;
     }
     let v = *frame.get(IP_OFF)?;
@@ -65,7 +65,7 @@ const ARP_HEAD: [u8; 6] = [0x00, 0x01, 0x08, 0x00, 6, 4];
 type ArpFields = (u16, [u8; 6], [u8; 4], [u8; 4]);
 
 fn arp_fields(frame: &[u8]) -> Option<ArpFields> {
-    if ecat::ethertype(frame) != Some(ETHERTYPE_ARP) {
+    if codec::ethertype(frame) != Some(ETHERTYPE_ARP) {
         return None;
     }
     let a = frame.get(ETH_HLEN..ETH_HLEN + ARP_LEN)?;
@@ -135,7 +135,7 @@ mod arp_tests {
 
     #[test]
     fn answers_linuxs_request_and_reads_the_reply() {
-        let mut f = crate::measure::ecat::tests::hex(LINUX_ARP_REQUEST);
+        let mut f = crate::ethercat::codec::tests::hex(LINUX_ARP_REQUEST);
         let me = [0x02, 0, 0, 0, 0, 0x42];
         assert!(
             !arp_reply_in_place(&mut f.clone(), me, [192, 168, 88, 3]),
@@ -144,7 +144,7 @@ mod arp_tests {
         assert!(arp_reply_in_place(&mut f, me, [192, 168, 88, 2]));
         assert_eq!(&f[0..6], &[0x8a, 0x9b, 0x96, 0x5a, 0x9e, 0x91]);
         // Ours has the layout of the kernel's own reply.
-        let linux = crate::measure::ecat::tests::hex(LINUX_ARP_REPLY);
+        let linux = crate::ethercat::codec::tests::hex(LINUX_ARP_REPLY);
         assert_eq!(f[12..22], linux[12..22]);
         assert_eq!(f[32..42], linux[32..42]);
         assert_eq!(

@@ -1,16 +1,13 @@
 //! Measurement: what to measure (spec), the per-cycle recorder (series), results and their storage, the RT
 //! environment (rt, session), the cyclic loop (sampler) and the cyclic test (cyclic). It knows no command line and
 //! no terminal: commands build a `RunSpec` and pass a `session::Watch` for the live view.
-//! NIC mode: frame codec (ecat, frame, echo, ipv4), raw socket and timestamps (rawsock, tstamp, netif), the
+//! NIC mode: probe frames (frame, ipv4; the EtherCAT codec is crate::ethercat), raw socket and timestamps (rawsock, tstamp, netif), the
 //! link, sender and receiver of the run (nic/) and reply matching (rtt, rtt_collect).
 
 pub(crate) mod cause;
 pub(crate) mod collect;
 pub(crate) mod cyclic;
 pub mod dist;
-pub(crate) mod ecat;
-pub(crate) mod ecat_esc;
-pub(crate) mod echo;
 pub(crate) mod frame;
 pub(crate) mod hlog;
 pub(crate) mod interference;

@@ -278,5 +278,4 @@ impl Matcher {
 }
 
 #[cfg(test)]
-#[path = "rtt_tests.rs"]
 mod tests;

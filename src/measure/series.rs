@@ -242,5 +242,4 @@ impl Series {
 }
 
 #[cfg(test)]
-#[path = "series_tests.rs"]
 mod tests;

@@ -184,5 +184,4 @@ pub fn load(path: &Path) -> Result<RunResult> {
 }
 
 #[cfg(test)]
-#[path = "store_tests.rs"]
 mod tests;

@@ -201,5 +201,4 @@ pub fn format(cpus: &[usize]) -> String {
 }
 
 #[cfg(test)]
-#[path = "cpulist_tests.rs"]
 mod tests;

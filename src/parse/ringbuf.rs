@@ -206,5 +206,4 @@ pub(crate) fn page<'a>(b: &'a [u8], h: &PageHeader) -> Result<Page<'a>, String> 
 }
 
 #[cfg(test)]
-#[path = "ringbuf_tests.rs"]
 mod tests;

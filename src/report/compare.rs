@@ -214,5 +214,4 @@ pub fn render_text(c: &Comparison, color: bool) -> String {
 }
 
 #[cfg(test)]
-#[path = "compare_tests.rs"]
 mod tests;

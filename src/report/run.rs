@@ -206,5 +206,4 @@ fn verdict_line(r: &RunResult, color: bool) -> String {
 }
 
 #[cfg(test)]
-#[path = "run_tests.rs"]
 mod tests;

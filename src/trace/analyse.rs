@@ -176,5 +176,4 @@ pub fn explain(text: &str, core: usize) -> Option<Explanation> {
 }
 
 #[cfg(test)]
-#[path = "analyse_tests.rs"]
 mod tests;

@@ -10,7 +10,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::raw::Event;
-use super::raw_read::RawPipes;
+use super::raw::read::RawPipes;
 use super::tracefs::drain;
 use super::window::Window;
 

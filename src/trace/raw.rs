@@ -3,12 +3,15 @@
 //! is it the tick), and the text line of an event as the kernel's trace_pipe prints it (irq-info off, ns time) —
 //! rendered only for the kept windows, which the analysis and the saved file read. The kernel formats nothing.
 
+mod line;
+pub(super) mod read;
+
 use std::collections::HashMap;
 
 use super::model::{Mark, mark};
-use super::raw_line::Rec;
 use crate::parse::ftrace::Line;
 use crate::parse::ringbuf::{Format, PageHeader, uint};
+use line::Rec;
 
 /// One event as read: its CPU, time (trace clock, ns) and bytes (common_type first).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -247,5 +250,4 @@ fn print_buf(f: &Format, data: &[u8]) -> Option<String> {
 }
 
 #[cfg(test)]
-#[path = "raw_tests.rs"]
 mod tests;

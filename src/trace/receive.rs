@@ -4,10 +4,13 @@
 //! CPU) and what held the receiver's CPU until it ran. The round trip is cut into phases, each with the fix step
 //! that would shorten it.
 
+mod judge;
+pub mod lost;
+
 use super::model::{Culprit, Explanation, Kind, PathEvent, ReceivePath, Step, mark};
-use super::receive_judge::judge;
 use super::walk::Walk;
 use crate::parse::ftrace::{self, Line};
+use judge::judge;
 
 fn ev(l: &Line, d: u64, name: &str, id: Option<u64>) -> PathEvent {
     PathEvent {
@@ -268,5 +271,4 @@ pub fn explain(text: &str, nic: &str, rt_cpus: &[usize], nic_irqs: &[u32]) -> Op
 }
 
 #[cfg(test)]
-#[path = "receive_tests.rs"]
 mod tests;

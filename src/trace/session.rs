@@ -9,11 +9,11 @@ use std::sync::Arc;
 
 use super::collect::{Collected, Collector, Keep, Kept, Source};
 use super::marker::Marker;
+use super::raw::read::RawPipes;
 use super::raw::{Schema, saved_cmdlines};
-use super::raw_read::RawPipes;
+use super::receive;
 use super::tracefs::{TraceError, Tracefs};
 use super::window::Window;
-use super::{receive, receive_lost};
 use crate::host::Host;
 
 /// The `trace` key of a run's JSON.
@@ -219,7 +219,7 @@ fn report(
     let mut lost_frames = Vec::new();
     if let Scope::Receive { nic, .. } = scope {
         for (w, text) in c.lost_windows.iter().zip(lost) {
-            if let Some(e) = receive_lost::explain(text, nic, w.cycle, w.tail) {
+            if let Some(e) = receive::lost::explain(text, nic, w.cycle, w.tail) {
                 raw.push_str(&format!("# frame {} got no reply\n", e.cycle));
                 raw.push_str(text);
                 lost_frames.push(e);

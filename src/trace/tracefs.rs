@@ -1,9 +1,8 @@
 //! tracefs for one run: found (or mounted, when it is not), set up to record the latency events of the RT CPU
 //! only into that CPU's ring buffer, and put back as it was found when dropped — every file's old value is read
 //! before the new one is written, and restored in reverse order; a tracefs we mounted is unmounted. What the run
-//! then reads and writes through it: tracefs_read.rs.
+//! then reads and writes through it: tracefs/read.rs.
 
-#[path = "tracefs_read.rs"]
 mod read;
 
 use crate::host::Host;

@@ -1,5 +1,5 @@
 //! The probe frames of NIC mode (EtherCAT, raw Ethernet, UDP) and their replies (reply.rs); `reflect`'s echo of raw
-//! and UDP frames is echo.rs. A probe is built once and patched in place per cycle (`set_seq`): nothing allocates.
+//! and UDP frames is crate::ethercat::echo. A probe is built once and patched in place per cycle (`set_seq`): nothing allocates.
 //!
 //! Every probe carries a 12-byte mark — "RMPE", a kind byte (1 request, 2 reply), 3 zero bytes, the 32-bit sequence
 //! number (big endian) — so that each reply is matched to its request:
@@ -14,8 +14,8 @@
 
 mod reply;
 
-use super::ecat::{self, DG_HLEN, ECAT_HLEN, ETH_HLEN, ETHERTYPE_ECAT, WKC_LEN, cmd};
 use super::spec::Mode;
+use crate::ethercat::codec::{self, DG_HLEN, ECAT_HLEN, ETH_HLEN, ETHERTYPE_ECAT, WKC_LEN, cmd};
 
 pub(crate) use super::ipv4::{ip_checksum, udp_checksum};
 pub(crate) use reply::{Reject, Reply, parse_reply, probe_seq, read_mark};
@@ -131,14 +131,14 @@ impl Probe {
         });
         b[6..12].copy_from_slice(&a.mac);
         if mode == Mode::Ecat {
-            b[6] &= !ecat::ESC_SRC_MAC_BIT;
+            b[6] &= !codec::ESC_SRC_MAC_BIT;
         }
         b[12..14].copy_from_slice(&ethertype(mode).to_be_bytes());
         match mode {
             Mode::Ecat => {
                 let dg_bytes = content - ETH_HLEN - ECAT_HLEN;
-                ecat::put_ecat_header(b, dg_bytes);
-                let o = ecat::put_datagram_header(
+                codec::put_ecat_header(b, dg_bytes);
+                let o = codec::put_datagram_header(
                     b,
                     ETH_HLEN + ECAT_HLEN,
                     cmd::BRD,
@@ -149,7 +149,7 @@ impl Probe {
                     true,
                 );
                 let nop_data = content - ECAT_MARK_OFF - WKC_LEN;
-                ecat::put_datagram_header(
+                codec::put_datagram_header(
                     b,
                     o + ECAT_BRD_LEN + WKC_LEN,
                     cmd::NOP,

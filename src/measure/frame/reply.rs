@@ -4,7 +4,7 @@ use super::{
     ECAT_BRD_LEN, ETHERTYPE_RAW, IP_OFF, KIND_REQUEST, MAGIC, MARK_LEN, UDP_ECHO_PORT, UDP_SRC_PORT,
 };
 use super::{ip_checksum, mark_off};
-use crate::measure::ecat::{self, ETH_HLEN, cmd};
+use crate::ethercat::codec::{self, ETH_HLEN, cmd};
 use crate::measure::ipv4::udp_parts;
 use crate::measure::spec::Mode;
 
@@ -49,7 +49,7 @@ pub(crate) fn parse_reply(mode: Mode, frame: &[u8]) -> Result<Reply, Reject> {
     match mode {
         Mode::Ecat => parse_ecat_reply(frame),
         Mode::Raw => {
-            if ecat::ethertype(frame) != Some(ETHERTYPE_RAW) {
+            if codec::ethertype(frame) != Some(ETHERTYPE_RAW) {
                 return Err(Reject::Foreign);
             }
             // Another user of the experimental EtherType is not ours to count.
@@ -80,8 +80,8 @@ pub(crate) fn parse_reply(mode: Mode, frame: &[u8]) -> Result<Reply, Reject> {
 }
 
 fn parse_ecat_reply(frame: &[u8]) -> Result<Reply, Reject> {
-    let mut it = ecat::datagrams(frame).map_err(|e| match e {
-        ecat::EcatError::NotEcat => Reject::Foreign,
+    let mut it = codec::datagrams(frame).map_err(|e| match e {
+        codec::EcatError::NotEcat => Reject::Foreign,
         _ => Reject::Invalid("malformed EtherCAT frame"),
     })?;
     let bad = Reject::Invalid("malformed EtherCAT datagram");

@@ -1,7 +1,7 @@
 use super::*;
-use crate::measure::ecat::tests::hex;
-use crate::measure::ecat_esc::Chain;
-use crate::measure::echo::{Echo, Echoer, Skip};
+use crate::ethercat::codec::tests::hex;
+use crate::ethercat::echo::{Echo, Echoer, Skip};
+use crate::ethercat::esc::Chain;
 
 // Captured with tshark on a veth (2026-12-02): Linux 6.18's own UDP stack (a Python socket bound to
 // 169.254.88.1:34997, sendto 169.254.88.2:7, tx checksum offload off) sending our 12-byte mark for sequence 42
@@ -107,7 +107,7 @@ fn ecat_probe_layout_and_reply() {
         MAC[0] & !0x02,
         "bit 0x02 clear: a request, not an answer"
     );
-    let d: Vec<_> = ecat::datagrams(f).unwrap().map(Result::unwrap).collect();
+    let d: Vec<_> = codec::datagrams(f).unwrap().map(Result::unwrap).collect();
     assert_eq!(d.len(), 2);
     assert_eq!(
         (d[0].cmd, d[0].idx, d[0].ado, d[0].data.len()),
@@ -130,8 +130,8 @@ fn ecat_probe_layout_and_reply() {
             seq: 0x1234_5678,
             wkc: 1,
             esc: [
-                crate::measure::ecat_esc::ESC_TYPE,
-                crate::measure::ecat_esc::ESC_REVISION
+                crate::ethercat::esc::ESC_TYPE,
+                crate::ethercat::esc::ESC_REVISION
             ],
         })
     );

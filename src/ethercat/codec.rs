@@ -164,5 +164,4 @@ pub(crate) fn put_datagram_header(
 }
 
 #[cfg(test)]
-#[path = "ecat_tests.rs"]
 pub(crate) mod tests;

@@ -1,5 +1,5 @@
 //! What a `Host` access can fail with: typed, so that checks say "not found" or "permission denied" in their
-//! detail column and a snapshot can record the failure and give it back (host_recorded.rs).
+//! detail column and a snapshot can record the failure and give it back (host/recorded.rs).
 
 use std::io;
 

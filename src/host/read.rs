@@ -7,7 +7,7 @@
 //! `NotRegular`, which checks report as unknown with the reason. Under a root, paths are resolved by the
 //! kernel as if the root were "/" (openat2 RESOLVE_IN_ROOT): absolute links and ".." stay inside it, as they
 //! would on the machine itself. Paths a snapshot could not read are reported with the reason it recorded, not
-//! as absent (host_recorded.rs).
+//! as absent (host/recorded.rs).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -32,7 +32,7 @@ static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
 /// How often an openat2 that met a concurrent rename (EAGAIN) is tried again before its error stands.
 const OPENAT2_TRIES: u32 = 100;
 
-/// What a Host loads once and shares with its clones: the snapshot's recorded failures (host_recorded.rs) and
+/// What a Host loads once and shares with its clones: the snapshot's recorded failures (host/recorded.rs) and
 /// the root directory, opened once (O_PATH) for every openat2 under it.
 pub(crate) type Loaded = Shared<Cache>;
 
@@ -236,5 +236,4 @@ fn force_fallback() -> bool {
 }
 
 #[cfg(test)]
-#[path = "host_read_tests.rs"]
 mod tests;

@@ -3,9 +3,9 @@
 //! (rc: what the driver said); until the reply to a later frame is marked, the frames arriving on the NIC are
 //! counted against the replies marked. What the trace cannot tell is said: it ends at this machine's NIC driver.
 
-use super::model::{Explanation, LostFrame, PathEvent, Step, mark};
 use crate::measure::cause::Remedy;
 use crate::parse::ftrace::{self, Line};
+use crate::trace::model::{Explanation, LostFrame, PathEvent, Step, mark};
 
 /// "rmp-eval s=FRAME": the sender's marker.
 fn send_mark(l: &Line) -> Option<u64> {
@@ -154,5 +154,4 @@ pub fn explain(text: &str, nic: &str, first: u64, tail: bool) -> Option<Explanat
 }
 
 #[cfg(test)]
-#[path = "receive_lost_tests.rs"]
 mod tests;

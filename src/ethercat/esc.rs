@@ -15,7 +15,7 @@
 //! A frame whose source MAC already has bit 0x02 set has passed an ESC: it is an answer and is never processed
 //! again (two reflectors on one segment cannot ping-pong).
 
-use super::ecat::{self, ESC_SRC_MAC_BIT, EcatError};
+use super::codec::{self, ESC_SRC_MAC_BIT, EcatError};
 
 /// Memory per SubDevice: registers and 4 KiB of process RAM.
 const MEM: usize = 0x2000;
@@ -164,7 +164,7 @@ impl Chain {
         // Offsets first (the iterator borrows the frame), then the rewrite.
         let mut spots = [(0usize, 0usize); MAX_DGS];
         let mut n = 0;
-        for dg in ecat::datagrams(frame)? {
+        for dg in codec::datagrams(frame)? {
             let dg = dg?;
             if n < MAX_DGS {
                 spots[n] = (dg.off, dg.data.len());
@@ -176,7 +176,7 @@ impl Chain {
         }
         for d in &mut self.devices {
             for &(off, len) in &spots[..n] {
-                d.datagram(&mut frame[off..off + ecat::DG_HLEN + len + ecat::WKC_LEN]);
+                d.datagram(&mut frame[off..off + codec::DG_HLEN + len + codec::WKC_LEN]);
             }
         }
         frame[6] |= ESC_SRC_MAC_BIT;
@@ -190,8 +190,8 @@ impl SubDevice {
         let cmd = dg[0];
         let adp = u16::from_le_bytes([dg[2], dg[3]]);
         let ado = usize::from(u16::from_le_bytes([dg[4], dg[5]]));
-        let (hdr, rest) = dg.split_at_mut(ecat::DG_HLEN);
-        let (data, wkc) = rest.split_at_mut(rest.len() - ecat::WKC_LEN);
+        let (hdr, rest) = dg.split_at_mut(codec::DG_HLEN);
+        let (data, wkc) = rest.split_at_mut(rest.len() - codec::WKC_LEN);
         let mut add = 0u16;
         match cmd {
             // Position addressing: APRD, APWR, APRW, ARMW.
@@ -264,5 +264,4 @@ impl SubDevice {
 }
 
 #[cfg(test)]
-#[path = "ecat_esc_tests.rs"]
 mod tests;

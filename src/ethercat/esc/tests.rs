@@ -1,6 +1,6 @@
 use super::*;
-use crate::measure::ecat::tests::hex;
-use crate::measure::ecat::{
+use crate::ethercat::codec::tests::hex;
+use crate::ethercat::codec::{
     DG_HLEN, ECAT_HLEN, ETH_HLEN, datagrams, put_datagram_header, put_ecat_header,
 };
 

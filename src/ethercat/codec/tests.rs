@@ -1,5 +1,5 @@
 use super::*;
-use crate::measure::ecat_esc::Chain;
+use crate::ethercat::esc::Chain;
 
 /// One software SubDevice processing the frame (what `reflect` does); the number of datagrams on success.
 fn reflect_in_place(f: &mut [u8]) -> Result<usize, EcatError> {

@@ -3,19 +3,12 @@
 //! Everything the program reads or writes on the machine goes through a `Host`, so that `--root DIR` (fixture
 //! trees in tests, a snapshot of another machine for support engineers) is honoured everywhere.
 
-#[path = "host_error.rs"]
 mod error;
-#[path = "host_read.rs"]
 mod read;
-#[path = "host_recorded.rs"]
 mod recorded;
-#[path = "host_tar.rs"]
 mod tar_root;
-#[path = "host_trace.rs"]
 mod trace;
-#[path = "host_tree.rs"]
 mod tree;
-#[path = "host_write.rs"]
 mod write;
 
 use std::fs;

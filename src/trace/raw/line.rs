@@ -1,7 +1,7 @@
 //! A raw event's text as the kernel's print fmt for it writes it (the events trace::raw reads), field by field
 //! through its format.
 
-use super::raw::Symbols;
+use super::Symbols;
 use crate::parse::ringbuf::{Format, uint};
 
 const SOFTIRQS: [&str; 10] = [

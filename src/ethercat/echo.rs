@@ -1,13 +1,13 @@
 //! What `reflect` does to a frame before sending it back: EtherCAT processed by its chain of software SubDevices
-//! (ecat_esc), raw requests turned into replies, UDP datagrams to port 7 of its IPv4 address echoed, and ARP
+//! (esc), raw requests turned into replies, UDP datagrams to port 7 of its IPv4 address echoed, and ARP
 //! requests for that address answered (so a sender can learn its MAC, as with any host).
 
-use super::ecat::{ETH_HLEN, ETHERTYPE_ECAT};
-use super::ecat_esc::{Chain, Processed};
-use super::frame::{
+use super::codec::{ETH_HLEN, ETHERTYPE_ECAT};
+use super::esc::{Chain, Processed};
+use crate::measure::frame::{
     ETHERTYPE_IPV4, ETHERTYPE_RAW, KIND_REPLY, KIND_REQUEST, UDP_ECHO_PORT, read_mark,
 };
-use super::ipv4::{self, ETHERTYPE_ARP, udp_parts};
+use crate::measure::ipv4::{self, ETHERTYPE_ARP, udp_parts};
 
 const IP_OFF: usize = ETH_HLEN;
 
@@ -44,7 +44,7 @@ impl Echoer {
     /// The reflector's job on one received frame, in place. UDP is echoed with addresses and ports swapped (the
     /// checksums stay valid: a one's complement sum does not depend on the order of its words).
     pub(crate) fn echo_in_place(&mut self, frame: &mut [u8]) -> Result<Echo, Skip> {
-        let et = super::ecat::ethertype(frame).ok_or(Skip::NotForUs)?;
+        let et = super::codec::ethertype(frame).ok_or(Skip::NotForUs)?;
         match et {
             ETHERTYPE_ECAT => match self.chain.process(frame) {
                 Ok(Processed::Answer) => Ok(Echo::Ecat),

@@ -1,4 +1,4 @@
-//! Every event of pages captured on the development VM (kernel 6.18.44; see parse/ringbuf_tests.rs for how),
+//! Every event of pages captured on the development VM (kernel 6.18.44; see parse/ringbuf/tests.rs for how),
 //! rendered from the raw bytes and compared with the kernel's own text of the same events.
 
 use super::*;

@@ -8,9 +8,9 @@ use std::fs::File;
 use std::io::Read;
 use std::sync::Arc;
 
-use super::raw::{Event, Schema};
-use super::window::Window;
+use super::{Event, Schema};
 use crate::parse::ringbuf;
+use crate::trace::window::Window;
 
 /// Events younger than this at a poll wait for the next one (a writer may still be committing on another CPU).
 const HOLD_NS: u64 = 30_000_000;
