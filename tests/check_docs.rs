@@ -80,12 +80,15 @@ fn check_runs_no_subprocess() {
         format!("{root}/src/commands/snapshot.rs"),
         format!("{root}/src/report/check.rs"),
     ];
-    for dir in ["src/checks", "src/parse"] {
-        for e in std::fs::read_dir(format!("{root}/{dir}"))
-            .unwrap()
-            .flatten()
-        {
-            files.push(e.path().to_string_lossy().into_owned());
+    let mut dirs = vec![format!("{root}/src/checks"), format!("{root}/src/parse")];
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path().to_string_lossy().into_owned();
+            if e.path().is_dir() {
+                dirs.push(p); // a module's own folder (parse/cpulist/tests.rs)
+            } else {
+                files.push(p);
+            }
         }
     }
     for f in files {

@@ -6,9 +6,9 @@ use super::*;
 use crate::fix::journal::{Entry, Run};
 use crate::fix::{Plan, apply, render};
 
-const SEED: &str = include_str!("../../tests/fixtures/seed-i3-13100te/rmp-eval-snapshot.json");
+const SEED: &str = include_str!("../../../tests/fixtures/seed-i3-13100te/rmp-eval-snapshot.json");
 const VM: &str =
-    include_str!("../../tests/fixtures/vm-firecracker-snapshot/rmp-eval-snapshot.json");
+    include_str!("../../../tests/fixtures/vm-firecracker-snapshot/rmp-eval-snapshot.json");
 
 fn root(snapshot: &str) -> (tempfile::TempDir, Host) {
     let d = tempfile::Builder::new()

@@ -2,7 +2,7 @@
 use super::*;
 
 const SAMPLE: &str =
-    include_str!("../../tests/fixtures/samples/trace-firecracker-vm-fifo90-spinner.txt");
+    include_str!("../../../tests/fixtures/samples/trace-firecracker-vm-fifo90-spinner.txt");
 
 /// The lines of the captured sample from the marker before cycle `c` through cycle c's marker.
 fn window(c: u64) -> String {
@@ -83,7 +83,7 @@ fn a_lost_switch_and_a_late_timer() {
     // late). tokio-rt-worker had the CPU at the deadline; the timer came 1588 µs late; the switch to the
     // spinner (python3 31078) is missing from the trace (its lines show it running) and it ran ~400 µs more.
     let text = include_str!(
-        "../../tests/fixtures/samples/trace-firecracker-vm-late-timer-lost-switch.txt"
+        "../../../tests/fixtures/samples/trace-firecracker-vm-late-timer-lost-switch.txt"
     );
     let e = explain(text, 1).unwrap();
     assert_eq!(e.cycle, 7189);

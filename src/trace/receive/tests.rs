@@ -4,7 +4,7 @@ use super::*;
 use crate::measure::cause;
 
 const SAMPLE: &str =
-    include_str!("../../tests/fixtures/samples/trace-firecracker-vm-veth-receive.txt");
+    include_str!("../../../tests/fixtures/samples/trace-firecracker-vm-veth-receive.txt");
 
 /// The kept window of frame `f`.
 fn window(f: u64) -> &'static str {
@@ -103,7 +103,7 @@ fn on_preempt_rt_the_nic_irq_is_the_one_whose_thread_ran_net_rx() {
     // raises and runs NET_RX on CPU 1 and wakes the receiver. No hard handler raised NET_RX and none is named after
     // ens4, so only the thread's name ties the reply to its IRQ (before: irq null).
     const RT: &str =
-        include_str!("../../tests/fixtures/samples/trace-qemu-rt-guest-virtio-receive.txt");
+        include_str!("../../../tests/fixtures/samples/trace-qemu-rt-guest-virtio-receive.txt");
     let e = explain(RT, "ens4", &[1, 1], &[]).unwrap();
     assert_eq!(e.cycle, 1235);
     let p = path(&e);
@@ -125,7 +125,7 @@ fn the_nics_irqs_from_sys_judge_the_irq_found() {
     // The same RT guest window, with the IRQ lists /sys and /proc/interrupts would give: the guest's ens4 is
     // virtio1, whose queues are IRQs 28 (input.0) and 29 (output.0).
     const RT: &str =
-        include_str!("../../tests/fixtures/samples/trace-qemu-rt-guest-virtio-receive.txt");
+        include_str!("../../../tests/fixtures/samples/trace-qemu-rt-guest-virtio-receive.txt");
     let e = explain(RT, "ens4", &[1, 1], &[28, 29]).unwrap();
     let p = path(&e);
     assert_eq!(p.irq.as_ref().and_then(|i| i.id), Some(28));

@@ -4,7 +4,7 @@ use super::*;
 /// tests/nic_faulty_reflector.py --drop-every 25 — the window kept for frame 23, which got no reply. The python
 /// reflector answered ~3 ms late (replies to frames 22… arrive after the sends of 24 and 25).
 const SAMPLE: &str =
-    include_str!("../../tests/fixtures/samples/trace-firecracker-vm-veth-lost-frame.txt");
+    include_str!("../../../../tests/fixtures/samples/trace-firecracker-vm-veth-lost-frame.txt");
 const NIC: &str = "ncA244880";
 const XMIT23: &str =
     "28859.977676708: net_dev_xmit: dev=ncA244880 skbaddr=ffff88831bc35e00 len=60 rc=0";
