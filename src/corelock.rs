@@ -3,6 +3,10 @@
 //! pass when it cannot ("never while a measurement on that core runs"). Shared, so that measurements never wait
 //! for each other as they did before; a lock file that cannot be made (no /run, not root) does not stop a
 //! measurement — it only means the monitor cannot see it.
+//!
+//! Who measures on a NIC: a NIC run holds /run/rmp-eval/measure-nic-IF.lock exclusively, taken without waiting; a
+//! second run on the same interface is refused (two MainDevices on one segment answer each other's frames, and
+//! each run's verdict would be about the other's traffic).
 
 use std::fs::{File, OpenOptions};
 
@@ -39,6 +43,31 @@ pub(crate) fn try_exclusive(host: &Host, core: usize) -> Result<Option<CoreLock>
         .map_err(|e| Error::sys(format!("locking {DIR}/measure-cpu{core}.lock"), e))
 }
 
+/// Held by the one NIC run on `nic` (a validated interface name); a second is refused with one line. As with the
+/// core's lock, a lock file that cannot be made does not stop the run.
+pub(crate) fn nic_exclusive(host: &Host, nic: &str) -> Result<Option<CoreLock>> {
+    let name = format!("{DIR}/measure-nic-{nic}.lock");
+    let opened = host.create_dir_all(DIR).ok().and_then(|_| {
+        OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(host.path(&name))
+            .ok()
+    });
+    let Some(f) = opened else {
+        return Ok(None);
+    };
+    match try_lock_exclusive(f) {
+        Ok(Some(l)) => Ok(Some(CoreLock { _lock: l })),
+        Ok(None) => Err(Error::usage(format!(
+            "--nic {nic}: another rmp-eval run is measuring on {nic} (it holds {name}); one run per NIC: \
+             wait for it to end"
+        ))),
+        Err(e) => Err(Error::sys(format!("locking {name}"), e)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -55,5 +84,28 @@ mod tests {
         drop((m1, m2));
         let mon = try_exclusive(&h, 3).unwrap();
         assert!(mon.is_some());
+    }
+
+    #[test]
+    fn one_run_per_nic() {
+        let d = tempfile::tempdir().unwrap();
+        let h = Host::with_root(d.path());
+        let first = nic_exclusive(&h, "eth1")
+            .unwrap()
+            .expect("lock file under the root");
+        let e = nic_exclusive(&h, "eth1")
+            .err()
+            .expect("a second run is refused");
+        assert!(
+            e.to_string()
+                .contains("another rmp-eval run is measuring on eth1"),
+            "{e}"
+        );
+        assert!(
+            nic_exclusive(&h, "eth2").unwrap().is_some(),
+            "another NIC is free"
+        );
+        drop(first);
+        assert!(nic_exclusive(&h, "eth1").unwrap().is_some());
     }
 }

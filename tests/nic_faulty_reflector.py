@@ -6,6 +6,7 @@ NOP gets its working counter raised by --wkc), with faults on request:
   --wkc-fault-every K   every K-th answer carries one less (a SubDevice that missed the datagram)
   --delay-ms D          every answer leaves D ms after its request
   --drop-every K        every K-th request gets no answer at all (a frame lost on the way)
+  --twice               every answer is sent twice (a loop, or two chains answering one frame)
 
 Frames whose source MAC has bit 0x02 set are answers already and are never answered. Prints "ready" once bound;
 SIGTERM/SIGINT end it, printing "answered N" (N counts the requests taken, dropped ones too).
@@ -54,6 +55,7 @@ def main():
     p.add_argument("--wkc-fault-every", type=int, default=0)
     p.add_argument("--delay-ms", type=float, default=0.0)
     p.add_argument("--drop-every", type=int, default=0)
+    p.add_argument("--twice", action="store_true")
     a = p.parse_args()
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ECAT))
     s.bind((a.iface, ETH_P_ECAT))
@@ -63,10 +65,13 @@ def main():
     print("ready", flush=True)
     n = 0
     due = []  # (time, seq, frame)
+    copies = 2 if a.twice else 1
     while not stop:
         now = time.monotonic()
         while due and due[0][0] <= now:
-            s.send(heapq.heappop(due)[2])
+            out = heapq.heappop(due)[2]
+            for _ in range(copies):
+                s.send(out)
         timeout = max(0.0, due[0][0] - now) if due else 0.1
         try:
             r, _, _ = select.select([s], [], [], timeout)
@@ -86,7 +91,8 @@ def main():
         if a.delay_ms > 0:
             heapq.heappush(due, (time.monotonic() + a.delay_ms / 1000.0, n, out))
         else:
-            s.send(out)
+            for _ in range(copies):
+                s.send(out)
     print("answered", n, flush=True)
 
 

@@ -52,12 +52,12 @@ impl Echoer {
                 Err(_) => Err(Skip::NotForUs),
             },
             ETHERTYPE_RAW => match read_mark(frame, ETH_HLEN) {
-                Ok((KIND_REQUEST, _)) => {
+                Ok(m) if m.kind == KIND_REQUEST => {
                     frame[ETH_HLEN + 4] = KIND_REPLY;
                     swap_macs(frame, self.mac);
                     Ok(Echo::Raw)
                 }
-                Ok((KIND_REPLY, _)) => Err(Skip::Answer),
+                Ok(m) if m.kind == KIND_REPLY => Err(Skip::Answer),
                 _ => Err(Skip::NotForUs),
             },
             ETHERTYPE_IPV4 => {

@@ -35,8 +35,10 @@ pub(crate) struct Counts {
     pub(crate) matched: u64,
     /// Round trips longer than the budget (the period unless given): for a MainDevice a missed cycle.
     pub(crate) late: u64,
-    /// Frames that were no reply to a frame in flight: duplicates, stale, foreign or malformed EtherCAT frames.
+    /// Frames that were no reply to a frame of this run in flight: another run's (its tag), stale, malformed.
     pub(crate) unmatched: u64,
+    /// Second (third, …) replies to a frame already answered: a loop, or two chains answering one frame.
+    pub(crate) duplicates: u64,
     /// Replies whose working counter differs from the expected one (0 included: nobody processed the frame).
     pub(crate) wkc_errors: u64,
     /// Working counters seen: (value, replies); a zero count marks an unused slot.
@@ -56,6 +58,7 @@ impl Counts {
         self.matched += o.matched;
         self.late += o.late;
         self.unmatched += o.unmatched;
+        self.duplicates += o.duplicates;
         self.wkc_errors += o.wkc_errors;
         self.hw_pairs += o.hw_pairs;
         self.sw_pairs += o.sw_pairs;
@@ -193,7 +196,7 @@ impl Matcher {
             return;
         };
         if s.answered {
-            self.counts.unmatched += 1;
+            self.counts.duplicates += 1;
             return;
         }
         s.answered = true;
@@ -232,7 +235,7 @@ impl Matcher {
         }
     }
 
-    /// A received frame that is no reply (foreign or malformed EtherCAT frame).
+    /// A received frame that is no reply of this run (another run's, or a malformed EtherCAT frame).
     pub(crate) fn on_unmatched(&mut self) {
         self.counts.unmatched += 1;
     }

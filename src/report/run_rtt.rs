@@ -11,8 +11,8 @@ pub(crate) fn render_rtt(r: &RttSummary) -> String {
         Timestamps::Software => "software",
     };
     let mut s = format!(
-        "Round trips: {} measured, {} lost, {} late, {} unmatched; timestamps: {ts}",
-        r.count, r.lost, r.late, r.unmatched
+        "Round trips: {} measured, {} lost, {} late, {} unmatched, {} duplicate(s); timestamps: {ts}",
+        r.count, r.lost, r.late, r.unmatched, r.duplicates
     );
     if let Some(w) = r.wkc {
         s.push_str(&format!("; working counter {w}"));

@@ -1,8 +1,9 @@
 //! The probe frames of NIC mode (EtherCAT, raw Ethernet, UDP) and their replies (reply.rs); `reflect`'s echo of raw
 //! and UDP frames is crate::ethercat::echo. A probe is built once and patched in place per cycle (`set_seq`): nothing allocates.
 //!
-//! Every probe carries a 12-byte mark — "RMPE", a kind byte (1 request, 2 reply), 3 zero bytes, the 32-bit sequence
-//! number (big endian) — so that each reply is matched to its request:
+//! Every probe carries a 12-byte mark — "RMPE", a kind byte (1 request, 2 reply), the run's 24-bit tag, the 32-bit
+//! sequence number (both big endian) — so that each reply is matched to its request of this run (another run's
+//! replies, with another tag, are never taken for ours):
 //! - ecat: datagram 1 is BRD of 2 bytes at register 0x0000 (the ESC type: a harmless read that every SubDevice
 //!   answers, as SOEM's detection does; WKC = the number of SubDevices), datagram 2 a NOP whose data carries the
 //!   mark (an ESC passes NOP data through untouched). Both datagrams have index = sequence mod 256.
@@ -99,6 +100,17 @@ impl Addrs {
     }
 }
 
+/// The bits of the run's tag in the mark.
+pub(crate) const TAG_MASK: u32 = 0x00FF_FFFF;
+
+/// A tag for this run's probes: from the pid and the clock, so that two runs (here or on another MainDevice of the
+/// segment) differ; never 0, which older versions sent.
+pub(crate) fn run_tag() -> u32 {
+    let t = crate::sys::clock::realtime_ns();
+    let mixed = (t ^ (t >> 24) ^ (u64::from(std::process::id()) << 5)) as u32 & TAG_MASK;
+    mixed.max(1)
+}
+
 pub(crate) struct Probe {
     mode: Mode,
     buf: [u8; MAX_FRAME],
@@ -109,8 +121,8 @@ impl Probe {
     /// A probe of `wire` bytes (see `wire_len`). EtherCAT probes go to broadcast from the interface's MAC with bit
     /// 0x02 cleared: a SubDevice returns them with it set, which tells an answer from a request. Raw probes go to
     /// broadcast, UDP ones to the peer's MAC; both come from the interface's MAC, so replies reach us without
-    /// promiscuous mode.
-    pub(crate) fn new(mode: Mode, a: &Addrs, wire: usize) -> Probe {
+    /// promiscuous mode. `tag` (24 bits: `run_tag`) goes into every frame's mark.
+    pub(crate) fn new(mode: Mode, a: &Addrs, wire: usize, tag: u32) -> Probe {
         let wire = wire.clamp(MIN_FRAME, MAX_FRAME);
         // The EtherCAT content: the shortest probe unless a length was asked for, then the NOP fills it.
         let content = if mode == Mode::Ecat && wire == MIN_FRAME {
@@ -179,6 +191,7 @@ impl Probe {
         let m = mark_off(mode);
         b[m..m + 4].copy_from_slice(&MAGIC);
         b[m + 4] = KIND_REQUEST;
+        b[m + 5..m + 8].copy_from_slice(&(tag & TAG_MASK).to_be_bytes()[1..]);
         p.set_seq(0);
         p
     }

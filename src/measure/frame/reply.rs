@@ -9,9 +9,9 @@ use crate::measure::ipv4::udp_parts;
 use crate::measure::spec::Mode;
 
 /// The sequence number of one of our own probes: the copy of a sent frame that comes back with its TX stamp.
-pub(crate) fn probe_seq(mode: Mode, frame: &[u8]) -> Option<u32> {
+pub(crate) fn probe_seq(mode: Mode, frame: &[u8], tag: u32) -> Option<u32> {
     match read_mark(frame, mark_off(mode)) {
-        Ok((KIND_REQUEST, seq)) => Some(seq),
+        Ok(m) if m.kind == KIND_REQUEST && m.tag == tag => Some(m.seq),
         _ => None,
     }
 }
@@ -21,6 +21,8 @@ pub(crate) fn probe_seq(mode: Mode, frame: &[u8]) -> Option<u32> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Reply {
     pub(crate) seq: u32,
+    /// The tag of the run that sent the request (see `run_tag`).
+    pub(crate) tag: u32,
     pub(crate) wkc: u16,
     pub(crate) esc: [u8; 2],
 }
@@ -34,14 +36,26 @@ pub(crate) enum Reject {
     Invalid(&'static str),
 }
 
-pub(crate) fn read_mark(frame: &[u8], off: usize) -> Result<(u8, u32), Reject> {
+/// The mark of a probe or its reply: request or reply, whose run, which frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Mark {
+    pub(crate) kind: u8,
+    pub(crate) tag: u32,
+    pub(crate) seq: u32,
+}
+
+pub(crate) fn read_mark(frame: &[u8], off: usize) -> Result<Mark, Reject> {
     let m = frame
         .get(off..off + MARK_LEN)
         .ok_or(Reject::Invalid("too short for the mark"))?;
     if m[0..4] != MAGIC {
         return Err(Reject::Invalid("no RMPE mark"));
     }
-    Ok((m[4], u32::from_be_bytes([m[8], m[9], m[10], m[11]])))
+    Ok(Mark {
+        kind: m[4],
+        tag: u32::from_be_bytes([0, m[5], m[6], m[7]]),
+        seq: u32::from_be_bytes([m[8], m[9], m[10], m[11]]),
+    })
 }
 
 /// Checks that `frame` answers one of our probes of `mode` and returns its sequence number (and the WKC).
@@ -53,9 +67,10 @@ pub(crate) fn parse_reply(mode: Mode, frame: &[u8]) -> Result<Reply, Reject> {
                 return Err(Reject::Foreign);
             }
             // Another user of the experimental EtherType is not ours to count.
-            let (_, seq) = read_mark(frame, ETH_HLEN).map_err(|_| Reject::Foreign)?;
+            let m = read_mark(frame, ETH_HLEN).map_err(|_| Reject::Foreign)?;
             Ok(Reply {
-                seq,
+                seq: m.seq,
+                tag: m.tag,
                 wkc: 0,
                 esc: [0, 0],
             })
@@ -69,9 +84,10 @@ pub(crate) fn parse_reply(mode: Mode, frame: &[u8]) -> Result<Reply, Reject> {
                 return Err(Reject::Invalid("bad IPv4 header checksum"));
             }
             let ihl = ip.len();
-            let (_, seq) = read_mark(frame, IP_OFF + ihl + 8)?;
+            let m = read_mark(frame, IP_OFF + ihl + 8)?;
             Ok(Reply {
-                seq,
+                seq: m.seq,
+                tag: m.tag,
                 wkc: 0,
                 esc: [0, 0],
             })
@@ -94,7 +110,7 @@ fn parse_ecat_reply(frame: &[u8]) -> Result<Reply, Reject> {
     {
         return Err(Reject::Invalid("not our probe (commands)"));
     }
-    let (_, seq) = read_mark(nop.data, 0)?;
+    let Mark { seq, tag, .. } = read_mark(nop.data, 0)?;
     if brd.idx != seq as u8 || nop.idx != seq as u8 {
         return Err(Reject::Invalid(
             "datagram index does not match the sequence",
@@ -102,6 +118,7 @@ fn parse_ecat_reply(frame: &[u8]) -> Result<Reply, Reject> {
     }
     Ok(Reply {
         seq,
+        tag,
         wkc: brd.wkc,
         esc: [brd.data[0], brd.data[1]],
     })

@@ -16,6 +16,7 @@ fn probe(mode: Mode, pktlen: Option<u16>) -> Probe {
         mode,
         &Addrs::broadcast(MAC),
         wire_len(mode, pktlen, 1500).unwrap(),
+        0,
     )
 }
 
@@ -118,6 +119,7 @@ fn ecat_probe_layout_and_reply() {
         parse_reply(Mode::Ecat, f),
         Ok(Reply {
             seq: 0x1234_5678,
+            tag: 0,
             wkc: 0,
             esc: [0, 0]
         })
@@ -128,6 +130,7 @@ fn ecat_probe_layout_and_reply() {
         parse_reply(Mode::Ecat, &r),
         Ok(Reply {
             seq: 0x1234_5678,
+            tag: 0,
             wkc: 1,
             esc: [
                 crate::ethercat::esc::ESC_TYPE,
@@ -180,4 +183,35 @@ fn raw_echo_only_answers_requests() {
     let mut other = f.clone();
     other[ETH_HLEN] = b'X';
     assert_eq!(parse_reply(Mode::Raw, &other), Err(Reject::Foreign));
+}
+
+#[test]
+fn the_run_tag_comes_back_through_every_reflector_and_tells_runs_apart() {
+    const TAG: u32 = 0x00ab_cdef;
+    for mode in [Mode::Ecat, Mode::Raw, Mode::Udp] {
+        let mut p = Probe::new(
+            mode,
+            &Addrs::broadcast(MAC),
+            wire_len(mode, None, 1500).unwrap(),
+            TAG | 0xff00_0000,
+        );
+        p.set_seq(5);
+        assert_eq!(probe_seq(mode, p.frame(), TAG), Some(5), "{mode:?}");
+        assert_eq!(probe_seq(mode, p.frame(), TAG ^ 1), None, "{mode:?}");
+        let mut f = p.frame().to_vec();
+        reflector(MAC).echo_in_place(&mut f).unwrap();
+        let r = parse_reply(mode, &f).unwrap();
+        assert_eq!((r.seq, r.tag), (5, TAG), "{mode:?}: only 24 bits travel");
+    }
+    // A real ESC passes NOP data through: the tag is in the NOP's mark, after "RMPE" and the kind byte.
+    let mut p = probe(Mode::Ecat, None);
+    p.set_seq(1);
+    let d: Vec<_> = codec::datagrams(p.frame())
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(d[1].cmd, cmd::NOP);
+    assert_eq!(&d[1].data[0..5], b"RMPE\x01");
+    let a = run_tag();
+    assert!(a != 0 && a <= TAG_MASK, "{a:#x}");
 }

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::ANSWER_TIMEOUT;
 use super::arp::{self, Responder};
+use crate::corelock::CoreLock;
 use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::measure::frame::{self, Addrs, Probe, Reply};
@@ -22,8 +23,8 @@ use crate::sys::{ifname, netdev};
 /// Fields drop in declaration order, and here the order matters: the two sockets close first, then the ARP
 /// responder (with its own socket), and the flags guard goes last. It puts the promiscuous and all-multicast flags
 /// back only when they still differ after every socket of the run is closed — a socket's promiscuous membership ends
-/// when the socket closes, so what is left then is someone's leftover (see `netif::FlagsGuard`). Keep `_flags` the
-/// last field. The RT threads hold clones of the sockets' `Arc`s; `nic::run` joins them before the link drops.
+/// when the socket closes, so what is left then is someone's leftover (see `netif::FlagsGuard`). Keep `_flags` after
+/// the sockets, and the NIC's lock last (released once all is put back). The RT threads hold clones of the sockets' `Arc`s; `nic::run` joins them before the link drops.
 pub(super) struct Link {
     /// The sender's: it sends, and gets its transmit stamps back on its error queue.
     pub(super) txs: Arc<RawSocket>,
@@ -37,6 +38,10 @@ pub(super) struct Link {
     _flags: FlagsGuard,
     /// What the sockets are stamped with.
     pub(super) stamps: TsKind,
+    /// This run's tag, in every probe's mark.
+    pub(super) tag: u32,
+    /// One run per NIC (`corelock::nic_exclusive`).
+    _lock: Option<CoreLock>,
 }
 
 impl Link {
@@ -53,6 +58,7 @@ impl Link {
             return Err(Error::usage("--nic measures the live machine: drop --root"));
         }
         netdev::ifindex(nic)?;
+        let lock = crate::corelock::nic_exclusive(host, nic)?;
         let mac = netdev::mac(nic)
             .map_err(|e| Error::sys(format!("reading the MAC address of {nic}"), e))?;
         let mtu =
@@ -64,7 +70,8 @@ impl Link {
             )));
         }
         let (addrs, arp) = peer(nic, mac, args)?;
-        let probe = Probe::new(args.mode, &addrs, wire);
+        let tag = frame::run_tag();
+        let probe = Probe::new(args.mode, &addrs, wire, tag);
         // Before the sockets, as in the struct: on an error below, they close before it drops.
         let flags = FlagsGuard::new(nic)?;
         let mut txs = RawSocket::open(nic, 0)?;
@@ -80,6 +87,8 @@ impl Link {
             _arp: arp,
             _flags: flags,
             stamps,
+            tag,
+            _lock: lock,
         };
         Ok((link, probe))
     }
@@ -111,6 +120,7 @@ impl Link {
                 while txs.recv(&mut buf, true, true).is_ok() {}
                 while let Ok(r) = sock.recv(&mut buf, false, true) {
                     if let Ok(reply) = frame::parse_reply(mode, &buf[..r.len])
+                        && reply.tag == self.tag
                         && reply.seq < seq
                         && (mode != Mode::Ecat || reply.wkc > 0)
                     {

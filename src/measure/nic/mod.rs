@@ -52,7 +52,7 @@ pub(crate) fn run(
     let (first_seq, first) = link.preflight(&mut probe, args.mode)?;
     let mut session = Session::begin(host, args, watch)?;
     let (tracing, marker) = start_tracing(host, args, at)?;
-    let shared = Arc::new(Shared::new(first_seq));
+    let shared = Arc::new(Shared::new(first_seq, link.tag));
     let mut sender = Series::new("Sender", args.period_us, args.bucket_width_us);
     let mut receiver = Series::new("Receiver", args.period_us, args.bucket_width_us);
     let mut collectors = session.collectors(&mut [&mut sender, &mut receiver]);

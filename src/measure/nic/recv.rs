@@ -62,8 +62,10 @@ struct Totals {
     matched: u64,
     max_rtt: u64,
     unmatched: u64,
-    /// The matcher's unmatched count already added.
+    duplicates: u64,
+    /// The matcher's unmatched and duplicate counts already added.
     unmatched_seen: u64,
+    duplicates_seen: u64,
     /// The reset generation the maximum belongs to.
     epoch: u64,
 }
@@ -73,8 +75,10 @@ impl Totals {
     fn publish(&mut self, m: &mut Matcher, hand: &mut Handover, sh: &Shared) {
         self.max_rtt = self.max_rtt.max(m.dist.max_ns());
         self.unmatched += m.counts.unmatched.saturating_sub(self.unmatched_seen);
+        self.duplicates += m.counts.duplicates.saturating_sub(self.duplicates_seen);
         hand.poll(m, sh.sent.load(Relaxed));
         self.unmatched_seen = m.counts.unmatched;
+        self.duplicates_seen = m.counts.duplicates;
         if hand.epoch() != self.epoch {
             // Reset: the live line's maximum restarts with the statistics.
             self.epoch = hand.epoch();
@@ -82,6 +86,7 @@ impl Totals {
         }
         sh.matched.store(self.matched, Relaxed);
         sh.unmatched.store(self.unmatched, Relaxed);
+        sh.duplicates.store(self.duplicates, Relaxed);
         sh.max_rtt_ns.store(self.max_rtt, Relaxed);
     }
 }
@@ -148,6 +153,8 @@ impl Receiver {
                 Ok(r) => {
                     let now = now_ns();
                     match frame::parse_reply(mode, &buf[..r.len]) {
+                        // Another run's reply (another tag): never taken for ours.
+                        Ok(reply) if reply.tag != sh.tag => m.on_unmatched(),
                         Ok(reply) => {
                             let sent = sh.sent.load(Relaxed);
                             if let Some(st) = sh.tx_stamp(reply.seq) {

@@ -50,7 +50,9 @@ impl Sender {
         // Software stamps are queued during send(), hardware ones a little later: each cycle takes what is there.
         let take_stamps = |buf: &mut [u8]| {
             while let Ok(r) = txs.recv(buf, true, true) {
-                if let (true, Some(seq)) = (r.stamps.tx, frame::probe_seq(mode, &buf[..r.len])) {
+                if let (true, Some(seq)) =
+                    (r.stamps.tx, frame::probe_seq(mode, &buf[..r.len], sh.tag))
+                {
                     sh.publish_tx(seq, r.stamps);
                 }
             }

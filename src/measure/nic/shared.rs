@@ -11,6 +11,8 @@ use crate::measure::tstamp::Stamps;
 /// Written by the sender (one writer per field), read by the receiver and the live view; all relaxed.
 pub(crate) struct Shared {
     pub(crate) first_seq: u32,
+    /// This run's tag in every frame's mark: a reply with another is not ours.
+    pub(crate) tag: u32,
     /// Frames sent so far.
     pub(crate) sent: AtomicU64,
     pub(crate) send_errors: AtomicU64,
@@ -28,13 +30,15 @@ pub(crate) struct Shared {
     pub(crate) dead: AtomicBool,
     pub(crate) matched: AtomicU64,
     pub(crate) unmatched: AtomicU64,
+    pub(crate) duplicates: AtomicU64,
     pub(crate) max_rtt_ns: AtomicU64,
 }
 
 impl Shared {
-    pub(crate) fn new(first_seq: u32) -> Shared {
+    pub(crate) fn new(first_seq: u32, tag: u32) -> Shared {
         Shared {
             first_seq,
+            tag,
             sent: AtomicU64::new(0),
             send_errors: AtomicU64::new(0),
             user_tx: (0..RING).map(|_| AtomicU64::new(0)).collect(),
@@ -48,6 +52,7 @@ impl Shared {
             dead: AtomicBool::new(false),
             matched: AtomicU64::new(0),
             unmatched: AtomicU64::new(0),
+            duplicates: AtomicU64::new(0),
             max_rtt_ns: AtomicU64::new(0),
         }
     }
@@ -83,11 +88,12 @@ impl Shared {
     /// The round-trip line under the live table.
     pub(crate) fn live_line(&self) -> String {
         format!(
-            "Round trips: {} sent, {} not sent, {} answered, {} unmatched, max RTT {:.1} us",
+            "Round trips: {} sent, {} not sent, {} answered, {} unmatched, {} duplicate(s), max RTT {:.1} us",
             self.sent.load(Relaxed),
             self.send_errors.load(Relaxed),
             self.matched.load(Relaxed),
             self.unmatched.load(Relaxed),
+            self.duplicates.load(Relaxed),
             self.max_rtt_ns.load(Relaxed) as f64 / 1000.0
         )
     }

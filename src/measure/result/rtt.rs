@@ -30,9 +30,13 @@ pub struct RttSummary {
     /// MainDevice.
     #[serde(default)]
     pub(crate) late: u64,
-    /// Frames received that matched no request.
+    /// Frames received that answer no request of this run in flight: another run's (another tag), stale or
+    /// malformed. Any fails the verdict.
     #[serde(default)]
     pub(crate) unmatched: u64,
+    /// Replies to a frame already answered (a loop, two chains answering one frame). Any fails the verdict.
+    #[serde(default)]
+    pub(crate) duplicates: u64,
     /// EtherCAT replies with working counter 0 (no SubDevice processed them); counted in `wkc_errors` too.
     #[serde(default)]
     pub(crate) wkc_zero: u64,
@@ -97,6 +101,18 @@ impl ReplyChecks {
         }
         if self.wkc_errors > 0 {
             v.push(format!("{} working counter error(s)", self.wkc_errors));
+        }
+        if r.duplicates > 0 {
+            v.push(format!(
+                "{} duplicate reply(ies) (a frame answered more than once: a loop, or two chains on one segment)",
+                r.duplicates
+            ));
+        }
+        if r.unmatched > 0 {
+            v.push(format!(
+                "{} unmatched frame(s) (no request of this run: another MainDevice on the segment, or malformed)",
+                r.unmatched
+            ));
         }
         v
     }

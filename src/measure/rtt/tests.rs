@@ -61,17 +61,25 @@ fn duplicates_strangers_and_preflight_leftovers() {
     m.on_tx(10, sw(1000), 1, NO_SEND_TIME);
     m.on_reply(10, Some(1), sw(3000), 0, 1, NO_SEND_TIME);
     m.on_reply(10, Some(1), sw(4000), 0, 1, NO_SEND_TIME);
-    assert_eq!(m.counts.unmatched, 1, "a second reply to the same frame");
+    assert_eq!(
+        (m.counts.duplicates, m.counts.unmatched),
+        (1, 0),
+        "a second reply to the same frame is a duplicate"
+    );
     m.on_reply(11, Some(1), sw(4000), 0, 1, NO_SEND_TIME);
-    assert_eq!(m.counts.unmatched, 2, "a reply to a frame not sent yet");
+    assert_eq!(m.counts.unmatched, 1, "a reply to a frame not sent yet");
     m.on_reply(7, Some(1), sw(4000), 0, 1, NO_SEND_TIME);
     assert_eq!(
-        m.counts.unmatched, 2,
+        m.counts.unmatched, 1,
         "the preflight's late reply is ignored"
     );
     m.on_unmatched();
-    assert_eq!(m.counts.unmatched, 3);
-    assert_eq!(m.counts.matched, 1);
+    assert_eq!(m.counts.unmatched, 2);
+    assert_eq!((m.counts.matched, m.counts.duplicates), (1, 1));
+    let mut total = Counts::default();
+    total.merge(&m.counts);
+    total.merge(&m.counts);
+    assert_eq!((total.duplicates, total.unmatched), (2, 4));
 }
 
 #[test]

@@ -42,6 +42,7 @@ pub(super) fn summarize(st: &RttStats, ctx: &Context) -> RttSummary {
         },
         late: c.late,
         unmatched: c.unmatched,
+        duplicates: c.duplicates,
         // Replies nobody processed: errors like any other wrong WKC, kept apart for older readers.
         wkc_zero: c.wkc_seen.iter().find(|s| s.0 == 0).map_or(0, |s| s.1),
         wkc: c.wkc_min.or(ctx.expect_wkc),

@@ -142,6 +142,7 @@ fn result(rtt: bool) -> RunResult {
             timestamps: Timestamps::Software,
             late: 0,
             unmatched: 1,
+            duplicates: 0,
             wkc_zero: 1,
             wkc: Some(1),
             hdr: rd.hdr.clone(),

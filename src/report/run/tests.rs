@@ -95,6 +95,7 @@ fn rtt_section_prints_nrtm_line() {
         timestamps: crate::measure::result::Timestamps::Software,
         late: 0,
         unmatched: 0,
+        duplicates: 0,
         wkc_zero: 0,
         wkc: Some(1),
         hdr: d.encode(),
