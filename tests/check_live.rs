@@ -190,6 +190,7 @@ fn snapshot_gives_the_same_verdicts_under_root() {
     }
     assert_eq!(live["host"]["kernel"], snap["host"]["kernel"]);
     assert_eq!(live["host"]["cpu"], snap["host"]["cpu"]);
+    assert_eq!(live["host"]["firmware"], snap["host"]["firmware"]);
 }
 
 fn snap_status(doc: &serde_json::Value, id: &str) -> serde_json::Value {
@@ -214,4 +215,49 @@ fn snapshot_of_a_root_reproduces_it() {
     assert!(out.join("proc/cmdline").exists());
     // A second snapshot into a non-empty directory is refused.
     assert_eq!(snapshot_of(&src, &out).status.code(), Some(2));
+}
+
+/// The SMBIOS identity travels with a snapshot: a tree made of the seed machine plus the real Advantech UNO-127's
+/// /sys/class/dmi/id (tests/fixtures/samples/dmi), its link kept as the kernel lays it out.
+#[test]
+fn snapshot_keeps_the_machines_smbios_identity() {
+    let tmp = tempfile::Builder::new().prefix("ck-dmi").tempdir().unwrap();
+    let src = tmp.path().join("src");
+    let cp = |from: std::path::PathBuf, to: &std::path::Path| {
+        let st = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(from)
+            .arg(to)
+            .status()
+            .unwrap();
+        assert!(st.success());
+    };
+    cp(fixture("seed-i3-13100te"), &src);
+    // Merged into its /sys: sys/devices/virtual/dmi/id and the link sys/class/dmi/id.
+    cp(
+        fixture("samples/dmi/advantech-uno-127/sys/."),
+        &src.join("sys"),
+    );
+    assert!(
+        fs::symlink_metadata(src.join("sys/class/dmi/id"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let out = tmp.path().join("copy");
+    snapshot(&src, &out);
+    let (_, a) = check_json(&src, &["--nic", "enp2s0"]);
+    let (_, b) = check_json(&out, &["--nic", "enp2s0"]);
+    assert_eq!(a["host"]["firmware"]["product"], "UNO-127", "{}", a["host"]);
+    assert_eq!(a["host"]["firmware"], b["host"]["firmware"]);
+    assert_eq!(b["host"]["firmware"]["bios_version"], "V1.13");
+    let o = run(&["--root", out.to_str().unwrap(), "check"]);
+    assert!(
+        text(&o.stdout).contains(
+            "Machine: Advantech UNO-127 (board Advantech UNO-127) | BIOS: American Megatrends International, LLC. \
+             V1.13 (08/01/2023)\n"
+        ),
+        "{}",
+        text(&o.stdout)
+    );
 }

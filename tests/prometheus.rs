@@ -79,7 +79,9 @@ fn check_metrics_validate_and_match_the_json() {
     assert_eq!(value(&m, "rmp_eval_checks{status=\"fail\"}"), fails as f64);
     let info = std::fs::read_to_string(tf.path().join("rmp_eval_info.prom")).unwrap();
     assert!(
-        info.contains("kernel=\"6.1.0-50-rt-amd64\",preempt=\"rt\",arch=\"x86_64\"} 1"),
+        info.contains(
+            "kernel=\"6.1.0-50-rt-amd64\",preempt=\"rt\",arch=\"x86_64\",machine=\"\",bios=\"\"} 1"
+        ),
         "{info}"
     );
     // Nothing but the textfiles: no temporary file left behind.

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use super::Ctx;
+use super::firmware_id::{self, Firmware};
 use super::machine::{self, CPU_DIR};
 use crate::host::Host;
 use crate::parse::cpuinfo;
@@ -27,6 +28,8 @@ pub(crate) struct MachineId {
     pub(crate) kernel: String,
     /// With --nic: the interface and its driver.
     pub(crate) nic: Option<(String, String)>,
+    /// The board and its firmware (SMBIOS, or the device-tree model).
+    pub(crate) firmware: Firmware,
 }
 
 pub(crate) fn describe(host: &Host, ctx: &Ctx) -> MachineId {
@@ -39,6 +42,7 @@ pub(crate) fn describe(host: &Host, ctx: &Ctx) -> MachineId {
             let drv = super::nic_hw::driver(host, nic).unwrap_or_else(|| "driver unknown".into());
             (sanitize(nic, MAX), sanitize(&drv, MAX))
         }),
+        firmware: firmware_id::read(host),
     }
 }
 
@@ -100,13 +104,19 @@ pub(crate) struct KernelInfo {
     /// rt, dynamic, full, none or unknown.
     pub(crate) preempt: &'static str,
     pub(crate) arch: String,
+    /// The machine and its BIOS, as `Firmware::machine_key` and `bios_key` say them (empty when unknown).
+    pub(crate) machine: String,
+    pub(crate) bios: String,
 }
 
 pub(crate) fn kernel_info(host: &Host) -> KernelInfo {
+    let fw = firmware_id::read(host);
     KernelInfo {
         release: machine::kernel_release(host).unwrap_or_default(),
         preempt: preempt_model(host),
         arch: machine::machine(host).unwrap_or_default(),
+        machine: fw.machine_key(),
+        bios: fw.bios_key(),
     }
 }
 
@@ -178,6 +188,7 @@ mod tests {
         assert_eq!(id.cpu, "Unknown CPU (0 logical)");
         assert_eq!(id.kernel, "Linux");
         assert_eq!(id.nic, Some(("eth0".into(), "driver unknown".into())));
+        assert_eq!(id.firmware, Firmware::default());
         assert_eq!(kernel_info(&h).preempt, "unknown");
     }
 }

@@ -4,6 +4,7 @@
 pub(crate) mod after_boot;
 pub mod doc;
 pub mod ethtool;
+pub(crate) mod firmware_id;
 pub(crate) mod id;
 pub(crate) mod irq;
 pub(crate) mod isolation;

@@ -2,6 +2,7 @@
 //! firmware's config.txt. Reported, never edited: fix has no step for config.txt (a wrong arm_freq can stop the
 //! board booting), so this check names the setting for the user to make.
 
+use super::firmware_id::board_model;
 use super::{Assessment, Check, Ctx, Eval, Section, id};
 use crate::host::Host;
 use crate::parse::config_txt::{self, Applies};
@@ -9,8 +10,6 @@ use crate::parse::config_txt::{self, Applies};
 /// Where the firmware reads it: Raspberry Pi OS bookworm and Debian's raspi-firmware mount the boot partition at
 /// /boot/firmware; older Raspberry Pi OS at /boot.
 const CONFIG_TXT: &[&str] = &["/boot/firmware/config.txt", "/boot/config.txt"];
-const DT_MODEL: &str = "/proc/device-tree/model";
-const CPUINFO: &str = "/proc/cpuinfo";
 
 pub(crate) const PI_CLOCK: Check = Check {
     id: id::PI_CLOCK,
@@ -29,22 +28,6 @@ pub(crate) const PI_CLOCK: Check = Check {
     evaluate: pi_clock,
 };
 
-/// The board's model: the device tree's (NUL-terminated), else /proc/cpuinfo's "Model" (Raspberry Pi kernels).
-fn board_model(host: &Host) -> String {
-    if let Ok(m) = host.read(DT_MODEL) {
-        return m.trim_end_matches(['\0', '\n']).to_string();
-    }
-    host.read(CPUINFO)
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .filter_map(|l| l.split_once(':'))
-                .find(|(k, _)| k.trim() == "Model")
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_default()
-}
-
 fn pi_clock(host: &Host, _: &Ctx) -> Eval {
     let Some((path, text)) = CONFIG_TXT
         .iter()
@@ -54,7 +37,7 @@ fn pi_clock(host: &Host, _: &Ctx) -> Eval {
             "no config.txt: not a Raspberry Pi booted by its firmware",
         ));
     };
-    let models = config_txt::model_filters(&board_model(host));
+    let models = config_txt::model_filters(&board_model(host).unwrap_or_default());
     let cfg = config_txt::parse(&text);
     let get = |k: &str| cfg.get(k, &models);
     let shown = |k: &str| match get(k) {
@@ -116,7 +99,10 @@ mod tests {
         nic: None,
         pid: None,
     };
-    const MODEL: (&str, &str) = (DT_MODEL, "Raspberry Pi 4 Model B Rev 1.5\0");
+    const MODEL: (&str, &str) = (
+        crate::checks::firmware_id::DT_MODEL,
+        "Raspberry Pi 4 Model B Rev 1.5\0",
+    );
 
     #[test]
     fn verdicts_on_debian_and_sectioned_files() {
@@ -146,7 +132,7 @@ mod tests {
         let (_d, h) = root(&[
             ("/boot/config.txt", SECTIONS),
             (
-                CPUINFO,
+                crate::checks::machine::PROC_CPUINFO,
                 "processor\t: 0\nModel\t\t: Raspberry Pi 5 Model B Rev 1.0\n",
             ),
         ]);

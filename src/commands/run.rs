@@ -246,6 +246,7 @@ fn identity(checks: Option<CheckCounts>) -> Identity {
         cpu: crate::parse::cpuinfo::model(&cpuinfo).unwrap_or_default(),
         cpus: machine::online_cpus(host).map(|v| v.len()).unwrap_or(0),
         kernel_cmdline: host.read_trimmed(machine::PROC_CMDLINE).unwrap_or_default(),
+        firmware: Some(crate::checks::firmware_id::read(host)),
         command: std::env::args()
             .map(|a| crate::parse::text::sanitize(&a, 200))
             .collect::<Vec<_>>()

@@ -6,6 +6,7 @@ pub(crate) mod config_txt;
 pub mod cpuinfo;
 pub mod cpulist;
 pub(crate) mod defaults;
+pub(crate) mod dmi;
 pub(crate) mod ftrace;
 pub mod interrupts;
 pub mod kernel;

@@ -245,6 +245,7 @@ struct JsonHost {
     os: Option<String>,
     cpu: String,
     kernel: String,
+    firmware: crate::checks::firmware_id::Firmware,
 }
 
 #[derive(Serialize)]
@@ -266,6 +267,7 @@ pub(crate) fn render_json(id: &MachineId, ctx: &Ctx, findings: &[Finding]) -> St
             os: id.os.clone(),
             cpu: id.cpu.clone(),
             kernel: id.kernel.clone(),
+            firmware: id.firmware.clone(),
         },
         checks: findings,
         summary: summarize(findings),

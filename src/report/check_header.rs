@@ -12,6 +12,12 @@ pub(super) fn header(id: &MachineId) -> String {
         id.hostname.as_deref().unwrap_or("unknown"),
         id.os.as_deref().unwrap_or("unknown")
     );
+    let _ = writeln!(
+        s,
+        "Machine: {} | BIOS: {}",
+        id.firmware.machine_line(),
+        id.firmware.bios_line()
+    );
     let _ = writeln!(s, "CPU: {}", id.cpu);
     let _ = writeln!(s, "Kernel: {}", id.kernel);
     if let Some((nic, drv)) = &id.nic {

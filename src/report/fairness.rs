@@ -28,6 +28,39 @@ fn load(r: &RunResult) -> String {
     }
 }
 
+/// A result's SMBIOS identity, when it recorded one that names something.
+fn firmware(r: &RunResult) -> Option<&crate::checks::firmware_id::Firmware> {
+    r.identity.as_ref()?.firmware.as_ref()
+}
+
+/// Two results from different boards, or from one board under different firmware: the hardware changed, not
+/// (only) the tuning. Said only when both results know what they ran on.
+fn machines(before: &RunResult, after: &RunResult) -> Vec<String> {
+    let (Some(b), Some(a)) = (firmware(before), firmware(after)) else {
+        return Vec::new();
+    };
+    let shown = |s: String| crate::parse::text::sanitize(&s, 200);
+    let (bm, am) = (b.machine_key(), a.machine_key());
+    if !bm.is_empty() && !am.is_empty() && bm != am {
+        return vec![format!(
+            "the runs come from different machines ({} before, {} after): the hardware differs, not only the \
+             tuning",
+            shown(b.machine_line()),
+            shown(a.machine_line())
+        )];
+    }
+    let (bb, ab) = (b.bios_key(), a.bios_key());
+    if !bb.is_empty() && !ab.is_empty() && bb != ab {
+        return vec![format!(
+            "the machine's firmware changed between the runs (BIOS {} before, {} after): a BIOS update or \
+             setting can move latency by itself",
+            shown(bb),
+            shown(ab)
+        )];
+    }
+    Vec::new()
+}
+
 /// Why the comparison of `before` and `after` may not be fair; empty when the runs are alike.
 pub(crate) fn warnings(before: &RunResult, after: &RunResult) -> Vec<String> {
     let mut w = Vec::new();
@@ -47,6 +80,7 @@ pub(crate) fn warnings(before: &RunResult, after: &RunResult) -> Vec<String> {
              same load"
         ));
     }
+    w.extend(machines(before, after));
     if before.period_us != after.period_us {
         w.push(format!(
             "the runs have different periods ({} us before, {} us after)",

@@ -92,6 +92,10 @@ fn identity(name: &str, r: &RunResult) -> String {
     };
     if let Some(id) = &r.identity {
         row("Host", id.hostname.clone());
+        if let Some(fw) = &id.firmware {
+            row("Machine", fw.machine_line());
+            row("BIOS", fw.bios_line());
+        }
         row("CPU", format!("{} ({} CPUs)", id.cpu, id.cpus));
         row("Kernel command line", id.kernel_cmdline.clone());
         row("Command", id.command.clone());

@@ -5,11 +5,11 @@ use super::BootLoader;
 use super::line::{line_change, lossy, skipped_notes};
 use super::tokens::{split_first_line, tokens_bytes};
 use super::want::{Want, managed_params};
+use crate::checks::firmware_id::DT_MODEL;
 use crate::fix::Step;
 use crate::host::Host;
 
 const PI_CMDLINES: &[&str] = &["/boot/firmware/cmdline.txt", "/boot/cmdline.txt"];
-const DT_MODEL: &str = "/proc/device-tree/model";
 
 pub(super) struct PiFirmware;
 

@@ -214,6 +214,9 @@ pub struct Identity {
     pub(crate) kernel_cmdline: String,
     /// rmp-eval's own command line.
     pub(crate) command: String,
+    /// The board and its firmware (SMBIOS or device-tree model); absent in results of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) firmware: Option<crate::checks::firmware_id::Firmware>,
     /// The checks run before the measurement (none with --no-config): counts, and the ids that failed.
     #[serde(default)]
     pub(crate) checks: Option<CheckCounts>,

@@ -120,3 +120,57 @@ fn runs_of_different_length_or_load_are_flagged_unfair() {
         c.unfair
     );
 }
+
+fn on(r: RunResult, fw: crate::checks::firmware_id::Firmware) -> RunResult {
+    RunResult {
+        identity: Some(crate::measure::result::Identity {
+            firmware: Some(fw),
+            ..Default::default()
+        }),
+        ..r
+    }
+}
+
+/// The Advantech UNO-127 of tests/fixtures/samples/dmi, and the same board with another BIOS or another board.
+#[test]
+fn another_machine_or_bios_is_said() {
+    use crate::checks::firmware_id::Firmware;
+    let uno = Firmware {
+        system_vendor: Some("Advantech".into()),
+        product: Some("UNO-127".into()),
+        bios_vendor: Some("American Megatrends International, LLC.".into()),
+        bios_version: Some("V1.13".into()),
+        bios_date: Some("08/01/2023".into()),
+        ..Default::default()
+    };
+    let b = on(result(5_000, 0), uno.clone());
+    let same = compare(&b, &on(result(5_000, 0), uno.clone()), "b", "a");
+    assert!(same.unfair.is_empty(), "{:?}", same.unfair);
+    let newer = Firmware {
+        bios_version: Some("V1.14\x1b[2J".into()),
+        ..uno.clone()
+    };
+    let c = compare(&b, &on(result(5_000, 0), newer), "b", "a");
+    assert_eq!(c.unfair.len(), 1, "{:?}", c.unfair);
+    assert!(c.unfair[0].contains("firmware changed"), "{:?}", c.unfair);
+    assert!(
+        c.unfair[0].contains("V1.13 (08/01/2023) before"),
+        "{:?}",
+        c.unfair
+    );
+    assert!(!c.unfair[0].contains('\x1b'), "{:?}", c.unfair);
+    let other = Firmware {
+        product: Some("UNO-148".into()),
+        ..uno.clone()
+    };
+    let c = compare(&b, &on(result(5_000, 0), other), "b", "a");
+    assert!(
+        c.unfair[0]
+            .contains("different machines (Advantech UNO-127 before, Advantech UNO-148 after)"),
+        "{:?}",
+        c.unfair
+    );
+    // An older result without the identity: nothing is claimed.
+    let c = compare(&b, &result(5_000, 0), "b", "a");
+    assert!(c.unfair.is_empty(), "{:?}", c.unfair);
+}

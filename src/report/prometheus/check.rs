@@ -10,7 +10,7 @@ pub(crate) fn info(k: &KernelInfo) -> String {
     t.family(
         "rmp_eval_info",
         "gauge",
-        "rmp-eval version, kernel release, preempt model and architecture (always 1).",
+        "rmp-eval version, kernel release, preempt model, architecture, machine and BIOS (SMBIOS; empty when unknown) (always 1).",
     );
     t.sample(
         "rmp_eval_info",
@@ -19,6 +19,8 @@ pub(crate) fn info(k: &KernelInfo) -> String {
             ("kernel", &k.release),
             ("preempt", k.preempt),
             ("arch", &k.arch),
+            ("machine", &k.machine),
+            ("bios", &k.bios),
         ],
         1.0,
     );

@@ -234,3 +234,21 @@ fn a_cyclic_run_has_no_rtt_families() {
     assert!(!t.contains("rmp_eval_rtt"), "{t}");
     assert!(!t.contains("rmp_eval_lost_frames_total"));
 }
+
+/// The machine and its BIOS as labels (the Advantech UNO-127 of tests/fixtures/samples/dmi, through Host).
+#[test]
+fn info_names_the_machine_and_its_bios() {
+    let host = crate::host::Host::with_root(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/samples/dmi/advantech-uno-127"),
+    );
+    let k = crate::checks::machine_id::kernel_info(&host);
+    let t = super::check::info(&k);
+    assert!(
+        t.contains(
+            "machine=\"Advantech UNO-127 / Advantech UNO-127\",bios=\"American Megatrends International, LLC. \
+             V1.13 (08/01/2023)\"} 1"
+        ),
+        "{t}"
+    );
+}
