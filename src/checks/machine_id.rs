@@ -179,6 +179,17 @@ mod tests {
         assert_eq!(kernel_info(&fixture("rpi4-arm64")).preempt, "rt");
     }
 
+    /// The metrics' machine and BIOS labels from a real board's dmi/id (tests/fixtures/samples/dmi).
+    #[test]
+    fn kernel_info_names_the_board_and_bios() {
+        let k = kernel_info(&fixture("samples/dmi/advantech-uno-127"));
+        assert_eq!(k.machine, "Advantech UNO-127 / Advantech UNO-127");
+        assert_eq!(
+            k.bios,
+            "American Megatrends International, LLC. V1.13 (08/01/2023)"
+        );
+    }
+
     #[test]
     fn an_empty_tree_says_unknown_never_this_machines() {
         let d = tempfile::tempdir().unwrap();
