@@ -220,7 +220,7 @@ fn tap_rx_frames_set_for_real_verified_and_restored_from_the_journal() {
     let name = format!("ne-t{}", std::process::id() % 100_000);
     let _link = Link::tap(&name);
     let before = ethtool::read(&name, Field::RxFrames).unwrap();
-    let others = rmp_eval::checks::ethtool::live_readings(&name);
+    let others = rmp_eval::machine::facts::live_readings(&name);
     let want = if before == 8 { 4 } else { 8 };
     let host = Host::live();
     let plan = Plan {
@@ -241,7 +241,7 @@ fn tap_rx_frames_set_for_real_verified_and_restored_from_the_journal() {
     let _own = OwnRun(report.journal.clone());
     assert_eq!(report.outcomes[0].took, Took::Took, "{report:?}");
     assert_eq!(ethtool::read(&name, Field::RxFrames).unwrap(), want);
-    let now = rmp_eval::checks::ethtool::live_readings(&name);
+    let now = rmp_eval::machine::facts::live_readings(&name);
     assert_eq!(
         now["coalesce"]["rx_usecs"], others["coalesce"]["rx_usecs"],
         "only rx-frames changes"
@@ -280,5 +280,5 @@ fn tap_rx_frames_set_for_real_verified_and_restored_from_the_journal() {
     );
     host.remove_file(path).unwrap();
     assert_eq!(ethtool::read(&name, Field::RxFrames).unwrap(), before);
-    assert_eq!(rmp_eval::checks::ethtool::live_readings(&name), others);
+    assert_eq!(rmp_eval::machine::facts::live_readings(&name), others);
 }

@@ -81,7 +81,7 @@ fn irq_rps_and_sysctl_applied_verified_and_rolled_back_for_real() {
     }
     let _one = one_at_a_time();
     let host = Host::live();
-    let online = rmp_eval::checks::machine::online_cpus(&host).unwrap();
+    let online = rmp_eval::machine::online_cpus(&host).unwrap();
     assert!(online.len() >= 2, "needs two CPUs");
     let core = *online.last().unwrap();
 
@@ -210,7 +210,7 @@ fn every_irq_off_the_core_with_managed_ones_reported() {
     }
     let _one = one_at_a_time();
     let host = Host::live();
-    let online = rmp_eval::checks::machine::online_cpus(&host).unwrap();
+    let online = rmp_eval::machine::online_cpus(&host).unwrap();
     let core = *online.last().unwrap();
     let start = affinities();
     let _guard = Originals(start.clone());
@@ -345,7 +345,7 @@ fn fix_measures_before_and_after_then_rollback_restores() {
     };
     let _guard = Originals(vec![(mask.to_string(), before.trim().to_string())]);
     let _undo = RollbackOnDrop;
-    let online = rmp_eval::checks::machine::online_cpus(&host).unwrap();
+    let online = rmp_eval::machine::online_cpus(&host).unwrap();
     let core = online.last().unwrap().to_string();
     let bin = env!("CARGO_BIN_EXE_rmp-eval");
     let machine_results = common::machine_results();

@@ -1,6 +1,7 @@
 //! The layering of docs/architecture.md, checked on the source: a module may use (`crate::…`) only the layers
 //! below it. Layers, top down:
-//!   commands / cli → report → fix, measure + trace → checks → sys, host, parse and the small shared files.
+//!   commands / cli → report → fix, measure + trace → checks → machine → sys, host, parse and the small shared
+//!   files.
 //! (`trace`, the why-late half of measuring, is in measure's layer; the two use each other. So is `ethercat`,
 //! whose echo answers measure's probes.)
 //! A module's file is where its module path says: no `#[path]` attribute.
@@ -17,6 +18,7 @@ fn rank(module: &str) -> Option<u32> {
         "report" => 5,
         "fix" | "measure" | "trace" | "ethercat" => 4,
         "checks" => 3,
+        "machine" => 2,
         "sys" | "after_boot_state" | "host" | "parse" | "cgroup" | "corelock" | "error"
         | "output" | "remedy" | "wallclock" | "out" | "outln" => 1,
         _ => return None,
@@ -257,7 +259,7 @@ fn report_never_reads_the_machine() {
             let code = code_only(t);
             code.contains("crate::host")
                 || code.contains("&Host")
-                || code.contains("checks::machine::")
+                || code.contains("crate::machine")
         })
         .map(|(f, _)| f)
         .collect();
@@ -301,4 +303,64 @@ fn the_check_sees_a_path_attribute() {
     assert!(!has_path_attribute(&code_only(
         "let s = \"#[path = x]\"; #[pathological] fn f() {}"
     )));
+}
+
+/// fix, measure and trace take the machine's facts (CPUs, IRQs, NIC readings, the paths of kernel files) from
+/// `machine`, the layer below checks, not from a check family: a check is a verdict, not a source of facts.
+/// What they may use of checks: the verdicts (`Finding`, `Status`, the ids) and the wanted sysctl values (`knob`).
+#[test]
+fn fix_measure_and_trace_read_facts_from_machine() {
+    const FACTS: &[&str] = &[
+        "machine", "irq", "nic", "nic_hw", "nic_irq", "ethtool", "system", "power",
+    ];
+    let mut bad = Vec::new();
+    for (rel, text) in sources() {
+        if !["src/fix/", "src/measure/", "src/trace/"]
+            .iter()
+            .any(|d| rel.starts_with(d))
+        {
+            continue;
+        }
+        let code = code_only(&text);
+        for (i, _) in code.match_indices("checks::") {
+            let family: String = code[i + "checks::".len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if FACTS.contains(&family.as_str()) {
+                bad.push(format!("{rel}: checks::{family}"));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "facts taken from checks:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// Each machine path has one home: no two `const …: &str = "/…"` in src/ name the same path.
+#[test]
+fn each_path_constant_once() {
+    let mut seen: std::collections::BTreeMap<String, String> = Default::default();
+    let mut bad = Vec::new();
+    for (rel, text) in sources() {
+        for line in text.lines() {
+            let l = line.trim_start();
+            let Some(rest) = l.split_once("const ").map(|(_, r)| r) else {
+                continue;
+            };
+            let Some((name, value)) = rest.split_once(": &str = \"/") else {
+                continue;
+            };
+            let Some(path) = value.split('"').next() else {
+                continue;
+            };
+            let at = format!("{rel} {name}");
+            if let Some(first) = seen.insert(format!("/{path}"), at.clone()) {
+                bad.push(format!("/{path}: {first} and {at}"));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "a path defined twice:\n{}", bad.join("\n"));
 }

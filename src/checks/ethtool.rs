@@ -1,50 +1,16 @@
 //! NIC interrupt coalescing and Energy Efficient Ethernet, read with the SIOCETHTOOL ioctl on the live machine
 //! (`sys::ethtool`, no ethtool subprocess). A snapshot records the same readings in rmp-eval-snapshot.json, which `--root` uses.
 
-use std::io;
-
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::nic::present;
-use super::system::SNAPSHOT_FACTS;
 use super::{Assessment, Check, Ctx, Eval, Section, Unknown, id, unknown};
 use crate::host::Host;
 use crate::remedy;
-use crate::sys::ethtool;
 
-fn reading(r: io::Result<Value>) -> Value {
-    r.unwrap_or_else(|e| match e.raw_os_error() {
-        Some(libc::EOPNOTSUPP) => json!("unsupported"),
-        _ => json!(format!("error: {e}")),
-    })
-}
-
-/// The NIC's coalescing and EEE settings as recorded in a snapshot (and as the checks use them).
-pub fn live_readings(nic: &str) -> Value {
-    let co = ethtool::get::<ethtool::Coalesce>(nic).map(|c| {
-        json!({"rx_usecs": c.rx_coalesce_usecs, "rx_frames": c.rx_max_coalesced_frames,
-               "adaptive_rx": c.use_adaptive_rx_coalesce != 0})
-    });
-    let eee = ethtool::get::<ethtool::Eee>(nic).map(|e| {
-        json!({"supported": e.supported != 0, "enabled": e.eee_enabled != 0, "active": e.eee_active != 0})
-    });
-    json!({"coalesce": reading(co), "eee": reading(eee)})
-}
-
-/// Live: the ioctl. Under --root: the snapshot's recorded readings, if any.
-pub(crate) fn readings(host: &Host, nic: &str, what: &str) -> Result<Value, Unknown> {
-    if host.is_live() {
-        return Ok(live_readings(nic)[what].clone());
-    }
-    let text = host
-        .read(SNAPSHOT_FACTS)
-        .map_err(|_| unknown("needs the live machine or a snapshot"))?;
-    let v: Value = serde_json::from_str(&text).map_err(|_| unknown("snapshot facts unreadable"))?;
-    let r = v["ethtool"][nic][what].clone();
-    if r.is_null() {
-        return Err(unknown("not in the snapshot"));
-    }
-    Ok(r)
+/// The NIC's `what` readings, live or from the snapshot: what cannot be had is the check's unknown.
+fn readings(host: &Host, nic: &str, what: &str) -> Result<Value, Unknown> {
+    crate::machine::facts::ethtool_readings(host, nic, what).map_err(|e| unknown(e.to_string()))
 }
 
 pub(crate) const NIC_COALESCE: Check = Check {

@@ -5,11 +5,11 @@
 use serde::{Deserialize, Serialize};
 
 use crate::host::Host;
+use crate::machine::DT_MODEL;
 use crate::parse::dmi;
 use crate::parse::text::sanitize;
 
 pub(crate) const DMI_DIR: &str = "/sys/class/dmi/id";
-pub(crate) const DT_MODEL: &str = "/proc/device-tree/model";
 /// Each field is one SMBIOS string (at most 64 bytes in practice): bounded as a finding's detail is.
 const MAX: usize = 120;
 
@@ -71,7 +71,7 @@ pub(crate) fn board_model(host: &Host) -> Option<String> {
     if let Some(m) = host.read(DT_MODEL).ok().and_then(|t| dmi::dt_model(&t)) {
         return Some(m);
     }
-    let info = host.read(super::machine::PROC_CPUINFO).ok()?;
+    let info = host.read(crate::machine::PROC_CPUINFO).ok()?;
     info.lines()
         .filter_map(|l| l.split_once(':'))
         .find(|(k, _)| k.trim() == "Model")

@@ -1,71 +1,20 @@
 //! Interrupts on the RT core: stray device IRQs, the default affinity for new IRQs, and irqbalance.
 
-use super::machine::{CPU_ISOLATED, CPU_NOHZ_FULL};
 use super::{Assessment, Check, Ctx, Eval, Section, Unknown, id, unknown};
 use crate::host::Host;
+use crate::machine::irq::{
+    DEFAULT_SMP_AFFINITY, INTERRUPTS, IRQBALANCE_DEFAULTS, irq_affinity, nic_irqs,
+};
+use crate::machine::{CPU_ISOLATED, CPU_NOHZ_FULL, PROC};
 use crate::parse::{cpulist, interrupts, mask};
 use crate::remedy;
 
-pub(crate) const INTERRUPTS: &str = "/proc/interrupts";
-pub(crate) const PROC: &str = "/proc";
-pub(crate) const PROC_IRQ: &str = "/proc/irq";
-pub(crate) const DEFAULT_SMP_AFFINITY: &str = "/proc/irq/default_smp_affinity";
-const IRQBALANCE_DEFAULTS: &str = "/etc/default/irqbalance";
-const NET: &str = "/sys/class/net";
 /// Offenders named in a detail line; the rest are counted.
 const SHOW: usize = 3;
 
+/// /proc/interrupts for a check: what it cannot give is the check's unknown.
 pub(crate) fn read_interrupts(host: &Host) -> Result<interrupts::Interrupts, Unknown> {
-    let text = host
-        .read(INTERRUPTS)
-        .map_err(|e| unknown(format!("cannot read {INTERRUPTS}: {}", e.reason())))?;
-    interrupts::parse(&text).map_err(|e| match e {
-        interrupts::InterruptsError::NoHeader => unknown("could not map CPU column"),
-        e => unknown(e.to_string()),
-    })
-}
-
-/// Where IRQ `n` is routed now: its effective affinity when the kernel reports one, else its affinity list.
-pub(crate) fn irq_affinity(host: &Host, n: u32) -> Option<Vec<usize>> {
-    ["effective_affinity_list", "smp_affinity_list"]
-        .iter()
-        .find_map(|f| {
-            let raw = host.read_trimmed(&format!("{PROC_IRQ}/{n}/{f}")).ok()?;
-            cpulist::parse(&raw).ok().filter(|v| !v.is_empty())
-        })
-}
-
-/// The IRQ numbers of a NIC: its PCI MSI/MSI-X vectors (device/msi_irqs), plus /proc/interrupts rows whose action
-/// is the interface name or starts with "<name>-" (igb "enp2s0-TxRx-0", genet "eth0"), plus "virtioN-" rows
-/// of a virtio NIC. The original matched any row containing the name as a substring, so eth1 claimed eth10's.
-pub(crate) fn nic_irqs(host: &Host, nic: &str, ints: &interrupts::Interrupts) -> Vec<u32> {
-    let mut out: Vec<u32> = host
-        .list(&format!("{NET}/{nic}/device/msi_irqs"))
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|n| n.parse().ok())
-        .collect();
-    let virtio = host
-        .readlink(&format!("{NET}/{nic}/device"))
-        .ok()
-        .and_then(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()))
-        .filter(|d| d.starts_with("virtio") && d[6..].bytes().all(|b| b.is_ascii_digit()));
-    for row in &ints.rows {
-        let Some(n) = row.irq() else { continue };
-        let hit = row.actions().iter().any(|a| {
-            *a == nic
-                || a.strip_prefix(nic).is_some_and(|r| r.starts_with('-'))
-                || virtio
-                    .as_deref()
-                    .is_some_and(|v| a.strip_prefix(v).is_some_and(|r| r.starts_with('-')))
-        });
-        if hit {
-            out.push(n);
-        }
-    }
-    out.sort_unstable();
-    out.dedup();
-    out
+    crate::machine::irq::read_interrupts(host).map_err(|e| unknown(e.to_string()))
 }
 
 pub(crate) const UNRELATED_IRQS: Check = Check {

@@ -1,9 +1,9 @@
 //! Is the RT core kept free of other work: isolcpus, nohz_full, rcu_nocbs, irqaffinity, its SMT sibling.
 
-use super::machine::{self, CPU_ISOLATED, CPU_NOHZ_FULL};
 use super::{Assessment, Check, Ctx, Eval, Section, Unknown, id, read, shown, unknown};
 use crate::cgroup::{self, Partition};
 use crate::host::Host;
+use crate::machine::{self, CPU_ISOLATED, CPU_NOHZ_FULL};
 use crate::parse::cgroup::PartitionState;
 use crate::parse::{cmdline, cpulist};
 use crate::remedy;

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 
 use super::Ctx;
 use super::firmware_id::{self, Firmware};
-use super::machine::{self, CPU_DIR};
 use crate::host::Host;
+use crate::machine::{self, CPU_DIR};
 use crate::parse::cpuinfo;
 use crate::parse::text::sanitize;
 

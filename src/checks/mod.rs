@@ -9,7 +9,6 @@ pub(crate) mod id;
 pub(crate) mod irq;
 pub(crate) mod isolation;
 pub(crate) mod knob;
-pub mod machine;
 pub(crate) mod machine_id;
 pub(crate) mod nic;
 pub(crate) mod nic_hw;

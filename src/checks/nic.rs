@@ -3,9 +3,9 @@
 
 use super::{Assessment, Check, Ctx, Eval, Section, Unknown, id, unknown};
 use crate::host::Host;
+use crate::machine::net::NET;
 use crate::parse::{netaddr, route};
 
-pub(crate) const NET: &str = "/sys/class/net";
 const ROUTE: &str = "/proc/net/route";
 const IPV6_ROUTE: &str = "/proc/net/ipv6_route";
 const IF_INET6: &str = "/proc/net/if_inet6";

@@ -1,8 +1,9 @@
 //! The hardware behind the EtherCAT NIC: its driver and the negotiated link speed.
 
-use super::nic::{NET, present};
+use super::nic::present;
 use super::{Assessment, Check, Ctx, Eval, Section, id, unknown};
 use crate::host::Host;
+use crate::machine::net::NET;
 
 /// Drivers of wired Intel NICs used with EtherCAT masters (SOEM, IgH native drivers, RMP): good latency,
 /// per-queue MSI-X, hardware timestamps on igb/igc.

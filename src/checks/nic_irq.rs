@@ -1,9 +1,11 @@
 //! The EtherCAT NIC's receive path: its IRQs pinned to the RT core, no receive packet steering, no deferral.
 
-use super::irq::{PROC_IRQ, irq_affinity, nic_irqs, read_interrupts};
-use super::nic::{NET, present};
+use super::irq::read_interrupts;
+use super::nic::present;
 use super::{Assessment, Check, Ctx, Eval, Section, id, unknown};
 use crate::host::Host;
+use crate::machine::irq::{PROC_IRQ, irq_affinity, nic_irqs};
+use crate::machine::net::NET;
 use crate::parse::{cpulist, mask};
 use crate::remedy;
 

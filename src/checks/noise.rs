@@ -1,16 +1,14 @@
 //! Further sources of noise on the RT core: tick skew, clocksource watchdog, NMI and soft-lockup watchdogs,
 //! transparent huge pages, vmstat updates, NUMA balancing, unbound workqueues.
 
-use super::machine::{self, PROC_CMDLINE};
 use super::{Assessment, Check, Ctx, Eval, Section, Unknown, id, knob, read, unknown};
 use crate::host::Host;
+use crate::machine::{self, PROC_CMDLINE, THP_ENABLED, WQ_CPUMASK};
 use crate::parse::{cmdline, mask};
 use crate::remedy;
 
 const WATCHDOG: &str = "/proc/sys/kernel/watchdog";
 const SOFT_WATCHDOG_PATH: &str = "/proc/sys/kernel/soft_watchdog";
-const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
-const WQ_CPUMASK: &str = "/sys/devices/virtual/workqueue/cpumask";
 const CURRENT_CLOCKSOURCE: &str =
     "/sys/devices/system/clocksource/clocksource0/current_clocksource";
 

@@ -100,7 +100,7 @@ mod tests {
         pid: None,
     };
     const MODEL: (&str, &str) = (
-        crate::checks::firmware_id::DT_MODEL,
+        crate::machine::DT_MODEL,
         "Raspberry Pi 4 Model B Rev 1.5\0",
     );
 
@@ -132,7 +132,7 @@ mod tests {
         let (_d, h) = root(&[
             ("/boot/config.txt", SECTIONS),
             (
-                crate::checks::machine::PROC_CPUINFO,
+                crate::machine::PROC_CPUINFO,
                 "processor\t: 0\nModel\t\t: Raspberry Pi 5 Model B Rev 1.0\n",
             ),
         ]);

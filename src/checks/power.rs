@@ -1,13 +1,11 @@
 //! Frequency and idle-state checks: the core must not change speed or sleep deeply between cycles.
 
-use super::machine::{self, CPU_DIR};
 use super::{Assessment, Check, Ctx, Eval, Section, Unknown, id, read, unknown};
 use crate::host::Host;
+use crate::machine::{self, BOOST, CPU_DIR, NO_TURBO};
 use crate::parse::{cmdline, cpuinfo};
 use crate::remedy;
 
-const BOOST: &str = "/sys/devices/system/cpu/cpufreq/boost";
-const NO_TURBO: &str = "/sys/devices/system/cpu/intel_pstate/no_turbo";
 const INTEL_MAX_CSTATE: &str = "/sys/module/intel_idle/parameters/max_cstate";
 const PROCESSOR_MAX_CSTATE: &str = "/sys/module/processor/parameters/max_cstate";
 const IDLE_DRIVER: &str = "/sys/devices/system/cpu/cpuidle/current_driver";

@@ -7,10 +7,10 @@
 use procfs_core::FromRead;
 use procfs_core::process::Status as ProcStatus;
 
-use super::irq::PROC;
 use super::process_threads::{Thread, cyclic, name, thread, threads};
 use super::{Assessment, Check, Ctx, Section, unknown};
 use crate::host::Host;
+use crate::machine::PROC;
 
 pub(crate) const PROCESS_RT_POLICY: &str = "process_rt_policy";
 pub(crate) const PROCESS_AFFINITY: &str = "process_affinity";

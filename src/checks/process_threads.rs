@@ -4,9 +4,9 @@
 use procfs_core::FromRead;
 use procfs_core::process::{Stat, Status as ProcStatus};
 
-use super::irq::PROC;
 use super::unknown;
 use crate::host::Host;
+use crate::machine::PROC;
 
 /// One thread of the audited process (or of the kernel).
 #[derive(Debug, Clone, PartialEq)]

@@ -1,8 +1,9 @@
 //! System-wide checks of the original tool: kernel, swap, scheduler knobs, clocksource, AF_XDP, futex hash.
 
-use super::machine::{self, kernel_release};
 use super::{Assessment, Check, Ctx, Eval, Section, id, knob, read, unknown};
 use crate::host::Host;
+use crate::machine::facts::{FACT_FUTEX_PRCTL, snapshot_fact};
+use crate::machine::{self, kernel_release};
 use crate::parse::{kernel, swaps};
 use crate::remedy;
 
@@ -242,32 +243,4 @@ fn futex_hash(host: &Host, _: &Ctx) -> Eval {
             None => Err(unknown(why)),
         },
     }
-}
-
-/// Facts only a system call can tell, recorded by `snapshot` at the root of the copy.
-pub(crate) const SNAPSHOT_FACTS: &str = "/rmp-eval-snapshot.json";
-pub(crate) const FACT_FUTEX_PRCTL: &str = "futex_hash_prctl";
-
-fn snapshot_fact(host: &Host, key: &str) -> Option<String> {
-    let text = host.read(SNAPSHOT_FACTS).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    v.get(key)?.as_str().map(str::to_string)
-}
-
-/// The live facts `snapshot` records (only meaningful on the running machine): the futex prctl, and each
-/// interface's ethtool readings.
-pub(crate) fn live_facts(nics: &[String]) -> serde_json::Value {
-    let ethtool: serde_json::Map<String, serde_json::Value> = nics
-        .iter()
-        .map(|n| (n.clone(), super::ethtool::live_readings(n)))
-        .collect();
-    let futex = match crate::sys::term::futex_hash_slots() {
-        Ok(_) => "ok".to_string(),
-        Err(e) => e.to_string(),
-    };
-    serde_json::json!({
-        "rmp_eval_version": env!("CARGO_PKG_VERSION"),
-        FACT_FUTEX_PRCTL: futex,
-        "ethtool": ethtool,
-    })
 }

@@ -1,8 +1,8 @@
 //! Other threads on the RT core: what may run there, and what did run there last.
 
-use super::irq::PROC;
 use super::{Assessment, Check, Ctx, Eval, Section, id, unknown};
 use crate::host::Host;
+use crate::machine::PROC;
 use crate::parse::{cpulist, task};
 
 /// Threads named in a detail line; the rest are counted.

@@ -3,11 +3,12 @@
 //! other hardware would change), 5 nothing failed but a change fix made waits for a reboot; 2 bad input.
 
 use crate::checks::machine_id::describe;
-use crate::checks::{self, Ctx, Finding, Status, machine};
+use crate::checks::{self, Ctx, Finding, Status};
 use crate::cli::CheckArgs;
 use crate::error::{Outcome, Result};
 use crate::fix::{journal, plan};
 use crate::host::Host;
+use crate::machine;
 use crate::output::Output;
 use crate::remedy;
 use crate::report::check as report;
@@ -29,7 +30,7 @@ pub(crate) fn context(host: &Host, core: Option<usize>, nic_name: Option<&str>) 
 /// The process `--pid` or `--process` names, checked to exist.
 fn audited_pid(host: &Host, pid: Option<u32>, name: Option<&str>) -> Result<Option<u32>> {
     match (pid, name) {
-        (Some(p), _) if !host.is_dir(&format!("{}/{p}/task", checks::irq::PROC)) => Err(
+        (Some(p), _) if !host.is_dir(&format!("{}/{p}/task", machine::PROC)) => Err(
             crate::error::Error::usage(format!("--pid {p}: no such process")),
         ),
         (Some(p), _) => Ok(Some(p)),

@@ -27,7 +27,7 @@ pub(crate) fn check_core(host: &Host, core: usize) -> Result<()> {
              pick another CPU",
         ));
     }
-    crate::checks::machine::validate_core(host, Some(core)).map(|_| ())
+    crate::machine::validate_core(host, Some(core)).map(|_| ())
 }
 
 /// The terminal path: the whole plan first (diffs, devices, risks), then the step picker (all proposed steps

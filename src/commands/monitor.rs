@@ -68,7 +68,7 @@ pub(crate) fn config(host: &Host) -> Result<Config> {
 pub(crate) fn execute(host: &Host, out: Output, _args: &MonitorArgs) -> Result<Outcome> {
     let cfg = config(host)?;
     let saved = saved::load(host)?;
-    let core = crate::checks::machine::validate_core(host, saved.as_ref().map(|s| s.core))?;
+    let core = crate::machine::validate_core(host, saved.as_ref().map(|s| s.core))?;
     let Some(_lock) = crate::corelock::try_exclusive(host, core)? else {
         outln!("monitor: a measurement on CPU{core} is running: this pass is skipped");
         return Ok(Outcome::Good);

@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::checks::machine::validate_core;
 use crate::cli::RunArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::host::Host;
+use crate::machine::validate_core;
 use crate::measure::result::{CheckCounts, Identity, RunResult, Verdict};
 use crate::measure::spec::{Placement, RunSpec};
 use crate::measure::store::{self, Slot};
@@ -238,7 +238,7 @@ fn config_preamble(
 /// The machine and the invocation, recorded with the result for the report. The machine measured is this one,
 /// also under --root (whose tree only the checks read): its name, CPU and command line are this machine's.
 fn identity(checks: Option<CheckCounts>) -> Identity {
-    use crate::checks::machine;
+    use crate::machine;
     let host = &Host::live();
     let cpuinfo = host.read(machine::PROC_CPUINFO).unwrap_or_default();
     Identity {
@@ -262,7 +262,7 @@ fn measured_here(root: &Host) -> String {
         "Note: --root {} is read for the checks and to keep the results; the measurement runs on THIS machine \
          ({}, kernel {}), and its result records this machine.",
         root.root().display(),
-        crate::checks::machine::hostname(&live).unwrap_or_else(|| "unknown".into()),
+        crate::machine::hostname(&live).unwrap_or_else(|| "unknown".into()),
         crate::measure::measured_kernel()
     )
 }

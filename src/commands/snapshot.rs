@@ -12,15 +12,15 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::snapshot_copy::Copier;
-use crate::checks::{self, Ctx, Section, machine};
+use crate::checks::{self, Ctx, Section};
 use crate::cli::SnapshotArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::host::{Host, UNREADABLE, normalize};
+use crate::machine::irq::PROC_IRQ;
+use crate::machine::net::NET;
+use crate::machine::{self, PROC};
 use crate::output::Output;
 
-pub(crate) const NET: &str = "/sys/class/net";
-const PROC: &str = "/proc";
-const PROC_IRQ: &str = "/proc/irq";
 /// Checks that read every IRQ row or every thread: traced for a few cores only, then widened.
 const HEAVY: [&str; 3] = ["unrelated_irqs", "rt_core_threads", "irqbalance"];
 
@@ -153,10 +153,10 @@ pub fn snapshot_into(src: &Host, out: &Path) -> Result<Stats> {
         }
         c.copy(&p).map_err(|e| failed(&format!("copying {p}"), e))?;
     }
-    let facts_path = checks::system::SNAPSHOT_FACTS;
+    let facts_path = machine::facts::SNAPSHOT_FACTS;
     if src.is_live() {
         let nics = src.list(NET).unwrap_or_default();
-        let facts = checks::system::live_facts(&nics).to_string();
+        let facts = machine::facts::live_facts(&nics).to_string();
         c.put(facts_path, facts.as_bytes())
             .map_err(|e| failed("facts", e))?;
     } else if let Ok(b) = src.read_bytes(facts_path) {

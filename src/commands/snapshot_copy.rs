@@ -166,7 +166,7 @@ impl<'a> Copier<'a> {
             };
             if m.is_dir() {
                 self.tree.mkdirs(&child)?;
-            } else if m.file_type().is_symlink() && dir == super::snapshot::NET {
+            } else if m.file_type().is_symlink() && dir == crate::machine::net::NET {
                 let _ = self.resolve(&child, &mut 0);
             } else if m.is_file() && dir.ends_with("/msi_irqs") {
                 self.put(&child, b"")?;

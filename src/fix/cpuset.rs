@@ -11,8 +11,8 @@ use super::kind::partition::PartitionChange;
 use super::runtime::{Target, file, step};
 use super::{Change, Step, StepId};
 use crate::cgroup::{self, Support};
-use crate::checks::machine::CPU_ISOLATED;
 use crate::host::Host;
+use crate::machine::CPU_ISOLATED;
 use crate::parse::cgroup::PartitionState;
 use crate::parse::cpulist;
 

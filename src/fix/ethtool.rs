@@ -10,8 +10,8 @@ use serde_json::Value;
 use super::kind::nic::EthtoolChange;
 use super::runtime::{Target, step};
 use super::{Change, Step, StepId};
-use crate::checks::ethtool::readings as snapshot_readings;
 use crate::host::Host;
+use crate::machine::facts::ethtool_readings;
 use crate::sys::ethtool::{self as et, Coalesce, Eee};
 
 /// One field of struct ethtool_coalesce or struct ethtool_eee.
@@ -75,7 +75,7 @@ pub(crate) fn unsupported(e: &io::Error) -> bool {
 /// The NIC's readings (live ioctl, or the snapshot under --root), or a note saying why there are none.
 fn readings(host: &Host, t: &Target, what: &str) -> Result<(String, Value), String> {
     let nic = t.nic.clone().ok_or("no --nic given: nothing to do")?;
-    match snapshot_readings(host, &nic, what) {
+    match ethtool_readings(host, &nic, what) {
         Ok(Value::String(s)) if s == "unsupported" => Err(format!(
             "{nic}: not supported by the driver (EOPNOTSUPP): nothing to change"
         )),

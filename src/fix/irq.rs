@@ -1,20 +1,19 @@
 //! Planners of the interrupt steps: IRQ affinity (others off the RT core, the NIC's onto it), irqbalance, RPS.
 
 use super::kind::command::CommandChange;
-use super::runtime::{CPU_DIR, Target, file, step, value};
+use super::runtime::{Target, file, step, value};
 use super::{Change, Step, StepId, ValueKind};
 use crate::host::Host;
+use crate::machine::CPU_DIR;
+use crate::machine::irq::{IRQBALANCE_DEFAULTS, PROC_IRQ, read_interrupts};
+use crate::machine::net::NET;
 use crate::parse::interrupts::Interrupts;
 use crate::parse::{cpulist, mask};
-
-const IRQ_DIR: &str = "/proc/irq";
-const NET_DIR: &str = "/sys/class/net";
-pub(crate) const IRQBALANCE_DEFAULT: &str = "/etc/default/irqbalance";
 
 /// The NIC's IRQs as the nic_irqs_pinned check sees them (msi_irqs, handlers named after the NIC or its virtio
 /// device).
 fn nic_irqs(host: &Host, nic: &str, ints: Option<&Interrupts>) -> Vec<u32> {
-    ints.map(|i| crate::checks::irq::nic_irqs(host, nic, i))
+    ints.map(|i| crate::machine::irq::nic_irqs(host, nic, i))
         .unwrap_or_default()
 }
 
@@ -34,21 +33,21 @@ pub fn irq_affinity(host: &Host, t: &Target) -> Step {
         "an interrupt handled on the RT core delays the RT thread; the NIC's own interrupts belong there",
     );
     let hk = t.housekeeping();
-    let ints = crate::checks::irq::read_interrupts(host).ok();
+    let ints = read_interrupts(host).ok();
     let nic = t
         .nic
         .as_deref()
         .map(|n| nic_irqs(host, n, ints.as_ref()))
         .unwrap_or_default();
     let mut irqs: Vec<u32> = host
-        .list(IRQ_DIR)
+        .list(PROC_IRQ)
         .unwrap_or_default()
         .iter()
         .filter_map(|n| n.parse().ok())
         .collect();
     irqs.sort_unstable();
     for irq in irqs {
-        let path = format!("{IRQ_DIR}/{irq}/smp_affinity_list");
+        let path = format!("{PROC_IRQ}/{irq}/smp_affinity_list");
         let Ok(now) = host.read(&path) else { continue };
         let Ok(cpus) = cpulist::parse(&now) else {
             continue;
@@ -75,7 +74,7 @@ pub fn irq_affinity(host: &Host, t: &Target) -> Step {
             v.label = Some(devices(ints.as_ref(), irq));
         }
     }
-    let def = format!("{IRQ_DIR}/default_smp_affinity");
+    let def = format!("{PROC_IRQ}/default_smp_affinity");
     if let Ok(now) = host.read(&def)
         && let Ok(cpus) = mask::parse(&now)
     {
@@ -103,9 +102,9 @@ pub(crate) fn irqbalance(host: &Host, t: &Target) -> Step {
         "irqbalance: ban the RT core",
         "irqbalance moves IRQs back onto the RT core every 10 s",
     );
-    let Ok(text) = host.read(IRQBALANCE_DEFAULT) else {
+    let Ok(text) = host.read(IRQBALANCE_DEFAULTS) else {
         s.notes.push(format!(
-            "{IRQBALANCE_DEFAULT} not found: irqbalance is not installed, nothing to do"
+            "{IRQBALANCE_DEFAULTS} not found: irqbalance is not installed, nothing to do"
         ));
         return s;
     };
@@ -147,7 +146,7 @@ pub(crate) fn irqbalance(host: &Host, t: &Target) -> Step {
     let mut new = lines.join("\n");
     new.push('\n');
     if new != text {
-        file(&mut s, host, IRQBALANCE_DEFAULT, new);
+        file(&mut s, host, IRQBALANCE_DEFAULTS, new);
         let argv = ["systemctl", "try-restart", "irqbalance.service"]
             .map(String::from)
             .to_vec();
@@ -171,7 +170,7 @@ pub fn rps(host: &Host, t: &Target) -> Step {
         s.notes.push("no --nic given: nothing to do".into());
         return s;
     };
-    let dir = format!("{NET_DIR}/{nic}/queues");
+    let dir = format!("{NET}/{nic}/queues");
     for q in host
         .list(&dir)
         .unwrap_or_default()
@@ -188,7 +187,7 @@ pub fn rps(host: &Host, t: &Target) -> Step {
         );
     }
     for knob in ["napi_defer_hard_irqs", "gro_flush_timeout"] {
-        let path = format!("{NET_DIR}/{nic}/{knob}");
+        let path = format!("{NET}/{nic}/{knob}");
         if host.exists(&path) {
             value(&mut s, host, &path, "0", ValueKind::Exact, false);
         }

@@ -47,7 +47,7 @@ pub(crate) fn known_targets() -> Vec<&'static str> {
         RUNTIME_JSON,
         CMDLINE_STATE,
         runtime::SYSCTL_FILE,
-        irq::IRQBALANCE_DEFAULT,
+        crate::machine::irq::IRQBALANCE_DEFAULTS,
     ];
     v.extend(boot::files());
     v

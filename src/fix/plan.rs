@@ -21,7 +21,7 @@ pub struct Request {
 }
 
 pub fn online_cpus(host: &Host) -> Result<Vec<usize>> {
-    Ok(crate::checks::machine::online_cpus(host)?)
+    Ok(crate::machine::online_cpus(host)?)
 }
 
 /// The steps named by failing checks, and the ids of those checks.
@@ -100,7 +100,7 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
                 if f(id::CSTATES) || f(id::IDLE_STATES) {
                     want.cstates = boot::want::cstate_caps(host);
                 }
-                if let Ok(rel) = crate::checks::machine::kernel_release(host) {
+                if let Ok(rel) = crate::machine::kernel_release(host) {
                     want.old_kernel = crate::fix::boot::want::older_than(&rel, 5, 6);
                 }
                 if f(id::SKEW_TICK) {

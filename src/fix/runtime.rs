@@ -6,11 +6,9 @@ use super::kind::value::ValueChange;
 use super::{Change, Step, StepId, ValueKind};
 use crate::checks::knob::{SYSCTLS, Want};
 use crate::host::Host;
+use crate::machine::{BOOST, CPU_DIR, NO_TURBO, THP_ENABLED, WQ_CPUMASK};
 use crate::parse::mask;
 
-pub(super) const CPU_DIR: &str = "/sys/devices/system/cpu";
-const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
-const WQ_CPUMASK: &str = "/sys/devices/virtual/workqueue/cpumask";
 pub(crate) const SYSCTL_FILE: &str = "/etc/sysctl.d/99-rmp-eval.conf";
 
 /// What the runtime planners work for.
@@ -115,12 +113,10 @@ pub(crate) fn turbo(host: &Host) -> Step {
         "Turbo / boost off",
         "turbo changes the clock with load and temperature: cycle times wander",
     );
-    let no_turbo = format!("{CPU_DIR}/intel_pstate/no_turbo");
-    let boost = format!("{CPU_DIR}/cpufreq/boost");
-    if host.exists(&no_turbo) {
-        value(&mut s, host, &no_turbo, "1", ValueKind::Exact, false);
-    } else if host.exists(&boost) {
-        value(&mut s, host, &boost, "0", ValueKind::Exact, false);
+    if host.exists(NO_TURBO) {
+        value(&mut s, host, NO_TURBO, "1", ValueKind::Exact, false);
+    } else if host.exists(BOOST) {
+        value(&mut s, host, BOOST, "0", ValueKind::Exact, false);
     } else {
         s.notes
             .push("no turbo control (neither intel_pstate/no_turbo nor cpufreq/boost)".into());

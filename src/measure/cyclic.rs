@@ -144,7 +144,7 @@ pub(crate) fn settle(
     i.settle_suspects(u32::from(spec.send_priority));
     i.settle_ticks(
         (nohz.0.as_str(), nohz.1.as_str()),
-        host.exists(crate::checks::machine::CPU_NOHZ_FULL),
+        host.exists(crate::machine::CPU_NOHZ_FULL),
         &super::measured_kernel(),
         traced_ticks,
     );

@@ -39,11 +39,8 @@ use spec::{Placement, RunSpec};
 /// thread runs here, so the result must not carry DIR's kernel (issue 16 item 12). In a chroot without /proc the
 /// kernel is asked through uname(2).
 pub(crate) fn measured_kernel() -> String {
-    crate::checks::machine::kernel_release(&crate::host::Host::live()).unwrap_or_default()
+    crate::machine::kernel_release(&crate::host::Host::live()).unwrap_or_default()
 }
-
-/// The online CPUs (the housekeeping ones of --load are these minus the RT ones).
-const CPU_ONLINE: &str = "/sys/devices/system/cpu/online";
 
 /// Measures `spec`: round trips when it names a NIC, the cyclic test otherwise; under stress-ng on the
 /// housekeeping CPUs when it asks for a load (stopped before this returns, whatever happens).
@@ -57,9 +54,8 @@ pub(crate) fn run(
     let load = if spec.load.is_empty() {
         None
     } else {
-        let text = host.read(CPU_ONLINE)?;
-        let online = crate::parse::cpulist::parse(text.trim())
-            .map_err(|e| crate::error::Error::failed(format!("{CPU_ONLINE}: {e}")))?;
+        // The housekeeping CPUs of --load: the online ones minus the RT ones.
+        let online = crate::machine::online_cpus(host)?;
         let hk = load::housekeeping(&online, &[at.core, at.receive_cpu])?;
         Some(load::Load::start(&spec.load, &hk, spec.duration)?)
     };

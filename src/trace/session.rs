@@ -106,7 +106,7 @@ impl Tracing {
             Scope::Receive {
                 core, receive_cpu, ..
             } => (
-                crate::checks::machine::online_cpus(host)?,
+                crate::machine::online_cpus(host)?,
                 vec![*core, *receive_cpu],
                 None,
             ),
@@ -123,8 +123,8 @@ impl Tracing {
             ),
         };
         let nic_irqs = match &scope {
-            Scope::Receive { nic, .. } => crate::checks::irq::read_interrupts(host)
-                .map(|ints| crate::checks::irq::nic_irqs(host, nic, &ints))
+            Scope::Receive { nic, .. } => crate::machine::irq::read_interrupts(host)
+                .map(|ints| crate::machine::irq::nic_irqs(host, nic, &ints))
                 .unwrap_or_default(),
             Scope::Cpu(_) => Vec::new(),
         };

@@ -4,16 +4,17 @@
 //! other parameter of the user's byte for byte, in order. When a drop-in sorting after 99-rmp-eval.cfg undoes
 //! ours, the drop-in is placed later (zz-rmp-eval.cfg); when no placement works, the step is refused.
 
+use super::BootLoader;
 use super::grub_layout::{self as files, DROPIN, DROPIN_NAME, LATE_NAME, Layout, is_ours};
 use super::grub_source::{self as source, Effective};
 use super::line::skipped_notes;
 use super::tokens::{is_safe_token, merge_into, name, tokens};
 use super::want::{Want, managed_params};
-use super::{BootLoader, PROC_CMDLINE};
 use crate::fix::kind::command::CommandChange;
 use crate::fix::kind::file::{CmdlineEdit, FileChange};
 use crate::fix::{CMDLINE_STATE, Change, Step};
 use crate::host::Host;
+use crate::machine::PROC_CMDLINE;
 
 pub(super) struct Grub;
 

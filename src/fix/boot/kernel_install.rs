@@ -1,13 +1,14 @@
 //! systemd-boot / kernel-install: /etc/kernel/cmdline (every line joined), made effective by `kernel-install add`
 //! for the running kernel. Without the file kernel-install uses the running command line, so fix starts from it.
 
+use super::BootLoader;
 use super::line::{line_change, lossy, skipped_notes};
 use super::tokens::{merge_bytes, tokens_bytes};
 use super::want::{Want, managed_params};
-use super::{BootLoader, PROC_CMDLINE};
 use crate::fix::kind::command::CommandChange;
 use crate::fix::{Change, Step};
 use crate::host::Host;
+use crate::machine::PROC_CMDLINE;
 
 pub(crate) const KERNEL_CMDLINE: &str = "/etc/kernel/cmdline";
 const LOADER_CONFS: &[&str] = &[

@@ -19,10 +19,9 @@ pub(crate) mod want;
 
 use super::{Step, StepId};
 use crate::host::Host;
+use crate::machine::PROC_CMDLINE;
 use tokens::tokens;
 use want::{Want, managed_params};
-
-const PROC_CMDLINE: &str = "/proc/cmdline";
 
 /// One boot-loader layout: how to tell that it is configured and that it boots the machine, and how to change
 /// the command line it gives the kernel.

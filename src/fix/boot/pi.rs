@@ -8,6 +8,7 @@ use super::want::{Want, managed_params};
 use crate::checks::firmware_id::DT_MODEL;
 use crate::fix::Step;
 use crate::host::Host;
+use crate::machine::DT_MODEL;
 
 const PI_CMDLINES: &[&str] = &["/boot/firmware/cmdline.txt", "/boot/cmdline.txt"];
 

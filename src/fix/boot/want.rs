@@ -7,9 +7,9 @@
 use super::tokens::{is_safe_token, merge_into, tokens};
 use super::tokens::{last_value, name};
 use crate::host::Host;
+use crate::machine::CPU_DIR;
 use crate::parse::cpulist;
 
-const CPU_DIR: &str = "/sys/devices/system/cpu";
 const INTEL_IDLE: &str = "/sys/module/intel_idle";
 const ACPI_PROCESSOR: &str = "/sys/module/processor";
 

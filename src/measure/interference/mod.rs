@@ -17,8 +17,6 @@ use super::session::{Action, Gauges, Watch};
 use crate::host::Host;
 use snap::{Snap, diff, snap};
 
-pub(crate) const PROC_INTERRUPTS: &str = "/proc/interrupts";
-pub(crate) const PROC_SOFTIRQS: &str = "/proc/softirqs";
 /// The window length.
 pub(crate) const WINDOW: Duration = Duration::from_secs(1);
 

@@ -8,13 +8,12 @@ use std::sync::atomic::Ordering::Relaxed;
 use procfs_core::FromRead;
 use procfs_core::process::{Schedstat, Stat, Status};
 
-use super::{PROC_INTERRUPTS, PROC_SOFTIRQS};
 use crate::host::Host;
+use crate::machine::PROC;
+use crate::machine::irq::{INTERRUPTS, SOFTIRQS};
 use crate::measure::interference_report::{self, Source, SourceKind, Window};
 use crate::measure::series::Live;
 use crate::parse::{interrupts, softirqs};
-
-const PROC: &str = "/proc";
 
 /// One thread as last seen.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,7 +44,7 @@ pub(super) struct Snap {
 pub(super) fn snap(host: &Host, cpu: usize, live: Option<&Live>) -> Snap {
     let mut s = Snap::default();
     if let Some(i) = host
-        .read(PROC_INTERRUPTS)
+        .read(INTERRUPTS)
         .ok()
         .and_then(|t| interrupts::parse(&t).ok())
         && let Some(col) = i.column(cpu)
@@ -62,7 +61,7 @@ pub(super) fn snap(host: &Host, cpu: usize, live: Option<&Live>) -> Snap {
         }
     }
     if let Some(t) = host
-        .read(PROC_SOFTIRQS)
+        .read(SOFTIRQS)
         .ok()
         .and_then(|t| softirqs::parse(&t).ok())
     {

@@ -1,6 +1,11 @@
-//! Machine facts the checks and other commands share: online CPUs, the RT core, the kernel command line,
-//! kernel identity. With `--root`, everything comes from files (never from syscalls), so a snapshot examined
-//! elsewhere gives the same answers.
+//! The machine's facts, below the checks and the fix steps that both need them: online CPUs, the RT core, the
+//! kernel command line, kernel identity (here); interrupts (irq), network interfaces (net); and the path of each
+//! kernel file that a check reads and a step writes, once. With `--root`, everything comes from files (never from
+//! syscalls), so a snapshot examined elsewhere gives the same answers.
+
+pub mod facts;
+pub(crate) mod irq;
+pub(crate) mod net;
 
 use std::io;
 
@@ -23,6 +28,15 @@ pub(crate) const ARCH: &str = "/proc/sys/kernel/arch";
 pub(crate) const HOSTNAME: &str = "/proc/sys/kernel/hostname";
 pub(crate) const ETC_HOSTNAME: &str = "/etc/hostname";
 pub(crate) const OS_RELEASE: &str = "/etc/os-release";
+pub(crate) const DT_MODEL: &str = "/proc/device-tree/model";
+/// One directory per process (comm, status, task/ …).
+pub(crate) const PROC: &str = "/proc";
+
+// The kernel's knobs that a check reads and a fix step writes.
+pub(crate) const BOOST: &str = "/sys/devices/system/cpu/cpufreq/boost";
+pub(crate) const NO_TURBO: &str = "/sys/devices/system/cpu/intel_pstate/no_turbo";
+pub(crate) const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
+pub(crate) const WQ_CPUMASK: &str = "/sys/devices/virtual/workqueue/cpumask";
 
 fn invalid(path: &str, why: impl ToString) -> HostError {
     HostError::Io {
