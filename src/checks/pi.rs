@@ -99,10 +99,7 @@ mod tests {
         nic: None,
         pid: None,
     };
-    const MODEL: (&str, &str) = (
-        crate::machine::DT_MODEL,
-        "Raspberry Pi 4 Model B Rev 1.5\0",
-    );
+    const MODEL: (&str, &str) = (crate::machine::DT_MODEL, "Raspberry Pi 4 Model B Rev 1.5\0");
 
     #[test]
     fn verdicts_on_debian_and_sectioned_files() {

@@ -5,7 +5,6 @@ use super::BootLoader;
 use super::line::{line_change, lossy, skipped_notes};
 use super::tokens::{split_first_line, tokens_bytes};
 use super::want::{Want, managed_params};
-use crate::checks::firmware_id::DT_MODEL;
 use crate::fix::Step;
 use crate::host::Host;
 use crate::machine::DT_MODEL;
