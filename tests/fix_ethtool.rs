@@ -13,7 +13,7 @@ use rmp_eval::fix::apply;
 use rmp_eval::fix::ethtool::{self, Field};
 use rmp_eval::fix::kind::{self, How, Restored, Took};
 use rmp_eval::fix::plan::{self, Request};
-use rmp_eval::fix::{Change, Plan, Step, journal, undo};
+use rmp_eval::fix::{Change, Note, Plan, Step, journal, undo};
 use rmp_eval::host::Host;
 use rmp_eval::remedy::StepId;
 
@@ -128,9 +128,9 @@ fn veth_answers_eopnotsupp_for_its_step_and_rps_still_applies() {
         assert!(s.changes.is_empty(), "{s:?}");
         assert_eq!(
             s.notes,
-            [format!(
+            [Note::Info(format!(
                 "{name}: not supported by the driver (EOPNOTSUPP): nothing to change"
-            )]
+            ))]
         );
     }
     // The same through the command (a dry run: nothing changes on this machine).

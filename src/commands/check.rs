@@ -141,7 +141,10 @@ fn reconcile(host: &Host, ctx: &Ctx, findings: &mut [Finding]) {
         let what = match (step.and_then(|s| s.notes.first()), checks::find(f.id)) {
             (Some(note), _) => format!(
                 "fix's {r} step cannot change this: {}",
-                note.strip_prefix(crate::fix::BY_HAND).unwrap_or(note)
+                match note {
+                    crate::fix::Note::ByHand(h) => h.clone(),
+                    n => n.to_string(),
+                }
             ),
             (None, Some(c)) if c.by_hand.is_some() => c.by_hand.unwrap_or_default().to_string(),
             (None, _) => format!("fix's {r} step finds nothing to change; see the detail"),

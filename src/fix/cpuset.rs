@@ -69,31 +69,30 @@ pub(crate) fn cpuset(host: &Host, t: &Target) -> Step {
         .and_then(|r| cpulist::parse(&r).ok())
         .unwrap_or_default();
     if boot.contains(&core) {
-        s.notes.push(format!(
+        s.note(format!(
             "isolcpus= already isolates CPU{core}: no partition needed (the boot parameters have taken over)"
         ));
         return s;
     }
     let support = cgroup::support(host);
     let Support::Ready { mount } = support else {
-        s.notes.push(format!(
+        s.note(format!(
             "not possible here: {}; CPU{core} is isolated after the reboot only",
             support.why_not().unwrap_or_default()
         ));
         return s;
     };
     if !host.is_dir(SYSTEMD_RUNNING) {
-        s.notes.push(
+        s.note(
             "systemd is not the init system: rmp-eval makes the partition only in a systemd slice (a cgroup \
-             made beside the init system's hierarchy would not be kept); isolated after the reboot only"
-                .into(),
+             made beside the init system's hierarchy would not be kept); isolated after the reboot only",
         );
         return s;
     }
     // Another cgroup that claims the core would make the partition invalid ("not exclusive").
     for p in cgroup::partitions(host, &mount) {
         if p.name != SLICE && p.cpus.contains(&core) {
-            s.notes.push(format!(
+            s.note(format!(
                 "CPU{core} belongs to cgroup partition {} already: left as it is",
                 p.name
             ));
@@ -101,7 +100,7 @@ pub(crate) fn cpuset(host: &Host, t: &Target) -> Step {
         }
     }
     if let Some(other) = claimed_by(host, &mount, core) {
-        s.notes.push(format!(
+        s.note(format!(
             "cgroup {other} asks for CPU{core} in its cpuset.cpus (AllowedCPUs=): an isolated partition would be \
              invalid; left as it is"
         ));

@@ -94,9 +94,7 @@ fn change(s: &mut Step, nic: &str, field: Field, before: Option<u64>, after: u32
             before: b,
             after,
         })),
-        None => s
-            .notes
-            .push(format!("{nic}: no {} in the reading", field.name())),
+        None => s.note(format!("{nic}: no {} in the reading", field.name())),
     }
 }
 
@@ -112,7 +110,7 @@ pub(crate) fn coalesce(host: &Host, t: &Target) -> Step {
     let (nic, r) = match readings(host, t, "coalesce") {
         Ok(x) => x,
         Err(note) => {
-            s.notes.push(note);
+            s.note(note);
             return s;
         }
     };
@@ -146,14 +144,14 @@ pub(crate) fn eee(host: &Host, t: &Target) -> Step {
         "with EEE the PHY sleeps between frames and needs microseconds to wake for the next one",
     );
     match readings(host, t, "eee") {
-        Ok((nic, r)) if r["supported"].as_bool() == Some(false) => s
-            .notes
-            .push(format!("{nic}: no EEE support: nothing to change")),
+        Ok((nic, r)) if r["supported"].as_bool() == Some(false) => {
+            s.note(format!("{nic}: no EEE support: nothing to change"))
+        }
         Ok((nic, r)) => {
             let enabled = r["enabled"].as_bool().map(u64::from);
             change(&mut s, &nic, Field::Eee, enabled, 0);
         }
-        Err(note) => s.notes.push(note),
+        Err(note) => s.note(note),
     }
     s
 }

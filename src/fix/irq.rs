@@ -90,8 +90,7 @@ pub fn irq_affinity(host: &Host, t: &Target) -> Step {
         );
     }
     if t.nic.is_some() && nic.is_empty() {
-        s.notes
-            .push("no IRQ of the NIC found (msi_irqs or a handler named after it)".into());
+        s.note("no IRQ of the NIC found (msi_irqs or a handler named after it)");
     }
     s
 }
@@ -103,7 +102,7 @@ pub(crate) fn irqbalance(host: &Host, t: &Target) -> Step {
         "irqbalance moves IRQs back onto the RT core every 10 s",
     );
     let Ok(text) = host.read(IRQBALANCE_DEFAULTS) else {
-        s.notes.push(format!(
+        s.note(format!(
             "{IRQBALANCE_DEFAULTS} not found: irqbalance is not installed, nothing to do"
         ));
         return s;
@@ -167,7 +166,7 @@ pub fn rps(host: &Host, t: &Target) -> Step {
          gro_flush_timeout hold received frames back to batch them",
     );
     let Some(nic) = &t.nic else {
-        s.notes.push("no --nic given: nothing to do".into());
+        s.note("no --nic given: nothing to do");
         return s;
     };
     let dir = format!("{NET}/{nic}/queues");

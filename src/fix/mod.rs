@@ -126,34 +126,63 @@ pub struct Step {
     pub why: String,
     pub changes: Vec<Change>,
     /// What the step could not do or leaves to the user.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
-/// A note that starts so says the step was refused: nothing of it is changed, and fix exits 1.
-pub(crate) const REFUSED: &str = "refused: ";
+/// What a step says besides its changes. Its text (`Display`) is what the plan and its JSON show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    /// A fact about the step: why nothing changes, what could not be read.
+    Info(String),
+    /// A risk of the step's changes (fix/risk.rs), stated in the plan.
+    Risk(String),
+    /// What fix cannot do here and the user must (no boot loader found): fix exits 1.
+    ByHand(String),
+    /// The step was refused: nothing of it is changed, and fix exits 1.
+    Refused(String),
+}
 
-/// A note that starts so is a risk of the step's changes (fix/risk.rs), stated in the plan.
-pub(crate) const RISK: &str = "risk: ";
-/// A note that starts so says what fix cannot do here and the user must (no boot loader found): fix exits 1.
-pub(crate) const BY_HAND: &str = "set by hand: ";
+impl std::fmt::Display for Note {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Note::Info(t) => f.write_str(t),
+            Note::Risk(t) => write!(f, "risk: {t}"),
+            Note::ByHand(t) => write!(f, "set by hand: {t}"),
+            Note::Refused(t) => write!(f, "refused: {t}"),
+        }
+    }
+}
 
 impl Step {
+    /// Adds a note of fact (why nothing changes, what could not be read).
+    pub(crate) fn note(&mut self, text: impl Into<String>) {
+        self.notes.push(Note::Info(text.into()));
+    }
     /// The risks of the step's changes.
     pub(crate) fn risks(&self) -> impl Iterator<Item = &str> {
-        self.notes.iter().filter_map(|n| n.strip_prefix(RISK))
+        self.notes.iter().filter_map(|n| match n {
+            Note::Risk(r) => Some(r.as_str()),
+            _ => None,
+        })
     }
     /// What the user must do by hand because fix cannot, if anything.
     pub(crate) fn by_hand(&self) -> Option<&str> {
-        self.notes.iter().find_map(|n| n.strip_prefix(BY_HAND))
+        self.notes.iter().find_map(|n| match n {
+            Note::ByHand(h) => Some(h.as_str()),
+            _ => None,
+        })
     }
     /// Refuses the step: no changes, and why.
     pub(crate) fn refuse(&mut self, why: impl Into<String>) {
         self.changes.clear();
-        self.notes.push(format!("{REFUSED}{}", why.into()));
+        self.notes.push(Note::Refused(why.into()));
     }
     /// Why the step was refused, if it was.
     pub fn refusal(&self) -> Option<&str> {
-        self.notes.iter().find_map(|n| n.strip_prefix(REFUSED))
+        self.notes.iter().find_map(|n| match n {
+            Note::Refused(r) => Some(r.as_str()),
+            _ => None,
+        })
     }
 }
 

@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::apply::Report;
 use super::kind::{self, Restored, Took};
-use super::{Change, Plan, Step};
+use super::{Change, Note, Plan, Step};
 
 pub(crate) fn change_text(c: &Change, live: bool) -> String {
     kind::text(c, live)
@@ -23,14 +23,10 @@ pub(crate) fn step_text(s: &Step, live: bool) -> String {
         o.push_str("  takes effect at the next boot\n");
     }
     for n in &s.notes {
-        if let Some(h) = n.strip_prefix(super::BY_HAND) {
-            o.push_str(&format!("  NOT DONE, set by hand: {h}\n"));
-        } else if n.starts_with(super::REFUSED) {
-            o.push_str(&format!("  {n}\n"));
-        } else if let Some(r) = n.strip_prefix(super::RISK) {
-            o.push_str(&format!("  risk: {r}\n"));
-        } else {
-            o.push_str(&format!("  note: {n}\n"));
+        match n {
+            Note::ByHand(h) => o.push_str(&format!("  NOT DONE, set by hand: {h}\n")),
+            Note::Refused(_) | Note::Risk(_) => o.push_str(&format!("  {n}\n")),
+            Note::Info(i) => o.push_str(&format!("  note: {i}\n")),
         }
     }
     o
@@ -94,10 +90,11 @@ pub(crate) fn plan_json(p: &Plan) -> Value {
         .map(|s| {
             let changes: Vec<Value> = s.changes.iter().map(kind::json).collect();
             let risks: Vec<&str> = s.risks().collect();
-            let notes: Vec<&String> = s
+            let notes: Vec<String> = s
                 .notes
                 .iter()
-                .filter(|n| !n.starts_with(super::RISK))
+                .filter(|n| !matches!(n, Note::Risk(_)))
+                .map(Note::to_string)
                 .collect();
             json!({"id": s.id, "title": s.title, "why": s.why, "changes": changes, "notes": notes,
                    "risks": risks, "by_hand": s.by_hand()})

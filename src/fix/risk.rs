@@ -12,7 +12,7 @@ pub(crate) fn add(s: &mut Step, t: &Target, isolated: &[usize]) {
         return;
     }
     for r in of(s, t, isolated) {
-        s.notes.push(format!("{}{r}", super::RISK));
+        s.notes.push(super::Note::Risk(r.to_string()));
     }
 }
 

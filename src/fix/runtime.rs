@@ -62,7 +62,7 @@ pub(super) fn value(
             refusable,
             label: None,
         })),
-        Err(e) => s.notes.push(format!("{path}: {}", e.reason())),
+        Err(e) => s.note(format!("{path}: {}", e.reason())),
     }
 }
 
@@ -86,7 +86,7 @@ pub(crate) fn governor(host: &Host, t: &Target) -> Step {
     );
     let dir = format!("{CPU_DIR}/cpu{}/cpufreq", t.core);
     match host.read(&format!("{dir}/scaling_available_governors")) {
-        Ok(av) if !av.split_whitespace().any(|g| g == "performance") => s.notes.push(format!(
+        Ok(av) if !av.split_whitespace().any(|g| g == "performance") => s.note(format!(
             "CPU {} offers no performance governor ({})",
             t.core,
             av.trim()
@@ -99,7 +99,7 @@ pub(crate) fn governor(host: &Host, t: &Target) -> Step {
             ValueKind::Exact,
             false,
         ),
-        Err(_) => s.notes.push(format!(
+        Err(_) => s.note(format!(
             "CPU {} has no cpufreq control (nothing to set)",
             t.core
         )),
@@ -118,8 +118,7 @@ pub(crate) fn turbo(host: &Host) -> Step {
     } else if host.exists(BOOST) {
         value(&mut s, host, BOOST, "0", ValueKind::Exact, false);
     } else {
-        s.notes
-            .push("no turbo control (neither intel_pstate/no_turbo nor cpufreq/boost)".into());
+        s.note("no turbo control (neither intel_pstate/no_turbo nor cpufreq/boost)");
     }
     s
 }

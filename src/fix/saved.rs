@@ -117,7 +117,7 @@ pub(crate) fn persist_step(
         )));
     }
     if !UNIT_PATHS.iter().any(|p| host.exists(p)) {
-        s.notes.push("rmp-eval.service is not installed (install the package): these settings last until reboot".into());
+        s.note("rmp-eval.service is not installed (install the package): these settings last until reboot");
     }
     Some(s)
 }

@@ -222,11 +222,11 @@ fn plan(host: &Host, want: &Want, s: &mut Step) -> Result<(), String> {
             reboot: true,
         }));
     }
-    s.notes.push(format!(
+    s.note(format!(
         "GRUB, normal entries, now:   {}",
         before.params().join(" ")
     ));
-    s.notes.push(format!(
+    s.note(format!(
         "GRUB, normal entries, after: {}",
         after.params().join(" ")
     ));

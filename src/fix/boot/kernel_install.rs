@@ -75,7 +75,7 @@ impl BootLoader for KernelInstall {
                 }));
             }
         }
-        s.notes.push(format!(
+        s.note(format!(
             "systemd-boot / kernel-install ({KERNEL_CMDLINE}): {shown}"
         ));
         skipped_notes(s, &skipped);

@@ -40,9 +40,7 @@ pub(super) fn line_change(
 
 /// A note for each configured parameter whose value could not be understood (left as it is).
 pub(super) fn skipped_notes(s: &mut Step, skipped: &[String]) {
-    s.notes.extend(
-        skipped
-            .iter()
-            .map(|k| format!("left as configured (cannot merge): {k}")),
-    );
+    for k in skipped {
+        s.note(format!("left as configured (cannot merge): {k}"));
+    }
 }

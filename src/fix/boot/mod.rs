@@ -107,20 +107,19 @@ pub(crate) fn plan(host: &Host, want: &Want) -> Result<Step, String> {
         notes: vec![],
     };
     let (found, notes) = detect(host);
-    s.notes.extend(notes);
+    s.notes.extend(notes.into_iter().map(super::Note::Info));
     match found {
         Found::Loader(l) => l.plan(host, want, &mut s)?,
         Found::None => {
             let (managed, _) =
                 managed_params(&tokens(&host.read(PROC_CMDLINE).unwrap_or_default()), want)?;
-            s.notes.push(format!(
-                "{}no boot loader configuration found (no {}, {}, loader.conf or cmdline.txt): add \
+            s.notes.push(super::Note::ByHand(format!(
+                "no boot loader configuration found (no {}, {}, loader.conf or cmdline.txt): add \
                  these parameters to the kernel command line: {}",
-                super::BY_HAND,
                 grub_layout::GRUB_DEFAULT,
                 kernel_install::KERNEL_CMDLINE,
                 managed.join(" ")
-            ));
+            )));
         }
         Found::Unknown(why) => s.refuse(why),
     }

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::fix::journal::{Entry, Run};
-use crate::fix::{Plan, apply, render};
+use crate::fix::{Note, Plan, apply, render};
 
 const SEED: &str = include_str!("../../../tests/fixtures/seed-i3-13100te/rmp-eval-snapshot.json");
 const VM: &str =
@@ -71,15 +71,21 @@ fn vm_nic_already_right_and_eee_unsupported_is_a_note() {
     assert!(e.changes.is_empty());
     assert_eq!(
         e.notes,
-        ["eth0: not supported by the driver (EOPNOTSUPP): nothing to change"]
+        [Note::Info(
+            "eth0: not supported by the driver (EOPNOTSUPP): nothing to change".into()
+        )]
     );
     // An interface the snapshot does not hold, and no --nic at all: notes, no changes.
-    assert!(coalesce(&host, &target("enp9s0")).notes[0].contains("not in the snapshot"));
+    assert!(
+        coalesce(&host, &target("enp9s0")).notes[0]
+            .to_string()
+            .contains("not in the snapshot")
+    );
     let none = Target {
         nic: None,
         ..target("eth0")
     };
-    assert!(eee(&host, &none).notes[0].contains("no --nic"));
+    assert!(eee(&host, &none).notes[0].to_string().contains("no --nic"));
 }
 
 #[test]
