@@ -1,10 +1,10 @@
 //! The ids of `fix` steps. A failing check names one of these as its remedy; `fix` proposes the step.
-//! `StepId` is the one source of truth; the string constants are what the checks' registry names.
+//! `StepId` is the one source of truth; the constants are the names the checks' registry uses for them.
 
 use serde::{Deserialize, Serialize};
 
 /// A fix step. The order of `StepId::ALL` is the order fix applies them in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StepId {
     /// Kernel command line: isolcpus, nohz_full, rcu_nocbs, irqaffinity, C-state caps and other boot noise.
@@ -37,7 +37,7 @@ pub enum StepId {
 
 impl StepId {
     /// Every remedy, in apply order (Persist is planned after them).
-    pub(crate) const ALL: [StepId; 12] = [
+    pub const ALL: [StepId; 12] = [
         StepId::Cmdline,
         StepId::Cpuset,
         StepId::Governor,
@@ -82,34 +82,17 @@ impl std::fmt::Display for StepId {
     }
 }
 
-pub(crate) const CMDLINE: &str = StepId::Cmdline.as_str();
-pub(crate) const CPUSET: &str = StepId::Cpuset.as_str();
-pub(crate) const GOVERNOR: &str = StepId::Governor.as_str();
-pub(crate) const TURBO: &str = StepId::Turbo.as_str();
-pub(crate) const IRQ_AFFINITY: &str = StepId::IrqAffinity.as_str();
-pub(crate) const IRQBALANCE: &str = StepId::Irqbalance.as_str();
-pub(crate) const RPS: &str = StepId::Rps.as_str();
-pub(crate) const SYSCTL: &str = StepId::Sysctl.as_str();
-pub(crate) const NIC_COALESCE: &str = StepId::NicCoalesce.as_str();
-pub(crate) const NIC_EEE: &str = StepId::NicEee.as_str();
-pub(crate) const THP: &str = StepId::Thp.as_str();
-pub(crate) const WORKQUEUE: &str = StepId::Workqueue.as_str();
-
-/// Every step id, in the order fix applies them (StepId::ALL as the checks' registry names them).
-pub const ALL: &[&str] = &[
-    CMDLINE,
-    CPUSET,
-    GOVERNOR,
-    TURBO,
-    SYSCTL,
-    THP,
-    WORKQUEUE,
-    IRQBALANCE,
-    IRQ_AFFINITY,
-    RPS,
-    NIC_COALESCE,
-    NIC_EEE,
-];
+pub(crate) const CMDLINE: StepId = StepId::Cmdline;
+pub(crate) const GOVERNOR: StepId = StepId::Governor;
+pub(crate) const TURBO: StepId = StepId::Turbo;
+pub(crate) const IRQ_AFFINITY: StepId = StepId::IrqAffinity;
+pub(crate) const IRQBALANCE: StepId = StepId::Irqbalance;
+pub(crate) const RPS: StepId = StepId::Rps;
+pub(crate) const SYSCTL: StepId = StepId::Sysctl;
+pub(crate) const NIC_COALESCE: StepId = StepId::NicCoalesce;
+pub(crate) const NIC_EEE: StepId = StepId::NicEee;
+pub(crate) const THP: StepId = StepId::Thp;
+pub(crate) const WORKQUEUE: StepId = StepId::Workqueue;
 
 #[cfg(test)]
 mod tests {
@@ -118,7 +101,12 @@ mod tests {
     #[test]
     fn names_and_order_are_the_enums() {
         let names: Vec<&str> = StepId::ALL.iter().map(|s| s.as_str()).collect();
-        assert_eq!(names, ALL);
+        assert_eq!(names[..3], ["cmdline", "cpuset", "governor"]);
+        assert!(
+            StepId::ALL
+                .iter()
+                .all(|s| StepId::parse(s.as_str()) == Some(*s))
+        );
         assert_eq!(StepId::parse("irq_affinity"), Some(StepId::IrqAffinity));
         assert_eq!(StepId::parse("persist"), None);
         assert_eq!(

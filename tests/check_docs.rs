@@ -38,7 +38,7 @@ fn registry_ids_are_unique_documented_and_use_known_remedies() {
         );
         if let Some(r) = c.remedy {
             assert!(
-                rmp_eval::remedy::ALL.contains(&r),
+                rmp_eval::remedy::StepId::ALL.contains(&r),
                 "{}: unknown remedy {r}",
                 c.id
             );

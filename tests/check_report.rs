@@ -2,9 +2,10 @@
 
 use rmp_eval::checks::{Finding, Section, Status};
 use rmp_eval::output::Output;
+use rmp_eval::remedy::StepId;
 use rmp_eval::report::check::{line, summarize};
 
-fn finding(status: Status, remedy: Option<&'static str>) -> Finding {
+fn finding(status: Status, remedy: Option<StepId>) -> Finding {
     Finding {
         id: "turbo",
         section: Section::Core,
@@ -18,7 +19,7 @@ fn finding(status: Status, remedy: Option<&'static str>) -> Finding {
 
 #[test]
 fn colour_only_when_allowed_and_fix_hint_on_failures() {
-    let f = finding(Status::Fail, Some("turbo"));
+    let f = finding(Status::Fail, Some(StepId::Turbo));
     let plain = line(&f, Output::plain());
     assert_eq!(
         plain,
@@ -40,9 +41,9 @@ fn colour_only_when_allowed_and_fix_hint_on_failures() {
 
 #[test]
 fn summary_counts_and_orders_remedies_as_fix_applies_them() {
-    let mut a = finding(Status::Fail, Some("turbo"));
+    let mut a = finding(Status::Fail, Some(StepId::Turbo));
     a.id = "turbo";
-    let mut b = finding(Status::Fail, Some("cmdline"));
+    let mut b = finding(Status::Fail, Some(StepId::Cmdline));
     b.id = "core_isolated";
     let mut c = finding(Status::Fail, None);
     c.id = "swap";
@@ -55,7 +56,7 @@ fn summary_counts_and_orders_remedies_as_fix_applies_them() {
         finding(Status::Unknown, None),
     ]);
     assert_eq!((s.pass, s.fail, s.unknown, s.info), (1, 3, 1, 0));
-    assert_eq!(s.remedies, vec!["cmdline", "turbo"]);
+    assert_eq!(s.remedies, vec![StepId::Cmdline, StepId::Turbo]);
     assert_eq!(s.manual, vec!["swap"]);
 }
 
@@ -65,7 +66,7 @@ fn ascii_marks_when_the_locale_is_not_utf8_and_by_hand_is_pointed_at() {
         utf8: false,
         ..Output::plain()
     };
-    let f = finding(Status::Fail, Some("turbo"));
+    let f = finding(Status::Fail, Some(StepId::Turbo));
     assert_eq!(
         line(&f, ascii),
         "Turbo/boost disabled                FAIL intel_pstate/no_turbo=0  [fix: turbo]"

@@ -118,7 +118,7 @@ pub(crate) fn man_page(date: Option<&str>) -> String {
                 roff(c.doc)
             );
             if let Some(r) = c.remedy {
-                let _ = write!(t, ".br\nFix step: \\fB{}\\fR.\n", roff(r));
+                let _ = write!(t, ".br\nFix step: \\fB{}\\fR.\n", roff(r.as_str()));
             }
             if let Some(h) = c.by_hand {
                 let _ = write!(t, ".br\nBy hand: {}.\n", roff(h));

@@ -24,6 +24,7 @@ pub(crate) mod threads;
 use serde::Serialize;
 
 use crate::host::Host;
+use crate::remedy::StepId;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -119,7 +120,7 @@ pub struct Check {
     /// Why it matters and what passes (shown by `--help`-style docs and the man page).
     pub doc: &'static str,
     /// The `fix` step (crate::remedy) that repairs a failure, if one exists.
-    pub remedy: Option<&'static str>,
+    pub remedy: Option<StepId>,
     /// What to do by hand when no fix step repairs it (shown with the failure, and in the docs).
     pub(crate) by_hand: Option<&'static str>,
     pub(crate) evaluate: fn(&Host, &Ctx) -> Eval,
@@ -134,7 +135,7 @@ pub struct Finding {
     pub title: &'static str,
     pub status: Status,
     pub detail: String,
-    pub remedy: Option<&'static str>,
+    pub remedy: Option<StepId>,
     pub by_hand: Option<String>,
 }
 

@@ -126,7 +126,7 @@ fn reconcile(host: &Host, ctx: &Ctx, findings: &mut [Finding]) {
     let pending = pending_reboot(host);
     for f in findings.iter_mut() {
         let Some(r) = f.remedy else { continue };
-        let step = planned.steps.iter().find(|s| s.id.as_str() == r);
+        let step = planned.steps.iter().find(|s| s.id == r);
         if step.is_some_and(|s| !s.changes.is_empty()) {
             continue;
         }
@@ -155,7 +155,7 @@ fn reconcile(host: &Host, ctx: &Ctx, findings: &mut [Finding]) {
 
 /// Fix steps whose changes take effect at boot and that a fix since the last boot applied (fix's journal, read
 /// through Host): their checks still see the old boot.
-fn pending_reboot(host: &Host) -> Vec<&'static str> {
+fn pending_reboot(host: &Host) -> Vec<remedy::StepId> {
     let Some(boot) = boot_time(host) else {
         return vec![];
     };
@@ -166,7 +166,9 @@ fn pending_reboot(host: &Host) -> Vec<&'static str> {
         .into_iter()
         .filter(|step| {
             runs.iter().any(|(_, run)| {
-                run.complete && run.created >= booted && run.steps.iter().any(|s| s == step)
+                run.complete
+                    && run.created >= booted
+                    && run.steps.iter().any(|s| s == step.as_str())
             })
         })
         .collect()

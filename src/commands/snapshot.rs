@@ -22,7 +22,11 @@ use crate::machine::{self, PROC};
 use crate::output::Output;
 
 /// Checks that read every IRQ row or every thread: traced for a few cores only, then widened.
-const HEAVY: [&str; 3] = ["unrelated_irqs", "rt_core_threads", "irqbalance"];
+const HEAVY: [&str; 3] = [
+    checks::id::UNRELATED_IRQS,
+    checks::id::RT_CORE_THREADS,
+    checks::id::IRQBALANCE,
+];
 
 /// What a snapshot did, for the report line and the tests.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

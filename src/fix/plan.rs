@@ -36,8 +36,7 @@ pub(crate) fn from_findings(findings: &[Finding]) -> (Vec<StepId>, Vec<&'static 
     let steps = StepId::ALL
         .into_iter()
         .filter(|s| {
-            failed.iter().any(|f| f.remedy == Some(s.as_str()))
-                || (*s == StepId::Cpuset && isolation)
+            failed.iter().any(|f| f.remedy == Some(*s)) || (*s == StepId::Cpuset && isolation)
         })
         .collect();
     (steps, failed.iter().map(|f| f.id).collect())

@@ -25,10 +25,10 @@ pub struct Remedy {
 }
 
 impl Remedy {
-    fn fix(id: &str, why: &str) -> Self {
+    fn fix(id: remedy::StepId, why: &str) -> Self {
         Remedy {
             kind: RemedyKind::Fix,
-            id: id.into(),
+            id: id.as_str().into(),
             why: why.into(),
         }
     }
@@ -98,9 +98,10 @@ pub(crate) fn for_arch(name: &str) -> Remedy {
         "LOC" | "arch_timer" | "local_timer" | "tick" => {
             Remedy::fix(remedy::CMDLINE, "nohz_full= stops the periodic tick")
         }
-        "RES" | "reschedule" | "Rescheduling interrupts" => {
-            Remedy::check("rt_core_threads", "another task is being woken on the core")
-        }
+        "RES" | "reschedule" | "Rescheduling interrupts" => Remedy::check(
+            crate::checks::id::RT_CORE_THREADS,
+            "another task is being woken on the core",
+        ),
         "CAL" | "TLB" | "IWI" | "call_function" | "call_function_single" | "irq_work" => {
             Remedy::fix(
                 remedy::CMDLINE,
@@ -128,7 +129,10 @@ pub(crate) fn for_task(comm: &str) -> Remedy {
     } else if p("watchdog/") {
         Remedy::fix(remedy::CMDLINE, "nosoftlockup/nowatchdog")
     } else {
-        Remedy::check("rt_core_threads", "another thread may run on the RT core")
+        Remedy::check(
+            crate::checks::id::RT_CORE_THREADS,
+            "another thread may run on the RT core",
+        )
     }
 }
 
@@ -161,7 +165,7 @@ mod tests {
             for_task("kworker/0:1"),
             for_arch("CAL"),
         ] {
-            assert!(crate::remedy::ALL.contains(&r.id.as_str()));
+            assert!(crate::remedy::StepId::parse(&r.id).is_some());
         }
     }
 }

@@ -28,7 +28,7 @@ pub struct Summary {
     pub unknown: usize,
     pub info: usize,
     /// Distinct remedies of the failed checks, in fix's order.
-    pub remedies: Vec<&'static str>,
+    pub remedies: Vec<crate::remedy::StepId>,
     /// Failed or warning checks that no fix step repairs (each finding's `by_hand` says what to do).
     pub manual: Vec<&'static str>,
 }
@@ -51,9 +51,8 @@ pub fn summarize(findings: &[Finding]) -> Summary {
             s.manual.push(f.id);
         }
     }
-    s.remedies = crate::remedy::ALL
-        .iter()
-        .copied()
+    s.remedies = crate::remedy::StepId::ALL
+        .into_iter()
         .filter(|r| rem.contains(r))
         .collect();
     s
@@ -148,7 +147,11 @@ pub(crate) fn summary_line(findings: &[Finding], ctx: &Ctx) -> String {
             l,
             "; `rmp-eval fix --core {}{nic}` repairs: {}",
             ctx.core,
-            s.remedies.join(", ")
+            s.remedies
+                .iter()
+                .map(|r| r.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
     if s.pending > 0 {
