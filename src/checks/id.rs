@@ -36,6 +36,7 @@ pub(crate) const NIC_PRESENT: &str = "nic_present";
 pub(crate) const NIC_LINK: &str = "nic_link";
 pub(crate) const NIC_QUIET: &str = "nic_quiet";
 pub(crate) const NIC_IRQS_PINNED: &str = "nic_irqs_pinned";
+pub(crate) const NIC_QUEUE_IRQS: &str = "nic_queue_irqs";
 pub(crate) const RPS: &str = "rps";
 pub(crate) const NIC_DRIVER: &str = "nic_driver";
 pub(crate) const NIC_SPEED: &str = "nic_speed";

@@ -184,6 +184,7 @@ pub static REGISTRY: &[Check] = &[
     nic::NIC_LINK,
     nic::NIC_QUIET,
     nic_irq::NIC_IRQS_PINNED,
+    nic_irq::NIC_QUEUE_IRQS,
     nic_irq::RPS,
     nic_hw::NIC_DRIVER,
     nic_hw::NIC_SPEED,

@@ -81,6 +81,8 @@ impl LegacyArgs {
             no_trace: false,
             no_counters: false,
             break_us: None,
+            txq: None,
+            rxq: None,
         }
     }
 

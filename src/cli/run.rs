@@ -36,6 +36,16 @@ pub struct RunArgs {
     /// The EtherCAT NIC: measure round trips through a SubDevice instead of cyclic wakeups only
     #[arg(long, short = 'n', value_name = "IF")]
     pub(crate) nic: Option<String>,
+    /// NIC mode: send on transmit queue N (the sender's CPU is mapped to it by XPS, the qdisc bypassed); the
+    /// queue's own counter says afterwards whether the frames left there
+    #[arg(long, value_name = "N", requires = "nic", value_parser = clap::value_parser!(u16).range(0..4096),
+          allow_negative_numbers = true)]
+    pub(crate) txq: Option<u16>,
+    /// NIC mode: receive on queue N (an ethtool flow rule for the probe's frames, removed at the end; refused
+    /// where the driver has none)
+    #[arg(long, value_name = "N", requires = "nic", value_parser = clap::value_parser!(u16).range(0..4096),
+          allow_negative_numbers = true)]
+    pub(crate) rxq: Option<u16>,
     /// Cycle period in microseconds
     #[arg(long, short = 's', visible_alias = "send-sleep", value_name = "US", default_value_t = RunSpec::PERIOD_US,
           value_parser = parse_us, allow_negative_numbers = true)]
@@ -152,6 +162,8 @@ impl RunArgs {
             trace: self.trace && !self.no_trace,
             counters: !self.no_counters,
             break_us: self.break_us,
+            txq: self.txq,
+            rxq: self.rxq,
         }
     }
 }

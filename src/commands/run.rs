@@ -19,6 +19,7 @@ pub(crate) fn place(host: &Host, spec: &RunSpec) -> Result<Placement> {
     if let Some(n) = &spec.nic {
         crate::checks::nic::require(host, n)?;
     }
+    crate::measure::queue::validate(host, spec)?;
     let core = validate_core(host, spec.core)?;
     let receive_cpu = match spec.receive_cpu {
         Some(c) => validate_core(host, Some(c)).map_err(|e| match e {

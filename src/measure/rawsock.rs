@@ -78,6 +78,13 @@ impl RawSocket {
         .is_ok()
     }
 
+    /// Hands frames straight to the driver (PACKET_QDISC_BYPASS): the transmit queue is then the one XPS maps the
+    /// sending CPU to, not a qdisc's choice.
+    pub(crate) fn bypass_qdisc(&self) -> Result<()> {
+        sockopt::set(self.fd(), libc::SOL_PACKET, libc::PACKET_QDISC_BYPASS, &1)
+            .map_err(|e| Error::sys(format!("PACKET_QDISC_BYPASS on {}", self.name), e))
+    }
+
     /// Promiscuous mode for the life of this socket (see `sockopt::join_promiscuous`).
     pub(crate) fn join_promiscuous(&self) -> Result<()> {
         sockopt::join_promiscuous(self.fd(), self.ifindex)

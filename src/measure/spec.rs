@@ -97,6 +97,9 @@ pub struct RunSpec {
     pub(crate) break_us: Option<u32>,
     /// The interference counters (on unless measuring what they cost).
     pub(crate) counters: bool,
+    /// NIC mode: the transmit and receive queue to use (None: wherever the kernel puts the frames).
+    pub(crate) txq: Option<u16>,
+    pub(crate) rxq: Option<u16>,
 }
 
 /// What a NIC run expects of its peer: the working counter, the reply budget, and for UDP the addresses.
@@ -156,6 +159,8 @@ impl Default for RunSpec {
             trace: false,
             break_us: None,
             counters: true,
+            txq: None,
+            rxq: None,
         }
     }
 }

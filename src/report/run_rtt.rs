@@ -19,6 +19,9 @@ pub(crate) fn render_rtt(r: &RttSummary) -> String {
     }
     s.push('\n');
     s.push_str(&render_checks(r));
+    if let Some(q) = &r.queue {
+        s.push_str(&render_queue(q));
+    }
     const MAX_BINS: usize = 40;
     let bins = r.bins_us();
     let shown = bins.iter().filter(|b| b.1 > 0).count();
@@ -46,6 +49,29 @@ pub(crate) fn render_rtt(r: &RttSummary) -> String {
         us(r.p999_us),
         us(r.p9999_us)
     ));
+    s
+}
+
+/// --txq/--rxq: where the driver's counters say the frames went, or why they could not say.
+fn render_queue(q: &crate::measure::queue::QueueReport) -> String {
+    let mut s = String::new();
+    for (dir, want, got) in [("transmit", q.txq, &q.tx), ("receive", q.rxq, &q.rx)] {
+        let (Some(n), Some(c)) = (want, got) else {
+            continue;
+        };
+        let verdict = if c.verified {
+            "verified"
+        } else {
+            "NOT on that queue"
+        };
+        s.push_str(&format!(
+            "{dir} queue {n}: {} frame(s) there, {} on other queues ({}): {verdict}\n",
+            c.on_queue, c.elsewhere, c.counter
+        ));
+    }
+    for note in &q.notes {
+        s.push_str(&format!("queue: {note}\n"));
+    }
     s
 }
 

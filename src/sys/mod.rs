@@ -5,6 +5,7 @@
 //! - `ifname`: the one interface-name validator.
 //! - `netdev`: the control socket, the `ifreq` builder, interface index, flags and MAC, address counts.
 //! - `ethtool`: SIOCETHTOOL with typed `#[repr(C)]` structures (coalescing, EEE).
+//! - `ethtool_query`: the driver's name, its statistics (`ethtool -S`), receive flow rules (`ethtool -N`).
 //! - `hwtstamp`: the NIC's hardware-timestamp configuration (SIOCGHWTSTAMP/SIOCSHWTSTAMP).
 //! - `sockopt`: setsockopt for plain data, promiscuous membership, receive timeout, SO_TIMESTAMPING.
 //! - `packet`: AF_PACKET sockets: open, send, poll, recvmsg with the timestamp control messages.
@@ -16,6 +17,7 @@
 
 pub(crate) mod clock;
 pub(crate) mod ethtool;
+pub(crate) mod ethtool_query;
 pub(crate) mod fs;
 pub(crate) mod hwtstamp;
 pub(crate) mod ifname;

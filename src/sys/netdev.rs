@@ -45,11 +45,29 @@ fn ioctl_inline(req: libc::c_ulong, r: &mut libc::ifreq) -> io::Result<()> {
 /// # Safety
 /// `T` must be exactly the structure (or larger) that request `req` reads and writes through `ifru_data`.
 pub(super) unsafe fn ioctl_data<T>(name: &str, req: libc::c_ulong, data: &mut T) -> io::Result<()> {
+    // SAFETY: the caller's contract: `data` is the structure the request reads and writes.
+    unsafe { ioctl_ptr(name, req, data as *mut T as *mut libc::c_char) }
+}
+
+/// An interface request whose `ifru_data` points at the start of `buf`: a structure with a variable-length tail
+/// (ethtool's string sets, statistics, flow rules).
+///
+/// # Safety
+/// The request must read and write nothing beyond `buf`'s bytes: the lengths in the header the caller wrote
+/// must fit it.
+pub(super) unsafe fn ioctl_buf(name: &str, req: libc::c_ulong, buf: &mut [u64]) -> io::Result<()> {
+    // SAFETY: the caller's contract: the request stays inside `buf`.
+    unsafe { ioctl_ptr(name, req, buf.as_mut_ptr() as *mut libc::c_char) }
+}
+
+/// # Safety
+/// `data` must point at memory the request may read and write, live across the call.
+unsafe fn ioctl_ptr(name: &str, req: libc::c_ulong, data: *mut libc::c_char) -> io::Result<()> {
     ifname::validate(name)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
     let s = ctl_socket()?;
     let mut r = ifreq(name);
-    r.ifr_ifru.ifru_data = data as *mut T as *mut libc::c_char;
+    r.ifr_ifru.ifru_data = data;
     // SAFETY: `r` names a valid interface and points at `data`, which lives across the call and is, by the
     // caller's contract, the structure the request reads and writes.
     check(unsafe { libc::ioctl(s.as_raw_fd(), req as _, &mut r as *mut libc::ifreq) })?;

@@ -37,6 +37,12 @@ static SEQ: AtomicU32 = AtomicU32::new(0);
 
 impl Veth {
     pub fn new() -> Veth {
+        Veth::with_queues(1)
+    }
+
+    /// A pair whose ends have `n` transmit and `n` receive queues each.
+    pub fn with_queues(n: usize) -> Veth {
+        let q = n.to_string();
         let n = SEQ.fetch_add(1, Ordering::Relaxed);
         let id = format!("{}{}", std::process::id() % 100_000, n);
         let v = Veth {
@@ -49,7 +55,22 @@ impl Veth {
         let _ = ip(&["netns", "del", &v.ns]);
         ip_ok(&["netns", "add", &v.ns]);
         ip_ok(&[
-            "link", "add", &v.host, "type", "veth", "peer", "name", &v.peer,
+            "link",
+            "add",
+            &v.host,
+            "numtxqueues",
+            &q,
+            "numrxqueues",
+            &q,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &v.peer,
+            "numtxqueues",
+            &q,
+            "numrxqueues",
+            &q,
         ]);
         ip_ok(&["link", "set", &v.peer, "netns", &v.ns]);
         ip_ok(&["link", "set", &v.host, "up"]);

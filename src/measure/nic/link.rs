@@ -12,16 +12,17 @@ use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::measure::frame::{self, Addrs, Probe, Reply};
 use crate::measure::netif::FlagsGuard;
+use crate::measure::queue::{self, Steering};
 use crate::measure::rawsock::RawSocket;
 use crate::measure::session::Watch;
-use crate::measure::spec::{Mode, RunSpec};
+use crate::measure::spec::{Mode, Placement, RunSpec};
 use crate::measure::tstamp::{self, TsKind};
 use crate::sys::{ifname, netdev};
 
 /// The run's open sockets and the guards that must outlive them.
 ///
 /// Fields drop in declaration order, and here the order matters: the two sockets close first, then the ARP
-/// responder (with its own socket), and the flags guard goes last. It puts the promiscuous and all-multicast flags
+/// responder (with its own socket), then the queue steering, and the flags guard goes last. It puts the promiscuous and all-multicast flags
 /// back only when they still differ after every socket of the run is closed — a socket's promiscuous membership ends
 /// when the socket closes, so what is left then is someone's leftover (see `netif::FlagsGuard`). Keep `_flags` after
 /// the sockets, and the NIC's lock last (released once all is put back). The RT threads hold clones of the sockets' `Arc`s; `nic::run` joins them before the link drops.
@@ -33,6 +34,8 @@ pub(super) struct Link {
     pub(super) rxs: Arc<RawSocket>,
     /// UDP: answers ARP for our address for as long as the run lasts.
     _arp: Option<Responder>,
+    /// --txq/--rxq: the queues' XPS masks and flow rule, put back after every socket is closed.
+    pub(super) steering: Option<Steering>,
     /// Promiscuous mode is never needed here: EtherCAT replies come back broadcast, raw and UDP echoes to this
     /// interface's own MAC address. The guard undoes what someone else changed meanwhile.
     _flags: FlagsGuard,
@@ -50,6 +53,7 @@ impl Link {
     pub(super) fn open(
         host: &Host,
         args: &RunSpec,
+        at: Placement,
         watch: &mut dyn Watch,
     ) -> Result<(Link, Probe)> {
         let nic = args.nic.as_deref().unwrap_or_default();
@@ -74,7 +78,14 @@ impl Link {
         let probe = Probe::new(args.mode, &addrs, wire, tag);
         // Before the sockets, as in the struct: on an error below, they close before it drops.
         let flags = FlagsGuard::new(nic)?;
+        for note in queue::restore_leftovers(host) {
+            watch.note(&note);
+        }
+        let steering = Steering::apply(host, args, at.core)?;
         let mut txs = RawSocket::open(nic, 0)?;
+        if args.txq.is_some() {
+            txs.bypass_qdisc()?;
+        }
         for note in tstamp::restore_leftovers(host) {
             watch.note(&note);
         }
@@ -85,6 +96,7 @@ impl Link {
             txs: Arc::new(txs),
             rxs: Arc::new(rxs),
             _arp: arp,
+            steering,
             _flags: flags,
             stamps,
             tag,

@@ -48,7 +48,7 @@ pub(crate) fn run(
     watch: &mut dyn Watch,
 ) -> Result<RunResult> {
     // Declared first, so dropped last: after the threads are joined (the sockets, then the flags guard: see Link).
-    let (link, mut probe) = Link::open(host, args, watch)?;
+    let (link, mut probe) = Link::open(host, args, at, watch)?;
     let (first_seq, first) = link.preflight(&mut probe, args.mode)?;
     let mut session = Session::begin(host, args, watch)?;
     let (tracing, marker) = start_tracing(host, args, at)?;
@@ -107,6 +107,9 @@ pub(crate) fn run(
         .counters
         .then(|| super::cyclic::settle(host, args, at, counted, None));
     r.trace = trace;
+    if let (Some(st), Some(rtt)) = (&link.steering, r.rtt.as_mut()) {
+        rtt.queue = Some(st.report(shared.sent.load(Relaxed), shared.matched.load(Relaxed)));
+    }
     Ok(r)
 }
 

@@ -50,6 +50,9 @@ pub struct RttSummary {
     /// Which timestamp pairs measured the round trips (shown with -v).
     #[serde(default)]
     pub(crate) stamps: Option<StampCounts>,
+    /// --txq/--rxq: the queues asked for and what the driver's counters showed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) queue: Option<crate::measure::queue::QueueReport>,
     /// Frames not sent, the budget, and the working counter checks (flat keys in the JSON).
     #[serde(flatten)]
     pub(crate) checks: ReplyChecks,

@@ -53,6 +53,7 @@ pub(super) fn summarize(st: &RttStats, ctx: &Context) -> RttSummary {
             software: c.sw_pairs,
             send_time: c.send_time_pairs,
         }),
+        queue: None,
         checks: ReplyChecks {
             not_sent: ctx.not_sent,
             budget_us: ctx.budget_ns as f64 / 1000.0,

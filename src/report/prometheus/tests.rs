@@ -140,6 +140,7 @@ fn result(rtt: bool) -> RunResult {
             p9999_us: rd.p9999_us,
             max_us: rd.max_us,
             timestamps: Timestamps::Software,
+            queue: None,
             late: 0,
             unmatched: 1,
             duplicates: 0,

@@ -100,6 +100,7 @@ fn rtt_section_prints_nrtm_line() {
         wkc: Some(1),
         hdr: d.encode(),
         stamps: None,
+        queue: None,
         checks: Default::default(),
     };
     let t = render_rtt(&rtt);
