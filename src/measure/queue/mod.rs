@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 
 pub(crate) use steer::{Steering, restore_leftovers};
 
-use crate::checks::nic::queue_counts;
 use crate::error::{Error, Result};
 use crate::host::Host;
+use crate::machine::net::queue_counts;
 use crate::measure::spec::RunSpec;
 
 /// `--txq`/`--rxq` against the interface's queues (from /sys/class/net/IF/queues): a queue it does not have is a

@@ -8,9 +8,9 @@
 //! and a record a killed run left is applied by the next run (`restore_leftovers`).
 
 use super::{QueueReport, delta};
-use crate::checks::nic::xps_path;
 use crate::error::{Error, Result};
 use crate::host::Host;
+use crate::machine::net::xps_path;
 use crate::measure::frame;
 use crate::measure::spec::{Mode, RunSpec};
 use crate::parse::mask;
@@ -59,7 +59,7 @@ impl Steering {
                 "another run (pid {pid}) is steering the queues of {nic}: wait until it ends"
             )));
         }
-        let queues = crate::checks::nic::queue_counts(host, nic).unwrap_or((1, 1));
+        let queues = crate::machine::net::queue_counts(host, nic).unwrap_or((1, 1));
         let mut s = Steering {
             host: host.clone(),
             nic: nic.to_string(),
