@@ -1,4 +1,4 @@
-//! The after-boot measurement, short of the reboot itself (that is the VM suite's 7-after-boot): an armed
+//! The after-boot measurement, short of the reboot itself (that is the VM suite's 9-after-boot): an armed
 //! measurement is pending in `check` and refused by `compare` without arguments; `after-boot` measures what fix
 //! measured before, saves `after`, writes the report and disarms itself, so that a second boot measures nothing;
 //! `compare` then shows the pair; rollback disarms an armed one. Real 1 s cyclic runs (root: SCHED_FIFO).

@@ -1,5 +1,5 @@
 //! Reading a customer's machine safely (issue 17): check, snapshot and compare on generated hostile trees and
-//! files. Every tree is generated here from the real capture (tests/gen); nothing needs root.
+//! files. Every tree is generated here from the real capture (tests/machine_gen); nothing needs root.
 
 mod common;
 mod machine_gen;

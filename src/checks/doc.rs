@@ -132,7 +132,8 @@ pub(crate) fn man_page(date: Option<&str>) -> String {
     t
 }
 
-/// Escapes text for roff: backslashes, minus signs, and a leading dot or quote on a line.
+/// Escapes text for roff — the one escaper of every generated man page: backslashes, minus signs (so that options
+/// stay copyable), and a leading dot or quote on a line.
 pub(crate) fn roff(s: &str) -> String {
     let t = s.replace('\\', "\\e").replace('-', "\\-");
     t.lines()

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::CommandFactory;
 use clap_complete::Shell;
 
-use super::man_extra::roff;
+use crate::checks::doc::roff;
 use crate::cli::{Cli, EXIT_CODES, GenerateArgs};
 use crate::error::{Error, Outcome, Result};
 

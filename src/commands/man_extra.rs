@@ -2,6 +2,8 @@
 //! run → fix → reboot → run → compare → rollback), and SEE ALSO. The examples are parsed by the real CLI in the
 //! tests below, so a page cannot show a command the program would refuse.
 
+use crate::checks::doc::roff;
+
 /// (verb, [(command line, what it does)]). The main page shows the first example of each verb.
 pub(crate) const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
     (
@@ -144,15 +146,6 @@ pub(crate) const WORKFLOW: &[(&str, &str)] = &[
         "7. if it made things worse: everything back",
     ),
 ];
-
-/// Escapes text for a roff body line (backslashes, minus signs so that options stay copyable, a leading dot).
-pub(crate) fn roff(s: &str) -> String {
-    let mut t = s.replace('\\', "\\e").replace('-', "\\-");
-    if t.starts_with('.') || t.starts_with('\'') {
-        t.insert_str(0, "\\&");
-    }
-    t
-}
 
 fn items(list: &[(&str, &str)]) -> String {
     list.iter()

@@ -168,7 +168,7 @@ pub(crate) fn text(c: &Change, live: bool) -> String {
     }
 }
 
-/// design.md: {"kind","target","before","after","reboot_required", …}.
+/// docs/json.md: {"kind","target","before","after","reboot_required", …}.
 pub(crate) fn json(c: &Change) -> Value {
     match c {
         Change::File(f) => file::json(f),
