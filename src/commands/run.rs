@@ -22,10 +22,7 @@ pub(crate) fn place(host: &Host, spec: &RunSpec) -> Result<Placement> {
     crate::measure::queue::validate(host, spec)?;
     let core = validate_core(host, spec.core)?;
     let receive_cpu = match spec.receive_cpu {
-        Some(c) => validate_core(host, Some(c)).map_err(|e| match e {
-            Error::Usage(m) => Error::usage(m.replacen("--core", "--receive-cpu", 1)),
-            e => e,
-        })?,
+        Some(c) => crate::machine::validate_cpu(host, Some(c), "--receive-cpu")?,
         None => core,
     };
     if spec.nic.is_none() && spec.pktlen.is_some() {

@@ -90,6 +90,12 @@ pub(crate) fn nr_cpu_ids(host: &Host) -> Option<usize> {
 
 /// The RT core: `n` if it is an online CPU, else the last online CPU. An offline or absent CPU is a usage error.
 pub(crate) fn validate_core(host: &Host, n: Option<usize>) -> Result<usize, Error> {
+    validate_cpu(host, n, "--core")
+}
+
+/// `n` if it is an online CPU, else the last online CPU; an offline or absent CPU is a usage error that names the
+/// `option` it was given with.
+pub(crate) fn validate_cpu(host: &Host, n: Option<usize>, option: &str) -> Result<usize, Error> {
     let cpus = online_cpus(host).map_err(|e| {
         Error::failed(format!(
             "cannot tell which CPUs are online ({e}); is --root a machine's root?"
@@ -103,7 +109,7 @@ pub(crate) fn validate_core(host: &Host, n: Option<usize>) -> Result<usize, Erro
         None => Ok(last),
         Some(c) if cpus.contains(&c) => Ok(c),
         Some(c) => Err(Error::usage(format!(
-            "--core {c}: no such online CPU (online: {})",
+            "{option} {c}: no such online CPU (online: {})",
             cpulist::format(&cpus)
         ))),
     }
@@ -216,6 +222,11 @@ mod tests {
         let e = validate_core(&h, Some(4)).unwrap_err();
         assert!(matches!(e, Error::Usage(_)));
         assert_eq!(e.to_string(), "--core 4: no such online CPU (online: 0-3)");
+        let e = validate_cpu(&h, Some(7), "--receive-cpu").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--receive-cpu 7: no such online CPU (online: 0-3)"
+        );
     }
 
     #[test]

@@ -112,6 +112,32 @@ pub(crate) struct Schema {
     pub(crate) syms: Symbols,
 }
 
+/// Why the binary reader cannot be used: the text reader (trace_pipe) is used instead, and the result says why.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NoRaw {
+    #[error("RMP_EVAL_TRACE_READER=text")]
+    Asked,
+    #[error("{path}: {source}")]
+    Open {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("events/header_page unreadable")]
+    HeaderPage,
+    #[error(transparent)]
+    Tracefs(#[from] super::tracefs::TraceError),
+    #[error("events/{0}/format unreadable")]
+    Format(String),
+    #[error("no kernel symbols (kallsyms unreadable or hidden)")]
+    NoSymbols,
+    #[error("event {0} has no raw reading")]
+    UnknownEvent(String),
+    #[error("event {event} lacks the field {field}")]
+    LacksField { event: String, field: String },
+    #[error("no ftrace/print format")]
+    NoPrint,
+}
+
 impl Schema {
     /// From the page header, the formats of the enabled events and of ftrace/print (the marker), and the
     /// kernel's symbols. Err: why the raw reader cannot be used (the text reader is then used).
@@ -119,20 +145,22 @@ impl Schema {
         header: PageHeader,
         formats: Vec<Format>,
         syms: Symbols,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, NoRaw> {
         if syms.is_empty() {
-            return Err("no kernel symbols (kallsyms unreadable or hidden)".into());
+            return Err(NoRaw::NoSymbols);
         }
         let mut by_id = HashMap::new();
         let (mut print_id, mut hrtimer) = (None, None);
         for f in formats {
-            let need =
-                needs(&f.name).ok_or_else(|| format!("event {} has no raw reading", f.name))?;
+            let need = needs(&f.name).ok_or_else(|| NoRaw::UnknownEvent(f.name.clone()))?;
             if let Some(n) = need
                 .iter()
                 .find(|n| !f.fields.iter().any(|x| x.name == **n))
             {
-                return Err(format!("event {} lacks the field {n}", f.name));
+                return Err(NoRaw::LacksField {
+                    event: f.name.clone(),
+                    field: n.to_string(),
+                });
             }
             if f.name == "print" {
                 print_id = Some(f.id);
@@ -149,7 +177,7 @@ impl Schema {
         Ok(Schema {
             header,
             by_id,
-            print_id: print_id.ok_or("no ftrace/print format")?,
+            print_id: print_id.ok_or(NoRaw::NoPrint)?,
             hrtimer,
             tick_fns: syms.ticks(),
             syms,

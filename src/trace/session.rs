@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use super::collect::{Collected, Collector, Keep, Kept, Source};
 use super::marker::Marker;
+use super::raw::NoRaw;
 use super::raw::read::RawPipes;
 use super::raw::{Schema, saved_cmdlines};
 use super::receive;
@@ -84,9 +85,9 @@ pub struct Tracing {
 }
 
 /// The raw reader of `cpus`, or why not.
-fn raw(fs: &Tracefs, cpus: &[usize]) -> Result<RawPipes, String> {
+fn raw(fs: &Tracefs, cpus: &[usize]) -> Result<RawPipes, NoRaw> {
     if std::env::var("RMP_EVAL_TRACE_READER").is_ok_and(|v| v == "text") {
-        return Err("RMP_EVAL_TRACE_READER=text".into());
+        return Err(NoRaw::Asked);
     }
     let schema = Arc::new(fs.raw_schema()?);
     Ok(RawPipes::new(schema, fs.raw_pipes(cpus)?))

@@ -161,6 +161,7 @@ fn what_cannot_be_read_raw_is_refused() {
     assert!(
         Schema::new(h, vec![print.clone(), ipi], syms.clone())
             .unwrap_err()
+            .to_string()
             .contains("ipi_entry")
     );
     // A kernel whose sched_switch lacks a field we print.
@@ -169,6 +170,7 @@ fn what_cannot_be_read_raw_is_refused() {
     assert!(
         Schema::new(h, vec![print.clone(), sw], syms)
             .unwrap_err()
+            .to_string()
             .contains("prev_state")
     );
     // kptr_restrict: every address reads 0.

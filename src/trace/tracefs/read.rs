@@ -8,7 +8,7 @@ use std::os::unix::fs::OpenOptionsExt;
 
 use super::{TraceError, Tracefs};
 use crate::parse::ringbuf;
-use crate::trace::raw::{Schema, Symbols};
+use crate::trace::raw::{NoRaw, Schema, Symbols};
 
 impl Tracefs {
     /// The consuming reader of one CPU (or with None, of all, merged in time order), non-blocking: a blocked
@@ -28,16 +28,19 @@ impl Tracefs {
 
     /// What the raw reader needs: the page layout, the formats of the enabled events and of ftrace/print (the
     /// marker), the kernel's symbols. Err: why the text reader must be used instead.
-    pub(crate) fn raw_schema(&self) -> Result<Schema, String> {
+    pub(crate) fn raw_schema(&self) -> Result<Schema, NoRaw> {
         // One read: the kernel answers only a read at offset 0 (a second read returns 0, so a short first read
         // would cut it).
         let p = self.host.path(&self.abs("events/header_page"));
         let mut buf = vec![0u8; 64 * 1024];
         let n = File::open(&p)
             .and_then(|mut f| f.read(&mut buf))
-            .map_err(|e| format!("{}: {e}", p.display()))?;
-        let header = ringbuf::page_header(&String::from_utf8_lossy(&buf[..n]))
-            .ok_or("events/header_page unreadable")?;
+            .map_err(|source| NoRaw::Open {
+                path: p.display().to_string(),
+                source,
+            })?;
+        let header =
+            ringbuf::page_header(&String::from_utf8_lossy(&buf[..n])).ok_or(NoRaw::HeaderPage)?;
         let mut formats = Vec::new();
         for e in self
             .enabled
@@ -45,10 +48,8 @@ impl Tracefs {
             .map(String::as_str)
             .chain(["ftrace/print"])
         {
-            let f = self
-                .read(&format!("events/{e}/format"))
-                .map_err(|x| x.to_string())?;
-            let f = ringbuf::format(&f).ok_or_else(|| format!("events/{e}/format unreadable"))?;
+            let f = self.read(&format!("events/{e}/format"))?;
+            let f = ringbuf::format(&f).ok_or_else(|| NoRaw::Format(e.to_string()))?;
             formats.push(f);
         }
         let syms = self.host.read("/proc/kallsyms").unwrap_or_default();
@@ -56,7 +57,7 @@ impl Tracefs {
     }
 
     /// The consuming binary readers of `cpus`, non-blocking.
-    pub(crate) fn raw_pipes(&self, cpus: &[usize]) -> Result<Vec<(usize, File)>, String> {
+    pub(crate) fn raw_pipes(&self, cpus: &[usize]) -> Result<Vec<(usize, File)>, NoRaw> {
         cpus.iter()
             .map(|&c| {
                 let p = self
@@ -67,7 +68,10 @@ impl Tracefs {
                     .custom_flags(libc::O_NONBLOCK)
                     .open(&p)
                     .map(|f| (c, f))
-                    .map_err(|e| format!("{}: {e}", p.display()))
+                    .map_err(|source| NoRaw::Open {
+                        path: p.display().to_string(),
+                        source,
+                    })
             })
             .collect()
     }
