@@ -33,5 +33,12 @@ if ! "$HDRH_VENV/bin/python" -c 'import hdrh' 2>/dev/null; then
     /usr/bin/python3 -m venv "$HDRH_VENV"
     "$HDRH_VENV/bin/pip" install -q hdrhistogram >/dev/null
 fi
+# scipy (PyPI): an independent implementation of the Poisson and chi-square quantiles behind the tail rates, for
+# tests/tail_rates.rs, in its own venv.
+SCIPY_VENV="${RMP_EVAL_SCIPY_VENV:-/var/cache/rmp-eval-tests/scipy-venv}"
+if ! "$SCIPY_VENV/bin/python" -c 'import scipy.stats' 2>/dev/null; then
+    /usr/bin/python3 -m venv "$SCIPY_VENV"
+    "$SCIPY_VENV/bin/pip" install -q scipy >/dev/null
+fi
 rustup component add clippy rustfmt >/dev/null 2>&1 || true
 rustup target add aarch64-unknown-linux-gnu >/dev/null

@@ -83,6 +83,7 @@ impl LegacyArgs {
             break_us: None,
             txq: None,
             rxq: None,
+            until_confident: None,
         }
     }
 

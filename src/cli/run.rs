@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use super::values::{
-    parse_count, parse_cpu, parse_load, parse_pktlen, parse_priority, parse_seconds, parse_us,
+    parse_count, parse_cpu, parse_load, parse_pktlen, parse_priority, parse_rate, parse_seconds, parse_us,
 };
 use crate::measure::spec::{Mode, RoundTrip, RunSpec};
 
@@ -58,6 +58,10 @@ pub struct RunArgs {
     #[arg(long, short = 'i', value_name = "N", value_parser = parse_count,
           allow_negative_numbers = true)]
     pub(crate) iterations: Option<u64>,
+    /// Run until the run proves, at 95 % confidence, fewer than RATE cycles outside the Great band (1/h, 1/day,
+    /// 1/10min: with none seen, −ln 0.05 ≈ 3 periods of RATE), or until the first such cycle breaks the claim
+    #[arg(long, value_name = "RATE", value_parser = parse_rate, conflicts_with_all = ["duration", "iterations"])]
+    pub(crate) until_confident: Option<f64>,
     /// Frame kind in NIC mode
     #[arg(long, value_enum, default_value_t = Mode::Ecat)]
     pub(crate) mode: Mode,
@@ -164,6 +168,7 @@ impl RunArgs {
             break_us: self.break_us,
             txq: self.txq,
             rxq: self.rxq,
+            until_confident: self.until_confident,
         }
     }
 }

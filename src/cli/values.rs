@@ -94,6 +94,40 @@ pub(crate) fn parse_seconds(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A rate of rare events, as `--until-confident` takes it: `1/h`, `1/hour`, `1/day`, `2/d`, `1/10min`, `1/30m`;
+/// a positive count over a duration (`parse_seconds`'s units, or hour, day, min, sec spelt out). Returns events
+/// per second.
+pub(crate) fn parse_rate(s: &str) -> Result<f64, String> {
+    let bad = || {
+        format!("'{s}' is not a rate (a count per time: 1/h, 1/day, 1/10min, 2/d; at most one per second)")
+    };
+    let (num, per) = s.trim().split_once('/').ok_or_else(bad)?;
+    let plain = !num.is_empty()
+        && num.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && num.bytes().filter(|&b| b == b'.').count() <= 1;
+    let n: f64 = num.parse().ok().filter(|v: &f64| plain && *v > 0.0).ok_or_else(bad)?;
+    let per = per.trim();
+    let split = per
+        .find(|c: char| c.is_ascii_alphabetic())
+        .unwrap_or(per.len());
+    let (amount, unit) = per.split_at(split);
+    let unit = match unit {
+        "hour" | "hours" | "hr" => "h",
+        "day" | "days" => "d",
+        "min" | "mins" | "minute" | "minutes" => "m",
+        "sec" | "secs" | "second" | "seconds" => "s",
+        u => u,
+    };
+    let amount = if amount.is_empty() { "1" } else { amount };
+    let secs = parse_seconds(&format!("{amount}{unit}")).map_err(|_| bad())?;
+    let rate = n / secs;
+    if rate.is_finite() && rate > 0.0 && rate <= 1.0 {
+        Ok(rate)
+    } else {
+        Err(bad())
+    }
+}
+
 /// One kind of --load.
 pub(crate) fn parse_load(s: &str) -> Result<crate::measure::load::LoadKind, String> {
     crate::measure::load::LoadKind::from_name(s.trim())
@@ -116,6 +150,29 @@ mod tests {
             ("365d", 31_536_000.0),
         ] {
             assert_eq!(parse_seconds(text), Ok(secs), "{text}");
+        }
+    }
+
+    #[test]
+    fn rates_are_a_count_per_time() {
+        for (text, per_s) in [
+            ("1/h", 1.0 / 3600.0),
+            ("1/hour", 1.0 / 3600.0),
+            ("1/day", 1.0 / 86400.0),
+            ("2/d", 2.0 / 86400.0),
+            ("1/10min", 1.0 / 600.0),
+            ("1/30m", 1.0 / 1800.0),
+            ("1/1.5h", 1.0 / 5400.0),
+            ("1/s", 1.0),
+        ] {
+            let got = parse_rate(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert!((got - per_s).abs() < 1e-15, "{text}: {got}");
+        }
+        for bad in [
+            "", "h", "1", "0/h", "-1/h", "1/0h", "1/week", "inf/h", "1/h/h", "1e3/h", "2/s", "1/ h x",
+        ] {
+            let e = parse_rate(bad).unwrap_err();
+            assert!(e.contains("is not a rate") && !e.contains('\n'), "{bad}: {e}");
         }
     }
 

@@ -6,6 +6,7 @@
 
 pub(crate) mod cause;
 pub(crate) mod collect;
+pub mod confidence;
 pub(crate) mod cyclic;
 pub mod dist;
 pub(crate) mod frame;

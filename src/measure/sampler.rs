@@ -14,14 +14,21 @@ pub(crate) struct Limits {
     pub(crate) iterations: Option<u64>,
     /// Stop at the first wakeup this long after the start.
     pub(crate) duration_ns: Option<u64>,
+    /// Stop at the first period outside the Great band (`--until-confident`: it breaks the claim).
+    pub(crate) stop_when_late: bool,
 }
 
 impl Limits {
     pub(crate) fn of(spec: &super::spec::RunSpec) -> Limits {
+        // --until-confident: as many cycles as the claim needs with none late (confidence.rs).
+        let proving = spec
+            .until_confident
+            .map(|r| super::confidence::cycles_to_prove(r, spec.period_us));
         Limits {
             period_ns: u64::from(spec.period_us) * 1000,
-            iterations: spec.iterations,
+            iterations: spec.iterations.or(proving),
             duration_ns: spec.duration.map(|s| (s * 1e9) as u64),
+            stop_when_late: proving.is_some(),
         }
     }
 }
@@ -89,6 +96,7 @@ pub(crate) fn run<F: FnMut(Wake)>(
         }
         if plan.iterations.is_some_and(|n| series.count() >= n)
             || plan.duration_ns.is_some_and(|d| t - first >= d)
+            || (plan.stop_when_late && series.not_great() > 0)
         {
             break;
         }
@@ -113,6 +121,7 @@ mod tests {
             period_ns: 200_000,
             iterations: Some(50),
             duration_ns: None,
+            stop_when_late: false,
         };
         let end = run(&plan, &mut s, &stop, |_| calls += 1);
         let sum = s.summary();
@@ -132,9 +141,30 @@ mod tests {
             period_ns: 1_000_000,
             iterations: None,
             duration_ns: None,
+            stop_when_late: false,
         };
         let end = run(&plan, &mut s, &stop, |_| {});
         assert!(end.stopped);
         assert_eq!(s.count(), 0);
+    }
+
+    #[test]
+    fn a_late_period_ends_a_run_that_proves_a_rate() {
+        // A 1 µs period with bands of 1 µs: an unprivileged, loaded thread is late within a few periods; the
+        // limit of a million periods is never what ends it.
+        let mut s = Series::new("Cyclic", 1, Some(1));
+        let stop = AtomicBool::new(false);
+        let plan = Limits {
+            period_ns: 1_000,
+            iterations: Some(1_000_000),
+            duration_ns: None,
+            stop_when_late: true,
+        };
+        let end = run(&plan, &mut s, &stop, |_| std::thread::sleep(std::time::Duration::from_micros(50)));
+        let sum = s.summary();
+        assert!(!end.stopped);
+        assert_eq!(sum.buckets.not_great(), 1, "{sum:?}");
+        assert_eq!(sum.count, sum.buckets.great + 1);
+        assert!(sum.count < 1_000_000);
     }
 }

@@ -148,6 +148,12 @@ impl Series {
         self.n
     }
 
+    /// Periods outside the Great band since the start or the last reset.
+    #[inline]
+    pub(crate) fn not_great(&self) -> u64 {
+        self.n - self.live.bands[0].load(Relaxed)
+    }
+
     /// Records one period (this wakeup − the previous one) and, for scheduled wakeups, the wakeup latency. Hands
     /// the interval over when the collector has sent a fresh one, and applies a reset it asked for.
     #[inline]

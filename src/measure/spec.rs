@@ -100,6 +100,9 @@ pub struct RunSpec {
     /// NIC mode: the transmit and receive queue to use (None: wherever the kernel puts the frames).
     pub(crate) txq: Option<u16>,
     pub(crate) rxq: Option<u16>,
+    /// `run --until-confident RATE` (per second): run until no cycle beyond the Great band proves fewer than this
+    /// at 95 %, or until the first such cycle.
+    pub(crate) until_confident: Option<f64>,
 }
 
 /// What a NIC run expects of its peer: the working counter, the reply budget, and for UDP the addresses.
@@ -161,6 +164,7 @@ impl Default for RunSpec {
             counters: true,
             txq: None,
             rxq: None,
+            until_confident: None,
         }
     }
 }

@@ -145,6 +145,7 @@ impl Stats {
             wakeup: (self.wakeup.count() > 0).then(|| self.wakeup.summary()),
             hdr: d.hdr,
             max_per_interval: None,
+            tail: Vec::new(),
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::compare_rows::{rtt_rows, series_rows};
+use super::compare_rows::{rtt_rows, series_rows, tail_rows};
 use crate::measure::result::{RunResult, SeriesSummary};
 use crate::report::noise::{self, Evidence};
 use crate::report::table::{Cell, Paint, painted, render, us};
@@ -59,6 +59,7 @@ pub fn compare(
     for b in &before.series {
         if let Some(a) = after_by_label.get(b.label.as_str()) {
             series_rows(&mut rows, b, a);
+            tail_rows(&mut rows, (before, b), (after, a));
         }
     }
     if let (Some(b), Some(a)) = (&before.rtt, &after.rtt) {
@@ -163,6 +164,7 @@ fn unit_suffix(unit: &str) -> &str {
     match unit {
         "us" => " us",
         "%" => " %",
+        "/h" => "/h",
         _ => "",
     }
 }

@@ -2,7 +2,7 @@
 //! judged (lower is better, a 10 % margin); which of them count towards the verdict (`key`).
 
 use super::compare::{Row, Trend};
-use crate::measure::result::{RttSummary, SeriesSummary};
+use crate::measure::result::{RttSummary, RunResult, SeriesSummary};
 
 /// Better, worse or unchanged for a lower-is-better metric: a 10 % margin (and at least 1 µs).
 fn trend(before: f64, after: f64, unit: &str) -> Trend {
@@ -102,6 +102,49 @@ pub(super) fn series_rows(rows: &mut Vec<Row>, b: &SeriesSummary, a: &SeriesSumm
         a.missed as f64,
         false,
     ));
+}
+
+/// The tail rates of one series, the same as `run` reports them (measure/confidence.rs): per band boundary the
+/// observed rate per hour and its 95 % upper bound. A rate moved only when the two exact 95 % intervals do not
+/// overlap: a short clean run's bound is no evidence that a long run got worse. Not key: the verdict's metrics
+/// already count the cycles outside Great.
+pub(super) fn tail_rows(
+    rows: &mut Vec<Row>,
+    (rb, b): (&RunResult, &SeriesSummary),
+    (ra, a): (&RunResult, &SeriesSummary),
+) {
+    let l = &super::compare_input::shown_label(&b.label);
+    for (tb, ta) in rb.tail_rates(b).iter().zip(ra.tail_rates(a).iter()) {
+        let over = crate::report::table::us(tb.beyond_us);
+        let mut r = row(
+            format!("{l} ≥ {over}us rate"),
+            "/h",
+            round3(tb.per_hour),
+            round3(ta.per_hour),
+            false,
+        );
+        r.trend = if ta.per_hour_high < tb.per_hour_low {
+            Trend::Better
+        } else if ta.per_hour_low > tb.per_hour_high {
+            Trend::Worse
+        } else {
+            Trend::Unchanged
+        };
+        rows.push(r);
+        let mut r = row(
+            format!("{l} ≥ {over}us rate, 95 % at most"),
+            "/h",
+            round3(tb.per_hour_at_most),
+            round3(ta.per_hour_at_most),
+            false,
+        );
+        r.trend = Trend::Unchanged;
+        rows.push(r);
+    }
+}
+
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
 }
 
 /// The round-trip rows (NIC mode, both results).

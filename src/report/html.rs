@@ -138,6 +138,18 @@ fn identity(name: &str, r: &RunResult) -> String {
                 s.buckets.not_great()
             ),
         );
+        if let Some(g) = r.tail_rates(s).first()
+            && s.count > 0
+        {
+            row(
+                &format!("{} tail", s.label),
+                format!(
+                    "{} ({})",
+                    super::tail::sentence(&s.label, g),
+                    super::tail::ASSUMPTION
+                ),
+            );
+        }
     }
     if let Some(x) = &r.rtt {
         row(

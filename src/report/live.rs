@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::measure::confidence::tail_rates;
 use crate::measure::series::{Bands, Live};
 use crate::report::run::band_headers;
 use crate::report::table::{Cell, Paint, duration, painted, render, us};
@@ -64,6 +65,10 @@ impl LiveView {
         let mut body = self.table(true, color);
         if widest(&body) > self.columns {
             body = self.table(false, color);
+        }
+        for l in self.tail_lines() {
+            body.push_str(&fit(&l, self.columns));
+            body.push('\n');
         }
         if let Some(f) = &self.extra {
             for l in f().lines() {
@@ -135,6 +140,18 @@ impl LiveView {
         t
     }
 
+    /// What each series has proved so far about cycles beyond the Great band (report/tail.rs).
+    fn tail_lines(&self) -> Vec<String> {
+        self.sources
+            .iter()
+            .filter_map(|(label, live)| {
+                let s = live.snapshot();
+                let rates = tail_rates(s.bands, self.width_us, f64::from(self.period_us));
+                (s.count > 0).then(|| super::tail::live_line(label, &rates[0]))
+            })
+            .collect()
+    }
+
     /// Escapes that erase the frame on screen (empty when none is drawn).
     pub(crate) fn clear(&mut self) -> String {
         let s = if self.drawn > 0 {
@@ -165,6 +182,10 @@ impl LiveView {
             })
             .collect();
         let mut line = format!("[{}] {}", duration(elapsed_s), parts.join("; "));
+        for t in self.tail_lines() {
+            line.push_str("; ");
+            line.push_str(&t);
+        }
         if let Some(f) = &self.extra {
             line.push_str("; ");
             line.push_str(f().trim_end().replace('\n', "; ").as_str());
@@ -268,7 +289,8 @@ mod tests {
         let p = v.progress_line(10.0);
         assert_eq!(
             p,
-            "[00:00:10.000] Cyclic: 2 periods, 1 outside Great, max dev 300us at 0.002s, max wakeup 300us, missed 0\n"
+            "[00:00:10.000] Cyclic: 2 periods, 1 outside Great, max dev 300us at 0.002s, max wakeup 300us, missed 0; \
+             Cyclic: 1 ≥ 125us in 2 ms: 1800000/h (95 %: 45572/h – 10028958/h)\n"
         );
         assert!(v.clear().starts_with("\x1b["));
         assert_eq!(v.clear(), "");

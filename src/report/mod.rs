@@ -15,4 +15,5 @@ pub mod prometheus;
 pub(crate) mod run;
 pub(crate) mod run_rtt;
 pub(crate) mod table;
+pub(crate) mod tail;
 pub(crate) mod whylate;

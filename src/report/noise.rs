@@ -187,6 +187,7 @@ mod tests {
                 interval_s,
                 max_us: maxima.to_vec(),
             }),
+            tail: Vec::new(),
         }
     }
 

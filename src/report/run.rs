@@ -24,6 +24,11 @@ pub(crate) fn render_final_in(r: &RunResult, color: bool, columns: usize) -> Str
     for x in &r.series {
         s.push_str(&worst_line(r, x));
     }
+    s.push('\n');
+    s.push_str(&super::tail::render_tail(r));
+    if let Some(c) = &r.claim {
+        s.push_str(&super::tail::claim_line(r, c));
+    }
     if let Some(rtt) = &r.rtt {
         s.push('\n');
         s.push_str(&render_rtt(rtt));

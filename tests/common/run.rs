@@ -78,6 +78,24 @@ pub fn hdrh_python() -> Option<PathBuf> {
     }
 }
 
+/// The venv with scipy (tests/install-deps.sh makes it; RMP_EVAL_SCIPY_VENV overrides); a missing one fails in a
+/// strict run.
+pub fn scipy_python() -> Option<PathBuf> {
+    let venv = std::env::var_os("RMP_EVAL_SCIPY_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/cache/rmp-eval-tests/scipy-venv"));
+    let py = venv.join("bin/python");
+    if py.exists() {
+        Some(py)
+    } else {
+        super::cannot_run(
+            "scipy",
+            &format!("{} missing: run tests/install-deps.sh", py.display()),
+        );
+        None
+    }
+}
+
 /// Waits until the run `child` (started with `RMP_EVAL_CHECKPOINT_S`) has saved a checkpoint under `root`: it is
 /// measuring and its signal handlers are in place, which a fixed sleep cannot promise on a loaded machine (a
 /// signal that came first would kill it). Fails if the run ends first, or after 60 s.

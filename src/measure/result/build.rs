@@ -56,6 +56,8 @@ impl Header<'_> {
             load: None,
             interference: None,
             trace: None,
+            claim: None,
         }
+        .with_tail_rates(self.spec.until_confident)
     }
 }

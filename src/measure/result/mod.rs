@@ -106,6 +106,10 @@ pub struct SeriesSummary {
     /// The largest deviation of each interval over the run (the plots' "max per interval").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) max_per_interval: Option<MaxPerInterval>,
+    /// The rate of cycles beyond each band boundary, with its 95 % bounds (measure/confidence.rs). Recomputed
+    /// from the bands wherever it is read, so results without it (older versions) show the same.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) tail: Vec<super::confidence::TailRate>,
 }
 
 /// Maxima per interval: `max_us[i]` is the largest deviation between i·interval_s and (i+1)·interval_s after the
@@ -170,6 +174,17 @@ pub struct RunResult {
     /// `--trace`: the late cycles explained from the kernel's trace.
     #[serde(default)]
     pub trace: Option<crate::trace::session::TraceReport>,
+    /// `--until-confident`: the claim asked for and whether the run proved it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim: Option<Claim>,
+}
+
+/// "Fewer than `per_hour` cycles outside the Great band per hour, with 95 % confidence" — held when every series
+/// proves it (none outside Great over long enough), broken by the first cycle outside.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Claim {
+    pub(crate) per_hour: f64,
+    pub(crate) held: bool,
 }
 
 /// A cyclic result for tests (unit and integration): 1 s at 1000 µs, bands of 125 µs, verdict pass, everything
@@ -200,6 +215,7 @@ impl RunResult {
             load: None,
             interference: None,
             trace: None,
+            claim: None,
         }
     }
 }
@@ -240,6 +256,43 @@ impl RunResult {
     pub(crate) fn conclusive(mut self) -> Self {
         if self.verdict == Verdict::Pass && self.too_short() {
             self.verdict = Verdict::Inconclusive;
+        }
+        self
+    }
+
+    /// The band width W of series `s`, in µs.
+    pub(crate) fn width_of(&self, _s: &SeriesSummary) -> f64 {
+        if self.bucket_width_us > 0.0 {
+            self.bucket_width_us
+        } else {
+            f64::from(self.period_us) / 8.0
+        }
+    }
+
+    /// The period of series `s`, in µs.
+    pub(crate) fn period_of(&self, _s: &SeriesSummary) -> f64 {
+        f64::from(self.period_us)
+    }
+
+    /// The rates beyond each band boundary of series `s`, from its bands: the same for a result saved without
+    /// them.
+    pub(crate) fn tail_rates(&self, s: &SeriesSummary) -> Vec<super::confidence::TailRate> {
+        super::confidence::tail_rates(s.buckets.as_array(), self.width_of(s), self.period_of(s))
+    }
+
+    /// Fills each series' `tail` (what the JSON carries) and, for `--until-confident RATE` (per second), the
+    /// claim.
+    pub(crate) fn with_tail_rates(mut self, until_confident: Option<f64>) -> Self {
+        let rates: Vec<_> = self.series.iter().map(|s| self.tail_rates(s)).collect();
+        self.claim = until_confident.map(|per_s| Claim {
+            per_hour: per_s * super::confidence::HOUR_S,
+            held: !rates.is_empty()
+                && rates
+                    .iter()
+                    .all(|t| t.first().is_some_and(|g| g.proves_below(per_s))),
+        });
+        for (s, t) in self.series.iter_mut().zip(rates) {
+            s.tail = t;
         }
         self
     }

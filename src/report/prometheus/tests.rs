@@ -128,6 +128,7 @@ fn result(rtt: bool) -> RunResult {
             wakeup: Some(wakeup),
             hdr: String::new(),
             max_per_interval: None,
+            tail: Vec::new(),
         }],
         rtt: rtt.then(|| RttSummary {
             count: rd.count,
