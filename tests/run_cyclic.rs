@@ -213,3 +213,42 @@ fn piped_run_prints_a_plain_progress_line_every_10_s() {
     );
     assert!(!o.stdout.contains(&0x1b));
 }
+
+/// `--until-confident 1/s`: −ln 0.05 s of cycles (2996 at 1 ms) with none outside Great proves it; a cycle outside
+/// Great ends the run at once. Whichever this noisy machine gives, the counts say which and agree with `claim`.
+#[test]
+fn until_confident_runs_until_the_claim_holds_or_breaks() {
+    if !common::require_root("until_confident") {
+        return;
+    }
+    let root = root_tree();
+    let o = run_on(root.path(), &["--until-confident", "1/s", "--json"])
+        .output()
+        .unwrap();
+    assert_measured(&o);
+    let v: Value = serde_json::from_slice(&o.stdout).expect("stdout is one JSON document");
+    let s = &v["series"][0];
+    let count = s["count"].as_u64().unwrap();
+    let great = s["buckets"]["great"].as_u64().unwrap();
+    assert_eq!(v["claim"]["per_hour"], 3600.0);
+    let tail = &s["tail"][0];
+    assert_eq!(tail["beyond_us"], 125.0);
+    assert_eq!(tail["cycles"].as_u64().unwrap(), count - great);
+    if v["claim"]["held"] == true {
+        assert_eq!((count, great), (2996, 2996), "{s}");
+        assert!(tail["per_hour_at_most"].as_f64().unwrap() < 3600.0);
+    } else {
+        assert_eq!(count - great, 1, "the first late cycle ends it: {s}");
+        assert!(count <= 2996, "{s}");
+        assert_eq!(v["verdict"], "fail");
+    }
+    let bad = run_on(root.path(), &["--until-confident", "1/week"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        text(&bad.stderr).contains("is not a rate"),
+        "{}",
+        text(&bad.stderr)
+    );
+}

@@ -48,7 +48,11 @@ fn poisson_bounds_agree_with_scipy() {
         let (lo, hi) = poisson_interval(*k, 0.95);
         let up = poisson_upper(*k, 0.95);
         let f = |n: &str| v[n].as_f64().unwrap();
-        assert!(close(lo, f("lo"), 1e-9) || (*k == 0 && lo == 0.0), "k={k}: lo {lo} vs {}", f("lo"));
+        assert!(
+            close(lo, f("lo"), 1e-9) || (*k == 0 && lo == 0.0),
+            "k={k}: lo {lo} vs {}",
+            f("lo")
+        );
         assert!(close(hi, f("hi"), 1e-9), "k={k}: hi {hi} vs {}", f("hi"));
         assert!(close(up, f("up"), 1e-9), "k={k}: up {up} vs {}", f("up"));
         assert!((f("cdf_hi") - 0.025).abs() < 1e-9, "k={k}: {v}");
@@ -86,9 +90,21 @@ fn constructed_bands_give_the_rates_scipy_gives() {
     let four = &rates[0];
     assert_eq!((four.beyond_us, four.cycles), (125.0, 4));
     assert!(close(four.per_hour, 4.0 / t_h, 1e-12));
-    assert!(close(four.per_hour_low, v[0]["lo"].as_f64().unwrap() / t_h, 1e-9));
-    assert!(close(four.per_hour_high, v[0]["hi"].as_f64().unwrap() / t_h, 1e-9));
-    assert!(close(four.per_hour_at_most, v[0]["up"].as_f64().unwrap() / t_h, 1e-9));
+    assert!(close(
+        four.per_hour_low,
+        v[0]["lo"].as_f64().unwrap() / t_h,
+        1e-9
+    ));
+    assert!(close(
+        four.per_hour_high,
+        v[0]["hi"].as_f64().unwrap() / t_h,
+        1e-9
+    ));
+    assert!(close(
+        four.per_hour_at_most,
+        v[0]["up"].as_f64().unwrap() / t_h,
+        1e-9
+    ));
     let none = &rates[1];
     assert_eq!((none.beyond_us, none.cycles), (250.0, 0));
     let up0 = v[1]["up"].as_f64().unwrap();

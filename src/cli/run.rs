@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use super::values::{
-    parse_count, parse_cpu, parse_load, parse_pktlen, parse_priority, parse_rate, parse_seconds, parse_us,
+    parse_count, parse_cpu, parse_load, parse_pktlen, parse_priority, parse_rate, parse_seconds,
+    parse_us,
 };
 use crate::measure::spec::{Mode, RoundTrip, RunSpec};
 

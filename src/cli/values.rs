@@ -99,13 +99,19 @@ pub(crate) fn parse_seconds(s: &str) -> Result<f64, String> {
 /// per second.
 pub(crate) fn parse_rate(s: &str) -> Result<f64, String> {
     let bad = || {
-        format!("'{s}' is not a rate (a count per time: 1/h, 1/day, 1/10min, 2/d; at most one per second)")
+        format!(
+            "'{s}' is not a rate (a count per time: 1/h, 1/day, 1/10min, 2/d; at most one per second)"
+        )
     };
     let (num, per) = s.trim().split_once('/').ok_or_else(bad)?;
     let plain = !num.is_empty()
         && num.bytes().all(|b| b.is_ascii_digit() || b == b'.')
         && num.bytes().filter(|&b| b == b'.').count() <= 1;
-    let n: f64 = num.parse().ok().filter(|v: &f64| plain && *v > 0.0).ok_or_else(bad)?;
+    let n: f64 = num
+        .parse()
+        .ok()
+        .filter(|v: &f64| plain && *v > 0.0)
+        .ok_or_else(bad)?;
     let per = per.trim();
     let split = per
         .find(|c: char| c.is_ascii_alphabetic())
@@ -169,10 +175,14 @@ mod tests {
             assert!((got - per_s).abs() < 1e-15, "{text}: {got}");
         }
         for bad in [
-            "", "h", "1", "0/h", "-1/h", "1/0h", "1/week", "inf/h", "1/h/h", "1e3/h", "2/s", "1/ h x",
+            "", "h", "1", "0/h", "-1/h", "1/0h", "1/week", "inf/h", "1/h/h", "1e3/h", "2/s",
+            "1/ h x",
         ] {
             let e = parse_rate(bad).unwrap_err();
-            assert!(e.contains("is not a rate") && !e.contains('\n'), "{bad}: {e}");
+            assert!(
+                e.contains("is not a rate") && !e.contains('\n'),
+                "{bad}: {e}"
+            );
         }
     }
 

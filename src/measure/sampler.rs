@@ -160,7 +160,9 @@ mod tests {
             duration_ns: None,
             stop_when_late: true,
         };
-        let end = run(&plan, &mut s, &stop, |_| std::thread::sleep(std::time::Duration::from_micros(50)));
+        let end = run(&plan, &mut s, &stop, |_| {
+            std::thread::sleep(std::time::Duration::from_micros(50))
+        });
         let sum = s.summary();
         assert!(!end.stopped);
         assert_eq!(sum.buckets.not_great(), 1, "{sum:?}");

@@ -62,6 +62,15 @@ fn needs(total_s: f64, t: &TailRate) -> String {
     }
 }
 
+/// The table's form: the whole run a claim needs with no further such cycle, or "met".
+fn needs_total(total_s: f64, t: &TailRate) -> String {
+    if total_s <= t.exposure_s {
+        "met".into()
+    } else {
+        span(total_s)
+    }
+}
+
 /// One sentence: what the run proved about cycles at or beyond the Great boundary of series `label`.
 pub(crate) fn sentence(label: &str, t: &TailRate) -> String {
     let over = format!("{}us", us(t.beyond_us));
@@ -96,8 +105,8 @@ pub(crate) fn render_tail(r: &RunResult) -> String {
         "Rate",
         "95 % interval",
         "Fewer than (95 %)",
-        "\"< 1/hour\" needs",
-        "\"< 1/day\" needs",
+        "< 1/h needs",
+        "< 1/day needs",
     ]
     .into_iter()
     .map(Cell::from)
@@ -113,8 +122,8 @@ pub(crate) fn render_tail(r: &RunResult) -> String {
                 rate(t.per_hour).into(),
                 format!("{} – {}", rate(t.per_hour_low), rate(t.per_hour_high)).into(),
                 rate(t.per_hour_at_most).into(),
-                needs(t.hour_claim_needs_s, t).into(),
-                needs(t.day_claim_needs_s, t).into(),
+                needs_total(t.hour_claim_needs_s, t).into(),
+                needs_total(t.day_claim_needs_s, t).into(),
             ]));
         }
         if let Some(t) = rates.first()
@@ -152,7 +161,9 @@ pub(crate) fn claim_line(r: &RunResult, c: &Claim) -> String {
             s.label,
             span(s.count as f64 * r.period_of(s) / 1e6)
         ),
-        (false, None) => format!("Until confident: not proved — {what}: the run ended before it could."),
+        (false, None) => {
+            format!("Until confident: not proved — {what}: the run ended before it could.")
+        }
     };
     crate::report::check::wrap(&text, crate::output::DEFAULT_WIDTH, "", "  ")
 }

@@ -173,6 +173,8 @@ fn another_machine_or_bios_is_said() {
     // An older result without the identity: nothing is claimed.
     let c = compare(&b, &result(5_000, 0), "b", "a");
     assert!(c.unfair.is_empty(), "{:?}", c.unfair);
+}
+
 #[test]
 fn tail_rates_move_only_when_their_intervals_part() {
     // 20 of 10 000 cycles beyond 125 µs before, none after: the intervals part (better); the 95 % bound is shown.
@@ -182,7 +184,10 @@ fn tail_rates_move_only_when_their_intervals_part() {
         .iter()
         .find(|r| r.metric == "Cyclic ≥ 125us rate")
         .unwrap();
-    assert_eq!((great.before, great.after, great.trend), (7200.0, 0.0, Trend::Better));
+    assert_eq!(
+        (great.before, great.after, great.trend),
+        (7200.0, 0.0, Trend::Better)
+    );
     let bound = c
         .rows
         .iter()
@@ -192,7 +197,11 @@ fn tail_rates_move_only_when_their_intervals_part() {
     assert_eq!(bound.after, 1078.464);
     // Two cycles against one: the same rate within chance.
     let c = compare(&result(900_000, 2), &result(900_000, 1), "b.json", "a.json");
-    let r = c.rows.iter().find(|r| r.metric == "Cyclic ≥ 125us rate").unwrap();
+    let r = c
+        .rows
+        .iter()
+        .find(|r| r.metric == "Cyclic ≥ 125us rate")
+        .unwrap();
     assert_eq!(r.trend, Trend::Unchanged, "{r:?}");
     let text = render_text(&c, false);
     assert!(text.contains("Cyclic ≥ 125us rate (/h)"), "{text}");
