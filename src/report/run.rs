@@ -25,7 +25,7 @@ pub(crate) fn render_final_in(r: &RunResult, color: bool, columns: usize) -> Str
         s.push_str(&worst_line(r, x));
     }
     s.push('\n');
-    s.push_str(&super::tail::render_tail(r));
+    s.push_str(&super::tail::render_tail(r, columns));
     if let Some(c) = &r.claim {
         s.push_str(&super::tail::claim_line(r, c));
     }

@@ -96,56 +96,69 @@ pub(crate) fn sentence(label: &str, t: &TailRate) -> String {
     }
 }
 
-/// The final report's tail table: a row per series and boundary, then the Great boundary's sentences and the
-/// assumption.
-pub(crate) fn render_tail(r: &RunResult) -> String {
-    let head: Vec<Cell> = [
-        "Tail",
-        "Cycles",
-        "Rate",
-        "95 % interval",
-        "Fewer than (95 %)",
-        "< 1/h needs",
-        "< 1/day needs",
-    ]
-    .into_iter()
-    .map(Cell::from)
-    .collect();
-    let mut rows = vec![Some(head), None];
+/// The tail table's columns, most wanted first: where the whole table would not fit the terminal, the last
+/// optional ones go (the interval, then the per-day need, then the bound), never the series, count, rate or the
+/// per-hour need.
+const TAIL_HEAD: [&str; 7] = [
+    "Tail",
+    "Cycles",
+    "Rate",
+    "< 1/h needs",
+    "Fewer than (95 %)",
+    "< 1/day needs",
+    "95 % interval",
+];
+const TAIL_KEPT: usize = 4;
+
+/// The final report's tail table for a terminal of `columns`: a row per series and boundary, then the Great
+/// boundary's sentences and the assumption.
+pub(crate) fn render_tail(r: &RunResult, columns: usize) -> String {
+    let mut body: Vec<[String; 7]> = Vec::new();
     let mut lines = String::new();
+    let width = columns.min(crate::output::DEFAULT_WIDTH);
     for s in &r.series {
         let rates = r.tail_rates(s);
         for t in &rates {
-            rows.push(Some(vec![
-                format!("{} ≥ {}us", s.label, us(t.beyond_us)).into(),
-                t.cycles.to_string().into(),
-                rate(t.per_hour).into(),
-                format!("{} – {}", rate(t.per_hour_low), rate(t.per_hour_high)).into(),
-                rate(t.per_hour_at_most).into(),
-                needs_total(t.hour_claim_needs_s, t).into(),
-                needs_total(t.day_claim_needs_s, t).into(),
-            ]));
+            body.push([
+                format!("{} ≥ {}us", s.label, us(t.beyond_us)),
+                t.cycles.to_string(),
+                rate(t.per_hour),
+                needs_total(t.hour_claim_needs_s, t),
+                rate(t.per_hour_at_most),
+                needs_total(t.day_claim_needs_s, t),
+                format!("{} – {}", rate(t.per_hour_low), rate(t.per_hour_high)),
+            ]);
         }
         if let Some(t) = rates.first()
             && s.count > 0
         {
             lines.push_str(&crate::report::check::wrap(
                 &sentence(&s.label, t),
-                crate::output::DEFAULT_WIDTH,
+                width,
                 "",
                 "  ",
             ));
         }
     }
-    let mut out = render(&rows, false);
+    let mut out = (TAIL_KEPT..=TAIL_HEAD.len())
+        .rev()
+        .map(|n| tail_table(&body, n))
+        .find(|t| t.lines().all(|l| l.chars().count() <= columns))
+        .unwrap_or_else(|| tail_table(&body, TAIL_KEPT));
     out.push_str(&lines);
-    out.push_str(&crate::report::check::wrap(
-        ASSUMPTION,
-        crate::output::DEFAULT_WIDTH,
-        "",
-        "  ",
-    ));
+    out.push_str(&crate::report::check::wrap(ASSUMPTION, width, "", "  "));
     out
+}
+
+/// The tail table with its first `n` columns.
+fn tail_table(body: &[[String; 7]], n: usize) -> String {
+    let head: Vec<Cell> = TAIL_HEAD[..n].iter().map(|h| Cell::from(*h)).collect();
+    let mut rows = vec![Some(head), None];
+    rows.extend(
+        body.iter()
+            .map(|b| Some(b[..n].iter().map(|c| Cell::from(c.as_str())).collect())),
+    );
+    render(&rows, false)
 }
 
 /// The `--until-confident` outcome: proved, or broken by a cycle outside the Great band (when and in which
@@ -217,9 +230,26 @@ mod tests {
              \"fewer than one per hour\" needs 3.0 h (2.8 h more) with none, \"per day\" 3.0 days (3.0 days \
              more)."
         );
-        let out = render_tail(&r);
+        let out = render_tail(&r, 200);
         assert!(out.contains("| Cyclic ≥ 1000us |"), "{out}");
+        assert!(out.contains("95 % interval"), "{out}");
         assert!(out.contains("exact Poisson"), "{out}");
+    }
+
+    #[test]
+    fn a_narrow_terminal_drops_the_optional_columns_not_the_rows() {
+        let r = result(7_000, 71);
+        for cols in [60, 80, 100] {
+            let out = render_tail(&r, cols);
+            let widest = out.lines().map(|l| l.chars().count()).max().unwrap();
+            assert!(widest <= cols.max(62), "{cols}: {widest}\n{out}");
+            assert!(
+                out.contains("| Cyclic ≥ 1000us |") && out.contains("< 1/h needs"),
+                "{out}"
+            );
+        }
+        assert!(!render_tail(&r, 80).contains("95 % interval"));
+        assert!(render_tail(&r, 132).contains("95 % interval"));
     }
 
     #[test]
