@@ -7,7 +7,7 @@
 mod judge;
 pub mod lost;
 
-use super::model::{Culprit, Explanation, Kind, PathEvent, ReceivePath, Step, mark};
+use super::model::{Culprit, Explanation, Kind, Mark, PathEvent, ReceivePath, Step, mark};
 use super::walk::Walk;
 use crate::parse::ftrace::{self, Line};
 use judge::judge;
@@ -38,76 +38,108 @@ fn dev_is(l: &Line, event: &str, nic: &str) -> bool {
     l.event == event && ftrace::get(&ftrace::fields(l.body), "dev") == Some(nic)
 }
 
-/// Explains the last marker of `text` (all CPUs, in time order): the reply whose receiver wrote it, on `nic`.
-/// `rt_cpus`: the sender's and the receiver's CPUs (work there is interference; elsewhere it is housekeeping).
-/// `nic_irqs`: the NIC's IRQs as /sys and /proc/interrupts name them (empty: none known, e.g. a veth).
-pub fn explain(text: &str, nic: &str, rt_cpus: &[usize], nic_irqs: &[u32]) -> Option<Explanation> {
-    let mut lines: Vec<Line> = text.lines().filter_map(ftrace::parse_line).collect();
-    lines.sort_by_key(|l| l.ts_ns);
-    let (mi, m) = lines
-        .iter()
-        .enumerate()
-        .rev()
-        .find_map(|(i, l)| mark(l).map(|m| (i, m)))?;
-    let mk = &lines[mi];
-    let (w, me) = (mk.ts_ns, u64::from(mk.pid));
-    // The send in trace time: the marker's dl when the trace clock is CLOCK_MONOTONIC (as set), else W − RTT.
-    let d = if m.deadline_ns <= w && w - m.deadline_ns < m.lat_ns + 1_000_000 {
-        m.deadline_ns
-    } else {
-        w.saturating_sub(m.lat_ns)
-    };
-    let rel = |t: u64| (t as f64 - d as f64) / 1000.0;
-    // µs resolution of the text: a line stamped 1 µs before the send may still be after it.
-    let lo = lines.partition_point(|l| l.ts_ns + 1000 < d);
-    let last = |is: &dyn Fn(&Line) -> bool, before: usize| {
-        (lo..before.min(mi)).rev().find(|&i| is(&lines[i]))
-    };
-    let waking = ["sched_waking", "sched_wakeup"].into_iter().find_map(|e| {
-        last(
-            &|l: &Line| l.event == e && ftrace::num(&ftrace::fields(l.body), "pid") == Some(me),
+/// The trace around one reply: its lines in time order, the marker its receiver wrote, and the send.
+struct Reply<'t> {
+    lines: Vec<Line<'t>>,
+    /// The marker's line and what it says.
+    mi: usize,
+    m: Mark,
+    /// The receiver thread (the marker's writer).
+    me: u64,
+    /// The send in trace time (ns).
+    d: u64,
+    /// The first line that may be after the send.
+    lo: usize,
+}
+
+impl<'t> Reply<'t> {
+    /// The last marker of `text` and the send it stamps; None without a marker.
+    fn last_marker(text: &'t str) -> Option<Self> {
+        let mut lines: Vec<Line> = text.lines().filter_map(ftrace::parse_line).collect();
+        lines.sort_by_key(|l| l.ts_ns);
+        let (mi, m) = lines
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(i, l)| mark(l).map(|m| (i, m)))?;
+        let (w, me) = (lines[mi].ts_ns, u64::from(lines[mi].pid));
+        // The send in trace time: the marker's dl when the trace clock is CLOCK_MONOTONIC (as set), else W − RTT.
+        let d = if m.deadline_ns <= w && w - m.deadline_ns < m.lat_ns + 1_000_000 {
+            m.deadline_ns
+        } else {
+            w.saturating_sub(m.lat_ns)
+        };
+        // µs resolution of the text: a line stamped 1 µs before the send may still be after it.
+        let lo = lines.partition_point(|l| l.ts_ns + 1000 < d);
+        Some(Reply {
+            lines,
             mi,
-        )
-    });
-    // Without a wakeup since the previous reply, this one was already queued when the receiver asked for it: the
-    // frames received in this window are later ones, so none of them is taken for it.
-    let ri = waking.and_then(|wi| last(&|l: &Line| dev_is(l, "netif_receive_skb", nic), wi));
-    let mut path = ReceivePath {
-        nic: nic.to_string(),
-        irq: None,
-        irq_of_nic: None,
-        netif_rx: None,
-        net_rx: None,
-        received: ri.map(|i| ev(&lines[i], d, lines[i].comm, Some(u64::from(lines[i].pid)))),
-        woken: None,
-        woken_cpu: None,
-        running: None,
-        phases: Vec::new(),
-    };
-    // The NET_RX that delivered it: the one open on that CPU at netif_receive_skb.
-    let mut rx_start = ri;
-    if let Some(ri) = ri {
+            m,
+            me,
+            d,
+            lo,
+        })
+    }
+
+    fn marker(&self) -> &Line<'t> {
+        &self.lines[self.mi]
+    }
+
+    /// µs after the send.
+    fn rel(&self, t: u64) -> f64 {
+        (t as f64 - self.d as f64) / 1000.0
+    }
+
+    /// The last line after the send and before `before` (and the marker) that `is` accepts.
+    fn last(&self, is: &dyn Fn(&Line) -> bool, before: usize) -> Option<usize> {
+        (self.lo..before.min(self.mi))
+            .rev()
+            .find(|&i| is(&self.lines[i]))
+    }
+
+    /// The receiver's wakeup since the send.
+    fn waking(&self) -> Option<usize> {
+        ["sched_waking", "sched_wakeup"].into_iter().find_map(|e| {
+            self.last(
+                &|l: &Line| {
+                    l.event == e && ftrace::num(&ftrace::fields(l.body), "pid") == Some(self.me)
+                },
+                self.mi,
+            )
+        })
+    }
+
+    /// The NET_RX that delivered frame `ri` (the one open on that CPU at netif_receive_skb) and the netif_rx
+    /// before it, into `path`; where the receive path began (NET_RX's entry, else `ri`).
+    fn net_rx(&self, ri: usize, nic: &str, path: &mut ReceivePath) -> usize {
+        let (lines, d) = (&self.lines, self.d);
         let cpu = lines[ri].cpu;
-        if let Some(si) = last(
+        let mut start = ri;
+        if let Some(si) = self.last(
             &|l: &Line| l.cpu == cpu && is_net_rx(l, "softirq_entry"),
             ri,
         ) {
             let s = &lines[si];
-            let end = next_on(&lines, ri, cpu, |l| is_net_rx(l, "softirq_exit"));
+            let end = next_on(lines, ri, cpu, |l| is_net_rx(l, "softirq_exit"));
             path.net_rx = Some(PathEvent {
                 ran_us: end.map(|e| (e - s.ts_ns) as f64 / 1000.0),
                 ..ev(s, d, s.comm, Some(u64::from(s.pid)))
             });
-            rx_start = Some(si);
+            start = si;
         }
-        path.netif_rx = last(&|l: &Line| dev_is(l, "netif_rx", nic), ri)
+        path.netif_rx = self
+            .last(&|l: &Line| dev_is(l, "netif_rx", nic), ri)
             .map(|i| ev(&lines[i], d, lines[i].comm, None));
+        start
     }
-    // The NIC's IRQ: one of its own (by /sys) that raised NET_RX on its CPU; on PREEMPT_RT (and `threadirqs`) the
-    // handler runs in its thread `irq/N-NAME`, which raises and runs NET_RX itself — the hard IRQ only woke it —
-    // so the thread's N names it (its last hard entry); else the NIC's last IRQ before NET_RX; without a list
-    // from /sys, one named after the interface or one that raised NET_RX.
-    if let Some(before) = rx_start {
+
+    /// The NIC's IRQ before the receive path began at `before`, into `path`: one of its own (by /sys) that raised
+    /// NET_RX on its CPU; on PREEMPT_RT (and `threadirqs`) the handler runs in its thread `irq/N-NAME`, which raises
+    /// and runs NET_RX itself — the hard IRQ only woke it — so the thread's N names it (its last hard entry); else
+    /// the NIC's last IRQ before NET_RX; without a list from /sys, one named after the interface or one that raised
+    /// NET_RX.
+    fn irq(&self, before: usize, nic: &str, nic_irqs: &[u32], path: &mut ReceivePath) {
+        let (lines, d, lo) = (&self.lines, self.d, self.lo);
         let raised_rx = |i: usize| {
             let cpu = lines[i].cpu;
             lines[i..before]
@@ -130,11 +162,11 @@ pub fn explain(text: &str, nic: &str, rt_cpus: &[usize], nic_irqs: &[u32]) -> Op
             .find(|&i| entry_of(&lines[i], &of_nic) && raised_rx(i))
             .or_else(|| {
                 let n = thread_irq?;
-                last(&|l: &Line| entry_of(l, &|x| x == n), before)
+                self.last(&|l: &Line| entry_of(l, &|x| x == n), before)
             })
-            .or_else(|| last(&|l: &Line| entry_of(l, &of_nic), before))
+            .or_else(|| self.last(&|l: &Line| entry_of(l, &of_nic), before))
             .or_else(|| {
-                last(
+                self.last(
                     &|l: &Line| {
                         l.event == "irq_handler_entry"
                             && ftrace::get(&ftrace::fields(l.body), "name")
@@ -151,7 +183,7 @@ pub fn explain(text: &str, nic: &str, rt_cpus: &[usize], nic_irqs: &[u32]) -> Op
         path.irq = irq.map(|i| {
             let l = &lines[i];
             let f = ftrace::fields(l.body);
-            let end = next_on(&lines, i, l.cpu, |x| x.event == "irq_handler_exit");
+            let end = next_on(lines, i, l.cpu, |x| x.event == "irq_handler_exit");
             PathEvent {
                 ran_us: end.map(|e| (e - l.ts_ns) as f64 / 1000.0),
                 ..ev(
@@ -171,93 +203,137 @@ pub fn explain(text: &str, nic: &str, rt_cpus: &[usize], nic_irqs: &[u32]) -> Op
             _ => None,
         };
     }
-    let mut wait: Vec<Culprit> = Vec::new();
-    let mut idle_ns = 0;
-    if let Some(wi) = waking {
+
+    /// The receiver's wakeup at `wi` and its switch-in, into `path`; what held its CPU in between (largest first)
+    /// and how long that CPU was idle (ns).
+    fn wait(&self, wi: usize, path: &mut ReceivePath) -> (Vec<Culprit>, u64) {
+        let (lines, d, mk, me) = (&self.lines, self.d, self.marker(), self.me);
         let l = &lines[wi];
         path.woken = Some(ev(l, d, l.comm, Some(u64::from(l.pid))));
         path.woken_cpu = ftrace::num(&ftrace::fields(l.body), "target_cpu").map(|c| c as usize);
         // Switched in, or (the switch lost) the first line it wrote: at the latest, its marker.
-        let run = lines[wi + 1..=mi].iter().find(|l| {
+        let Some(r) = lines[wi + 1..=self.mi].iter().find(|l| {
             l.pid == mk.pid
                 || l.event == "sched_switch"
                     && ftrace::num(&ftrace::fields(l.body), "next_pid") == Some(me)
-        });
-        if let Some(r) = run {
-            path.running = Some(ev(r, d, mk.comm, Some(me)));
-            // What held the receiver's CPU from the wakeup until it ran.
-            let on: Vec<&Line> = lines[..mi].iter().filter(|x| x.cpu == r.cpu).collect();
-            if let Some(first) = on.first() {
-                let mut walk = Walk::new(first);
-                let mut ran: std::collections::BTreeMap<_, u64> = Default::default();
-                for x in on.iter().take_while(|x| x.ts_ns <= r.ts_ns) {
-                    let (h, a, b) = walk.span(x);
-                    let (a, b) = (a.max(l.ts_ns), b.min(r.ts_ns));
-                    if b > a {
-                        match h.id {
-                            Some(0) if h.kind == Kind::Thread => idle_ns += b - a,
-                            id if id == Some(me) && h.kind == Kind::Thread => {}
-                            _ => *ran.entry(h).or_default() += b - a,
-                        }
-                    }
-                    walk.apply(x, &ftrace::fields(x.body));
+        }) else {
+            return (Vec::new(), 0);
+        };
+        path.running = Some(ev(r, d, mk.comm, Some(me)));
+        let on: Vec<&Line> = lines[..self.mi].iter().filter(|x| x.cpu == r.cpu).collect();
+        let Some(first) = on.first() else {
+            return (Vec::new(), 0);
+        };
+        let mut idle_ns = 0;
+        let mut walk = Walk::new(first);
+        let mut ran: std::collections::BTreeMap<_, u64> = Default::default();
+        for x in on.iter().take_while(|x| x.ts_ns <= r.ts_ns) {
+            let (h, a, b) = walk.span(x);
+            let (a, b) = (a.max(l.ts_ns), b.min(r.ts_ns));
+            if b > a {
+                match h.id {
+                    Some(0) if h.kind == Kind::Thread => idle_ns += b - a,
+                    id if id == Some(me) && h.kind == Kind::Thread => {}
+                    _ => *ran.entry(h).or_default() += b - a,
                 }
-                wait.extend(ran.into_iter().map(|(h, ns)| Culprit {
-                    cpu: Some(r.cpu),
-                    ..h.culprit(ns)
-                }));
-                wait.sort_by(|a, b| b.ran_us.total_cmp(&a.ran_us));
             }
+            walk.apply(x, &ftrace::fields(x.body));
         }
+        let mut wait: Vec<Culprit> = ran
+            .into_iter()
+            .map(|(h, ns)| Culprit {
+                cpu: Some(r.cpu),
+                ..h.culprit(ns)
+            })
+            .collect();
+        wait.sort_by(|a, b| b.ran_us.total_cmp(&a.ran_us));
+        (wait, idle_ns)
     }
+
+    /// The reply's steps from the send to the marker, in time order.
+    fn timeline(&self, path: &ReceivePath, nic: &str) -> Vec<Step> {
+        let (mk, m, me) = (self.marker(), &self.m, self.me);
+        let mut timeline: Vec<Step> = vec![Step {
+            at_us: 0.0,
+            what: format!("frame {} sent", m.cycle),
+        }];
+        let step = |e: &Option<PathEvent>, what: &dyn Fn(&PathEvent) -> String| {
+            e.as_ref().map(|e| Step {
+                at_us: e.at_us,
+                what: format!("CPU {}: {}", e.cpu, what(e)),
+            })
+        };
+        timeline.extend(
+            [
+                step(&path.irq, &|e| {
+                    format!("IRQ {} ({}) enters", e.id.unwrap_or(0), e.name)
+                }),
+                step(&path.netif_rx, &|e| {
+                    format!("netif_rx on {nic} (in {})", e.name)
+                }),
+                step(&path.net_rx, &|e| {
+                    format!("softirq NET_RX enters (in {})", e.name)
+                }),
+                step(&path.received, &|_| format!("netif_receive_skb on {nic}")),
+                step(&path.woken, &|e| format!("{} wakes {}", e.name, mk.comm)),
+                step(&path.running, &|e| format!("switch → {} ({})", e.name, me)),
+            ]
+            .into_iter()
+            .flatten(),
+        );
+        timeline.push(Step {
+            at_us: self.rel(mk.ts_ns),
+            what: format!(
+                "CPU {}: {} marks frame {} (RTT {:.1} µs)",
+                mk.cpu,
+                mk.comm,
+                m.cycle,
+                m.lat_ns as f64 / 1000.0
+            ),
+        });
+        timeline.sort_by(|a, b| a.at_us.total_cmp(&b.at_us));
+        timeline
+    }
+}
+
+/// Explains the last marker of `text` (all CPUs, in time order): the reply whose receiver wrote it, on `nic`.
+/// `rt_cpus`: the sender's and the receiver's CPUs (work there is interference; elsewhere it is housekeeping).
+/// `nic_irqs`: the NIC's IRQs as /sys and /proc/interrupts name them (empty: none known, e.g. a veth).
+pub fn explain(text: &str, nic: &str, rt_cpus: &[usize], nic_irqs: &[u32]) -> Option<Explanation> {
+    let r = Reply::last_marker(text)?;
+    let (lines, d, m) = (&r.lines, r.d, &r.m);
+    let waking = r.waking();
+    // Without a wakeup since the previous reply, this one was already queued when the receiver asked for it: the
+    // frames received in this window are later ones, so none of them is taken for it.
+    let ri = waking.and_then(|wi| r.last(&|l: &Line| dev_is(l, "netif_receive_skb", nic), wi));
+    let mut path = ReceivePath {
+        nic: nic.to_string(),
+        irq: None,
+        irq_of_nic: None,
+        netif_rx: None,
+        net_rx: None,
+        received: ri.map(|i| ev(&lines[i], d, lines[i].comm, Some(u64::from(lines[i].pid)))),
+        woken: None,
+        woken_cpu: None,
+        running: None,
+        phases: Vec::new(),
+    };
+    if let Some(ri) = ri {
+        let start = r.net_rx(ri, nic, &mut path);
+        r.irq(start, nic, nic_irqs, &mut path);
+    }
+    let (wait, idle_ns) = waking.map_or((Vec::new(), 0), |wi| r.wait(wi, &mut path));
     let (woken_us, running_us) = (
         path.woken.as_ref().map(|e| e.at_us),
         path.running.as_ref().map(|e| e.at_us),
     );
-    let (culprits, verdict) = judge(&mut path, wait, rt_cpus, rel(w), m.cycle, m.lat_ns);
-    let mut timeline: Vec<Step> = vec![Step {
-        at_us: 0.0,
-        what: format!("frame {} sent", m.cycle),
-    }];
-    let step = |e: &Option<PathEvent>, what: &dyn Fn(&PathEvent) -> String| {
-        e.as_ref().map(|e| Step {
-            at_us: e.at_us,
-            what: format!("CPU {}: {}", e.cpu, what(e)),
-        })
-    };
-    timeline.extend(
-        [
-            step(&path.irq, &|e| {
-                format!("IRQ {} ({}) enters", e.id.unwrap_or(0), e.name)
-            }),
-            step(&path.netif_rx, &|e| {
-                format!("netif_rx on {nic} (in {})", e.name)
-            }),
-            step(&path.net_rx, &|e| {
-                format!("softirq NET_RX enters (in {})", e.name)
-            }),
-            step(&path.received, &|_| format!("netif_receive_skb on {nic}")),
-            step(&path.woken, &|e| format!("{} wakes {}", e.name, mk.comm)),
-            step(&path.running, &|e| format!("switch → {} ({})", e.name, me)),
-        ]
-        .into_iter()
-        .flatten(),
-    );
-    timeline.push(Step {
-        at_us: rel(w),
-        what: format!(
-            "CPU {}: {} marks frame {} (RTT {:.1} µs)",
-            mk.cpu,
-            mk.comm,
-            m.cycle,
-            m.lat_ns as f64 / 1000.0
-        ),
-    });
-    timeline.sort_by(|a, b| a.at_us.total_cmp(&b.at_us));
+    let marked_us = r.rel(r.marker().ts_ns);
+    let (culprits, verdict) = judge(&mut path, wait, rt_cpus, marked_us, m.cycle, m.lat_ns);
+    let timeline = r.timeline(&path, nic);
     Some(Explanation {
         cycle: m.cycle,
         late_us: m.lat_ns as f64 / 1000.0,
-        cpu: path.running.as_ref().map_or(mk.cpu, |r| r.cpu),
+        cpu: path.running.as_ref().map_or(r.marker().cpu, |p| p.cpu),
         timer_us: None,
         woken_us,
         running_us,
