@@ -7,6 +7,15 @@ use common::run::*;
 
 /// Runs `rmp-eval ARGS` under script(1) on a pseudo-terminal of `cols` × 200 and returns the raw output.
 fn on_terminal(cols: u16, lang: &str, args: &str) -> (Option<i32>, Vec<u8>) {
+    on_terminal_env(cols, lang, args, &[])
+}
+
+fn on_terminal_env(
+    cols: u16,
+    lang: &str,
+    args: &str,
+    env: &[(&str, &std::ffi::OsStr)],
+) -> (Option<i32>, Vec<u8>) {
     let cmd = format!("stty cols {cols} rows 200; exec '{}' {args}", bin());
     let o = std::process::Command::new("script")
         .args(["-qec", &cmd, "/dev/null"])
@@ -15,6 +24,7 @@ fn on_terminal(cols: u16, lang: &str, args: &str) -> (Option<i32>, Vec<u8>) {
         .env_remove("LC_CTYPE")
         .env_remove("NO_COLOR")
         .env_remove("COLUMNS")
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     (o.status.code(), o.stdout)
@@ -63,6 +73,34 @@ fn live_view_and_report_fit_80_and_132_columns() {
         );
         assert_eq!(text.contains("< 250us"), wide, "{cols} columns:\n{text}");
         assert!(text.contains("Max dev"), "{text}");
+    }
+}
+
+/// The report's last lines — the counters' and the trace's (the tick line was 270 characters), the verdict —
+/// on a live run with --trace, where they are long: none wraps at 80 columns.
+#[test]
+fn the_run_reports_last_lines_fit_80_columns() {
+    if !common::require_root("the_run_reports_last_lines_fit_80_columns") {
+        return;
+    }
+    let _lock = common::fix::one_at_a_time();
+    let args = format!(
+        "run --no-config --core {} --duration 2 --trace",
+        common::rt_core()
+    );
+    let results = common::results_dir();
+    let env = [(common::RESULTS_ENV, results.as_os_str())];
+    let (code, raw) = on_terminal_env(80, "C.UTF-8", &args, &env);
+    let p = screen(80, &raw);
+    let s = p.screen();
+    let text = s.contents();
+    assert!(matches!(code, Some(0 | 1 | 3)), "{text}");
+    for part in ["Ticks: ", "Trace of CPU", "Verdict: ", "Saved: "] {
+        assert!(text.contains(part), "no {part:?} on the screen:\n{text}");
+    }
+    let (rows, _) = s.size();
+    for r in 0..rows.get() {
+        assert!(!s.row_wrapped(r), "row {r} wrapped:\n{text}");
     }
 }
 

@@ -118,11 +118,12 @@ pub(crate) fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcom
             "{}",
             crate::report::run::render_final_in(&result, out.color, columns)
         );
+        let fit = |t: &str| crate::report::table::fit(t, columns);
         if let Some(l) = &result.load {
-            crate::outln!("Measured under load: {}", l.command);
+            crate::out!("{}", fit(&format!("Measured under load: {}\n", l.command)));
         }
         if let (true, Some(rtt), Some(nic)) = (args.verbose, &result.rtt, &args.nic) {
-            crate::out!("{}", crate::report::run_rtt::render_stamps(rtt, nic));
+            crate::out!("{}", fit(&crate::report::run_rtt::render_stamps(rtt, nic)));
         }
     }
     let saved = persist(&slot, args.output.as_deref(), &result)?;

@@ -6,10 +6,10 @@
 use super::run_rtt::render_rtt;
 use crate::measure::result::{RunResult, SeriesSummary, Verdict};
 use crate::measure::series::Bands;
-use crate::report::table::{Cell, Paint, duration, painted, render, us};
+use crate::report::table::{Cell, Paint, duration, fit, painted, render, us};
 
 /// The final report for a terminal of `columns`: the band table takes its narrow form where the wide one would
-/// wrap.
+/// wrap, and every other line wider than the terminal is word-wrapped to it.
 pub(crate) fn render_final_in(r: &RunResult, color: bool, columns: usize) -> String {
     let mut s = String::new();
     s.push_str(&format!("Target period: {} us\n", r.period_us));
@@ -35,7 +35,7 @@ pub(crate) fn render_final_in(r: &RunResult, color: bool, columns: usize) -> Str
     }
     s.push_str(&super::whylate::render(r));
     s.push_str(&verdict_line(r, color));
-    s
+    fit(&s, columns)
 }
 
 fn band_width(r: &RunResult) -> f64 {

@@ -124,9 +124,86 @@ pub(crate) fn duration(secs: f64) -> String {
     )
 }
 
+/// The columns `s` takes on a terminal: its characters, less the ANSI escape sequences (colour).
+pub(crate) fn visible_width(s: &str) -> usize {
+    let mut n = 0;
+    let mut esc = false;
+    for c in s.chars() {
+        match (esc, c) {
+            (false, '\x1b') => esc = true,
+            (true, c) if c.is_ascii_alphabetic() => esc = false,
+            (true, _) => {}
+            (false, _) => n += 1,
+        }
+    }
+    n
+}
+
+/// Every line of `text` that is wider than `columns` word-wrapped to them (the terminal would wrap it anyway, and
+/// a wrapped line breaks a redraw): continuation lines indented two more than the line; a word wider than a line
+/// is cut. Lines that fit (tables chosen to fit) are left as they are.
+pub(crate) fn fit(text: &str, columns: usize) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let (body, nl) = match line.strip_suffix('\n') {
+            Some(b) => (b, "\n"),
+            None => (line, ""),
+        };
+        if visible_width(body) <= columns {
+            out.push_str(line);
+            continue;
+        }
+        let lead = body.len() - body.trim_start_matches(' ').len();
+        let rest = " ".repeat((lead + 2).min(columns / 2));
+        let mut cur = " ".repeat(lead);
+        let mut empty = true;
+        for word in body.split_whitespace() {
+            for piece in cut(word, columns.saturating_sub(rest.len()).max(1)) {
+                let w = visible_width(&piece);
+                if !empty && visible_width(&cur) + 1 + w > columns {
+                    out.push_str(&cur);
+                    out.push('\n');
+                    cur = rest.clone();
+                    empty = true;
+                }
+                if !empty {
+                    cur.push(' ');
+                }
+                cur.push_str(&piece);
+                empty = false;
+            }
+        }
+        out.push_str(&cur);
+        out.push_str(nl);
+    }
+    out
+}
+
+/// `word` in pieces of at most `max` characters (a word with escapes is left whole: colour words are short).
+fn cut(word: &str, max: usize) -> Vec<String> {
+    if word.contains('\x1b') || word.chars().count() <= max {
+        return vec![word.to_string()];
+    }
+    let chars: Vec<char> = word.chars().collect();
+    chars.chunks(max).map(|c| c.iter().collect()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fit_wraps_only_lines_wider_than_the_terminal() {
+        let t = "short\n    a b c d e f\n\x1b[31mred words here\x1b[0m\n";
+        assert_eq!(fit(t, 20), t);
+        assert_eq!(visible_width("\x1b[31mred\x1b[0m"), 3);
+        assert_eq!(
+            fit("  one two three four", 10),
+            "  one two\n    three\n    four"
+        );
+        assert_eq!(fit("abcdefghijkl", 5), "abc\n  def\n  ghi\n  jkl");
+        assert_eq!(fit("x\n", usize::MAX), "x\n");
+    }
 
     #[test]
     fn aligned_and_plain_without_colour() {

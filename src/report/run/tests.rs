@@ -142,3 +142,48 @@ fn a_short_clean_run_is_inconclusive_and_says_how_long_to_run() {
     assert_eq!(failed.verdict, Verdict::Fail);
     assert_eq!(failed.conclusive().verdict, Verdict::Fail);
 }
+
+#[test]
+fn every_line_of_the_final_report_fits_the_terminal() {
+    // The counters' tick line and a trace verdict as a run on an untuned PC gave them (270 and 180 characters).
+    let mut r = sample();
+    let mut i = crate::measure::interference_report::Interference {
+        cpu: 1,
+        ..Default::default()
+    };
+    i.ticks.local_timer_per_s = 1000.4;
+    i.ticks.loop_wakeups_per_s = 999.9;
+    i.ticks.verdict = "0.5 ticks/s on CPU 1: not a nohz_full core (check nohz_full: fail: CPU 1 is not in \
+                       /sys/devices/system/cpu/nohz_full (none), the tick keeps interrupting it) → rmp-eval fix \
+                       --core 1 --only cmdline"
+        .into();
+    r.interference = Some(i);
+    let e = serde_json::json!({
+        "cycle": 4711, "late_us": 329000.0, "cpu": 1, "timer_us": 328990.0, "woken_us": null,
+        "running_us": null, "idle_us": 0.0, "culprits": [], "timeline": [{"at_us": -3.0, "what": "x"}],
+        "verdict": "late by 329000 µs: the timer interrupt came 328990 µs after the deadline while CPU 1 was busy \
+                    (bash (pid 2001, FIFO/RR 90) had it) and no handler ran in between (interrupts off in the \
+                    kernel, an SMI, or in a VM the host)/var/lib/rmp-eval/results/a-very-long-word-without-any-space-at-all-that-is-wider-than-eighty-columns-x"
+    });
+    r.trace = Some(crate::trace::session::TraceReport {
+        cpu: 1,
+        marks: 5000,
+        explained: vec![serde_json::from_value(e).unwrap()],
+        ..Default::default()
+    });
+    let wide = render_final_in(&r, false, usize::MAX);
+    assert!(wide.lines().any(|l| l.starts_with("Ticks: ") && l.chars().count() > 200), "{wide}");
+    for color in [false, true] {
+        let t = render_final_in(&r, color, 80);
+        for l in t.lines() {
+            assert!(crate::report::table::visible_width(l) <= 80, "{} columns: {l:?}", l.len());
+        }
+        // The same words, only the line breaks differ (and the long word, cut).
+        let words = |s: &str| s[s.find("Duration").unwrap()..].split_whitespace().collect::<String>();
+        if !color {
+            assert_eq!(words(&t), words(&wide));
+        }
+        let ticks = t.lines().position(|l| l.starts_with("Ticks: ")).unwrap();
+        assert!(t.lines().nth(ticks + 1).unwrap().starts_with("  "), "{t}");
+    }
+}
