@@ -8,8 +8,9 @@ use crate::measure::result::{RunResult, SeriesSummary, Verdict};
 use crate::measure::series::Bands;
 use crate::report::table::{Cell, Paint, duration, fit, painted, render, us};
 
-/// The final report for a terminal of `columns`: the band table takes its narrow form where the wide one would
-/// wrap, and every other line wider than the terminal is word-wrapped to it.
+/// The final report for a terminal of `columns`: the band and tail tables take their narrower forms where the
+/// wide ones would wrap (a table is sized, never word-wrapped), and every other line wider than the terminal is
+/// word-wrapped to it.
 pub(crate) fn render_final_in(r: &RunResult, color: bool, columns: usize) -> String {
     let mut s = String::new();
     s.push_str(&format!("Target period: {} us\n", r.period_us));
@@ -20,22 +21,25 @@ pub(crate) fn render_final_in(r: &RunResult, color: bool, columns: usize) -> Str
     s.push_str(&band_table(r, color, fits));
     s.push('\n');
     s.push_str(&percentile_table(r, color));
-    s.push_str(&format!("Duration: {}\n", duration(r.duration_s)));
+    let mut prose = format!("Duration: {}\n", duration(r.duration_s));
     for x in &r.series {
-        s.push_str(&worst_line(r, x));
+        prose.push_str(&worst_line(r, x));
     }
-    s.push('\n');
+    prose.push('\n');
+    s.push_str(&fit(&prose, columns));
     s.push_str(&super::tail::render_tail(r, columns));
+    let mut prose = String::new();
     if let Some(c) = &r.claim {
-        s.push_str(&super::tail::claim_line(r, c));
+        prose.push_str(&super::tail::claim_line(r, c));
     }
     if let Some(rtt) = &r.rtt {
-        s.push('\n');
-        s.push_str(&render_rtt(rtt));
+        prose.push('\n');
+        prose.push_str(&render_rtt(rtt));
     }
-    s.push_str(&super::whylate::render(r));
-    s.push_str(&verdict_line(r, color));
-    fit(&s, columns)
+    prose.push_str(&super::whylate::render(r));
+    prose.push_str(&verdict_line(r, color));
+    s.push_str(&fit(&prose, columns));
+    s
 }
 
 fn band_width(r: &RunResult) -> f64 {

@@ -172,18 +172,46 @@ fn every_line_of_the_final_report_fits_the_terminal() {
         ..Default::default()
     });
     let wide = render_final_in(&r, false, usize::MAX);
-    assert!(wide.lines().any(|l| l.starts_with("Ticks: ") && l.chars().count() > 200), "{wide}");
+    assert!(
+        wide.lines()
+            .any(|l| l.starts_with("Ticks: ") && l.chars().count() > 200),
+        "{wide}"
+    );
     for color in [false, true] {
         let t = render_final_in(&r, color, 80);
         for l in t.lines() {
-            assert!(crate::report::table::visible_width(l) <= 80, "{} columns: {l:?}", l.len());
+            assert!(
+                crate::report::table::visible_width(l) <= 80,
+                "{} columns: {l:?}",
+                l.len()
+            );
         }
-        // The same words, only the line breaks differ (and the long word, cut).
-        let words = |s: &str| s[s.find("Duration").unwrap()..].split_whitespace().collect::<String>();
+        // The same words after the (sized) tail table, only the line breaks differ (and the long word, cut).
+        let words = |s: &str| {
+            s[s.find("On CPU").unwrap()..]
+                .split_whitespace()
+                .collect::<String>()
+        };
         if !color {
             assert_eq!(words(&t), words(&wide));
         }
         let ticks = t.lines().position(|l| l.starts_with("Ticks: ")).unwrap();
         assert!(t.lines().nth(ticks + 1).unwrap().starts_with("  "), "{t}");
     }
+}
+
+#[test]
+fn tables_are_sized_not_word_wrapped() {
+    // At 40 columns even the tail table's narrowest form is wider: it stays whole rather than broken into words.
+    let r = sample();
+    for cols in [40, 80, 200] {
+        let t = render_final_in(&r, false, cols);
+        assert!(
+            t.contains(&crate::report::tail::render_tail(&r, cols)),
+            "{cols}: {t}"
+        );
+        assert!(t.contains(&percentile_table(&r, false)), "{cols}: {t}");
+    }
+    let narrow = crate::report::tail::render_tail(&r, 40);
+    assert!(narrow.lines().any(|l| l.chars().count() > 40), "{narrow}");
 }
