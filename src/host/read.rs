@@ -206,6 +206,35 @@ impl Host {
         self.or_recorded(abs, r)
     }
 
+    /// The eight bytes at `offset` of `abs`, little-endian: a model-specific register through the msr driver
+    /// (/dev/cpu/N/msr, where the offset is the register's number), or the same eight bytes in a tree's regular
+    /// file (a `--root` tree carries a sparse file): one code path, one pread. A character device is opened on
+    /// the live machine only; under a root it is `NotRegular`, as for every other read.
+    pub(crate) fn read_u64_at(&self, abs: &str, offset: u64) -> HostResult<u64> {
+        use std::os::unix::fs::FileExt;
+        let st = self.stat_at(abs)?;
+        let kind = st.st_mode & libc::S_IFMT;
+        if kind != libc::S_IFREG && !(self.is_live() && kind == libc::S_IFCHR) {
+            return Err(HostError::NotRegular {
+                path: abs.into(),
+                what: kind_of(&st),
+            });
+        }
+        let fd = self.open_at(abs, libc::O_RDONLY)?;
+        let again = fs_sys::fstat(&fd).map_err(|e| HostError::from_io(abs, e))?;
+        if (again.st_dev, again.st_ino) != (st.st_dev, st.st_ino) {
+            return Err(HostError::Io {
+                path: abs.into(),
+                source: io::Error::other("changed while being read"),
+            });
+        }
+        let mut b = [0u8; 8];
+        fs::File::from(fd)
+            .read_exact_at(&mut b, offset)
+            .map_err(|e| HostError::from_io(abs, e))?;
+        Ok(u64::from_le_bytes(b))
+    }
+
     /// True when the path exists (or a snapshot recorded it as unreadable).
     pub(crate) fn exists(&self, abs: &str) -> bool {
         self.stat_at(abs).is_ok() || self.recorded(abs).is_some()

@@ -112,6 +112,13 @@ pub(crate) fn for_arch(name: &str) -> Remedy {
     }
 }
 
+/// A System Management Interrupt: the firmware took the CPU; only the BIOS setup (or another board) changes it.
+pub(crate) fn for_smi() -> Remedy {
+    Remedy::none(
+        "the firmware (SMI): not fixable from Linux — see the BIOS advice (rmp-eval check, Firmware)",
+    )
+}
+
 /// A thread, by its name.
 pub(crate) fn for_task(comm: &str) -> Remedy {
     let p = |s: &str| comm.starts_with(s);

@@ -41,6 +41,8 @@ pub(crate) fn run(
         }
         false => (None, None),
     };
+    // Before the RT thread: loading the msr driver for the SMI counters must not fall into the measurement.
+    let mut counting = Counting::new(watch, host, at.core, spec.counters);
     let thread = rt::spawn_rt("rmp-eval-rt", at.core, spec.send_priority, move || {
         let ended = sampler::run(&plan, &mut series, &stop, |w| {
             if let (Some(m), true) = (&marker, w.index > 0) {
@@ -60,7 +62,6 @@ pub(crate) fn run(
             return Err(e);
         }
     };
-    let mut counting = Counting::new(watch, host, at.core, spec.counters);
     let header = Header {
         spec,
         at,
@@ -100,6 +101,12 @@ pub(crate) fn run(
         ));
     }
     r.trace = trace;
+    if let (Some(t), Some(smi)) = (
+        &mut r.trace,
+        r.interference.as_ref().and_then(|i| i.smi.as_ref()),
+    ) {
+        super::smi::attribute_trace(t, smi, spec.period_us);
+    }
     if let Some(e) = &s.hlog_error {
         watch.note(e);
     }
@@ -142,6 +149,7 @@ pub(crate) fn settle(
         Err(crate::checks::Unknown(why)) => ("unknown".to_string(), why),
     };
     i.settle_suspects(u32::from(spec.send_priority));
+    i.settle_firmware();
     i.settle_ticks(
         (nohz.0.as_str(), nohz.1.as_str()),
         host.exists(crate::machine::CPU_NOHZ_FULL),

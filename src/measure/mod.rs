@@ -26,6 +26,7 @@ pub(crate) mod rtt_collect;
 pub(crate) mod sampler;
 pub mod series;
 pub(crate) mod session;
+pub(crate) mod smi;
 pub mod spec;
 pub(crate) mod stats;
 pub mod store;

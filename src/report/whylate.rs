@@ -2,6 +2,7 @@
 
 use crate::measure::interference_report::{Interference, Source};
 use crate::measure::result::RunResult;
+use crate::measure::smi::Smi;
 use crate::trace::session::TraceReport;
 
 /// Sources listed per block; the rest are counted.
@@ -67,6 +68,15 @@ fn counters(i: &Interference) -> String {
             s.push_str(&source_line(x, i.cpu));
         }
     }
+    if let Some(smi) = &i.smi {
+        s.push_str(&smi_line(smi));
+    }
+    if let Some(f) = &i.firmware {
+        s.push_str(&format!(
+            "Worst wakeup: {}\n",
+            crate::checks::sanitize(f, 400)
+        ));
+    }
     let t = &i.ticks;
     s.push_str(&format!(
         "Ticks: {} local timer interrupts/s, {} of them the loop's own wakeups → {}\n",
@@ -75,6 +85,25 @@ fn counters(i: &Interference) -> String {
         crate::checks::sanitize(&t.verdict, 400)
     ));
     s
+}
+
+/// "SMIs: 3 on CPU 1, 3 on CPU 0 over the run" or why they were not counted.
+fn smi_line(smi: &Smi) -> String {
+    let how = crate::checks::sanitize(&smi.driver, 120);
+    match (&smi.total, smi.on_rt_core()) {
+        (Some(t), Some(_)) => {
+            let per: Vec<String> = t
+                .iter()
+                .zip(&smi.cpus)
+                .map(|(n, c)| format!("{n} on CPU {c}"))
+                .collect();
+            format!("SMIs (firmware): {} over the run ({how})\n", per.join(", "))
+        }
+        _ => format!(
+            "SMIs (firmware): not counted — {} ({how})\n",
+            crate::checks::sanitize(smi.not_counted.as_deref().unwrap_or("unknown why"), 300)
+        ),
+    }
 }
 
 fn trace(t: &TraceReport) -> String {

@@ -14,6 +14,7 @@ use super::interference_report::Interference;
 use super::result::RunResult;
 use super::series::Live;
 use super::session::{Action, Gauges, Watch};
+use super::smi::{MsrDriver, Smi, SmiCounter};
 use crate::host::Host;
 use snap::{Snap, diff, snap};
 
@@ -30,6 +31,9 @@ pub(crate) struct Counters {
     worst_seen: u64,
     /// Never samples (`run --no-counters`, to measure their cost).
     off: bool,
+    /// The SMI counters and their last reading; the msr driver while the run needs it.
+    smi: Option<(SmiCounter, Vec<u64>)>,
+    _driver: Option<MsrDriver>,
     pub(crate) report: Interference,
 }
 
@@ -43,6 +47,8 @@ impl Counters {
             last: None,
             worst_seen: 0,
             off: false,
+            smi: None,
+            _driver: None,
             report: Interference {
                 cpu,
                 ..Default::default()
@@ -54,6 +60,47 @@ impl Counters {
     pub(crate) fn off(mut self) -> Self {
         self.off = true;
         self
+    }
+
+    /// Starts counting SMIs (the live machine only: a tree's registers do not move), loading the msr driver
+    /// when needed; before the RT loop starts, so that loading it does not fall into the measurement.
+    fn open_smi(&mut self) {
+        if self.off || !self.host.is_live() {
+            return;
+        }
+        let (driver, said) = MsrDriver::ensure(&self.host, self.cpu);
+        self.report.smi = Some(match SmiCounter::open(&self.host, self.cpu) {
+            Ok((c, first)) => {
+                let smi = Smi::counting(c.cpus.clone(), said, WINDOW.as_secs_f64());
+                self.smi = Some((c, first));
+                self._driver = Some(driver);
+                smi
+            }
+            Err(why) => Smi::not_counted(why, said),
+        });
+    }
+
+    /// This window's SMIs per CPU counted, or None (not counted, or the counter stopped being readable).
+    fn smi_window(&mut self) -> Option<Vec<u64>> {
+        let (c, last) = self.smi.as_mut()?;
+        match c.read() {
+            Ok(now) => {
+                let d = last
+                    .iter()
+                    .zip(&now)
+                    .map(|(a, b)| crate::checks::msr::smi_delta(*a, *b))
+                    .collect();
+                *last = now;
+                Some(d)
+            }
+            Err(why) => {
+                if let Some(s) = &mut self.report.smi {
+                    s.lost(why);
+                }
+                self.smi = None;
+                None
+            }
+        }
     }
 
     /// The loop started: take the first snapshot. `live` is the RT series' counters (worst wakeup, count).
@@ -78,6 +125,13 @@ impl Counters {
         let mut w = diff(prev, &next, secs);
         w.index = self.report.windows;
         w.start_s = at.duration_since(self.start).as_secs_f64();
+        let (start_s, secs) = (w.start_s, w.seconds);
+        if let Some(d) = self.smi_window() {
+            w.add_smi(&d);
+            if let Some(s) = &mut self.report.smi {
+                s.add(start_s, secs, &d);
+            }
+        }
         let worst = self
             .live
             .as_ref()
@@ -102,10 +156,9 @@ impl<'a> Counting<'a> {
     /// `inner` with the counters of `cpu` (the RT loop's core); with `on` false they never sample.
     pub(crate) fn new(inner: &'a mut dyn Watch, host: &Host, cpu: usize, on: bool) -> Self {
         let counters = Counters::new(host, cpu);
-        Counting {
-            inner,
-            counters: if on { counters } else { counters.off() },
-        }
+        let mut counters = if on { counters } else { counters.off() };
+        counters.open_smi();
+        Counting { inner, counters }
     }
 }
 
@@ -127,6 +180,9 @@ impl Watch for Counting<'_> {
     }
     fn end(&mut self) {
         self.counters.tick(true);
+        if let Some(s) = &mut self.counters.report.smi {
+            s.close();
+        }
         self.inner.end();
     }
     fn checkpoint(&mut self, partial: &RunResult) {

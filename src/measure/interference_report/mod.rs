@@ -20,6 +20,8 @@ pub(crate) enum SourceKind {
     Thread,
     /// Local timer interrupts beyond the loop's own wakeups.
     Tick,
+    /// System Management Interrupts (MSR_SMI_COUNT): the firmware.
+    Smi,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -58,6 +60,7 @@ impl Source {
             SourceKind::Interrupt => cause::for_arch(&name),
             SourceKind::Tick => cause::for_arch("tick"),
             SourceKind::Thread => cause::for_task(&name),
+            SourceKind::Smi => cause::for_smi(),
         };
         Source {
             kind,
@@ -89,6 +92,7 @@ impl Source {
                 }
             }
             (SourceKind::Tick, _) => "local timer ticks".into(),
+            (SourceKind::Smi, _) => "SMIs (firmware)".into(),
             _ => format!("{} interrupts", self.name),
         }
     }
@@ -116,6 +120,8 @@ pub(crate) fn suspects(sources: &[Source], loop_prio: u32) -> Vec<&Source> {
             SourceKind::Thread if s.rt_priority.is_some_and(|p| p >= loop_prio) => {
                 1e6 * s.ran_ms.unwrap_or(1.0)
             }
+            // The firmware stopped the CPU: nothing on Linux's side outranks that.
+            SourceKind::Smi => 1e9 + s.per_s,
             SourceKind::Irq => 1e6 + s.per_s,
             SourceKind::Softirq if s.name.starts_with("NET_") || s.name == "BLOCK" => 1e6 + s.per_s,
             _ => s.per_s,
@@ -151,6 +157,30 @@ pub(crate) struct Window {
     /// The worst wakeup latency so far, set on the window where it grew.
     #[serde(default)]
     pub(crate) worst_wakeup_us: Option<f64>,
+    /// SMIs on the RT core in this window (None: not counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) smi: Option<u64>,
+    /// SMIs on the housekeeping CPU counted beside it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) smi_housekeeping: Option<u64>,
+}
+
+impl Window {
+    /// The window's SMIs per CPU counted (the RT core first); those on the RT core become a source.
+    pub(crate) fn add_smi(&mut self, deltas: &[u64]) {
+        self.smi = deltas.first().copied();
+        self.smi_housekeeping = deltas.get(1).copied();
+        if let Some(&n) = deltas.first().filter(|&&n| n > 0) {
+            self.sources.push(Source::new(
+                SourceKind::Smi,
+                "SMI".into(),
+                None,
+                n,
+                self.seconds,
+            ));
+            rank(&mut self.sources);
+        }
+    }
 }
 
 /// The most sources a run's result keeps (about 200 bytes each in the JSON).
@@ -175,6 +205,12 @@ pub struct Interference {
     /// The likeliest causes of the worst wakeup, from the counters of its window (see `suspects`).
     #[serde(default)]
     pub(crate) suspects: Vec<Source>,
+    /// SMIs on the RT core and a housekeeping CPU, or why they were not counted (None: counters off or a tree).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) smi: Option<crate::measure::smi::Smi>,
+    /// The worst wakeup attributed to the firmware, when its window held SMIs on the RT core.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) firmware: Option<String>,
     /// Per-window local timer rates (all, the loop's own), for the medians: a bounded sample, however long the run.
     #[serde(skip)]
     pub(crate) timer_rates: super::thin::Thinned<(f64, f64)>,
@@ -220,6 +256,18 @@ impl Interference {
                 w.loop_wakeups as f64 / w.seconds,
             ));
         }
+    }
+
+    /// Blames the firmware for the worst wakeup when its window held SMIs on the RT core.
+    pub(crate) fn settle_firmware(&mut self) {
+        self.firmware = self.worst_window.as_ref().and_then(|w| {
+            let n = w.smi.filter(|&n| n > 0)?;
+            Some(crate::measure::smi::blame(
+                w.worst_wakeup_us.unwrap_or(0.0),
+                n,
+                self.cpu,
+            ))
+        });
     }
 
     /// Picks the suspects of the worst window for a loop at `loop_prio`.

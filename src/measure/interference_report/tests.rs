@@ -61,3 +61,59 @@ fn a_two_day_run_of_windows_keeps_bounded_state_and_the_tick_median() {
     assert_eq!(run.ticks.ticks_per_s, 10.0, "{:?}", run.ticks);
     assert_eq!(run.windows, n);
 }
+
+/// A worst window holding SMIs on the RT core: the SMIs are its first suspect and the firmware is blamed; a run
+/// whose SMIs fell elsewhere (or were not counted) blames nothing.
+#[test]
+fn smis_in_the_worst_window_blame_the_firmware() {
+    let irq = Source::new(SourceKind::Irq, "eth0".into(), Some(38), 500, 1.0);
+    let mut w = Window {
+        seconds: 1.0,
+        sources: vec![irq.clone()],
+        worst_wakeup_us: Some(212.4),
+        ..Window::default()
+    };
+    w.add_smi(&[1, 1]);
+    assert_eq!((w.smi, w.smi_housekeeping), (Some(1), Some(1)));
+    let mut run = Interference {
+        cpu: 1,
+        worst_window: Some(w),
+        ..Interference::default()
+    };
+    run.settle_suspects(80);
+    run.settle_firmware();
+    assert_eq!(run.suspects[0].kind, SourceKind::Smi);
+    assert_eq!(run.suspects[0].describe(), "SMIs (firmware)");
+    assert!(
+        run.firmware
+            .as_deref()
+            .unwrap()
+            .starts_with("late by 212 µs: 1 SMI on CPU 1 in this window — the firmware"),
+        "{:?}",
+        run.firmware
+    );
+    // SMIs on the housekeeping CPU only: the RT core was not stopped by them here.
+    let mut quiet = Window {
+        seconds: 1.0,
+        sources: vec![irq],
+        worst_wakeup_us: Some(212.4),
+        ..Window::default()
+    };
+    quiet.add_smi(&[0, 4]);
+    let mut run = Interference {
+        cpu: 1,
+        worst_window: Some(quiet),
+        ..Interference::default()
+    };
+    run.settle_suspects(80);
+    run.settle_firmware();
+    assert_eq!(run.firmware, None);
+    assert_ne!(run.suspects[0].kind, SourceKind::Smi);
+    // Not counted: no window has a count, nothing is blamed.
+    let mut none = Interference {
+        worst_window: Some(Window::default()),
+        ..Interference::default()
+    };
+    none.settle_firmware();
+    assert_eq!(none.firmware, None);
+}

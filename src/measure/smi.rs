@@ -1,0 +1,364 @@
+//! System Management Interrupts during a run: MSR_SMI_COUNT of the RT core and one housekeeping CPU, read by the
+//! supervising thread once a counters window (never by the RT loop), through `Host`. An SMI stops the CPU for the
+//! firmware's handler, invisibly to the kernel: only this counter shows it. Where it cannot be read (arm64, AMD,
+//! no msr driver, not root) the result says that SMIs were not counted and why — never a zero.
+
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+
+use crate::checks::msr;
+use crate::host::Host;
+
+/// Points kept per series; past that neighbours are summed and each point covers twice as long.
+const CAP: usize = 2048;
+/// Windows holding SMIs kept for the attribution of late cycles (the earliest).
+pub(crate) const MAX_WINDOWS: usize = 1024;
+
+/// The msr driver, loaded for the run when it was not, and unloaded again when this is dropped.
+pub(crate) struct MsrDriver {
+    unload: bool,
+}
+
+impl MsrDriver {
+    /// Makes /dev/cpu/N/msr exist on the live machine: `modprobe msr` when the driver is not loaded. Says what
+    /// it did, for the result.
+    pub(crate) fn ensure(host: &Host, cpu: usize) -> (MsrDriver, String) {
+        let none = MsrDriver { unload: false };
+        if !host.is_live() {
+            return (none, "a tree, not the machine: no driver to load".into());
+        }
+        if host.exists(&msr::dev(cpu)) {
+            return (none, "the msr driver was loaded".into());
+        }
+        if host.exists(msr::MSR_MODULE) {
+            return (none, "the msr driver is loaded but shows no device".into());
+        }
+        match Command::new("modprobe").arg("msr").output() {
+            Ok(o) if o.status.success() => (
+                MsrDriver { unload: true },
+                "the msr driver was loaded for the run and unloaded after it".into(),
+            ),
+            Ok(o) => (
+                none,
+                format!(
+                    "modprobe msr failed: {}",
+                    crate::parse::text::sanitize(String::from_utf8_lossy(&o.stderr).trim(), 200)
+                ),
+            ),
+            Err(e) => (none, format!("modprobe msr could not run: {e}")),
+        }
+    }
+}
+
+impl Drop for MsrDriver {
+    fn drop(&mut self) {
+        if self.unload {
+            let _ = Command::new("modprobe").args(["-r", "msr"]).output();
+        }
+    }
+}
+
+/// Reads the counters of the CPUs counted.
+pub(crate) struct SmiCounter {
+    host: Host,
+    pub(crate) cpus: Vec<usize>,
+}
+
+impl SmiCounter {
+    /// The RT core and one housekeeping CPU (the first other online one); the first reading must succeed on
+    /// every CPU, else the reason is returned.
+    pub(crate) fn open(host: &Host, rt: usize) -> Result<(SmiCounter, Vec<u64>), String> {
+        if let Some(why) = msr::not_x86(host) {
+            return Err(why);
+        }
+        let mut cpus = vec![rt];
+        let online = crate::checks::machine::online_cpus(host).unwrap_or_default();
+        if let Some(&h) = online.iter().find(|&&c| c != rt) {
+            cpus.push(h);
+        }
+        let c = SmiCounter {
+            host: host.clone(),
+            cpus,
+        };
+        let first = c.read()?;
+        Ok((c, first))
+    }
+
+    pub(crate) fn read(&self) -> Result<Vec<u64>, String> {
+        self.cpus
+            .iter()
+            .map(|&cpu| msr::smi_count(&self.host, cpu))
+            .collect()
+    }
+}
+
+/// A window of the counters that held SMIs on the RT core.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SmiWindow {
+    /// Seconds from the start of the loop.
+    pub(crate) start_s: f64,
+    pub(crate) seconds: f64,
+    pub(crate) count: u64,
+}
+
+/// The SMIs of a run (the `interference.smi` key of its JSON).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub(crate) struct Smi {
+    /// The CPUs counted: the RT core, then one housekeeping CPU.
+    pub(crate) cpus: Vec<usize>,
+    /// SMIs on each of `cpus` over the run; None when they were not counted.
+    pub(crate) total: Option<Vec<u64>>,
+    /// Why SMIs were not counted (set whenever `total` is None).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) not_counted: Option<String>,
+    /// What was done with the msr driver.
+    #[serde(default)]
+    pub(crate) driver: String,
+    /// SMIs on the RT core per interval of `interval_s` (a counters window; doubled each time the series is
+    /// halved to stay within 2048 points).
+    pub(crate) interval_s: f64,
+    pub(crate) per_interval: Vec<u64>,
+    /// The windows that held SMIs on the RT core, for the attribution of late cycles (at most MAX_WINDOWS).
+    pub(crate) windows: Vec<SmiWindow>,
+    #[serde(skip)]
+    per: u64,
+    #[serde(skip)]
+    pending: Option<u64>,
+    #[serde(skip)]
+    pending_n: u64,
+}
+
+impl Smi {
+    pub(crate) fn not_counted(why: String, driver: String) -> Self {
+        Smi {
+            not_counted: Some(why),
+            driver,
+            ..Default::default()
+        }
+    }
+
+    pub(crate) fn counting(cpus: Vec<usize>, driver: String, window_s: f64) -> Self {
+        Smi {
+            total: Some(vec![0; cpus.len()]),
+            cpus,
+            driver,
+            interval_s: window_s,
+            per: 1,
+            ..Default::default()
+        }
+    }
+
+    /// Counting stopped mid-run (a read failed): what was counted is dropped, not reported as the run's.
+    pub(crate) fn lost(&mut self, why: String) {
+        self.total = None;
+        self.not_counted = Some(format!(
+            "the counter stopped being readable during the run: {why}"
+        ));
+    }
+
+    /// One window's SMIs per CPU counted (`deltas[0]` the RT core's).
+    pub(crate) fn add(&mut self, start_s: f64, seconds: f64, deltas: &[u64]) {
+        let Some(total) = &mut self.total else { return };
+        for (t, d) in total.iter_mut().zip(deltas) {
+            *t += d;
+        }
+        let rt = deltas.first().copied().unwrap_or(0);
+        if rt > 0 && self.windows.len() < MAX_WINDOWS {
+            self.windows.push(SmiWindow {
+                start_s,
+                seconds,
+                count: rt,
+            });
+        }
+        self.pending = Some(self.pending.unwrap_or(0) + rt);
+        self.pending_n += 1;
+        if self.pending_n < self.per.max(1) {
+            return;
+        }
+        self.per_interval.push(self.pending.take().unwrap_or(0));
+        self.pending_n = 0;
+        if self.per_interval.len() >= CAP {
+            self.per_interval = self
+                .per_interval
+                .chunks(2)
+                .map(|c| c.iter().sum())
+                .collect();
+            self.per = self.per.max(1) * 2;
+            self.interval_s *= 2.0;
+        }
+    }
+
+    /// Flushes a partly filled interval at the end of the run.
+    pub(crate) fn close(&mut self) {
+        if let Some(p) = self.pending.take() {
+            self.per_interval.push(p);
+        }
+    }
+
+    /// SMIs on the RT core in the second around `at_s` (from the start of the loop): the counters' windows are
+    /// a second long and taken by another thread, so their edges are known to within a tenth of a second.
+    pub(crate) fn near(&self, at_s: f64) -> Option<&SmiWindow> {
+        const EDGE_S: f64 = 0.1;
+        self.windows
+            .iter()
+            .find(|w| at_s >= w.start_s - EDGE_S && at_s <= w.start_s + w.seconds + EDGE_S)
+    }
+
+    /// The RT core's SMIs over the run, when counted.
+    pub(crate) fn on_rt_core(&self) -> Option<u64> {
+        self.total.as_ref().and_then(|t| t.first().copied())
+    }
+}
+
+/// `--trace`: a late cycle whose second held SMIs on the RT core gets the firmware named in its verdict (the
+/// trace cannot see System Management Mode: to it the CPU simply stopped). `cycle × period` places the cycle.
+pub(crate) fn attribute_trace(
+    t: &mut crate::trace::session::TraceReport,
+    smi: &Smi,
+    period_us: u32,
+) {
+    for e in t.explained.iter_mut().filter(|e| e.late_us > 0.0) {
+        let at_s = e.cycle as f64 * f64::from(period_us) / 1e6;
+        if let Some(w) = smi.near(at_s) {
+            let n = if w.count == 1 {
+                "1 SMI".to_string()
+            } else {
+                format!("{} SMIs", w.count)
+            };
+            e.verdict = format!(
+                "{}; {n} on CPU {} in that second ({:.0}–{:.0} s) — the firmware (System Management Mode) is the \
+                 likely cause, not fixable from Linux: see the BIOS advice (rmp-eval check, Firmware)",
+                e.verdict,
+                e.cpu,
+                w.start_s,
+                w.start_s + w.seconds
+            );
+        }
+    }
+}
+
+/// The words of an attribution to the firmware, for a late cycle whose window held `n` SMIs on `cpu`.
+pub(crate) fn blame(late_us: f64, n: u64, cpu: usize) -> String {
+    let smis = if n == 1 { "1 SMI" } else { "SMIs" };
+    let n_s = if n == 1 {
+        String::new()
+    } else {
+        format!("{n} ")
+    };
+    format!(
+        "late by {late_us:.0} µs: {n_s}{smis} on CPU {cpu} in this window — the firmware (System Management Mode), \
+         not fixable from Linux: see the BIOS advice (rmp-eval check, Firmware)"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_interval_stays_bounded_and_keeps_every_smi() {
+        let mut s = Smi::counting(vec![1, 0], "x".into(), 1.0);
+        for i in 0..10_000u64 {
+            let d = if i % 100 == 0 { 2 } else { 0 };
+            s.add(i as f64, 1.0, &[d, 1]);
+        }
+        s.close();
+        assert!(s.per_interval.len() <= CAP);
+        assert_eq!(s.per_interval.iter().sum::<u64>(), 200);
+        assert_eq!(s.total, Some(vec![200, 10_000]));
+        assert_eq!(s.interval_s, 8.0);
+        assert_eq!(s.windows.len(), 100);
+        assert_eq!(s.near(300.5).map(|w| w.count), Some(2));
+        assert_eq!(s.near(350.0), None);
+    }
+
+    #[test]
+    fn not_counted_is_never_zero() {
+        let s = Smi::not_counted("aarch64 has no SMIs".into(), String::new());
+        assert_eq!(s.on_rt_core(), None);
+        let v = serde_json::to_value(&s).unwrap();
+        assert!(v["total"].is_null(), "{v}");
+        assert_eq!(v["not_counted"], "aarch64 has no SMIs");
+        let mut c = Smi::counting(vec![1], String::new(), 1.0);
+        c.add(0.0, 1.0, &[3]);
+        c.lost("EIO".into());
+        assert_eq!(c.on_rt_core(), None);
+        assert!(c.not_counted.unwrap().contains("EIO"));
+    }
+
+    #[test]
+    fn the_blame_names_count_cpu_and_what_to_do() {
+        assert_eq!(
+            blame(212.4, 1, 1),
+            "late by 212 µs: 1 SMI on CPU 1 in this window — the firmware (System Management Mode), not fixable \
+             from Linux: see the BIOS advice (rmp-eval check, Firmware)"
+        );
+        assert!(blame(90.0, 3, 2).contains(": 3 SMIs on CPU 2"));
+    }
+
+    /// A late cycle 2.3 s into a 1 kHz run, in a second that held 2 SMIs, gets the firmware named; one at 5 s does not.
+    #[test]
+    fn trace_verdicts_name_the_firmware_in_an_smi_second() {
+        use crate::trace::model::Explanation;
+        let e = |cycle: u64| Explanation {
+            cycle,
+            late_us: 250.0,
+            cpu: 1,
+            timer_us: Some(250.0),
+            woken_us: None,
+            running_us: None,
+            idle_us: 0.0,
+            culprits: vec![],
+            timeline: vec![],
+            verdict: "late by 250 µs: the timer interrupt came 250 µs after the deadline".into(),
+            path: None,
+            lost: None,
+        };
+        let mut t = crate::trace::session::TraceReport {
+            explained: vec![e(2_300), e(5_000)],
+            ..Default::default()
+        };
+        let mut smi = Smi::counting(vec![1, 0], String::new(), 1.0);
+        for i in 0..6 {
+            smi.add(f64::from(i), 1.0, &[if i == 2 { 2 } else { 0 }, 0]);
+        }
+        attribute_trace(&mut t, &smi, 1000);
+        assert!(
+            t.explained[0]
+                .verdict
+                .ends_with("; 2 SMIs on CPU 1 in that second (2–3 s) — the firmware (System Management Mode) is the \
+                            likely cause, not fixable from Linux: see the BIOS advice (rmp-eval check, Firmware)"),
+            "{}",
+            t.explained[0].verdict
+        );
+        assert!(
+            !t.explained[1].verdict.contains("SMI"),
+            "{}",
+            t.explained[1].verdict
+        );
+    }
+
+    /// The reader through a `--root` tree's sparse files (the same pread as /dev/cpu/N/msr).
+    #[test]
+    fn the_counter_reads_a_trees_registers() {
+        use std::os::unix::fs::FileExt;
+        let d = tempfile::tempdir().unwrap();
+        for (cpu, v) in [(0usize, 5u64), (1, 37_577)] {
+            let dir = d.path().join(format!("dev/cpu/{cpu}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            let f = std::fs::File::create(dir.join("msr")).unwrap();
+            f.write_all_at(&v.to_le_bytes(), msr::SMI_COUNT).unwrap();
+        }
+        std::fs::create_dir_all(d.path().join("sys/devices/system/cpu")).unwrap();
+        std::fs::write(d.path().join("sys/devices/system/cpu/online"), "0-1\n").unwrap();
+        let h = Host::with_root(d.path());
+        let (c, first) = SmiCounter::open(&h, 1).unwrap();
+        assert_eq!(c.cpus, [1, 0]);
+        assert_eq!(first, [37_577, 5]);
+        // A tree has no driver to load: nothing is run.
+        let (drv, said) = MsrDriver::ensure(&h, 3);
+        assert!(!drv.unload);
+        assert_eq!(said, "a tree, not the machine: no driver to load");
+    }
+}
