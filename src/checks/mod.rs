@@ -10,7 +10,6 @@ pub(crate) mod irq;
 pub(crate) mod isolation;
 pub(crate) mod knob;
 pub(crate) mod machine_id;
-pub(crate) mod msr;
 pub(crate) mod nic;
 pub(crate) mod nic_hw;
 pub(crate) mod nic_irq;

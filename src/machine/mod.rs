@@ -5,6 +5,7 @@
 
 pub mod facts;
 pub(crate) mod irq;
+pub(crate) mod msr;
 pub(crate) mod net;
 
 use std::io;

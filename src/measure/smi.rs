@@ -7,8 +7,8 @@ use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
-use crate::checks::msr;
 use crate::host::Host;
+use crate::machine::msr;
 
 /// Points kept per series; past that neighbours are summed and each point covers twice as long.
 const CAP: usize = 2048;
@@ -73,7 +73,7 @@ impl SmiCounter {
             return Err(why);
         }
         let mut cpus = vec![rt];
-        let online = crate::checks::machine::online_cpus(host).unwrap_or_default();
+        let online = crate::machine::online_cpus(host).unwrap_or_default();
         if let Some(&h) = online.iter().find(|&&c| c != rt) {
             cpus.push(h);
         }

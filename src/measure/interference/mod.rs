@@ -88,7 +88,7 @@ impl Counters {
                 let d = last
                     .iter()
                     .zip(&now)
-                    .map(|(a, b)| crate::checks::msr::smi_delta(*a, *b))
+                    .map(|(a, b)| crate::machine::msr::smi_delta(*a, *b))
                     .collect();
                 *last = now;
                 Some(d)

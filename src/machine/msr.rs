@@ -15,13 +15,13 @@ pub(crate) fn dev(cpu: usize) -> String {
 
 /// Why MSRs cannot be read on this kind of machine at all, before trying: they are an x86 thing.
 pub(crate) fn not_x86(host: &Host) -> Option<String> {
-    let arch = super::machine::machine(host).unwrap_or_default();
+    let arch = super::machine(host).unwrap_or_default();
     let x86 = matches!(arch.as_str(), "x86_64" | "i686" | "i586" | "i386") || arch.is_empty();
     (!x86).then(|| format!("{arch} has no SMIs or MSRs to count them (an x86 mechanism)"))
 }
 
 fn amd(host: &Host) -> bool {
-    host.read(super::machine::PROC_CPUINFO).is_ok_and(|t| {
+    host.read(super::PROC_CPUINFO).is_ok_and(|t| {
         t.lines()
             .find(|l| l.starts_with("vendor_id"))
             .is_some_and(|l| l.contains("AuthenticAMD") || l.contains("HygonGenuine"))
