@@ -115,7 +115,7 @@ pub(crate) fn for_arch(name: &str) -> Remedy {
 /// A System Management Interrupt: the firmware took the CPU; only the BIOS setup (or another board) changes it.
 pub(crate) fn for_smi() -> Remedy {
     Remedy::none(
-        "the firmware (SMI): not fixable from Linux — see the BIOS advice (rmp-eval check, Firmware)",
+        "the firmware (SMI): not fixable from Linux — look in the BIOS setup (power management, legacy USB, watchdog) or ask the board vendor",
     )
 }
 

@@ -228,7 +228,7 @@ pub(crate) fn attribute_trace(
             };
             e.verdict = format!(
                 "{}; {n} on CPU {} in that second ({:.0}–{:.0} s) — the firmware (System Management Mode) is the \
-                 likely cause, not fixable from Linux: see the BIOS advice (rmp-eval check, Firmware)",
+                 likely cause, not fixable from Linux: look in the BIOS setup (power management, legacy USB, watchdog) or ask the board vendor",
                 e.verdict,
                 e.cpu,
                 w.start_s,
@@ -248,7 +248,7 @@ pub(crate) fn blame(late_us: f64, n: u64, cpu: usize) -> String {
     };
     format!(
         "late by {late_us:.0} µs: {n_s}{smis} on CPU {cpu} in this window — the firmware (System Management Mode), \
-         not fixable from Linux: see the BIOS advice (rmp-eval check, Firmware)"
+         not fixable from Linux: look in the BIOS setup (power management, legacy USB, watchdog) or ask the board vendor"
     )
 }
 
@@ -292,7 +292,7 @@ mod tests {
         assert_eq!(
             blame(212.4, 1, 1),
             "late by 212 µs: 1 SMI on CPU 1 in this window — the firmware (System Management Mode), not fixable \
-             from Linux: see the BIOS advice (rmp-eval check, Firmware)"
+             from Linux: look in the BIOS setup (power management, legacy USB, watchdog) or ask the board vendor"
         );
         assert!(blame(90.0, 3, 2).contains(": 3 SMIs on CPU 2"));
     }
@@ -328,7 +328,7 @@ mod tests {
             t.explained[0]
                 .verdict
                 .ends_with("; 2 SMIs on CPU 1 in that second (2–3 s) — the firmware (System Management Mode) is the \
-                            likely cause, not fixable from Linux: see the BIOS advice (rmp-eval check, Firmware)"),
+                            likely cause, not fixable from Linux: look in the BIOS setup (power management, legacy USB, watchdog) or ask the board vendor"),
             "{}",
             t.explained[0].verdict
         );
