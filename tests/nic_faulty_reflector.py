@@ -4,6 +4,7 @@ answers EtherCAT frames on IFACE as a chain of --wkc SubDevices would for the pr
 NOP gets its working counter raised by --wkc), with faults on request:
 
   --wkc-fault-every K   every K-th answer carries one less (a SubDevice that missed the datagram)
+  --fault-first         …counting so that the first answer is among them (answers 1, K+1, 2K+1, …)
   --delay-ms D          every answer leaves D ms after its request
   --drop-every K        every K-th request gets no answer at all (a frame lost on the way)
   --twice               every answer is sent twice (a loop, or two chains answering one frame)
@@ -56,6 +57,7 @@ def main():
     p.add_argument("--delay-ms", type=float, default=0.0)
     p.add_argument("--drop-every", type=int, default=0)
     p.add_argument("--twice", action="store_true")
+    p.add_argument("--fault-first", action="store_true")
     a = p.parse_args()
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ECAT))
     s.bind((a.iface, ETH_P_ECAT))
@@ -81,7 +83,8 @@ def main():
             continue
         frame = s.recv(2048)
         n += 1
-        fault = a.wkc_fault_every > 0 and n % a.wkc_fault_every == 0
+        k = n - 1 if a.fault_first else n
+        fault = a.wkc_fault_every > 0 and k % a.wkc_fault_every == 0
         out = answer(frame, a.wkc, fault)
         if out is None:
             n -= 1

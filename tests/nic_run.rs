@@ -254,7 +254,7 @@ fn working_counter_errors_fail_the_run() {
     let rtt = &brief(&j["rtt"]);
     assert_eq!(
         rtt["expected_wkc"], 2,
-        "learned from the first reply: {rtt}"
+        "learned from the preflight's replies: {rtt}"
     );
     let errors = rtt["wkc_errors"].as_u64().unwrap();
     assert!((25..=31).contains(&errors), "{rtt} {out}");

@@ -166,3 +166,55 @@ fn two_main_devices_on_one_segment_never_take_each_others_replies() {
         assert_eq!(o.status.code(), Some(1), "{who}");
     }
 }
+
+#[test]
+fn the_expected_working_counter_is_learned_from_agreeing_preflight_replies() {
+    if !common::require_root("expected_wkc_from_the_preflight") {
+        return;
+    }
+    let v = Veth::new();
+    // A chain of two where every tenth answer comes back with WKC 1, the very first among them.
+    let r = v.faulty(&["--wkc", "2", "--wkc-fault-every", "10", "--fault-first"]);
+    let o = run_nic(&v.host, &["--iterations", "300", "--json"]);
+    let _ = r.stop();
+    let j = json(&o);
+    let rtt = &j["rtt"];
+    assert_eq!(rtt["expected_wkc"], 2, "not the first reply's 1: {rtt}");
+    assert_eq!(
+        rtt["preflight_wkc"],
+        serde_json::json!([1, 2, 2, 2, 2]),
+        "{rtt}"
+    );
+    assert_eq!(rtt["wkc"], 2, "the value most replies carried: {rtt}");
+    // The errors blamed are the faulty tenth, not the good nine tenths.
+    let errors = rtt["wkc_errors"].as_u64().unwrap();
+    assert!((25..=31).contains(&errors), "{rtt}");
+    assert_eq!(rtt["wkc_seen"]["1"].as_u64(), Some(errors), "{rtt}");
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains(
+            "disagree on the working counter (1, 2, 2, 2, 2): the first said 1, expecting 2"
+        ) && err.contains("--expect-wkc"),
+        "{err}"
+    );
+    // The report shows the distribution, and where the expectation came from.
+    let r = v.faulty(&["--wkc", "2", "--wkc-fault-every", "10", "--fault-first"]);
+    let o = run_nic(&v.host, &["--iterations", "100"]);
+    let _ = r.stop();
+    let report = text(&o.stdout);
+    assert!(report.contains("working counter 2 in 9"), "{report}");
+    assert!(
+        report.contains("Working counter: expected 2 (learned from the preflight: 1, 2, 2, 2, 2)"),
+        "{report}"
+    );
+    // Agreeing replies say nothing.
+    let r = v.faulty(&["--wkc", "3"]);
+    let o = run_nic(&v.host, &["--iterations", "50", "--json"]);
+    let _ = r.stop();
+    assert!(!text(&o.stderr).contains("disagree"), "{}", text(&o.stderr));
+    assert_eq!(
+        json(&o)["rtt"]["preflight_wkc"],
+        serde_json::json!([3, 3, 3, 3, 3])
+    );
+}

@@ -15,7 +15,13 @@ pub(crate) fn render_rtt(r: &RttSummary) -> String {
         r.count, r.lost, r.late, r.unmatched, r.duplicates
     );
     if let Some(w) = r.wkc {
-        s.push_str(&format!("; working counter {w}"));
+        let all: u64 = r.checks.wkc_seen.values().sum();
+        match r.checks.wkc_seen.get(&w) {
+            Some(&n) if n < all => {
+                s.push_str(&format!("; working counter {w} in {n} of {all} replies"))
+            }
+            _ => s.push_str(&format!("; working counter {w}")),
+        }
     }
     s.push('\n');
     s.push_str(&render_checks(r));
@@ -97,8 +103,14 @@ fn render_checks(r: &RttSummary) -> String {
             .iter()
             .map(|(w, n)| format!("{w}: {n}"))
             .collect();
+        let from = if c.preflight_wkc.is_empty() {
+            String::new()
+        } else {
+            let p: Vec<String> = c.preflight_wkc.iter().map(u16::to_string).collect();
+            format!(" (learned from the preflight: {})", p.join(", "))
+        };
         s.push_str(&format!(
-            "Working counter: expected {e}, {} error(s); seen {}",
+            "Working counter: expected {e}{from}, {} error(s); seen {}",
             c.wkc_errors,
             seen.join(", ")
         ));

@@ -105,23 +105,42 @@ impl Link {
         Ok((link, probe))
     }
 
-    /// Sends a probe every 20 ms for up to 1 s until one valid reply comes back (for EtherCAT: processed by at
-    /// least one SubDevice); returns the next sequence number and that reply. Runs before the RT threads, so it may
-    /// take its time. Then bounds the receiver's blocking reads: its loop looks at its flags between frames.
-    pub(super) fn preflight(&self, probe: &mut Probe, mode: Mode) -> Result<(u32, Reply)> {
-        let answered = self.first_answer(probe, mode)?;
+    /// Sends a probe every 20 ms for up to 1 s until a valid reply comes back (for EtherCAT: processed by at
+    /// least one SubDevice), then a few more at once, so that the working counter is learned from more than one
+    /// reply; returns the next sequence number and the answers. Runs before the RT threads, so it may take its
+    /// time. Then bounds the receiver's blocking reads: its loop looks at its flags between frames.
+    pub(super) fn preflight(&self, probe: &mut Probe, mode: Mode) -> Result<(u32, Answers)> {
+        let mut seq = 0u32;
+        let first = self.answer(probe, mode, &mut seq, ANSWER_TIMEOUT)?;
+        let mut answers = Answers {
+            first,
+            wkc: vec![first.wkc],
+        };
+        while answers.wkc.len() < PREFLIGHT_REPLIES {
+            match self.answer(probe, mode, &mut seq, Duration::from_millis(100)) {
+                Ok(r) => answers.wkc.push(r.wkc),
+                Err(_) => break,
+            }
+        }
         self.rxs.set_recv_timeout(Duration::from_millis(50))?;
-        Ok(answered)
+        Ok((seq, answers))
     }
 
-    fn first_answer(&self, probe: &mut Probe, mode: Mode) -> Result<(u32, Reply)> {
+    /// Sends probes (from sequence `seq` on, every 20 ms) until one of them is answered, for at most `limit`.
+    fn answer(
+        &self,
+        probe: &mut Probe,
+        mode: Mode,
+        seq: &mut u32,
+        limit: Duration,
+    ) -> Result<Reply> {
         let (txs, sock) = (&self.txs, &self.rxs);
         let start = Instant::now();
-        let mut seq = 0u32;
         let mut buf = [0u8; frame::MAX_FRAME + 64];
-        while start.elapsed() < ANSWER_TIMEOUT {
-            probe.set_seq(seq);
-            seq += 1;
+        let from = *seq;
+        while start.elapsed() < limit {
+            probe.set_seq(*seq);
+            *seq += 1;
             if let Err(e) = txs.send(probe.frame()) {
                 return Err(Error::sys(format!("sending on {}", sock.name()), e));
             }
@@ -133,16 +152,56 @@ impl Link {
                 while let Ok(r) = sock.recv(&mut buf, false, true) {
                     if let Ok(reply) = frame::parse_reply(mode, &buf[..r.len])
                         && reply.tag == self.tag
-                        && reply.seq < seq
+                        && (from..*seq).contains(&reply.seq)
                         && (mode != Mode::Ecat || reply.wkc > 0)
                     {
-                        return Ok((seq, reply));
+                        return Ok(reply);
                     }
                 }
             }
         }
         Err(no_answer(mode, sock.name()))
     }
+}
+
+/// Replies the preflight waits for: the working counter is learned from them.
+const PREFLIGHT_REPLIES: usize = 5;
+
+/// What the preflight got back: its first reply, and the working counters of every reply (the first included).
+pub(super) struct Answers {
+    pub(super) first: Reply,
+    pub(super) wkc: Vec<u16>,
+}
+
+/// The working counter to expect, learned from the preflight's replies: their common value, else the one most of
+/// them carried (the first on a tie) with a note that says they disagreed and how to say it (`--expect-wkc`).
+pub(super) fn learn_wkc(seen: &[u16]) -> (u16, Option<String>) {
+    let count = |w: u16| seen.iter().filter(|&&x| x == w).count();
+    let Some(&best) = seen.iter().max_by_key(|&&w| {
+        (
+            count(w),
+            std::cmp::Reverse(seen.iter().position(|&x| x == w)),
+        )
+    }) else {
+        return (0, None);
+    };
+    if count(best) == seen.len() {
+        return (best, None);
+    }
+    let list: Vec<String> = seen.iter().map(u16::to_string).collect();
+    let first = if seen[0] == best {
+        String::new()
+    } else {
+        format!("the first said {}, ", seen[0])
+    };
+    let note = format!(
+        "the preflight's {} replies disagree on the working counter ({}): {first}expecting {best}, what {} of them \
+         carried; if the chain has another number of SubDevices, give it with --expect-wkc N",
+        seen.len(),
+        list.join(", "),
+        count(best)
+    );
+    (best, Some(note))
 }
 
 /// Where the probes go: broadcast (EtherCAT, raw) or, for UDP, the echo peer's MAC by ARP — with ARP for our
@@ -179,4 +238,30 @@ fn no_answer(mode: Mode, nic: &str) -> Error {
         ),
     };
     Error::failed(format!("{who} within 1 s ({why})"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::learn_wkc;
+
+    #[test]
+    fn the_working_counter_is_what_the_preflight_replies_agree_on() {
+        assert_eq!(learn_wkc(&[2, 2, 2, 2, 2]), (2, None));
+        assert_eq!(learn_wkc(&[3]), (3, None));
+        // Every tenth reply wrong, the first among them: the others win, and the note says so plainly.
+        let (w, note) = learn_wkc(&[1, 2, 2, 2, 2]);
+        assert_eq!(w, 2);
+        let note = note.unwrap();
+        assert!(
+            note.contains("disagree on the working counter (1, 2, 2, 2, 2)"),
+            "{note}"
+        );
+        assert!(
+            note.contains("the first said 1, expecting 2") && note.contains("--expect-wkc"),
+            "{note}"
+        );
+        // A tie goes to the value seen first.
+        assert_eq!(learn_wkc(&[1, 2, 1, 2]).0, 1);
+        assert_eq!(learn_wkc(&[]), (0, None));
+    }
 }

@@ -24,7 +24,7 @@ use super::rtt_collect::{self, Handover};
 use super::sampler::{self, Limits};
 use super::series::Series;
 use super::session::{Gauges, Session, Watch};
-use super::spec::{Placement, RunSpec};
+use super::spec::{Mode, Placement, RunSpec};
 use crate::error::Result;
 use crate::host::Host;
 use crate::trace::marker::Marker;
@@ -49,14 +49,18 @@ pub(crate) fn run(
 ) -> Result<RunResult> {
     // Declared first, so dropped last: after the threads are joined (the sockets, then the flags guard: see Link).
     let (link, mut probe) = Link::open(host, args, at, watch)?;
-    let (first_seq, first) = link.preflight(&mut probe, args.mode)?;
+    let (first_seq, answers) = link.preflight(&mut probe, args.mode)?;
+    let (learned, disagreed) = link::learn_wkc(&answers.wkc);
+    if let (Some(note), None, Mode::Ecat) = (&disagreed, args.round_trip.expect_wkc, args.mode) {
+        watch.note(note);
+    }
     let mut session = Session::begin(host, args, watch)?;
     let (tracing, marker) = start_tracing(host, args, at)?;
     let shared = Arc::new(Shared::new(first_seq, link.tag));
     let mut sender = Series::new("Sender", args.period_us, args.bucket_width_us);
     let mut receiver = Series::new("Receiver", args.period_us, args.bucket_width_us);
     let mut collectors = session.collectors(&mut [&mut sender, &mut receiver]);
-    let results = Results::new(args, at, label, &link, &first, &sender);
+    let results = Results::new(args, at, label, &link, (&answers, learned), &sender);
     let gauges = gauges(args, &sender, &receiver, &shared);
     let (hand, mut rtts) = rtt_collect::pair(frames_sent(&shared));
     let threads = Threads::start(

@@ -4,10 +4,9 @@
 use std::sync::atomic::Ordering::Relaxed;
 
 use super::ANSWER_TIMEOUT;
-use super::link::Link;
+use super::link::{Answers, Link};
 use super::shared::Shared;
 use crate::measure::collect::Collector;
-use crate::measure::frame::Reply;
 use crate::measure::result::{EscId, Header, Measured, RttSummary, RunResult, SeriesSummary};
 use crate::measure::rtt_collect::{Context, RttCollector};
 use crate::measure::sampler;
@@ -22,19 +21,23 @@ pub(super) struct Results<'a> {
     /// The round trips' settings; the frames sent are filled in per summary.
     pub(super) rtt: Context,
     nic: &'a str,
+    /// The working counters of the preflight's replies when the expected one was learned from them (EtherCAT
+    /// without --expect-wkc).
+    preflight_wkc: Vec<u16>,
 }
 
 impl<'a> Results<'a> {
-    /// The expected working counter is the first reply's unless given (EtherCAT), the reply budget the period
-    /// unless given.
+    /// The expected working counter is the one `learned` from the preflight's replies unless given (EtherCAT),
+    /// the reply budget the period unless given.
     pub(super) fn new(
         args: &'a RunSpec,
         at: Placement,
         label: &'a str,
         link: &Link,
-        first: &Reply,
+        (answers, learned): (&Answers, u16),
         series: &Series,
     ) -> Self {
+        let first = &answers.first;
         let (mode, rt) = (args.mode, args.round_trip);
         let ecat = mode == Mode::Ecat;
         Results {
@@ -50,13 +53,18 @@ impl<'a> Results<'a> {
                 not_sent: 0,
                 hardware: link.stamps == TsKind::Hardware,
                 budget_ns: u64::from(rt.budget_us.unwrap_or(args.period_us)) * 1000,
-                expect_wkc: ecat.then(|| rt.expect_wkc.unwrap_or(first.wkc)),
+                expect_wkc: ecat.then(|| rt.expect_wkc.unwrap_or(learned)),
                 esc: ecat.then_some(EscId {
                     kind: first.esc[0],
                     revision: first.esc[1],
                 }),
             },
             nic: args.nic.as_deref().unwrap_or_default(),
+            preflight_wkc: if ecat && rt.expect_wkc.is_none() {
+                answers.wkc.clone()
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -64,11 +72,13 @@ impl<'a> Results<'a> {
     /// `RttCollector::sent_since_reset`).
     fn summary(&self, rtts: &RttCollector, ended: bool) -> RttSummary {
         let (sent, not_sent) = rtts.sent_since_reset(ended);
-        rtts.summary(&Context {
+        let mut r = rtts.summary(&Context {
             sent,
             not_sent,
             ..self.rtt
-        })
+        });
+        r.checks.preflight_wkc.clone_from(&self.preflight_wkc);
+        r
     }
 
     /// A checkpoint: the series and the round trips so far.

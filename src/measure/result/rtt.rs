@@ -66,8 +66,12 @@ pub(crate) struct ReplyChecks {
     pub(crate) not_sent: u64,
     /// A reply later than this is late (µs).
     pub(crate) budget_us: f64,
-    /// The working counter every EtherCAT reply must carry (--expect-wkc, else the first reply's).
+    /// The working counter every EtherCAT reply must carry (--expect-wkc, else learned from the preflight's replies).
     pub(crate) expected_wkc: Option<u16>,
+    /// The working counters of the preflight's replies, in order, when `expected_wkc` was learned from them
+    /// (EtherCAT without --expect-wkc).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) preflight_wkc: Vec<u16>,
     /// Replies with another working counter: a SubDevice did not process the frame.
     pub(crate) wkc_errors: u64,
     /// Working counter → replies. Keys go through strings: serde's flatten (ReplyChecks is flattened into

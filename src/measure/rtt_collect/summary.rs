@@ -45,7 +45,8 @@ pub(super) fn summarize(st: &RttStats, ctx: &Context) -> RttSummary {
         duplicates: c.duplicates,
         // Replies nobody processed: errors like any other wrong WKC, kept apart for older readers.
         wkc_zero: c.wkc_seen.iter().find(|s| s.0 == 0).map_or(0, |s| s.1),
-        wkc: c.wkc_min.or(ctx.expect_wkc),
+        // The value most replies carried (the chain's SubDevices); the whole distribution is `wkc_seen`.
+        wkc: most_common(&c.wkc_seen).or(ctx.expect_wkc),
         hdr: d.hdr,
         stamps: Some(StampCounts {
             hardware_supported: ctx.hardware,
@@ -58,6 +59,7 @@ pub(super) fn summarize(st: &RttStats, ctx: &Context) -> RttSummary {
             not_sent: ctx.not_sent,
             budget_us: ctx.budget_ns as f64 / 1000.0,
             expected_wkc: ctx.expect_wkc,
+            preflight_wkc: Vec::new(),
             wkc_errors: c.wkc_errors,
             // Values beyond the kept slots are errors too (counted there); they are listed as 65535.
             wkc_seen: wkc_seen
@@ -65,5 +67,23 @@ pub(super) fn summarize(st: &RttStats, ctx: &Context) -> RttSummary {
                 .collect(),
             esc: ctx.esc,
         },
+    }
+}
+
+/// The working counter most replies carried (the smaller on a tie); none when no reply had one.
+fn most_common(seen: &[(u16, u64)]) -> Option<u16> {
+    seen.iter()
+        .filter(|s| s.1 > 0)
+        .max_by_key(|&&(w, n)| (n, std::cmp::Reverse(w)))
+        .map(|s| s.0)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_working_counter_reported_is_the_one_most_replies_carried() {
+        assert_eq!(super::most_common(&[(1, 300), (2, 2701), (0, 0)]), Some(2));
+        assert_eq!(super::most_common(&[(3, 5), (1, 5)]), Some(1));
+        assert_eq!(super::most_common(&[(0, 0)]), None);
     }
 }
