@@ -84,6 +84,7 @@ impl LegacyArgs {
             txq: None,
             rxq: None,
             until_confident: None,
+            threads: Vec::new(),
         }
     }
 

@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 
 use super::values::{
     parse_count, parse_cpu, parse_load, parse_pktlen, parse_priority, parse_rate, parse_seconds,
-    parse_us,
+    parse_thread, parse_us,
 };
 use crate::measure::spec::{Mode, RoundTrip, RunSpec};
 
@@ -63,6 +63,12 @@ pub struct RunArgs {
     /// 1/10min: with none seen, −ln 0.05 ≈ 3 periods of RATE), or until the first such cycle breaks the claim
     #[arg(long, value_name = "RATE", value_parser = parse_rate, conflicts_with_all = ["duration", "iterations"])]
     pub(crate) until_confident: Option<f64>,
+    /// A cyclic thread NAME with its own PERIOD (25us, 1ms), SCHED_FIFO PRIORITY (default --send-priority) and
+    /// CPU (default --core); repeat for several: they start together and preempt each other as their priorities
+    /// say, each measured as its own series with bands scaled to its period
+    #[arg(long = "thread", value_name = "NAME:PERIOD[:PRIORITY][@CPU]", value_parser = parse_thread,
+          conflicts_with_all = ["nic", "trace"])]
+    pub(crate) threads: Vec<crate::measure::spec::ThreadSpec>,
     /// Frame kind in NIC mode
     #[arg(long, value_enum, default_value_t = Mode::Ecat)]
     pub(crate) mode: Mode,
@@ -170,6 +176,7 @@ impl RunArgs {
             txq: self.txq,
             rxq: self.rxq,
             until_confident: self.until_confident,
+            threads: self.threads.clone(),
         }
     }
 }

@@ -134,6 +134,64 @@ pub(crate) fn parse_rate(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A period with a unit, as `--thread` takes it: `25us`, `1ms`, `0.5ms`, `1000` (µs); 1 µs to 1 s, whole µs.
+pub(crate) fn parse_period(s: &str) -> Result<u32, String> {
+    let t = s.trim();
+    let bad = || format!("'{s}' is not a period (25us, 1ms, 1000; 1 us to 1 s in whole us)");
+    let (num, scale) = if let Some(n) = t.strip_suffix("us") {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix("ms") {
+        (n, 1000.0)
+    } else {
+        (t, 1.0)
+    };
+    let plain = !num.is_empty()
+        && num.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && num.bytes().filter(|&b| b == b'.').count() <= 1;
+    let us = num.parse::<f64>().ok().filter(|_| plain).ok_or_else(bad)? * scale;
+    if us.fract() == 0.0 && (1.0..=1_000_000.0).contains(&us) {
+        Ok(us as u32)
+    } else {
+        Err(bad())
+    }
+}
+
+/// `--thread NAME:PERIOD[:PRIORITY][@CPU]`: a name of 1–15 letters, digits, '-' or '_' (it labels the series,
+/// the interval log and the report), a period (`parse_period`), a SCHED_FIFO priority, a CPU.
+pub(crate) fn parse_thread(s: &str) -> Result<crate::measure::spec::ThreadSpec, String> {
+    let (main, cpu) = match s.split_once('@') {
+        Some((m, c)) => (m, Some(parse_cpu(c)?)),
+        None => (s, None),
+    };
+    let parts: Vec<&str> = main.split(':').collect();
+    let form =
+        || format!("'{s}' is not a thread (NAME:PERIOD[:PRIORITY][@CPU], e.g. servo:1ms:70)");
+    if !(2..=3).contains(&parts.len()) {
+        return Err(form());
+    }
+    let name = parts[0];
+    if name.is_empty()
+        || name.len() > 15
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return Err(format!(
+            "thread name '{name}' in '{s}': 1 to 15 letters, digits, '-' or '_'"
+        ));
+    }
+    let priority = match parts.get(2) {
+        Some(p) => Some(parse_priority(p).map_err(|e| format!("priority in '{s}': {e}"))?),
+        None => None,
+    };
+    Ok(crate::measure::spec::ThreadSpec {
+        name: name.to_string(),
+        period_us: parse_period(parts[1])?,
+        priority,
+        cpu,
+    })
+}
+
 /// One kind of --load.
 pub(crate) fn parse_load(s: &str) -> Result<crate::measure::load::LoadKind, String> {
     crate::measure::load::LoadKind::from_name(s.trim())
@@ -156,6 +214,40 @@ mod tests {
             ("365d", 31_536_000.0),
         ] {
             assert_eq!(parse_seconds(text), Ok(secs), "{text}");
+        }
+    }
+
+    #[test]
+    fn threads_are_name_period_priority_cpu() {
+        let t = parse_thread("base:25us:80@3").unwrap();
+        assert_eq!(
+            (t.name.as_str(), t.period_us, t.priority, t.cpu),
+            ("base", 25, Some(80), Some(3))
+        );
+        let t = parse_thread("servo:1ms").unwrap();
+        assert_eq!((t.period_us, t.priority, t.cpu), (1000, None, None));
+        assert_eq!(parse_thread("x:0.5ms:1").unwrap().period_us, 500);
+        assert_eq!(parse_thread("x:750").unwrap().period_us, 750);
+        for bad in [
+            "",
+            "servo",
+            "servo:",
+            ":1ms",
+            "servo:1ms:0",
+            "servo:1ms:100",
+            "servo:0us",
+            "servo:1.5us",
+            "servo:2s",
+            "servo:1ms:50:9",
+            "a b:1ms",
+            "sixteen-letters-:1ms",
+            "servo:1ms@x",
+            "servo:1e3",
+            "s/x:1ms",
+            "servo:-1ms",
+        ] {
+            let e = parse_thread(bad).unwrap_err();
+            assert!(!e.is_empty() && !e.contains('\n'), "{bad}: {e}");
         }
     }
 

@@ -25,6 +25,18 @@ pub(crate) fn place(host: &Host, spec: &RunSpec) -> Result<Placement> {
         Some(c) => crate::machine::validate_cpu(host, Some(c), "--receive-cpu")?,
         None => core,
     };
+    let mut names = std::collections::HashSet::new();
+    for t in &spec.threads {
+        if !names.insert(t.name.as_str()) {
+            return Err(Error::usage(format!(
+                "--thread {}: two threads of that name (each labels its own series)",
+                t.name
+            )));
+        }
+        if t.cpu.is_some() {
+            crate::machine::validate_cpu(host, t.cpu, &format!("--thread {}@", t.name))?;
+        }
+    }
     if spec.nic.is_none() && spec.pktlen.is_some() {
         return Err(Error::usage(
             "--pktlen applies to the NIC test only (give --nic IF)",

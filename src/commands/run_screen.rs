@@ -63,6 +63,7 @@ impl Watch for Screen<'_> {
             self.keys = Keys::on_terminal();
         }
         let view = LiveView::new(g.period_us, g.bucket_width_us, g.series)
+            .with_periods(g.periods_us, g.bucket_width_us)
             .with_columns(self.out.width)
             .with_keys(self.keys.is_some());
         self.view = Some(match g.extra {

@@ -29,6 +29,7 @@ pub(crate) fn run(
         period_us: spec.period_us,
         bucket_width_us: spec.bucket_width_us,
         series: vec![("Cyclic".into(), series.live())],
+        periods_us: Vec::new(),
         extra: None,
     };
     let plan = Limits::of(spec);

@@ -31,6 +31,7 @@ pub mod spec;
 pub(crate) mod stats;
 pub mod store;
 pub(crate) mod thin;
+pub(crate) mod threads;
 pub mod tstamp;
 
 use crate::error::Result;
@@ -64,6 +65,8 @@ pub(crate) fn run(
     };
     let r = if spec.nic.is_some() {
         nic::run(host, spec, at, label, watch)
+    } else if !spec.threads.is_empty() {
+        threads::run(host, spec, at, label, watch)
     } else {
         cyclic::run(host, spec, at, label, watch)
     };

@@ -16,6 +16,8 @@ pub(crate) struct Limits {
     pub(crate) duration_ns: Option<u64>,
     /// Stop at the first period outside the Great band (`--until-confident`: it breaks the claim).
     pub(crate) stop_when_late: bool,
+    /// The first wakeup (CLOCK_MONOTONIC ns), shared by threads that start together; None: one period from now.
+    pub(crate) start_ns: Option<u64>,
 }
 
 impl Limits {
@@ -29,6 +31,7 @@ impl Limits {
             iterations: spec.iterations.or(proving),
             duration_ns: spec.duration.map(|s| (s * 1e9) as u64),
             stop_when_late: proving.is_some(),
+            start_ns: None,
         }
     }
 }
@@ -64,7 +67,7 @@ pub(crate) fn run<F: FnMut(Wake)>(
 ) -> Ended {
     series.warm_up();
     let period = plan.period_ns.max(1);
-    let mut next = now_ns() + period;
+    let mut next = plan.start_ns.unwrap_or_else(|| now_ns() + period);
     let mut first = 0u64;
     let mut prev = 0u64;
     let mut wakeups = 0u64;
@@ -122,6 +125,7 @@ mod tests {
             iterations: Some(50),
             duration_ns: None,
             stop_when_late: false,
+            start_ns: None,
         };
         let end = run(&plan, &mut s, &stop, |_| calls += 1);
         let sum = s.summary();
@@ -142,6 +146,7 @@ mod tests {
             iterations: None,
             duration_ns: None,
             stop_when_late: false,
+            start_ns: None,
         };
         let end = run(&plan, &mut s, &stop, |_| {});
         assert!(end.stopped);
@@ -159,6 +164,7 @@ mod tests {
             iterations: Some(1_000_000),
             duration_ns: None,
             stop_when_late: true,
+            start_ns: None,
         };
         let end = run(&plan, &mut s, &stop, |_| {
             std::thread::sleep(std::time::Duration::from_micros(50))

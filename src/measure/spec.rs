@@ -103,6 +103,18 @@ pub struct RunSpec {
     /// `run --until-confident RATE` (per second): run until no cycle beyond the Great band proves fewer than this
     /// at 95 %, or until the first such cycle.
     pub(crate) until_confident: Option<f64>,
+    /// `run --thread`: several cyclic threads instead of the one (none: the one at `period_us`).
+    pub(crate) threads: Vec<ThreadSpec>,
+}
+
+/// One cyclic thread of `run --thread NAME:PERIOD[:PRIORITY][@CPU]`: its own period, SCHED_FIFO priority (None:
+/// `send_priority`) and CPU (None: `--core`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadSpec {
+    pub(crate) name: String,
+    pub(crate) period_us: u32,
+    pub(crate) priority: Option<u8>,
+    pub(crate) cpu: Option<usize>,
 }
 
 /// What a NIC run expects of its peer: the working counter, the reply budget, and for UDP the addresses.
@@ -165,6 +177,7 @@ impl Default for RunSpec {
             txq: None,
             rxq: None,
             until_confident: None,
+            threads: Vec::new(),
         }
     }
 }

@@ -146,6 +146,7 @@ impl Stats {
             hdr: d.hdr,
             max_per_interval: None,
             tail: Vec::new(),
+            thread: None,
         }
     }
 }

@@ -21,6 +21,8 @@ pub(crate) struct LiveView {
     extra: Option<Extra>,
     /// `r` and `q` are read (stdin is a terminal); else the footer names what works: SIGUSR1 and Ctrl+C.
     keys: bool,
+    /// Each source's period and band width when they differ (`run --thread`); empty: `period_us`, `width_us`.
+    own: Vec<(u32, f64)>,
 }
 
 impl LiveView {
@@ -38,7 +40,29 @@ impl LiveView {
             drawn: 0,
             extra: None,
             keys: false,
+            own: Vec::new(),
         }
+    }
+
+    /// Gives each source its own period (its bands scaled to it); the band columns are then named, not timed.
+    pub(crate) fn with_periods(
+        mut self,
+        periods_us: Vec<u32>,
+        bucket_width_us: Option<u32>,
+    ) -> Self {
+        self.own = periods_us
+            .into_iter()
+            .map(|p| (p, Bands::new(p, bucket_width_us).width_ns() as f64 / 1000.0))
+            .collect();
+        self
+    }
+
+    /// Source `i`'s period and band width.
+    fn of(&self, i: usize) -> (u32, f64) {
+        self.own
+            .get(i)
+            .copied()
+            .unwrap_or((self.period_us, self.width_us))
     }
 
     /// Whether `r` and `q` are read from the terminal (they are only when stdin is one).
@@ -98,7 +122,9 @@ impl LiveView {
     fn table(&self, wide: bool, color: bool) -> String {
         let heads = band_headers(self.width_us);
         let mut head: Vec<Cell> = vec!["Label".into(), "Count".into()];
-        if wide {
+        if wide && !self.own.is_empty() {
+            head.extend(Bands::NAMES.iter().map(|h| Cell::from(*h)));
+        } else if wide {
             head.extend(heads.iter().map(|h| Cell::from(h.as_str())));
         } else {
             head.push("Not Great".into());
@@ -108,8 +134,9 @@ impl LiveView {
             head.push("Missed".into());
         }
         let mut rows = vec![Some(head), None];
-        for (label, live) in &self.sources {
+        for (i, (label, live)) in self.sources.iter().enumerate() {
             let s = live.snapshot();
+            let (period_us, _) = self.of(i);
             let mut row: Vec<Cell> = vec![label.as_str().into(), s.count.to_string().into()];
             if wide {
                 for (i, n) in s.bands.into_iter().enumerate() {
@@ -120,7 +147,7 @@ impl LiveView {
                 row.push(painted(others.to_string(), Paint::band(4, others)));
             }
             row.push(us(s.max_dev_ns as f64 / 1000.0).into());
-            row.push(at(s.max_index, self.period_us).into());
+            row.push(at(s.max_index, period_us).into());
             row.push(us(s.max_wakeup_ns as f64 / 1000.0).into());
             if wide {
                 row.push(s.missed.to_string().into());
@@ -144,9 +171,11 @@ impl LiveView {
     fn tail_lines(&self) -> Vec<String> {
         self.sources
             .iter()
-            .filter_map(|(label, live)| {
+            .enumerate()
+            .filter_map(|(i, (label, live))| {
                 let s = live.snapshot();
-                let rates = tail_rates(s.bands, self.width_us, f64::from(self.period_us));
+                let (period_us, width_us) = self.of(i);
+                let rates = tail_rates(s.bands, width_us, f64::from(period_us));
                 (s.count > 0).then(|| super::tail::live_line(label, &rates[0]))
             })
             .collect()
@@ -168,14 +197,15 @@ impl LiveView {
         let parts: Vec<String> = self
             .sources
             .iter()
-            .map(|(label, live)| {
+            .enumerate()
+            .map(|(i, (label, live))| {
                 let s = live.snapshot();
                 format!(
                     "{label}: {} periods, {} outside Great, max dev {}us at {}, max wakeup {}us, missed {}",
                     s.count,
                     s.count - s.bands[0],
                     us(s.max_dev_ns as f64 / 1000.0),
-                    at(s.max_index, self.period_us),
+                    at(s.max_index, self.of(i).0),
                     us(s.max_wakeup_ns as f64 / 1000.0),
                     s.missed
                 )

@@ -188,6 +188,7 @@ mod tests {
                 max_us: maxima.to_vec(),
             }),
             tail: Vec::new(),
+            thread: None,
         }
     }
 

@@ -15,10 +15,21 @@ pub(crate) fn render_final_in(r: &RunResult, color: bool, columns: usize) -> Str
     let mut s = String::new();
     s.push_str(&format!("Target period: {} us\n", r.period_us));
     // Measured without colour: escapes take no columns.
-    let fits = band_table(r, false, true)
-        .lines()
-        .all(|l| l.chars().count() <= columns);
-    s.push_str(&band_table(r, color, fits));
+    // One band table per band width: threads of different periods have their own bands.
+    let mut widths: Vec<f64> = r.series.iter().map(|x| r.width_of(x)).collect();
+    widths.dedup();
+    if widths.is_empty() {
+        widths.push(band_width(r));
+    }
+    for (i, w) in widths.iter().enumerate() {
+        if i > 0 {
+            s.push('\n');
+        }
+        let fits = band_table(r, *w, false, true)
+            .lines()
+            .all(|l| l.chars().count() <= columns);
+        s.push_str(&band_table(r, *w, color, fits));
+    }
     s.push('\n');
     s.push_str(&percentile_table(r, color));
     let mut prose = format!("Duration: {}\n", duration(r.duration_s));
@@ -63,8 +74,8 @@ pub(crate) fn band_headers(w: f64) -> [String; 5] {
 
 /// The original's band table; "Max dev" is its "Max Latency" (the largest period deviation), "at" when in the run
 /// it came. `wide`: a column per band; otherwise the bands beyond Great summed (80 columns).
-fn band_table(r: &RunResult, color: bool, wide: bool) -> String {
-    let heads = band_headers(band_width(r));
+fn band_table(r: &RunResult, width: f64, color: bool, wide: bool) -> String {
+    let heads = band_headers(width);
     let mut top: Vec<Cell> = vec!["".into(), "".into()];
     let mut second: Vec<Cell> = vec!["Label".into(), "Count".into()];
     if wide {
@@ -77,8 +88,8 @@ fn band_table(r: &RunResult, color: bool, wide: bool) -> String {
     top.extend(["Max dev".into(), "".into(), "Missed".into()]);
     second.extend(["us".into(), "at".into(), "periods".into()]);
     let mut rows = vec![Some(top), Some(second), None];
-    for x in &r.series {
-        let mut row: Vec<Cell> = vec![x.label.as_str().into(), x.count.to_string().into()];
+    for x in r.series.iter().filter(|x| r.width_of(x) == width) {
+        let mut row: Vec<Cell> = vec![label(r, x).into(), x.count.to_string().into()];
         let b = x.buckets.as_array();
         if wide {
             for (i, n) in b.into_iter().enumerate() {
@@ -93,7 +104,7 @@ fn band_table(r: &RunResult, color: bool, wide: bool) -> String {
         row.push(if x.count == 0 {
             "-".into()
         } else {
-            super::live::at(x.max_index, r.period_us).into()
+            super::live::at(x.max_index, r.period_of(x) as u32).into()
         });
         row.push(x.missed.to_string().into());
         rows.push(Some(row));
@@ -136,12 +147,12 @@ fn worst_line(r: &RunResult, x: &SeriesSummary) -> String {
     if x.count == 0 {
         return format!("{}: no period recorded.\n", x.label);
     }
-    let band = Bands::NAMES[band_of(band_width(r), x.max_us)];
+    let band = Bands::NAMES[band_of(r.width_of(x), x.max_us)];
     let early = -x.min_us >= x.max_us && x.min_us < 0.0;
     let period = if early {
-        f64::from(r.period_us) - x.max_us
+        r.period_of(x) - x.max_us
     } else {
-        f64::from(r.period_us) + x.max_us
+        r.period_of(x) + x.max_us
     };
     let what = if early { "shortest" } else { "max" };
     let mut line = format!(
@@ -150,12 +161,23 @@ fn worst_line(r: &RunResult, x: &SeriesSummary) -> String {
         us(period),
         us(x.max_us),
         x.max_index,
-        super::live::at(x.max_index, r.period_us)
+        super::live::at(x.max_index, r.period_of(x) as u32)
     );
     if x.early > 0 {
         line.push_str(&format!(" {} period(s) outside Great came early.", x.early));
     }
     crate::report::check::wrap(&line, crate::output::DEFAULT_WIDTH, "", "  ")
+}
+
+/// A series' label in the band table; a thread of `run --thread` adds its period and priority.
+fn label(r: &RunResult, x: &SeriesSummary) -> String {
+    match &x.thread {
+        Some(t) if r.series.len() > 1 => format!(
+            "{} ({}us, FIFO {}, CPU {})",
+            x.label, t.period_us, t.priority, t.cpu
+        ),
+        _ => x.label.clone(),
+    }
 }
 
 fn band_of(w: f64, dev_us: f64) -> usize {

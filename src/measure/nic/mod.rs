@@ -146,6 +146,7 @@ fn gauges(args: &RunSpec, sender: &Series, receiver: &Series, shared: &Arc<Share
             ("Sender".into(), sender.live()),
             ("Receiver".into(), receiver.live()),
         ],
+        periods_us: Vec::new(),
         extra: Some(Box::new(move || extra.live_line())),
     }
 }

@@ -110,6 +110,19 @@ pub struct SeriesSummary {
     /// from the bands wherever it is read, so results without it (older versions) show the same.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) tail: Vec<super::confidence::TailRate>,
+    /// `run --thread`: this series' own thread (period, band width, priority, CPU); absent, the run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) thread: Option<ThreadInfo>,
+}
+
+/// The thread a series measured, when the run had several (`run --thread`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub(crate) struct ThreadInfo {
+    pub(crate) period_us: u32,
+    /// Its band width W, µs (its period / 8 unless --bucket-width-us).
+    pub(crate) bucket_width_us: f64,
+    pub(crate) priority: u8,
+    pub(crate) cpu: usize,
 }
 
 /// Maxima per interval: `max_us[i]` is the largest deviation between i·interval_s and (i+1)·interval_s after the
@@ -261,8 +274,10 @@ impl RunResult {
     }
 
     /// The band width W of series `s`, in µs.
-    pub(crate) fn width_of(&self, _s: &SeriesSummary) -> f64 {
-        if self.bucket_width_us > 0.0 {
+    pub(crate) fn width_of(&self, s: &SeriesSummary) -> f64 {
+        if let Some(t) = &s.thread {
+            t.bucket_width_us
+        } else if self.bucket_width_us > 0.0 {
             self.bucket_width_us
         } else {
             f64::from(self.period_us) / 8.0
@@ -270,8 +285,8 @@ impl RunResult {
     }
 
     /// The period of series `s`, in µs.
-    pub(crate) fn period_of(&self, _s: &SeriesSummary) -> f64 {
-        f64::from(self.period_us)
+    pub(crate) fn period_of(&self, s: &SeriesSummary) -> f64 {
+        f64::from(s.thread.map_or(self.period_us, |t| t.period_us))
     }
 
     /// The rates beyond each band boundary of series `s`, from its bands: the same for a result saved without

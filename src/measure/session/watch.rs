@@ -13,6 +13,8 @@ pub(crate) struct Gauges {
     pub(crate) period_us: u32,
     pub(crate) bucket_width_us: Option<u32>,
     pub(crate) series: Vec<(String, Arc<Live>)>,
+    /// Each series' own period when they differ (`run --thread`); empty: all `period_us`.
+    pub(crate) periods_us: Vec<u32>,
     pub(crate) extra: Option<Box<dyn Fn() -> String>>,
 }
 

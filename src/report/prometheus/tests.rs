@@ -129,6 +129,7 @@ fn result(rtt: bool) -> RunResult {
             hdr: String::new(),
             max_per_interval: None,
             tail: Vec::new(),
+            thread: None,
         }],
         rtt: rtt.then(|| RttSummary {
             count: rd.count,
