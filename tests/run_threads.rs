@@ -75,14 +75,14 @@ fn two_threads_record_their_own_cycles() {
     }
 }
 
-/// A SCHED_FIFO 50 spinner on the threads' CPU for 400 ms, between the two threads' priorities 80 and 20.
+/// A SCHED_FIFO 50 spinner on the threads' CPU for 800 ms (long beside a host stall), between the two threads' priorities 80 and 20.
 const SPINNER: &str = r#"
 import os, sys, time
 cpu = int(sys.argv[1])
 os.sched_setaffinity(0, {cpu})
 os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(50))
 print("ready", flush=True)
-end = time.monotonic() + 0.4
+end = time.monotonic() + 0.8
 while time.monotonic() < end:
     pass
 "#;
@@ -121,8 +121,8 @@ fn a_spinner_between_their_priorities_delays_only_the_lower_thread() {
     let max = |s: &Value| s["max_us"].as_f64().unwrap();
     // The lower thread cannot run while the spinner does: hundreds of 1 ms periods go by, its worst period is
     // the spin's length; the higher one preempts the spinner.
-    assert!(missed(lo) >= 200, "lo: {lo}");
-    assert!(max(lo) >= 200_000.0, "lo: {lo}");
+    assert!(missed(lo) >= 500, "lo: {lo}");
+    assert!(max(lo) >= 500_000.0, "lo: {lo}");
     assert!(missed(hi) * 4 < missed(lo), "hi {hi}\nlo {lo}");
     assert!(max(hi) * 4.0 < max(lo), "hi {hi}\nlo {lo}");
 }
