@@ -194,3 +194,53 @@ fn has_thread(pid: u32, name: &str) -> bool {
         })
         .unwrap_or(false)
 }
+
+#[test]
+fn loopback_a_bridge_and_a_tun_are_refused_as_what_they_are() {
+    if !common::require_root("loopback_a_bridge_and_a_tun") {
+        return;
+    }
+    // A bridge with a reflector behind one of its ports: frames would come back, but through a software switch.
+    let b = Bridge::new(1);
+    let _r = b.reflect(0, &[]);
+    let in_ns = |nic: &str| {
+        let mut c = Command::new("ip");
+        c.args([
+            "netns",
+            "exec",
+            &b.ns,
+            BIN,
+            "run",
+            "--nic",
+            nic,
+            "--no-config",
+        ])
+        .args(["--iterations", "100"])
+        .env(common::RESULTS_ENV, common::results_dir());
+        c.output().unwrap()
+    };
+    let tun = Command::new("ip")
+        .args(["-n", &b.ns, "tuntap", "add", "dev", "nctun0", "mode", "tun"])
+        .status()
+        .unwrap();
+    assert!(tun.success());
+    let cases = [
+        (in_ns("br0"), "br0 is a bridge (ports hp, p0)"),
+        (in_ns("nctun0"), "nctun0 is a tun device"),
+        (
+            run_nic("lo", &["--iterations", "100"]),
+            "lo is the loopback interface",
+        ),
+    ];
+    for (o, what) in cases {
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with(&format!("rmp-eval: {what}")), "{err}");
+        assert!(
+            err.contains("cannot be reached through it: give --nic the wired Ethernet port"),
+            "{err}"
+        );
+        assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
+    }
+}

@@ -17,3 +17,188 @@ pub(crate) fn queue_counts(host: &Host, nic: &str) -> Option<(usize, usize)> {
 pub(crate) fn xps_path(nic: &str, queue: usize) -> String {
     format!("{NET}/{nic}/queues/tx-{queue}/xps_cpus")
 }
+
+/// What an interface is, as far as reaching an EtherCAT SubDevice goes: a plain Ethernet port (a NIC, veth, a
+/// tap), or something frames sent on never reach a chain as they left.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Ethernet,
+    Loopback,
+    /// With its ports.
+    Bridge(Vec<String>),
+    /// With its ports.
+    Bond(Vec<String>),
+    Wireless,
+    /// A tun device: IP packets to a program, no Ethernet header.
+    Tun,
+    /// Any other link type (ARPHRD_*, from `type`).
+    Other(u16),
+}
+
+const ARPHRD_ETHER: u16 = 1;
+const ARPHRD_LOOPBACK: u16 = 772;
+const ARPHRD_NONE: u16 = 65534;
+
+impl Kind {
+    /// Why frames sent on this interface never reach a SubDevice, and what to give instead; None for Ethernet.
+    pub(crate) fn refusal(&self, nic: &str) -> Option<String> {
+        let ports = |p: &[String]| match p {
+            [] => "no ports".to_string(),
+            p => format!("ports {}", p.join(", ")),
+        };
+        let why = match self {
+            Kind::Ethernet => return None,
+            Kind::Loopback => {
+                "the loopback interface: what is sent on it comes straight back to this machine, \
+                               no cable leaves it"
+                    .to_string()
+            }
+            Kind::Bridge(p) => format!(
+                "a bridge ({}): a software switch that forwards and delays frames between its ports",
+                ports(p)
+            ),
+            Kind::Bond(p) => format!(
+                "a bond ({}): it spreads frames over several ports, an EtherCAT chain hangs on one",
+                ports(p)
+            ),
+            Kind::Wireless => {
+                "a wireless interface: EtherCAT frames need a cable (100 Mb/s full duplex)"
+                    .to_string()
+            }
+            Kind::Tun => {
+                "a tun device: it carries IP packets to a program, not Ethernet frames".to_string()
+            }
+            Kind::Other(t) => format!("not an Ethernet interface (link type {t})"),
+        };
+        Some(format!(
+            "{nic} is {why}; an EtherCAT SubDevice cannot be reached through it: give --nic the wired Ethernet port \
+             the chain is plugged into"
+        ))
+    }
+}
+
+/// The interface's kind, from its directory: `type` (the ARPHRD link type), `uevent` (DEVTYPE) and the entries
+/// the kernel adds (bridge/, bonding/, wireless/, phy80211, tun_flags); bridge and bond ports from brif/ and
+/// bonding/slaves. An interface whose `type` cannot be read is taken for Ethernet (the socket calls decide then).
+pub(crate) fn kind(host: &Host, nic: &str) -> Kind {
+    let dir = format!("{NET}/{nic}");
+    let Ok(link_type) = host.read(&format!("{dir}/type")) else {
+        return Kind::Ethernet;
+    };
+    let uevent = host.read(&format!("{dir}/uevent")).unwrap_or_default();
+    let entries = host.list(&dir).unwrap_or_default();
+    match parse_kind(&link_type, &uevent, &entries) {
+        Kind::Bridge(_) => {
+            let mut ports = host.list(&format!("{dir}/brif")).unwrap_or_default();
+            ports.sort();
+            Kind::Bridge(ports)
+        }
+        Kind::Bond(_) => Kind::Bond(
+            host.read(&format!("{dir}/bonding/slaves"))
+                .map(|s| s.split_whitespace().map(str::to_string).collect())
+                .unwrap_or_default(),
+        ),
+        k => k,
+    }
+}
+
+/// The kind from the text of `type`, of `uevent` and the names in the interface's directory (ports left empty).
+pub(crate) fn parse_kind(link_type: &str, uevent: &str, entries: &[String]) -> Kind {
+    let has = |n: &str| entries.iter().any(|e| e == n);
+    let devtype = uevent
+        .lines()
+        .find_map(|l| l.strip_prefix("DEVTYPE="))
+        .unwrap_or("");
+    match link_type.trim().parse::<u16>() {
+        Ok(ARPHRD_LOOPBACK) => Kind::Loopback,
+        Ok(ARPHRD_NONE) if has("tun_flags") => Kind::Tun,
+        Ok(ARPHRD_ETHER) | Err(_) => {
+            if devtype == "bridge" || has("bridge") {
+                Kind::Bridge(Vec::new())
+            } else if devtype == "bond" || has("bonding") {
+                Kind::Bond(Vec::new())
+            } else if devtype == "wlan" || has("wireless") || has("phy80211") {
+                Kind::Wireless
+            } else {
+                Kind::Ethernet
+            }
+        }
+        Ok(t) => Kind::Other(t),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Kind, parse_kind};
+
+    fn names(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_string).collect()
+    }
+
+    // Captured on this project's Debian 12 build machine (kernel 6.18), `cat type uevent; ls` of each interface:
+    // lo, a bridge (ip link add … type bridge), a tun and a tap (ip tuntap add), a veth.
+    const COMMON: &str = "addr_assign_type addr_len address broadcast carrier carrier_changes dev_id dev_port \
+                          dormant duplex flags ifalias ifindex iflink link_mode mtu operstate power queues speed \
+                          statistics subsystem tx_queue_len type uevent";
+
+    #[test]
+    fn the_kernels_own_entries_say_what_an_interface_is() {
+        let with = |extra: &str| names(&format!("{COMMON} {extra}"));
+        assert_eq!(
+            parse_kind("772\n", "INTERFACE=lo\nIFINDEX=1\n", &with("")),
+            Kind::Loopback
+        );
+        let bridge = "DEVTYPE=bridge\nINTERFACE=nvbr0\nIFINDEX=466\n";
+        assert_eq!(
+            parse_kind("1\n", bridge, &with("brforward bridge brif")),
+            Kind::Bridge(vec![])
+        );
+        let tun = "INTERFACE=nvtun0\nIFINDEX=467\n";
+        assert_eq!(
+            parse_kind("65534\n", tun, &with("group owner tun_flags")),
+            Kind::Tun
+        );
+        // A tap is an Ethernet port to a program (a VM's NIC): allowed, like veth.
+        let tap = "INTERFACE=nvtap0\nIFINDEX=468\n";
+        assert_eq!(
+            parse_kind("1\n", tap, &with("group owner tun_flags")),
+            Kind::Ethernet
+        );
+        let veth = "INTERFACE=nvve0\nIFINDEX=470\n";
+        assert_eq!(parse_kind("1\n", veth, &with("")), Kind::Ethernet);
+        // Hand-made from the kernel's sources (no bonding module or Wi-Fi here): bonding sets DEVTYPE=bond and
+        // adds bonding/ (drivers/net/bonding/bond_main.c, bond_sysfs.c); cfg80211 sets DEVTYPE=wlan and adds
+        // phy80211 and wireless/ (net/wireless/core.c, sysfs.c).
+        let bond = "DEVTYPE=bond\nINTERFACE=bond0\nIFINDEX=5\n";
+        assert_eq!(
+            parse_kind("1\n", bond, &with("bonding")),
+            Kind::Bond(vec![])
+        );
+        let wlan = "DEVTYPE=wlan\nINTERFACE=wlan0\nIFINDEX=3\n";
+        assert_eq!(
+            parse_kind("1\n", wlan, &with("phy80211 wireless")),
+            Kind::Wireless
+        );
+        // An IP-in-IP tunnel (ARPHRD_TUNNEL), and garbage in `type` judged by the rest.
+        assert_eq!(parse_kind("768\n", "", &with("")), Kind::Other(768));
+        assert_eq!(parse_kind("x", veth, &with("")), Kind::Ethernet);
+    }
+
+    #[test]
+    fn a_refusal_says_what_the_interface_is_and_why() {
+        assert_eq!(Kind::Ethernet.refusal("eth0"), None);
+        let r = Kind::Bridge(vec!["eth1".into(), "eth2".into()])
+            .refusal("br0")
+            .unwrap();
+        assert!(r.starts_with("br0 is a bridge (ports eth1, eth2)"), "{r}");
+        assert!(r.contains("give --nic the wired Ethernet port"), "{r}");
+        let r = Kind::Loopback.refusal("lo").unwrap();
+        assert!(r.starts_with("lo is the loopback interface"), "{r}");
+        assert!(
+            Kind::Bond(vec![])
+                .refusal("bond0")
+                .unwrap()
+                .contains("(no ports)")
+        );
+    }
+}

@@ -1,6 +1,7 @@
-//! A NIC run's link, set up before any RT thread starts: the interface checked (a valid name, the live machine, its
-//! MAC, its MTU against --pktlen, up), for UDP the peer's MAC by ARP and a responder for our own address, the
-//! flags guard, the two sockets with their timestamps; then a preflight that something answers within 1 s.
+//! A NIC run's link, set up before any RT thread starts: the interface checked (a valid name, the live machine, an
+//! Ethernet port, its MAC, its MTU against --pktlen, up), for UDP the peer's MAC by ARP and a responder for our own
+//! address, the flags guard, the two sockets with their timestamps; then a preflight that something answers within
+//! 1 s.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -62,6 +63,9 @@ impl Link {
             return Err(Error::usage("--nic measures the live machine: drop --root"));
         }
         netdev::ifindex(nic)?;
+        if let Some(why) = crate::machine::net::kind(host, nic).refusal(nic) {
+            return Err(Error::usage(why));
+        }
         let lock = crate::corelock::nic_exclusive(host, nic)?;
         let mac = netdev::mac(nic)
             .map_err(|e| Error::sys(format!("reading the MAC address of {nic}"), e))?;
