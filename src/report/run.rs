@@ -206,21 +206,7 @@ fn verdict_line(r: &RunResult, color: bool) -> String {
             ),
             Paint::Red,
         ),
-        Verdict::Inconclusive => {
-            let cycles = r.series.iter().map(|x| x.count).max().unwrap_or(0);
-            (
-                format!(
-                    "Verdict: inconclusive — {cycles} cycles in {:.1} s, nothing outside the Great band, but a \
-                     pass needs at least {} s and {} cycles. To trust a pass, run for 10 minutes or more \
-                     (`--duration 10m`; hours for commissioning) while the machine carries its real load, or a \
-                     stress load on the other CPUs (e.g. `stress-ng --cpu N`).",
-                    r.duration_s,
-                    crate::measure::result::MIN_PASS_SECONDS,
-                    crate::measure::result::MIN_PASS_CYCLES
-                ),
-                Paint::Yellow,
-            )
-        }
+        Verdict::Inconclusive => (inconclusive(r), Paint::Yellow),
         Verdict::Incomplete => (
             "Verdict: incomplete — the run could not finish; the figures above are what was measured."
                 .to_string(),
@@ -238,3 +224,27 @@ fn verdict_line(r: &RunResult, color: bool) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// A clean run too short for a pass: what it spanned, how far short it is, and how long to run at its period.
+fn inconclusive(r: &RunResult) -> String {
+    use crate::measure::result::{MIN_PASS_CYCLES, MIN_PASS_SECONDS};
+    let cycles = r.span_cycles();
+    let mut short = Vec::new();
+    if cycles < MIN_PASS_CYCLES {
+        short.push(format!("{} cycles", MIN_PASS_CYCLES - cycles));
+    }
+    if r.duration_s < MIN_PASS_SECONDS {
+        short.push(format!("{:.1} s", MIN_PASS_SECONDS - r.duration_s));
+    }
+    let need = r.seconds_to_pass();
+    format!(
+        "Verdict: inconclusive — {cycles} cycles in {:.1} s, nothing outside the Great band, but a pass needs at \
+         least {MIN_PASS_SECONDS} s and {MIN_PASS_CYCLES} cycles: {} short; at {} us a period, run at least {need} s \
+         (`--duration {need}`). To trust a pass, run for 10 minutes or more (`--duration 10m`; hours for \
+         commissioning) while the machine carries its real load, or a stress load on the other CPUs (e.g. \
+         `stress-ng --cpu N`).",
+        r.duration_s,
+        short.join(" and "),
+        r.period_us,
+    )
+}

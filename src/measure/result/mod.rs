@@ -314,8 +314,25 @@ impl RunResult {
 
     /// Fewer seconds or cycles than a pass needs.
     pub(crate) fn too_short(&self) -> bool {
-        let cycles = self.series.iter().map(|s| s.count).max().unwrap_or(0);
-        self.duration_s < MIN_PASS_SECONDS || cycles < MIN_PASS_CYCLES
+        self.duration_s < MIN_PASS_SECONDS || self.span_cycles() < MIN_PASS_CYCLES
+    }
+
+    /// The periods the run spanned: the cycles measured and the periods the loop skipped because it woke after
+    /// their deadline (`missed`), of its longest series. A machine that misses a few periods of a 10 s run at
+    /// 1 ms still spans 10 000 of them.
+    pub(crate) fn span_cycles(&self) -> u64 {
+        self.series
+            .iter()
+            .map(|s| s.count + s.missed)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The whole seconds a run at this period needs for a pass: MIN_PASS_SECONDS, or MIN_PASS_CYCLES periods
+    /// when they take longer.
+    pub(crate) fn seconds_to_pass(&self) -> u64 {
+        let cycles_s = MIN_PASS_CYCLES as f64 * f64::from(self.period_us) / 1e6;
+        MIN_PASS_SECONDS.max(cycles_s).ceil() as u64
     }
 
     /// pass when every series is all Great and (NIC mode) every frame was sent and answered in time with the

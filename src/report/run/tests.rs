@@ -129,7 +129,7 @@ fn a_short_clean_run_is_inconclusive_and_says_how_long_to_run() {
     let v = t.split("Verdict: ").nth(1).unwrap();
     let flat = v.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        flat.starts_with("inconclusive — 200 cycles in 0.2 s, nothing outside the Great band, but a pass needs at least 10 s and 10000 cycles."),
+        flat.starts_with("inconclusive — 200 cycles in 0.2 s, nothing outside the Great band, but a pass needs at least 10 s and 10000 cycles: 9800 cycles and 9.8 s short; at 1000 us a period, run at least 10 s (`--duration 10`)."),
         "{t}"
     );
     assert!(
@@ -141,6 +141,40 @@ fn a_short_clean_run_is_inconclusive_and_says_how_long_to_run() {
     let failed = sample();
     assert_eq!(failed.verdict, Verdict::Fail);
     assert_eq!(failed.conclusive().verdict, Verdict::Fail);
+}
+
+/// A clean run of `count` cycles and `missed` skipped periods at `period_us` over `duration_s`, judged.
+fn clean_run(period_us: u32, count: u64, missed: u64, duration_s: f64) -> RunResult {
+    let mut s = Series::new("Cyclic", period_us, None);
+    for _ in 0..count {
+        s.record(u64::from(period_us) * 1000, Some(5_000));
+    }
+    s.add_missed(missed);
+    let series = vec![s.summary()];
+    RunResult {
+        period_us,
+        duration_s,
+        verdict: RunResult::judge(&series, None),
+        series,
+        ..RunResult::for_test(vec![])
+    }
+    .conclusive()
+}
+
+#[test]
+fn a_run_is_long_enough_by_the_periods_it_spans_and_else_says_how_long_to_run() {
+    // 10 s at 1 ms with 300 periods skipped (the loop woke late, still within the band): 10 000 periods spanned.
+    let r = clean_run(1000, 9_700, 300, 10.0);
+    assert_eq!((r.verdict, r.span_cycles()), (Verdict::Pass, 10_000));
+    // At 2 ms, 10 s are only 5 000 cycles: say how many are missing and how long a run at this period must be.
+    let r = clean_run(2000, 5_000, 0, 10.0);
+    assert_eq!(r.verdict, Verdict::Inconclusive);
+    let t = render_final_in(&r, false, usize::MAX);
+    let flat = t.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("needs at least 10 s and 10000 cycles: 5000 cycles short; at 2000 us a period, run at least 20 s (`--duration 20`)."),
+        "{t}"
+    );
 }
 
 #[test]
