@@ -115,6 +115,20 @@ impl Host {
         fs_sys::fstat(&fd).map_err(|e| HostError::from_io(abs, e))
     }
 
+    /// Opens `abs` for reading and makes sure it is still the file `st` described (not swapped between the
+    /// two looks).
+    fn open_stated(&self, abs: &str, st: &libc::stat) -> HostResult<OwnedFd> {
+        let fd = self.open_at(abs, libc::O_RDONLY)?;
+        let again = fs_sys::fstat(&fd).map_err(|e| HostError::from_io(abs, e))?;
+        if (again.st_dev, again.st_ino) != (st.st_dev, st.st_ino) {
+            return Err(HostError::Io {
+                path: abs.into(),
+                source: io::Error::other("changed while being read"),
+            });
+        }
+        Ok(fd)
+    }
+
     pub(super) fn read_raw(&self, abs: &str) -> HostResult<Vec<u8>> {
         let st = self.stat_at(abs)?;
         if st.st_mode & libc::S_IFMT != libc::S_IFREG {
@@ -127,14 +141,7 @@ impl Host {
         if !self.is_live() && st.st_size as u64 > MAX_READ {
             return Err(HostError::TooLarge { path: abs.into() });
         }
-        let fd = self.open_at(abs, libc::O_RDONLY)?;
-        let again = fs_sys::fstat(&fd).map_err(|e| HostError::from_io(abs, e))?;
-        if (again.st_dev, again.st_ino) != (st.st_dev, st.st_ino) {
-            return Err(HostError::Io {
-                path: abs.into(),
-                source: io::Error::other("changed while being read"),
-            });
-        }
+        let fd = self.open_stated(abs, &st)?;
         let mut buf = Vec::new();
         fs::File::from(fd)
             .take(MAX_READ + 1)
@@ -220,14 +227,7 @@ impl Host {
                 what: kind_of(&st),
             });
         }
-        let fd = self.open_at(abs, libc::O_RDONLY)?;
-        let again = fs_sys::fstat(&fd).map_err(|e| HostError::from_io(abs, e))?;
-        if (again.st_dev, again.st_ino) != (st.st_dev, st.st_ino) {
-            return Err(HostError::Io {
-                path: abs.into(),
-                source: io::Error::other("changed while being read"),
-            });
-        }
+        let fd = self.open_stated(abs, &st)?;
         let mut b = [0u8; 8];
         fs::File::from(fd)
             .read_exact_at(&mut b, offset)
