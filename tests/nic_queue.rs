@@ -6,7 +6,15 @@ mod common;
 use common::nic::*;
 
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+/// Every NIC run puts back what any killed run left steered (on any interface), so a run of one test here could
+/// restore the leftovers another test is about to watch its own next run restore: these tests run one at a time.
+fn serial() -> MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 const RECORDS: &str = "/run/rmp-eval/queues";
 
@@ -55,6 +63,7 @@ fn peer_queues(v: &Veth) -> Vec<u64> {
 
 #[test]
 fn a_queue_beyond_the_count_is_exit_2_before_anything_changes() {
+    let _serial = serial();
     if !common::require_root("a_queue_beyond_the_count_is_exit_2_before_anything_changes") {
         return;
     }
@@ -73,6 +82,7 @@ fn a_queue_beyond_the_count_is_exit_2_before_anything_changes() {
 
 #[test]
 fn frames_leave_on_the_transmit_queue_asked_for() {
+    let _serial = serial();
     if !common::require_root("frames_leave_on_the_transmit_queue_asked_for") {
         return;
     }
@@ -119,6 +129,7 @@ fn frames_leave_on_the_transmit_queue_asked_for() {
 
 #[test]
 fn a_receive_queue_on_veth_is_refused_naming_the_driver() {
+    let _serial = serial();
     if !common::require_root("a_receive_queue_on_veth_is_refused_naming_the_driver") {
         return;
     }
@@ -138,6 +149,7 @@ fn a_receive_queue_on_veth_is_refused_naming_the_driver() {
 
 #[test]
 fn a_killed_runs_steering_is_put_back_by_the_next_run() {
+    let _serial = serial();
     if !common::require_root("a_killed_runs_steering_is_put_back_by_the_next_run") {
         return;
     }
