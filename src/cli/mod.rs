@@ -21,7 +21,7 @@ pub use verbs::{
 pub(crate) const EXIT_CODES: &str = "\
 Exit status:
   0  all good (check: nothing failed; run: every sample within the Great band; fix/rollback: done)
-  1  the system falls short (a check failed; latency outside Great; frames lost)
+  1  the system falls short (a check failed; latency outside Great; frames lost; a dropout)
   2  could not do the job (bad input, no permission, NIC missing, no reply from the SubDevice)
   3  run: inconclusive, too short to judge (too few cycles or seconds); nothing failed in what was measured
   4  check: nothing failed, only warnings (what only a newer kernel or other hardware would change)

@@ -135,6 +135,10 @@ impl Drop for HwTstamp {
 pub(crate) fn restore_leftovers(host: &Host) -> Vec<String> {
     let mut said = Vec::new();
     for name in host.list(RECORD_DIR).unwrap_or_default() {
+        // `.NAME.rmp-eval.PID`: another run writing its record right now (Host's atomic write), not a leftover.
+        if name.starts_with('.') {
+            continue;
+        }
         let path = record_path(&name);
         let rec = host.read(&path).ok().and_then(|s| decode(&s));
         let msg = match (ifname::validate(&name), rec) {
@@ -158,6 +162,17 @@ pub(crate) fn restore_leftovers(host: &Host) -> Vec<String> {
 mod tests {
     use super::*;
     use hwtstamp::Config;
+
+    #[test]
+    fn a_record_another_run_is_writing_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = Host::with_root(dir.path());
+        let tmp = format!("{RECORD_DIR}/.eth0.rmp-eval.{}", std::process::id());
+        std::fs::create_dir_all(host.path(RECORD_DIR)).unwrap();
+        std::fs::write(host.path(&tmp), "half").unwrap();
+        assert_eq!(restore_leftovers(&host), Vec::<String>::new());
+        assert!(host.exists(&tmp));
+    }
 
     #[test]
     fn veth_and_loopback_have_no_hardware_timestamps() {

@@ -146,7 +146,7 @@ impl Link {
             probe.set_seq(*seq);
             *seq += 1;
             if let Err(e) = txs.send(probe.frame()) {
-                return Err(Error::sys(format!("sending on {}", sock.name()), e));
+                return Err(send_refused(txs, sock.name(), probe.frame(), e));
             }
             let until = Instant::now() + Duration::from_millis(20);
             while Instant::now() < until {
@@ -166,6 +166,40 @@ impl Link {
         }
         Err(no_answer(mode, sock.name()))
     }
+}
+
+/// A probe the kernel refused to send. A veth (or macvlan) drops a frame longer than its far end allows (that
+/// end's MTU + 14 for the header + 4 for a VLAN tag) with ENOBUFS: then the longest frame that passes names the
+/// far end's MTU, found by sending shorter cuts of the probe (a cut frame is malformed, never answered).
+fn send_refused(txs: &RawSocket, nic: &str, frame: &[u8], e: std::io::Error) -> Error {
+    let fits = |n: usize| txs.send(&frame[..n]).is_ok();
+    if e.raw_os_error() != Some(libc::ENOBUFS)
+        || frame.len() <= frame::MIN_FRAME
+        || !fits(frame::MIN_FRAME)
+    {
+        return Error::sys(format!("sending on {nic}"), e);
+    }
+    let (mut lo, mut hi) = (frame::MIN_FRAME, frame.len());
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    // A queue that was merely full would let a longer frame through now.
+    if fits(lo + 1) || lo < frame::MIN_FRAME + 18 {
+        return Error::sys(format!("sending on {nic}"), e);
+    }
+    let mtu = lo - 18;
+    Error::failed(format!(
+        "sending on {nic}: {e}: frames of {} bytes are dropped on the way, up to {lo} pass: the far end's MTU is \
+         {mtu} (a frame may be that + 14 header + 4 VLAN tag bytes) — give --pktlen {} or less, or raise the far \
+         end's MTU",
+        frame.len(),
+        mtu + 14
+    ))
 }
 
 /// Replies the preflight waits for: the working counter is learned from them.

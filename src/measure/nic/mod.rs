@@ -10,6 +10,7 @@ mod recv;
 mod results;
 mod send;
 mod shared;
+mod stop;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::{Relaxed, Release};
@@ -38,8 +39,8 @@ use shared::Shared;
 /// How long the preflight waits for a first answer, and how long replies may pause mid-run.
 pub(crate) const ANSWER_TIMEOUT: Duration = Duration::from_secs(1);
 
-/// The NIC test: validated arguments in, the run's result out (verdict incomplete, with `error`, when the replies
-/// stopped mid-run).
+/// The NIC test: validated arguments in, the run's result out. When the replies stop mid-run: verdict incomplete,
+/// with `error`, if this machine's interface went away; a dropout (fail) if the chain went silent (stop.rs).
 pub(crate) fn run(
     host: &Host,
     args: &RunSpec,

@@ -1,11 +1,11 @@
 //! A NIC run's result, at a checkpoint and at the end, from one builder (`result::Header`): the series, the round
-//! trips judged against the run's settings, and why the run could not finish when the replies stopped.
+//! trips judged against the run's settings, and, when the replies stopped, whose fault that was (stop.rs).
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use super::ANSWER_TIMEOUT;
 use super::link::{Answers, Link};
 use super::shared::Shared;
+use super::stop::{self, Counts, Local};
 use crate::measure::collect::Collector;
 use crate::measure::result::{EscId, Header, Measured, RttSummary, RunResult, SeriesSummary};
 use crate::measure::rtt_collect::{Context, RttCollector};
@@ -92,7 +92,8 @@ impl<'a> Results<'a> {
         self.header.result(m, &s.so_far())
     }
 
-    /// The run's result once both threads have ended: verdict incomplete, with `error`, when the replies stopped.
+    /// The run's result once both threads have ended. When the replies stopped: verdict incomplete, with `error`,
+    /// if this machine's interface went away, else the dropout is a shortfall in the round trips.
     pub(super) fn at_end(
         &self,
         series: Vec<SeriesSummary>,
@@ -101,17 +102,26 @@ impl<'a> Results<'a> {
         shared: &Shared,
         s: &Ended,
     ) -> RunResult {
-        let (sent, matched) = (shared.sent.load(Relaxed), shared.matched.load(Relaxed));
-        let error = shared.dead.load(Relaxed).then(|| {
-            format!(
-                "replies stopped on {} after {matched} of {sent} frames (nothing for {} s)",
-                self.nic,
-                ANSWER_TIMEOUT.as_secs()
-            )
+        let stopped = shared.dead.load(Relaxed).then(|| {
+            let c = Counts {
+                matched: shared.matched.load(Relaxed),
+                sent: shared.sent.load(Relaxed),
+                refused: shared.send_errors.load(Relaxed),
+                errno: shared.send_errno.load(Relaxed),
+            };
+            let local = Local::of(crate::sys::netdev::flags(self.nic), c.errno);
+            stop::judge(self.nic, local, &c)
         });
+        let (error, dropout) = match stopped {
+            Some(Err(e)) => (Some(e), None),
+            Some(Ok(d)) => (None, Some(d)),
+            None => (None, None),
+        };
+        let mut rtt = self.summary(rtts, true);
+        rtt.checks.dropout = dropout;
         let m = Measured {
             series,
-            rtt: Some(self.summary(rtts, true)),
+            rtt: Some(rtt),
             duration_s: round3(ended.elapsed_ns as f64 / 1e9),
             error,
         };

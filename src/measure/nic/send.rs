@@ -71,8 +71,9 @@ impl Sender {
             if let Some(mk) = &marker {
                 mk.mark_send(i);
             }
-            if txs.send(probe.frame()).is_err() {
+            if let Err(e) = txs.send(probe.frame()) {
                 sh.send_errors.fetch_add(1, Relaxed);
+                sh.send_errno.store(e.raw_os_error().unwrap_or(0), Relaxed);
             }
         });
         std::thread::sleep(Duration::from_millis(1));

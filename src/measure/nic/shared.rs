@@ -2,7 +2,8 @@
 //! preallocated before the threads start: nothing locks or allocates.
 
 use std::sync::atomic::{
-    AtomicBool, AtomicU32, AtomicU64, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+    AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering::Acquire, Ordering::Relaxed,
+    Ordering::Release,
 };
 
 use crate::measure::rtt::RING;
@@ -16,6 +17,8 @@ pub(crate) struct Shared {
     /// Frames sent so far.
     pub(crate) sent: AtomicU64,
     pub(crate) send_errors: AtomicU64,
+    /// errno of the last send the kernel refused (0: none): says whose fault a stop is (stop.rs).
+    pub(crate) send_errno: AtomicI32,
     /// CLOCK_REALTIME just before each send(), by sequence (for a reply whose TX stamp never came).
     pub(crate) user_tx: Box<[AtomicU64]>,
     /// Transmit stamps the sender read back from its socket's error queue, by sequence; `tx_seq` says whose
@@ -41,6 +44,7 @@ impl Shared {
             tag,
             sent: AtomicU64::new(0),
             send_errors: AtomicU64::new(0),
+            send_errno: AtomicI32::new(0),
             user_tx: (0..RING).map(|_| AtomicU64::new(0)).collect(),
             tx_seq: (0..RING)
                 .map(|_| AtomicU32::new(first_seq.wrapping_sub(1)))

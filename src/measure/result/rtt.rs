@@ -80,6 +80,10 @@ pub(crate) struct ReplyChecks {
     pub(crate) wkc_seen: std::collections::BTreeMap<u16, u64>,
     /// What the probe's BRD read at register 0x0000 of the SubDevices (ORed over the chain).
     pub(crate) esc: Option<EscId>,
+    /// The replies stopped for 1 s mid-run while this machine's interface was there and up: the chain dropped
+    /// out (the run ends there). Fails the verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) dropout: Option<String>,
 }
 
 /// ESC type and revision (registers 0x0000 and 0x0001).
@@ -114,6 +118,9 @@ impl ReplyChecks {
                 "{} duplicate reply(ies) (a frame answered more than once: a loop, or two chains on one segment)",
                 r.duplicates
             ));
+        }
+        if let Some(d) = &self.dropout {
+            v.push(format!("a dropout: {d}"));
         }
         if r.unmatched > 0 {
             v.push(format!(

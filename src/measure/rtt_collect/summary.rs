@@ -66,6 +66,7 @@ pub(super) fn summarize(st: &RttStats, ctx: &Context) -> RttSummary {
                 .chain((c.wkc_other > 0).then_some((u16::MAX, c.wkc_other)))
                 .collect(),
             esc: ctx.esc,
+            dropout: None,
         },
     }
 }
