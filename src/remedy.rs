@@ -19,6 +19,8 @@ pub enum StepId {
     Sysctl,
     /// Transparent huge pages: never.
     Thp,
+    /// Kernel same-page merging stopped.
+    Ksm,
     /// Unbound workqueues kept off the RT core.
     Workqueue,
     /// irqbalance bans the RT core.
@@ -37,13 +39,14 @@ pub enum StepId {
 
 impl StepId {
     /// Every remedy, in apply order (Persist is planned after them).
-    pub const ALL: [StepId; 12] = [
+    pub const ALL: [StepId; 13] = [
         StepId::Cmdline,
         StepId::Cpuset,
         StepId::Governor,
         StepId::Turbo,
         StepId::Sysctl,
         StepId::Thp,
+        StepId::Ksm,
         StepId::Workqueue,
         StepId::Irqbalance,
         StepId::IrqAffinity,
@@ -60,6 +63,7 @@ impl StepId {
             StepId::Turbo => "turbo",
             StepId::Sysctl => "sysctl",
             StepId::Thp => "thp",
+            StepId::Ksm => "ksm",
             StepId::Workqueue => "workqueue",
             StepId::Irqbalance => "irqbalance",
             StepId::IrqAffinity => "irq_affinity",
@@ -83,15 +87,12 @@ impl std::fmt::Display for StepId {
 }
 
 pub(crate) const CMDLINE: StepId = StepId::Cmdline;
-pub(crate) const GOVERNOR: StepId = StepId::Governor;
-pub(crate) const TURBO: StepId = StepId::Turbo;
 pub(crate) const IRQ_AFFINITY: StepId = StepId::IrqAffinity;
 pub(crate) const IRQBALANCE: StepId = StepId::Irqbalance;
 pub(crate) const RPS: StepId = StepId::Rps;
 pub(crate) const SYSCTL: StepId = StepId::Sysctl;
 pub(crate) const NIC_COALESCE: StepId = StepId::NicCoalesce;
 pub(crate) const NIC_EEE: StepId = StepId::NicEee;
-pub(crate) const THP: StepId = StepId::Thp;
 pub(crate) const WORKQUEUE: StepId = StepId::Workqueue;
 
 #[cfg(test)]

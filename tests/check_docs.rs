@@ -1,13 +1,14 @@
 //! The documentation of the checks cannot drift from the registry.
 
-use rmp_eval::checks::{REGISTRY, Section};
+use rmp_eval::checks::Section;
+use rmp_eval::registry::CHECKS;
 use std::collections::HashSet;
 
 #[test]
 fn docs_checks_md_is_the_registry_rendered() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/checks.md");
     let committed = std::fs::read_to_string(path).unwrap();
-    let now = rmp_eval::checks::doc::markdown();
+    let now = rmp_eval::registry::doc::markdown();
     if std::env::var_os("RMP_EVAL_BLESS").is_some() {
         std::fs::write(path, &now).unwrap();
         return;
@@ -24,7 +25,7 @@ fn registry_ids_are_unique_documented_and_use_known_remedies() {
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/checks.md")).unwrap();
     let mut seen = HashSet::new();
-    for c in REGISTRY {
+    for c in CHECKS {
         assert!(seen.insert(c.id), "duplicate id {}", c.id);
         assert!(
             readme.contains(&format!("### `{}` — ", c.id)),
@@ -62,13 +63,13 @@ fn registry_ids_are_unique_documented_and_use_known_remedies() {
     let mut n = 0;
     for (sec, ids) in design {
         for id in ids.split_whitespace() {
-            let c = rmp_eval::checks::find(id).unwrap_or_else(|| panic!("{id} missing"));
+            let c = rmp_eval::registry::find(id).unwrap_or_else(|| panic!("{id} missing"));
             assert_eq!(c.section, sec, "{id}");
             n += 1;
         }
     }
     assert_eq!(n, 22);
-    assert!(REGISTRY.len() >= 22 + 12, "only {} checks", REGISTRY.len());
+    assert!(CHECKS.len() >= 22 + 12, "only {} checks", CHECKS.len());
 }
 
 #[test]

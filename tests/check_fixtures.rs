@@ -200,7 +200,7 @@ fn garbage_root_gives_a_verdict_for_every_check_and_no_panic() {
     let huge = std::fs::File::create(tmp.path().join("proc/cpuinfo")).unwrap();
     huge.set_len(100 * 1024 * 1024).unwrap();
     // Process checks run only with --pid/--process.
-    let ids: Vec<&str> = rmp_eval::checks::REGISTRY
+    let ids: Vec<&str> = rmp_eval::registry::CHECKS
         .iter()
         .filter(|c| c.section != rmp_eval::checks::Section::Process)
         .map(|c| c.id)
@@ -219,7 +219,7 @@ fn garbage_root_gives_a_verdict_for_every_check_and_no_panic() {
             .map(|c| c["id"].as_str().unwrap())
             .collect();
         let want: Vec<&str> = if extra.is_empty() {
-            rmp_eval::checks::REGISTRY
+            rmp_eval::registry::CHECKS
                 .iter()
                 .filter(|c| c.section != rmp_eval::checks::Section::Nic)
                 .map(|c| c.id)

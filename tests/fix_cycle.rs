@@ -291,3 +291,38 @@ fn governor_turbo_and_irqbalance() {
     r.write("/sys/devices/system/cpu/online", "0-1\n");
     r.rolls_back_to(&start);
 }
+
+#[test]
+fn ksm_running_fails_fix_stops_it_rollback_restarts_it() {
+    let r = Root::untuned();
+    // A machine that also hosts VMs: Debian's qemu-kvm.service starts ksmd (run=1) with pages merged.
+    r.write("/sys/kernel/mm/ksm/run", "1\n");
+    r.write("/sys/kernel/mm/ksm/pages_shared", "5120\n");
+    let check = |r: &Root| -> serde_json::Value {
+        let o = r.rmp("check", &["--core", "1", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("check --json");
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == "ksm")
+            .cloned()
+            .expect("a ksm check")
+    };
+    let before = check(&r);
+    assert_eq!(before["status"], "fail", "{before}");
+    assert_eq!(before["remedy"], "ksm", "{before}");
+    let start = r.tree();
+    let o = r.rmp(
+        "fix",
+        &["--core", "1", "--only", "ksm", "--yes", "--no-measure"],
+    );
+    ok(&o);
+    assert_eq!(r.read("/sys/kernel/mm/ksm/run"), "0\n");
+    assert_eq!(check(&r)["status"], "pass");
+    // Lost at reboot: saved for apply-saved.
+    let saved = r.read("/var/lib/rmp-eval/runtime.json");
+    assert!(saved.contains("\"ksm\""), "{saved}");
+    r.rolls_back_to(&start);
+    assert_eq!(r.read("/sys/kernel/mm/ksm/run"), "1\n");
+}

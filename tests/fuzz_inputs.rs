@@ -10,7 +10,7 @@ use std::path::Path;
 
 use fuzz_support::{clean_line, mutated, run};
 use proptest::prelude::*;
-use rmp_eval::checks::{self, Ctx, Status};
+use rmp_eval::checks::{Ctx, Status};
 use rmp_eval::host::Host;
 
 const QEMU: &str = concat!(
@@ -90,7 +90,7 @@ fn findings(h: &Host, core: usize) -> Vec<(String, Status, String)> {
         nic: None,
         pid: None,
     };
-    checks::run_all(h, &ctx)
+    rmp_eval::registry::run_all(h, &ctx)
         .into_iter()
         .map(|f| (f.id.to_string(), f.status, f.detail))
         .collect()

@@ -16,7 +16,7 @@ fn rank(module: &str) -> Option<u32> {
     Some(match module {
         "commands" | "cli" => 6,
         "report" => 5,
-        "fix" | "measure" | "trace" | "ethercat" => 4,
+        "fix" | "measure" | "trace" | "ethercat" | "tunable" | "registry" => 4,
         "checks" => 3,
         "machine" => 2,
         "sys" | "after_boot_state" | "host" | "parse" | "cgroup" | "corelock" | "error"

@@ -12,6 +12,7 @@ pub(crate) const SKEW_TICK: &str = "skew_tick";
 pub(crate) const TSC_RELIABLE: &str = "tsc_reliable";
 pub(crate) const NMI_WATCHDOG: &str = "nmi_watchdog";
 pub(crate) const THP: &str = "thp";
+pub(crate) const KSM: &str = "ksm";
 pub(crate) const STAT_INTERVAL: &str = "stat_interval";
 pub(crate) const NUMA_BALANCING: &str = "numa_balancing";
 pub(crate) const CORE_ISOLATED: &str = "core_isolated";

@@ -1,8 +1,8 @@
 //! Configuration checks. Each check is one small unit (id, section, title, doc, evaluate, remedy) registered in
-//! one ordered list, `REGISTRY`, from which `check`'s output, `--help` text and the docs are generated.
+//! one ordered list, `registry::CHECKS`, from which `check`'s output, `--help` text and the docs are
+//! generated.
 
 pub(crate) mod after_boot;
-pub mod doc;
 pub mod ethtool;
 pub(crate) mod firmware_id;
 pub(crate) mod id;
@@ -147,62 +147,6 @@ impl Finding {
     }
 }
 
-/// All checks, in report order (sections appear in this order too).
-pub static REGISTRY: &[Check] = &[
-    system::PREEMPT_RT,
-    system::SWAP,
-    system::TIMER_MIGRATION,
-    system::RT_THROTTLING,
-    system::CLOCKSOURCE,
-    system::AF_XDP,
-    system::FUTEX_HASH,
-    noise::SKEW_TICK,
-    noise::TSC_RELIABLE,
-    noise::NMI_WATCHDOG,
-    noise::THP,
-    noise::STAT_INTERVAL,
-    noise::NUMA_BALANCING,
-    after_boot::AFTER_BOOT,
-    isolation::CORE_ISOLATED,
-    isolation::NOHZ_FULL,
-    isolation::RCU_NOCBS,
-    power::GOVERNOR,
-    power::CPU_FREQUENCY,
-    isolation::IRQAFFINITY,
-    irq::UNRELATED_IRQS,
-    isolation::SMT_SIBLING,
-    power::CSTATES,
-    power::TURBO,
-    pi::PI_CLOCK,
-    power::IDLE_STATES,
-    irq::DEFAULT_AFFINITY,
-    irq::IRQBALANCE,
-    noise::WORKQUEUE,
-    noise::SOFT_WATCHDOG,
-    threads::RT_CORE_THREADS,
-    nic::NIC_PRESENT,
-    nic::NIC_LINK,
-    nic::NIC_QUIET,
-    nic_irq::NIC_IRQS_PINNED,
-    nic_irq::NIC_QUEUE_IRQS,
-    nic_irq::RPS,
-    nic_hw::NIC_DRIVER,
-    nic_hw::NIC_SPEED,
-    nic_irq::NIC_IRQ_DEFER,
-    ethtool::NIC_COALESCE,
-    ethtool::NIC_EEE,
-    process::RT_POLICY,
-    process::AFFINITY,
-    process::MEMLOCK,
-    process::DMA_LATENCY,
-    process::IRQ_PRIORITIES,
-];
-
-/// The check with this id.
-pub fn find(id: &str) -> Option<&'static Check> {
-    REGISTRY.iter().find(|c| c.id == id)
-}
-
 /// Reads a value for a check; failure is `Unknown`, naming the path and the reason ("permission denied",
 /// "not found").
 pub(crate) fn read(host: &Host, path: &str) -> Result<String, Unknown> {
@@ -267,32 +211,5 @@ pub(crate) fn finding(c: &Check, e: Eval) -> Finding {
         detail: sanitize(&a.detail, DETAIL_MAX),
         remedy,
         by_hand,
-    }
-}
-
-/// Runs every check that applies (NIC checks only when a NIC is given).
-pub fn run_all(host: &Host, ctx: &Ctx) -> Vec<Finding> {
-    REGISTRY
-        .iter()
-        .filter(|c| c.section != Section::Nic || ctx.nic.is_some())
-        .filter(|c| c.section != Section::Process || ctx.pid.is_some())
-        .map(|c| finding(c, (c.evaluate)(host, ctx)))
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ids_are_unique_and_knobs_name_registered_sysctl_checks() {
-        let mut ids: Vec<&str> = REGISTRY.iter().map(|c| c.id).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        assert_eq!(ids.len(), REGISTRY.len(), "duplicate check id");
-        for k in knob::SYSCTLS {
-            let c = find(k.check).unwrap_or_else(|| panic!("{} not registered", k.check));
-            assert_eq!(c.remedy, Some(crate::remedy::SYSCTL), "{}", c.id);
-        }
     }
 }

@@ -3,8 +3,8 @@
 
 use super::{Assessment, Check, Ctx, Eval, Section, Unknown, id, knob, read, unknown};
 use crate::host::Host;
-use crate::machine::{self, PROC_CMDLINE, THP_ENABLED, WQ_CPUMASK};
-use crate::parse::{cmdline, mask};
+use crate::machine::{self, PROC_CMDLINE};
+use crate::parse::cmdline;
 use crate::remedy;
 
 const WATCHDOG: &str = "/proc/sys/kernel/watchdog";
@@ -79,36 +79,6 @@ fn nmi_watchdog(host: &Host, ctx: &Ctx) -> Eval {
     knob::NMI_WATCHDOG.evaluate(host, ctx)
 }
 
-pub(crate) const THP: Check = Check {
-    id: id::THP,
-    section: Section::System,
-    title: "Transparent huge pages not always",
-    doc: "With THP \"always\", page faults may stall in compaction and khugepaged collapses pages in the \
-          background. Passes for never or madvise (only programs that ask get huge pages); fails for always.",
-    remedy: Some(remedy::THP),
-    by_hand: None,
-    evaluate: thp,
-};
-
-fn thp(host: &Host, _: &Ctx) -> Eval {
-    let v = match host.read_trimmed(THP_ENABLED) {
-        Ok(v) => v,
-        Err(e) if e.is_not_found() => {
-            return Ok(Assessment::info("no transparent huge pages in this kernel"));
-        }
-        Err(e) => return Err(unknown(format!("{THP_ENABLED}: {}", e.reason()))),
-    };
-    let sel = v
-        .split_whitespace()
-        .find(|w| w.starts_with('['))
-        .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string());
-    match sel.as_deref() {
-        Some("always") => Ok(Assessment::fail("enabled=always")),
-        Some(s @ ("madvise" | "never")) => Ok(Assessment::pass(format!("enabled={s}"))),
-        _ => Err(unknown(format!("unexpected value: {v}"))),
-    }
-}
-
 pub(crate) const STAT_INTERVAL: Check = Check {
     id: id::STAT_INTERVAL,
     section: Section::System,
@@ -137,27 +107,6 @@ pub(crate) const NUMA_BALANCING: Check = Check {
 
 fn numa_balancing(host: &Host, ctx: &Ctx) -> Eval {
     knob::NUMA_BALANCING.evaluate(host, ctx)
-}
-
-pub(crate) const WORKQUEUE: Check = Check {
-    id: id::WORKQUEUE,
-    section: Section::Core,
-    title: "Unbound workqueues avoid RT core",
-    doc: "Unbound kernel work (writeback, crypto, filesystem work) runs on the CPUs of the workqueue cpumask. \
-          Passes when /sys/devices/virtual/workqueue/cpumask leaves the RT core out.",
-    remedy: Some(remedy::WORKQUEUE),
-    by_hand: None,
-    evaluate: workqueue,
-};
-
-fn workqueue(host: &Host, ctx: &Ctx) -> Eval {
-    let raw = read(host, WQ_CPUMASK)?;
-    let cpus = mask::parse(&raw).map_err(|_| unknown(format!("cpumask {raw} is not a mask")))?;
-    Ok(if cpus.contains(&ctx.core) {
-        Assessment::fail(format!("cpumask {raw} includes CPU{}", ctx.core))
-    } else {
-        Assessment::pass(format!("cpumask {raw}"))
-    })
 }
 
 pub(crate) const SOFT_WATCHDOG: Check = Check {

@@ -1,114 +1,14 @@
 //! Frequency and idle-state checks: the core must not change speed or sleep deeply between cycles.
 
-use super::{Assessment, Check, Ctx, Eval, Section, Unknown, id, read, unknown};
+use super::{Assessment, Check, Ctx, Eval, Section, id, read, unknown};
 use crate::host::Host;
-use crate::machine::{self, BOOST, CPU_DIR, NO_TURBO};
-use crate::parse::{cmdline, cpuinfo};
+use crate::machine::{self, CPU_DIR};
+use crate::parse::cmdline;
 use crate::remedy;
 
 const INTEL_MAX_CSTATE: &str = "/sys/module/intel_idle/parameters/max_cstate";
 const PROCESSOR_MAX_CSTATE: &str = "/sys/module/processor/parameters/max_cstate";
 const IDLE_DRIVER: &str = "/sys/devices/system/cpu/cpuidle/current_driver";
-
-pub(crate) const GOVERNOR: Check = Check {
-    id: id::GOVERNOR,
-    section: Section::Core,
-    title: "CPU governor = performance",
-    doc: "Other governors lower the clock when the core looks idle – and an RT core waiting for its next cycle \
-          looks idle – so each cycle starts slow. Passes when the core's scaling_governor is performance; \
-          unknown when the machine has no cpufreq (VMs, some boards).",
-    remedy: Some(remedy::GOVERNOR),
-    by_hand: None,
-    evaluate: governor,
-};
-
-fn governor(host: &Host, ctx: &Ctx) -> Eval {
-    let cpu = ctx.core;
-    match host.read_trimmed(&format!("{CPU_DIR}/cpu{cpu}/cpufreq/scaling_governor")) {
-        Ok(g) if g == "performance" => Ok(Assessment::pass(format!("governor={g}"))),
-        Ok(g) if !super::is_word(&g) => Err(unknown(format!("governor: unexpected value '{g}'"))),
-        Ok(g) => Ok(Assessment::fail(format!("governor={g}"))),
-        Err(e) if e.is_not_found() => Err(unknown(format!("no cpufreq governor for cpu{cpu}"))),
-        Err(e) => Err(unknown(format!("scaling_governor: {}", e.reason()))),
-    }
-}
-
-const LOCK_BY_HAND: &str = "the governor is already performance; lock the range: write scaling_max_freq's value \
-     into scaling_min_freq (cpupower frequency-set -d <max>), or fix the clock in the firmware setup";
-
-pub(crate) const CPU_FREQUENCY: Check = Check {
-    id: id::CPU_FREQUENCY,
-    section: Section::Core,
-    title: "CPU current frequency",
-    doc: "A core whose frequency range is open (min < max) changes speed under the RT thread. Passes when \
-          scaling_min_freq equals scaling_max_freq and the current frequency is within 5 % of it (locked).",
-    remedy: Some(remedy::GOVERNOR),
-    by_hand: None,
-    evaluate: cpu_frequency,
-};
-
-fn cpu_frequency(host: &Host, ctx: &Ctx) -> Eval {
-    let cpu = ctx.core;
-    let base = format!("{CPU_DIR}/cpu{cpu}/cpufreq");
-    // kHz. Zero, or beyond 100 GHz, is not a frequency (garbage must not pass as "locked", nor overflow).
-    let num = |f: &str| -> Result<Option<u64>, Unknown> {
-        match host.read_trimmed(&format!("{base}/{f}")) {
-            Ok(v) => match v.parse::<u64>() {
-                Ok(k) if (1..=100_000_000).contains(&k) => Ok(Some(k)),
-                _ => Err(unknown(format!(
-                    "{f}: '{}' is not a frequency in kHz",
-                    crate::parse::text::sanitize(&v, 24)
-                ))),
-            },
-            Err(e) if e.is_not_found() => Ok(None),
-            Err(e) => Err(unknown(format!("{f}: {}", e.reason()))),
-        }
-    };
-    let (cur, min, max) = (
-        num("scaling_cur_freq")?,
-        num("scaling_min_freq")?,
-        num("scaling_max_freq")?,
-    );
-    match (cur, min, max) {
-        (Some(c), Some(lo), Some(hi)) if lo == hi && c.abs_diff(hi) <= hi * 5 / 100 => {
-            Ok(Assessment::pass(format!("{hi} kHz (locked)")))
-        }
-        (Some(c), Some(lo), Some(hi)) => {
-            let d = if lo == hi {
-                format!("cur={c} kHz, locked={hi} kHz")
-            } else {
-                format!("cur={c} kHz, min={lo} kHz, max={hi} kHz")
-            };
-            // The governor step sets the performance governor and nothing else: once it is set, the range
-            // is the firmware's or the driver's to lock.
-            let governor = host.read_trimmed(&format!("{base}/scaling_governor")).ok();
-            Ok(if governor.as_deref() == Some("performance") {
-                Assessment::fail(d).instead(LOCK_BY_HAND)
-            } else {
-                Assessment::fail(d)
-            })
-        }
-        (None, None, None) => {
-            let mhz = host
-                .read(machine::PROC_CPUINFO)
-                .ok()
-                .and_then(|t| cpuinfo::mhz(&t, cpu));
-            Err(match mhz {
-                Some(m) => unknown(format!("{m:.0} MHz (/proc/cpuinfo), no cpufreq")),
-                None => unknown("unavailable (no cpufreq)"),
-            })
-        }
-        _ => {
-            let s = |v: Option<u64>| v.map_or("?".to_string(), |v| format!("{v} kHz"));
-            Err(unknown(format!(
-                "cur={}, min={}, max={}",
-                s(cur),
-                s(min),
-                s(max)
-            )))
-        }
-    }
-}
 
 pub(crate) const CSTATES: Check = Check {
     id: id::CSTATES,
@@ -169,30 +69,6 @@ fn cstates(host: &Host, _: &Ctx) -> Eval {
         Some(d) => format!("cpuidle driver {d}, no max_cstate to read"),
         None => "no indicators".into(),
     }))
-}
-
-pub(crate) const TURBO: Check = Check {
-    id: id::TURBO,
-    section: Section::Core,
-    title: "Turbo/boost disabled",
-    doc: "Turbo raises the clock while thermal and power budgets allow and drops it when they run out, so cycle \
-          times drift with the load on other cores. Passes when cpufreq/boost is 0 or intel_pstate/no_turbo is 1.",
-    remedy: Some(remedy::TURBO),
-    by_hand: None,
-    evaluate: turbo,
-};
-
-fn turbo(host: &Host, _: &Ctx) -> Eval {
-    match host.read_trimmed(BOOST).as_deref() {
-        Ok("0") => return Ok(Assessment::pass("cpufreq/boost=0")),
-        Ok("1") => return Ok(Assessment::fail("cpufreq/boost=1")),
-        _ => {}
-    }
-    match host.read_trimmed(NO_TURBO).as_deref() {
-        Ok("1") => Ok(Assessment::pass("intel_pstate/no_turbo=1")),
-        Ok("0") => Ok(Assessment::fail("intel_pstate/no_turbo=0")),
-        _ => Err(unknown("no boost knobs")),
-    }
 }
 
 /// Idle states whose exit latency is above this (µs) can add a visible delay at 1 kHz.

@@ -191,6 +191,34 @@ mod tests {
     }
 
     #[test]
+    fn fix_only_help_names_every_step_in_apply_order() {
+        let mut cmd = Cli::command();
+        let fix = cmd.find_subcommand_mut("fix").expect("fix");
+        let only = fix
+            .get_arguments()
+            .find(|a| a.get_id() == "only")
+            .expect("--only");
+        let help = only
+            .get_help()
+            .expect("help")
+            .to_string()
+            .replace('\n', " ");
+        let list = help.split(": ").nth(1).expect(&help);
+        let named: Vec<&str> = list
+            .split(" (")
+            .next()
+            .unwrap()
+            .split(", ")
+            .map(str::trim)
+            .collect();
+        let all: Vec<&str> = crate::remedy::StepId::ALL
+            .iter()
+            .map(|s| s.as_str())
+            .collect();
+        assert_eq!(named, all, "{help}");
+    }
+
+    #[test]
     fn original_short_options_map() {
         let c = parse(&["rmp-eval", "-sp", "50", "-rc", "1", "-nc", "-i", "100"]).unwrap();
         assert_eq!(c.legacy.send_priority, 50);

@@ -45,8 +45,8 @@ pub struct FixArgs {
     /// Apply every proposed step without asking
     #[arg(long, short = 'y')]
     pub(crate) yes: bool,
-    /// Apply only these steps (comma-separated): cmdline, cpuset, governor, turbo, sysctl, thp, workqueue, irqbalance,
-    /// irq_affinity, rps, nic_coalesce, nic_eee (`rmp-eval check` names the step of each failure)
+    /// Apply only these steps (comma-separated): cmdline, cpuset, governor, turbo, sysctl, thp, ksm, workqueue,
+    /// irqbalance, irq_affinity, rps, nic_coalesce, nic_eee (`rmp-eval check` names the step of each failure)
     #[arg(long, value_name = "STEP,...", value_delimiter = ',')]
     pub(crate) only: Option<Vec<String>>,
     /// Length of the before and after measurements

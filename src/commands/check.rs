@@ -90,7 +90,7 @@ pub(crate) fn outcome(findings: &[Finding]) -> Outcome {
 /// planner (read-only) is asked. A step that has nothing left to change because an earlier fix set what takes
 /// effect at boot makes the finding `pending`; otherwise the finding says what to do by hand.
 pub(crate) fn findings(host: &Host, ctx: &Ctx) -> Vec<Finding> {
-    let mut findings = checks::run_all(host, ctx);
+    let mut findings = crate::registry::run_all(host, ctx);
     reconcile(host, ctx, &mut findings);
     findings
 }
@@ -138,7 +138,10 @@ fn reconcile(host: &Host, ctx: &Ctx, findings: &mut [Finding]) {
             continue;
         }
         // The step's own note says why (no boot loader, no cpufreq control…); else the check's advice.
-        let what = match (step.and_then(|s| s.notes.first()), checks::find(f.id)) {
+        let what = match (
+            step.and_then(|s| s.notes.first()),
+            crate::registry::find(f.id),
+        ) {
             (Some(note), _) => format!(
                 "fix's {r} step cannot change this: {}",
                 match note {

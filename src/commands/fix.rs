@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 
 use super::fix_measure;
-use crate::checks::{self, Ctx};
+use crate::checks::Ctx;
 use crate::cli::FixArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::fix::apply;
@@ -103,7 +103,7 @@ pub(crate) fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcom
         nic: args.nic.clone(),
         pid: None,
     };
-    let findings = checks::run_all(host, &ctx);
+    let findings = crate::registry::run_all(host, &ctx);
     let (mut steps, failed) = plan::from_findings(&findings);
     if let Some(only) = &args.only {
         steps = plan::parse_only(only)?;

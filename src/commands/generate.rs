@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use clap::CommandFactory;
 use clap_complete::Shell;
 
-use crate::checks::doc::roff;
 use crate::cli::{Cli, EXIT_CODES, GenerateArgs};
 use crate::error::{Error, Outcome, Result};
+use crate::registry::doc::roff;
 
 /// Section 8: a root tool (system administration).
 const SECTION: &str = "8";
@@ -37,9 +37,9 @@ pub(crate) fn generate(dir: &Path, date: Option<String>) -> Result<Vec<PathBuf>>
     for (name, text) in [
         (
             "rmp-eval-checks.7",
-            crate::checks::doc::man_page(date.as_deref()),
+            crate::registry::doc::man_page(date.as_deref()),
         ),
-        ("checks.md", crate::checks::doc::markdown()),
+        ("checks.md", crate::registry::doc::markdown()),
     ] {
         let path = dir.join(name);
         fs::write(&path, text).map_err(|e| Error::sys(format!("write {}", path.display()), e))?;

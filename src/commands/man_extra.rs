@@ -2,7 +2,7 @@
 //! run → fix → reboot → run → compare → rollback), and SEE ALSO. The examples are parsed by the real CLI in the
 //! tests below, so a page cannot show a command the program would refuse.
 
-use crate::checks::doc::roff;
+use crate::registry::doc::roff;
 
 /// (verb, [(command line, what it does)]). The main page shows the first example of each verb.
 pub(crate) const EXAMPLES: &[(&str, &[(&str, &str)])] = &[

@@ -4,7 +4,7 @@
 //! journal. Skipped (exit 0) while another measurement holds the core. Exit 1 while drift remains.
 
 use crate::checks::machine_id::kernel_info;
-use crate::checks::{self, Ctx, Status};
+use crate::checks::{Ctx, Status};
 use crate::cli::MonitorArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::fix::StepId;
@@ -93,7 +93,7 @@ pub(crate) fn execute(host: &Host, out: Output, _args: &MonitorArgs) -> Result<O
         nic: saved.as_ref().and_then(|s| s.nic.clone()),
         pid: None,
     };
-    let findings = checks::run_all(host, &ctx);
+    let findings = crate::registry::run_all(host, &ctx);
     let failed: Vec<&str> = findings
         .iter()
         .filter(|f| f.status == Status::Fail)

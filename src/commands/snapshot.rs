@@ -65,7 +65,7 @@ pub(crate) fn accessed_paths(host: &Host) -> Result<(Vec<String>, usize)> {
             pid: None,
         };
         // System checks do not depend on the core: run_all below traces them once.
-        for c in checks::REGISTRY
+        for c in crate::registry::CHECKS
             .iter()
             .filter(|c| c.section == Section::Core)
         {
@@ -79,7 +79,7 @@ pub(crate) fn accessed_paths(host: &Host) -> Result<(Vec<String>, usize)> {
         nic: None,
         pid: None,
     };
-    let _ = checks::run_all(&traced, &ctx);
+    let _ = crate::registry::run_all(&traced, &ctx);
     // The report's header reads these files too (which machine this is).
     let _ = crate::checks::machine_id::describe(&traced, &ctx);
     for nic in traced.list(NET).unwrap_or_default() {
@@ -88,7 +88,7 @@ pub(crate) fn accessed_paths(host: &Host) -> Result<(Vec<String>, usize)> {
             nic: Some(nic),
             pid: None,
         };
-        for c in checks::REGISTRY
+        for c in crate::registry::CHECKS
             .iter()
             .filter(|c| c.section == Section::Nic)
         {

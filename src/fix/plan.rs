@@ -3,7 +3,7 @@
 
 use super::boot::want::Want;
 use super::runtime::{self, Target};
-use super::{Plan, StepId, boot, ethtool, saved};
+use super::{Plan, Step, StepId, boot, ethtool, saved};
 use super::{cpuset, irq};
 use crate::checks::{Finding, Status, id};
 use crate::error::{Error, Result};
@@ -76,59 +76,11 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
     // The CPUs the plan takes out of general use, for the risks it states.
     let mut isolated = vec![req.core];
     for id in StepId::ALL.into_iter().filter(|s| ids.contains(s)) {
-        let mut step = match id {
-            StepId::Cmdline => {
-                let f = |c: &str| req.failed.contains(&c);
-                let isolation = [
-                    id::CORE_ISOLATED,
-                    id::NOHZ_FULL,
-                    id::RCU_NOCBS,
-                    id::IRQAFFINITY,
-                    id::SMT_SIBLING,
-                ];
-                let any = isolation.iter().any(|c| f(c));
-                let mut want = Want {
-                    core: req.core,
-                    online: online.clone(),
-                    isolcpus: !any || f(id::CORE_ISOLATED) || f(id::SMT_SIBLING),
-                    nohz_full: !any || f(id::NOHZ_FULL) || f(id::SMT_SIBLING),
-                    rcu_nocbs: !any || f(id::RCU_NOCBS) || f(id::SMT_SIBLING),
-                    irqaffinity: !any || f(id::IRQAFFINITY) || f(id::SMT_SIBLING),
-                    ..Default::default()
-                };
-                if f(id::CSTATES) || f(id::IDLE_STATES) {
-                    want.cstates = boot::want::cstate_caps(host);
-                }
-                if let Ok(rel) = crate::machine::kernel_release(host) {
-                    want.old_kernel = crate::fix::boot::want::older_than(&rel, 5, 6);
-                }
-                if f(id::SKEW_TICK) {
-                    want.extra.push("skew_tick=1".into());
-                }
-                if f(id::TSC_RELIABLE) {
-                    want.extra.push("tsc=reliable".into());
-                }
-                if f(id::SMT_SIBLING) {
-                    want.siblings = boot::want::siblings(host, req.core);
-                    isolated.extend(&want.siblings);
-                }
-                boot::plan(host, &want)
-                    .map_err(|e| Error::failed(format!("kernel command line: {e}")))?
-            }
-            StepId::Cpuset => cpuset::cpuset(host, &t),
-            StepId::Governor => runtime::governor(host, &t),
-            StepId::Turbo => runtime::turbo(host),
-            StepId::Sysctl => runtime::sysctl(host, &t, &req.failed),
-            StepId::Thp => runtime::thp(host),
-            StepId::Workqueue => runtime::workqueue(host, &t),
-            StepId::Irqbalance => irq::irqbalance(host, &t),
-            StepId::IrqAffinity => irq::irq_affinity(host, &t),
-            StepId::Rps => irq::rps(host, &t),
-            StepId::NicCoalesce => ethtool::coalesce(host, &t),
-            StepId::NicEee => ethtool::eee(host, &t),
-            // Planned below, from the steps that have changes.
-            StepId::Persist => continue,
+        let planned = match crate::registry::tunable(id) {
+            Some(tunable) => Some((tunable.plan)(host, &t)),
+            None => other(host, req, &t, id, &mut isolated)?,
         };
+        let Some(mut step) = planned else { continue };
         super::risk::add(&mut step, &t, &isolated);
         plan.steps.push(step);
     }
@@ -142,6 +94,74 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
         plan.steps.push(p);
     }
     Ok(plan)
+}
+
+/// The steps that are not a tunable of their own (crate::registry::TUNABLES plans those); None for Persist,
+/// planned from the others.
+fn other(
+    host: &Host,
+    req: &Request,
+    t: &Target,
+    id: StepId,
+    isolated: &mut Vec<usize>,
+) -> Result<Option<Step>> {
+    Ok(Some(match id {
+        StepId::Cmdline => cmdline(host, req, &t.online, isolated)?,
+        StepId::Cpuset => cpuset::cpuset(host, t),
+        StepId::Sysctl => runtime::sysctl(host, t, &req.failed),
+        StepId::Irqbalance => irq::irqbalance(host, t),
+        StepId::IrqAffinity => irq::irq_affinity(host, t),
+        StepId::Rps => irq::rps(host, t),
+        StepId::NicCoalesce => ethtool::coalesce(host, t),
+        StepId::NicEee => ethtool::eee(host, t),
+        // Planned by build, from the steps that have changes; the rest are tunables.
+        _ => return Ok(None),
+    }))
+}
+
+/// The kernel command line the failing checks ask for. `isolated` gains the RT core's SMT siblings when they
+/// are isolated with it.
+fn cmdline(
+    host: &Host,
+    req: &Request,
+    online: &[usize],
+    isolated: &mut Vec<usize>,
+) -> Result<Step> {
+    let f = |c: &str| req.failed.contains(&c);
+    let isolation = [
+        id::CORE_ISOLATED,
+        id::NOHZ_FULL,
+        id::RCU_NOCBS,
+        id::IRQAFFINITY,
+        id::SMT_SIBLING,
+    ];
+    let any = isolation.iter().any(|c| f(c));
+    let mut want = Want {
+        core: req.core,
+        online: online.to_vec(),
+        isolcpus: !any || f(id::CORE_ISOLATED) || f(id::SMT_SIBLING),
+        nohz_full: !any || f(id::NOHZ_FULL) || f(id::SMT_SIBLING),
+        rcu_nocbs: !any || f(id::RCU_NOCBS) || f(id::SMT_SIBLING),
+        irqaffinity: !any || f(id::IRQAFFINITY) || f(id::SMT_SIBLING),
+        ..Default::default()
+    };
+    if f(id::CSTATES) || f(id::IDLE_STATES) {
+        want.cstates = boot::want::cstate_caps(host);
+    }
+    if let Ok(rel) = crate::machine::kernel_release(host) {
+        want.old_kernel = crate::fix::boot::want::older_than(&rel, 5, 6);
+    }
+    if f(id::SKEW_TICK) {
+        want.extra.push("skew_tick=1".into());
+    }
+    if f(id::TSC_RELIABLE) {
+        want.extra.push("tsc=reliable".into());
+    }
+    if f(id::SMT_SIBLING) {
+        want.siblings = boot::want::siblings(host, req.core);
+        isolated.extend(&want.siblings);
+    }
+    boot::plan(host, &want).map_err(|e| Error::failed(format!("kernel command line: {e}")))
 }
 
 /// Keeps only the chosen steps; persistence is planned again for what remains.
@@ -161,4 +181,29 @@ pub(crate) fn select(host: &Host, req: &Request, plan: &Plan, chosen: &[StepId])
         steps.push(p);
     }
     Plan { steps }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_step_is_planned_by_a_tunable_or_here() {
+        // The captured Debian 12 RT guest (tests/fixtures/README.md), with its virtio NIC.
+        let root = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/debian12-rt-qemu-untuned"
+        );
+        let host = Host::with_root(root);
+        for id in StepId::ALL {
+            let req = Request {
+                core: 1,
+                nic: Some("enp0s2".into()),
+                steps: vec![id],
+                failed: vec![],
+            };
+            let plan = build(&host, &req).unwrap_or_else(|e| panic!("{id}: {e}"));
+            assert!(plan.steps.iter().any(|s| s.id == id), "{id}: not planned");
+        }
+    }
 }

@@ -1,4 +1,4 @@
-//! What each step costs or can break, said in the plan before anyone says yes (issue 16 item 11). Worked out
+//! What each step costs or can break, said in the plan before anyone says yes. Worked out
 //! from the step's own changes and the machine's CPUs, so a risk is stated only where this plan takes it.
 
 use super::runtime::Target;
@@ -50,6 +50,16 @@ fn housekeeping(t: &Target, isolated: &[usize]) -> Option<String> {
     }
 }
 
+/// "`what` is handled on CPU N alone …" when the plan leaves one housekeeping CPU.
+pub(crate) fn alone(t: &Target, what: &str) -> Option<String> {
+    match t.housekeeping().as_slice() {
+        [one] => Some(format!(
+            "{what} is handled on CPU {one} alone, the one CPU left for everything else"
+        )),
+        _ => None,
+    }
+}
+
 fn of(s: &Step, t: &Target, isolated: &[usize]) -> Vec<String> {
     let mut r = Vec::new();
     let siblings: Vec<usize> = isolated.iter().copied().filter(|&c| c != t.core).collect();
@@ -86,25 +96,7 @@ fn of(s: &Step, t: &Target, isolated: &[usize]) -> Vec<String> {
                 ));
             }
         }
-        StepId::Governor => r.push(
-            "the CPU stays at its highest clock: more power and heat (a fanless PC may throttle when hot)".into(),
-        ),
-        StepId::Turbo => r.push("turbo off: every CPU loses its peak clock speed, other work runs slower".into()),
-        StepId::Thp => r.push(
-            "transparent huge pages off: programs that rely on them (databases, JVMs) may lose some throughput"
-                .into(),
-        ),
-        StepId::Workqueue | StepId::IrqAffinity => {
-            let hk = t.housekeeping();
-            if let [one] = hk.as_slice() {
-                let what = if s.id == StepId::Workqueue {
-                    "all unbound kernel work"
-                } else {
-                    "every other device's interrupt"
-                };
-                r.push(format!("{what} is handled on CPU {one} alone, the one CPU left for everything else"));
-            }
-        }
+        StepId::IrqAffinity => r.extend(alone(t, "every other device's interrupt")),
         StepId::Rps => r.push(
             "received packets are processed only on the CPU that takes the NIC's interrupt: less throughput for \
              other traffic on that NIC"
@@ -115,6 +107,11 @@ fn of(s: &Step, t: &Target, isolated: &[usize]) -> Vec<String> {
         ),
         StepId::NicEee => r.push("the link no longer saves power when idle".into()),
         StepId::Irqbalance | StepId::Persist => {}
+        _ => {
+            if let Some(tunable) = crate::registry::tunable(s.id) {
+                r.extend((tunable.risks)(s, t));
+            }
+        }
     }
     r
 }

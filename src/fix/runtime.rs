@@ -1,4 +1,5 @@
-//! Planners of the runtime steps: governor, turbo, sysctl, THP, workqueues (the interrupt steps: irq.rs).
+//! Planners of the sysctl step and the helpers every runtime planner uses (the tunables with a module of their
+//! own: crate::tunable; the interrupt steps: irq.rs).
 //! Each reads what is there and proposes only the changes that differ; nothing is written here.
 
 use super::kind::file::FileChange;
@@ -6,8 +7,6 @@ use super::kind::value::ValueChange;
 use super::{Change, Step, StepId, ValueKind};
 use crate::checks::knob::{SYSCTLS, Want};
 use crate::host::Host;
-use crate::machine::{BOOST, CPU_DIR, NO_TURBO, THP_ENABLED, WQ_CPUMASK};
-use crate::parse::mask;
 
 pub(crate) const SYSCTL_FILE: &str = "/etc/sysctl.d/99-rmp-eval.conf";
 
@@ -33,7 +32,7 @@ impl Target {
     }
 }
 
-pub(super) fn step(id: StepId, title: &str, why: &str) -> Step {
+pub(crate) fn step(id: StepId, title: &str, why: &str) -> Step {
     Step {
         id,
         title: title.into(),
@@ -44,7 +43,7 @@ pub(super) fn step(id: StepId, title: &str, why: &str) -> Step {
 }
 
 /// Adds a value change when the present value differs; a value that cannot be read becomes a note.
-pub(super) fn value(
+pub(crate) fn value(
     s: &mut Step,
     host: &Host,
     path: &str,
@@ -76,51 +75,6 @@ pub(super) fn file(s: &mut Step, host: &Host, path: &str, want: String) {
             false,
         )));
     }
-}
-
-pub(crate) fn governor(host: &Host, t: &Target) -> Step {
-    let mut s = step(
-        StepId::Governor,
-        "CPU frequency governor: performance",
-        "a slower governor lets the RT core's clock drop between cycles, so each wakeup runs slower and later",
-    );
-    let dir = format!("{CPU_DIR}/cpu{}/cpufreq", t.core);
-    match host.read(&format!("{dir}/scaling_available_governors")) {
-        Ok(av) if !av.split_whitespace().any(|g| g == "performance") => s.note(format!(
-            "CPU {} offers no performance governor ({})",
-            t.core,
-            av.trim()
-        )),
-        Ok(_) => value(
-            &mut s,
-            host,
-            &format!("{dir}/scaling_governor"),
-            "performance",
-            ValueKind::Exact,
-            false,
-        ),
-        Err(_) => s.note(format!(
-            "CPU {} has no cpufreq control (nothing to set)",
-            t.core
-        )),
-    }
-    s
-}
-
-pub(crate) fn turbo(host: &Host) -> Step {
-    let mut s = step(
-        StepId::Turbo,
-        "Turbo / boost off",
-        "turbo changes the clock with load and temperature: cycle times wander",
-    );
-    if host.exists(NO_TURBO) {
-        value(&mut s, host, NO_TURBO, "1", ValueKind::Exact, false);
-    } else if host.exists(BOOST) {
-        value(&mut s, host, BOOST, "0", ValueKind::Exact, false);
-    } else {
-        s.note("no turbo control (neither intel_pstate/no_turbo nor cpufreq/boost)");
-    }
-    s
 }
 
 /// The settings whose checks failed (with --only and none failing: those not yet as wanted), merged with the
@@ -171,43 +125,5 @@ pub(crate) fn sysctl(host: &Host, t: &Target, failed: &[&str]) -> Step {
     file(&mut s, host, SYSCTL_FILE, conf);
     // The file first, so that a value the kernel refuses is reported after the persistent part is in place.
     s.changes.sort_by_key(|c| !matches!(c, Change::File(_)));
-    s
-}
-
-pub(crate) fn thp(host: &Host) -> Step {
-    let mut s = step(
-        StepId::Thp,
-        "Transparent huge pages: never",
-        "khugepaged compaction stalls memory access at random",
-    );
-    if host.exists(THP_ENABLED) {
-        value(
-            &mut s,
-            host,
-            THP_ENABLED,
-            "never",
-            ValueKind::Selected,
-            false,
-        );
-    }
-    s
-}
-
-pub(crate) fn workqueue(host: &Host, t: &Target) -> Step {
-    let mut s = step(
-        StepId::Workqueue,
-        "Unbound workqueues off the RT core",
-        "kernel work items run wherever the workqueue cpumask allows",
-    );
-    if host.exists(WQ_CPUMASK) {
-        value(
-            &mut s,
-            host,
-            WQ_CPUMASK,
-            &mask::format(&t.housekeeping(), t.nbits()),
-            ValueKind::HexMask,
-            false,
-        );
-    }
     s
 }

@@ -5,24 +5,33 @@
 use serde::{Deserialize, Serialize};
 
 use super::kind::file::FileChange;
-use super::runtime::{self, Target};
+use super::runtime::Target;
 use super::{Change, RUNTIME_JSON, Step, StepId};
 use super::{ethtool, irq};
 use crate::error::{Error, Result};
 use crate::host::Host;
 
-/// Steps whose effect is lost at reboot and that apply-saved re-applies.
-pub(crate) const RUNTIME_STEPS: &[StepId] = &[
+/// The steps that are not a tunable of their own whose effect is lost at reboot (a tunable says so itself:
+/// `Tunable::at_boot`).
+const OTHER_RUNTIME_STEPS: &[StepId] = &[
     StepId::Cpuset,
-    StepId::Governor,
-    StepId::Turbo,
-    StepId::Thp,
-    StepId::Workqueue,
     StepId::IrqAffinity,
     StepId::Rps,
     StepId::NicCoalesce,
     StepId::NicEee,
 ];
+
+/// Steps whose effect is lost at reboot and that apply-saved re-applies, in apply order.
+pub(crate) fn runtime_steps() -> impl Iterator<Item = StepId> {
+    StepId::ALL.into_iter().filter(|s| is_runtime(*s))
+}
+
+fn is_runtime(s: StepId) -> bool {
+    match crate::registry::tunable(s) {
+        Some(t) => t.at_boot,
+        None => OTHER_RUNTIME_STEPS.contains(&s),
+    }
+}
 /// Steps that concern the NIC (what the udev rule re-applies when the interface appears).
 pub(crate) const NIC_STEPS: &[StepId] = &[
     StepId::IrqAffinity,
@@ -76,19 +85,14 @@ pub(crate) fn persist_step(
     nic: Option<&str>,
     steps: &[StepId],
 ) -> Option<Step> {
-    let mine: Vec<StepId> = steps
-        .iter()
-        .copied()
-        .filter(|s| RUNTIME_STEPS.contains(s))
-        .collect();
+    let mine: Vec<StepId> = steps.iter().copied().filter(|s| is_runtime(*s)).collect();
     if mine.is_empty() {
         return None;
     }
     let old = load(host).ok().flatten();
     let mut all: Vec<String> = old.as_ref().map(|o| o.steps.clone()).unwrap_or_default();
     all.extend(mine.iter().map(|s| s.to_string()));
-    let all: Vec<String> = RUNTIME_STEPS
-        .iter()
+    let all: Vec<String> = runtime_steps()
         .filter(|s| all.iter().any(|a| a == s.as_str()))
         .map(|s| s.to_string())
         .collect();
@@ -134,17 +138,17 @@ pub(crate) fn plan(host: &Host, saved: &Saved, online: Vec<usize>, only_nic: boo
         .iter()
         .filter_map(|s| StepId::parse(s))
         .filter(|id| !only_nic || NIC_STEPS.contains(id))
-        .filter_map(|id| match id {
-            StepId::Cpuset => Some(super::cpuset::cpuset(host, &t)),
-            StepId::Governor => Some(runtime::governor(host, &t)),
-            StepId::Turbo => Some(runtime::turbo(host)),
-            StepId::Thp => Some(runtime::thp(host)),
-            StepId::Workqueue => Some(runtime::workqueue(host, &t)),
-            StepId::IrqAffinity => Some(irq::irq_affinity(host, &t)),
-            StepId::Rps => Some(irq::rps(host, &t)),
-            StepId::NicCoalesce => Some(ethtool::coalesce(host, &t)),
-            StepId::NicEee => Some(ethtool::eee(host, &t)),
-            _ => None,
+        .filter(|id| is_runtime(*id))
+        .filter_map(|id| match crate::registry::tunable(id) {
+            Some(tunable) => Some((tunable.plan)(host, &t)),
+            None => match id {
+                StepId::Cpuset => Some(super::cpuset::cpuset(host, &t)),
+                StepId::IrqAffinity => Some(irq::irq_affinity(host, &t)),
+                StepId::Rps => Some(irq::rps(host, &t)),
+                StepId::NicCoalesce => Some(ethtool::coalesce(host, &t)),
+                StepId::NicEee => Some(ethtool::eee(host, &t)),
+                _ => None,
+            },
         })
         .collect()
 }

@@ -3,7 +3,8 @@
 
 use std::fmt::Write as _;
 
-use super::{Check, REGISTRY, Section};
+use crate::checks::{Check, Section};
+use crate::registry::CHECKS;
 
 const INTRO: &str = "Every check of `rmp-eval check`, in the order they run: its id (stable, used in JSON and by \
 `fix`), what it looks at and why, what passes, the `fix` step that repairs a failure, and what to do by hand when no \
@@ -50,7 +51,7 @@ const SECTIONS: [Section; 4] = [
 ];
 
 fn in_section(s: Section) -> impl Iterator<Item = &'static Check> {
-    REGISTRY.iter().filter(move |c| c.section == s)
+    CHECKS.iter().filter(move |c| c.section == s)
 }
 
 /// docs/checks.md.
@@ -65,7 +66,7 @@ pub fn markdown() -> String {
         let _ = writeln!(m, "| `{s}` | {what} |");
     }
     m.push_str("\n| id | section | title | fix step |\n|---|---|---|---|\n");
-    for c in REGISTRY {
+    for c in CHECKS {
         let _ = writeln!(
             m,
             "| `{}` | {} | {} | {} |",
@@ -156,7 +157,7 @@ mod tests {
     fn every_check_is_in_both_with_its_doc_and_advice() {
         let md = markdown();
         let man = man_page(Some("2026-12-03"));
-        for c in REGISTRY {
+        for c in CHECKS {
             assert!(
                 md.contains(&format!("### `{}` — {}", c.id, c.title)),
                 "{}",

@@ -1,0 +1,127 @@
+//! The ordered lists everything else is generated from: every check (report order, sections in this order
+//! too) and every tunable (a check with its fix step, in `crate::tunable`). `check`'s output, the docs and the
+//! man page (`doc`), fix's planner and apply-saved all go through these lists.
+
+pub mod doc;
+
+use crate::checks::{
+    Check, Ctx, Finding, Section, after_boot, ethtool, finding, irq, isolation, nic, nic_hw,
+    nic_irq, noise, pi, power, process, system, threads,
+};
+use crate::host::Host;
+use crate::remedy::StepId;
+use crate::tunable::{self, Tunable};
+
+/// All checks, in report order (sections appear in this order too).
+pub static CHECKS: &[Check] = &[
+    system::PREEMPT_RT,
+    system::SWAP,
+    system::TIMER_MIGRATION,
+    system::RT_THROTTLING,
+    system::CLOCKSOURCE,
+    system::AF_XDP,
+    system::FUTEX_HASH,
+    noise::SKEW_TICK,
+    noise::TSC_RELIABLE,
+    noise::NMI_WATCHDOG,
+    tunable::thp::CHECK,
+    tunable::ksm::CHECK,
+    noise::STAT_INTERVAL,
+    noise::NUMA_BALANCING,
+    after_boot::AFTER_BOOT,
+    isolation::CORE_ISOLATED,
+    isolation::NOHZ_FULL,
+    isolation::RCU_NOCBS,
+    tunable::governor::GOVERNOR,
+    tunable::governor::CPU_FREQUENCY,
+    isolation::IRQAFFINITY,
+    irq::UNRELATED_IRQS,
+    isolation::SMT_SIBLING,
+    power::CSTATES,
+    tunable::turbo::CHECK,
+    pi::PI_CLOCK,
+    power::IDLE_STATES,
+    irq::DEFAULT_AFFINITY,
+    irq::IRQBALANCE,
+    tunable::workqueue::CHECK,
+    noise::SOFT_WATCHDOG,
+    threads::RT_CORE_THREADS,
+    nic::NIC_PRESENT,
+    nic::NIC_LINK,
+    nic::NIC_QUIET,
+    nic_irq::NIC_IRQS_PINNED,
+    nic_irq::NIC_QUEUE_IRQS,
+    nic_irq::RPS,
+    nic_hw::NIC_DRIVER,
+    nic_hw::NIC_SPEED,
+    nic_irq::NIC_IRQ_DEFER,
+    ethtool::NIC_COALESCE,
+    ethtool::NIC_EEE,
+    process::RT_POLICY,
+    process::AFFINITY,
+    process::MEMLOCK,
+    process::DMA_LATENCY,
+    process::IRQ_PRIORITIES,
+];
+
+/// Every fix step that is a tunable of its own (`crate::tunable`); the others are planned in `crate::fix`.
+pub(crate) static TUNABLES: &[&Tunable] = &[
+    &tunable::governor::TUNABLE,
+    &tunable::turbo::TUNABLE,
+    &tunable::thp::TUNABLE,
+    &tunable::ksm::TUNABLE,
+    &tunable::workqueue::TUNABLE,
+];
+
+/// The check with this id.
+pub fn find(id: &str) -> Option<&'static Check> {
+    CHECKS.iter().find(|c| c.id == id)
+}
+
+/// The tunable whose fix step this is, if it is one.
+pub(crate) fn tunable(step: StepId) -> Option<&'static Tunable> {
+    TUNABLES.iter().copied().find(|t| t.step == step)
+}
+
+/// Runs every check that applies (NIC checks only when a NIC is given).
+pub fn run_all(host: &Host, ctx: &Ctx) -> Vec<Finding> {
+    CHECKS
+        .iter()
+        .filter(|c| c.section != Section::Nic || ctx.nic.is_some())
+        .filter(|c| c.section != Section::Process || ctx.pid.is_some())
+        .map(|c| finding(c, (c.evaluate)(host, ctx)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::knob;
+
+    #[test]
+    fn ids_are_unique_and_knobs_name_registered_sysctl_checks() {
+        let mut ids: Vec<&str> = CHECKS.iter().map(|c| c.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), CHECKS.len(), "duplicate check id");
+        for k in knob::SYSCTLS {
+            let c = find(k.check).unwrap_or_else(|| panic!("{} not registered", k.check));
+            assert_eq!(c.remedy, Some(crate::remedy::SYSCTL), "{}", c.id);
+        }
+    }
+
+    #[test]
+    fn every_tunable_is_the_remedy_of_a_registered_check() {
+        for t in TUNABLES {
+            assert!(
+                CHECKS.iter().any(|c| c.remedy == Some(t.step)),
+                "{}: no registered check names it",
+                t.step
+            );
+        }
+        let steps: Vec<StepId> = TUNABLES.iter().map(|t| t.step).collect();
+        let mut dedup = steps.clone();
+        dedup.dedup();
+        assert_eq!(steps, dedup, "a step with two tunables");
+    }
+}
