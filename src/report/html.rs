@@ -5,18 +5,20 @@ use std::fmt::Write as _;
 
 use super::plot::{self, Plot};
 use crate::measure::result::{RunResult, Verdict};
+use crate::parse::text::unprintable;
 
-/// HTML-escapes text taken from result files.
+/// HTML-escapes text taken from result files, for text and quoted attributes alike; control characters are shown
+/// escaped as the terminal shows them (`\u{1b}`), never raw.
 pub(crate) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
+            c if unprintable(c) => o.extend(c.escape_default()),
             '&' => o.push_str("&amp;"),
             '<' => o.push_str("&lt;"),
             '>' => o.push_str("&gt;"),
             '"' => o.push_str("&quot;"),
             '\'' => o.push_str("&#39;"),
-            c if c.is_control() => o.push(' '),
             c => o.push(c),
         }
     }
@@ -88,7 +90,7 @@ fn identity(name: &str, r: &RunResult) -> String {
         esc(name)
     );
     let mut row = |k: &str, v: String| {
-        let _ = write!(t, "<tr><th>{k}</th><td>{}</td></tr>", esc(&v));
+        let _ = write!(t, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
     };
     if let Some(id) = &r.identity {
         row("Host", id.hostname.clone());
@@ -228,4 +230,17 @@ pub(crate) fn page(results: &[(String, &RunResult)], plots: &[Plot]) -> String {
     }
     h.push_str("</body></html>\n");
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markup_quotes_and_control_bytes_are_escaped() {
+        assert_eq!(
+            esc("<img src=x onerror='a'>\"&\x1b\x07"),
+            "&lt;img src=x onerror=&#39;a&#39;&gt;&quot;&amp;\\u{1b}\\u{7}"
+        );
+    }
 }

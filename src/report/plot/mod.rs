@@ -55,6 +55,13 @@ pub(crate) struct Curve {
 
 type Fail = String;
 
+/// The one escaper for text from a result drawn into an SVG: plotters escapes XML's markup characters (in text
+/// and attributes) but passes control bytes, which no XML may hold, so they are written out (`\u{1b}`) first, as
+/// the page and the terminal show them.
+pub(crate) fn svg_text(s: &str) -> String {
+    crate::parse::text::sanitize(s, 200)
+}
+
 fn err<E: std::fmt::Debug>(e: E) -> Fail {
     format!("drawing a plot: {e:?}")
 }
@@ -89,7 +96,7 @@ where
                 color.stroke_width(2),
             ))
             .map_err(err)?
-            .label(c.name.clone())
+            .label(svg_text(&c.name))
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
             });

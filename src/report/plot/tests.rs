@@ -81,3 +81,25 @@ fn axis_bounds_are_round_and_cover_the_value() {
     assert_eq!(nice_ceil(801.0), 1000.0);
     assert_eq!(nice_ceil(f64::NAN), 1.0);
 }
+
+#[test]
+fn a_hostile_curve_name_is_text_in_the_svg() {
+    let name = "<img src=x onerror=alert(1)>\x1b[2J\x07".to_string();
+    let p = histogram(
+        "h",
+        "Deviation",
+        Some(10.0),
+        &[(name, hdr_of(&[1_000]), 1.0)],
+    )
+    .unwrap();
+    let p2 = percentiles(&[
+        ("a\x1b".into(), hdr_of(&[1_000]), 1.0),
+        ("<b>".into(), hdr_of(&[1_000]), 1.0),
+    ])
+    .unwrap();
+    for svg in [&p.svg, &p2.svg] {
+        assert!(!svg.chars().any(|c| c.is_control() && c != '\n'), "{svg}");
+        assert!(!svg.contains("<img") && !svg.contains("<b>"), "{svg}");
+    }
+    assert!(p2.svg.contains("a\\u{1b}") && p2.svg.contains("&lt;b&gt;"));
+}
