@@ -1,6 +1,7 @@
 //! fix's before and after: a measurement of --measure-seconds on the RT core either side of the changes, saved
 //! under results/, compared and drawn on one page; when the changes wait for a reboot, the after-boot
-//! measurement armed with the same spec.
+//! measurement armed with the same spec. Both cover the whole length (no reset restarts them); a before stopped
+//! early stops fix before any change, an after stopped early is not compared.
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +27,24 @@ pub(super) fn after(
             "the changes are applied (undo: `{undo}`), but the after measurement failed: {e}"
         ))
     })?;
+    if let Some(why) = cut_short(&a, args) {
+        // The pair would differ in length: compare would rank the runs, not the changes.
+        if !args.json {
+            let nic = args
+                .nic
+                .as_ref()
+                .map(|n| format!(" --nic {n}"))
+                .unwrap_or_default();
+            outln!(
+                "No comparison: {why}, so it is shorter than the before. The changes are applied (undo: `{undo}`); \
+                 measure again with `rmp-eval run --core {}{nic} --duration {}` and `rmp-eval compare {} last`.",
+                args.core,
+                args.measure_seconds,
+                bpath.display()
+            );
+        }
+        return Ok(());
+    }
     if !args.json {
         let c = crate::report::compare::compare(
             b,
@@ -70,14 +89,38 @@ pub(super) fn measure(
             args.core
         );
     }
-    crate::commands::run::measure(host, out, &fix_spec(args), args.json, label).map_err(|e| {
-        if label == "before" {
-            Error::failed(format!(
-                "the before measurement failed, nothing was changed (--no-measure skips it): {e}"
-            ))
-        } else {
-            e
-        }
+    let before = label == "before";
+    let (r, path) = crate::commands::run::measure(host, out, &fix_spec(args), args.json, label)
+        .map_err(|e| {
+            if before {
+                Error::failed(format!(
+                    "the before measurement failed, nothing was changed (--no-measure skips it): {e}"
+                ))
+            } else {
+                e
+            }
+        })?;
+    // A before cut short (q, Ctrl+C, SIGTERM) is no baseline, and the user asked to stop: fix stops too.
+    if let (true, Some(why)) = (before, cut_short(&r, args)) {
+        return Err(Error::failed(format!(
+            "{why}: nothing was changed (saved: {}; --no-measure skips the measurements)",
+            path.display()
+        )));
+    }
+    Ok((r, path))
+}
+
+/// Why `r` does not cover fix's whole measurement: stopped early or unable to finish.
+fn cut_short(r: &RunResult, args: &FixArgs) -> Option<String> {
+    let label = &r.label;
+    if let Some(e) = &r.error {
+        return Some(format!("the {label} measurement could not finish ({e})"));
+    }
+    r.interrupted.then(|| {
+        format!(
+            "the {label} measurement was stopped after {:.1} s of {} s (q, Ctrl+C or SIGTERM)",
+            r.duration_s, args.measure_seconds
+        )
     })
 }
 

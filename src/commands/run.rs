@@ -164,7 +164,7 @@ pub(crate) fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcom
 }
 
 /// A measurement saved under results/ with `label` (fix's before/after): checked, run, saved. Prints only the
-/// live view (none when `quiet`).
+/// live view (none when `quiet`), which takes no reset: the pair is compared, so each covers its whole length.
 pub fn measure(
     host: &Host,
     out: Output,
@@ -181,7 +181,7 @@ pub fn measure(
         spec,
         at,
         label,
-        &mut Screen::new(out, quiet, Some(&slot)),
+        &mut Screen::new(out, quiet, Some(&slot)).fixed_length(),
     )?;
     drop((placed, lock));
     result.identity = Some(identity(None));

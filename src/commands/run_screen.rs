@@ -1,6 +1,7 @@
 //! What `run` shows while it measures (the `Watch` the engine calls): the live table redrawn in place on a
 //! terminal with `r` (reset) and `q` (stop), a progress line every 10 s on a pipe, nothing with --json; and the
-//! checkpoints, written into the result's slot so that a killed run leaves what it had measured.
+//! checkpoints, written into the result's slot so that a killed run leaves what it had measured. A before/after
+//! measurement (`fixed_length`) takes no reset: `r` and SIGUSR1 do nothing there, `q` still stops.
 
 use std::time::{Duration, Instant};
 
@@ -26,6 +27,8 @@ pub(super) struct Screen<'a> {
     keys: Option<Keys>,
     /// Where checkpoints go: the file the final result replaces.
     slot: Option<&'a Slot>,
+    /// `r` and SIGUSR1 restart the statistics (not in a before/after measurement).
+    resets: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +52,14 @@ impl<'a> Screen<'a> {
             last_progress: Instant::now(),
             keys: None,
             slot,
+            resets: true,
         }
+    }
+
+    /// For a measurement to be compared with another of the same length: no reset restarts its statistics.
+    pub(super) fn fixed_length(mut self) -> Self {
+        self.resets = false;
+        self
     }
 }
 
@@ -65,7 +75,8 @@ impl Watch for Screen<'_> {
         let view = LiveView::new(g.period_us, g.bucket_width_us, g.series)
             .with_periods(g.periods_us, g.bucket_width_us)
             .with_columns(self.out.width)
-            .with_keys(self.keys.is_some());
+            .with_keys(self.keys.is_some())
+            .with_resets(self.resets);
         self.view = Some(match g.extra {
             Some(f) => view.with_extra(f),
             None => view,
@@ -93,7 +104,7 @@ impl Watch for Screen<'_> {
         let typed = self.keys.as_ref().map(Keys::pending).unwrap_or_default();
         let action = if typed.contains(&b'q') {
             Action::Stop
-        } else if typed.contains(&b'r') {
+        } else if self.resets && typed.contains(&b'r') {
             Action::Reset
         } else {
             Action::Go
@@ -111,6 +122,10 @@ impl Watch for Screen<'_> {
             _ => {}
         }
         action
+    }
+
+    fn resets(&self) -> bool {
+        self.resets
     }
 
     fn end(&mut self) {

@@ -21,6 +21,8 @@ pub(crate) struct LiveView {
     extra: Option<Extra>,
     /// `r` and `q` are read (stdin is a terminal); else the footer names what works: SIGUSR1 and Ctrl+C.
     keys: bool,
+    /// A reset restarts the statistics (not in fix's before/after): the footer names it only then.
+    resets: bool,
     /// Each source's period and band width when they differ (`run --thread`); empty: `period_us`, `width_us`.
     own: Vec<(u32, f64)>,
 }
@@ -40,6 +42,7 @@ impl LiveView {
             drawn: 0,
             extra: None,
             keys: false,
+            resets: true,
             own: Vec::new(),
         }
     }
@@ -68,6 +71,12 @@ impl LiveView {
     /// Whether `r` and `q` are read from the terminal (they are only when stdin is one).
     pub(crate) fn with_keys(mut self, keys: bool) -> Self {
         self.keys = keys;
+        self
+    }
+
+    /// Whether a reset (`r`, SIGUSR1) restarts the statistics.
+    pub(crate) fn with_resets(mut self, resets: bool) -> Self {
+        self.resets = resets;
         self
     }
 
@@ -111,10 +120,11 @@ impl LiveView {
 
     /// What the user can do, as the footer says it: the keys when they are read, else the signal that resets.
     fn controls(&self) -> String {
-        if self.keys {
-            "r resets, q or Ctrl+C stops".into()
-        } else {
-            format!("kill -USR1 {} resets, Ctrl+C stops", std::process::id())
+        match (self.keys, self.resets) {
+            (true, true) => "r resets, q or Ctrl+C stops".into(),
+            (true, false) => "q or Ctrl+C stops".into(),
+            (false, true) => format!("kill -USR1 {} resets, Ctrl+C stops", std::process::id()),
+            (false, false) => "Ctrl+C stops".into(),
         }
     }
 
@@ -340,5 +350,19 @@ mod tests {
         let mut v = v.with_keys(true);
         let f = v.frame(2.0, false);
         assert!(f.contains("(r resets, q or Ctrl+C stops)"), "{f}");
+    }
+
+    #[test]
+    fn a_measurement_without_resets_names_none() {
+        let s = Series::new("Cyclic", 1000, None);
+        let mut v = LiveView::new(1000, None, vec![("Cyclic".into(), s.live())]).with_resets(false);
+        let f = v.frame(1.0, false);
+        assert!(f.contains("(Ctrl+C stops)") && !f.contains("resets"), "{f}");
+        let mut v = v.with_keys(true);
+        let f = v.frame(2.0, false);
+        assert!(
+            f.contains("(q or Ctrl+C stops)") && !f.contains("resets"),
+            "{f}"
+        );
     }
 }

@@ -118,8 +118,8 @@ impl Session {
     }
 
     /// With the main thread off `rt_cpus`: hands `gauges` to `watch` and, until `finished`, ticks it, cuts and
-    /// gathers the intervals of `collectors` (into the interval log) and `extra`, resets both on `r` or SIGUSR1,
-    /// stops on `q` and passes `partial(collectors, extra)` to the watch once a minute. Threads started by `rt::spawn_rt` unpark this
+    /// gathers the intervals of `collectors` (into the interval log) and `extra`, resets both on `r` or SIGUSR1
+    /// (when the watch allows resets), stops on `q` and passes `partial(collectors, extra)` to the watch once a minute. Threads started by `rt::spawn_rt` unpark this
     /// (the spawning) thread when they end, so it never sleeps longer than a tick after they did.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn supervise<E: Extra>(
@@ -156,7 +156,8 @@ impl Session {
                 }
             }
             let action = watch.tick(now);
-            let reset = action == Action::Reset || self.signals.reset.swap(false, Ordering::SeqCst);
+            let asked = action == Action::Reset || self.signals.reset.swap(false, Ordering::SeqCst);
+            let reset = asked && watch.resets();
             // A reset that comes after the last period (this thread woke late) would leave the run with nothing
             // measured: the run keeps what it has.
             if reset && !finished() {

@@ -58,4 +58,9 @@ pub(crate) trait Watch {
     fn end(&mut self);
     /// The run so far, once a minute, to be saved where the final result will be (a crash keeps it).
     fn checkpoint(&mut self, _partial: &RunResult) {}
+    /// Whether a reset (`r`, SIGUSR1) may restart the statistics. Not in a before/after measurement: both must
+    /// cover the whole of the same length to be compared.
+    fn resets(&self) -> bool {
+        true
+    }
 }
