@@ -90,7 +90,6 @@ pub(crate) const CMDLINE: StepId = StepId::Cmdline;
 pub(crate) const IRQ_AFFINITY: StepId = StepId::IrqAffinity;
 pub(crate) const IRQBALANCE: StepId = StepId::Irqbalance;
 pub(crate) const RPS: StepId = StepId::Rps;
-pub(crate) const SYSCTL: StepId = StepId::Sysctl;
 pub(crate) const NIC_COALESCE: StepId = StepId::NicCoalesce;
 pub(crate) const NIC_EEE: StepId = StepId::NicEee;
 pub(crate) const WORKQUEUE: StepId = StepId::Workqueue;

@@ -8,7 +8,6 @@ pub(crate) mod firmware_id;
 pub(crate) mod id;
 pub(crate) mod irq;
 pub(crate) mod isolation;
-pub(crate) mod knob;
 pub(crate) mod machine_id;
 pub(crate) mod nic;
 pub(crate) mod nic_hw;

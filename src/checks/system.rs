@@ -1,11 +1,10 @@
 //! System-wide checks of the original tool: kernel, swap, scheduler knobs, clocksource, AF_XDP, futex hash.
 
-use super::{Assessment, Check, Ctx, Eval, Section, id, knob, read, unknown};
+use super::{Assessment, Check, Ctx, Eval, Section, id, read, unknown};
 use crate::host::Host;
 use crate::machine::facts::{FACT_FUTEX_PRCTL, snapshot_fact};
 use crate::machine::{self, kernel_release};
 use crate::parse::{kernel, swaps};
-use crate::remedy;
 
 pub(crate) const REALTIME: &str = "/sys/kernel/realtime";
 const SWAPS: &str = "/proc/swaps";
@@ -94,37 +93,6 @@ fn swap(host: &Host, _: &Ctx) -> Eval {
         })
         .collect();
     Ok(Assessment::fail(format!("active: {}", list.join(", "))))
-}
-
-pub(crate) const TIMER_MIGRATION: Check = Check {
-    id: id::TIMER_MIGRATION,
-    section: Section::System,
-    title: "Timer Migration disabled",
-    doc: "With timer migration on, timers armed on other CPUs can be moved onto the RT core and fire there. \
-          Passes when kernel.timer_migration is 0.",
-    remedy: Some(remedy::SYSCTL),
-    by_hand: None,
-    evaluate: timer_migration,
-};
-
-fn timer_migration(host: &Host, ctx: &Ctx) -> Eval {
-    knob::TIMER_MIGRATION.evaluate(host, ctx)
-}
-
-pub(crate) const RT_THROTTLING: Check = Check {
-    id: id::RT_THROTTLING,
-    section: Section::System,
-    title: "RT throttling disabled",
-    doc: "RT throttling stops every real-time thread for the rest of each second once they used \
-          sched_rt_runtime_us of it (950 ms by default): a busy RT loop is then frozen for 50 ms. Passes when \
-          kernel.sched_rt_runtime_us is -1.",
-    remedy: Some(remedy::SYSCTL),
-    by_hand: None,
-    evaluate: rt_throttling,
-};
-
-fn rt_throttling(host: &Host, ctx: &Ctx) -> Eval {
-    knob::RT_RUNTIME.evaluate(host, ctx)
 }
 
 pub(crate) const CLOCKSOURCE: Check = Check {

@@ -9,11 +9,12 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::kind::{self, Took};
-use super::runtime::{SYSCTL_FILE, value};
+use super::runtime::value;
 use super::{Change, Step, StepId, ValueKind, saved};
-use crate::checks::knob::{SYSCTLS, Want};
 use crate::error::Result;
 use crate::host::Host;
+use crate::tunable::sysctl::SYSCTL_FILE;
+use crate::tunable::sysctl::knob::{SYSCTLS, Want};
 
 /// Targets the kernel refused when the monitor re-applied them (kernel-managed IRQs): not counted as drift again.
 pub(crate) const REFUSED: &str = "/var/lib/rmp-eval/monitor-refused.json";

@@ -46,7 +46,7 @@ pub(crate) fn known_targets() -> Vec<&'static str> {
     let mut v = vec![
         RUNTIME_JSON,
         CMDLINE_STATE,
-        runtime::SYSCTL_FILE,
+        crate::tunable::sysctl::SYSCTL_FILE,
         crate::machine::irq::IRQBALANCE_DEFAULTS,
     ];
     v.extend(boot::files());

@@ -2,7 +2,7 @@
 //! machine as it is. Reads, never writes.
 
 use super::boot::want::Want;
-use super::runtime::{self, Target};
+use super::runtime::Target;
 use super::{Plan, Step, StepId, boot, ethtool, saved};
 use super::{cpuset, irq};
 use crate::checks::{Finding, Status, id};
@@ -77,7 +77,7 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
     let mut isolated = vec![req.core];
     for id in StepId::ALL.into_iter().filter(|s| ids.contains(s)) {
         let planned = match crate::registry::tunable(id) {
-            Some(tunable) => Some((tunable.plan)(host, &t)),
+            Some(tunable) => Some((tunable.plan)(host, &t, &req.failed)),
             None => other(host, req, &t, id, &mut isolated)?,
         };
         let Some(mut step) = planned else { continue };
@@ -108,7 +108,6 @@ fn other(
     Ok(Some(match id {
         StepId::Cmdline => cmdline(host, req, &t.online, isolated)?,
         StepId::Cpuset => cpuset::cpuset(host, t),
-        StepId::Sysctl => runtime::sysctl(host, t, &req.failed),
         StepId::Irqbalance => irq::irqbalance(host, t),
         StepId::IrqAffinity => irq::irq_affinity(host, t),
         StepId::Rps => irq::rps(host, t),

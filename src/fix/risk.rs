@@ -2,7 +2,7 @@
 //! from the step's own changes and the machine's CPUs, so a risk is stated only where this plan takes it.
 
 use super::runtime::Target;
-use super::{Change, Step, StepId};
+use super::{Step, StepId};
 use crate::parse::cpulist;
 
 /// Adds the risks of `s` (a planned step) as notes. `isolated`: every CPU the plan takes out of general use
@@ -14,13 +14,6 @@ pub(crate) fn add(s: &mut Step, t: &Target, isolated: &[usize]) {
     for r in of(s, t, isolated) {
         s.notes.push(super::Note::Risk(r.to_string()));
     }
-}
-
-fn writes(s: &Step, file: &str) -> bool {
-    s.changes.iter().any(|c| match c {
-        Change::Value(v) => v.path.ends_with(file),
-        _ => false,
-    })
 }
 
 /// "CPU 1 of 2 … one CPU (0) is left for everything else".
@@ -81,21 +74,6 @@ fn of(s: &Step, t: &Target, isolated: &[usize]) -> Vec<String> {
             r.extend(housekeeping(t, isolated));
         }
         StepId::Cpuset => r.extend(housekeeping(t, &[t.core])),
-        StepId::Sysctl => {
-            if writes(s, "sched_rt_runtime_us") {
-                r.push(
-                    "RT throttling off: a runaway SCHED_FIFO thread (a bug in a loop) keeps its core forever — \
-                     nothing else runs there and the machine may hang instead of recovering"
-                        .into(),
-                );
-            }
-            if writes(s, "watchdog_cpumask") {
-                r.push(format!(
-                    "the soft-lockup watchdog no longer watches CPU {}: a stuck core goes unreported",
-                    t.core
-                ));
-            }
-        }
         StepId::IrqAffinity => r.extend(alone(t, "every other device's interrupt")),
         StepId::Rps => r.push(
             "received packets are processed only on the CPU that takes the NIC's interrupt: less throughput for \
@@ -119,6 +97,7 @@ fn of(s: &Step, t: &Target, isolated: &[usize]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fix::Change;
     use crate::fix::kind::value::ValueChange;
 
     fn target(online: &[usize]) -> Target {

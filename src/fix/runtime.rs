@@ -1,14 +1,12 @@
-//! Planners of the sysctl step and the helpers every runtime planner uses (the tunables with a module of their
-//! own: crate::tunable; the interrupt steps: irq.rs).
+//! What every step planner builds with: the target (core, NIC, CPUs), a step, a value change where the value
+//! differs, a file change where the file does. The planners: crate::tunable, and irq.rs, cpuset.rs, ethtool.rs,
+//! boot/ here.
 //! Each reads what is there and proposes only the changes that differ; nothing is written here.
 
 use super::kind::file::FileChange;
 use super::kind::value::ValueChange;
 use super::{Change, Step, StepId, ValueKind};
-use crate::checks::knob::{SYSCTLS, Want};
 use crate::host::Host;
-
-pub(crate) const SYSCTL_FILE: &str = "/etc/sysctl.d/99-rmp-eval.conf";
 
 /// What the runtime planners work for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,7 +63,7 @@ pub(crate) fn value(
     }
 }
 
-pub(super) fn file(s: &mut Step, host: &Host, path: &str, want: String) {
+pub(crate) fn file(s: &mut Step, host: &Host, path: &str, want: String) {
     let before = host.read_bytes(path).ok();
     if before.as_deref() != Some(want.as_bytes()) {
         s.changes.push(Change::File(FileChange::new(
@@ -75,55 +73,4 @@ pub(super) fn file(s: &mut Step, host: &Host, path: &str, want: String) {
             false,
         )));
     }
-}
-
-/// The settings whose checks failed (with --only and none failing: those not yet as wanted), merged with the
-/// keys an earlier fix wrote to the same file.
-pub(crate) fn sysctl(host: &Host, t: &Target, failed: &[&str]) -> Step {
-    let mut s = step(
-        StepId::Sysctl,
-        "Kernel settings (sysctl)",
-        "RT throttling stops the RT thread for 50 ms each second; timer migration, vmstat and watchdogs put \
-         work on the RT core",
-    );
-    let any = SYSCTLS.iter().any(|k| failed.contains(&k.check));
-    let mut lines: Vec<(String, String)> = host
-        .read(SYSCTL_FILE)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| !l.trim_start().starts_with('#'))
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-        .collect();
-    for knob in SYSCTLS {
-        let (check, key) = (&knob.check, knob.key);
-        let path = knob.path();
-        let Ok(now) = host.read(&path) else { continue };
-        let want = knob.target(&t.housekeeping());
-        let kind = match knob.want {
-            Want::NotOnCore => ValueKind::CpuList,
-            Want::Equals(_) | Want::AtLeast(_) => ValueKind::Exact,
-        };
-        // A failing check's key; with --only and no failing check, the keys not yet as wanted; and the keys an
-        // earlier fix put in the file. Nothing else, so that a second fix changes nothing.
-        let in_file = lines.iter().any(|(k, _)| k == key);
-        let as_wanted = knob.satisfied(&now, t.core) == Some(true);
-        let wanted = failed.contains(check) || (!any && !as_wanted) || in_file;
-        if !wanted {
-            continue;
-        }
-        match lines.iter_mut().find(|(k, _)| k == key) {
-            Some(l) => l.1 = want.clone(),
-            None => lines.push((key.to_string(), want.clone())),
-        }
-        value(&mut s, host, &path, &want, kind, false);
-    }
-    let mut conf = String::from("# Written by `rmp-eval fix`; `rmp-eval rollback` removes it.\n");
-    for (k, v) in &lines {
-        conf.push_str(&format!("{k} = {v}\n"));
-    }
-    file(&mut s, host, SYSCTL_FILE, conf);
-    // The file first, so that a value the kernel refuses is reported after the persistent part is in place.
-    s.changes.sort_by_key(|c| !matches!(c, Change::File(_)));
-    s
 }

@@ -140,7 +140,7 @@ pub(crate) fn plan(host: &Host, saved: &Saved, online: Vec<usize>, only_nic: boo
         .filter(|id| !only_nic || NIC_STEPS.contains(id))
         .filter(|id| is_runtime(*id))
         .filter_map(|id| match crate::registry::tunable(id) {
-            Some(tunable) => Some((tunable.plan)(host, &t)),
+            Some(tunable) => Some((tunable.plan)(host, &t, &[])),
             None => match id {
                 StepId::Cpuset => Some(super::cpuset::cpuset(host, &t)),
                 StepId::IrqAffinity => Some(irq::irq_affinity(host, &t)),

@@ -16,18 +16,18 @@ use crate::tunable::{self, Tunable};
 pub static CHECKS: &[Check] = &[
     system::PREEMPT_RT,
     system::SWAP,
-    system::TIMER_MIGRATION,
-    system::RT_THROTTLING,
+    tunable::sysctl::TIMER_MIGRATION,
+    tunable::sysctl::RT_THROTTLING,
     system::CLOCKSOURCE,
     system::AF_XDP,
     system::FUTEX_HASH,
     noise::SKEW_TICK,
     noise::TSC_RELIABLE,
-    noise::NMI_WATCHDOG,
+    tunable::sysctl::NMI_WATCHDOG,
     tunable::thp::CHECK,
     tunable::ksm::CHECK,
-    noise::STAT_INTERVAL,
-    noise::NUMA_BALANCING,
+    tunable::sysctl::STAT_INTERVAL,
+    tunable::sysctl::NUMA_BALANCING,
     after_boot::AFTER_BOOT,
     isolation::CORE_ISOLATED,
     isolation::NOHZ_FULL,
@@ -44,7 +44,7 @@ pub static CHECKS: &[Check] = &[
     irq::DEFAULT_AFFINITY,
     irq::IRQBALANCE,
     tunable::workqueue::CHECK,
-    noise::SOFT_WATCHDOG,
+    tunable::sysctl::SOFT_WATCHDOG,
     threads::RT_CORE_THREADS,
     nic::NIC_PRESENT,
     nic::NIC_LINK,
@@ -68,6 +68,7 @@ pub static CHECKS: &[Check] = &[
 pub(crate) static TUNABLES: &[&Tunable] = &[
     &tunable::governor::TUNABLE,
     &tunable::turbo::TUNABLE,
+    &tunable::sysctl::TUNABLE,
     &tunable::thp::TUNABLE,
     &tunable::ksm::TUNABLE,
     &tunable::workqueue::TUNABLE,
@@ -96,7 +97,7 @@ pub fn run_all(host: &Host, ctx: &Ctx) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::knob;
+    use crate::tunable::sysctl::knob;
 
     #[test]
     fn ids_are_unique_and_knobs_name_registered_sysctl_checks() {
@@ -106,7 +107,7 @@ mod tests {
         assert_eq!(ids.len(), CHECKS.len(), "duplicate check id");
         for k in knob::SYSCTLS {
             let c = find(k.check).unwrap_or_else(|| panic!("{} not registered", k.check));
-            assert_eq!(c.remedy, Some(crate::remedy::SYSCTL), "{}", c.id);
+            assert_eq!(c.remedy, Some(StepId::Sysctl), "{}", c.id);
         }
     }
 

@@ -118,7 +118,7 @@ fn cpu_frequency(host: &Host, ctx: &Ctx) -> Eval {
     }
 }
 
-fn plan(host: &Host, t: &Target) -> Step {
+fn plan(host: &Host, t: &Target, _: &[&str]) -> Step {
     let mut s = step(
         StepId::Governor,
         "CPU frequency governor: performance",

@@ -68,7 +68,7 @@ fn ksm(host: &Host, _: &Ctx) -> Eval {
 
 /// Stops ksmd (0), leaving pages merged so far as they are: unmerging them all (2) can need more memory than
 /// the machine has free.
-fn plan(host: &Host, _: &Target) -> Step {
+fn plan(host: &Host, _: &Target, _: &[&str]) -> Step {
     let mut s = step(
         StepId::Ksm,
         "KSM page merging: stopped",
@@ -149,11 +149,11 @@ mod tests {
             online: vec![0, 1],
         };
         let running = tree(Some("1\n"), None);
-        let s = plan(&Host::with_root(running.path()), &t);
+        let s = plan(&Host::with_root(running.path()), &t, &[]);
         assert_eq!(s.changes.len(), 1, "{s:?}");
         let unmerged = tree(Some("2\n"), None);
         assert!(
-            plan(&Host::with_root(unmerged.path()), &t)
+            plan(&Host::with_root(unmerged.path()), &t, &[])
                 .changes
                 .is_empty()
         );

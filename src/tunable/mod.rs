@@ -6,6 +6,7 @@
 
 pub(crate) mod governor;
 pub(crate) mod ksm;
+pub(crate) mod sysctl;
 pub(crate) mod thp;
 pub(crate) mod turbo;
 pub(crate) mod workqueue;
@@ -19,8 +20,9 @@ pub(crate) struct Tunable {
     pub(crate) step: StepId,
     /// The value is lost at reboot: fix saves the step and apply-saved plans it again at every boot.
     pub(crate) at_boot: bool,
-    /// The step against the machine as it is: only the changes that differ, nothing written.
-    pub(crate) plan: fn(&Host, &Target) -> Step,
+    /// The step against the machine as it is: only the changes that differ, nothing written. The ids of the
+    /// checks that failed pick what to set where the step covers several checks (empty: as --only asks).
+    pub(crate) plan: fn(&Host, &Target, &[&str]) -> Step,
     /// What the planned step costs the machine (shown as risks in the plan when it changes something).
     pub(crate) risks: fn(&Step, &Target) -> Vec<String>,
 }

@@ -45,7 +45,7 @@ fn thp(host: &Host, _: &Ctx) -> Eval {
     }
 }
 
-fn plan(host: &Host, _: &Target) -> Step {
+fn plan(host: &Host, _: &Target, _: &[&str]) -> Step {
     let mut s = step(
         StepId::Thp,
         "Transparent huge pages: never",

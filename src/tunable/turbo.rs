@@ -39,7 +39,7 @@ fn turbo(host: &Host, _: &Ctx) -> Eval {
     }
 }
 
-fn plan(host: &Host, _: &Target) -> Step {
+fn plan(host: &Host, _: &Target, _: &[&str]) -> Step {
     let mut s = step(
         StepId::Turbo,
         "Turbo / boost off",

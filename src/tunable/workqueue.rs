@@ -37,7 +37,7 @@ fn workqueue(host: &Host, ctx: &Ctx) -> Eval {
     })
 }
 
-fn plan(host: &Host, t: &Target) -> Step {
+fn plan(host: &Host, t: &Target, _: &[&str]) -> Step {
     let mut s = step(
         StepId::Workqueue,
         "Unbound workqueues off the RT core",

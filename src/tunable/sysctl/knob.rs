@@ -1,8 +1,8 @@
 //! Kernel settings that are one value in /proc/sys: the check reads it and compares it with what RT needs, and
-//! `fix`'s sysctl step writes that same value. Declared once here (tuned's get/set/verify per tunable), so the
+//! the sysctl step writes that same value. Declared once here (tuned's get/set/verify per tunable), so the
 //! check and its remedy cannot drift apart.
 
-use super::{Assessment, Ctx, Eval, id, read, unknown};
+use crate::checks::{Assessment, Ctx, Eval, id, read, unknown};
 use crate::host::Host;
 use crate::parse::cpulist;
 
@@ -113,9 +113,12 @@ impl Knob {
             _ => read(host, &path)?,
         };
         let name = self.name();
-        let shown = super::sanitize(&raw, 40);
+        let shown = crate::checks::sanitize(&raw, 40);
         match self.satisfied(&raw, ctx.core) {
-            Some(true) => Ok(Assessment::pass(format!("{name}={}", super::shown(&shown)))),
+            Some(true) => Ok(Assessment::pass(format!(
+                "{name}={}",
+                crate::checks::shown(&shown)
+            ))),
             Some(false) if self.want == Want::NotOnCore => Ok(Assessment::fail(format!(
                 "{name}={shown} includes CPU{}",
                 ctx.core
