@@ -207,14 +207,16 @@ fn report_renders_in_chromium_with_plots_matching_the_results() {
             .map(|t| t.as_str().unwrap().to_string())
             .collect::<Vec<_>>()
     };
-    for (f, want) in [(&figs[0], dev_max), (&figs[3], rtt_max)] {
-        // The x axis reaches past the largest value, without dwarfing it; the marker names it.
+    for (f, want, bands) in [(&figs[0], dev_max, 16.0 * 62.5), (&figs[3], rtt_max, 0.0)] {
+        // The x axis reaches past the largest value, without dwarfing it, and shows every band; the marker
+        // names the max.
         let x_max = attr(f, "data-x-max");
         assert!(
-            x_max >= want && x_max <= want * 2.5 + 1.0,
+            x_max >= want && x_max <= (want * 2.5 + 1.0).max(bands * 1.25),
             "{}: x to {x_max}, max {want}",
             f["id"]
         );
+        assert!(attr(f, "data-x-min") > 0.0, "a log axis");
         assert_eq!(attr(f, "data-max-us"), want);
         let marker = format!("max {want} µs");
         assert!(
@@ -241,6 +243,7 @@ fn report_renders_in_chromium_with_plots_matching_the_results() {
             "band {band} not shaded"
         );
     }
+    band_layout(dir, &dir.join("histogram.svg"), &page);
     assert_eq!(attr(&figs[2], "data-max-us"), dev_max);
     assert!(
         texts(&figs[2])
@@ -262,6 +265,188 @@ fn report_renders_in_chromium_with_plots_matching_the_results() {
         })
         .collect();
     assert!(foreign.is_empty(), "requests from the page: {foreign:?}");
+}
+
+/// Chromium's layout of a page: the box (px) of every SVG `<text>` with its text, and of every band (the
+/// rectangles shaded at opacity 0.12), left to right. Read by a script in a page made for the test around the SVG,
+/// since the report's own page runs none.
+const LAYOUT_JS: &str = r#"
+const box = e => { const r = e.getBoundingClientRect(); return {x: r.left, y: r.top, w: r.width, h: r.height}; };
+const out = {
+  texts: [...document.querySelectorAll("text")].map(t => Object.assign(box(t), {t: t.textContent.trim()})),
+  bands: [...document.querySelectorAll("rect[opacity='0.12']")].map(box),
+};
+const p = document.createElement("pre"); p.id = "layout"; p.textContent = JSON.stringify(out);
+document.body.appendChild(p);
+"#;
+
+/// Lays the histogram `svg` (also inline in the report `page`) out in Chromium and asserts its bands readable: each
+/// at least 30 px wide with its name inside it, the names clear of each other and of every other text.
+fn band_layout(dir: &Path, svg: &Path, page: &Path) {
+    let s = std::fs::read_to_string(svg).unwrap();
+    assert!(
+        std::fs::read_to_string(page).unwrap().contains(&s),
+        "{}: not the page's",
+        svg.display()
+    );
+    let html = dir.join("layout.html");
+    let doc = format!(
+        "<!DOCTYPE html><html><body style=\"margin:0\">{s}<script>{LAYOUT_JS}</script></body></html>"
+    );
+    std::fs::write(&html, doc).unwrap();
+    let o = chromium(&dir.join("profile-layout"), &["--dump-dom"], &html);
+    let dom = text(&o.stdout);
+    let json = dom
+        .split("<pre id=\"layout\">")
+        .nth(1)
+        .and_then(|t| t.split("</pre>").next())
+        .unwrap_or_else(|| panic!("no layout: {}", text(&o.stderr)))
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    let l: Value = serde_json::from_str(&json).unwrap();
+    let b = |v: &Value| {
+        let f = |k: &str| v[k].as_f64().unwrap();
+        (f("x"), f("y"), f("w"), f("h"))
+    };
+    let apart = |a: (f64, f64, f64, f64), c: (f64, f64, f64, f64)| {
+        a.0 + a.2 <= c.0 || c.0 + c.2 <= a.0 || a.1 + a.3 <= c.1 || c.1 + c.3 <= a.1
+    };
+    let texts: Vec<(String, (f64, f64, f64, f64))> = l["texts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["t"].as_str().unwrap().to_string(), b(t)))
+        .collect();
+    let bands: Vec<_> = l["bands"].as_array().unwrap().iter().map(b).collect();
+    let names = ["Great", "Good", "Poor", "Bad", "Pathetic"];
+    assert_eq!(bands.len(), 5, "{}: {bands:?}", svg.display());
+    for (i, name) in names.iter().enumerate() {
+        let (_, label) = texts
+            .iter()
+            .find(|(t, _)| t == name)
+            .unwrap_or_else(|| panic!("no {name}: {texts:?}"));
+        let band = bands[i];
+        assert!(
+            band.2 >= 30.0,
+            "{}: {name} {} px wide",
+            svg.display(),
+            band.2
+        );
+        assert!(
+            label.0 >= band.0 && label.0 + label.2 <= band.0 + band.2,
+            "{}: {name}'s label {label:?} outside its band {band:?}",
+            svg.display()
+        );
+        for (t, other) in texts.iter().filter(|(t, _)| t != name) {
+            assert!(
+                apart(*label, *other),
+                "{}: {name} {label:?} overlaps '{t}' {other:?}",
+                svg.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_thread_run_gets_a_histogram_per_thread_with_its_own_bands() {
+    if !common::require_root("a_thread_run_gets_a_histogram_per_thread_with_its_own_bands") {
+        return;
+    }
+    if !Path::new(CHROMIUM).exists()
+        && !common::cannot_run("report", "no /usr/bin/chromium (tests/install-deps.sh)")
+    {
+        return;
+    }
+    let root = root_tree();
+    let dir = root.path();
+    // Two runs of LinuxCNC's pair (a fast base thread over a servo thread), so that each plot overlays both.
+    let mut files = Vec::new();
+    for name in ["first", "second"] {
+        let out = dir.join(format!("{name}.json"));
+        let v = run_json(
+            dir,
+            &[
+                "--thread",
+                "base:250us:80",
+                "--thread",
+                "servo:1ms:40",
+                "--iterations",
+                "1500",
+                "--json",
+                "--output",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(v["series"].as_array().unwrap().len(), 2);
+        files.push(out);
+    }
+    let page = dir.join("report.html");
+    let mut args = vec![
+        "report",
+        "-o",
+        page.to_str().unwrap(),
+        "--svg",
+        dir.to_str().unwrap(),
+    ];
+    args.extend(files.iter().map(|f| f.to_str().unwrap()));
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+
+    let o = chromium(&dir.join("profile"), &["--dump-dom"], &page);
+    let dom = dir.join("dom.html");
+    std::fs::write(&dom, &o.stdout).unwrap();
+    let p = Command::new("python3")
+        .args(["-c", DOM, dom.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(p.status.success(), "{}", text(&p.stderr));
+    let d: Value = serde_json::from_slice(&p.stdout).unwrap();
+    let figs = d["figures"].as_array().unwrap();
+    let ids: Vec<&str> = figs.iter().map(|f| f["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [
+            "histogram",
+            "histogram-2",
+            "max-per-interval",
+            "percentiles"
+        ],
+        "one histogram per thread"
+    );
+    let attr = |f: &Value, k: &str| f["attrs"][k].as_str().unwrap().to_string();
+    for (f, thread, width) in [(&figs[0], "base", "31.25"), (&figs[1], "servo", "125")] {
+        // Its own bands (W = its period / 8), the budget marked at its W, both runs' series of this thread.
+        assert_eq!(attr(f, "data-band-width"), width, "{thread}");
+        assert_eq!(attr(f, "data-curves"), "2", "{thread}");
+        let texts: Vec<&str> = f["texts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap())
+            .collect();
+        assert!(
+            texts
+                .iter()
+                .any(|t| t.starts_with(&format!("Thread {thread} ("))),
+            "{texts:?}"
+        );
+        assert!(
+            texts.contains(&format!("budget {width} µs").as_str()),
+            "{texts:?}"
+        );
+        for run in ["first", "second"] {
+            assert!(
+                texts.contains(&format!("{run} {thread}").as_str()),
+                "{texts:?}"
+            );
+        }
+        let svg = dir.join(format!("{}.svg", f["id"].as_str().unwrap()));
+        band_layout(dir, &svg, &page);
+    }
+    // The percentiles and the max per interval overlay every thread of both runs.
+    assert_eq!(attr(&figs[2], "data-curves"), "4");
+    assert_eq!(attr(&figs[3], "data-curves"), "4");
 }
 
 /// Markup that closes the SVG and opens an element, a quote that would end an attribute, and control bytes (ESC,
@@ -497,6 +682,10 @@ fn hostile_strings_in_results_stay_text_in_chromium_and_the_svgs_stay_xml() {
             .filter(|p| p.starts_with("/identity/firmware/"));
         assert_eq!(dmi.count(), if smbios { 9 } else { 1 });
         assert!(!replaced.iter().any(|p| p == "/mode" || p == "/verdict"));
+        // The same two threads in both results: each thread's plot overlays both, with a legend.
+        for i in 0..2 {
+            v["series"][i]["label"] = format!("{HOSTILE}{i}").into();
+        }
         let f = dir.join(format!("{n}.json"));
         std::fs::write(&f, serde_json::to_vec(&v).unwrap()).unwrap();
         files.push(f);
@@ -570,8 +759,19 @@ fn hostile_strings_in_results_stay_text_in_chromium_and_the_svgs_stay_xml() {
             .count();
         assert_eq!(n, 4, "each thread's '{k}' row: {rows:?}");
     }
-    // The plots' legends name the results, and those of the histograms and percentiles their series.
+    // A plot per thread; the legends name the results, and those of the histograms and percentiles their series.
     let names = e["figures"].as_array().unwrap();
+    let ids: Vec<&str> = names.iter().map(|f| f["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [
+            "histogram",
+            "histogram-2",
+            "max-per-interval",
+            "percentiles",
+            "rtt"
+        ]
+    );
     for f in names {
         let texts = strs(&f["texts"]);
         let name = "<img src=x onerror=alert(3)>\" onmouseover=\"alert(4)\\u{1b}]0;t\\u{7}";

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::plot::{self, Plot};
-use crate::measure::result::{RunResult, Verdict};
+use crate::measure::result::{MaxPerInterval, RunResult, SeriesSummary, Verdict};
 use crate::parse::text::unprintable;
 
 /// HTML-escapes text taken from result files, for text and quoted attributes alike; control characters are shown
@@ -25,30 +25,79 @@ pub(crate) fn esc(s: &str) -> String {
     o
 }
 
-/// The plots for these results (name, result): deviation histogram, max per interval, percentiles, RTT.
-pub(crate) fn plots(results: &[(String, &RunResult)]) -> Result<Vec<Plot>, String> {
-    let first = |r: &RunResult| r.series.first().cloned();
-    let dev: Vec<(String, String, f64)> = results
-        .iter()
-        .filter_map(|(n, r)| first(r).map(|s| (format!("{n} {}", s.label), s.hdr, s.max_us)))
-        .collect();
-    let width = results
-        .first()
-        .map(|(_, r)| r.bucket_width_us)
-        .filter(|w| *w > 0.0);
-    let mut out = Vec::new();
-    if !dev.is_empty() {
-        out.push(plot::histogram(
-            "histogram",
-            "Period deviation: histogram (log count)",
-            width,
-            &dev,
-        )?);
+/// The series of one deviation histogram: a thread of `run --thread` results (matched by its label across them),
+/// or, of results without threads, each one's first series. Members: (legend name, series, its band width W).
+struct Group<'a> {
+    thread: Option<&'a SeriesSummary>,
+    members: Vec<(String, &'a SeriesSummary, f64)>,
+}
+
+fn groups<'a>(results: &[(String, &'a RunResult)]) -> Vec<Group<'a>> {
+    let mut gs: Vec<Group<'a>> = Vec::new();
+    for (n, r) in results {
+        let threads: Vec<&SeriesSummary> = r.series.iter().filter(|s| s.thread.is_some()).collect();
+        let picked = if threads.is_empty() {
+            r.series.first().into_iter().collect()
+        } else {
+            threads
+        };
+        for s in picked {
+            let member = (format!("{n} {}", s.label), s, r.width_of(s));
+            let key = s.thread.map(|_| s.label.as_str());
+            match gs
+                .iter_mut()
+                .find(|g| g.thread.map(|t| t.label.as_str()) == key)
+            {
+                Some(g) => g.members.push(member),
+                None => gs.push(Group {
+                    thread: s.thread.map(|_| s),
+                    members: vec![member],
+                }),
+            }
+        }
     }
-    if let Some(p) = plot::max_per_interval(results)? {
+    gs
+}
+
+/// The plots for these results (name, result): a deviation histogram per thread (or one), the max per interval,
+/// the percentiles (every thread's overlaid), the round-trip histogram.
+pub(crate) fn plots(results: &[(String, &RunResult)]) -> Result<Vec<Plot>, String> {
+    let gs = groups(results);
+    let mut out = Vec::new();
+    for (i, g) in gs.iter().enumerate() {
+        let id = if i == 0 {
+            "histogram".to_string()
+        } else {
+            format!("histogram-{}", i + 1)
+        };
+        let title = match g.thread.and_then(|s| s.thread.map(|t| (s, t))) {
+            Some((s, t)) => format!(
+                "Thread {} ({} µs, SCHED_FIFO {}): period deviation (log count)",
+                s.label, t.period_us, t.priority
+            ),
+            None => "Period deviation: histogram (log count)".to_string(),
+        };
+        let curves: Vec<(String, String, f64)> = g
+            .members
+            .iter()
+            .map(|(n, s, _)| (n.clone(), s.hdr.clone(), s.max_us))
+            .collect();
+        let width = Some(g.members[0].2).filter(|w| *w > 0.0);
+        out.push(plot::histogram(id, &title, width, &curves)?);
+    }
+    let all: Vec<_> = gs.iter().flat_map(|g| g.members.iter()).collect();
+    let intervals: Vec<(String, &MaxPerInterval, f64)> = all
+        .iter()
+        .filter_map(|(n, s, w)| Some((n.clone(), s.max_per_interval.as_ref()?, *w)))
+        .collect();
+    if let Some(p) = plot::max_per_interval(&intervals)? {
         out.push(p);
     }
-    if !dev.is_empty() {
+    if !all.is_empty() {
+        let dev: Vec<(String, String, f64)> = all
+            .iter()
+            .map(|(n, s, _)| (n.clone(), s.hdr.clone(), s.max_us))
+            .collect();
         out.push(plot::percentiles(&dev)?);
     }
     let rtt: Vec<(String, String, f64)> = results
@@ -57,13 +106,35 @@ pub(crate) fn plots(results: &[(String, &RunResult)]) -> Result<Vec<Plot>, Strin
         .collect();
     if !rtt.is_empty() {
         out.push(plot::histogram(
-            "rtt",
+            "rtt".into(),
             "Round trips: histogram (log count)",
             None,
             &rtt,
         )?);
     }
     Ok(out)
+}
+
+/// What a plot shows and how to read it, under it (its title is in the SVG).
+fn guide(p: &Plot) -> String {
+    match (p.id.as_str(), p.band_width_us) {
+        ("max-per-interval", _) => {
+            "The largest deviation of each interval of the run: when the late cycles came, one stall or many.".into()
+        }
+        ("percentiles", _) => "The deviation that 50 %, 90 %, 99 % … 99.999 % of the cycles stayed within: the \
+            tail the histogram's counts hide (HdrHistogram's plot)."
+            .into(),
+        (_, Some(w)) => format!(
+            "How many cycles (log scale) deviated from the period by how much (log scale, so that every band \
+            stays readable beside the max). Shaded: the bands of W = {w} µs — Great up to W, Good to 2 W, Poor \
+            to 4 W, Bad to 8 W, Pathetic beyond; a deviation under {} µs counts in the first bin.",
+            p.x_min
+        ),
+        _ => format!(
+            "How many round trips (log scale) took how long (log scale); one under {} µs counts in the first bin.",
+            p.x_min
+        ),
+    }
 }
 
 fn verdict(v: Verdict) -> (&'static str, &'static str) {
@@ -218,14 +289,17 @@ pub(crate) fn page(results: &[(String, &RunResult)], plots: &[Plot]) -> String {
     for p in plots {
         let _ = write!(
             h,
-            "<figure class=\"plot\" id=\"{}\" data-x-max=\"{}\" data-y-max=\"{}\" data-max-us=\"{}\" data-curves=\"{}\">\n{}\n<figcaption>{}</figcaption></figure>\n",
-            p.id,
+            "<figure class=\"plot\" id=\"{}\" aria-label=\"{}\" data-x-min=\"{}\" data-x-max=\"{}\" data-y-max=\"{}\" data-max-us=\"{}\" data-band-width=\"{}\" data-curves=\"{}\">\n{}\n<figcaption>{}</figcaption></figure>\n",
+            esc(&p.id),
+            esc(&p.title),
+            p.x_min,
             p.x_max,
             p.y_max,
             p.max_us.map_or(String::new(), |m| m.to_string()),
+            p.band_width_us.map_or(String::new(), |w| w.to_string()),
             p.curves,
             p.svg,
-            esc(&p.title)
+            esc(&guide(p))
         );
     }
     h.push_str("</body></html>\n");

@@ -1,25 +1,25 @@
-//! The max per interval over the run: one line per result.
+//! The max per interval over the run: one line per result (per thread of `run --thread` results).
 
 use plotters::prelude::*;
 
 use super::{Curve, Fail, Plot, SIZE, draw_curves, err, legend, nice_ceil};
-use crate::measure::result::RunResult;
+use crate::measure::result::MaxPerInterval;
 
-/// Max per interval over the run: one line per result, the budget marked.
-pub(crate) fn max_per_interval(results: &[(String, &RunResult)]) -> Result<Option<Plot>, Fail> {
-    let curves: Vec<Curve> = results
+/// Max per interval over the run: one line per series (name, maxima, its band width W), the budget W marked when
+/// every series has the same.
+pub(crate) fn max_per_interval(
+    series: &[(String, &MaxPerInterval, f64)],
+) -> Result<Option<Plot>, Fail> {
+    let curves: Vec<Curve> = series
         .iter()
-        .filter_map(|(n, r)| {
-            let m = r.series.first()?.max_per_interval.as_ref()?;
-            Some(Curve {
-                name: n.clone(),
-                points: m
-                    .max_us
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &v)| ((i as f64 + 1.0) * m.interval_s, v))
-                    .collect(),
-            })
+        .map(|(n, m, _)| Curve {
+            name: n.clone(),
+            points: m
+                .max_us
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| ((i as f64 + 1.0) * m.interval_s, v))
+                .collect(),
         })
         .filter(|c| !c.points.is_empty())
         .collect();
@@ -36,10 +36,10 @@ pub(crate) fn max_per_interval(results: &[(String, &RunResult)]) -> Result<Optio
         .iter()
         .flat_map(|c| c.points.iter().map(|p| p.1))
         .fold(0.0, f64::max);
-    let budget = results
+    let budget = series
         .first()
-        .map(|(_, r)| r.bucket_width_us)
-        .filter(|w| *w > 0.0);
+        .map(|s| s.2)
+        .filter(|w| *w > 0.0 && series.iter().all(|s| s.2 == *w));
     let y_max = nice_ceil(top.max(budget.unwrap_or(0.0)) * 1.1);
     let mut svg = String::new();
     {
@@ -78,11 +78,13 @@ pub(crate) fn max_per_interval(results: &[(String, &RunResult)]) -> Result<Optio
         root.present().map_err(err)?;
     }
     Ok(Some(Plot {
-        id: "max-per-interval",
+        id: "max-per-interval".into(),
         title: "Max per interval".into(),
         svg,
+        x_min: 0.0,
         x_max,
         y_max,
+        band_width_us: None,
         max_us: Some(top),
         curves: curves.len(),
     }))

@@ -1,5 +1,5 @@
-//! The report's plots, drawn by plotters' SVG backend: the latency histogram with a log count axis in the
-//! OSADL/LinuxCNC style (bands shaded, the budget marked, the max marked), the max per interval over the run, the
+//! The report's plots, drawn by plotters' SVG backend: the latency histogram, log count over log µs (bands shaded
+//! and named, the budget marked, the max marked; one per thread of a `run --thread` result), the max per interval over the run, the
 //! percentile distribution (HdrHistogram style, 50 % … 99.999 %), and the round-trip histogram of NIC runs. Each
 //! takes one or more results (overlaid, with a legend) and returns an SVG document plus the ranges it drew, which
 //! the page records beside the plot (tests compare them with the results).
@@ -7,7 +7,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-mod histogram;
+pub(crate) mod histogram;
 mod interval;
 mod percentiles;
 
@@ -36,11 +36,16 @@ const BAND_NAMES: [&str; 5] = ["Great", "Good", "Poor", "Bad", "Pathetic"];
 
 /// One drawn plot: the SVG and what its axes and marker show.
 pub(crate) struct Plot {
-    pub(crate) id: &'static str,
+    /// The figure's id and its SVG file's name: fixed words and numbers, never a result's text.
+    pub(crate) id: String,
     pub(crate) title: String,
     pub(crate) svg: String,
+    /// The x axis' start (0 on a linear axis).
+    pub(crate) x_min: f64,
     pub(crate) x_max: f64,
     pub(crate) y_max: f64,
+    /// The band width W the plot shades (a deviation histogram).
+    pub(crate) band_width_us: Option<f64>,
     /// The largest value marked (µs), when the plot marks one.
     pub(crate) max_us: Option<f64>,
     /// Curves drawn (one per result that has the data).
@@ -112,8 +117,8 @@ fn legend_height(curves: usize) -> i32 {
 
 /// A vertical line at `x` up to `y_top`, labelled at `label_y`: right-aligned against the line, so that a marker
 /// near the right edge keeps its label inside the plot.
-fn marker<DB: DrawingBackend, Y>(
-    chart: &mut ChartContext<'_, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
+fn marker<DB: DrawingBackend, X, Y>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
     x: f64,
     y_top: f64,
     label_y: f64,
@@ -121,6 +126,7 @@ fn marker<DB: DrawingBackend, Y>(
     color: &RGBColor,
 ) -> Result<(), Fail>
 where
+    X: plotters::coord::ranged1d::Ranged<ValueType = f64>,
     Y: plotters::coord::ranged1d::Ranged<ValueType = f64>,
 {
     let y_lo = chart.y_range().start;

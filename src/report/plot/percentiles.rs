@@ -64,11 +64,13 @@ pub(crate) fn percentiles(curves_in: &[(String, String, f64)]) -> Result<Plot, F
         root.present().map_err(err)?;
     }
     Ok(Plot {
-        id: "percentiles",
+        id: "percentiles".into(),
         title: "Percentile distribution".into(),
         svg,
+        x_min: 0.0,
         x_max: NINES_MAX,
         y_max,
+        band_width_us: None,
         max_us: Some(max_us),
         curves: curves.len(),
     })

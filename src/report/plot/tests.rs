@@ -48,7 +48,7 @@ fn the_max_label_stays_clear_of_the_legend_and_inside_the_plot() {
             })
             .collect();
         // The axis ends at 200 µs: the max marker is at 85-90 % of the width, under the legend's corner.
-        let p = histogram("h", "Deviation", Some(10.0), &curves).unwrap();
+        let p = histogram("h".into(), "Deviation", Some(10.0), &curves).unwrap();
         assert_eq!(p.x_max, 200.0);
         let max = format!("max {} µs", 170 + n - 1);
         let (x, y, t) = text_at(&p.svg, &max);
@@ -86,7 +86,7 @@ fn axis_bounds_are_round_and_cover_the_value() {
 fn a_hostile_curve_name_is_text_in_the_svg() {
     let name = "<img src=x onerror=alert(1)>\x1b[2J\x07".to_string();
     let p = histogram(
-        "h",
+        "h".into(),
         "Deviation",
         Some(10.0),
         &[(name, hdr_of(&[1_000]), 1.0)],
@@ -102,4 +102,22 @@ fn a_hostile_curve_name_is_text_in_the_svg() {
         assert!(!svg.contains("<img") && !svg.contains("<b>"), "{svg}");
     }
     assert!(p2.svg.contains("a\\u{1b}") && p2.svg.contains("&lt;b&gt;"));
+}
+
+#[test]
+fn the_log_axis_shows_every_band_an_octave_wide_however_long_the_tail() {
+    let c = |max: f64| vec![("a".to_string(), hdr_of(&[1_000]), max)];
+    // 1 ms period (W 125 µs), a 12 ms stall: from 1 µs, past the max.
+    assert_eq!(
+        histogram::x_range(Some(125.0), &c(12_000.0)),
+        (1.0, 15_000.0)
+    );
+    // A small max still shows Pathetic: the axis reaches 16 W.
+    assert_eq!(histogram::x_range(Some(125.0), &c(20.0)), (1.0, 2_000.0));
+    // A 25 µs thread (W 3.125 µs) beside a 100 ms stall: at most 5.5 decades.
+    let (lo, hi) = histogram::x_range(Some(3.125), &c(100_000.0));
+    assert_eq!((lo, hi), (0.1, 120_000.0));
+    // Without bands (round trips of 20-60 µs): from the power of ten under the least.
+    let rtt = vec![("r".to_string(), hdr_of(&[20_000, 60_000]), 60.0)];
+    assert_eq!(histogram::x_range(None, &rtt), (10.0, 80.0));
 }
