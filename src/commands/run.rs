@@ -223,7 +223,7 @@ fn config_preamble(
         nic: args.nic.clone(),
         pid: None,
     };
-    let findings = crate::commands::check::findings(host, &ctx);
+    let findings = crate::fix::reconcile::findings(host, &ctx);
     let sum = crate::report::check::summarize(&findings);
     let counts = CheckCounts {
         pass: sum.pass,

@@ -22,6 +22,7 @@ pub mod irq;
 pub mod journal;
 pub mod kind;
 pub mod plan;
+pub(crate) mod reconcile;
 pub mod render;
 pub(crate) mod risk;
 pub mod runtime;

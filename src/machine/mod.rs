@@ -32,12 +32,8 @@ pub(crate) const OS_RELEASE: &str = "/etc/os-release";
 pub(crate) const DT_MODEL: &str = "/proc/device-tree/model";
 /// One directory per process (comm, status, task/ …).
 pub(crate) const PROC: &str = "/proc";
-
-// The kernel's knobs that a check reads and a fix step writes.
-pub(crate) const BOOST: &str = "/sys/devices/system/cpu/cpufreq/boost";
-pub(crate) const NO_TURBO: &str = "/sys/devices/system/cpu/intel_pstate/no_turbo";
-pub(crate) const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
-pub(crate) const WQ_CPUMASK: &str = "/sys/devices/virtual/workqueue/cpumask";
+/// When the running kernel booted: the `btime` line (seconds since the epoch).
+pub(crate) const PROC_STAT: &str = "/proc/stat";
 
 fn invalid(path: &str, why: impl ToString) -> HostError {
     HostError::Io {
@@ -142,6 +138,11 @@ pub(crate) fn cmdline(host: &Host) -> HostResult<Vec<cmdline::Param>> {
 
 /// `uname -r`: from /proc/sys/kernel/osrelease, so that it also works on a snapshot (uname(2) on the running
 /// machine when /proc cannot be read: `Host::kernel_release`).
+/// When the running kernel booted (seconds since the epoch), from /proc/stat's btime.
+pub(crate) fn boot_time(host: &Host) -> Option<u64> {
+    crate::parse::procstat::btime(&host.read(PROC_STAT).ok()?)
+}
+
 pub(crate) fn kernel_release(host: &Host) -> HostResult<String> {
     let r = host.kernel_release()?;
     // utsname's release field holds 64 characters.

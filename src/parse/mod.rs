@@ -12,6 +12,7 @@ pub mod interrupts;
 pub mod kernel;
 pub mod mask;
 pub mod netaddr;
+pub(crate) mod procstat;
 pub(crate) mod ringbuf;
 pub mod route;
 pub(crate) mod softirqs;

@@ -4,9 +4,10 @@ use crate::checks::{Assessment, Check, Ctx, Eval, Section, id, unknown};
 use crate::fix::runtime::{Target, step, value};
 use crate::fix::{Step, StepId, ValueKind};
 use crate::host::Host;
-use crate::machine::THP_ENABLED;
 
 use super::Tunable;
+
+pub(crate) const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
 
 pub(crate) const TUNABLE: Tunable = Tunable {
     step: StepId::Thp,

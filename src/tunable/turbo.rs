@@ -4,9 +4,11 @@ use crate::checks::{Assessment, Check, Ctx, Eval, Section, id, unknown};
 use crate::fix::runtime::{Target, step, value};
 use crate::fix::{Step, StepId, ValueKind};
 use crate::host::Host;
-use crate::machine::{BOOST, NO_TURBO};
 
 use super::Tunable;
+
+pub(crate) const BOOST: &str = "/sys/devices/system/cpu/cpufreq/boost";
+pub(crate) const NO_TURBO: &str = "/sys/devices/system/cpu/intel_pstate/no_turbo";
 
 pub(crate) const TUNABLE: Tunable = Tunable {
     step: StepId::Turbo,

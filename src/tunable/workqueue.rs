@@ -4,10 +4,11 @@ use crate::checks::{Assessment, Check, Ctx, Eval, Section, id, read, unknown};
 use crate::fix::runtime::{Target, step, value};
 use crate::fix::{Step, StepId, ValueKind};
 use crate::host::Host;
-use crate::machine::WQ_CPUMASK;
 use crate::parse::mask;
 
 use super::Tunable;
+
+pub(crate) const WQ_CPUMASK: &str = "/sys/devices/virtual/workqueue/cpumask";
 
 pub(crate) const TUNABLE: Tunable = Tunable {
     step: StepId::Workqueue,
