@@ -201,6 +201,15 @@ fn identity(name: &str, r: &RunResult) -> String {
         ),
     );
     for s in &r.series {
+        if let Some(t) = &s.thread {
+            row(
+                &format!("{} thread", s.label),
+                format!(
+                    "{} us period, SCHED_FIFO {}, CPU {}, bands of {} us",
+                    t.period_us, t.priority, t.cpu, t.bucket_width_us
+                ),
+            );
+        }
         row(
             &format!("{} max", s.label),
             format!(
@@ -309,6 +318,22 @@ pub(crate) fn page(results: &[(String, &RunResult)], plots: &[Plot]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_thread_of_a_thread_run_is_named_with_its_period_and_priority() {
+        let mut s = crate::measure::series::Series::new("base", 250, None).summary();
+        s.thread = Some(crate::measure::result::ThreadInfo {
+            period_us: 250,
+            bucket_width_us: 31.25,
+            priority: 80,
+            cpu: 1,
+        });
+        let t = identity("r", &RunResult::for_test(vec![s]));
+        assert!(
+            t.contains("<tr><th>base thread</th><td>250 us period, SCHED_FIFO 80, CPU 1, bands of 31.25 us</td></tr>"),
+            "{t}"
+        );
+    }
 
     #[test]
     fn markup_quotes_and_control_bytes_are_escaped() {
