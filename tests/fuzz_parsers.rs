@@ -171,9 +171,13 @@ fn task_swaps_route_netaddr_cgroup_parse() {
         if let Err(e) = swaps::parse(&s) {
             clean_line(&e.to_string())?;
         }
-        let routes = route::v4_routes(&s);
-        let _ = (route::v4_default_ifaces(&s), route::v6_default_ifaces(&s));
-        let locals = netaddr::fib_local_v4(&s);
+        let routes = route::v4_routes(&s).unwrap_or_default();
+        for r in [route::v4_default_ifaces(&s), route::v6_default_ifaces(&s)] {
+            if let Err(e) = r {
+                clean_line(&e.to_string())?;
+            }
+        }
+        let locals = netaddr::fib_local_v4(&s).unwrap_or_default();
         let _ = (
             netaddr::v6_count(&s, "eth0"),
             netaddr::v4_count(&locals, &routes, "eth0"),

@@ -97,7 +97,8 @@ pub(crate) const DEFAULT_AFFINITY: Check = Check {
     section: Section::Core,
     title: "New IRQs avoid RT core",
     doc: "/proc/irq/default_smp_affinity is the affinity every newly requested IRQ starts with (a NIC reset or \
-          a hot-plugged device). Passes when it leaves the RT core out.",
+          a hot-plugged device). Passes when it leaves the RT core out; unknown for a mask the kernel never holds \
+          (no CPU at all, or not in its format).",
     remedy: Some(remedy::IRQ_AFFINITY),
     by_hand: None,
     evaluate: default_affinity,
@@ -107,6 +108,12 @@ fn default_affinity(host: &Host, ctx: &Ctx) -> Eval {
     let raw = super::read(host, DEFAULT_SMP_AFFINITY)?;
     let cpus = mask::parse(&raw)
         .map_err(|_| unknown(format!("default_smp_affinity={raw} is not a mask")))?;
+    // The kernel refuses a default affinity without an online CPU (EINVAL), so it never reads back empty.
+    if cpus.is_empty() {
+        return Err(unknown(format!(
+            "default_smp_affinity={raw} selects no CPU (the kernel never holds that)"
+        )));
+    }
     Ok(if cpus.contains(&ctx.core) {
         Assessment::fail(format!("mask {raw} includes CPU{}", ctx.core))
     } else {

@@ -257,6 +257,12 @@ fn smt_sibling(host: &Host, ctx: &Ctx) -> Eval {
     );
     let raw = read(host, &path)?;
     let mut sibs = list(&raw, &path)?;
+    // The kernel's sibling list always holds the CPU itself: one without it is not the kernel's.
+    if !sibs.contains(&cpu) {
+        return Err(unknown(format!(
+            "{path}: '{raw}' does not hold CPU{cpu} itself"
+        )));
+    }
     sibs.retain(|&c| c != cpu);
     if let Ok(online) = machine::online_cpus(host) {
         sibs.retain(|c| online.contains(c));

@@ -116,7 +116,9 @@ pub(crate) const NIC_QUIET: Check = Check {
     doc: "An EtherCAT segment should carry only EtherCAT: an IPv4/IPv6 address (even link-local) or a default \
           route makes the kernel send ARP, neighbour discovery and other traffic on it. Passes when the interface \
           has no address and no default route. On a snapshot the addresses come from /proc/net/if_inet6 and \
-          /proc/net/fib_trie instead of getifaddrs().",
+          /proc/net/fib_trie instead of getifaddrs(). Unknown when /proc/net/route (or another of those files) \
+          is missing, unreadable or not in the kernel's format: a table that cannot be read is not an empty one \
+          (no ipv6_route or if_inet6 is a kernel without IPv6).",
     remedy: None,
     by_hand: Some(
         "take addresses and routes off the EtherCAT NIC: `ip addr flush dev IFACE`, and tell NetworkManager/systemd-networkd/ifupdown to leave it unmanaged (e.g. `nmcli device set IFACE managed no`)",
@@ -124,42 +126,62 @@ pub(crate) const NIC_QUIET: Check = Check {
     evaluate: nic_quiet,
 };
 
-fn addr_counts(host: &Host, nic: &str) -> Option<(usize, usize)> {
+/// A routing or address file parsed: unreadable or not in the kernel's format is the check's unknown.
+fn table<T, E: std::fmt::Display>(
+    host: &Host,
+    path: &str,
+    parse: impl Fn(&str) -> Result<T, E>,
+) -> Result<T, Unknown> {
+    let text = host
+        .read(path)
+        .map_err(|e| unknown(format!("{path}: {}", e.reason())))?;
+    parse(&text).map_err(|e| unknown(format!("{path}: {e}")))
+}
+
+fn addr_counts(host: &Host, nic: &str) -> Result<(usize, usize), Unknown> {
     // The files are read on the live machine too, so that a snapshot holds them.
     let from_files = (|| {
-        let v6 = netaddr::v6_count(&host.read(IF_INET6).ok()?, nic)?;
-        let locals = netaddr::fib_local_v4(&host.read(FIB_TRIE).ok()?);
-        let routes = route::v4_routes(&host.read(ROUTE).unwrap_or_default());
-        Some((netaddr::v4_count(&locals, &routes, nic), v6))
+        let v6 = match host.read(IF_INET6) {
+            Err(e) if e.is_not_found() => 0,
+            _ => table(host, IF_INET6, |t| {
+                netaddr::v6_count(t, nic).ok_or("not in the kernel's format")
+            })?,
+        };
+        let locals = table(host, FIB_TRIE, |t| {
+            netaddr::fib_local_v4(t).ok_or("no routing table in it")
+        })?;
+        let routes = table(host, ROUTE, route::v4_routes)?;
+        Ok((netaddr::v4_count(&locals, &routes, nic), v6))
     })();
     if host.is_live()
         && let Ok(counts) = crate::sys::netdev::address_counts(nic)
     {
-        return Some(counts);
+        return Ok(counts);
     }
     from_files
 }
 
 fn nic_quiet(host: &Host, ctx: &Ctx) -> Eval {
     let nic = present(host, ctx)?;
-    let def4 = route::v4_default_ifaces(&host.read(ROUTE).unwrap_or_default())
+    let def4 = table(host, ROUTE, route::v4_default_ifaces)?
         .iter()
         .any(|i| i == nic);
-    let def6 = route::v6_default_ifaces(&host.read(IPV6_ROUTE).unwrap_or_default())
-        .iter()
-        .any(|i| i == nic);
+    // No ipv6_route is a kernel without IPv6 (ipv6.disable=1): no IPv6 default route.
+    let def6 = match host.read(IPV6_ROUTE) {
+        Err(e) if e.is_not_found() => false,
+        _ => table(host, IPV6_ROUTE, route::v6_default_ifaces)?
+            .iter()
+            .any(|i| i == nic),
+    };
     let yn = |b: bool| if b { "yes" } else { "no" };
-    match addr_counts(host, nic) {
-        Some((0, 0)) if !def4 && !def6 => Ok(Assessment::pass("no IPs, no default route")),
-        Some((v4, v6)) => Ok(Assessment::fail(format!(
+    let (v4, v6) = addr_counts(host, nic)?;
+    Ok(if (v4, v6, def4, def6) == (0, 0, false, false) {
+        Assessment::pass("no IPs, no default route")
+    } else {
+        Assessment::fail(format!(
             "v4={v4}, v6={v6}, def4={}, def6={}",
             yn(def4),
             yn(def6)
-        ))),
-        None => Err(unknown(format!(
-            "addr=?, def4={}, def6={}",
-            yn(def4),
-            yn(def6)
-        ))),
-    }
+        ))
+    })
 }

@@ -94,7 +94,11 @@ fn idle_states(host: &Host, ctx: &Ctx) -> Eval {
         Ok(s) => s,
         Err(e) if e.is_not_found() => {
             return match host.read_trimmed(IDLE_DRIVER) {
-                Ok(d) => Ok(Assessment::pass(format!("no idle states (driver {d})"))),
+                // The kernel names its driver ("none", "intel_idle", "psci_idle"): anything else is not its.
+                Ok(d) if super::is_word(&d) => {
+                    Ok(Assessment::pass(format!("no idle states (driver {d})")))
+                }
+                Ok(d) => Err(unknown(format!("{IDLE_DRIVER}: unexpected value '{d}'"))),
                 Err(_) => Err(unknown("no cpuidle information")),
             };
         }

@@ -96,7 +96,10 @@ impl<'a> Copier<'a> {
         let src = self.src.path(&cand);
         let meta = match fs::symlink_metadata(&src) {
             Ok(m) => m,
-            Err(_) => return Ok(None),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            // A directory that may not be searched, a file where a directory should be (ENOTDIR): the path
+            // exists as far as a listing goes but cannot be read, which the copy must say too.
+            Err(e) => return Err(Fail::Src(HostError::from_io(&cand, e))),
         };
         if !meta.file_type().is_symlink() {
             return Ok(Some(cand));
@@ -127,6 +130,7 @@ impl<'a> Copier<'a> {
             Err(Fail::Dst(e)) => return Err(e),
             Err(Fail::Src(e)) => {
                 self.record(abs, &e);
+                self.keep_listed(abs);
                 return Ok(());
             }
         };
@@ -147,6 +151,16 @@ impl<'a> Copier<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The directory of a path recorded as unreadable, made in the copy (best effort: not through a link) so
+    /// that listing its parent still names it (a /proc/PID that is a file or may not be entered): the checks
+    /// then meet the recorded failure, not an absent process.
+    fn keep_listed(&mut self, abs: &str) {
+        let dir = crate::host::parent_of(&normalize(abs)).to_string();
+        if dir != "/" && fs::symlink_metadata(self.tree.dst(&dir)).is_err() {
+            let _ = self.tree.mkdirs(&dir);
+        }
     }
 
     /// Entries of a directory that are directories (cpuN, stateN, rx-N, PIDs), the links of /sys/class/net and

@@ -25,7 +25,7 @@ pub(crate) use error::HostResult;
 pub(crate) use read::OSRELEASE;
 pub(crate) use recorded::{Failure, UNREADABLE};
 pub(crate) use trace::Trace;
-pub(crate) use tree::SafeTree;
+pub(crate) use tree::{SafeTree, parent as parent_of};
 
 /// `a/b/../c` → `/a/c`: an absolute system path with "." and ".." resolved lexically ("/.." stays "/").
 pub fn normalize(p: &str) -> String {

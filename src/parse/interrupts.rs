@@ -86,6 +86,8 @@ pub enum InterruptsError {
     NoHeader,
     #[error("/proc/interrupts has more than {MAX_ROWS} rows")]
     TooManyRows,
+    #[error("no device IRQ rows in /proc/interrupts (the kernel always lists some)")]
+    NoDeviceRows,
 }
 
 pub fn parse(text: &str) -> Result<Interrupts, InterruptsError> {
@@ -131,6 +133,11 @@ pub fn parse(text: &str) -> Result<Interrupts, InterruptsError> {
             counts,
             desc,
         });
+    }
+    // Every machine has numbered device IRQs (the timer, the console, a disk, or the GIC's): a table without
+    // one is not a machine's, and reading it as "no IRQ on the core" would pass a check on nothing.
+    if !rows.iter().any(|r| r.irq().is_some()) {
+        return Err(InterruptsError::NoDeviceRows);
     }
     Ok(Interrupts { cpus, rows })
 }
@@ -218,6 +225,13 @@ mod tests {
         assert_eq!(i.column(1), None);
         assert!(parse("").is_err());
         assert!(parse("\u{0}\u{1}garbage\n").is_err());
+        // The header alone, or arch rows only, is no machine's table.
+        let header = QEMU.lines().next().unwrap();
+        assert_eq!(parse(header), Err(InterruptsError::NoDeviceRows));
+        assert_eq!(
+            parse(&format!("{header}\nLOC: 1 2 Local timer interrupts\n")),
+            Err(InterruptsError::NoDeviceRows)
+        );
         // A count that is not a number, or a short row, leaves the column empty rather than zero.
         let i = parse("  CPU0  CPU1\n 5:  1  X  IO-APIC eth0\n 6:  7\n").unwrap();
         assert_eq!(i.rows[0].count(1), None);

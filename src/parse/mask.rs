@@ -8,8 +8,9 @@ use super::cpulist::MAX_CPU;
 pub struct MaskError(pub String);
 
 /// The CPUs set in a mask, ascending. All zeros gives no CPUs; empty text, an empty group (",,,"), a group of
-/// more than 8 digits or a bit above `MAX_CPU` is an error: the kernel never prints them, so they are not a
-/// machine's state.
+/// more than 8 digits, a group after the first of fewer than 8 ("0,0": the kernel pads every 32-bit group but
+/// the first) or a bit above `MAX_CPU` is an error: the kernel never prints them, so they are not a machine's
+/// state.
 pub fn parse(s: &str) -> Result<Vec<usize>, MaskError> {
     let t = s.trim();
     let bad = || MaskError(super::text::sanitize(t, 40));
@@ -18,10 +19,12 @@ pub fn parse(s: &str) -> Result<Vec<usize>, MaskError> {
         return Err(bad());
     }
     let groups: Vec<&str> = t.split(',').collect();
-    if groups
-        .iter()
-        .any(|g| g.is_empty() || g.len() > 8 || !g.bytes().all(|b| b.is_ascii_hexdigit()))
-    {
+    if groups.iter().enumerate().any(|(i, g)| {
+        g.is_empty()
+            || g.len() > 8
+            || (i > 0 && g.len() != 8)
+            || !g.bytes().all(|b| b.is_ascii_hexdigit())
+    }) {
         return Err(bad());
     }
     let mut cpus = Vec::new();
@@ -78,7 +81,7 @@ mod tests {
         assert!(parse("xyz").is_err());
         assert!(parse("1 2").is_err());
         // Garbage is not "no CPUs": the kernel always prints at least one digit per group.
-        for bad in ["", "\n", ",,,", "f,", "123456789", "1,,2"] {
+        for bad in ["", "\n", ",,,", "f,", "123456789", "1,,2", "0,0", "ff,1"] {
             assert!(parse(bad).is_err(), "{bad:?} accepted");
         }
         // A short first group is how the kernel prints a 40-CPU mask; user masks may be short too.

@@ -18,8 +18,14 @@ pub fn v6_count(if_inet6: &str, iface: &str) -> Option<usize> {
     Some(n)
 }
 
-/// The local IPv4 addresses ("/32 host LOCAL" leaves) in /proc/net/fib_trie, distinct, in host order.
-pub fn fib_local_v4(fib_trie: &str) -> Vec<u32> {
+/// The local IPv4 addresses ("/32 host LOCAL" leaves) in /proc/net/fib_trie, distinct, in host order. None
+/// when the text does not start with a table's name ("Main:", "Local:"): the kernel always prints its tables,
+/// so an empty or garbled file is not "no addresses".
+pub fn fib_local_v4(fib_trie: &str) -> Option<Vec<u32>> {
+    let first = fib_trie.lines().find(|l| !l.trim().is_empty())?;
+    if first.starts_with(char::is_whitespace) || !first.trim_end().ends_with(':') {
+        return None;
+    }
     let mut out = Vec::new();
     let mut last: Option<u32> = None;
     for line in fib_trie.lines() {
@@ -33,7 +39,7 @@ pub fn fib_local_v4(fib_trie: &str) -> Vec<u32> {
             out.push(a);
         }
     }
-    out
+    Some(out)
 }
 
 /// IPv4 addresses on `iface`: local addresses that fall in one of its link (gateway-less) routes; loopback
@@ -71,12 +77,20 @@ mod tests {
     #[test]
     fn fib_trie_of_this_vm() {
         // Captured on the development VM: 127.0.0.1 and 192.0.2.2/24 on eth0, listed in Main and Local.
-        let l = fib_local_v4(FIB);
+        let l = fib_local_v4(FIB).unwrap();
         assert_eq!(l.len(), 2, "{l:?}");
         let route = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\neth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n";
-        let r = v4_routes(route);
+        let r = v4_routes(route).unwrap();
         assert_eq!(v4_count(&l, &r, "eth0"), 1);
         assert_eq!(v4_count(&l, &r, "lo"), 1);
         assert_eq!(v4_count(&l, &r, "eth1"), 0);
+        for bad in [
+            "",
+            "\n",
+            "zz\u{1} q\n",
+            "  |-- 10.0.0.1\n     /32 host LOCAL\n",
+        ] {
+            assert_eq!(fib_local_v4(bad), None, "{bad:?}");
+        }
     }
 }
