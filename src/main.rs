@@ -5,6 +5,12 @@ use rmp_eval::cli::{Cli, normalize_args};
 use rmp_eval::host::Host;
 use rmp_eval::output::Output;
 
+/// An error as the one line printed: names, paths and input it quotes (a tarball's member names, a file's
+/// bytes) have their control characters escaped by the one escaper, so they cannot drive the terminal.
+fn line(e: &dyn std::fmt::Display) -> String {
+    rmp_eval::parse::text::sanitize(&e.to_string(), 2000)
+}
+
 fn main() -> ExitCode {
     // Bare `rmp-eval`: what it can do, not a measurement that runs until Ctrl+C.
     if std::env::args_os().len() <= 1 {
@@ -34,7 +40,7 @@ fn main() -> ExitCode {
         None => Host::live(),
         Some(Ok(h)) => h,
         Some(Err(e)) => {
-            eprintln!("rmp-eval: --root: {e}");
+            eprintln!("rmp-eval: --root: {}", line(&e));
             return ExitCode::from(2);
         }
     };
@@ -42,7 +48,7 @@ fn main() -> ExitCode {
     match rmp_eval::commands::dispatch(&host, out, cli) {
         Ok(outcome) => ExitCode::from(outcome.code()),
         Err(e) => {
-            eprintln!("rmp-eval: {e}");
+            eprintln!("rmp-eval: {}", line(&e));
             ExitCode::from(2)
         }
     }

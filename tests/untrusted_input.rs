@@ -236,3 +236,116 @@ fn an_unreadable_pid_directory_is_unknown_in_the_snapshot_too() {
         true,
     );
 }
+
+/// A .tar.gz of `n` empty files, plus `extra` members (name, data).
+fn tarball(path: &Path, n: usize, extra: &[(&[u8], &[u8])]) {
+    let f = fs::File::create(path).unwrap();
+    let mut t = tar::Builder::new(flate2::write::GzEncoder::new(
+        f,
+        flate2::Compression::fast(),
+    ));
+    let mut put = |name: &[u8], data: &[u8]| {
+        let mut h = tar::Header::new_gnu();
+        h.as_gnu_mut().unwrap().name[..name.len()].copy_from_slice(name);
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        h.set_entry_type(tar::EntryType::Regular);
+        h.set_cksum();
+        t.append(&h, data).unwrap();
+    };
+    for i in 0..n {
+        put(format!("proc/x{i}").as_bytes(), b"");
+    }
+    for (name, data) in extra {
+        put(name, data);
+    }
+    t.into_inner().unwrap().finish().unwrap();
+}
+
+/// The unpack directories of process `pid`.
+fn unpacked_of(pid: u32) -> Vec<std::path::PathBuf> {
+    fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(&format!("rmp-eval-root-{pid}-"))
+        })
+        .collect()
+}
+
+#[test]
+fn a_tarball_over_the_bounds_is_refused_with_one_line() {
+    let d = tempfile::tempdir().unwrap();
+    let bomb = d.path().join("bomb.tar.gz");
+    tarball(&bomb, 100_001, &[]);
+    let o = common::check::run(&["--root", bomb.to_str().unwrap(), "check"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = common::check::text(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("more than 100000 members"), "{err}");
+    let big = d.path().join("big.tar.gz");
+    let chunk = vec![b'x'; 60 << 20];
+    tarball(
+        &big,
+        0,
+        &[
+            (b"proc/a", &chunk),
+            (b"proc/b", &chunk),
+            (b"proc/c", &chunk),
+        ],
+    );
+    let o = common::check::run(&["--root", big.to_str().unwrap(), "check"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(common::check::text(&o.stderr).contains("unpacks to more than 128 MiB"));
+}
+
+#[test]
+fn a_member_name_with_escape_sequences_reaches_stderr_escaped() {
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().join("esc.tar.gz");
+    tarball(&t, 0, &[(b"a\x1b[2J", b"x"), (b"a\x1b[2J/b", b"x")]);
+    let o = common::check::run(&["--root", t.to_str().unwrap(), "check"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = common::check::text(&o.stderr);
+    assert!(!err.contains('\x1b'), "{err:?}");
+    assert!(err.contains("\\u{1b}[2J"), "{err:?}");
+}
+
+#[test]
+fn sigterm_or_sigint_during_the_unpack_leaves_nothing_behind() {
+    let d = tempfile::tempdir().unwrap();
+    let slow = d.path().join("slow.tar.gz");
+    tarball(&slow, 90_000, &[]);
+    for sig in ["TERM", "INT"] {
+        let mut c = std::process::Command::new(common::check::bin())
+            .arg("--root")
+            .arg(&slow)
+            .arg("check")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = c.id();
+        let t0 = std::time::Instant::now();
+        while unpacked_of(pid).is_empty() && t0.elapsed().as_secs() < 60 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(!unpacked_of(pid).is_empty(), "SIG{sig}: never unpacking");
+        let k = std::process::Command::new("kill")
+            .args([&format!("-{sig}"), &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(k.success());
+        let st = c.wait().unwrap();
+        assert!(!st.success(), "SIG{sig}: {st:?}");
+        assert!(
+            unpacked_of(pid).is_empty(),
+            "SIG{sig}: {:?} left",
+            unpacked_of(pid)
+        );
+    }
+}

@@ -1,7 +1,8 @@
 //! `--root snapshot.tar.gz`: the project's own snapshot format read without the user unpacking it. The tarball
 //! is unpacked into a private temporary directory (mode 0700, removed when the Host goes) under the same rules as
 //! the snapshot's copy (SafeTree): names that climb out (`..`, absolute) are skipped, links are rewritten to stay
-//! inside, nothing is written through a link; sizes and counts are bounded (a gzip bomb stops at the bound);
+//! inside, nothing is written through a link; sizes and counts are bounded (MAX_UNPACKED, MAX_ENTRIES: counted
+//! from the headers before anything is written, so a bomb is refused at once);
 //! FIFOs and device nodes are not created but recorded as unreadable with their type, as a snapshot records them.
 
 use std::collections::BTreeMap;
@@ -15,9 +16,11 @@ use super::recorded::{Failure, UNREADABLE};
 use super::tree::SafeTree;
 use super::{Host, HostError, MAX_READ, normalize};
 
-/// Everything unpacked together may not exceed this (a snapshot of a 1,024-CPU machine is a few tens of MB).
-pub(crate) const MAX_UNPACKED: u64 = 1 << 30;
-pub(crate) const MAX_ENTRIES: usize = 1 << 20;
+/// The tar stream (headers and data, decompressed) may not exceed this: a snapshot is a few MB (this machine's,
+/// 1,002 members, is 0.5 MB of stream), a generated 1,024-CPU machine with 3,000 threads under 20 MB.
+pub(crate) const MAX_UNPACKED: u64 = 128 << 20;
+/// Members (files, directories, links) at most: that 1,024-CPU snapshot copies 19,728 files (BENCHMARKS.md).
+pub(crate) const MAX_ENTRIES: usize = 100_000;
 
 /// The unpacked directory, removed when the last Host using it goes.
 #[derive(Debug)]
@@ -69,9 +72,13 @@ impl Host {
         if !is_gzip(path) {
             return Ok(Host::with_root(path));
         }
+        // Counted before anything is written: a tarball over the bounds is refused at once, with no directory.
+        bounded(path)?;
+        // A signal that would end the program waits until the partial tree is gone (then acts as it would).
+        let held = crate::sys::process::HeldSignals::hold().map_err(|e| bad(path, e))?;
         let dir = private_dir()?;
         let keep = Arc::new(Unpacked(dir.clone()));
-        unpack(path, &dir)?;
+        unpack(path, &dir, &held)?;
         let mut h = Host::with_root(&dir);
         h.keep = Keep(Some(keep));
         Ok(h)
@@ -104,7 +111,34 @@ fn entry_path(p: &Path) -> Option<String> {
     (!parts.is_empty()).then(|| format!("/{}", parts.join("/")))
 }
 
-fn unpack(src: &Path, dir: &Path) -> Result<(), HostError> {
+/// Refuses a tarball with more than MAX_ENTRIES members or a stream over MAX_UNPACKED, reading headers only.
+fn bounded(src: &Path) -> Result<(), HostError> {
+    let f = fs::File::open(src).map_err(|e| HostError::from_io(&src.display().to_string(), e))?;
+    let gz = flate2::read::GzDecoder::new(f).take(MAX_UNPACKED + 1);
+    let mut ar = tar::Archive::new(gz);
+    let io = |e: io::Error| bad(src, e);
+    let mut bytes = 0u64;
+    for (n, entry) in ar.entries().map_err(io)?.enumerate() {
+        if n == MAX_ENTRIES {
+            return Err(bad(src, format!("more than {MAX_ENTRIES} members")));
+        }
+        let e = entry.map_err(io)?;
+        bytes = bytes.saturating_add(512 + e.size().div_ceil(512) * 512);
+        if bytes > MAX_UNPACKED {
+            return Err(bad(
+                src,
+                format!("unpacks to more than {} MiB", MAX_UNPACKED >> 20),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn unpack(
+    src: &Path,
+    dir: &Path,
+    held: &crate::sys::process::HeldSignals,
+) -> Result<(), HostError> {
     let f = fs::File::open(src).map_err(|e| HostError::from_io(&src.display().to_string(), e))?;
     // The bound applies to the decompressed stream: a bomb ends in an error, not a full disk.
     let gz = flate2::read::GzDecoder::new(f).take(MAX_UNPACKED);
@@ -115,7 +149,10 @@ fn unpack(src: &Path, dir: &Path) -> Result<(), HostError> {
     let io = |e: io::Error| bad(src, e);
     for (n, entry) in ar.entries().map_err(io)?.enumerate() {
         if n == MAX_ENTRIES {
-            return Err(bad(src, format!("more than {MAX_ENTRIES} entries")));
+            return Err(bad(src, format!("more than {MAX_ENTRIES} members")));
+        }
+        if held.arrived() {
+            return Err(bad(src, "interrupted while unpacking"));
         }
         let mut e = entry.map_err(io)?;
         let Some(abs) = e.path().ok().and_then(|p| entry_path(&p)) else {

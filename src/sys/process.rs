@@ -5,7 +5,7 @@ use std::io;
 use std::process::Command;
 
 use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
-use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
+use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
 use nix::unistd::Pid;
 
 /// mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT), or without ONFAULT on kernels before 4.4 (EINVAL).
@@ -41,6 +41,53 @@ pub(crate) fn set_fifo(priority: u8) -> io::Result<()> {
 /// Blocks every signal in the calling thread (they go to a thread that has them unblocked).
 pub(crate) fn block_all_signals() -> io::Result<()> {
     pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&SigSet::all()), None).map_err(io::Error::from)
+}
+
+/// The signals that end the program when nothing handles them and a terminal or a service manager sends.
+const ENDING: [Signal; 4] = [
+    Signal::SIGINT,
+    Signal::SIGTERM,
+    Signal::SIGHUP,
+    Signal::SIGQUIT,
+];
+
+/// SIGINT, SIGTERM, SIGHUP and SIGQUIT held back (blocked) in this thread while the guard lives, so that work
+/// which leaves files behind can see one arrive (`arrived`), clean up, and then let it act: dropping the guard
+/// restores the mask and a held signal does what it would have done (by default, end the program).
+pub(crate) struct HeldSignals(SigSet);
+
+impl HeldSignals {
+    pub(crate) fn hold() -> io::Result<HeldSignals> {
+        let mut set = SigSet::empty();
+        for s in ENDING {
+            set.add(s);
+        }
+        let mut old = SigSet::empty();
+        pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), Some(&mut old))
+            .map_err(io::Error::from)?;
+        Ok(HeldSignals(old))
+    }
+
+    /// True once one of the held signals is pending.
+    pub(crate) fn arrived(&self) -> bool {
+        let mut set = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+        // SAFETY: sigpending writes a whole sigset_t into the pointer it is given, which points at one.
+        if unsafe { libc::sigpending(set.as_mut_ptr()) } != 0 {
+            return false;
+        }
+        // SAFETY: sigpending returned 0, so it initialised the set.
+        let set = unsafe { set.assume_init() };
+        // SAFETY: sigismember reads the initialised set; the signal numbers are valid.
+        ENDING
+            .iter()
+            .any(|s| unsafe { libc::sigismember(&set, *s as libc::c_int) } == 1)
+    }
+}
+
+impl Drop for HeldSignals {
+    fn drop(&mut self) {
+        let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&self.0), None);
+    }
 }
 
 /// A set of CPUs, as the kernel's affinity mask holds it.
