@@ -63,7 +63,9 @@ fn registry_ids_are_unique_documented_and_use_known_remedies() {
     let mut n = 0;
     for (sec, ids) in design {
         for id in ids.split_whitespace() {
-            let c = rmp_eval::registry::find(id).unwrap_or_else(|| panic!("{id} missing"));
+            let c = rmp_eval::checks::CheckId::parse(id)
+                .and_then(rmp_eval::registry::find)
+                .unwrap_or_else(|| panic!("{id} missing"));
             assert_eq!(c.section, sec, "{id}");
             n += 1;
         }

@@ -203,7 +203,7 @@ fn garbage_root_gives_a_verdict_for_every_check_and_no_panic() {
     let ids: Vec<&str> = rmp_eval::registry::CHECKS
         .iter()
         .filter(|c| c.section != rmp_eval::checks::Section::Process)
-        .map(|c| c.id)
+        .map(|c| c.id.as_str())
         .collect();
     for extra in [
         &[][..],
@@ -222,7 +222,7 @@ fn garbage_root_gives_a_verdict_for_every_check_and_no_panic() {
             rmp_eval::registry::CHECKS
                 .iter()
                 .filter(|c| c.section != rmp_eval::checks::Section::Nic)
-                .map(|c| c.id)
+                .map(|c| c.id.as_str())
                 .filter(|id| ids.contains(id))
                 .collect()
         } else {

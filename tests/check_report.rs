@@ -1,13 +1,13 @@
 //! The check report's lines and summary: colour only when allowed, the fix hint on failures, remedy order.
 
-use rmp_eval::checks::{Finding, Section, Status};
+use rmp_eval::checks::{CheckId, Finding, Section, Status};
 use rmp_eval::output::Output;
 use rmp_eval::remedy::StepId;
 use rmp_eval::report::check::{line, summarize};
 
 fn finding(status: Status, remedy: Option<StepId>) -> Finding {
     Finding {
-        id: "turbo",
+        id: CheckId::parse("turbo").unwrap(),
         section: Section::Core,
         title: "Turbo/boost disabled",
         status,
@@ -42,11 +42,11 @@ fn colour_only_when_allowed_and_fix_hint_on_failures() {
 #[test]
 fn summary_counts_and_orders_remedies_as_fix_applies_them() {
     let mut a = finding(Status::Fail, Some(StepId::Turbo));
-    a.id = "turbo";
+    a.id = CheckId::parse("turbo").unwrap();
     let mut b = finding(Status::Fail, Some(StepId::Cmdline));
-    b.id = "core_isolated";
+    b.id = CheckId::parse("core_isolated").unwrap();
     let mut c = finding(Status::Fail, None);
-    c.id = "swap";
+    c.id = CheckId::parse("swap").unwrap();
     c.by_hand = Some("swapoff -a".into());
     let s = summarize(&[
         a,

@@ -1,46 +1,127 @@
-//! Check ids: the names users see in `check`, JSON, `fix` and the docs. One constant per check so that the
-//! registry, `fix`'s planner and the sysctl knobs cannot disagree on a spelling.
+//! Check ids: the names users see in `check`, JSON, `fix` and the docs. One variant per check, each spelled
+//! once here, so that the registry, fix's planner and the sysctl knobs cannot disagree on a spelling.
 
-pub(crate) const PREEMPT_RT: &str = "preempt_rt";
-pub(crate) const SWAP: &str = "swap";
-pub(crate) const TIMER_MIGRATION: &str = "timer_migration";
-pub(crate) const RT_THROTTLING: &str = "rt_throttling";
-pub(crate) const CLOCKSOURCE: &str = "clocksource";
-pub(crate) const AF_XDP: &str = "af_xdp";
-pub(crate) const FUTEX_HASH: &str = "futex_hash";
-pub(crate) const SKEW_TICK: &str = "skew_tick";
-pub(crate) const TSC_RELIABLE: &str = "tsc_reliable";
-pub(crate) const NMI_WATCHDOG: &str = "nmi_watchdog";
-pub(crate) const THP: &str = "thp";
-pub(crate) const KSM: &str = "ksm";
-pub(crate) const STAT_INTERVAL: &str = "stat_interval";
-pub(crate) const NUMA_BALANCING: &str = "numa_balancing";
-pub(crate) const CORE_ISOLATED: &str = "core_isolated";
-pub(crate) const AFTER_BOOT: &str = "after_boot";
-pub(crate) const NOHZ_FULL: &str = "nohz_full";
-pub(crate) const RCU_NOCBS: &str = "rcu_nocbs";
-pub(crate) const GOVERNOR: &str = "governor";
-pub(crate) const CPU_FREQUENCY: &str = "cpu_frequency";
-pub(crate) const IRQAFFINITY: &str = "irqaffinity";
-pub(crate) const UNRELATED_IRQS: &str = "unrelated_irqs";
-pub(crate) const SMT_SIBLING: &str = "smt_sibling";
-pub(crate) const CSTATES: &str = "cstates";
-pub(crate) const TURBO: &str = "turbo";
-pub(crate) const PI_CLOCK: &str = "pi_clock";
-pub(crate) const IDLE_STATES: &str = "idle_states";
-pub(crate) const DEFAULT_AFFINITY: &str = "default_affinity";
-pub(crate) const IRQBALANCE: &str = "irqbalance";
-pub(crate) const WORKQUEUE: &str = "workqueue";
-pub(crate) const SOFT_WATCHDOG: &str = "soft_watchdog";
-pub(crate) const RT_CORE_THREADS: &str = "rt_core_threads";
-pub(crate) const NIC_PRESENT: &str = "nic_present";
-pub(crate) const NIC_LINK: &str = "nic_link";
-pub(crate) const NIC_QUIET: &str = "nic_quiet";
-pub(crate) const NIC_IRQS_PINNED: &str = "nic_irqs_pinned";
-pub(crate) const NIC_QUEUE_IRQS: &str = "nic_queue_irqs";
-pub(crate) const RPS: &str = "rps";
-pub(crate) const NIC_DRIVER: &str = "nic_driver";
-pub(crate) const NIC_SPEED: &str = "nic_speed";
-pub(crate) const NIC_IRQ_DEFER: &str = "nic_irq_defer";
-pub(crate) const NIC_COALESCE: &str = "nic_coalesce";
-pub(crate) const NIC_EEE: &str = "nic_eee";
+use serde::{Serialize, Serializer};
+
+macro_rules! check_ids {
+    ($($konst:ident = $variant:ident $name:literal,)*) => {
+        /// A check's id; serialized (JSON) and shown as its snake_case name.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum CheckId {
+            $($variant,)*
+        }
+
+        impl CheckId {
+            /// Every id, in declaration order.
+            pub const ALL: &'static [CheckId] = &[$(CheckId::$variant,)*];
+
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(CheckId::$variant => $name,)*
+                }
+            }
+        }
+
+        $(pub(crate) const $konst: CheckId = CheckId::$variant;)*
+    };
+}
+
+check_ids! {
+    PREEMPT_RT = PreemptRt "preempt_rt",
+    SWAP = Swap "swap",
+    TIMER_MIGRATION = TimerMigration "timer_migration",
+    RT_THROTTLING = RtThrottling "rt_throttling",
+    CLOCKSOURCE = Clocksource "clocksource",
+    AF_XDP = AfXdp "af_xdp",
+    FUTEX_HASH = FutexHash "futex_hash",
+    SKEW_TICK = SkewTick "skew_tick",
+    TSC_RELIABLE = TscReliable "tsc_reliable",
+    NMI_WATCHDOG = NmiWatchdog "nmi_watchdog",
+    THP = Thp "thp",
+    KSM = Ksm "ksm",
+    STAT_INTERVAL = StatInterval "stat_interval",
+    NUMA_BALANCING = NumaBalancing "numa_balancing",
+    CORE_ISOLATED = CoreIsolated "core_isolated",
+    AFTER_BOOT = AfterBoot "after_boot",
+    NOHZ_FULL = NohzFull "nohz_full",
+    RCU_NOCBS = RcuNocbs "rcu_nocbs",
+    GOVERNOR = Governor "governor",
+    CPU_FREQUENCY = CpuFrequency "cpu_frequency",
+    IRQAFFINITY = Irqaffinity "irqaffinity",
+    UNRELATED_IRQS = UnrelatedIrqs "unrelated_irqs",
+    SMT_SIBLING = SmtSibling "smt_sibling",
+    CSTATES = Cstates "cstates",
+    TURBO = Turbo "turbo",
+    PI_CLOCK = PiClock "pi_clock",
+    IDLE_STATES = IdleStates "idle_states",
+    DEFAULT_AFFINITY = DefaultAffinity "default_affinity",
+    IRQBALANCE = Irqbalance "irqbalance",
+    WORKQUEUE = Workqueue "workqueue",
+    SOFT_WATCHDOG = SoftWatchdog "soft_watchdog",
+    RT_CORE_THREADS = RtCoreThreads "rt_core_threads",
+    NIC_PRESENT = NicPresent "nic_present",
+    NIC_LINK = NicLink "nic_link",
+    NIC_QUIET = NicQuiet "nic_quiet",
+    NIC_IRQS_PINNED = NicIrqsPinned "nic_irqs_pinned",
+    NIC_QUEUE_IRQS = NicQueueIrqs "nic_queue_irqs",
+    RPS = Rps "rps",
+    NIC_DRIVER = NicDriver "nic_driver",
+    NIC_SPEED = NicSpeed "nic_speed",
+    NIC_IRQ_DEFER = NicIrqDefer "nic_irq_defer",
+    NIC_COALESCE = NicCoalesce "nic_coalesce",
+    NIC_EEE = NicEee "nic_eee",
+    PROCESS_RT_POLICY = ProcessRtPolicy "process_rt_policy",
+    PROCESS_AFFINITY = ProcessAffinity "process_affinity",
+    PROCESS_MEMLOCK = ProcessMemlock "process_memlock",
+    PROCESS_DMA_LATENCY = ProcessDmaLatency "process_dma_latency",
+    PROCESS_IRQ_PRIORITIES = ProcessIrqPriorities "process_irq_priorities",
+}
+
+impl CheckId {
+    /// The check of this name.
+    pub fn parse(s: &str) -> Option<CheckId> {
+        CheckId::ALL.iter().copied().find(|c| c.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for CheckId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for CheckId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for CheckId {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_snake_case_and_parse_back() {
+        let mut names: Vec<&str> = CheckId::ALL.iter().map(|c| c.as_str()).collect();
+        assert!(names.iter().all(|n| {
+            n.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        }));
+        assert!(
+            CheckId::ALL
+                .iter()
+                .all(|c| CheckId::parse(c.as_str()) == Some(*c))
+        );
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), CheckId::ALL.len());
+        assert_eq!(serde_json::to_string(&NIC_EEE).unwrap(), "\"nic_eee\"");
+        assert_eq!(CheckId::parse("no_such_check"), None);
+    }
+}

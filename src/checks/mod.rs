@@ -24,6 +24,7 @@ use serde::Serialize;
 
 use crate::host::Host;
 use crate::remedy::StepId;
+pub use id::CheckId;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -113,7 +114,7 @@ pub(crate) type Eval = Result<Assessment, Unknown>;
 
 /// A registered check.
 pub struct Check {
-    pub id: &'static str,
+    pub id: CheckId,
     pub section: Section,
     pub(crate) title: &'static str,
     /// Why it matters and what passes (shown by `--help`-style docs and the man page).
@@ -129,7 +130,7 @@ pub struct Check {
 /// `by_hand` on a failure or warning that no step repairs, saying what to do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
-    pub id: &'static str,
+    pub id: CheckId,
     pub section: Section,
     pub title: &'static str,
     pub status: Status,

@@ -8,15 +8,9 @@ use procfs_core::FromRead;
 use procfs_core::process::Status as ProcStatus;
 
 use super::process_threads::{Thread, cyclic, name, thread, threads};
-use super::{Assessment, Check, Ctx, Section, unknown};
+use super::{Assessment, Check, Ctx, Section, id, unknown};
 use crate::host::Host;
 use crate::machine::PROC;
-
-pub(crate) const PROCESS_RT_POLICY: &str = "process_rt_policy";
-pub(crate) const PROCESS_AFFINITY: &str = "process_affinity";
-pub(crate) const PROCESS_MEMLOCK: &str = "process_memlock";
-pub(crate) const PROCESS_DMA_LATENCY: &str = "process_dma_latency";
-pub(crate) const PROCESS_IRQ_PRIORITIES: &str = "process_irq_priorities";
 
 fn audited(host: &Host, ctx: &Ctx) -> Result<(u32, Vec<Thread>), super::Unknown> {
     let pid = ctx.pid.ok_or_else(|| unknown("no --pid/--process given"))?;
@@ -24,7 +18,7 @@ fn audited(host: &Host, ctx: &Ctx) -> Result<(u32, Vec<Thread>), super::Unknown>
 }
 
 pub(crate) const RT_POLICY: Check = Check {
-    id: PROCESS_RT_POLICY,
+    id: id::PROCESS_RT_POLICY,
     section: Section::Process,
     title: "Cyclic thread runs SCHED_FIFO/RR",
     doc: "The controller's cyclic thread (the one with the highest SCHED_FIFO/RR priority, or the most voluntary \
@@ -45,7 +39,7 @@ pub(crate) const RT_POLICY: Check = Check {
 };
 
 pub(crate) const AFFINITY: Check = Check {
-    id: PROCESS_AFFINITY,
+    id: id::PROCESS_AFFINITY,
     section: Section::Process,
     title: "Cyclic thread alone on RT core",
     doc: "The cyclic thread should be allowed on the RT core only, and no other thread of the process on that \
@@ -84,7 +78,7 @@ pub(crate) const AFFINITY: Check = Check {
 };
 
 pub(crate) const MEMLOCK: Check = Check {
-    id: PROCESS_MEMLOCK,
+    id: id::PROCESS_MEMLOCK,
     section: Section::Process,
     title: "Process memory locked",
     doc: "A page fault in the cycle costs microseconds (minor) to milliseconds (major). Passes when VmLck covers \
@@ -121,7 +115,7 @@ pub(crate) const MEMLOCK: Check = Check {
 };
 
 pub(crate) const DMA_LATENCY: Check = Check {
-    id: PROCESS_DMA_LATENCY,
+    id: id::PROCESS_DMA_LATENCY,
     section: Section::Process,
     title: "/dev/cpu_dma_latency held",
     doc: "While a process holds /dev/cpu_dma_latency open with 0 written, CPUs stay out of deep C-states. Passes \
@@ -156,7 +150,7 @@ pub(crate) const DMA_LATENCY: Check = Check {
 };
 
 pub(crate) const IRQ_PRIORITIES: Check = Check {
-    id: PROCESS_IRQ_PRIORITIES,
+    id: id::PROCESS_IRQ_PRIORITIES,
     section: Section::Process,
     title: "IRQ threads below cyclic thread",
     doc: "On PREEMPT_RT, interrupt handlers and softirqs run in threads (irq/N-name, ksoftirqd/N, ktimers/N): one \

@@ -94,7 +94,7 @@ pub(crate) fn execute(host: &Host, out: Output, _args: &MonitorArgs) -> Result<O
         pid: None,
     };
     let findings = crate::registry::run_all(host, &ctx);
-    let failed: Vec<&str> = findings
+    let failed: Vec<crate::checks::CheckId> = findings
         .iter()
         .filter(|f| f.status == Status::Fail)
         .map(|f| f.id)
@@ -104,7 +104,11 @@ pub(crate) fn execute(host: &Host, out: Output, _args: &MonitorArgs) -> Result<O
         findings.iter().filter(|f| f.status == Status::Pass).count(),
         failed.len(),
         if failed.is_empty() { "" } else { ": " },
-        failed.join(", ")
+        failed
+            .iter()
+            .map(|c| c.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     );
 
     let online = plan::online_cpus(host)?;

@@ -22,7 +22,7 @@ use crate::machine::{self, PROC};
 use crate::output::Output;
 
 /// Checks that read every IRQ row or every thread: traced for a few cores only, then widened.
-const HEAVY: [&str; 3] = [
+const HEAVY: [checks::CheckId; 3] = [
     checks::id::UNRELATED_IRQS,
     checks::id::RT_CORE_THREADS,
     checks::id::IRQBALANCE,

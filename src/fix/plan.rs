@@ -5,7 +5,7 @@ use super::boot::want::Want;
 use super::runtime::Target;
 use super::{Plan, Step, StepId, boot, ethtool, saved};
 use super::{cpuset, irq};
-use crate::checks::{Finding, Status, id};
+use crate::checks::{CheckId, Finding, Status, id};
 use crate::error::{Error, Result};
 use crate::host::Host;
 
@@ -17,7 +17,7 @@ pub struct Request {
     /// The steps asked for, any order.
     pub steps: Vec<StepId>,
     /// Ids of the checks that failed (they pick the kernel parameters).
-    pub failed: Vec<&'static str>,
+    pub failed: Vec<CheckId>,
 }
 
 pub fn online_cpus(host: &Host) -> Result<Vec<usize>> {
@@ -25,7 +25,7 @@ pub fn online_cpus(host: &Host) -> Result<Vec<usize>> {
 }
 
 /// The steps named by failing checks, and the ids of those checks.
-pub(crate) fn from_findings(findings: &[Finding]) -> (Vec<StepId>, Vec<&'static str>) {
+pub(crate) fn from_findings(findings: &[Finding]) -> (Vec<StepId>, Vec<CheckId>) {
     let failed: Vec<&Finding> = findings
         .iter()
         .filter(|f| f.status == Status::Fail)
@@ -126,7 +126,7 @@ fn cmdline(
     online: &[usize],
     isolated: &mut Vec<usize>,
 ) -> Result<Step> {
-    let f = |c: &str| req.failed.contains(&c);
+    let f = |c: CheckId| req.failed.contains(&c);
     let isolation = [
         id::CORE_ISOLATED,
         id::NOHZ_FULL,
@@ -134,7 +134,7 @@ fn cmdline(
         id::IRQAFFINITY,
         id::SMT_SIBLING,
     ];
-    let any = isolation.iter().any(|c| f(c));
+    let any = isolation.iter().any(|c| f(*c));
     let mut want = Want {
         core: req.core,
         online: online.to_vec(),

@@ -32,10 +32,10 @@ impl Remedy {
             why: why.into(),
         }
     }
-    fn check(id: &str, why: &str) -> Self {
+    fn check(id: crate::checks::CheckId, why: &str) -> Self {
         Remedy {
             kind: RemedyKind::Check,
-            id: id.into(),
+            id: id.as_str().into(),
             why: why.into(),
         }
     }

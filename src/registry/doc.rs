@@ -114,7 +114,7 @@ pub(crate) fn man_page(date: Option<&str>) -> String {
             let _ = write!(
                 t,
                 ".TP\n\\fB{}\\fR \\(em {}\n{}\n",
-                roff(c.id),
+                roff(c.id.as_str()),
                 roff(c.title),
                 roff(c.doc)
             );
@@ -164,7 +164,11 @@ mod tests {
                 c.id
             );
             assert!(md.contains(c.doc), "{}", c.id);
-            assert!(man.contains(&format!("\\fB{}\\fR", roff(c.id))), "{}", c.id);
+            assert!(
+                man.contains(&format!("\\fB{}\\fR", roff(c.id.as_str()))),
+                "{}",
+                c.id
+            );
             if let Some(h) = c.by_hand {
                 assert!(md.contains(h) && man.contains(&roff(h)), "{}", c.id);
             }

@@ -5,8 +5,8 @@
 pub mod doc;
 
 use crate::checks::{
-    Check, Ctx, Finding, Section, after_boot, ethtool, finding, irq, isolation, nic, nic_hw,
-    nic_irq, noise, pi, power, process, system, threads,
+    Check, CheckId, Ctx, Finding, Section, after_boot, ethtool, finding, irq, isolation, nic,
+    nic_hw, nic_irq, noise, pi, power, process, system, threads,
 };
 use crate::host::Host;
 use crate::remedy::StepId;
@@ -75,7 +75,7 @@ pub(crate) static TUNABLES: &[&Tunable] = &[
 ];
 
 /// The check with this id.
-pub fn find(id: &str) -> Option<&'static Check> {
+pub fn find(id: CheckId) -> Option<&'static Check> {
     CHECKS.iter().find(|c| c.id == id)
 }
 
@@ -101,7 +101,7 @@ mod tests {
 
     #[test]
     fn ids_are_unique_and_knobs_name_registered_sysctl_checks() {
-        let mut ids: Vec<&str> = CHECKS.iter().map(|c| c.id).collect();
+        let mut ids: Vec<CheckId> = CHECKS.iter().map(|c| c.id).collect();
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), CHECKS.len(), "duplicate check id");

@@ -48,7 +48,7 @@ pub fn summarize(findings: &[Finding]) -> Summary {
         if let Some(r) = f.remedy {
             rem.insert(r);
         } else if f.by_hand.is_some() {
-            s.manual.push(f.id);
+            s.manual.push(f.id.as_str());
         }
     }
     s.remedies = crate::remedy::StepId::ALL

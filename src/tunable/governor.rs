@@ -1,6 +1,6 @@
 //! The cpufreq governor: its checks (governor, cpu_frequency) and the step that sets performance on the RT core.
 
-use crate::checks::{Assessment, Check, Ctx, Eval, Section, Unknown, id, unknown};
+use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, id, unknown};
 use crate::fix::runtime::{Target, step, value};
 use crate::fix::{Step, StepId, ValueKind};
 use crate::host::Host;
@@ -118,7 +118,7 @@ fn cpu_frequency(host: &Host, ctx: &Ctx) -> Eval {
     }
 }
 
-fn plan(host: &Host, t: &Target, _: &[&str]) -> Step {
+fn plan(host: &Host, t: &Target, _: &[CheckId]) -> Step {
     let mut s = step(
         StepId::Governor,
         "CPU frequency governor: performance",

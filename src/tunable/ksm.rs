@@ -5,7 +5,7 @@
 //! processes' mmap locks, and the first write to a merged page is a page fault and a copy. Real-time tuning
 //! guides (Red Hat's among them) stop ksm and ksmtuned.
 
-use crate::checks::{Assessment, Check, Ctx, Eval, Section, id, unknown};
+use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, id, unknown};
 use crate::fix::runtime::{Target, step, value};
 use crate::fix::{Step, StepId, ValueKind};
 use crate::host::Host;
@@ -68,7 +68,7 @@ fn ksm(host: &Host, _: &Ctx) -> Eval {
 
 /// Stops ksmd (0), leaving pages merged so far as they are: unmerging them all (2) can need more memory than
 /// the machine has free.
-fn plan(host: &Host, _: &Target, _: &[&str]) -> Step {
+fn plan(host: &Host, _: &Target, _: &[CheckId]) -> Step {
     let mut s = step(
         StepId::Ksm,
         "KSM page merging: stopped",

@@ -11,6 +11,7 @@ pub(crate) mod thp;
 pub(crate) mod turbo;
 pub(crate) mod workqueue;
 
+use crate::checks::CheckId;
 use crate::fix::runtime::Target;
 use crate::fix::{Step, StepId};
 use crate::host::Host;
@@ -22,7 +23,7 @@ pub(crate) struct Tunable {
     pub(crate) at_boot: bool,
     /// The step against the machine as it is: only the changes that differ, nothing written. The ids of the
     /// checks that failed pick what to set where the step covers several checks (empty: as --only asks).
-    pub(crate) plan: fn(&Host, &Target, &[&str]) -> Step,
+    pub(crate) plan: fn(&Host, &Target, &[CheckId]) -> Step,
     /// What the planned step costs the machine (shown as risks in the plan when it changes something).
     pub(crate) risks: fn(&Step, &Target) -> Vec<String>,
 }

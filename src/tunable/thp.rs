@@ -1,6 +1,6 @@
 //! Transparent huge pages: the check and the step that sets them to never.
 
-use crate::checks::{Assessment, Check, Ctx, Eval, Section, id, unknown};
+use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, id, unknown};
 use crate::fix::runtime::{Target, step, value};
 use crate::fix::{Step, StepId, ValueKind};
 use crate::host::Host;
@@ -46,7 +46,7 @@ fn thp(host: &Host, _: &Ctx) -> Eval {
     }
 }
 
-fn plan(host: &Host, _: &Target, _: &[&str]) -> Step {
+fn plan(host: &Host, _: &Target, _: &[CheckId]) -> Step {
     let mut s = step(
         StepId::Thp,
         "Transparent huge pages: never",

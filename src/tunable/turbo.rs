@@ -1,6 +1,6 @@
 //! Turbo / boost: its check and the step that turns it off (intel_pstate no_turbo, or cpufreq boost).
 
-use crate::checks::{Assessment, Check, Ctx, Eval, Section, id, unknown};
+use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, id, unknown};
 use crate::fix::runtime::{Target, step, value};
 use crate::fix::{Step, StepId, ValueKind};
 use crate::host::Host;
@@ -41,7 +41,7 @@ fn turbo(host: &Host, _: &Ctx) -> Eval {
     }
 }
 
-fn plan(host: &Host, _: &Target, _: &[&str]) -> Step {
+fn plan(host: &Host, _: &Target, _: &[CheckId]) -> Step {
     let mut s = step(
         StepId::Turbo,
         "Turbo / boost off",

@@ -1,6 +1,6 @@
 //! Unbound workqueues: the check that the RT core is out of their cpumask, and the step that takes it out.
 
-use crate::checks::{Assessment, Check, Ctx, Eval, Section, id, read, unknown};
+use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, id, read, unknown};
 use crate::fix::runtime::{Target, step, value};
 use crate::fix::{Step, StepId, ValueKind};
 use crate::host::Host;
@@ -38,7 +38,7 @@ fn workqueue(host: &Host, ctx: &Ctx) -> Eval {
     })
 }
 
-fn plan(host: &Host, t: &Target, _: &[&str]) -> Step {
+fn plan(host: &Host, t: &Target, _: &[CheckId]) -> Step {
     let mut s = step(
         StepId::Workqueue,
         "Unbound workqueues off the RT core",

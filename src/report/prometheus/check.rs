@@ -43,7 +43,7 @@ pub(crate) fn checks(findings: &[Finding], now: u64) -> String {
             .unwrap_or_default();
         t.sample(
             "rmp_eval_check_passed",
-            &[("check", f.id), ("section", &section)],
+            &[("check", f.id.as_str()), ("section", &section)],
             f64::from(u8::from(ok)),
         );
     }

@@ -1,6 +1,7 @@
 use super::check::checks;
 use super::run::{Totals, run};
 use super::*;
+use crate::checks::CheckId;
 use crate::checks::Section;
 use crate::checks::Status;
 use crate::measure::dist::Dist;
@@ -50,7 +51,7 @@ fn samples_escape_labels_and_print_numbers_plainly() {
 
 fn finding(id: &'static str, section: Section, status: Status) -> Finding {
     Finding {
-        id,
+        id: CheckId::parse(id).expect(id),
         section,
         title: "t",
         status,

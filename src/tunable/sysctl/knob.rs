@@ -2,7 +2,7 @@
 //! the sysctl step writes that same value. Declared once here (tuned's get/set/verify per tunable), so the
 //! check and its remedy cannot drift apart.
 
-use crate::checks::{Assessment, Ctx, Eval, id, read, unknown};
+use crate::checks::{Assessment, CheckId, Ctx, Eval, id, read, unknown};
 use crate::host::Host;
 use crate::parse::cpulist;
 
@@ -22,7 +22,7 @@ pub(crate) enum Want {
 /// One sysctl: the check that reads it, its key, the value wanted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Knob {
-    pub(crate) check: &'static str,
+    pub(crate) check: CheckId,
     /// The sysctl key, as in /etc/sysctl.d ("kernel.timer_migration").
     pub(crate) key: &'static str,
     pub(crate) want: Want,

@@ -3,7 +3,7 @@
 
 pub(crate) mod knob;
 
-use crate::checks::{Assessment, Check, Ctx, Eval, Section, id};
+use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, id};
 use crate::fix::runtime::{Target, file, step, value};
 use crate::fix::{Change, Step, StepId, ValueKind};
 use crate::host::Host;
@@ -132,7 +132,7 @@ fn soft_watchdog(host: &Host, ctx: &Ctx) -> Eval {
 
 /// The settings whose checks failed (with --only and none failing: those not yet as wanted), merged with the
 /// keys an earlier fix wrote to the same file.
-fn plan(host: &Host, t: &Target, failed: &[&str]) -> Step {
+fn plan(host: &Host, t: &Target, failed: &[CheckId]) -> Step {
     let mut s = step(
         StepId::Sysctl,
         "Kernel settings (sysctl)",
