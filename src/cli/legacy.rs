@@ -85,6 +85,7 @@ impl LegacyArgs {
             rxq: None,
             until_confident: None,
             threads: Vec::new(),
+            profile: None,
         }
     }
 

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use super::values::{
-    parse_count, parse_cpu, parse_load, parse_pktlen, parse_priority, parse_rate, parse_seconds,
-    parse_thread, parse_us,
+    parse_count, parse_cpu, parse_load, parse_pktlen, parse_priority, parse_profile, parse_rate,
+    parse_seconds, parse_thread, parse_us,
 };
 use crate::measure::spec::{Mode, RoundTrip, RunSpec};
 
@@ -69,6 +69,12 @@ pub struct RunArgs {
     #[arg(long = "thread", value_name = "NAME:PERIOD[:PRIORITY][@CPU]", value_parser = parse_thread,
           conflicts_with_all = ["nic", "trace"])]
     pub(crate) threads: Vec<crate::measure::spec::ThreadSpec>,
+    /// A seed's thread set on --core: linuxcnc (LinuxCNC's latency-test: servo 1 ms at FIFO 97, base 25us at 98),
+    /// linuxcnc-servo (the servo thread only: hardware step generation), rmp (RMP's 8 threads: sender and receiver
+    /// at --period with --send-priority/--receive-priority, six periodic threads below them); a --thread of a
+    /// profile thread's name replaces it, others are added
+    #[arg(long, value_name = "NAME", value_parser = parse_profile, conflicts_with_all = ["nic", "trace"])]
+    pub(crate) profile: Option<crate::measure::profile::Profile>,
     /// Frame kind in NIC mode
     #[arg(long, value_enum, default_value_t = Mode::Ecat)]
     pub(crate) mode: Mode,
@@ -176,7 +182,14 @@ impl RunArgs {
             txq: self.txq,
             rxq: self.rxq,
             until_confident: self.until_confident,
-            threads: self.threads.clone(),
+            threads: match self.profile {
+                Some(p) => crate::measure::profile::merge(
+                    p.threads(self.period_us, self.send_priority, self.receive_priority),
+                    &self.threads,
+                ),
+                None => self.threads.clone(),
+            },
+            profile: self.profile,
         }
     }
 }

@@ -192,6 +192,15 @@ pub(crate) fn parse_thread(s: &str) -> Result<crate::measure::spec::ThreadSpec, 
     })
 }
 
+/// `--profile NAME`: one of the seeds' thread sets (measure/profile.rs).
+pub(crate) fn parse_profile(s: &str) -> Result<crate::measure::profile::Profile, String> {
+    use crate::measure::profile::Profile;
+    Profile::from_name(s.trim()).ok_or_else(|| {
+        let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
+        format!("'{s}' is not a profile ({})", names.join(", "))
+    })
+}
+
 /// One kind of --load.
 pub(crate) fn parse_load(s: &str) -> Result<crate::measure::load::LoadKind, String> {
     crate::measure::load::LoadKind::from_name(s.trim())

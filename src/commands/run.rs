@@ -37,6 +37,15 @@ pub(crate) fn place(host: &Host, spec: &RunSpec) -> Result<Placement> {
             crate::machine::validate_cpu(host, t.cpu, &format!("--thread {}@", t.name))?;
         }
     }
+    if let Some(p) = spec.profile.filter(|p| p.is_linuxcnc())
+        && spec.period_us != RunSpec::PERIOD_US
+    {
+        return Err(Error::usage(format!(
+            "--period-us: --profile {} sets its threads' periods (servo 1 ms, base 25 us); change one with --thread, \
+             e.g. --thread base:50us:98",
+            p.name()
+        )));
+    }
     if spec.nic.is_none() && spec.pktlen.is_some() {
         return Err(Error::usage(
             "--pktlen applies to the NIC test only (give --nic IF)",

@@ -105,6 +105,8 @@ pub struct RunSpec {
     pub(crate) until_confident: Option<f64>,
     /// `run --thread`: several cyclic threads instead of the one (none: the one at `period_us`).
     pub(crate) threads: Vec<ThreadSpec>,
+    /// `run --profile`: the seed's thread set `threads` was made from (merged with --thread's).
+    pub(crate) profile: Option<super::profile::Profile>,
 }
 
 /// One cyclic thread of `run --thread NAME:PERIOD[:PRIORITY][@CPU]`: its own period, SCHED_FIFO priority (None:
@@ -178,6 +180,7 @@ impl Default for RunSpec {
             rxq: None,
             until_confident: None,
             threads: Vec::new(),
+            profile: None,
         }
     }
 }

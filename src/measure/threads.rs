@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::collect::Collector;
 use super::cyclic::settle;
 use super::interference::Counting;
+use super::profile::{self, JitterRow};
 use super::result::{Header, Measured, RunResult, SeriesSummary, ThreadInfo};
 use super::rt::{self, RtThread};
 use super::sampler::{self, Ended, Limits};
@@ -146,6 +147,7 @@ pub(crate) fn run(
         finish(
             header.result(measured(series, s.elapsed_s()), &s.so_far()),
             &placed,
+            spec,
         )
     };
     session.supervise(
@@ -182,6 +184,7 @@ pub(crate) fn run(
     let mut r = finish(
         header.result(measured(summaries, elapsed as f64 / 1e9), &s),
         &placed,
+        spec,
     );
     if host.is_live() && spec.counters {
         r.interference = Some(settle(host, spec, at, counting.counters.report, None));
@@ -192,10 +195,25 @@ pub(crate) fn run(
     Ok(r)
 }
 
-/// The run-level period and priority are the first thread's (each series carries its own).
-fn finish(mut r: RunResult, placed: &[Placed]) -> RunResult {
+/// The run-level period and priority are the first thread's (each series carries its own); under a profile the
+/// result names it, and under a LinuxCNC one it reads each thread's max jitter as latency-test shows it.
+fn finish(mut r: RunResult, placed: &[Placed], spec: &RunSpec) -> RunResult {
     r.period_us = placed[0].period_us;
     r.priority = Some(placed[0].priority);
+    r.profile = spec.profile.map(|p| p.name().to_string());
+    if spec.profile.is_some_and(|p| p.is_linuxcnc()) {
+        let rows = r
+            .series
+            .iter()
+            .zip(placed)
+            .filter(|(s, _)| s.count > 0)
+            .map(|(s, p)| {
+                let ns = (s.max_us * 1000.0).round() as u64;
+                JitterRow::new(&p.name, p.period_us, ns, spec.bucket_width_us)
+            })
+            .collect();
+        r.linuxcnc = Some(profile::reading(rows));
+    }
     r
 }
 

@@ -81,10 +81,61 @@ pub(crate) fn warnings(before: &RunResult, after: &RunResult) -> Vec<String> {
         ));
     }
     w.extend(machines(before, after));
-    if before.period_us != after.period_us {
+    let threaded = |r: &RunResult| r.series.iter().any(|s| s.thread.is_some());
+    if threaded(before) || threaded(after) {
+        w.extend(threads(before, after));
+    } else if before.period_us != after.period_us {
         w.push(format!(
             "the runs have different periods ({} us before, {} us after)",
             before.period_us, after.period_us
+        ));
+    }
+    w
+}
+
+/// Runs with several threads (`run --thread`, `--profile`) compare thread by thread, by name: a thread only one
+/// run has is not compared at all, and a thread whose period or priority changed measured something else.
+fn threads(before: &RunResult, after: &RunResult) -> Vec<String> {
+    use std::collections::HashMap;
+    let by_name = |r: &'_ RunResult| -> HashMap<String, (f64, Option<u8>)> {
+        r.series
+            .iter()
+            .map(|s| (s.label.clone(), (r.period_of(s), s.thread.map(|t| t.priority))))
+            .collect()
+    };
+    let (b, a) = (by_name(before), by_name(after));
+    let listed = |mut v: Vec<String>| {
+        v.sort();
+        let more = v.len().saturating_sub(5);
+        let mut shown: Vec<String> = v.iter().take(5).map(|l| super::compare_input::shown_label(l)).collect();
+        if more > 0 {
+            shown.push(format!("{more} more"));
+        }
+        shown.join(", ")
+    };
+    let mut w = Vec::new();
+    let only = |x: &HashMap<String, (f64, Option<u8>)>, y: &HashMap<String, (f64, Option<u8>)>| {
+        x.keys().filter(|k| !y.contains_key(*k)).cloned().collect::<Vec<String>>()
+    };
+    let (ob, oa) = (only(&b, &a), only(&a, &b));
+    if !ob.is_empty() || !oa.is_empty() {
+        let side = |v: Vec<String>| if v.is_empty() { "none".to_string() } else { listed(v) };
+        w.push(format!(
+            "the runs measured different threads (only before: {}; only after: {}): threads compare by name, \
+             those are left out",
+            side(ob),
+            side(oa)
+        ));
+    }
+    let changed: Vec<String> = b
+        .iter()
+        .filter(|(k, v)| a.get(*k).is_some_and(|x| x != *v))
+        .map(|(k, _)| k.clone())
+        .collect();
+    if !changed.is_empty() {
+        w.push(format!(
+            "a thread's period or priority differs between the runs ({}): it measured something else",
+            listed(changed)
         ));
     }
     w

@@ -8,6 +8,7 @@ mod compare_rows;
 pub(crate) mod fairness;
 pub(crate) mod html;
 pub(crate) mod keys;
+pub(crate) mod linuxcnc;
 pub(crate) mod live;
 pub(crate) mod noise;
 pub(crate) mod plot;

@@ -13,11 +13,15 @@ use crate::report::table::{Cell, Paint, duration, fit, painted, render, us};
 /// word-wrapped to it.
 pub(crate) fn render_final_in(r: &RunResult, color: bool, columns: usize) -> String {
     let mut s = String::new();
-    s.push_str(&format!("Target period: {} us\n", r.period_us));
+    s.push_str(&target_line(r));
     // Measured without colour: escapes take no columns.
     // One band table per band width: threads of different periods have their own bands.
-    let mut widths: Vec<f64> = r.series.iter().map(|x| r.width_of(x)).collect();
-    widths.dedup();
+    let mut widths: Vec<f64> = Vec::new();
+    for w in r.series.iter().map(|x| r.width_of(x)) {
+        if !widths.contains(&w) {
+            widths.push(w);
+        }
+    }
     if widths.is_empty() {
         widths.push(band_width(r));
     }
@@ -39,6 +43,7 @@ pub(crate) fn render_final_in(r: &RunResult, color: bool, columns: usize) -> Str
     prose.push('\n');
     s.push_str(&fit(&prose, columns));
     s.push_str(&super::tail::render_tail(r, columns));
+    s.push_str(&fit(&super::linuxcnc::render_linuxcnc(r), columns));
     let mut prose = String::new();
     if let Some(c) = &r.claim {
         prose.push_str(&super::tail::claim_line(r, c));
@@ -51,6 +56,25 @@ pub(crate) fn render_final_in(r: &RunResult, color: bool, columns: usize) -> Str
     prose.push_str(&verdict_line(r, color));
     s.push_str(&fit(&prose, columns));
     s
+}
+
+/// The period a run aimed at, or with several threads each one's (and the profile they came from).
+fn target_line(r: &RunResult) -> String {
+    let threads: Vec<String> = r
+        .series
+        .iter()
+        .filter(|x| x.thread.is_some())
+        .map(|x| format!("{} every {} us", x.label, us(r.period_of(x))))
+        .collect();
+    if threads.is_empty() {
+        return format!("Target period: {} us\n", r.period_us);
+    }
+    let from = r
+        .profile
+        .as_ref()
+        .map(|p| format!(" (--profile {p})"))
+        .unwrap_or_default();
+    format!("Threads{from}: {}\n", threads.join(", "))
 }
 
 fn band_width(r: &RunResult) -> f64 {

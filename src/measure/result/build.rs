@@ -57,6 +57,8 @@ impl Header<'_> {
             interference: None,
             trace: None,
             claim: None,
+            profile: None,
+            linuxcnc: None,
         }
         .with_tail_rates(self.spec.until_confident)
     }

@@ -190,6 +190,13 @@ pub struct RunResult {
     /// `--until-confident`: the claim asked for and whether the run proved it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claim: Option<Claim>,
+    /// `run --profile`: its name (the threads are the series').
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// Under a LinuxCNC profile: each thread's max jitter in latency-test's terms and what LinuxCNC's Latency
+    /// Test chapter concludes from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) linuxcnc: Option<super::profile::LinuxcncReading>,
 }
 
 /// "Fewer than `per_hour` cycles outside the Great band per hour, with 95 % confidence" — held when every series
@@ -229,6 +236,8 @@ impl RunResult {
             interference: None,
             trace: None,
             claim: None,
+            profile: None,
+            linuxcnc: None,
         }
     }
 }

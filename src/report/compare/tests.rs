@@ -206,3 +206,73 @@ fn tail_rates_move_only_when_their_intervals_part() {
     let text = render_text(&c, false);
     assert!(text.contains("Cyclic ≥ 125us rate (/h)"), "{text}");
 }
+
+/// A run of `run --thread`/`--profile`: one series per (name, period µs, priority), `late_ns` on every cycle.
+fn threaded(threads: &[(&str, u32, u8)], late_ns: u64) -> RunResult {
+    let series = threads
+        .iter()
+        .map(|(name, period, prio)| {
+            let mut s = Series::new(name, *period, None);
+            for _ in 0..10_000u64 {
+                s.record(u64::from(*period) * 1000 + late_ns, Some(5_000 + late_ns));
+            }
+            let mut sum = s.summary();
+            sum.thread = Some(crate::measure::result::ThreadInfo {
+                period_us: *period,
+                bucket_width_us: f64::from(*period) / 8.0,
+                priority: *prio,
+                cpu: 1,
+            });
+            sum
+        })
+        .collect();
+    RunResult {
+        duration_s: 10.0,
+        profile: Some("linuxcnc".into()),
+        ..RunResult::for_test(series)
+    }
+}
+
+#[test]
+fn runs_with_threads_compare_thread_by_thread_by_name() {
+    // The threads listed in another order: matched by name, each in its own period.
+    let before = threaded(&[("servo", 1000, 97), ("base", 25, 98)], 8_000);
+    let after = threaded(&[("base", 25, 98), ("servo", 1000, 97)], 1_000);
+    let c = compare(&before, &after, "b", "a");
+    assert!(c.unfair.is_empty(), "{:?}", c.unfair);
+    let row = |m: &str| {
+        c.rows
+            .iter()
+            .find(|r| r.metric == m)
+            .unwrap_or_else(|| panic!("no row {m}: {:?}", c.rows))
+    };
+    assert_eq!(row("servo max deviation").before, 8.0);
+    assert_eq!(row("servo max deviation").after, 1.0);
+    // 8 µs late is Pathetic for the 25 µs base thread (≥ 3.125 µs × 2 …), Great for the 1 ms servo.
+    assert_eq!(row("base outside Great").before, 100.0);
+    assert_eq!(row("servo outside Great").before, 0.0);
+    assert_eq!(row("base ≥ 3.125us rate").before > 0.0, true);
+    assert_eq!(c.verdict, Trend::Better);
+
+    // A thread only one run has is left out and said so; a changed period is said so.
+    let other = threaded(&[("servo", 1000, 97), ("base", 50, 98), ("extra", 2000, 10)], 1_000);
+    let c = compare(&before, &other, "b", "a");
+    assert!(
+        c.unfair.iter().any(|w| w.contains("only before: none; only after: extra")),
+        "{:?}",
+        c.unfair
+    );
+    assert!(
+        c.unfair.iter().any(|w| w.contains("period or priority differs between the runs (base)")),
+        "{:?}",
+        c.unfair
+    );
+    assert!(!c.rows.iter().any(|r| r.metric.starts_with("extra")));
+    // The one cyclic thread against a profile's threads: nothing in common, said so.
+    let c = compare(&result(5_000, 0), &before, "b", "a");
+    assert!(
+        c.unfair.iter().any(|w| w.contains("only before: Cyclic; only after: base, servo")),
+        "{:?}",
+        c.unfair
+    );
+}
