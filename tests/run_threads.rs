@@ -199,15 +199,28 @@ fn the_profiles_run_their_documented_thread_sets() {
         assert!((ns - max_us * 1000.0).abs() <= 1.0, "{row} vs {max_us} us");
         assert_eq!(series(&v, name)["count"], 300);
     }
-    assert!(l["software_stepping"].is_string() && l["hardware_stepping"].is_string(), "{l}");
+    assert!(
+        l["software_stepping"].is_string() && l["hardware_stepping"].is_string(),
+        "{l}"
+    );
 
     // Servo only: no base thread, no software-stepping reading; a --thread of a profile's name replaces it.
     let v = profile_run(
         root.path(),
-        &["--profile", "linuxcnc-servo", "--iterations", "200", "--json"],
+        &[
+            "--profile",
+            "linuxcnc-servo",
+            "--iterations",
+            "200",
+            "--json",
+        ],
     );
     assert_eq!(thread_set(&v), set(&[("servo", 1000, 98)]));
-    assert!(v["linuxcnc"]["software_stepping"].is_null(), "{}", v["linuxcnc"]);
+    assert!(
+        v["linuxcnc"]["software_stepping"].is_null(),
+        "{}",
+        v["linuxcnc"]
+    );
     let v = profile_run(
         root.path(),
         &[
@@ -231,7 +244,15 @@ fn the_profiles_run_their_documented_thread_sets() {
     // run's span (no timing threshold: only that a thread cannot record more periods than elapsed).
     let v = profile_run(
         root.path(),
-        &["--profile", "rmp", "--period-us", "2000", "--duration", "1", "--json"],
+        &[
+            "--profile",
+            "rmp",
+            "--period-us",
+            "2000",
+            "--duration",
+            "1",
+            "--json",
+        ],
     );
     assert_eq!(v["profile"], "rmp");
     assert!(v["linuxcnc"].is_null());
@@ -254,7 +275,10 @@ fn the_profiles_run_their_documented_thread_sets() {
         let cycles = s["count"].as_f64().unwrap() + s["missed"].as_f64().unwrap();
         assert!(s["count"].as_u64().unwrap() >= 1, "{s}");
         assert!(cycles <= span_us / period + 1.0, "{s} in {span_us} us");
-        assert_eq!(s["thread"]["cpu"].as_u64().unwrap() as usize, common::rt_core());
+        assert_eq!(
+            s["thread"]["cpu"].as_u64().unwrap() as usize,
+            common::rt_core()
+        );
     }
 }
 
@@ -264,8 +288,14 @@ fn a_bad_profile_or_a_period_a_linuxcnc_profile_sets_is_one_line_and_exit_2() {
     for (args, says) in [
         (&["--profile", "linuxcnc-base"][..], "is not a profile"),
         (&["--profile", ""][..], "is not a profile"),
-        (&["--profile", "linuxcnc", "--period-us", "500"][..], "sets its threads' periods"),
-        (&["--profile", "linuxcnc-servo", "-s", "250"][..], "sets its threads' periods"),
+        (
+            &["--profile", "linuxcnc", "--period-us", "500"][..],
+            "sets its threads' periods",
+        ),
+        (
+            &["--profile", "linuxcnc-servo", "-s", "250"][..],
+            "sets its threads' periods",
+        ),
         (&["--profile", "rmp", "--nic", "eth0"][..], "--nic"),
         (&["--profile", "linuxcnc", "--trace"][..], "--trace"),
     ] {
@@ -274,7 +304,10 @@ fn a_bad_profile_or_a_period_a_linuxcnc_profile_sets_is_one_line_and_exit_2() {
         let err = text(&o.stderr);
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
-        assert!(results(root.path()).is_empty(), "{args:?}: nothing measured");
+        assert!(
+            results(root.path()).is_empty(),
+            "{args:?}: nothing measured"
+        );
     }
 }
 
@@ -294,7 +327,11 @@ fn an_old_result_without_threads_still_loads_and_compares() {
         .iter()
         .map(|r| r["metric"].as_str().unwrap())
         .collect();
-    for m in ["Sender max deviation", "Receiver max deviation", "Sender ≥ 125us rate"] {
+    for m in [
+        "Sender max deviation",
+        "Receiver max deviation",
+        "Sender ≥ 125us rate",
+    ] {
         assert!(metrics.contains(&m), "{m}: {metrics:?}");
     }
     assert_eq!(c["unfair"], serde_json::json!([]));

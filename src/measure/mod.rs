@@ -17,7 +17,7 @@ pub(crate) mod ipv4;
 pub(crate) mod load;
 pub mod netif;
 pub(crate) mod nic;
-pub(crate) mod profile;
+pub mod profile;
 pub(crate) mod queue;
 pub(crate) mod rawsock;
 pub mod result;

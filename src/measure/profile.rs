@@ -72,7 +72,10 @@ impl Profile {
             ],
             Profile::LinuxcncServo => vec![t("servo", SERVO_US, FIRST_PRIORITY)],
             Profile::Rmp => {
-                let mut v = vec![t("sender", period_us, send), t("receiver", period_us, receive)];
+                let mut v = vec![
+                    t("sender", period_us, send),
+                    t("receiver", period_us, receive),
+                ];
                 for (i, k) in RMP_PERIODIC.iter().enumerate() {
                     let prio = send.saturating_sub(i as u8 + 1).max(1);
                     let period = period_us.saturating_mul(*k).min(1_000_000);
@@ -90,7 +93,13 @@ impl Profile {
 pub(crate) fn merge(profile: Vec<ThreadSpec>, given: &[ThreadSpec]) -> Vec<ThreadSpec> {
     let mut out: Vec<ThreadSpec> = profile
         .into_iter()
-        .map(|p| given.iter().find(|g| g.name == p.name).cloned().unwrap_or(p))
+        .map(|p| {
+            given
+                .iter()
+                .find(|g| g.name == p.name)
+                .cloned()
+                .unwrap_or(p)
+        })
         .collect();
     for g in given {
         if !out.iter().any(|o| o.name == g.name) {
@@ -103,7 +112,7 @@ pub(crate) fn merge(profile: Vec<ThreadSpec>, given: &[ThreadSpec]) -> Vec<Threa
 /// One thread in LinuxCNC's terms: latency-test's "Max Jitter (ns)" is timedelta's `jitter` pin, the largest
 /// |interval − period| between two runs of the thread — the series' largest period deviation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct JitterRow {
+pub struct JitterRow {
     pub(crate) thread: String,
     pub(crate) period_ns: u64,
     pub(crate) max_jitter_ns: u64,
@@ -113,7 +122,12 @@ pub(crate) struct JitterRow {
 
 impl JitterRow {
     /// A thread's row: its name, period, largest period deviation (ns) and band width (None: period/8).
-    pub(crate) fn new(thread: &str, period_us: u32, max_jitter_ns: u64, width_us: Option<u32>) -> Self {
+    pub(crate) fn new(
+        thread: &str,
+        period_us: u32,
+        max_jitter_ns: u64,
+        width_us: Option<u32>,
+    ) -> Self {
         let band = super::series::Bands::new(period_us, width_us).classify(max_jitter_ns);
         JitterRow {
             thread: thread.to_string(),
@@ -126,7 +140,7 @@ impl JitterRow {
 
 /// What LinuxCNC's Latency Test chapter concludes from the max jitter of a run under a LinuxCNC profile.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct LinuxcncReading {
+pub struct LinuxcncReading {
     pub(crate) threads: Vec<JitterRow>,
     /// Software stepping: the base thread's max jitter (the number Stepconf asks for); None without a base thread.
     pub(crate) software_stepping: Option<String>,
@@ -152,7 +166,9 @@ pub(crate) fn software_stepping(base_ns: u64, worst_ns: u64) -> String {
             worst_ns as f64 / 1000.0
         )
     } else if base_ns < VERY_NICE_NS {
-        format!("very nice results with software stepping (base max jitter {us:.3} us, under about 15-20 us)")
+        format!(
+            "very nice results with software stepping (base max jitter {us:.3} us, under about 15-20 us)"
+        )
     } else if base_ns <= GOOD_NS {
         format!(
             "good results with software stepping, but the maximum step rate may disappoint (base max jitter {us:.3} us, \
@@ -164,7 +180,9 @@ pub(crate) fn software_stepping(base_ns: u64, worst_ns: u64) -> String {
              {us:.3} us); expect a low maximum step rate"
         )
     } else {
-        format!("not a good candidate for software stepping (base max jitter {us:.3} us, 100 us or more)")
+        format!(
+            "not a good candidate for software stepping (base max jitter {us:.3} us, 100 us or more)"
+        )
     }
 }
 

@@ -100,14 +100,23 @@ fn threads(before: &RunResult, after: &RunResult) -> Vec<String> {
     let by_name = |r: &'_ RunResult| -> HashMap<String, (f64, Option<u8>)> {
         r.series
             .iter()
-            .map(|s| (s.label.clone(), (r.period_of(s), s.thread.map(|t| t.priority))))
+            .map(|s| {
+                (
+                    s.label.clone(),
+                    (r.period_of(s), s.thread.map(|t| t.priority)),
+                )
+            })
             .collect()
     };
     let (b, a) = (by_name(before), by_name(after));
     let listed = |mut v: Vec<String>| {
         v.sort();
         let more = v.len().saturating_sub(5);
-        let mut shown: Vec<String> = v.iter().take(5).map(|l| super::compare_input::shown_label(l)).collect();
+        let mut shown: Vec<String> = v
+            .iter()
+            .take(5)
+            .map(|l| super::compare_input::shown_label(l))
+            .collect();
         if more > 0 {
             shown.push(format!("{more} more"));
         }
@@ -115,11 +124,20 @@ fn threads(before: &RunResult, after: &RunResult) -> Vec<String> {
     };
     let mut w = Vec::new();
     let only = |x: &HashMap<String, (f64, Option<u8>)>, y: &HashMap<String, (f64, Option<u8>)>| {
-        x.keys().filter(|k| !y.contains_key(*k)).cloned().collect::<Vec<String>>()
+        x.keys()
+            .filter(|k| !y.contains_key(*k))
+            .cloned()
+            .collect::<Vec<String>>()
     };
     let (ob, oa) = (only(&b, &a), only(&a, &b));
     if !ob.is_empty() || !oa.is_empty() {
-        let side = |v: Vec<String>| if v.is_empty() { "none".to_string() } else { listed(v) };
+        let side = |v: Vec<String>| {
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                listed(v)
+            }
+        };
         w.push(format!(
             "the runs measured different threads (only before: {}; only after: {}): threads compare by name, \
              those are left out",

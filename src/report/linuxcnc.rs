@@ -31,7 +31,9 @@ pub(crate) fn render_linuxcnc(r: &RunResult) -> String {
         s.push_str(&format!("Software stepping (base thread): {soft}.\n"));
     }
     if let Some(hard) = &l.hardware_stepping {
-        s.push_str(&format!("Hardware step generation (servo thread): {hard}.\n"));
+        s.push_str(&format!(
+            "Hardware step generation (servo thread): {hard}.\n"
+        ));
     }
     s.push_str(&format!("From {SOURCE}.\n\n"));
     s
@@ -47,9 +49,9 @@ fn title(name: &str) -> String {
 
 /// A period as latency-test prints it: 25µs, 1ms.
 fn human(ns: u64) -> String {
-    if ns >= 1_000_000 && ns % 1_000_000 == 0 {
+    if ns >= 1_000_000 && ns.is_multiple_of(1_000_000) {
         format!("{}ms", ns / 1_000_000)
-    } else if ns >= 1000 && ns % 1000 == 0 {
+    } else if ns >= 1000 && ns.is_multiple_of(1000) {
         format!("{}µs", ns / 1000)
     } else {
         format!("{ns}ns")
@@ -79,7 +81,10 @@ mod tests {
         let servo = line("| Servo thread (1ms):");
         assert!(servo.contains(" 164463 |") && servo.contains("Good"), "{s}");
         let base = line("| Base thread (25µs):");
-        assert!(base.contains(" 210589 |") && base.contains("Pathetic"), "{s}");
+        assert!(
+            base.contains(" 210589 |") && base.contains("Pathetic"),
+            "{s}"
+        );
         line("Software stepping (base thread): not a good candidate for software stepping");
         assert!(line("Hardware step generation (servo thread): usable").contains("164.463 us"));
         assert!(s.contains("latency-test.html"), "cited: {s}");

@@ -72,7 +72,8 @@ fn the_raspberry_pi_seeds_figures_read_back_as_linuxcnc_and_rmp_eval_conclude() 
     ]);
     let soft = r.software_stepping.as_deref().unwrap();
     assert!(
-        soft.starts_with("not a good candidate for software stepping") && soft.contains("210.589 us"),
+        soft.starts_with("not a good candidate for software stepping")
+            && soft.contains("210.589 us"),
         "{soft}"
     );
     let hard = r.hardware_stepping.as_deref().unwrap();

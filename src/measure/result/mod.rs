@@ -196,7 +196,7 @@ pub struct RunResult {
     /// Under a LinuxCNC profile: each thread's max jitter in latency-test's terms and what LinuxCNC's Latency
     /// Test chapter concludes from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) linuxcnc: Option<super::profile::LinuxcncReading>,
+    pub linuxcnc: Option<super::profile::LinuxcncReading>,
 }
 
 /// "Fewer than `per_hour` cycles outside the Great band per hour, with 95 % confidence" — held when every series

@@ -251,19 +251,26 @@ fn runs_with_threads_compare_thread_by_thread_by_name() {
     // 8 µs late is Pathetic for the 25 µs base thread (≥ 3.125 µs × 2 …), Great for the 1 ms servo.
     assert_eq!(row("base outside Great").before, 100.0);
     assert_eq!(row("servo outside Great").before, 0.0);
-    assert_eq!(row("base ≥ 3.125us rate").before > 0.0, true);
+    assert!(row("base ≥ 3.125us rate").before > 0.0);
     assert_eq!(c.verdict, Trend::Better);
 
     // A thread only one run has is left out and said so; a changed period is said so.
-    let other = threaded(&[("servo", 1000, 97), ("base", 50, 98), ("extra", 2000, 10)], 1_000);
+    let other = threaded(
+        &[("servo", 1000, 97), ("base", 50, 98), ("extra", 2000, 10)],
+        1_000,
+    );
     let c = compare(&before, &other, "b", "a");
     assert!(
-        c.unfair.iter().any(|w| w.contains("only before: none; only after: extra")),
+        c.unfair
+            .iter()
+            .any(|w| w.contains("only before: none; only after: extra")),
         "{:?}",
         c.unfair
     );
     assert!(
-        c.unfair.iter().any(|w| w.contains("period or priority differs between the runs (base)")),
+        c.unfair
+            .iter()
+            .any(|w| w.contains("period or priority differs between the runs (base)")),
         "{:?}",
         c.unfair
     );
@@ -271,7 +278,9 @@ fn runs_with_threads_compare_thread_by_thread_by_name() {
     // The one cyclic thread against a profile's threads: nothing in common, said so.
     let c = compare(&result(5_000, 0), &before, "b", "a");
     assert!(
-        c.unfair.iter().any(|w| w.contains("only before: Cyclic; only after: base, servo")),
+        c.unfair
+            .iter()
+            .any(|w| w.contains("only before: Cyclic; only after: base, servo")),
         "{:?}",
         c.unfair
     );
