@@ -16,9 +16,8 @@ fn on_terminal_env(
     args: &str,
     env: &[(&str, &std::ffi::OsStr)],
 ) -> (Option<i32>, Vec<u8>) {
-    let cmd = format!("stty cols {cols} rows 200; exec '{}' {args}", bin());
-    let o = std::process::Command::new("script")
-        .args(["-qec", &cmd, "/dev/null"])
+    let setup = format!("stty cols {cols} rows 200; ");
+    let o = common::on_a_terminal(&setup, &format!("'{}' {args}", bin()))
         .env("LANG", lang)
         .env_remove("LC_ALL")
         .env_remove("LC_CTYPE")

@@ -14,8 +14,7 @@ fn fix_on_a_terminal(r: &Root, keys: &[&str]) -> (Option<i32>, String) {
         "{BIN} fix --root {} --core 1 --only sysctl,workqueue --no-measure",
         r.dir.path().display()
     );
-    let mut child = Command::new("script")
-        .args(["-qfec", &cmd, "/dev/null"])
+    let mut child = common::on_a_terminal("", &cmd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -102,8 +101,7 @@ fn live_fix_on_a_terminal(core: usize, keys: &[(&str, &str)]) -> (Option<i32>, S
     use std::io::Read;
     use std::sync::{Arc, Mutex};
     let cmd = format!("{BIN} fix --core {core} --only workqueue --measure-seconds 3");
-    let mut child = Command::new("script")
-        .args(["-qfec", &cmd, "/dev/null"])
+    let mut child = common::on_a_terminal("", &cmd)
         .env(common::RESULTS_ENV, common::results_dir())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

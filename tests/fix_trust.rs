@@ -111,7 +111,7 @@ fn d2_rollback_keeps_what_the_user_changed_after_fix() {
 #[test]
 fn d4_the_lock_is_held_from_before_reading_through_the_prompt() {
     use std::io::Write;
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     let r = Root::untuned();
     let start = r.tree();
     ok(&fix(&r, "1", "sysctl"));
@@ -132,8 +132,7 @@ fn d4_the_lock_is_held_from_before_reading_through_the_prompt() {
         }
     }
     let mut held = Held(Some(
-        Command::new("script")
-            .args(["-qfec", &cmd, "/dev/null"])
+        common::on_a_terminal("", &cmd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()

@@ -176,8 +176,7 @@ fn on_a_terminal_the_live_table_is_redrawn_in_place() {
         bin(),
         root.path().display()
     );
-    let o = std::process::Command::new("script")
-        .args(["-qec", &cmd, "/dev/null"])
+    let o = common::on_a_terminal("", &cmd)
         .env_remove("NO_COLOR")
         .output()
         .unwrap();

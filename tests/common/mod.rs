@@ -116,3 +116,14 @@ pub fn python_ready(script: &str, args: &[String]) -> Helper {
     assert_eq!(line.trim(), "ready", "helper did not start");
     h
 }
+
+/// script(1) running the shell line `setup` then `program` (a quoted command line) on a new pseudo-terminal.
+/// The program is exec'd by a pinned /bin/sh, so a Ctrl+C typed there reaches it alone: a dash left waiting
+/// for it would die of the SIGINT itself and script would report 130 whatever the program did, and which
+/// shell script starts follows the caller's $SHELL.
+pub fn on_a_terminal(setup: &str, program: &str) -> std::process::Command {
+    let mut c = std::process::Command::new("script");
+    c.args(["-qfec", &format!("{setup}exec {program}"), "/dev/null"])
+        .env("SHELL", "/bin/sh");
+    c
+}
