@@ -215,3 +215,41 @@ fn raspberry_pi_with_the_package_installed_is_not_grub() {
     assert!(!r.exists("/var/lib/rmp-eval/cmdline"), "{}", text(&o));
     r.rolls_back_to(&start);
 }
+
+#[test]
+fn a_second_fix_for_another_core_replaces_the_first_ones_isolation_and_keeps_the_users() {
+    let r = Root::untuned();
+    r.write("/sys/devices/system/cpu/online", "0-3\n");
+    r.write(
+        "/etc/default/grub",
+        "GRUB_DEFAULT=0\nGRUB_CMDLINE_LINUX=\"isolcpus=2 console=ttyS0,115200\"\n",
+    );
+    let start = r.tree();
+    let fix = |core: &str| {
+        r.rmp(
+            "fix",
+            &["--core", core, "--only", "cmdline", "--yes", "--no-measure"],
+        )
+    };
+    ok(&fix("3"));
+    let line = r.grub_line();
+    assert_eq!(values(&line, "isolcpus"), ["managed_irq,domain,2-3"]);
+    assert_eq!(values(&line, "irqaffinity"), ["0-1"]);
+    // The user changes their mind about the RT core: 3 was fix's doing, 2 the user's.
+    let o = fix("1");
+    ok(&o);
+    let line = r.grub_line();
+    assert_eq!(
+        values(&line, "isolcpus"),
+        ["managed_irq,domain,1-2"],
+        "{line:?}"
+    );
+    assert_eq!(values(&line, "nohz_full"), ["1"], "{line:?}");
+    assert_eq!(values(&line, "irqaffinity"), ["0,3"], "{line:?}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("CPU 3 was isolated by an earlier `rmp-eval fix`"),
+        "{out}"
+    );
+    r.rolls_back_to(&start);
+}

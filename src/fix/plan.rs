@@ -160,7 +160,26 @@ fn cmdline(
         want.siblings = boot::want::siblings(host, req.core);
         isolated.extend(&want.siblings);
     }
+    want.released = released_by_earlier_fixes(host, req.core, &want.siblings);
     boot::plan(host, &want).map_err(|e| Error::failed(format!("kernel command line: {e}")))
+}
+
+/// The CPUs earlier fixes still in the journal isolated on the kernel command line for their RT core, which
+/// the user's own parameters did not hold — less the core (and its siblings) isolated now.
+fn released_by_earlier_fixes(host: &Host, core: usize, siblings: &[usize]) -> Vec<usize> {
+    let runs = super::journal::load_all(host).unwrap_or_default();
+    let edits = runs.iter().flat_map(|(_, run)| {
+        run.entries.iter().filter_map(|e| match e {
+            super::kind::Entry::File(f) => f
+                .cmdline
+                .as_ref()
+                .map(|c| (c.added.as_slice(), c.replaced.as_slice())),
+            _ => None,
+        })
+    });
+    let mut own = boot::want::own_isolated(edits);
+    own.retain(|c| *c != core && !siblings.contains(c));
+    own
 }
 
 /// Keeps only the chosen steps; persistence is planned again for what remains.

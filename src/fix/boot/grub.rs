@@ -134,7 +134,11 @@ fn plan(host: &Host, want: &Want, s: &mut Step) -> Result<(), String> {
             return Ok(());
         }
     };
+    let want = &want.released_unless_users(&user.params());
     let (managed, skipped) = managed_params(&before.params(), want)?;
+    if let Some(n) = want.released_note() {
+        s.note(n);
+    }
     let new_state = merge_into(&state, &managed);
     if let Some(bad) = new_state.iter().find(|t| !is_safe_token(t)) {
         s.refuse(format!(

@@ -56,6 +56,9 @@ impl BootLoader for KernelInstall {
                 .collect(),
         };
         let (managed, skipped) = managed_params(&lossy(&base), want)?;
+        if let Some(n) = want.released_note() {
+            s.note(n);
+        }
         let shown = String::from_utf8_lossy(&merge_bytes(&base, &managed).join(&b' ')).into_owned();
         if let Some(c) = line_change(KERNEL_CMDLINE, before, &base, &managed, true, b"") {
             s.changes.push(c);

@@ -54,6 +54,9 @@ impl BootLoader for PiFirmware {
         let (first, rest) = split_first_line(&all);
         let base = tokens_bytes(first);
         let (managed, skipped) = managed_params(&lossy(&base), want)?;
+        if let Some(n) = want.released_note() {
+            s.note(n);
+        }
         let newline = first.ends_with(b"\n") || before.is_none();
         s.changes.extend(line_change(
             path,

@@ -34,6 +34,64 @@ pub(crate) struct Want {
     pub(crate) extra: Vec<String>,
     /// The kernel predates 5.6 (no isolcpus=managed_irq).
     pub(crate) old_kernel: bool,
+    /// CPUs an earlier fix isolated for another RT core and the user's own values did not hold: they go back
+    /// to the housekeeping CPUs instead of staying isolated beside the new core.
+    pub(crate) released: Vec<usize>,
+}
+
+impl Want {
+    /// This want, with only the released CPUs that none of the user's own isolating parameters (`user`: their
+    /// tokens, without fix's) holds.
+    pub(crate) fn released_unless_users(&self, user: &[String]) -> Want {
+        let theirs = own_isolated([(user, &[][..])]);
+        let mut w = self.clone();
+        w.released.retain(|c| !theirs.contains(c));
+        w
+    }
+
+    /// The plan's note on the CPUs given back to housekeeping, when there are any.
+    pub(crate) fn released_note(&self) -> Option<String> {
+        (!self.released.is_empty()).then(|| {
+            format!(
+                "CPU {} was isolated by an earlier `rmp-eval fix` for another RT core, not by you: it goes back \
+                 to the housekeeping CPUs (your own parameters are kept; rollback restores every file as it was)",
+                cpulist::format(&self.released)
+            )
+        })
+    }
+}
+
+/// The parameters whose CPU lists fix merges its RT core into.
+const ISOLATING: [&str; 3] = ["isolcpus", "nohz_full", "rcu_nocbs"];
+
+/// The CPUs earlier command-line edits (from the journal: what each added, and the user's tokens of the same
+/// names it replaced) put into an isolating parameter that the user's own value did not hold.
+pub(crate) fn own_isolated<'a>(
+    edits: impl IntoIterator<Item = (&'a [String], &'a [String])>,
+) -> Vec<usize> {
+    let cpus = |toks: &[String], param: &str| -> Vec<usize> {
+        let v = last_value(toks, param).unwrap_or_default();
+        let list = if param == "isolcpus" {
+            split_isolcpus(&v).map(|(_, c)| c)
+        } else {
+            parse_list(&v)
+        };
+        list.unwrap_or_default()
+    };
+    let mut own = Vec::new();
+    for (added, replaced) in edits {
+        for param in ISOLATING {
+            let users = cpus(replaced, param);
+            own.extend(
+                cpus(added, param)
+                    .into_iter()
+                    .filter(|c| !users.contains(c)),
+            );
+        }
+    }
+    own.sort_unstable();
+    own.dedup();
+    own
 }
 
 /// True for a kernel release older than `major.minor` ("5.4.0-150-generic" < 5.6); unknown → false.
@@ -91,8 +149,9 @@ fn split_isolcpus(v: &str) -> Result<(Vec<String>, Vec<usize>), String> {
     Ok((flags, parse_list(rest)?))
 }
 
-fn union(existing: &str, cores: &[usize]) -> Result<Vec<usize>, String> {
+fn union(existing: &str, cores: &[usize], released: &[usize]) -> Result<Vec<usize>, String> {
     let mut v = parse_list(existing)?;
+    v.retain(|c| !released.contains(c));
     v.extend(cores);
     v.sort_unstable();
     v.dedup();
@@ -112,7 +171,7 @@ pub(crate) fn managed_params(
     let mut isolated = cores.clone();
     if let Some(v) = last_value(current, "isolcpus") {
         match split_isolcpus(&v) {
-            Ok((_, cpus)) => isolated.extend(cpus),
+            Ok((_, cpus)) => isolated.extend(cpus.into_iter().filter(|c| !w.released.contains(c))),
             Err(_) => skipped.push(format!("isolcpus={v}")),
         }
     }
@@ -142,7 +201,7 @@ pub(crate) fn managed_params(
     let mut nohz = cores.clone();
     for (want, param) in [(w.nohz_full, "nohz_full"), (w.rcu_nocbs, "rcu_nocbs")] {
         let existing = last_value(current, param).unwrap_or_default();
-        match union(&existing, &cores) {
+        match union(&existing, &cores, &w.released) {
             Ok(cpus) => {
                 if param == "nohz_full" {
                     nohz = cpus.clone();
@@ -168,12 +227,15 @@ pub(crate) fn managed_params(
                 cpulist::format(&isolated)
             ));
         }
+        // The user's list, less what is isolated now, plus the CPUs released from an earlier fix's isolation.
         let kept = last_value(current, "irqaffinity")
             .and_then(|v| parse_list(&v).ok())
-            .map(|v| {
-                v.into_iter()
-                    .filter(|c| housekeeping.contains(c))
-                    .collect::<Vec<_>>()
+            .map(|mut v| {
+                v.extend(&w.released);
+                v.sort_unstable();
+                v.dedup();
+                v.retain(|c| housekeeping.contains(c));
+                v
             })
             .filter(|v| !v.is_empty())
             .unwrap_or(housekeeping);
@@ -222,6 +284,34 @@ mod tests {
         let merged = merge_into(&cur, &m);
         assert_eq!(merged.iter().filter(|t| name(t) == "isolcpus").count(), 1);
         assert_eq!(merged[..2], ["quiet", "console=ttyS0"]);
+    }
+
+    #[test]
+    fn a_core_an_earlier_fix_isolated_is_released_and_the_users_own_kept() {
+        // fix --core 3 on a line that held the user's isolcpus=2: what its journal records of the edit.
+        let added =
+            tokens("isolcpus=managed_irq,domain,2-3 nohz_full=3 rcu_nocbs=3 irqaffinity=0-1");
+        let replaced = tokens("isolcpus=2");
+        let own = own_isolated([(added.as_slice(), replaced.as_slice())]);
+        assert_eq!(own, vec![3], "the user's CPU 2 is not fix's own");
+        // Then fix --core 1: 3 goes back to housekeeping (and to irqaffinity), the user's 2 stays isolated.
+        let mut w = want(1);
+        w.released = own;
+        let cur =
+            tokens("quiet isolcpus=managed_irq,domain,2-3 nohz_full=3 rcu_nocbs=3 irqaffinity=0-1");
+        let (m, _) = managed_params(&cur, &w).unwrap();
+        assert_eq!(
+            m,
+            vec![
+                "isolcpus=managed_irq,domain,1-2",
+                "nohz_full=1",
+                "rcu_nocbs=1",
+                "irqaffinity=0,3"
+            ]
+        );
+        // Without the journal's knowledge the old core stays isolated beside the new one.
+        let (m, _) = managed_params(&cur, &want(1)).unwrap();
+        assert_eq!(m[0], "isolcpus=managed_irq,domain,1-3");
     }
 
     #[test]
