@@ -56,7 +56,7 @@ pub(crate) fn read(host: &Host, cpu: usize, reg: u64) -> Result<u64, String> {
             format!("{path} missing: the msr driver is not loaded (`modprobe msr` loads it)")
         }
         HostError::NotFound { .. } => {
-            format!("{path} missing: the tree was captured without the msr driver or as non-root")
+            format!("{path} missing: this tree holds no MSRs (`snapshot` does not capture them)")
         }
         HostError::PermissionDenied { .. } => {
             format!("{path}: permission denied (reading MSRs takes root: CAP_SYS_RAWIO)")
