@@ -1,8 +1,12 @@
 //! The firmware family: what Linux can read of the BIOS's settings — SMIs at idle, the package C-state limit,
 //! turbo disabled in firmware, the idle driver's source of C-states, x2APIC and the TSC. No step of `fix` can
-//! change a BIOS setting, so each check names the setting to change by hand; the menu names are those of Intel
-//! reference (AMI Aptio) setups as Intel's real-time tuning guidance uses them, and vary by vendor. What cannot be
-//! read (AMD, arm64, no msr driver, not root, a virtual machine) is unknown with the reason, never a pass.
+//! change a BIOS setting, so each check names the setting to change by hand. The register bits are the Intel
+//! SDM's (vol. 4 for the MSRs, vol. 3A/3B for the APIC and turbo); the menu names are those of vendors' manuals
+//! (Supermicro's X11 UEFI BIOS manuals: "Package C State" with "C0/C1 State", "Enhanced Halt State (C1E)",
+//! "Hardware P-States"; HPE's Gen10 RBSU: "Processor x2APIC Support") and Intel's TCC Tools tutorial ("Intel TCC
+//! Mode", which turns power management off and reduces SMIs in one setting) — they vary by vendor, and the
+//! advice says so. What cannot be read (AMD, arm64, no msr driver, not root, a virtual machine) is unknown with
+//! the reason, never a pass.
 //!
 //! Facts other checks already judge are not judged twice: the depth of the C-states the core may enter is
 //! `cstates`/`idle_states`, turbo as Linux sets it is `turbo`, SMT is `smt_sibling` (the firmware's "Hyper-
@@ -31,13 +35,15 @@ pub(crate) const SMI_RATE: Check = Check {
           such as USB legacy emulation or BMC polling: at 1 kHz every 100th cycle or more meets one). Unknown on \
           AMD and arm64 (no such counter), in a virtual machine (the host's SMIs are not counted in a guest), \
           without root or the msr driver (`check` loads no module: `modprobe msr` does), and on a captured tree \
-          (a rate needs two readings apart in time); it waits only where the counter could be read.",
+          (a rate needs two readings apart in time); it waits only where the counter could be read. Menu names: \
+          Intel's TCC Tools tutorial (\"Intel TCC Mode\" reduces SMIs) and vendors' manuals; they vary by vendor.",
     remedy: None,
     by_hand: Some(
         "in the BIOS setup turn off what raises SMIs: \"USB Legacy Support\", \"Serial Port Console Redirection\", \
          BMC/IPMI sensor polling, power management kept by the firmware (leave P-states to the OS: \"Hardware P-States\" \
-         or \"Speed Shift\" native/OS control); update the BIOS. `rmp-eval run` counts SMIs during its measurement \
-         and names the late cycles they caused",
+         or \"Speed Shift\" native/OS control); on boards with Intel TCC, \"Intel TCC Mode\": Enabled reduces SMIs; \
+         update the BIOS. `rmp-eval run` counts SMIs during its measurement and names the late cycles they caused \
+         (menu names vary by vendor)",
     ),
     evaluate: smi_rate,
 };
@@ -127,14 +133,17 @@ pub(crate) const CSTATE_LIMIT: Check = Check {
           the deepest package C-state allowed (bits 2:0 before Haswell), bit 15 CFG Lock (the limit cannot be \
           changed until reset). A package C-state is entered when every core idles, and leaving it costs tens of \
           microseconds more than a core C-state; the kernel's caps (`cstates`) keep the cores out of deep states, \
-          the firmware's limit holds whatever the OS does. Passes at limit code 0 (C0/C1 on every model the SDM \
-          lists); any other code is a warning with the code (what it means is model-specific: the SDM's table for \
-          the model). Unknown where the register cannot be read (AMD, arm64, a virtual machine, no msr driver, \
-          not root).",
+          the firmware's limit holds whatever the OS does. Passes at limit code 0 (C0/C1 in the SDM's Core and \
+          Xeon tables); any other code is a warning with the code (what it means is model-specific: the SDM's \
+          table for the model). On Atom cores, whose tables number the codes differently, the code is reported \
+          unjudged (unknown). Unknown where the register cannot be read (AMD, arm64, a virtual machine, no msr driver, \
+          not root). Menu names: Supermicro's X11 UEFI BIOS manuals (\"Package C State\": C0/C1 State … No Limit), \
+          Intel's TCC Tools tutorial (\"Intel TCC Mode\").",
     remedy: None,
     by_hand: Some(
-        "in the BIOS setup set \"Package C-State Limit\" (or \"Package C State\") to C0/C1, or disable \"CPU C-States\" \
-         altogether; with \"CFG Lock\" enabled only the firmware can change it",
+        "in the BIOS setup set \"Package C-State Limit\" (Supermicro: \"Package C State\") to C0/C1, or disable \"CPU \
+         C-States\" altogether (Intel TCC boards: \"Intel TCC Mode\": Enabled); with \"CFG Lock\" enabled only the \
+         firmware can change it (menu names vary by vendor)",
     ),
     evaluate: cstate_limit,
 };
@@ -142,7 +151,16 @@ pub(crate) const CSTATE_LIMIT: Check = Check {
 fn cstate_limit(host: &Host, ctx: &Ctx) -> Eval {
     firmware_register(host, "MSR_PKG_CST_CONFIG_CONTROL")?;
     let v = msr::read(host, ctx.core, msr::PKG_CST_CONFIG_CONTROL).map_err(unknown)?;
-    Ok(cstate_verdict(msr::PkgCstConfig::from_raw(v)))
+    let c = msr::PkgCstConfig::from_raw(v);
+    if let Some((f, m)) = machine::cpu_family_model(host)
+        && msr::atom(f, m)
+    {
+        return Err(unknown(format!(
+            "limit code {} on an Atom core (model {m:#x}), whose codes the SDM numbers per model: not judged",
+            c.limit
+        )));
+    }
+    Ok(cstate_verdict(c))
 }
 
 pub(crate) fn cstate_verdict(c: msr::PkgCstConfig) -> Assessment {
@@ -165,8 +183,10 @@ pub(crate) const TURBO_FIRMWARE: Check = Check {
     id: id::TURBO_FIRMWARE,
     section: Section::Firmware,
     title: "Turbo disabled by firmware",
-    doc: "IA32_MISC_ENABLE (0x1A0) bit 38, Turbo Mode Disable (Intel SDM vol. 4): set by the firmware, turbo is \
-          off below Linux, and intel_pstate's no_turbo reads 1 and cannot be written 0. Passes when the bit is set; \
+    doc: "IA32_MISC_ENABLE (0x1A0) bit 38, Turbo Mode Disable (Intel SDM vol. 4; vol. 3B, \"Discover Hardware \
+          Support and Enabling of Opportunistic Processor Operation\": its power-on value 1 says the processor has \
+          turbo, and the BIOS clears it to enable turbo or leaves it set to disable it). Set, turbo is off below \
+          Linux, and intel_pstate's no_turbo reads 1 and cannot be written 0. Passes when the bit is set; \
           informational when it is clear (turbo, where the processor has it, is then Linux's to turn off: the \
           `turbo` check judges it and `fix --only turbo` sets it). Unknown where the register cannot be read (AMD, \
           arm64, a virtual machine, no msr driver, not root).",
@@ -200,7 +220,8 @@ pub(crate) const IDLE_DRIVER: Check = Check {
     remedy: None,
     by_hand: Some(
         "under acpi_idle the C-states are the firmware's: in the BIOS setup \"CPU C-States\" (AMD: \"Global \
-         C-state Control\") and \"Enhanced C1 (C1E)\" decide which the _CST table offers",
+         C-state Control\") and \"Enhanced Halt State (C1E)\" decide which the _CST table offers (menu names vary \
+         by vendor)",
     ),
     evaluate: idle_driver,
 };
@@ -239,14 +260,16 @@ pub(crate) const X2APIC: Check = Check {
     title: "x2APIC mode",
     doc: "In x2APIC mode the local APIC is programmed through MSRs instead of memory-mapped registers: interrupt \
           acknowledgement and inter-processor interrupts cost less, and interrupt remapping needs it. The mode is \
-          IA32_APIC_BASE (0x1B) bit 10 (Intel SDM vol. 3A §11.12; the same register on AMD). Passes in x2APIC mode; \
+          IA32_APIC_BASE (0x1B) bit 10, EXTD (Intel SDM vol. 3A, the APIC chapter's x2APIC states; the same \
+          register on AMD). Passes in x2APIC mode; \
           a warning in xAPIC mode when the CPU offers x2APIC; informational without support (the cpuinfo flag \
           `x2apic` is missing: the CPU lacks it or the kernel was told nox2apic) and off x86. Where the register \
           cannot be read the flag tells support only, not the mode: unknown, saying so.",
     remedy: None,
     by_hand: Some(
-        "in the BIOS setup enable \"x2APIC\" (or \"X2APIC Mode\", often next to \"Intel VT-d\", which interrupt \
-         remapping needs too)",
+        "in the BIOS setup enable x2APIC (HPE: \"Processor x2APIC Support\"; elsewhere \"X2APIC\" or \"x2APIC Mode\", \
+         often under \"Intel VT for Directed I/O (VT-d)\" with \"Interrupt Remapping\", which Linux needs to keep \
+         x2APIC on); menu names vary by vendor",
     ),
     evaluate: x2apic,
 };

@@ -193,6 +193,12 @@ pub(crate) fn cpu_flags(host: &Host) -> Result<Vec<String>, String> {
         .ok_or_else(|| format!("{PROC_CPUINFO} has no flags line (not x86)"))
 }
 
+/// The first processor's (family, model), where cpuinfo has them (x86).
+pub(crate) fn cpu_family_model(host: &Host) -> Option<(u32, u32)> {
+    let info = host.read(PROC_CPUINFO).ok()?;
+    crate::parse::cpuinfo::family_model(&info)
+}
+
 /// The first processor's vendor_id ("GenuineIntel", "AuthenticAMD"), where cpuinfo has one.
 pub(crate) fn cpu_vendor(host: &Host) -> Option<String> {
     let info = host.read(PROC_CPUINFO).ok()?;

@@ -6,13 +6,14 @@ use crate::host::{Host, HostError};
 
 /// MSR_SMI_COUNT: System Management Interrupts since reset, bits 31:0 (Intel SDM vol. 4, since Nehalem).
 pub(crate) const SMI_COUNT: u64 = 0x34;
-/// IA32_APIC_BASE: bit 11 APIC global enable, bit 10 x2APIC mode enable (EXTD) (Intel SDM vol. 3A §11.12.1 /
-/// vol. 4 table 2-2; the same register on AMD, APM vol. 2 §16.3.1).
+/// IA32_APIC_BASE: bit 11 APIC global enable, bit 10 x2APIC mode enable (EXTD) (Intel SDM vol. 4 table 2-2 and
+/// vol. 3A's APIC chapter; the same register on AMD, AMD64 APM vol. 2's APIC chapter).
 pub(crate) const APIC_BASE: u64 = 0x1b;
 /// MSR_PKG_CST_CONFIG_CONTROL: bits 2:0 (3:0 from Haswell on) the package C-state limit, bit 15 CFG Lock
 /// (Intel SDM vol. 4, the model tables from Nehalem on; Intel only).
 pub(crate) const PKG_CST_CONFIG_CONTROL: u64 = 0xe2;
-/// IA32_MISC_ENABLE: bit 38 Turbo Mode Disable (IDA disable) (Intel SDM vol. 4 table 2-2; Intel only).
+/// IA32_MISC_ENABLE: bit 38 Turbo Mode Disable (IDA disable) (Intel SDM vol. 4 table 2-2, vol. 3B's opportunistic
+/// processor operation section; Intel only).
 pub(crate) const MISC_ENABLE: u64 = 0x1a0;
 /// Where the msr driver shows whether it is loaded (module or built in).
 pub(crate) const MSR_MODULE: &str = "/sys/module/msr";
@@ -102,6 +103,21 @@ impl PkgCstConfig {
     }
 }
 
+/// Intel's Atom cores: family 6 models named INTEL_ATOM_* in the kernel's arch/x86/include/asm/intel-family.h
+/// (Silvermont 0x37, 0x4A, 0x4D, 0x5D; Airmont 0x4C, 0x5A, 0x75; Goldmont 0x5C, 0x5F; Goldmont Plus 0x7A; Tremont
+/// 0x86, 0x96, 0x9C; Gracemont 0xBE; Crestmont 0xAF, 0xB6; Darkmont 0xDD). The SDM's MSR_PKG_CST_CONFIG_CONTROL
+/// tables for Atom number the limit codes differently from the Core and Xeon tables, so code 0 is not known to
+/// mean C0/C1 there.
+const ATOM_MODELS: &[u32] = &[
+    0x37, 0x4a, 0x4d, 0x5d, 0x4c, 0x5a, 0x75, 0x5c, 0x5f, 0x7a, 0x86, 0x96, 0x9c, 0xbe, 0xaf, 0xb6,
+    0xdd,
+];
+
+/// True for an Intel Atom core (family 6, a model in ATOM_MODELS).
+pub(crate) fn atom(family: u32, model: u32) -> bool {
+    family == 6 && ATOM_MODELS.contains(&model)
+}
+
 /// IA32_MISC_ENABLE bit 38: the firmware turned turbo off (CPUID.06H:EAX[1] then reads 0).
 pub(crate) fn turbo_disabled(misc_enable: u64) -> bool {
     misc_enable & (1 << 38) != 0
@@ -113,7 +129,7 @@ pub(crate) enum ApicMode {
     Disabled,
     XApic,
     X2Apic,
-    /// x2APIC set without the global enable: a state the SDM calls invalid (§11.12.5).
+    /// x2APIC set without the global enable: the SDM's x2APIC state transitions call it invalid.
     Invalid,
 }
 
@@ -192,6 +208,15 @@ pub(crate) mod tests {
         assert!(!turbo_disabled(0x85_0089));
         assert!(turbo_disabled(0x40_0085_0089));
         assert!(!turbo_disabled(1 << 37 | 1 << 39));
+    }
+
+    #[test]
+    fn atom_cores_by_family_and_model() {
+        // Apollo Lake (Goldmont 0x5C) and Elkhart Lake (Tremont 0x96), common in industrial PCs; the seed's
+        // i3-13100TE (Raptor Lake 0xB7 = 183) is not one, nor is family 15.
+        assert!(atom(6, 0x5c) && atom(6, 0x96));
+        assert!(!atom(6, 183));
+        assert!(!atom(15, 0x5c));
     }
 
     #[test]

@@ -104,6 +104,27 @@ fn deep_package_cstates_allowed_and_locked_warn() {
 }
 
 #[test]
+fn an_atom_cores_limit_code_is_reported_unjudged() {
+    let d = tree(
+        "GenuineIntel",
+        INTEL_FLAGS,
+        &[(PKG_CST_CONFIG_CONTROL, 0x8000)],
+    );
+    let info = d.path().join("proc/cpuinfo");
+    let t = std::fs::read_to_string(&info).unwrap();
+    std::fs::write(
+        &info,
+        t.replace("vendor_id", "cpu family\t: 6\nmodel\t\t: 92\nvendor_id"),
+    )
+    .unwrap();
+    let w = why(eval(&CSTATE_LIMIT, &d, &ctx(Some(1))));
+    assert!(
+        w.starts_with("limit code 0 on an Atom core (model 0x5c)"),
+        "{w}"
+    );
+}
+
+#[test]
 fn turbo_disabled_by_firmware_passes_and_turbo_left_on_is_information() {
     let d = tree(
         "GenuineIntel",
