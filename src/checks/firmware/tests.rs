@@ -162,6 +162,20 @@ fn no_msr_file_is_unknown_with_the_reason() {
 }
 
 #[test]
+fn a_register_past_the_files_end_or_a_fifo_is_unknown_never_a_zero() {
+    // Only MSR_SMI_COUNT was captured: 0x1A0 and 0xE2 lie past the end of the file.
+    let d = tree("GenuineIntel", INTEL_FLAGS, &[(SMI_COUNT, 5)]);
+    for c in [&CSTATE_LIMIT, &TURBO_FIRMWARE] {
+        assert!(eval(c, &d, &ctx(Some(1))).is_err(), "{}", c.id);
+    }
+    let d = tree("GenuineIntel", INTEL_FLAGS, &[]);
+    std::fs::create_dir_all(d.path().join("dev/cpu/1")).unwrap();
+    crate::sys::fs::mkfifo(&d.path().join("dev/cpu/1/msr"), 0o600).unwrap();
+    let w = why(eval(&TURBO_FIRMWARE, &d, &ctx(Some(1))));
+    assert!(w.contains("not a regular file (FIFO)"), "{w}");
+}
+
+#[test]
 fn amd_has_no_such_registers_even_where_a_file_answers() {
     // A value in the file must not be taken for AMD's: the registers are Intel's.
     let d = tree(
