@@ -30,7 +30,7 @@ pub(crate) const SMI_RATE: Check = Check {
     doc: "A System Management Interrupt stops every core for the firmware's handler, typically for tens to hundreds \
           of microseconds, and the kernel cannot see it: only MSR_SMI_COUNT (0x34, Intel SDM vol. 4) counts it. \
           `check` reads the counter of every online CPU, waits `--smi-seconds` (default 1; 0 skips it) and reads \
-          again. Passes at 0 SMIs in the window; any SMI is a warning with the rate (one window at idle cannot tell \
+          again: run it with the machine idle (no controller running), so that the count is the firmware's own. Passes at 0 SMIs in the window; any SMI is a warning with the rate (one window at idle cannot tell \
           a sporadic event — thermal, ACPI — from a periodic source); 10 or more per second fails (a periodic source \
           such as USB legacy emulation or BMC polling: at 1 kHz every 100th cycle or more meets one). Unknown on \
           AMD and arm64 (no such counter), in a virtual machine (the host's SMIs are not counted in a guest), \
@@ -98,7 +98,8 @@ fn smi_rate(host: &Host, ctx: &Ctx) -> Eval {
 /// The verdict on `smis` counted in `secs` seconds over `cpus` CPUs.
 pub(crate) fn smi_verdict(smis: u64, secs: u64, cpus: usize) -> Assessment {
     let per_s = smis as f64 / secs.max(1) as f64;
-    let d = format!("{smis} SMIs in {secs} s at idle ({per_s:.1}/s; {cpus} CPUs read)");
+    // What the machine did in the window: idle when check is run on a quiet machine, as the doc asks.
+    let d = format!("{smis} SMIs in {secs} s ({per_s:.1}/s; {cpus} CPUs read)");
     match smis {
         0 => Assessment::pass(d),
         _ if per_s >= SMI_FAIL_PER_S => Assessment::fail(d),
@@ -106,8 +107,7 @@ pub(crate) fn smi_verdict(smis: u64, secs: u64, cpus: usize) -> Assessment {
     }
 }
 
-/// Why an Intel-only register cannot tell the firmware's setting here: not Intel, or a virtual machine (whose
-/// registers are the hypervisor's emulation).
+/// Why an Intel-only register cannot be read here: not x86, or an AMD processor.
 fn intel_register(host: &Host, name: &str) -> Result<(), Unknown> {
     if let Some(why) = msr::not_intel(host, name) {
         return Err(unknown(why));
@@ -115,6 +115,8 @@ fn intel_register(host: &Host, name: &str) -> Result<(), Unknown> {
     Ok(())
 }
 
+/// Why an Intel-only register cannot tell the firmware's setting here: as `intel_register`, or a virtual machine
+/// (whose registers are the hypervisor's emulation).
 fn firmware_register(host: &Host, name: &str) -> Result<(), Unknown> {
     intel_register(host, name)?;
     if msr::virtual_machine(host) {
