@@ -89,6 +89,7 @@ fn findings(h: &Host, core: usize) -> Vec<(String, Status, String)> {
         core,
         nic: None,
         pid: None,
+        smi_seconds: None,
     };
     rmp_eval::registry::run_all(h, &ctx)
         .into_iter()

@@ -243,7 +243,9 @@ pub(crate) const SMT_SIBLING: Check = Check {
     title: "SMT sibling isolated/disabled",
     doc: "Hyper-threads share a core's execution units and caches: work on the sibling slows the RT thread. \
           Passes when the core has no sibling, or every sibling is isolated or offline (improvement: the original \
-          counted an offline sibling as a failure).",
+          counted an offline sibling as a failure). `fix` isolates the sibling; turning SMT off in the BIOS setup \
+          (\"Intel Hyper-Threading Technology\", AMD \"SMT Control\": Disabled) removes it, and this check then passes \
+          with no sibling (the Firmware checks do not judge SMT again).",
     remedy: Some(remedy::CMDLINE),
     by_hand: None,
     evaluate: smt_sibling,

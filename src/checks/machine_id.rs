@@ -152,6 +152,7 @@ mod tests {
             core: 1,
             nic: nic.map(str::to_string),
             pid: None,
+            smi_seconds: None,
         }
     }
 

@@ -4,6 +4,7 @@
 
 pub(crate) mod after_boot;
 pub mod ethtool;
+pub(crate) mod firmware;
 pub(crate) mod firmware_id;
 pub(crate) mod id;
 pub(crate) mod irq;
@@ -45,6 +46,8 @@ pub enum Status {
 pub enum Section {
     System,
     Core,
+    /// What Linux can read of the firmware's (BIOS) settings: SMIs, C-state limit, turbo, APIC, TSC.
+    Firmware,
     Nic,
     /// A running controller's threads (`check --pid/--process`).
     Process,
@@ -59,6 +62,9 @@ pub struct Ctx {
     pub nic: Option<String>,
     /// The running controller to audit (`--pid`, `--process`); process checks run only then.
     pub pid: Option<u32>,
+    /// How long the SMI check watches the counter (`check --smi-seconds`); None where the verb does not measure
+    /// it (run counts SMIs during its own measurement; fix, monitor and snapshot must not wait).
+    pub smi_seconds: Option<u64>,
 }
 
 /// What one check concluded about the machine (the reported form, with id and title, is a `Finding`).

@@ -3,12 +3,9 @@
 
 use super::{Assessment, Check, Ctx, Eval, Section, Unknown, id, read, unknown};
 use crate::host::Host;
-use crate::machine::{self, PROC_CMDLINE};
+use crate::machine::{self, CURRENT_CLOCKSOURCE, PROC_CMDLINE};
 use crate::parse::cmdline;
 use crate::remedy;
-
-const CURRENT_CLOCKSOURCE: &str =
-    "/sys/devices/system/clocksource/clocksource0/current_clocksource";
 
 fn params(host: &Host) -> Result<Vec<cmdline::Param>, Unknown> {
     machine::cmdline(host).map_err(|e| unknown(format!("{PROC_CMDLINE}: {}", e.reason())))

@@ -98,6 +98,7 @@ mod tests {
         core: 3,
         nic: None,
         pid: None,
+        smi_seconds: None,
     };
     const MODEL: (&str, &str) = (crate::machine::DT_MODEL, "Raspberry Pi 4 Model B Rev 1.5\0");
 

@@ -2,13 +2,12 @@
 
 use super::{Assessment, Check, Ctx, Eval, Section, id, read, unknown};
 use crate::host::Host;
-use crate::machine::{self, CPU_DIR};
+use crate::machine::{self, CPU_DIR, CPUIDLE_DRIVER as IDLE_DRIVER};
 use crate::parse::cmdline;
 use crate::remedy;
 
 const INTEL_MAX_CSTATE: &str = "/sys/module/intel_idle/parameters/max_cstate";
 const PROCESSOR_MAX_CSTATE: &str = "/sys/module/processor/parameters/max_cstate";
-const IDLE_DRIVER: &str = "/sys/devices/system/cpu/cpuidle/current_driver";
 
 pub(crate) const CSTATES: Check = Check {
     id: id::CSTATES,

@@ -112,6 +112,7 @@ impl LegacyArgs {
             prometheus: None,
             pid: None,
             process: None,
+            smi_seconds: 1,
         }
     }
 }

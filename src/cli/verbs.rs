@@ -29,6 +29,10 @@ pub struct CheckArgs {
     /// /etc/default/prometheus-node-exporter names, else /var/lib/prometheus/node-exporter
     #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     pub(crate) prometheus: Option<OsString>,
+    /// How long the smi_rate check counts System Management Interrupts at idle (0: not measured). It waits only
+    /// where the SMI counter can be read (Intel, root, the msr driver loaded)
+    #[arg(long, value_name = "N", default_value = "1", value_parser = clap::value_parser!(u64).range(0..=600))]
+    pub(crate) smi_seconds: u64,
 }
 
 #[derive(Debug, Clone, Args)]

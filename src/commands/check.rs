@@ -13,7 +13,12 @@ use crate::report::check as report;
 use crate::report::prometheus;
 
 /// Validates the arguments against the machine and builds the check context.
-pub(crate) fn context(host: &Host, core: Option<usize>, nic_name: Option<&str>) -> Result<Ctx> {
+pub(crate) fn context(
+    host: &Host,
+    core: Option<usize>,
+    nic_name: Option<&str>,
+    smi_seconds: Option<u64>,
+) -> Result<Ctx> {
     if let Some(n) = nic_name {
         checks::nic::require(host, n)?;
     }
@@ -22,6 +27,7 @@ pub(crate) fn context(host: &Host, core: Option<usize>, nic_name: Option<&str>) 
         core,
         nic: nic_name.map(str::to_string),
         pid: None,
+        smi_seconds,
     })
 }
 
@@ -38,7 +44,7 @@ fn audited_pid(host: &Host, pid: Option<u32>, name: Option<&str>) -> Result<Opti
 }
 
 pub(crate) fn execute(host: &Host, out: Output, args: &CheckArgs) -> Result<Outcome> {
-    let mut ctx = context(host, args.core, args.nic.as_deref())?;
+    let mut ctx = context(host, args.core, args.nic.as_deref(), Some(args.smi_seconds))?;
     machine::require_cpu_dir(host, ctx.core)?;
     ctx.pid = audited_pid(host, args.pid, args.process.as_deref())?;
     let dest = args

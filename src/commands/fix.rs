@@ -102,6 +102,7 @@ pub(crate) fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcom
         core: args.core,
         nic: args.nic.clone(),
         pid: None,
+        smi_seconds: None,
     };
     let findings = crate::registry::run_all(host, &ctx);
     let (mut steps, failed) = plan::from_findings(&findings);

@@ -92,6 +92,7 @@ pub(crate) fn execute(host: &Host, out: Output, _args: &MonitorArgs) -> Result<O
         core,
         nic: saved.as_ref().and_then(|s| s.nic.clone()),
         pid: None,
+        smi_seconds: None,
     };
     let findings = crate::registry::run_all(host, &ctx);
     let failed: Vec<crate::checks::CheckId> = findings

@@ -231,6 +231,7 @@ fn config_preamble(
         core: at.core,
         nic: args.nic.clone(),
         pid: None,
+        smi_seconds: None,
     };
     let findings = crate::fix::reconcile::findings(host, &ctx);
     let sum = crate::report::check::summarize(&findings);

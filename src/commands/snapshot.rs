@@ -63,6 +63,7 @@ pub(crate) fn accessed_paths(host: &Host) -> Result<(Vec<String>, usize)> {
             core,
             nic: None,
             pid: None,
+            smi_seconds: None,
         };
         // System checks do not depend on the core: run_all below traces them once.
         for c in crate::registry::CHECKS
@@ -78,6 +79,7 @@ pub(crate) fn accessed_paths(host: &Host) -> Result<(Vec<String>, usize)> {
         core: last,
         nic: None,
         pid: None,
+        smi_seconds: None,
     };
     let _ = crate::registry::run_all(&traced, &ctx);
     // The report's header reads these files too (which machine this is).
@@ -87,6 +89,7 @@ pub(crate) fn accessed_paths(host: &Host) -> Result<(Vec<String>, usize)> {
             core: last,
             nic: Some(nic),
             pid: None,
+            smi_seconds: None,
         };
         for c in crate::registry::CHECKS
             .iter()

@@ -22,6 +22,12 @@ pub(crate) const CPU_ISOLATED: &str = "/sys/devices/system/cpu/isolated";
 pub(crate) const CPU_NOHZ_FULL: &str = "/sys/devices/system/cpu/nohz_full";
 pub(crate) const PROC_CMDLINE: &str = "/proc/cmdline";
 pub(crate) const PROC_CPUINFO: &str = "/proc/cpuinfo";
+/// The cpuidle driver in use ("intel_idle", "acpi_idle", "haltpoll", "none"): the C-states check, the idle-states
+/// check and the firmware family's idle-driver check read it.
+pub(crate) const CPUIDLE_DRIVER: &str = "/sys/devices/system/cpu/cpuidle/current_driver";
+/// The clocksource the kernel keeps time with ("tsc", "hpet", "arch_sys_counter").
+pub(crate) const CURRENT_CLOCKSOURCE: &str =
+    "/sys/devices/system/clocksource/clocksource0/current_clocksource";
 pub(crate) use crate::host::OSRELEASE;
 pub(crate) const KVERSION: &str = "/proc/sys/kernel/version";
 pub(crate) const OSTYPE: &str = "/proc/sys/kernel/ostype";
@@ -175,6 +181,28 @@ pub(crate) fn machine(host: &Host) -> Option<String> {
     }
     let info = host.read(PROC_CPUINFO).ok()?;
     crate::parse::cpuinfo::guess_arch(&info).map(str::to_string)
+}
+
+/// The first processor's cpuinfo flags (x86); the error says why there are none (no file, no flags line: arm64).
+pub(crate) fn cpu_flags(host: &Host) -> Result<Vec<String>, String> {
+    let info = host
+        .read(PROC_CPUINFO)
+        .map_err(|e| format!("{PROC_CPUINFO}: {}", e.reason()))?;
+    crate::parse::cpuinfo::flags(&info)
+        .map(|f| f.into_iter().map(str::to_string).collect())
+        .ok_or_else(|| format!("{PROC_CPUINFO} has no flags line (not x86)"))
+}
+
+/// The first processor's (family, model), where cpuinfo has them (x86).
+pub(crate) fn cpu_family_model(host: &Host) -> Option<(u32, u32)> {
+    let info = host.read(PROC_CPUINFO).ok()?;
+    crate::parse::cpuinfo::family_model(&info)
+}
+
+/// The first processor's vendor_id ("GenuineIntel", "AuthenticAMD"), where cpuinfo has one.
+pub(crate) fn cpu_vendor(host: &Host) -> Option<String> {
+    let info = host.read(PROC_CPUINFO).ok()?;
+    crate::parse::cpuinfo::vendor(&info).map(str::to_string)
 }
 
 /// The host name: /proc/sys/kernel/hostname, else /etc/hostname.

@@ -6,6 +6,15 @@ use crate::host::{Host, HostError};
 
 /// MSR_SMI_COUNT: System Management Interrupts since reset, bits 31:0 (Intel SDM vol. 4, since Nehalem).
 pub(crate) const SMI_COUNT: u64 = 0x34;
+/// IA32_APIC_BASE: bit 11 APIC global enable, bit 10 x2APIC mode enable (EXTD) (Intel SDM vol. 4 table 2-2 and
+/// vol. 3A's APIC chapter; the same register on AMD, AMD64 APM vol. 2's APIC chapter).
+pub(crate) const APIC_BASE: u64 = 0x1b;
+/// MSR_PKG_CST_CONFIG_CONTROL: bits 2:0 (3:0 from Haswell on) the package C-state limit, bit 15 CFG Lock
+/// (Intel SDM vol. 4, the model tables from Nehalem on; Intel only).
+pub(crate) const PKG_CST_CONFIG_CONTROL: u64 = 0xe2;
+/// IA32_MISC_ENABLE: bit 38 Turbo Mode Disable (IDA disable) (Intel SDM vol. 4 table 2-2, vol. 3B's opportunistic
+/// processor operation section; Intel only).
+pub(crate) const MISC_ENABLE: u64 = 0x1a0;
 /// Where the msr driver shows whether it is loaded (module or built in).
 pub(crate) const MSR_MODULE: &str = "/sys/module/msr";
 
@@ -21,18 +30,35 @@ pub(crate) fn not_x86(host: &Host) -> Option<String> {
 }
 
 fn amd(host: &Host) -> bool {
-    host.read(super::PROC_CPUINFO).is_ok_and(|t| {
-        t.lines()
-            .find(|l| l.starts_with("vendor_id"))
-            .is_some_and(|l| l.contains("AuthenticAMD") || l.contains("HygonGenuine"))
-    })
+    super::cpu_vendor(host).is_some_and(|v| v == "AuthenticAMD" || v == "HygonGenuine")
+}
+
+/// Why an Intel-only register (`name`, e.g. "MSR_SMI_COUNT") cannot be read here, before trying: not x86, or an
+/// AMD/Hygon processor, which has no such register.
+pub(crate) fn not_intel(host: &Host, name: &str) -> Option<String> {
+    if let Some(why) = not_x86(host) {
+        return Some(why);
+    }
+    amd(host).then(|| format!("AMD processors have no {name} (an Intel register)"))
+}
+
+/// True when cpuinfo says this is a virtual machine (the `hypervisor` flag): its MSRs are the hypervisor's
+/// emulation, not the firmware's, and SMIs of the host are not counted in it.
+pub(crate) fn virtual_machine(host: &Host) -> bool {
+    super::cpu_flags(host).is_ok_and(|f| f.iter().any(|f| f == "hypervisor"))
 }
 
 /// Reads register `reg` of `cpu`; the error says why in words fit for a result ("the msr driver is not loaded").
 pub(crate) fn read(host: &Host, cpu: usize, reg: u64) -> Result<u64, String> {
     let path = dev(cpu);
     host.read_u64_at(&path, reg).map_err(|e| match e {
-        HostError::NotFound { .. } => format!("{path} missing: the msr driver is not loaded"),
+        // check reads files only: it says what would load the driver rather than loading it.
+        HostError::NotFound { .. } if host.is_live() => {
+            format!("{path} missing: the msr driver is not loaded (`modprobe msr` loads it)")
+        }
+        HostError::NotFound { .. } => {
+            format!("{path} missing: this tree holds no MSRs (`snapshot` does not capture them)")
+        }
         HostError::PermissionDenied { .. } => {
             format!("{path}: permission denied (reading MSRs takes root: CAP_SYS_RAWIO)")
         }
@@ -58,8 +84,66 @@ pub(crate) fn smi_delta(before: u64, after: u64) -> u64 {
     after.wrapping_sub(before) & 0xffff_ffff
 }
 
+/// MSR_PKG_CST_CONFIG_CONTROL as far as it is model-independent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PkgCstConfig {
+    /// The package C-state limit code, bits 3:0 (bit 3 is reserved, so 0, before Haswell). 0 is C0/C1 (no
+    /// package C-state) on every model the SDM lists; what the other codes mean differs per model.
+    pub(crate) limit: u8,
+    /// CFG Lock, bit 15: bits 15:0 cannot be written until reset — only the firmware sets the limit.
+    pub(crate) locked: bool,
+}
+
+impl PkgCstConfig {
+    pub(crate) fn from_raw(v: u64) -> Self {
+        PkgCstConfig {
+            limit: (v & 0xf) as u8,
+            locked: v & (1 << 15) != 0,
+        }
+    }
+}
+
+/// Intel's Atom cores: family 6 models named INTEL_ATOM_* in the kernel's arch/x86/include/asm/intel-family.h
+/// (Silvermont 0x37, 0x4A, 0x4D, 0x5D; Airmont 0x4C, 0x5A, 0x75; Goldmont 0x5C, 0x5F; Goldmont Plus 0x7A; Tremont
+/// 0x86, 0x96, 0x9C; Gracemont 0xBE; Crestmont 0xAF, 0xB6; Darkmont 0xDD). The SDM's MSR_PKG_CST_CONFIG_CONTROL
+/// tables for Atom number the limit codes differently from the Core and Xeon tables, so code 0 is not known to
+/// mean C0/C1 there.
+const ATOM_MODELS: &[u32] = &[
+    0x37, 0x4a, 0x4d, 0x5d, 0x4c, 0x5a, 0x75, 0x5c, 0x5f, 0x7a, 0x86, 0x96, 0x9c, 0xbe, 0xaf, 0xb6,
+    0xdd,
+];
+
+/// True for an Intel Atom core (family 6, a model in ATOM_MODELS).
+pub(crate) fn atom(family: u32, model: u32) -> bool {
+    family == 6 && ATOM_MODELS.contains(&model)
+}
+
+/// IA32_MISC_ENABLE bit 38: the firmware turned turbo off (CPUID.06H:EAX[1] then reads 0).
+pub(crate) fn turbo_disabled(misc_enable: u64) -> bool {
+    misc_enable & (1 << 38) != 0
+}
+
+/// The local APIC's mode, from IA32_APIC_BASE bits 11 (enable) and 10 (x2APIC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ApicMode {
+    Disabled,
+    XApic,
+    X2Apic,
+    /// x2APIC set without the global enable: the SDM's x2APIC state transitions call it invalid.
+    Invalid,
+}
+
+pub(crate) fn apic_mode(apic_base: u64) -> ApicMode {
+    match (apic_base & (1 << 11) != 0, apic_base & (1 << 10) != 0) {
+        (true, true) => ApicMode::X2Apic,
+        (true, false) => ApicMode::XApic,
+        (false, false) => ApicMode::Disabled,
+        (false, true) => ApicMode::Invalid,
+    }
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A tree whose /dev/cpu/N/msr is a sparse file holding `value` at `reg`, as a `--root` tree carries it.
@@ -92,6 +176,56 @@ mod tests {
         crate::sys::fs::mkfifo(&d.path().join("dev/cpu/0/msr"), 0o600).unwrap();
         let e = smi_count(&Host::with_root(d.path()), 0).unwrap_err();
         assert!(e.contains("not a regular file (FIFO)"), "{e}");
+    }
+
+    #[test]
+    fn package_cstate_limit_and_lock() {
+        // Values built from the SDM's layout (no Intel machine here to read one from): limit in bits 3:0, CFG Lock
+        // bit 15; bits 28:25 (C-state auto-demotion/undemotion) and 10 (I/O MWAIT redirection) set as firmware
+        // defaults often leave them, and ignored. Limit 7 is "no limit" on Skylake-class tables.
+        assert_eq!(
+            PkgCstConfig::from_raw(0x1e00_8407),
+            PkgCstConfig {
+                limit: 7,
+                locked: true
+            }
+        );
+        // A BIOS set to "Package C-State limit: C0/C1" with CFG Lock off.
+        assert_eq!(
+            PkgCstConfig::from_raw(0x1e00_0400),
+            PkgCstConfig {
+                limit: 0,
+                locked: false
+            }
+        );
+        // Haswell's 4-bit codes (C10 is 0b1000) are kept whole.
+        assert_eq!(PkgCstConfig::from_raw(0x8008).limit, 8);
+    }
+
+    #[test]
+    fn turbo_disable_is_bit_38_alone() {
+        // Built from the SDM's layout: 0x850089 sets bits 0 (fast strings), 3, 7, 16, 18, 23 — other enables.
+        assert!(!turbo_disabled(0x85_0089));
+        assert!(turbo_disabled(0x40_0085_0089));
+        assert!(!turbo_disabled(1 << 37 | 1 << 39));
+    }
+
+    #[test]
+    fn atom_cores_by_family_and_model() {
+        // Apollo Lake (Goldmont 0x5C) and Elkhart Lake (Tremont 0x96), common in industrial PCs; the seed's
+        // i3-13100TE (Raptor Lake 0xB7 = 183) is not one, nor is family 15.
+        assert!(atom(6, 0x5c) && atom(6, 0x96));
+        assert!(!atom(6, 183));
+        assert!(!atom(15, 0x5c));
+    }
+
+    #[test]
+    fn apic_base_modes() {
+        // 0xfee00900: the default base 0xfee00000, BSP (bit 8), enabled (bit 11), xAPIC; 0xfee00d00 with x2APIC.
+        assert_eq!(apic_mode(0xfee0_0900), ApicMode::XApic);
+        assert_eq!(apic_mode(0xfee0_0d00), ApicMode::X2Apic);
+        assert_eq!(apic_mode(0xfee0_0000), ApicMode::Disabled);
+        assert_eq!(apic_mode(0xfee0_0400), ApicMode::Invalid);
     }
 
     #[test]

@@ -137,6 +137,7 @@ pub(crate) fn settle(
         core: at.core,
         nic: None,
         pid: None,
+        smi_seconds: None,
     };
     // Status names as check's JSON spells them.
     let nohz = match (crate::checks::isolation::NOHZ_FULL.evaluate)(host, &ctx) {

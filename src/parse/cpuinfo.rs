@@ -114,6 +114,25 @@ pub fn guess_arch(text: &str) -> Option<&'static str> {
     }
 }
 
+/// The first processor's "flags" (x86: what the CPU supports and the kernel did not turn off); None where the
+/// file has no flags line (arm64 says "Features").
+pub fn flags(text: &str) -> Option<Vec<&str>> {
+    first(text, "flags").map(|f| f.split_whitespace().collect())
+}
+
+/// The first processor's "vendor_id" ("GenuineIntel", "AuthenticAMD"); None on arm64, which has none.
+pub fn vendor(text: &str) -> Option<&str> {
+    first(text, "vendor_id")
+}
+
+/// The first processor's "cpu family" and "model" (x86, decimal as the kernel prints them).
+pub fn family_model(text: &str) -> Option<(u32, u32)> {
+    Some((
+        first(text, "cpu family")?.parse().ok()?,
+        first(text, "model")?.parse().ok()?,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,6 +148,12 @@ mod tests {
         assert_eq!(guess_arch(QEMU), Some("x86_64"));
         assert!(mhz(QEMU, 1).is_some());
         assert_eq!(mhz(QEMU, 7), None);
+        // The captured guest runs on an AMD host under QEMU: x2apic and hypervisor, no invariant TSC.
+        assert_eq!(vendor(QEMU), Some("AuthenticAMD"));
+        assert_eq!(family_model(QEMU), Some((6, 6)));
+        let f = flags(QEMU).unwrap();
+        assert!(f.contains(&"x2apic") && f.contains(&"hypervisor"));
+        assert!(!f.contains(&"nonstop_tsc"));
     }
 
     #[test]
@@ -141,6 +166,9 @@ mod tests {
         assert_eq!(processors(RPI4), 4);
         assert_eq!(guess_arch(RPI4), Some("aarch64"));
         assert_eq!(mhz(RPI4, 0), None);
+        assert_eq!(flags(RPI4), None);
+        assert_eq!(vendor(RPI4), None);
+        assert_eq!(family_model(RPI4), None);
         // Debian's mainline arm64 kernel prints no Model/Hardware lines.
         let mainline =
             "processor\t: 0\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU part\t: 0xd03\n";

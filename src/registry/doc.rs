@@ -38,14 +38,16 @@ fn section_name(s: Section) -> &'static str {
     match s {
         Section::System => "System",
         Section::Core => "RT core (--core)",
+        Section::Firmware => "Firmware (BIOS settings Linux can read)",
         Section::Nic => "EtherCAT NIC (--nic)",
         Section::Process => "Running controller (--pid, --process)",
     }
 }
 
-const SECTIONS: [Section; 4] = [
+const SECTIONS: [Section; 5] = [
     Section::System,
     Section::Core,
+    Section::Firmware,
     Section::Nic,
     Section::Process,
 ];

@@ -5,8 +5,8 @@
 pub mod doc;
 
 use crate::checks::{
-    Check, CheckId, Ctx, Finding, Section, after_boot, ethtool, finding, irq, isolation, nic,
-    nic_hw, nic_irq, noise, pi, power, process, system, threads,
+    Check, CheckId, Ctx, Finding, Section, after_boot, ethtool, finding, firmware, irq, isolation,
+    nic, nic_hw, nic_irq, noise, pi, power, process, system, threads,
 };
 use crate::host::Host;
 use crate::remedy::StepId;
@@ -46,6 +46,12 @@ pub static CHECKS: &[Check] = &[
     tunable::workqueue::CHECK,
     tunable::sysctl::SOFT_WATCHDOG,
     threads::RT_CORE_THREADS,
+    firmware::SMI_RATE,
+    firmware::CSTATE_LIMIT,
+    firmware::TURBO_FIRMWARE,
+    firmware::IDLE_DRIVER,
+    firmware::X2APIC,
+    firmware::TSC_INVARIANT,
     nic::NIC_PRESENT,
     nic::NIC_LINK,
     nic::NIC_QUIET,

@@ -119,6 +119,7 @@ fn section_title(sec: Section, ctx: &Ctx) -> String {
     match sec {
         Section::System => "System Checks".into(),
         Section::Core => format!("Core {} Checks", ctx.core),
+        Section::Firmware => "Firmware Checks".into(),
         Section::Nic => format!("NIC {} Checks", ctx.nic.as_deref().unwrap_or("?")),
         Section::Process => format!("Process {} Checks", ctx.pid.unwrap_or(0)),
     }
@@ -217,6 +218,7 @@ pub(crate) fn render_text(id: &MachineId, ctx: &Ctx, findings: &[Finding], out: 
     for sec in [
         Section::System,
         Section::Core,
+        Section::Firmware,
         Section::Nic,
         Section::Process,
     ] {

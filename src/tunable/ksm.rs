@@ -121,6 +121,7 @@ mod tests {
             core: 1,
             nic: None,
             pid: None,
+            smi_seconds: None,
         };
         let f = crate::checks::finding(&CHECK, ksm(&host, &ctx));
         (f.status, f.detail)

@@ -138,6 +138,7 @@ mod tests {
             core: 1,
             nic: None,
             pid: None,
+            smi_seconds: None,
         }
     }
 
