@@ -53,6 +53,17 @@ def timed(argv, stdout_path):
     return p.returncode, ru.ru_utime + ru.ru_stime, peak, err
 
 
+def results_root(tmp):
+    """A root tree for rmp-eval's results (kept out of /var/lib); the CPU list and the PM QoS device are the
+    machine's own, so the run is set up exactly as on "/"."""
+    root = os.path.join(tmp, "root")
+    os.makedirs(os.path.join(root, "sys/devices/system/cpu"))
+    shutil.copy("/sys/devices/system/cpu/online", os.path.join(root, "sys/devices/system/cpu/online"))
+    os.makedirs(os.path.join(root, "dev"))
+    os.symlink("/dev/cpu_dma_latency", os.path.join(root, "dev/cpu_dma_latency"))
+    return root
+
+
 def ours(args, root, tmp):
     out = os.path.join(tmp, "ours.json")
     argv = [args.bin, "run", "--root", root, "--no-config", "--core", str(args.cpu),
@@ -111,13 +122,7 @@ def main():
         raise SystemExit("run as root (SCHED_FIFO, mlockall)")
     tmp = tempfile.mkdtemp(prefix="cy-bench-")
     try:
-        # A root tree for rmp-eval's results (kept out of /var/lib); the CPU list and the PM QoS device are the
-        # machine's own, so the run is set up exactly as on "/".
-        root = os.path.join(tmp, "root")
-        os.makedirs(os.path.join(root, "sys/devices/system/cpu"))
-        shutil.copy("/sys/devices/system/cpu/online", os.path.join(root, "sys/devices/system/cpu/online"))
-        os.makedirs(os.path.join(root, "dev"))
-        os.symlink("/dev/cpu_dma_latency", os.path.join(root, "dev/cpu_dma_latency"))
+        root = results_root(tmp)
         print(f"load before: {open('/proc/loadavg').read().strip()}")
         rows = []
         for i in range(args.pairs):

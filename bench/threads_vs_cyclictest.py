@@ -27,7 +27,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cyclic_vs_cyclictest import REPO, hwm_kb, last_cpu, timed  # noqa: E402
+from cyclic_vs_cyclictest import REPO, hwm_kb, last_cpu, results_root, timed  # noqa: E402
 
 THREADS = (("base", 25, 98), ("servo", 1000, 97))
 
@@ -106,11 +106,7 @@ def main():
         raise SystemExit("run as root (SCHED_FIFO, mlockall)")
     tmp = tempfile.mkdtemp(prefix="th-bench-")
     try:
-        root = os.path.join(tmp, "root")
-        os.makedirs(os.path.join(root, "sys/devices/system/cpu"))
-        shutil.copy("/sys/devices/system/cpu/online", os.path.join(root, "sys/devices/system/cpu/online"))
-        os.makedirs(os.path.join(root, "dev"))
-        os.symlink("/dev/cpu_dma_latency", os.path.join(root, "dev/cpu_dma_latency"))
+        root = results_root(tmp)
         print(f"load before: {open('/proc/loadavg').read().strip()}")
         rows = []
         for i in range(args.pairs):
