@@ -1,0 +1,171 @@
+//! `run --hwlat`: the kernel's hardware latency detector (the hwlat tracer) on the RT core and one housekeeping CPU
+//! for the run's length instead of the cyclic loop. A kernel thread spins with interrupts off and records every gap
+//! in its time readings: what stops a CPU beneath Linux (SMIs, firmware) and no tuning of Linux removes. The main
+//! thread reads the gaps from trace_pipe and the SMI counters every READ_EVERY; the session's guards give the stop
+//! flag, and tracefs is put back as found on every exit (a kill -9 by the next run, from its record).
+
+mod gaps;
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+pub use gaps::HwlatReport;
+use gaps::{Gaps, SmiTimeline};
+
+use super::result::{Header, Measured, RunResult, Verdict};
+use super::series::Bands;
+use super::session::{Session, Watch};
+use super::smi::{MsrDriver, SmiCounter};
+use super::spec::{Placement, RunMode, RunSpec};
+use crate::error::{Error, Result};
+use crate::host::Host;
+use crate::trace::tracefs::{HwlatSettings, HwlatTracer, drain};
+
+/// The kernel's own defaults: half of every second spinning, one CPU at a time in round-robin.
+const WIDTH_US: u64 = 500_000;
+const WINDOW_US: u64 = 1_000_000;
+/// tracing_thresh's kernel default; lower when the Great band is narrower, so that no gap beyond it goes unseen.
+const THRESHOLD_US: u64 = 10;
+/// How often the pipe and the SMI counters are read.
+const READ_EVERY: Duration = Duration::from_millis(100);
+
+/// Runs the detector for the run's length (until the stop flag without --duration).
+pub(crate) fn run(
+    host: &Host,
+    spec: &RunSpec,
+    at: Placement,
+    label: &str,
+    watch: &mut dyn Watch,
+) -> Result<RunResult> {
+    let bands = Bands::new(spec.period_us, spec.bucket_width_us);
+    let settings = HwlatSettings {
+        width_us: WIDTH_US,
+        window_us: WINDOW_US,
+        threshold_us: (bands.width_ns() / 1000).clamp(1, THRESHOLD_US),
+        cpus: cpus(host, at.core)?,
+    };
+    let session = Session::begin(host, spec, watch)?;
+    // Before the detector starts: loading the msr driver must not fall into what it measures.
+    let (_driver, said) = MsrDriver::ensure(host, at.core);
+    let (counter, mut smi) = smi_counter(host, at.core, said);
+    let tracer = HwlatTracer::start(host, &settings).map_err(Error::from)?;
+    let mut pipe = tracer.pipe().map_err(Error::from)?;
+    let mut gaps = Gaps::new(bands, report_of(&settings, tracer.mode));
+    let header = Header {
+        spec,
+        at,
+        label,
+        mode: RunMode::Hwlat,
+        width_us: bands.width_ns() as f64 / 1000.0,
+    };
+    let stop = session.stop_flag();
+    let start = Instant::now();
+    let every = super::session::checkpoint_every();
+    let mut next_checkpoint = every;
+    let mut buf = Vec::new();
+    loop {
+        let done = stop.load(Ordering::SeqCst)
+            || spec
+                .duration
+                .is_some_and(|d| start.elapsed().as_secs_f64() >= d);
+        if done {
+            break;
+        }
+        std::thread::sleep(READ_EVERY);
+        read_pipe(&mut pipe, &mut buf, &mut gaps);
+        if let Some(c) = &counter {
+            smi.reading(now_ns(), c.read());
+        }
+        if start.elapsed() >= next_checkpoint {
+            next_checkpoint += every;
+            let mut r = result(&header, &session, gaps.report.clone(), start);
+            r.checkpoint = true;
+            watch.checkpoint(&r);
+        }
+    }
+    tracer.stop();
+    read_pipe(&mut pipe, &mut buf, &mut gaps);
+    drop(tracer);
+    if let Some(c) = &counter {
+        smi.reading(now_ns(), c.read());
+    }
+    let report = gaps.finish(&smi);
+    let elapsed = start.elapsed();
+    let ended = session.finish();
+    let mut r = header.result(measured(elapsed.as_secs_f64()), &ended);
+    r.verdict = verdict(&report);
+    r.hwlat = Some(report);
+    Ok(r)
+}
+
+/// The RT core and the first other online CPU (the SMI counter's pair).
+fn cpus(host: &Host, core: usize) -> Result<Vec<usize>> {
+    let online = crate::machine::online_cpus(host)?;
+    let mut cpus = vec![core];
+    cpus.extend(online.into_iter().find(|&c| c != core));
+    Ok(cpus)
+}
+
+fn smi_counter(host: &Host, core: usize, driver: String) -> (Option<SmiCounter>, SmiTimeline) {
+    match SmiCounter::open(host, core) {
+        Ok((c, first)) => {
+            let t = SmiTimeline::counting(c.cpus.clone(), now_ns(), first);
+            (Some(c), t)
+        }
+        Err(why) => (None, SmiTimeline::not_counted(format!("{why} ({driver})"))),
+    }
+}
+
+fn report_of(s: &HwlatSettings, mode: Option<&str>) -> HwlatReport {
+    HwlatReport {
+        width_us: s.width_us,
+        window_us: s.window_us,
+        threshold_us: s.threshold_us,
+        mode: mode.map(str::to_string),
+        cpus: s.cpus.clone(),
+        ..Default::default()
+    }
+}
+
+fn read_pipe(pipe: &mut std::fs::File, buf: &mut Vec<u8>, gaps: &mut Gaps) {
+    // Bounded per call: a flood of lines is read over the next calls, never all at once.
+    for _ in 0..64 {
+        buf.clear();
+        if !drain(pipe, buf) {
+            break;
+        }
+        gaps.feed(buf);
+    }
+}
+
+fn measured(duration_s: f64) -> Measured {
+    Measured {
+        series: Vec::new(),
+        rtt: None,
+        duration_s,
+        error: None,
+    }
+}
+
+/// The run so far, for a checkpoint.
+fn result(header: &Header, s: &Session, mut report: HwlatReport, start: Instant) -> RunResult {
+    let mut r = header.result(measured(start.elapsed().as_secs_f64()), &s.so_far());
+    report.gaps.clear();
+    r.verdict = verdict(&report);
+    r.hwlat = Some(report);
+    r
+}
+
+/// Pass when every gap is in the Great band (none at all included), fail otherwise; a short run's pass becomes
+/// inconclusive later (`RunResult::conclusive`).
+pub(crate) fn verdict(r: &HwlatReport) -> Verdict {
+    if r.buckets.not_great() == 0 {
+        Verdict::Pass
+    } else {
+        Verdict::Fail
+    }
+}
+
+fn now_ns() -> i128 {
+    i128::from(crate::sys::clock::realtime_ns())
+}
