@@ -169,3 +169,38 @@ pub(crate) fn verdict(r: &HwlatReport) -> Verdict {
 fn now_ns() -> i128 {
     i128::from(crate::sys::clock::realtime_ns())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::result::Buckets;
+
+    /// A detector run has no cycles: 10 s of it with every gap Great is a pass, less is inconclusive, and one gap
+    /// beyond Great fails however short the run.
+    #[test]
+    fn judged_by_its_gaps_and_its_seconds() {
+        let of = |great, good, duration_s| {
+            let h = HwlatReport {
+                buckets: Buckets {
+                    great,
+                    good,
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            RunResult {
+                mode: RunMode::Hwlat,
+                verdict: verdict(&h),
+                duration_s,
+                hwlat: Some(h),
+                ..RunResult::for_test(vec![])
+            }
+            .conclusive()
+            .verdict
+        };
+        assert_eq!(of(0, 0, 10.0), Verdict::Pass);
+        assert_eq!(of(3, 0, 60.0), Verdict::Pass);
+        assert_eq!(of(3, 0, 9.9), Verdict::Inconclusive);
+        assert_eq!(of(3, 1, 1.0), Verdict::Fail);
+    }
+}

@@ -270,3 +270,99 @@ impl SmiTimeline {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(seq: u64, cpu: usize, inner: u64, ts_s: i64) -> String {
+        format!(
+            "   hwlatd-220     [{cpu:03}] d....  5321.000100: #{seq:<5} inner/outer(us): {inner:4}/0     \
+             ts:{ts_s}.500000000 count:1\n"
+        )
+    }
+
+    fn gaps() -> Gaps {
+        Gaps::new(
+            Bands::new(1000, None),
+            HwlatReport {
+                width_us: 500_000,
+                cpus: vec![1, 0],
+                ..Default::default()
+            },
+        )
+    }
+
+    #[test]
+    fn lines_cut_by_the_reads_count_once_in_their_bands() {
+        let mut g = gaps();
+        let text = [
+            line(1, 1, 19, 100),
+            line(2, 0, 212, 101),
+            "junk\n".into(),
+            line(3, 1, 1000, 102),
+        ]
+        .concat();
+        let (a, b) = text.as_bytes().split_at(70);
+        g.feed(a);
+        g.feed(b);
+        let r = g.finish(&SmiTimeline::not_counted("x".into()));
+        assert_eq!((r.total, r.max_us, r.unparsed, r.dropped), (3, 1000, 1, 0));
+        assert_eq!(r.buckets.as_array(), [1, 1, 0, 0, 1]);
+        let seqs: Vec<u64> = r.gaps.iter().map(|x| x.seq).collect();
+        assert_eq!(seqs, [1, 2, 3]);
+        assert_eq!(r.gaps[1].ts, "101.500000000");
+        assert_eq!(r.smi_not_counted.as_deref(), Some("x"));
+        assert!(r.gaps.iter().all(|x| x.smis.is_none()));
+    }
+
+    #[test]
+    fn the_last_line_without_newline_is_read_and_the_list_keeps_the_worst() {
+        let mut g = gaps();
+        for i in 0..(MAX_GAPS as u64 + 5) {
+            // Five large gaps among the small ones, one of them last.
+            let us = if i % 3000 == 7 || i == MAX_GAPS as u64 + 4 {
+                900
+            } else {
+                11
+            };
+            g.feed(line(i, 0, us, 100).as_bytes());
+        }
+        g.feed(line(99_999, 1, 500, 200).trim_end().as_bytes());
+        let r = g.finish(&SmiTimeline::not_counted(String::new()));
+        assert_eq!(r.total, MAX_GAPS as u64 + 6);
+        assert_eq!(r.gaps.len(), MAX_GAPS);
+        assert_eq!(r.dropped, 6);
+        assert_eq!(r.gaps.iter().filter(|x| x.inner_us == 900).count(), 5);
+        assert_eq!(r.gaps.last().unwrap().seq, 99_999);
+        // Arrival order, not size order.
+        assert!(
+            r.gaps
+                .windows(2)
+                .all(|w| w[0].seq < w[1].seq || w[1].seq == 99_999)
+        );
+    }
+
+    #[test]
+    fn a_gap_gets_the_smis_of_the_readings_around_it() {
+        let s = |x: f64| (x * 1e9) as i128;
+        let mut t = SmiTimeline::counting(vec![1, 0], s(100.0), vec![5, 7]);
+        t.reading(s(100.1), Ok(vec![5, 7]));
+        t.reading(s(100.2), Ok(vec![6, 8]));
+        t.reading(s(102.0), Ok(vec![6, 8]));
+        // The kernel stamps a sample once: an SMI within its width on either side is in it.
+        assert_eq!(t.between(1, s(99.9), s(100.15)), Some(1));
+        assert_eq!(t.between(1, s(101.0), s(102.0)), Some(0));
+        assert_eq!(t.between(3, s(100.0), s(101.0)), None, "a CPU not counted");
+        assert_eq!(t.between(1, s(200.0), s(201.0)), None, "after the readings");
+        let mut g = gaps();
+        g.feed(line(1, 1, 212, 100).as_bytes());
+        let r = g.finish(&t);
+        assert_eq!(r.gaps[0].smis, Some(1));
+        assert_eq!(r.smis, Some(vec![1, 1]));
+        // A counter that stops being readable claims nothing.
+        t.reading(s(103.0), Err("EIO".into()));
+        assert_eq!(t.between(1, s(99.9), s(100.15)), None);
+        assert!(t.not_counted.unwrap().contains("EIO"));
+    }
+}
