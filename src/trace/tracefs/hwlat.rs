@@ -131,7 +131,7 @@ pub(crate) fn restore_leftovers(host: &Host) -> Vec<String> {
         return Vec::new();
     };
     let msg = match serde_json::from_str::<Record>(&text) {
-        Ok(r) if r.pid != std::process::id() as i32 && !crate::sys::process::is_gone(r.pid) => {
+        Ok(r) if r.pid != std::process::id() as i32 && still_running(r.pid) => {
             return Vec::new();
         }
         Ok(r) => match Tracefs::open(host) {
@@ -151,6 +151,16 @@ pub(crate) fn restore_leftovers(host: &Host) -> Vec<String> {
     };
     let _ = host.remove_file(RECORD);
     vec![msg]
+}
+
+/// Whether the run that wrote a record is still going: its process lives and is rmp-eval (not another that got
+/// its pid since). The process ran on this machine, also under --root: its /proc is the live one.
+fn still_running(pid: i32) -> bool {
+    if crate::sys::process::is_gone(pid) {
+        return false;
+    }
+    let comm = Host::live().read_trimmed(&format!("{}/{pid}/comm", crate::machine::PROC));
+    comm.map_or(true, |c| c == "rmp-eval")
 }
 
 #[cfg(test)]
@@ -239,6 +249,45 @@ mod tests {
         );
         assert!(!h.exists(RECORD));
         assert!(restore_leftovers(&h).is_empty());
+        // pid 1 lives, but is not rmp-eval: its pid was reused after the kill.
+        let t = HwlatTracer::start(&h, &settings()).unwrap();
+        std::mem::forget(t);
+        let rec = h.read(RECORD).unwrap();
+        let reused = rec.replace(&format!("\"pid\":{}", std::process::id()), "\"pid\":1");
+        h.write_atomic(RECORD, reused.as_bytes(), None).unwrap();
+        assert_eq!(restore_leftovers(&h).len(), 1);
+        assert_eq!(
+            h.read(&format!("{TRACEFS}/current_tracer")).unwrap(),
+            "nop\n"
+        );
+    }
+
+    #[test]
+    fn the_record_of_a_run_still_going_is_left_alone() {
+        let (d, h) = tree("hwlat nop\n");
+        // A process named rmp-eval (comm is the name it was started by) stands for the run that is going.
+        let named = d.path().join("rmp-eval");
+        std::os::unix::fs::symlink("/bin/sleep", &named).unwrap();
+        let mut child = std::process::Command::new(&named)
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let comm = format!("/proc/{}/comm", child.id());
+        for _ in 0..500 {
+            if std::fs::read_to_string(&comm).is_ok_and(|c| c.trim() == "rmp-eval") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let rec = format!(r#"{{"pid":{},"dir":"{TRACEFS}","saved":[]}}"#, child.id());
+        h.write_atomic(RECORD, rec.as_bytes(), None).unwrap();
+        let said = restore_leftovers(&h);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(said.is_empty(), "{said:?}");
+        assert!(h.exists(RECORD));
+        // Once it is gone, its record is a leftover.
+        assert_eq!(restore_leftovers(&h).len(), 1);
     }
 
     #[test]
