@@ -44,6 +44,7 @@ pub(crate) fn run(
         threshold_us: (bands.width_ns() / 1000).clamp(1, THRESHOLD_US),
         cpus: cpus(host, at.core)?,
     };
+    drop(HwlatTracer::usable(host).map_err(Error::from)?);
     let session = Session::begin(host, spec, watch)?;
     // Before the detector starts: loading the msr driver must not fall into what it measures.
     let (_driver, said) = MsrDriver::ensure(host, at.core);
@@ -94,6 +95,8 @@ pub(crate) fn run(
     let ended = session.finish();
     let mut r = header.result(measured(elapsed.as_secs_f64()), &ended);
     r.verdict = verdict(&report);
+    // No thread of ours ran at a priority.
+    r.priority = None;
     r.hwlat = Some(report);
     Ok(r)
 }

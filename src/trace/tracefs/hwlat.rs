@@ -46,12 +46,7 @@ impl HwlatTracer {
     /// Refuses where there is no tracefs, no hwlat tracer or someone else tracing; then records the old values and
     /// starts the detector.
     pub(crate) fn start(host: &Host, s: &HwlatSettings) -> Result<HwlatTracer, TraceError> {
-        let fs = Tracefs::open(host)?;
-        let tracers = fs.read("available_tracers").unwrap_or_default();
-        if !tracers.split_whitespace().any(|w| w == "hwlat") {
-            return Err(TraceError::NoHwlat);
-        }
-        fs.refuse_busy("--hwlat")?;
+        let fs = Self::usable(host)?;
         let mode = host.exists(&fs.abs(MODE)).then_some(ROUND_ROBIN);
         let plan = plan(&fs, s, mode);
         let saved = plan
@@ -71,6 +66,18 @@ impl HwlatTracer {
             t.fs.set(rel, value)?;
         }
         Ok(t)
+    }
+
+    /// tracefs, when it has the hwlat tracer and nobody else traces: checked before anything is changed (and before
+    /// the run prepares what the refusal would make useless).
+    pub(crate) fn usable(host: &Host) -> Result<Tracefs, TraceError> {
+        let fs = Tracefs::open(host)?;
+        let tracers = fs.read("available_tracers").unwrap_or_default();
+        if !tracers.split_whitespace().any(|w| w == "hwlat") {
+            return Err(TraceError::NoHwlat);
+        }
+        fs.refuse_busy("--hwlat")?;
+        Ok(fs)
     }
 
     /// The consuming reader of every CPU's gaps, non-blocking.
