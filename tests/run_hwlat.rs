@@ -200,6 +200,11 @@ fn kill_9_leaves_a_record_that_the_next_run_puts_back() {
     kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
     child.wait().unwrap();
     assert_eq!(tracer(root.path()), "hwlat", "kill -9 restores nothing");
+    // What it had found is in its checkpoint.
+    let saved = results(root.path());
+    let cp: Value = serde_json::from_slice(&std::fs::read(&saved[0]).unwrap()).unwrap();
+    assert_eq!(cp["checkpoint"], true);
+    assert_eq!(cp["hwlat"]["gaps"].as_array().unwrap().len(), 2, "{cp}");
     let rec = std::fs::read_to_string(root.path().join(RECORD)).unwrap();
     assert!(rec.contains("none [round-robin] per-cpu"), "{rec}");
     // The next run, of any kind, puts it back first; a refused one too (this one: --hwlat on a busy tracefs would
@@ -264,4 +269,78 @@ fn files_if_any(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     } else {
         BTreeMap::new()
     }
+}
+
+/// The SMI counters of a tree (sparse /dev/cpu/N/msr files, MSR_SMI_COUNT at 0x34) rise by one while the run goes,
+/// and a gap stamped at that moment appears in the trace: the gap carries that SMI, the run's totals count it.
+#[test]
+fn a_gap_gets_the_smi_counted_while_it_happened() {
+    use std::io::Write;
+    use std::os::unix::fs::FileExt;
+    if !common::require_root("hwlat") {
+        return;
+    }
+    let root = tree("hwlat nop\n", "");
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let last: usize = online
+        .trim()
+        .rsplit(['-', ','])
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let msr = |cpu: usize| root.path().join(format!("dev/cpu/{cpu}/msr"));
+    let set = |cpu: usize, v: u64| {
+        std::fs::create_dir_all(msr(cpu).parent().unwrap()).unwrap();
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(msr(cpu))
+            .unwrap();
+        f.write_all_at(&v.to_le_bytes(), 0x34).unwrap();
+    };
+    for cpu in 0..=last {
+        set(cpu, 41);
+    }
+    let child = run_on(root.path(), &["--hwlat", "--duration", "3", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while tracer(root.path()) != "hwlat" {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "the tracer was never set"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // A few readings first; then the SMI and, stamped at the same moment, the gap.
+    std::thread::sleep(Duration::from_millis(400));
+    for cpu in 0..=last {
+        set(cpu, 42);
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    let line = format!(
+        "   hwlatd-220     [{last:03}] d....  5321.000100: #1     inner/outer(us):  300/2      ts:{}.{:09} count:1\n",
+        now.as_secs(),
+        now.subsec_nanos()
+    );
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(root.path().join(TRACING).join("trace_pipe"))
+        .unwrap()
+        .write_all(line.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let h = &v["hwlat"];
+    assert_eq!(h["gaps"][0]["inner_us"], 300, "{h}");
+    assert_eq!(h["gaps"][0]["smis"], 1, "{h}");
+    assert_eq!(h["smis"], serde_json::json!([1, 1]), "{h}");
+    assert!(h.get("smi_not_counted").is_none(), "{h}");
 }

@@ -59,6 +59,18 @@ pub(crate) fn run(
         mode: RunMode::Hwlat,
         width_us: bands.width_ns() as f64 / 1000.0,
     };
+    // No live table: the detector's gaps come as they come; say what runs and until when.
+    watch.note(&format!(
+        "the hwlat tracer runs on CPU {} ({}), the report comes at the end",
+        settings
+            .cpus
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(" and "),
+        spec.duration
+            .map_or("until Ctrl+C".to_string(), |d| format!("for {d} s"))
+    ));
     let stop = session.stop_flag();
     let start = Instant::now();
     let every = super::session::checkpoint_every();
@@ -79,7 +91,7 @@ pub(crate) fn run(
         }
         if start.elapsed() >= next_checkpoint {
             next_checkpoint += every;
-            let mut r = result(&header, &session, gaps.report.clone(), start);
+            let mut r = result(&header, &session, gaps.so_far(), start);
             r.checkpoint = true;
             watch.checkpoint(&r);
         }
@@ -151,9 +163,9 @@ fn measured(duration_s: f64) -> Measured {
 }
 
 /// The run so far, for a checkpoint.
-fn result(header: &Header, s: &Session, mut report: HwlatReport, start: Instant) -> RunResult {
+fn result(header: &Header, s: &Session, report: HwlatReport, start: Instant) -> RunResult {
     let mut r = header.result(measured(start.elapsed().as_secs_f64()), &s.so_far());
-    report.gaps.clear();
+    r.priority = None;
     r.verdict = verdict(&report);
     r.hwlat = Some(report);
     r

@@ -172,6 +172,16 @@ impl Gaps {
         }
     }
 
+    /// The report so far with the gaps listed (no SMIs yet: they are given at the end), for a checkpoint.
+    pub(crate) fn so_far(&self) -> HwlatReport {
+        let mut kept: Vec<&Ranked> = self.kept.iter().map(|Reverse(r)| r).collect();
+        kept.sort_by_key(|r| r.1);
+        HwlatReport {
+            gaps: kept.into_iter().map(|r| r.2.clone()).collect(),
+            ..self.report.clone()
+        }
+    }
+
     /// The report with the last line (one the pipe ended without a newline) and the kept gaps in arrival order,
     /// each with the SMIs around it.
     pub(crate) fn finish(mut self, smi: &SmiTimeline) -> HwlatReport {
@@ -241,7 +251,7 @@ impl SmiTimeline {
         let deltas: Vec<u64> = now
             .iter()
             .zip(prev)
-            .map(|(n, p)| n.wrapping_sub(*p) & 0xffff_ffff)
+            .map(|(n, p)| crate::machine::msr::smi_delta(*p, *n))
             .collect();
         for (t, d) in total.iter_mut().zip(&deltas) {
             *t += d;
