@@ -14,7 +14,7 @@ use gaps::{Gaps, SmiTimeline};
 
 use super::result::{Header, Measured, RunResult, Verdict};
 use super::series::Bands;
-use super::session::{Session, Watch};
+use super::session::{Ended, Session, Watch};
 use super::smi::{MsrDriver, SmiCounter};
 use super::spec::{Placement, RunMode, RunSpec};
 use crate::error::{Error, Result};
@@ -48,10 +48,15 @@ pub(crate) fn run(
     let session = Session::begin(host, spec, watch)?;
     // Before the detector starts: loading the msr driver must not fall into what it measures.
     let (_driver, said) = MsrDriver::ensure(host, at.core);
-    let (counter, mut smi) = smi_counter(host, at.core, said);
+    let (counter, smi) = smi_counter(host, at.core, said);
     let tracer = HwlatTracer::start(host, &settings).map_err(Error::from)?;
-    let mut pipe = tracer.pipe().map_err(Error::from)?;
-    let mut gaps = Gaps::new(bands, report_of(&settings, tracer.mode));
+    let mut reader = Reader {
+        pipe: tracer.pipe().map_err(Error::from)?,
+        buf: Vec::new(),
+        gaps: Gaps::new(bands, report_of(&settings, tracer.mode)),
+        counter,
+        smi,
+    };
     let header = Header {
         spec,
         at,
@@ -59,58 +64,71 @@ pub(crate) fn run(
         mode: RunMode::Hwlat,
         width_us: bands.width_ns() as f64 / 1000.0,
     };
-    // No live table: the detector's gaps come as they come; say what runs and until when.
-    watch.note(&format!(
-        "the hwlat tracer runs on CPU {} ({}), the report comes at the end",
-        settings
-            .cpus
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(" and "),
-        spec.duration
-            .map_or("until Ctrl+C".to_string(), |d| format!("for {d} s"))
-    ));
+    watch.note(&what_runs(&settings.cpus, spec.duration));
     let stop = session.stop_flag();
     let start = Instant::now();
     let every = super::session::checkpoint_every();
     let mut next_checkpoint = every;
-    let mut buf = Vec::new();
-    loop {
-        let done = stop.load(Ordering::SeqCst)
-            || spec
-                .duration
-                .is_some_and(|d| start.elapsed().as_secs_f64() >= d);
-        if done {
-            break;
-        }
+    while !stop.load(Ordering::SeqCst)
+        && spec
+            .duration
+            .is_none_or(|d| start.elapsed().as_secs_f64() < d)
+    {
         std::thread::sleep(READ_EVERY);
-        read_pipe(&mut pipe, &mut buf, &mut gaps);
-        if let Some(c) = &counter {
-            smi.reading(now_ns(), c.read());
-        }
+        reader.read();
         if start.elapsed() >= next_checkpoint {
             next_checkpoint += every;
-            let mut r = result(&header, &session, gaps.so_far(), start);
+            let mut r = result(&header, &session.so_far(), reader.gaps.so_far(), start);
             r.checkpoint = true;
             watch.checkpoint(&r);
         }
     }
     tracer.stop();
-    read_pipe(&mut pipe, &mut buf, &mut gaps);
+    reader.read();
     drop(tracer);
-    if let Some(c) = &counter {
-        smi.reading(now_ns(), c.read());
+    let report = reader.gaps.finish(&reader.smi);
+    Ok(result(&header, &session.finish(), report, start))
+}
+
+/// The trace pipe and the SMI counters, read together by the main thread.
+struct Reader {
+    pipe: std::fs::File,
+    buf: Vec<u8>,
+    gaps: Gaps,
+    counter: Option<SmiCounter>,
+    smi: SmiTimeline,
+}
+
+impl Reader {
+    fn read(&mut self) {
+        // Bounded per call: a flood of lines is read over the next calls, never all at once.
+        for _ in 0..64 {
+            self.buf.clear();
+            if !drain(&mut self.pipe, &mut self.buf) {
+                break;
+            }
+            self.gaps.feed(&self.buf);
+        }
+        let Some(c) = &self.counter else { return };
+        match c.read() {
+            Ok(counts) => self.smi.reading(now_ns(), counts),
+            Err(why) => {
+                self.smi.lost(&why);
+                self.counter = None;
+            }
+        }
     }
-    let report = gaps.finish(&smi);
-    let elapsed = start.elapsed();
-    let ended = session.finish();
-    let mut r = header.result(measured(elapsed.as_secs_f64()), &ended);
-    r.verdict = verdict(&report);
-    // No thread of ours ran at a priority.
-    r.priority = None;
-    r.hwlat = Some(report);
-    Ok(r)
+}
+
+/// No live table: the gaps come as they come. Says where the detector runs and until when.
+fn what_runs(cpus: &[usize], duration: Option<f64>) -> String {
+    let list: Vec<String> = cpus.iter().map(ToString::to_string).collect();
+    format!(
+        "the hwlat tracer runs on CPU{} {} ({}), the report comes at the end",
+        if cpus.len() == 1 { "" } else { "s" },
+        list.join(" and "),
+        duration.map_or("until Ctrl+C".to_string(), |d| format!("for {d} s"))
+    )
 }
 
 /// The RT core and the first other online CPU (the SMI counter's pair).
@@ -142,17 +160,6 @@ fn report_of(s: &HwlatSettings, mode: Option<&str>) -> HwlatReport {
     }
 }
 
-fn read_pipe(pipe: &mut std::fs::File, buf: &mut Vec<u8>, gaps: &mut Gaps) {
-    // Bounded per call: a flood of lines is read over the next calls, never all at once.
-    for _ in 0..64 {
-        buf.clear();
-        if !drain(pipe, buf) {
-            break;
-        }
-        gaps.feed(buf);
-    }
-}
-
 fn measured(duration_s: f64) -> Measured {
     Measured {
         series: Vec::new(),
@@ -162,11 +169,12 @@ fn measured(duration_s: f64) -> Measured {
     }
 }
 
-/// The run so far, for a checkpoint.
-fn result(header: &Header, s: &Session, report: HwlatReport, start: Instant) -> RunResult {
-    let mut r = header.result(measured(start.elapsed().as_secs_f64()), &s.so_far());
-    r.priority = None;
+/// The result of the run so far (a checkpoint) or at its end.
+fn result(header: &Header, ended: &Ended, report: HwlatReport, start: Instant) -> RunResult {
+    let mut r = header.result(measured(start.elapsed().as_secs_f64()), ended);
     r.verdict = verdict(&report);
+    // No thread of ours ran at a priority.
+    r.priority = None;
     r.hwlat = Some(report);
     r
 }

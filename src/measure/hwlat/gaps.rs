@@ -233,20 +233,18 @@ impl SmiTimeline {
         }
     }
 
-    /// A reading at `at_ns` (CLOCK_REALTIME), or why the counters could not be read: then nothing is claimed.
-    pub(crate) fn reading(&mut self, at_ns: i128, counts: Result<Vec<u64>, String>) {
+    /// The counters stopped being readable: nothing is claimed for the run.
+    pub(crate) fn lost(&mut self, why: &str) {
+        self.total = None;
+        self.not_counted = Some(format!(
+            "the counter stopped being readable during the run: {why}"
+        ));
+    }
+
+    /// A reading at `at_ns` (CLOCK_REALTIME).
+    pub(crate) fn reading(&mut self, at_ns: i128, now: Vec<u64>) {
         let (Some(total), Some((from, prev))) = (&mut self.total, &self.last) else {
             return;
-        };
-        let now = match counts {
-            Ok(c) => c,
-            Err(why) => {
-                self.total = None;
-                self.not_counted = Some(format!(
-                    "the counter stopped being readable during the run: {why}"
-                ));
-                return;
-            }
         };
         let deltas: Vec<u64> = now
             .iter()
@@ -357,9 +355,9 @@ mod tests {
     fn a_gap_gets_the_smis_of_the_readings_around_it() {
         let s = |x: f64| (x * 1e9) as i128;
         let mut t = SmiTimeline::counting(vec![1, 0], s(100.0), vec![5, 7]);
-        t.reading(s(100.1), Ok(vec![5, 7]));
-        t.reading(s(100.2), Ok(vec![6, 8]));
-        t.reading(s(102.0), Ok(vec![6, 8]));
+        t.reading(s(100.1), vec![5, 7]);
+        t.reading(s(100.2), vec![6, 8]);
+        t.reading(s(102.0), vec![6, 8]);
         // The kernel stamps a sample once: an SMI within its width on either side is in it.
         assert_eq!(t.between(1, s(99.9), s(100.15)), Some(1));
         assert_eq!(t.between(1, s(101.0), s(102.0)), Some(0));
@@ -371,7 +369,7 @@ mod tests {
         assert_eq!(r.gaps[0].smis, Some(1));
         assert_eq!(r.smis, Some(vec![1, 1]));
         // A counter that stops being readable claims nothing.
-        t.reading(s(103.0), Err("EIO".into()));
+        t.lost("EIO");
         assert_eq!(t.between(1, s(99.9), s(100.15)), None);
         assert!(t.not_counted.unwrap().contains("EIO"));
     }
