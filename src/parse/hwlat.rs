@@ -7,20 +7,20 @@
 
 /// One gap the detector recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct HwlatLine {
+pub struct HwlatLine {
     /// The CPU the detector ran on (the `[001]` field).
-    pub(crate) cpu: usize,
-    pub(crate) seq: u64,
+    pub cpu: usize,
+    pub seq: u64,
     /// The largest gap between two consecutive time readings inside the sample, and between samples, µs.
-    pub(crate) inner_us: u64,
-    pub(crate) outer_us: u64,
+    pub inner_us: u64,
+    pub outer_us: u64,
     /// CLOCK_REALTIME when the sample was taken.
-    pub(crate) ts_s: i64,
-    pub(crate) ts_ns: u32,
+    pub ts_s: i64,
+    pub ts_ns: u32,
     /// Readings over the threshold in the sample (None on kernels that do not print it).
-    pub(crate) count: Option<u64>,
-    pub(crate) nmi_total_us: Option<u64>,
-    pub(crate) nmi_count: Option<u64>,
+    pub count: Option<u64>,
+    pub nmi_total_us: Option<u64>,
+    pub nmi_count: Option<u64>,
 }
 
 impl HwlatLine {
@@ -32,7 +32,7 @@ impl HwlatLine {
 
 /// What a line is: a gap, a comment or blank (the `trace` file's header), or something else.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Parsed {
+pub enum Parsed {
     Gap(HwlatLine),
     Comment,
     Garbage,
@@ -42,7 +42,7 @@ pub(crate) enum Parsed {
 const MAX_LINE: usize = 1024;
 
 /// Reads one line; never panics, whatever the input.
-pub(crate) fn parse_line(line: &str) -> Parsed {
+pub fn parse_line(line: &str) -> Parsed {
     let t = line.trim();
     if t.is_empty() || t.starts_with('#') {
         return Parsed::Comment;

@@ -8,7 +8,7 @@ pub mod cpulist;
 pub(crate) mod defaults;
 pub(crate) mod dmi;
 pub(crate) mod ftrace;
-pub(crate) mod hwlat;
+pub mod hwlat;
 pub mod interrupts;
 pub mod kernel;
 pub mod mask;
