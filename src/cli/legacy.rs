@@ -86,6 +86,7 @@ impl LegacyArgs {
             until_confident: None,
             threads: Vec::new(),
             profile: None,
+            hwlat: false,
         }
     }
 

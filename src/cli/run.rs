@@ -150,6 +150,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "US", requires = "trace", value_parser = clap::value_parser!(u32).range(1..=10_000_000),
           allow_negative_numbers = true)]
     pub(crate) break_us: Option<u32>,
+    /// Instead of the cyclic loop: the kernel's hardware latency detector (hwlat tracer) on --core and one
+    /// housekeeping CPU, one at a time, for --duration; every gap the firmware (SMIs) or hardware makes, each
+    /// with the SMIs counted around it, judged in the bands of --period-us. Needs CONFIG_HWLAT_TRACER
+    #[arg(long, conflicts_with_all = ["nic", "threads", "profile", "trace", "iterations", "until_confident"])]
+    pub(crate) hwlat: bool,
 }
 
 impl RunArgs {
@@ -190,6 +195,7 @@ impl RunArgs {
                 None => self.threads.clone(),
             },
             profile: self.profile,
+            hwlat: self.hwlat,
         }
     }
 }

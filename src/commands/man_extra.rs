@@ -46,6 +46,10 @@ pub(crate) const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "rmp-eval run --duration 24h --output day.json",
                 "a commissioning run, its result kept in day.json",
             ),
+            (
+                "rmp-eval run --hwlat --core 3 --duration 10m",
+                "the kernel's hardware latency detector: gaps the firmware (SMIs) makes",
+            ),
         ],
     ),
     (

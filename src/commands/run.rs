@@ -110,7 +110,14 @@ pub(crate) fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcom
         None
     };
     if !host.is_live() && !args.json {
-        let note = measured_here(host);
+        let note = match spec.hwlat {
+            true => format!(
+                "Note: --root {}: --hwlat drives the tracefs under it (a tree, not this machine's kernel) and keeps \
+                 the results there.",
+                host.root().display()
+            ),
+            false => measured_here(host),
+        };
         crate::out!("{}", crate::report::check::wrap(&note, out.width, "", "  "));
     }
     let slot = Slot::new(host, "run", store::unix_now())?;

@@ -11,6 +11,7 @@ pub(crate) mod cyclic;
 pub mod dist;
 pub(crate) mod frame;
 pub(crate) mod hlog;
+pub(crate) mod hwlat;
 pub(crate) mod interference;
 pub(crate) mod interference_report;
 pub(crate) mod ipv4;
@@ -56,6 +57,10 @@ pub(crate) fn run(
     label: &str,
     watch: &mut dyn Watch,
 ) -> Result<result::RunResult> {
+    // A run killed with kill -9 left the hwlat tracer running: it would stop this run's CPUs.
+    for note in crate::trace::tracefs::restore_leftovers(host) {
+        watch.note(&note);
+    }
     let load = if spec.load.is_empty() {
         None
     } else {
@@ -64,7 +69,9 @@ pub(crate) fn run(
         let hk = load::housekeeping(&online, &[at.core, at.receive_cpu])?;
         Some(load::Load::start(&spec.load, &hk, spec.duration)?)
     };
-    let r = if spec.nic.is_some() {
+    let r = if spec.hwlat {
+        hwlat::run(host, spec, at, label, watch)
+    } else if spec.nic.is_some() {
         nic::run(host, spec, at, label, watch)
     } else if !spec.threads.is_empty() {
         threads::run(host, spec, at, label, watch)

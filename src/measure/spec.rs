@@ -34,12 +34,15 @@ impl Mode {
 pub enum RunMode {
     Cyclic,
     Nic(Mode),
+    /// `run --hwlat`: the kernel's hardware latency detector instead of the loop.
+    Hwlat,
 }
 
 impl RunMode {
     pub(crate) fn name(self) -> &'static str {
         match self {
             RunMode::Cyclic => "cyclic",
+            RunMode::Hwlat => "hwlat",
             RunMode::Nic(m) => m.name(),
         }
     }
@@ -54,12 +57,14 @@ impl Serialize for RunMode {
 impl<'de> Deserialize<'de> for RunMode {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        if s == "cyclic" {
-            return Ok(RunMode::Cyclic);
+        match s.as_str() {
+            "cyclic" => return Ok(RunMode::Cyclic),
+            "hwlat" => return Ok(RunMode::Hwlat),
+            _ => {}
         }
-        Mode::from_name(&s)
-            .map(RunMode::Nic)
-            .ok_or_else(|| serde::de::Error::unknown_variant(&s, &["cyclic", "ecat", "raw", "udp"]))
+        Mode::from_name(&s).map(RunMode::Nic).ok_or_else(|| {
+            serde::de::Error::unknown_variant(&s, &["cyclic", "hwlat", "ecat", "raw", "udp"])
+        })
     }
 }
 
@@ -107,6 +112,9 @@ pub struct RunSpec {
     pub(crate) threads: Vec<ThreadSpec>,
     /// `run --profile`: the seed's thread set `threads` was made from (merged with --thread's).
     pub(crate) profile: Option<super::profile::Profile>,
+    /// `run --hwlat`: the kernel's hardware latency detector on the RT core and one housekeeping CPU instead of
+    /// the cyclic loop.
+    pub(crate) hwlat: bool,
 }
 
 /// One cyclic thread of `run --thread NAME:PERIOD[:PRIORITY][@CPU]`: its own period, SCHED_FIFO priority (None:
@@ -181,6 +189,7 @@ impl Default for RunSpec {
             until_confident: None,
             threads: Vec::new(),
             profile: None,
+            hwlat: false,
         }
     }
 }
@@ -200,6 +209,7 @@ mod tests {
     fn modes_round_trip_through_their_names() {
         for m in [
             RunMode::Cyclic,
+            RunMode::Hwlat,
             RunMode::Nic(Mode::Ecat),
             RunMode::Nic(Mode::Raw),
             RunMode::Nic(Mode::Udp),

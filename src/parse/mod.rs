@@ -8,6 +8,7 @@ pub mod cpulist;
 pub(crate) mod defaults;
 pub(crate) mod dmi;
 pub(crate) mod ftrace;
+pub mod hwlat;
 pub mod interrupts;
 pub mod kernel;
 pub mod mask;

@@ -7,6 +7,7 @@ pub mod compare_input;
 mod compare_rows;
 pub(crate) mod fairness;
 pub(crate) mod html;
+pub(crate) mod hwlat;
 pub(crate) mod keys;
 pub(crate) mod linuxcnc;
 pub(crate) mod live;

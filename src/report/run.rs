@@ -14,6 +14,10 @@ use crate::report::table::{Cell, Paint, duration, fit, painted, render, us};
 pub(crate) fn render_final_in(r: &RunResult, color: bool, columns: usize) -> String {
     let mut s = String::new();
     s.push_str(&target_line(r));
+    if let Some(h) = &r.hwlat {
+        s.push_str(&super::hwlat::render(r, h, color, columns));
+        return s;
+    }
     // Measured without colour: escapes take no columns.
     // One band table per band width: threads of different periods have their own bands.
     let mut widths: Vec<f64> = Vec::new();

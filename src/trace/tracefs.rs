@@ -3,10 +3,12 @@
 //! before the new one is written, and restored in reverse order; a tracefs we mounted is unmounted. What the run
 //! then reads and writes through it: tracefs/read.rs.
 
+mod hwlat;
 mod read;
 
 use crate::host::Host;
 
+pub(crate) use hwlat::{HwlatSettings, HwlatTracer, restore_leftovers};
 pub use read::drain;
 
 pub const TRACEFS: &str = "/sys/kernel/tracing";
@@ -62,8 +64,12 @@ pub enum TraceError {
     Missing,
     #[error("mounting tracefs on {TRACEFS}: {0}")]
     Mount(std::io::Error),
-    #[error("tracefs is in use ({0}); --trace would disturb that trace (run without --trace)")]
-    Busy(String),
+    #[error("tracefs is in use ({0}); {1} would disturb that trace (run without {1})")]
+    Busy(String, &'static str),
+    #[error(
+        "this kernel has no hwlat tracer: CONFIG_HWLAT_TRACER; Debian's linux-image-rt-amd64 / linux-image-amd64 have it"
+    )]
+    NoHwlat,
     #[error("tracefs: {0}")]
     Host(#[from] crate::host::HostError),
     #[error("tracefs: {0}: {1}")]
@@ -80,13 +86,22 @@ pub struct Tracefs {
     host: Host,
     dir: String,
     mounted: bool,
-    /// (path, old value), in the order they were changed.
-    saved: Vec<(String, String)>,
+    /// The old values, in the order they were changed.
+    saved: Vec<Saved>,
     pub events: Vec<String>,
     /// The same as SYS/NAME.
     enabled: Vec<String>,
     /// The kernel offers the timerlat tracer (not used: it runs its own SCHED_FIFO thread on the CPU).
     pub timerlat: bool,
+}
+
+/// One file's value as it was found: what the kernel takes back, and under a --root tree (ordinary files) the
+/// bytes themselves, so that the tree is left byte for byte as it was.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Saved {
+    pub(crate) rel: String,
+    pub(crate) value: String,
+    pub(crate) raw: String,
 }
 
 /// The current value of a tracefs file as it must be written back: trace_clock lists all clocks with the current
@@ -141,25 +156,51 @@ impl Tracefs {
         Ok(self.host.read(&self.abs(rel))?)
     }
 
+    /// The value of `rel` as it must be put back.
+    fn found(&self, rel: &str) -> Result<Saved, TraceError> {
+        let raw = self.read(rel)?;
+        Ok(Saved {
+            rel: rel.to_string(),
+            value: restorable(&raw),
+            raw,
+        })
+    }
+
     /// Writes `value`, keeping the old value for the restore.
     fn set(&mut self, rel: &str, value: &str) -> Result<(), TraceError> {
-        let old = restorable(&self.read(rel)?);
+        let old = self.found(rel)?;
         self.host.write_value(&self.abs(rel), value)?;
-        self.saved.push((rel.to_string(), old));
+        self.saved.push(old);
         Ok(())
+    }
+
+    /// Writes the saved values back, last changed first. A value the kernel refuses because of another one not yet
+    /// restored (hwlat's width must stay below its window) is tried once more after the others.
+    fn restore(&mut self) {
+        let mut refused = Vec::new();
+        while let Some(s) = self.saved.pop() {
+            if self.put_back(&s).is_err() {
+                refused.push(s);
+            }
+        }
+        for s in refused {
+            let _ = self.put_back(&s);
+        }
+    }
+
+    fn put_back(&self, s: &Saved) -> Result<(), crate::host::HostError> {
+        let v = if self.host.is_live() {
+            &s.value
+        } else {
+            &s.raw
+        };
+        self.host.write_value(&self.abs(&s.rel), v)
     }
 
     /// Records `EVENTS` (and with `nic`, NIC_EVENTS) on `cpus` only, on CLOCK_MONOTONIC (so the loop's deadlines
     /// are trace times), into cleared per-CPU buffers. Refuses when someone else is tracing.
     pub fn configure(&mut self, cpus: &[usize], nic: bool) -> Result<(), TraceError> {
-        let tracer = self.read("current_tracer")?.trim().to_string();
-        let enabled = self.read("set_event")?;
-        if tracer != "nop" || !enabled.trim().is_empty() {
-            let n = enabled.lines().count();
-            return Err(TraceError::Busy(format!(
-                "current_tracer={tracer}, {n} events enabled"
-            )));
-        }
+        self.refuse_busy("--trace")?;
         self.set("tracing_on", "0")?;
         self.set("trace_clock", "mono")?;
         // The mask in the kernel's format (parse::mask, the one writer of masks).
@@ -182,6 +223,20 @@ impl Tracefs {
         self.set("tracing_on", "1")
     }
 
+    /// Err when someone else traces: another tracer than nop, or events enabled. `option` is what would disturb it.
+    fn refuse_busy(&self, option: &'static str) -> Result<(), TraceError> {
+        let tracer = self.read("current_tracer")?.trim().to_string();
+        let enabled = self.read("set_event")?;
+        if tracer != "nop" || !enabled.trim().is_empty() {
+            let n = enabled.lines().count();
+            return Err(TraceError::Busy(
+                format!("current_tracer={tracer}, {n} events enabled"),
+                option,
+            ));
+        }
+        Ok(())
+    }
+
     /// Stops recording (before the last reads of the pipe).
     pub fn stop(&self) {
         let _ = self.host.write_value(&self.abs("tracing_on"), "0");
@@ -190,9 +245,7 @@ impl Tracefs {
 
 impl Drop for Tracefs {
     fn drop(&mut self) {
-        while let Some((rel, old)) = self.saved.pop() {
-            let _ = self.host.write_value(&self.abs(&rel), &old);
-        }
+        self.restore();
         if self.mounted {
             let _ = crate::sys::fs::umount(&self.host.path(&self.dir));
         }

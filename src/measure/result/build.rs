@@ -59,6 +59,7 @@ impl Header<'_> {
             claim: None,
             profile: None,
             linuxcnc: None,
+            hwlat: None,
         }
         .with_tail_rates(self.spec.until_confident)
     }

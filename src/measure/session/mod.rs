@@ -29,7 +29,7 @@ pub(crate) const CHECKPOINT_EVERY: Duration = Duration::from_secs(60);
 /// Seconds between checkpoints instead, for tests that cannot wait a minute.
 pub(crate) const CHECKPOINT_ENV: &str = "RMP_EVAL_CHECKPOINT_S";
 
-fn checkpoint_every() -> Duration {
+pub(crate) fn checkpoint_every() -> Duration {
     std::env::var(CHECKPOINT_ENV)
         .ok()
         .and_then(|v| v.parse::<f64>().ok())
