@@ -85,8 +85,13 @@ pub(crate) fn run(
     }
     tracer.stop();
     reader.read();
+    // The kernel refuses to change current_tracer (EBUSY) while trace_pipe is open: close it before the restore.
+    let Reader {
+        pipe, gaps, smi, ..
+    } = reader;
+    drop(pipe);
     drop(tracer);
-    let report = reader.gaps.finish(&reader.smi);
+    let report = gaps.finish(&smi);
     Ok(result(&header, &session.finish(), report, start))
 }
 

@@ -9,19 +9,20 @@ facts
 lsmod_msr() { [ -d /sys/module/msr ] && echo loaded || echo absent; }
 lsmod_msr >"$B/msr-before"
 rec idle rmp-eval run --core 1 --duration 10 --json
-# Bursts of 20 writes (one dd each: one byte of /dev/zero at offset 0xB2 of /dev/port), 10 bursts 0.5 s apart.
-inject() {
-    sleep 3
-    n=0
-    for burst in 1 2 3 4 5 6 7 8 9 10; do
-        for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
-            dd if=/dev/zero of=/dev/port bs=1 seek=178 count=1 conv=notrunc status=none && n=$((n + 1))
-        done
-        sleep 0.5
+# Bursts of 20 writes (one dd each: one byte of /dev/zero at offset 0xB2 of /dev/port), 10 bursts 0.5 s apart,
+# from a script of their own pinned to CPU 1 (guest.sh runs under sh: no functions handed to another shell).
+cat >/tmp/inject.sh <<'INJECT'
+sleep 3
+n=0
+for burst in 1 2 3 4 5 6 7 8 9 10; do
+    for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+        dd if=/dev/zero of=/dev/port bs=1 seek=178 count=1 conv=notrunc status=none && n=$((n + 1))
     done
-    echo "$n" >"$B/injected"
-}
-( export B; taskset -c 1 bash -c "$(typeset -f inject); inject" ) &
+    sleep 0.5
+done
+echo "$n" >"$1/injected"
+INJECT
+taskset -c 1 sh /tmp/inject.sh "$B" 2>"$B/inject.err" &
 injector=$!
 rec smi rmp-eval run --core 1 --duration 20 --json
 wait "$injector"
