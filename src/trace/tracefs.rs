@@ -176,16 +176,27 @@ impl Tracefs {
 
     /// Writes the saved values back, last changed first. A value the kernel refuses because of another one not yet
     /// restored (hwlat's width must stay below its window) is tried once more after the others.
-    fn restore(&mut self) {
+    /// Puts every changed file back, newest change first; a write the kernel refused is tried once more after
+    /// the others (one may wait on another). Returns what still could not be put back, one line each, for the user.
+    fn restore(&mut self) -> Vec<String> {
         let mut refused = Vec::new();
         while let Some(s) = self.saved.pop() {
             if self.put_back(&s).is_err() {
                 refused.push(s);
             }
         }
-        for s in refused {
-            let _ = self.put_back(&s);
-        }
+        refused
+            .into_iter()
+            .filter_map(|s| {
+                self.put_back(&s).err().map(|e| {
+                    format!(
+                        "could not put back {} (was {:?}): {e}; write it back by hand",
+                        self.abs(&s.rel),
+                        s.value
+                    )
+                })
+            })
+            .collect()
     }
 
     fn put_back(&self, s: &Saved) -> Result<(), crate::host::HostError> {
@@ -245,7 +256,10 @@ impl Tracefs {
 
 impl Drop for Tracefs {
     fn drop(&mut self) {
-        self.restore();
+        // A drop has no caller to hand an error to, and a tracer left running is the user's to know about.
+        for line in self.restore() {
+            eprintln!("rmp-eval: {line}");
+        }
         if self.mounted {
             let _ = crate::sys::fs::umount(&self.host.path(&self.dir));
         }

@@ -93,8 +93,14 @@ impl HwlatTracer {
 
 impl Drop for HwlatTracer {
     fn drop(&mut self) {
-        self.fs.restore();
-        let _ = self.fs.host.remove_file(RECORD);
+        let left = self.fs.restore();
+        for line in &left {
+            eprintln!("rmp-eval: {line}");
+        }
+        // What could not be put back stays recorded: the next run tries again.
+        if left.is_empty() {
+            let _ = self.fs.host.remove_file(RECORD);
+        }
     }
 }
 
