@@ -101,6 +101,8 @@ fn rtt_section_prints_nrtm_line() {
         hdr: d.encode(),
         stamps: None,
         queue: None,
+        path: "af_packet".into(),
+        xdp: None,
         checks: Default::default(),
     };
     let t = render_rtt(&rtt);
