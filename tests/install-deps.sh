@@ -7,7 +7,7 @@ dpkg --add-architecture arm64
 apt-get -o DPkg::Lock::Timeout=600 update -qq
 apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends libc6:arm64 libgcc-s1:arm64 apt-utils python3 >/dev/null
 apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends \
-    rt-tests tshark iproute2 ethtool procps \
+    rt-tests tshark iproute2 iputils-ping ethtool procps \
     debhelper dpkg-dev fakeroot lintian man-db \
     reprepro gnupg xz-utils \
     debootstrap gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static binfmt-support \

@@ -51,8 +51,7 @@ impl XdpPath {
         {
             return Err(someones_program(nic, id));
         }
-        let sock = Xsk::open(nic, queue)
-            .map_err(|e| Error::sys(format!("an AF_XDP socket on {nic} queue {queue}"), e))?;
+        let sock = open_socket(nic, queue)?;
         let mut program = xdp::load(ethertype, queue, sock.fd()).map_err(Error::failed)?;
         let (mode, native_refused) = attach(host, nic, ifindex, &mut program)?;
         let facts = XdpFacts {
@@ -69,6 +68,27 @@ impl XdpPath {
             host: host.clone(),
             name: nic.to_string(),
         })
+    }
+}
+
+/// The socket, retried for up to 2 s while the queue is busy: the kernel releases a closed socket's hold on its
+/// queue (its buffer pool) in deferred work, so a run right after a killed one can find the queue still taken.
+fn open_socket(nic: &str, queue: u32) -> Result<Xsk> {
+    let start = std::time::Instant::now();
+    loop {
+        match Xsk::open(nic, queue) {
+            Err(e)
+                if e.raw_os_error() == Some(libc::EBUSY)
+                    && start.elapsed() < std::time::Duration::from_secs(2) =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            r => {
+                return r.map_err(|e| {
+                    Error::sys(format!("an AF_XDP socket on {nic} queue {queue}"), e)
+                });
+            }
+        }
     }
 }
 
