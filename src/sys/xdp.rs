@@ -62,6 +62,7 @@ pub(crate) struct Program {
 
 /// Loads the program for frames of `ethertype` and puts the socket `xsk` in the slot of receive queue `queue`.
 pub(crate) fn load(ethertype: u16, queue: u32, xsk: BorrowedFd<'_>) -> Result<Program, String> {
+    raise_memlock();
     let failed = |what: &str, e: &dyn std::fmt::Display| format!("{what}: {e}");
     let be = ethertype.to_be();
     let mut ebpf = EbpfLoader::new()
@@ -78,6 +79,18 @@ pub(crate) fn load(ethertype: u16, queue: u32, xsk: BorrowedFd<'_>) -> Result<Pr
         .load()
         .map_err(|e| failed("loading the XDP program into the kernel", &e))?;
     Ok(Program { _map: map, ebpf })
+}
+
+/// Kernels before 5.11 charge BPF maps and programs to RLIMIT_MEMLOCK (often 64 KiB), which the XSKMAP alone can
+/// exceed; later ones charge the memory cgroup and ignore it. Raised for this process only; a refusal leaves the
+/// load to say what failed.
+fn raise_memlock() {
+    let unlimited = libc::rlimit {
+        rlim_cur: libc::RLIM_INFINITY,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: setrlimit reads one rlimit that lives on this stack frame.
+    let _ = unsafe { libc::setrlimit(libc::RLIMIT_MEMLOCK, &unlimited) };
 }
 
 fn program(ebpf: &mut Ebpf) -> Result<&mut Xdp, String> {

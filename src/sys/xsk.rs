@@ -31,7 +31,7 @@ const RING: u32 = 256;
 
 /// How the socket got bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Copy {
+pub(crate) enum Binding {
     /// The driver reads and writes the UMEM frames itself (XDP_ZEROCOPY).
     ZeroCopy,
     /// The kernel copies each frame between the UMEM and its own buffers (XDP_COPY).
@@ -128,7 +128,7 @@ impl Drop for Area {
 /// An AF_XDP socket bound to one queue. Holds the UMEM registration and the socket until both halves are dropped.
 pub(crate) struct Xsk {
     fd: RawFd,
-    pub(crate) copy: Copy,
+    pub(crate) binding: Binding,
     /// Why zero-copy was not had (the bind's error), when it was not.
     pub(crate) zero_copy_refused: Option<io::Error>,
     pub(crate) tx: XskTx,
@@ -164,7 +164,7 @@ impl Xsk {
             Ok(x) => Ok(x),
             Err(zc) => {
                 let mut x = Xsk::bind(ifname, queue, SocketConfig::XDP_BIND_COPY)?;
-                x.copy = Copy::Copy;
+                x.binding = Binding::Copy;
                 x.zero_copy_refused = Some(zc);
                 Ok(x)
             }
@@ -219,7 +219,7 @@ impl Xsk {
         });
         Ok(Xsk {
             fd,
-            copy: Copy::ZeroCopy,
+            binding: Binding::ZeroCopy,
             zero_copy_refused: None,
             tx: XskTx {
                 ring: ring_tx,

@@ -56,7 +56,7 @@ impl XdpPath {
         let (mode, native_refused) = attach(host, nic, ifindex, &mut program)?;
         let facts = XdpFacts {
             mode,
-            zero_copy: sock.copy == xsk::Copy::ZeroCopy,
+            zero_copy: sock.binding == xsk::Binding::ZeroCopy,
             queue,
             native_refused,
             zero_copy_refused: sock.zero_copy_refused.as_ref().map(ToString::to_string),
