@@ -35,7 +35,7 @@ pub(crate) struct XdpPath {
     /// `Some` until drop; taken there so that the program is detached before the record is removed.
     program: Option<xdp::Program>,
     pub(crate) facts: XdpFacts,
-    /// The sender's and the receiver's halves of the socket, until `Link::take_xsk`.
+    /// The sender's and the receiver's halves of the socket, until `Link::take_ports`.
     pub(crate) halves: Option<(XskTx, XskRx)>,
     host: Host,
     name: String,
@@ -54,6 +54,7 @@ impl XdpPath {
         let sock = open_socket(nic, queue)?;
         let mut program = xdp::load(ethertype, queue, sock.fd()).map_err(Error::failed)?;
         let (mode, native_refused) = attach(host, nic, ifindex, &mut program)?;
+        wait_carrier(nic);
         let facts = XdpFacts {
             mode,
             zero_copy: sock.binding == xsk::Binding::ZeroCopy,
@@ -68,6 +69,21 @@ impl XdpPath {
             host: host.clone(),
             name: nic.to_string(),
         })
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// Some drivers (igc, ixgbe, …) restart the port to attach a native XDP program, and the link renegotiates: the
+/// preflight's 1 s starts once the carrier is back (IFF_RUNNING), or after 10 s, when it will say nothing answers.
+fn wait_carrier(nic: &str) {
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_secs(10)
+        && !netdev::flags(nic).is_ok_and(|f| f & libc::IFF_RUNNING as u32 != 0)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
 
@@ -85,16 +101,15 @@ fn open_socket(nic: &str, queue: u32) -> Result<Xsk> {
             }
             r => {
                 return r.map_err(|e| {
-                    Error::sys(format!("an AF_XDP socket on {nic} queue {queue}"), e)
+                    let busy = if e.raw_os_error() == Some(libc::EBUSY) {
+                        " (another AF_XDP socket holds that queue)"
+                    } else {
+                        ""
+                    };
+                    Error::sys(format!("an AF_XDP socket on {nic} queue {queue}{busy}"), e)
                 });
             }
         }
-    }
-}
-
-impl XdpPath {
-    pub(crate) fn name(&self) -> &str {
-        &self.name
     }
 }
 
