@@ -324,3 +324,50 @@ fn af_xdp_without_a_nic_is_a_usage_error() {
         "{err}"
     );
 }
+
+#[test]
+fn a_killed_runs_netlink_attached_program_is_detached_by_the_next_run_of_either_path() {
+    if !common::require_root("af_xdp_netlink_leftover") {
+        return;
+    }
+    let v = Veth::new();
+    let r = v.reflect(&[]);
+    // What a run killed on a kernel without XDP bpf_links (before 5.9) leaves: rmp-eval's program attached through
+    // netlink, which outlives the process, and its record. iproute2 attaches the build's own object that way.
+    let obj = concat!(env!("OUT_DIR"), "/probe.bpf.o");
+    let st = Command::new("ip")
+        .args([
+            "link",
+            "set",
+            "dev",
+            &v.host,
+            "xdpgeneric",
+            "obj",
+            obj,
+            "sec",
+            "xdp",
+        ])
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{}", text(&st.stderr));
+    let ifindex = std::fs::read_to_string(format!("/sys/class/net/{}/ifindex", v.host)).unwrap();
+    std::fs::create_dir_all("/run/rmp-eval/xdp").unwrap();
+    std::fs::write(record(&v.host), format!("{} generic\n", ifindex.trim())).unwrap();
+    // An AF_PACKET run: the leftover would take the probe's replies from it.
+    let o = run_nic(&v.host, &["--iterations", "50", "--json"]);
+    let _ = r.stop();
+    let said = text(&o.stderr);
+    assert!(
+        said.contains(&format!(
+            "detached the XDP program (generic) an earlier, killed run left on {}",
+            v.host
+        )),
+        "{said}"
+    );
+    assert!(matches!(o.status.code(), Some(0 | 1 | 3)), "{said}");
+    let val = json(&o);
+    assert_eq!(val["rtt"]["path"], "af_packet");
+    assert_eq!(val["rtt"]["lost"], 0, "{}", brief(&val["rtt"]));
+    assert_eq!(xdp_shown(&v.host), None);
+    assert!(!record(&v.host).exists(), "record consumed");
+}

@@ -99,12 +99,13 @@ impl Link {
             watch.note(&note);
         }
         let steering = Steering::apply(host, args, at.core)?;
+        // On either path: a killed af_xdp run's program would take the probe's replies from an AF_PACKET run too.
+        if let Some(note) = xdp::restore_leftover(host, nic) {
+            watch.note(&note);
+        }
         let (ports, stamps) = match args.path {
             NicPath::AfPacket => packet_ports(host, nic, args, watch)?,
             NicPath::AfXdp => {
-                if let Some(note) = xdp::restore_leftover(host, nic) {
-                    watch.note(&note);
-                }
                 let queue = u32::from(args.rxq.unwrap_or(0));
                 let x = XdpPath::open(host, nic, frame::ethertype(args.mode), queue)?;
                 (Ports::Xdp(Box::new(x)), TsKind::Software)
