@@ -68,7 +68,13 @@ impl Area {
             return Err(io::Error::last_os_error());
         }
         let ptr = NonNull::new(p.cast::<u8>()).ok_or_else(|| io::Error::other("mmap gave NULL"))?;
-        Ok(Area { ptr, len })
+        let area = Area { ptr, len };
+        // A child the run forks (stress-ng, modprobe) must not share the frames copy-on-write: the kernel holds
+        // these pages pinned, and a write after a fork would land in a copy it never reads. Recent kernels copy
+        // pinned pages for the child themselves; this covers the older ones (advisory: its failure changes nothing).
+        // SAFETY: madvise on exactly the mapping made above; MADV_DONTFORK changes no contents.
+        let _ = unsafe { libc::madvise(p, len, libc::MADV_DONTFORK) };
+        Ok(area)
     }
 
     fn slice(&self) -> NonNull<[u8]> {

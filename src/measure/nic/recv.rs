@@ -151,6 +151,7 @@ impl Receiver {
         let send_time = |seq| sh.send_time(seq);
         loop {
             // One blocking system call per reply: no poll, no wakeup for transmit stamps (the sender reads those).
+            // AF_XDP: poll() on its socket, none when the ring already holds the reply.
             match port.recv(&mut buf) {
                 Ok(r) => {
                     let now = now_ns();
