@@ -7,11 +7,13 @@ dpkg --add-architecture arm64
 apt-get -o DPkg::Lock::Timeout=600 update -qq
 apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends libc6:arm64 libgcc-s1:arm64 apt-utils python3 >/dev/null
 apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends \
-    rt-tests tshark iproute2 ethtool procps \
+    rt-tests tshark iproute2 iputils-ping ethtool procps \
     debhelper dpkg-dev fakeroot lintian man-db \
     reprepro gnupg xz-utils \
     debootstrap gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static binfmt-support \
     cmake python3-venv python3-dev gcc libc6-dev >/dev/null
+# clang: build.rs compiles the XDP program of `run --path af_xdp` (BPF bytecode, the same for amd64 and arm64).
+apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends clang >/dev/null
 # chromium: opens the HTML report headless (tests/run_report.rs); stress-ng: run --load (tests/run_load.rs).
 apt-get install -y -qq --no-install-recommends chromium stress-ng >/dev/null
 # zsh, fish and bash-completion: the generated completions are exercised in the real shells (tests/check_completion.rs).

@@ -83,6 +83,7 @@ impl LegacyArgs {
             break_us: None,
             txq: None,
             rxq: None,
+            path: crate::measure::spec::NicPath::AfPacket,
             until_confident: None,
             threads: Vec::new(),
             profile: None,

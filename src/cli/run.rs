@@ -9,7 +9,7 @@ use super::values::{
     parse_count, parse_cpu, parse_load, parse_pktlen, parse_priority, parse_profile, parse_rate,
     parse_seconds, parse_thread, parse_us,
 };
-use crate::measure::spec::{Mode, RoundTrip, RunSpec};
+use crate::measure::spec::{Mode, NicPath, RoundTrip, RunSpec};
 
 // The frame kinds as clap values: their names and help come from the one `Mode`.
 impl ValueEnum for Mode {
@@ -21,6 +21,23 @@ impl ValueEnum for Mode {
             Mode::Ecat => "EtherCAT frames, answered by a SubDevice (default)",
             Mode::Raw => "Raw Ethernet frames with rmp-eval's own EtherType, echoed back",
             Mode::Udp => "UDP packets built in the frame (no IP stack), to a UDP echo",
+        };
+        Some(clap::builder::PossibleValue::new(self.name()).help(help))
+    }
+}
+
+impl ValueEnum for NicPath {
+    fn value_variants<'a>() -> &'a [Self] {
+        &NicPath::ALL
+    }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let help = match self {
+            NicPath::AfPacket => {
+                "An AF_PACKET socket: the kernel's network stack below it (default)"
+            }
+            NicPath::AfXdp => {
+                "An AF_XDP socket on one queue, fed by an XDP program that takes only the probe's frames"
+            }
         };
         Some(clap::builder::PossibleValue::new(self.name()).help(help))
     }
@@ -47,6 +64,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", requires = "nic", value_parser = clap::value_parser!(u16).range(0..4096),
           allow_negative_numbers = true)]
     pub(crate) rxq: Option<u16>,
+    /// NIC mode: the way the frames take through this host; af_xdp binds to --rxq's queue (default 0) and
+    /// transmits there too (--txq, if given, must be the same)
+    #[arg(long, value_enum, value_name = "PATH", default_value_t = NicPath::AfPacket)]
+    pub(crate) path: NicPath,
     /// Cycle period in microseconds
     #[arg(long, short = 's', visible_alias = "send-sleep", value_name = "US", default_value_t = RunSpec::PERIOD_US,
           value_parser = parse_us, allow_negative_numbers = true)]
@@ -186,6 +207,7 @@ impl RunArgs {
             break_us: self.break_us,
             txq: self.txq,
             rxq: self.rxq,
+            path: self.path,
             until_confident: self.until_confident,
             threads: match self.profile {
                 Some(p) => crate::measure::profile::merge(

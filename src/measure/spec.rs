@@ -28,6 +28,27 @@ impl Mode {
     }
 }
 
+/// The way a NIC run's frames take through this host: an AF_PACKET socket (the kernel's stack below the socket),
+/// or an AF_XDP socket fed by an XDP program on one receive queue. The names are the CLI's values and the result's
+/// `path`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NicPath {
+    #[default]
+    AfPacket,
+    AfXdp,
+}
+
+impl NicPath {
+    pub(crate) const ALL: [NicPath; 2] = [NicPath::AfPacket, NicPath::AfXdp];
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            NicPath::AfPacket => "af_packet",
+            NicPath::AfXdp => "af_xdp",
+        }
+    }
+}
+
 /// How a run measured: the cyclic test (no NIC) or round trips with one frame kind. Saved as "cyclic" or the
 /// mode's name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,6 +126,8 @@ pub struct RunSpec {
     /// NIC mode: the transmit and receive queue to use (None: wherever the kernel puts the frames).
     pub(crate) txq: Option<u16>,
     pub(crate) rxq: Option<u16>,
+    /// NIC mode: through AF_PACKET (the default) or an AF_XDP socket (`run --path af_xdp`).
+    pub(crate) path: NicPath,
     /// `run --until-confident RATE` (per second): run until no cycle beyond the Great band proves fewer than this
     /// at 95 %, or until the first such cycle.
     pub(crate) until_confident: Option<f64>,
@@ -186,6 +209,7 @@ impl Default for RunSpec {
             counters: true,
             txq: None,
             rxq: None,
+            path: NicPath::AfPacket,
             until_confident: None,
             threads: Vec::new(),
             profile: None,

@@ -28,6 +28,9 @@ pub(crate) fn render_rtt(r: &RttSummary) -> String {
     if let Some(q) = &r.queue {
         s.push_str(&render_queue(q));
     }
+    if let Some(x) = &r.xdp {
+        s.push_str(&render_xdp(x));
+    }
     const MAX_BINS: usize = 40;
     let bins = r.bins_us();
     let shown = bins.iter().filter(|b| b.1 > 0).count();
@@ -55,6 +58,25 @@ pub(crate) fn render_rtt(r: &RttSummary) -> String {
         us(r.p999_us),
         us(r.p9999_us)
     ));
+    s
+}
+
+/// --path af_xdp: what the path got, and why not the faster choice; the round trips are timed in user space.
+fn render_xdp(x: &crate::measure::result::XdpReport) -> String {
+    let copy = if x.zero_copy {
+        "zero-copy"
+    } else {
+        "copy mode"
+    };
+    let mut s = format!(
+        "Path: AF_XDP on queue {}, XDP {}, {copy}; round trips timed in user space at both ends\n",
+        x.queue, x.xdp_mode
+    );
+    for (what, why) in [("native XDP", &x.why_generic), ("zero-copy", &x.why_copy)] {
+        if let Some(why) = why {
+            s.push_str(&format!("  {what} refused: {why}\n"));
+        }
+    }
     s
 }
 

@@ -14,6 +14,9 @@
 //! - `fs`: Host's opens (openat2 in a root), fstat, directory entries; flock; the tracefs mount.
 //! - `process`: mlockall, SCHED_FIFO, CPU affinity, the signal mask, PR_SET_PDEATHSIG, kill/killpg, euid.
 //! - `uname`: the running kernel's release, for when /proc cannot be read.
+//! - `netlink`: one rtnetlink request about one interface, and its attributes.
+//! - `xdp`: the XDP program of `run --path af_xdp` (aya), and an interface's XDP program seen and detached by index.
+//! - `xsk`: AF_XDP sockets (xdpilone): the UMEM area, the socket on one queue, its rings split for the two threads.
 
 pub(crate) mod clock;
 pub(crate) mod ethtool;
@@ -22,11 +25,14 @@ pub(crate) mod fs;
 pub(crate) mod hwtstamp;
 pub(crate) mod ifname;
 pub(crate) mod netdev;
+pub(crate) mod netlink;
 pub(crate) mod packet;
 pub(crate) mod process;
 pub(crate) mod sockopt;
 pub(crate) mod term;
 pub(crate) mod uname;
+pub(crate) mod xdp;
+pub(crate) mod xsk;
 
 /// `rc < 0` → the errno as an io::Error (the libc convention of most calls here).
 pub(crate) fn check(rc: libc::c_int) -> std::io::Result<libc::c_int> {

@@ -18,7 +18,7 @@ printf 'deb %s bookworm main\ndeb %s bookworm-updates main\ndeb %s bookworm-secu
     "$mirror" "$mirror" "${mirror%/debian/}/debian-security/" >"$CHROOT/etc/apt/sources.list"
 cp /etc/resolv.conf "$CHROOT/etc/resolv.conf"
 in_chroot apt-get update -qq
-in_chroot apt-get install -y -qq --no-install-recommends debhelper cargo-web rustc-web build-essential \
+in_chroot apt-get install -y -qq --no-install-recommends debhelper cargo-web rustc-web build-essential clang \
     ca-certificates >"$WORK/apt.log" 2>&1 || { cat "$WORK/apt.log"; exit 1; }
 # The host's CA bundle: a network that inspects TLS has its own CA, which cargo must trust to reach crates.io.
 cp /etc/ssl/certs/ca-certificates.crt "$CHROOT/etc/ssl/certs/ca-certificates.crt"

@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use super::ANSWER_TIMEOUT;
 use super::arp::{self, Responder};
+use super::port::{RxPort, TxPort};
+use super::xdp::{self, XdpPath};
 use crate::corelock::CoreLock;
 use crate::error::{Error, Result};
 use crate::host::Host;
@@ -16,23 +18,21 @@ use crate::measure::netif::FlagsGuard;
 use crate::measure::queue::{self, Steering};
 use crate::measure::rawsock::RawSocket;
 use crate::measure::session::Watch;
-use crate::measure::spec::{Mode, Placement, RunSpec};
+use crate::measure::spec::{Mode, NicPath, Placement, RunSpec};
 use crate::measure::tstamp::{self, TsKind};
 use crate::sys::{ifname, netdev};
 
 /// The run's open sockets and the guards that must outlive them.
 ///
-/// Fields drop in declaration order, and here the order matters: the two sockets close first, then the ARP
-/// responder (with its own socket), then the queue steering, and the flags guard goes last. It puts the promiscuous and all-multicast flags
+/// Fields drop in declaration order, and here the order matters: the sockets close first (AF_PACKET's two, or the
+/// AF_XDP path: its program detached, its record removed), then the ARP responder (with its own socket), then the
+/// queue steering, and the flags guard goes last. It puts the promiscuous and all-multicast flags
 /// back only when they still differ after every socket of the run is closed — a socket's promiscuous membership ends
 /// when the socket closes, so what is left then is someone's leftover (see `netif::FlagsGuard`). Keep `_flags` after
-/// the sockets, and the NIC's lock last (released once all is put back). The RT threads hold clones of the sockets' `Arc`s; `nic::run` joins them before the link drops.
+/// the sockets, and the NIC's lock last (released once all is put back). The RT threads hold the sockets (clones of
+/// the AF_PACKET sockets' `Arc`s, or the AF_XDP socket's halves); `nic::run` joins them before the link drops.
 pub(super) struct Link {
-    /// The sender's: it sends, and gets its transmit stamps back on its error queue.
-    pub(super) txs: Arc<RawSocket>,
-    /// The receiver's: it only receives. Sharing one socket would wake the receiver for every transmit stamp,
-    /// right when the frame leaves.
-    pub(super) rxs: Arc<RawSocket>,
+    pub(super) ports: Ports,
     /// UDP: answers ARP for our address for as long as the run lasts.
     _arp: Option<Responder>,
     /// --txq/--rxq: the queues' XPS masks and flow rule, put back after every socket is closed.
@@ -46,6 +46,19 @@ pub(super) struct Link {
     pub(super) tag: u32,
     /// One run per NIC (`corelock::nic_exclusive`).
     _lock: Option<CoreLock>,
+}
+
+/// The sockets of one path.
+pub(super) enum Ports {
+    Packet {
+        /// The sender's: it sends, and gets its transmit stamps back on its error queue.
+        txs: Arc<RawSocket>,
+        /// The receiver's: it only receives. Sharing one socket would wake the receiver for every transmit
+        /// stamp, right when the frame leaves.
+        rxs: Arc<RawSocket>,
+    },
+    /// The AF_XDP socket and its program (`--path af_xdp`).
+    Xdp(Box<XdpPath>),
 }
 
 impl Link {
@@ -86,19 +99,20 @@ impl Link {
             watch.note(&note);
         }
         let steering = Steering::apply(host, args, at.core)?;
-        let mut txs = RawSocket::open(nic, 0)?;
-        if args.txq.is_some() {
-            txs.bypass_qdisc()?;
-        }
-        for note in tstamp::restore_leftovers(host) {
+        // On either path: a killed af_xdp run's program would take the probe's replies from an AF_PACKET run too.
+        if let Some(note) = xdp::restore_leftover(host, nic) {
             watch.note(&note);
         }
-        let stamps = txs.enable_timestamps(host)?;
-        let rxs = RawSocket::open(nic, frame::ethertype(args.mode))?;
-        rxs.set_timestamping(stamps)?;
+        let (ports, stamps) = match args.path {
+            NicPath::AfPacket => packet_ports(host, nic, args, watch)?,
+            NicPath::AfXdp => {
+                let queue = u32::from(args.rxq.unwrap_or(0));
+                let x = XdpPath::open(host, nic, frame::ethertype(args.mode), queue)?;
+                (Ports::Xdp(Box::new(x)), TsKind::Software)
+            }
+        };
         let link = Link {
-            txs: Arc::new(txs),
-            rxs: Arc::new(rxs),
+            ports,
             _arp: arp,
             steering,
             _flags: flags,
@@ -109,11 +123,26 @@ impl Link {
         Ok((link, probe))
     }
 
+    /// The threads' sides of the sockets: clones of the AF_PACKET sockets, or the AF_XDP socket's halves (taken:
+    /// a second call has none).
+    pub(super) fn take_ports(&mut self) -> Option<(TxPort, RxPort)> {
+        match &mut self.ports {
+            Ports::Packet { txs, rxs } => Some((
+                TxPort::Packet(Arc::clone(txs)),
+                RxPort::Packet(Arc::clone(rxs)),
+            )),
+            Ports::Xdp(x) => x
+                .halves
+                .take()
+                .map(|(tx, rx)| (TxPort::Xsk(tx), RxPort::Xsk(rx))),
+        }
+    }
+
     /// Sends a probe every 20 ms for up to 1 s until a valid reply comes back (for EtherCAT: processed by at
     /// least one SubDevice), then a few more at once, so that the working counter is learned from more than one
     /// reply; returns the next sequence number and the answers. Runs before the RT threads, so it may take its
     /// time. Then bounds the receiver's blocking reads: its loop looks at its flags between frames.
-    pub(super) fn preflight(&self, probe: &mut Probe, mode: Mode) -> Result<(u32, Answers)> {
+    pub(super) fn preflight(&mut self, probe: &mut Probe, mode: Mode) -> Result<(u32, Answers)> {
         let mut seq = 0u32;
         let first = self.answer(probe, mode, &mut seq, ANSWER_TIMEOUT)?;
         let mut answers = Answers {
@@ -126,19 +155,25 @@ impl Link {
                 Err(_) => break,
             }
         }
-        self.rxs.set_recv_timeout(Duration::from_millis(50))?;
+        if let Ports::Packet { rxs, .. } = &self.ports {
+            rxs.set_recv_timeout(Duration::from_millis(50))?;
+        }
         Ok((seq, answers))
     }
 
     /// Sends probes (from sequence `seq` on, every 20 ms) until one of them is answered, for at most `limit`.
     fn answer(
-        &self,
+        &mut self,
         probe: &mut Probe,
         mode: Mode,
         seq: &mut u32,
         limit: Duration,
     ) -> Result<Reply> {
-        let (txs, sock) = (&self.txs, &self.rxs);
+        let tag = self.tag;
+        let (txs, sock) = match &mut self.ports {
+            Ports::Packet { txs, rxs } => (txs, rxs),
+            Ports::Xdp(x) => return answer_xsk(x, probe, mode, tag, seq, limit),
+        };
         let start = Instant::now();
         let mut buf = [0u8; frame::MAX_FRAME + 64];
         let from = *seq;
@@ -154,11 +189,7 @@ impl Link {
                 sock.wait(left.max(1)).map_err(|e| Error::sys("poll", e))?;
                 while txs.recv(&mut buf, true, true).is_ok() {}
                 while let Ok(r) = sock.recv(&mut buf, false, true) {
-                    if let Ok(reply) = frame::parse_reply(mode, &buf[..r.len])
-                        && reply.tag == self.tag
-                        && (from..*seq).contains(&reply.seq)
-                        && (mode != Mode::Ecat || reply.wkc > 0)
-                    {
+                    if let Some(reply) = valid(mode, &buf[..r.len], tag, from..*seq) {
                         return Ok(reply);
                     }
                 }
@@ -166,6 +197,78 @@ impl Link {
         }
         Err(no_answer(mode, sock.name()))
     }
+}
+
+/// A reply the preflight takes: this run's tag, to one of its probes, and for EtherCAT processed by a SubDevice.
+fn valid(mode: Mode, bytes: &[u8], tag: u32, seqs: std::ops::Range<u32>) -> Option<Reply> {
+    frame::parse_reply(mode, bytes).ok().filter(|reply| {
+        reply.tag == tag && seqs.contains(&reply.seq) && (mode != Mode::Ecat || reply.wkc > 0)
+    })
+}
+
+/// `Link::answer` through the AF_XDP socket: the same probes and the same test of a reply.
+fn answer_xsk(
+    x: &mut XdpPath,
+    probe: &mut Probe,
+    mode: Mode,
+    tag: u32,
+    seq: &mut u32,
+    limit: Duration,
+) -> Result<Reply> {
+    let nic = x.name().to_string();
+    let Some((tx, rx)) = x.halves.as_mut() else {
+        return Err(Error::failed(
+            "the AF_XDP socket was already handed to the threads",
+        ));
+    };
+    let start = Instant::now();
+    let mut buf = [0u8; frame::MAX_FRAME + 64];
+    let from = *seq;
+    while start.elapsed() < limit {
+        probe.set_seq(*seq);
+        *seq += 1;
+        tx.send(probe.frame())
+            .map_err(|e| Error::sys(format!("sending on {nic} (AF_XDP)"), e))?;
+        let until = Instant::now() + Duration::from_millis(20);
+        while Instant::now() < until {
+            let left = until.saturating_duration_since(Instant::now()).as_millis() as i32;
+            match rx.recv(&mut buf, left.max(1)) {
+                Ok(n) => {
+                    if let Some(reply) = valid(mode, &buf[..n], tag, from..*seq) {
+                        return Ok(reply);
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(Error::sys("poll", e)),
+            }
+        }
+    }
+    Err(no_answer(mode, &nic))
+}
+
+/// The two AF_PACKET sockets with their timestamps (hardware where the NIC has them, after a killed run's
+/// configuration is put back).
+fn packet_ports(
+    host: &Host,
+    nic: &str,
+    args: &RunSpec,
+    watch: &mut dyn Watch,
+) -> Result<(Ports, TsKind)> {
+    let mut txs = RawSocket::open(nic, 0)?;
+    if args.txq.is_some() {
+        txs.bypass_qdisc()?;
+    }
+    for note in tstamp::restore_leftovers(host) {
+        watch.note(&note);
+    }
+    let stamps = txs.enable_timestamps(host)?;
+    let rxs = RawSocket::open(nic, frame::ethertype(args.mode))?;
+    rxs.set_timestamping(stamps)?;
+    let ports = Ports::Packet {
+        txs: Arc::new(txs),
+        rxs: Arc::new(rxs),
+    };
+    Ok((ports, stamps))
 }
 
 /// A probe the kernel refused to send. A veth (or macvlan) drops a frame longer than its far end allows (that

@@ -6,11 +6,13 @@
 
 mod arp;
 mod link;
+mod port;
 mod recv;
 mod results;
 mod send;
 mod shared;
 mod stop;
+mod xdp;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::{Relaxed, Release};
@@ -31,6 +33,7 @@ use crate::host::Host;
 use crate::trace::marker::Marker;
 use crate::trace::session::{Scope, Tracing};
 use link::Link;
+use port::{RxPort, TxPort};
 use recv::Receiver;
 use results::Results;
 use send::Sender;
@@ -49,7 +52,7 @@ pub(crate) fn run(
     watch: &mut dyn Watch,
 ) -> Result<RunResult> {
     // Declared first, so dropped last: after the threads are joined (the sockets, then the flags guard: see Link).
-    let (link, mut probe) = Link::open(host, args, at, watch)?;
+    let (mut link, mut probe) = Link::open(host, args, at, watch)?;
     let (first_seq, answers) = link.preflight(&mut probe, args.mode)?;
     let (learned, disagreed) = link::learn_wkc(&answers.wkc);
     if let (Some(note), None, Mode::Ecat) = (&disagreed, args.round_trip.expect_wkc, args.mode) {
@@ -64,9 +67,12 @@ pub(crate) fn run(
     let results = Results::new(args, at, label, &link, (&answers, learned), &sender);
     let gauges = gauges(args, &sender, &receiver, &shared);
     let (hand, mut rtts) = rtt_collect::pair(frames_sent(&shared));
+    let ports = link
+        .take_ports()
+        .ok_or_else(|| crate::error::Error::failed("the run's sockets were already taken"))?;
     let threads = Threads::start(
         &results,
-        &link,
+        ports,
         probe,
         &shared,
         (sender, receiver),
@@ -180,7 +186,7 @@ impl Threads {
     /// receiver is stopped again. `marker` (--trace) goes to the receiver, a clone of it to the sender.
     fn start(
         results: &Results,
-        link: &Link,
+        (tx, rx): (TxPort, RxPort),
         probe: Probe,
         shared: &Arc<Shared>,
         (sender, receiver): (Series, Series),
@@ -189,7 +195,7 @@ impl Threads {
     ) -> Result<Threads> {
         let (args, at) = (results.header.spec, results.header.at);
         let sender = Sender {
-            sock: Arc::clone(&link.txs),
+            port: tx,
             probe,
             mode: args.mode,
             shared: Arc::clone(shared),
@@ -198,7 +204,7 @@ impl Threads {
             marker: marker.as_ref().and_then(|m| m.try_clone().ok()),
         };
         let receiver = Receiver {
-            sock: Arc::clone(&link.rxs),
+            port: rx,
             mode: args.mode,
             budget_ns: results.rtt.budget_ns,
             expect_wkc: results.rtt.expect_wkc,

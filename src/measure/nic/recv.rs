@@ -6,15 +6,16 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
 
 use super::ANSWER_TIMEOUT;
+use super::port::RxPort;
 use super::shared::Shared;
 use crate::error::Result;
 use crate::measure::frame::{self, MAX_FRAME, Reject};
-use crate::measure::rawsock::RawSocket;
 use crate::measure::rt::{self, RtThread};
 use crate::measure::rtt::Matcher;
 use crate::measure::rtt_collect::Handover;
 use crate::measure::series::Series;
 use crate::measure::spec::Mode;
+use crate::measure::tstamp::Stamps;
 use crate::sys::clock::{monotonic_ns as now_ns, realtime_ns};
 use crate::trace::marker::Marker;
 
@@ -95,7 +96,7 @@ impl Totals {
 pub(super) struct Receiver {
     /// Must have a receive timeout: the loop looks at the flags, and hands its round trips to the main thread,
     /// between frames.
-    pub(super) sock: Arc<RawSocket>,
+    pub(super) port: RxPort,
     pub(super) mode: Mode,
     /// A reply later than this after its request is late.
     pub(super) budget_ns: u64,
@@ -123,7 +124,7 @@ impl Receiver {
     /// Takes replies until the sender is done and the last ones had time to come back, or until replies stop.
     fn run(self) -> (Series, Matcher, u64) {
         let Receiver {
-            sock,
+            mut port,
             mode,
             budget_ns,
             expect_wkc,
@@ -132,7 +133,8 @@ impl Receiver {
             mut hand,
             marker,
         } = self;
-        let (sock, sh): (&RawSocket, &Shared) = (&sock, &shared);
+        let sh: &Shared = &shared;
+        let user_stamps = port.user_stamps();
         let mut m = Matcher::new(sh.first_seq, budget_ns, expect_wkc);
         let mut totals = Totals {
             epoch: hand.epoch(),
@@ -149,7 +151,8 @@ impl Receiver {
         let send_time = |seq| sh.send_time(seq);
         loop {
             // One blocking system call per reply: no poll, no wakeup for transmit stamps (the sender reads those).
-            match sock.recv(&mut buf, false, false) {
+            // AF_XDP: poll() on its socket, none when the ring already holds the reply.
+            match port.recv(&mut buf) {
                 Ok(r) => {
                     let now = now_ns();
                     match frame::parse_reply(mode, &buf[..r.len]) {
@@ -164,6 +167,10 @@ impl Receiver {
                             let wkc = (mode == Mode::Ecat).then_some(reply.wkc);
                             let real = realtime_ns();
                             m.on_reply(reply.seq, wkc, r.stamps, real, sent, send_time);
+                            if user_stamps {
+                                // No transmit stamp will come: the send time stands in for it, now.
+                                m.on_tx(reply.seq, Stamps::default(), sent, send_time);
+                            }
                             if m.counts.matched > before {
                                 totals.matched += 1;
                                 // One write(2) from a stack buffer: the send in CLOCK_MONOTONIC (the trace clock) is
@@ -178,7 +185,7 @@ impl Receiver {
                                     series.record(now - prev_rx, None);
                                 }
                                 prev_rx = now;
-                                if sh.tx_stamp(reply.seq).is_none() {
+                                if !user_stamps && sh.tx_stamp(reply.seq).is_none() {
                                     pending.push(reply.seq);
                                 }
                             }

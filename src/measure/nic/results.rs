@@ -3,11 +3,13 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use super::link::{Answers, Link};
+use super::link::{Answers, Link, Ports};
 use super::shared::Shared;
 use super::stop::{self, Counts, Local};
 use crate::measure::collect::Collector;
-use crate::measure::result::{EscId, Header, Measured, RttSummary, RunResult, SeriesSummary};
+use crate::measure::result::{
+    EscId, Header, Measured, RttSummary, RunResult, SeriesSummary, XdpReport,
+};
 use crate::measure::rtt_collect::{Context, RttCollector};
 use crate::measure::sampler;
 use crate::measure::series::{Series, round3};
@@ -24,6 +26,8 @@ pub(super) struct Results<'a> {
     /// The working counters of the preflight's replies when the expected one was learned from them (EtherCAT
     /// without --expect-wkc).
     preflight_wkc: Vec<u16>,
+    /// `--path af_xdp`: what the path got (mode, zero-copy, queue), the same in every summary.
+    xdp: Option<XdpReport>,
 }
 
 impl<'a> Results<'a> {
@@ -65,6 +69,10 @@ impl<'a> Results<'a> {
             } else {
                 Vec::new()
             },
+            xdp: match &link.ports {
+                Ports::Xdp(x) => Some(x.facts.report()),
+                Ports::Packet { .. } => None,
+            },
         }
     }
 
@@ -78,6 +86,8 @@ impl<'a> Results<'a> {
             ..self.rtt
         });
         r.checks.preflight_wkc.clone_from(&self.preflight_wkc);
+        r.path = self.header.spec.path.name().to_string();
+        r.xdp.clone_from(&self.xdp);
         r
     }
 

@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::{Relaxed, Release};
 use std::time::Duration;
 
+use super::port::TxPort;
 use super::shared::Shared;
 use crate::error::Result;
 use crate::measure::frame::{self, Probe};
-use crate::measure::rawsock::RawSocket;
 use crate::measure::rt::{self, RtThread};
 use crate::measure::sampler::{self, Ended, Limits};
 use crate::measure::series::Series;
@@ -18,7 +18,8 @@ use crate::trace::marker::Marker;
 
 /// Everything the sender thread takes with it.
 pub(super) struct Sender {
-    pub(super) sock: Arc<RawSocket>,
+    /// AF_PACKET (its error queue has the transmit stamps) or the AF_XDP socket's transmit half.
+    pub(super) port: TxPort,
     /// Patched with each frame's sequence number, from `shared.first_seq` (the one after the preflight's).
     pub(super) probe: Probe,
     pub(super) mode: Mode,
@@ -37,7 +38,7 @@ impl Sender {
 
     fn run(self) -> (Series, Ended) {
         let Sender {
-            sock,
+            mut port,
             mut probe,
             mode,
             shared: sh,
@@ -45,10 +46,13 @@ impl Sender {
             limits,
             marker,
         } = self;
-        let (txs, first_seq): (&RawSocket, u32) = (&sock, sh.first_seq);
+        let first_seq = sh.first_seq;
+        let stamped = port.stamped();
         let mut buf = [0u8; frame::MAX_FRAME + 64];
         // Software stamps are queued during send(), hardware ones a little later: each cycle takes what is there.
+        // AF_XDP has none: its round trips are timed in user space (see `RxPort::user_stamps`).
         let take_stamps = |buf: &mut [u8]| {
+            let Some(txs) = &stamped else { return };
             while let Ok(r) = txs.recv(buf, true, true) {
                 if let (true, Some(seq)) =
                     (r.stamps.tx, frame::probe_seq(mode, &buf[..r.len], sh.tag))
@@ -71,7 +75,7 @@ impl Sender {
             if let Some(mk) = &marker {
                 mk.mark_send(i);
             }
-            if let Err(e) = txs.send(probe.frame()) {
+            if let Err(e) = port.send(probe.frame()) {
                 sh.send_errors.fetch_add(1, Relaxed);
                 sh.send_errno.store(e.raw_os_error().unwrap_or(0), Relaxed);
             }

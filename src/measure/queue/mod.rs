@@ -11,11 +11,12 @@ pub(crate) use steer::{Steering, restore_leftovers};
 use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::machine::net::queue_counts;
-use crate::measure::spec::RunSpec;
+use crate::measure::spec::{Mode, NicPath, RunSpec};
 
 /// `--txq`/`--rxq` against the interface's queues (from /sys/class/net/IF/queues): a queue it does not have is a
 /// usage error, before anything on the machine changes.
 pub(crate) fn validate(host: &Host, spec: &RunSpec) -> Result<()> {
+    xdp_path(spec)?;
     if spec.txq.is_none() && spec.rxq.is_none() {
         return Ok(());
     }
@@ -56,6 +57,32 @@ pub(crate) struct QueueReport {
     pub(crate) rx: Option<QueueCount>,
     /// Why a direction could not be verified (the driver has no such counter), in words.
     pub(crate) notes: Vec<String>,
+}
+
+/// `--path af_xdp`: one queue both ways (an AF_XDP socket transmits on the queue it is bound to), and only the
+/// frame kinds its XDP program tells apart by EtherType (a UDP echo would need the IP stack's ARP and routing).
+fn xdp_path(spec: &RunSpec) -> Result<()> {
+    if spec.path != NicPath::AfXdp {
+        return Ok(());
+    }
+    if spec.nic.is_none() {
+        return Err(Error::usage(
+            "--path af_xdp applies to the NIC test only (give --nic IF)",
+        ));
+    }
+    if spec.mode == Mode::Udp {
+        return Err(Error::usage(
+            "--path af_xdp takes --mode ecat or raw (its XDP program passes the probe's EtherType only)",
+        ));
+    }
+    let queue = spec.rxq.unwrap_or(0);
+    match spec.txq {
+        Some(t) if t != queue => Err(Error::usage(format!(
+            "--path af_xdp sends and receives on one queue: --txq {t} differs from the bound queue {queue} (give \
+             --rxq {t}, or leave --txq out)"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// One direction's counters over the run.

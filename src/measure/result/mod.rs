@@ -11,7 +11,7 @@ mod rtt;
 
 pub(crate) use build::{Header, Measured};
 pub use rtt::RttSummary;
-pub(crate) use rtt::{EscId, ReplyChecks, StampCounts, Timestamps};
+pub(crate) use rtt::{EscId, ReplyChecks, StampCounts, Timestamps, XdpReport};
 
 /// pass: every sample Great and no frame lost; fail: the machine falls short; inconclusive: nothing fell short,
 /// but the run was too short to call it a pass (exit 3); incomplete: the run could not finish its job (replies

@@ -53,9 +53,38 @@ pub struct RttSummary {
     /// --txq/--rxq: the queues asked for and what the driver's counters showed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) queue: Option<crate::measure::queue::QueueReport>,
+    /// The way the frames took through this host: "af_packet" or "af_xdp" (older results have no key: read as
+    /// af_packet).
+    #[serde(default = "af_packet")]
+    pub(crate) path: String,
+    /// `--path af_xdp`: the XDP program's mode, zero-copy or not, the socket's queue, and why the faster choice was
+    /// refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) xdp: Option<XdpReport>,
     /// Frames not sent, the budget, and the working counter checks (flat keys in the JSON).
     #[serde(flatten)]
     pub(crate) checks: ReplyChecks,
+}
+
+fn af_packet() -> String {
+    "af_packet".into()
+}
+
+/// How an `--path af_xdp` run's frames went: what it asked for first, what it got, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct XdpReport {
+    /// "native" (in the driver) or "generic" (after it, on a socket buffer).
+    pub(crate) xdp_mode: String,
+    /// The socket's frames are the driver's own (XDP_ZEROCOPY) rather than copied.
+    pub(crate) zero_copy: bool,
+    /// The receive queue the socket is bound to, and sends on.
+    pub(crate) queue: u32,
+    /// Why native mode was refused (the kernel's error), when the mode is generic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) why_generic: Option<String>,
+    /// Why zero-copy was refused (the bind's error), when the socket copies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) why_copy: Option<String>,
 }
 
 /// What a reply is held to beyond arriving: sent at all, in time, with the working counter of the whole chain.

@@ -55,6 +55,8 @@ pub(super) fn summarize(st: &RttStats, ctx: &Context) -> RttSummary {
             send_time: c.send_time_pairs,
         }),
         queue: None,
+        path: "af_packet".into(),
+        xdp: None,
         checks: ReplyChecks {
             not_sent: ctx.not_sent,
             budget_us: ctx.budget_ns as f64 / 1000.0,

@@ -144,6 +144,8 @@ fn result(rtt: bool) -> RunResult {
             max_us: rd.max_us,
             timestamps: Timestamps::Software,
             queue: None,
+            path: "af_packet".into(),
+            xdp: None,
             late: 0,
             unmatched: 1,
             duplicates: 0,

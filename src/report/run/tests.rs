@@ -101,6 +101,8 @@ fn rtt_section_prints_nrtm_line() {
         hdr: d.encode(),
         stamps: None,
         queue: None,
+        path: "af_packet".into(),
+        xdp: None,
         checks: Default::default(),
     };
     let t = render_rtt(&rtt);
@@ -110,6 +112,32 @@ fn rtt_section_prints_nrtm_line() {
     );
     assert!(t.contains("|    17 -    18 us: |     43944 |"), "{t}");
     assert!(t.contains("working counter 1"), "{t}");
+    assert!(!t.contains("AF_XDP"), "{t}");
+    // The AF_XDP path says what it got and why not the faster choice.
+    let xdp = crate::measure::result::RttSummary {
+        path: "af_xdp".into(),
+        xdp: Some(crate::measure::result::XdpReport {
+            xdp_mode: "generic".into(),
+            zero_copy: false,
+            queue: 0,
+            why_generic: Some("Operation not supported (os error 95)".into()),
+            why_copy: Some("Operation not supported (os error 95)".into()),
+        }),
+        ..rtt
+    };
+    let t = render_rtt(&xdp);
+    assert!(
+        t.contains("Path: AF_XDP on queue 0, XDP generic, copy mode"),
+        "{t}"
+    );
+    assert!(
+        t.contains("  native XDP refused: Operation not supported"),
+        "{t}"
+    );
+    assert!(
+        t.contains("  zero-copy refused: Operation not supported"),
+        "{t}"
+    );
 }
 
 #[test]
