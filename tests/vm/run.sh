@@ -106,7 +106,10 @@ for name in "${names[@]}"; do
             nic_down
             continue
         }
-        nicargs=(-netdev "tap,id=n0,ifname=$NIC_TAP,script=no,downscript=no" -device virtio-net-pci,netdev=n0)
+        # The guest's NIC model: virtio, or the one a `model: NAME` line of the nic file names (igb: qemu's
+        # emulated Intel 82576, the driver family of the i210/i350; e1000e).
+        model=$(sed -n 's/^model: *\([a-z0-9-]*\)$/\1/p' "$sdir/nic")
+        nicargs=(-netdev "tap,id=n0,ifname=$NIC_TAP,script=no,downscript=no" -device "${model:-virtio-net-pci},netdev=n0")
     fi
     verdict=""
     if ! run_boots "$dir/disk.qcow2" "$share" "$dir/logs" "$(cat "$sdir/boots")" "${nicargs[@]}" \

@@ -94,6 +94,13 @@ impl Steering {
                      cannot be chosen on {nic}",
                     driver(nic)
                 ))
+            } else if e.raw_os_error() == Some(libc::ENOSPC) {
+                // qemu's igb, with ntuple-filters "off [fixed]", answers so: no table, or a full one.
+                Error::failed(format!(
+                    "--rxq {q}: {nic}'s driver ({}) has no free receive flow rule (ENOSPC): its rule table is \
+                     full or it offers none (`ethtool -k {nic}` shows ntuple-filters, `ethtool -n {nic}` the rules)",
+                    driver(nic)
+                ))
             } else {
                 Error::sys(format!("--rxq {q}: a flow rule on {nic} ({})", driver(nic)), e)
             }
