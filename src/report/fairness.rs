@@ -81,6 +81,17 @@ pub(crate) fn warnings(before: &RunResult, after: &RunResult) -> Vec<String> {
         ));
     }
     w.extend(machines(before, after));
+    if let (Some(b), Some(a)) = (&before.rtt, &after.rtt)
+        && b.path != a.path
+    {
+        w.push(format!(
+            "the runs took different NIC paths ({} before, {} after): AF_PACKET's round trip is timed between the \
+             kernel's own stamps, AF_XDP's from the sender's kick to the receiver reading its ring (both wakeups \
+             included), so the RTT rows differ by what is timed as well as by the path; the sender and receiver \
+             rows compare alike",
+            b.path, a.path
+        ));
+    }
     let threaded = |r: &RunResult| r.series.iter().any(|s| s.thread.is_some());
     if threaded(before) || threaded(after) {
         w.extend(threads(before, after));

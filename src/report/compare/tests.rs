@@ -285,3 +285,28 @@ fn runs_with_threads_compare_thread_by_thread_by_name() {
         c.unfair
     );
 }
+
+#[test]
+fn runs_through_different_nic_paths_are_flagged() {
+    // A NIC run saved by an earlier build (tests/fixtures/results/README.md), and the same through AF_XDP.
+    let packet: RunResult = serde_json::from_str(include_str!(
+        "../../../tests/fixtures/results/nic-run-before-threads-and-tail.json"
+    ))
+    .unwrap();
+    let same = compare(&packet, &packet.clone(), "b", "a");
+    assert!(
+        !same.unfair.iter().any(|w| w.contains("NIC paths")),
+        "{:?}",
+        same.unfair
+    );
+    let mut xdp = packet.clone();
+    xdp.rtt.as_mut().unwrap().path = "af_xdp".into();
+    let c = compare(&packet, &xdp, "b", "a");
+    assert!(
+        c.unfair
+            .iter()
+            .any(|w| w.contains("different NIC paths (af_packet before, af_xdp after)")),
+        "{:?}",
+        c.unfair
+    );
+}
