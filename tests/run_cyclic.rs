@@ -251,3 +251,48 @@ fn until_confident_runs_until_the_claim_holds_or_breaks() {
         text(&bad.stderr)
     );
 }
+
+/// The RT thread's minor and major faults (fields 10 and 12 of /proc/PID/task/TID/stat), found by its name.
+fn rt_thread_faults(pid: u32) -> Option<(u64, u64)> {
+    for t in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+        let dir = t.ok()?.path();
+        let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
+        let (name, rest) = stat.split_once(" (")?.1.rsplit_once(") ")?;
+        if name == "rmp-eval-rt" {
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            return Some((f[7].parse().ok()?, f[9].parse().ok()?));
+        }
+    }
+    None
+}
+
+#[test]
+fn the_rt_thread_takes_no_page_fault_while_it_measures() {
+    // mlockall(MCL_ONFAULT) locks only what is touched: the loop's code, stack, histograms and channels must all
+    // be touched before the first recorded period (warm-up, pre-faulted stack, the first unrecorded wakeup). The
+    // thread's fault counters, read twice while it measures, must not move — interval hand-overs included (one a
+    // second).
+    if !common::require_root("page faults") {
+        return;
+    }
+    let root = root_tree();
+    let mut child = run_on(root.path(), &["--duration", "4", "--json"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    let before = rt_thread_faults(child.id());
+    std::thread::sleep(std::time::Duration::from_millis(2300));
+    let after = rt_thread_faults(child.id());
+    let status = child.wait().unwrap();
+    assert!(matches!(status.code(), Some(0 | 1 | 3)), "{status:?}");
+    let (before, after) = (
+        before.expect("RT thread at 1.2 s"),
+        after.expect("RT thread at 3.5 s"),
+    );
+    assert_eq!(
+        before, after,
+        "(minor, major) faults of the RT thread while measuring"
+    );
+}
