@@ -21,6 +21,66 @@ pub(crate) fn lock_all_memory() -> io::Result<()> {
     }
 }
 
+/// Splits the read-only segments (code, constants) of the program and of the libraries loaded with it (libc,
+/// libm, the loader) into one mapping per page, so that a page fault there maps that page only. The kernel maps,
+/// on each fault on a file mapping, up to 64 KiB of neighbouring pages already in the page cache ("fault-around"),
+/// but never beyond the mapping; with mlockall every page so mapped stays resident, and start-up code spread over
+/// the binary then pins most of it (BENCHMARKS.md, "Measurement overhead"). MADV_RANDOM alone does not stop
+/// fault-around; given to every other page it gives those pages flags different from their neighbours', which
+/// keeps the kernel from merging them back into one mapping. Best effort: a range the kernel refuses keeps its
+/// default. Returns how many pages were advised.
+pub(crate) fn split_code_mappings() -> usize {
+    let mut advised = 0usize;
+    // SAFETY: dl_iterate_phdr calls `split_segments` once per loaded object, with a valid `dl_phdr_info`, while
+    // it holds the loader's lock; `advised` outlives the call and is only touched through the pointer given.
+    unsafe {
+        libc::dl_iterate_phdr(Some(split_segments), (&raw mut advised).cast());
+    }
+    advised
+}
+
+/// dl_iterate_phdr's callback for `split_code_mappings`: MADV_RANDOM on every other page of each read-only
+/// PT_LOAD segment of one object (not the vDSO, which is the kernel's).
+unsafe extern "C" fn split_segments(
+    info: *mut libc::dl_phdr_info,
+    _size: libc::size_t,
+    data: *mut libc::c_void,
+) -> libc::c_int {
+    // SAFETY: sysconf only reads a constant of the system.
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+    // SAFETY: dl_iterate_phdr passes a valid `dl_phdr_info` for the duration of the call.
+    let info = unsafe { &*info };
+    // SAFETY: `dlpi_name` is null or a NUL-terminated string of the loader's, alive during the call.
+    let name =
+        (!info.dlpi_name.is_null()).then(|| unsafe { std::ffi::CStr::from_ptr(info.dlpi_name) });
+    if info.dlpi_phdr.is_null() || name.is_some_and(|n| n.to_bytes().starts_with(b"linux-")) {
+        return 0;
+    }
+    // SAFETY: `dlpi_phdr` points at `dlpi_phnum` program headers of a loaded object.
+    let headers =
+        unsafe { std::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) };
+    let read_only = headers
+        .iter()
+        .filter(|ph| ph.p_type == libc::PT_LOAD && ph.p_flags & libc::PF_W == 0);
+    let mut advised = 0;
+    for ph in read_only {
+        let start = info.dlpi_addr as usize + ph.p_vaddr as usize;
+        let end = start + ph.p_memsz as usize;
+        // Whole pages inside the segment: a page it shares with a neighbour is left as it is.
+        let mut at = start.next_multiple_of(page);
+        while at + page <= end {
+            // SAFETY: advice only (nothing is freed, moved or changed) on one page the loader mapped read-only.
+            if unsafe { libc::madvise(at as *mut libc::c_void, page, libc::MADV_RANDOM) } == 0 {
+                advised += 1;
+            }
+            at += 2 * page;
+        }
+    }
+    // SAFETY: `data` is `split_code_mappings`' `advised`, alive and not otherwise borrowed.
+    unsafe { *data.cast::<usize>() += advised };
+    0
+}
+
 /// munlockall().
 pub(crate) fn unlock_all_memory() -> io::Result<()> {
     nix::sys::mman::munlockall().map_err(io::Error::from)
