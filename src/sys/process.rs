@@ -1,5 +1,6 @@
-//! This process and its threads: memory locking, SCHED_FIFO, CPU affinity, the signal mask, children that die
-//! with us. The RT setup of measure/rt.rs calls these before its loop starts; none is called inside a loop.
+//! This process and its threads: memory locking and code mapped a page at a time, SCHED_FIFO, CPU affinity, the
+//! signal mask, children that die with us. The RT setup of measure/rt.rs calls these before its loop starts (and
+//! `main` splits the code mappings first thing); none is called inside a loop.
 
 use std::io;
 use std::process::Command;
