@@ -28,8 +28,11 @@ pub(crate) fn lock_all_memory() -> io::Result<()> {
 /// but never beyond the mapping; with mlockall every page so mapped stays resident, and start-up code spread over
 /// the binary then pins most of it (BENCHMARKS.md, "Measurement overhead"). MADV_RANDOM alone does not stop
 /// fault-around; given to every other page it gives those pages flags different from their neighbours', which
-/// keeps the kernel from merging them back into one mapping. Best effort: a range the kernel refuses keeps its
-/// default. Returns how many pages were advised.
+/// keeps the kernel from merging them back into one mapping. Then what the loader and the start-up before `main`
+/// mapped of those segments (with fault-around: most of libc) is dropped, so that the process maps again only what
+/// it uses: the pages stay in the page cache, and are mapped again one at a time. Not for an object with text
+/// relocations, whose read-only pages the loader wrote. Best effort: a range the kernel refuses keeps its default.
+/// Returns how many pages were advised.
 pub(crate) fn split_code_mappings() -> usize {
     let mut advised = 0usize;
     // SAFETY: dl_iterate_phdr calls `split_segments` once per loaded object, with a valid `dl_phdr_info`, while
@@ -40,8 +43,35 @@ pub(crate) fn split_code_mappings() -> usize {
     advised
 }
 
+/// Whether a loaded object's dynamic section asks for text relocations (DT_TEXTREL, or DF_TEXTREL in DT_FLAGS): the
+/// loader then wrote into its read-only segments, whose pages are no longer the file's.
+fn has_text_relocations(base: usize, headers: &[libc::Elf64_Phdr]) -> bool {
+    const DT_NULL: usize = 0;
+    const DT_TEXTREL: usize = 22;
+    const DT_FLAGS: usize = 30;
+    const DF_TEXTREL: usize = 4;
+    let Some(dynamic) = headers.iter().find(|ph| ph.p_type == libc::PT_DYNAMIC) else {
+        return false;
+    };
+    let mut entry = (base + dynamic.p_vaddr as usize) as *const [usize; 2];
+    loop {
+        // SAFETY: PT_DYNAMIC locates the object's loaded dynamic section, an array of (tag, value) pairs of
+        // machine words ended by DT_NULL; the loop stops there.
+        let [tag, value] = unsafe { entry.read() };
+        match tag {
+            DT_NULL => return false,
+            DT_TEXTREL => return true,
+            DT_FLAGS if value & DF_TEXTREL != 0 => return true,
+            _ => {}
+        }
+        // SAFETY: not past DT_NULL, so the next entry is inside the array.
+        entry = unsafe { entry.add(1) };
+    }
+}
+
 /// dl_iterate_phdr's callback for `split_code_mappings`: MADV_RANDOM on every other page of each read-only
-/// PT_LOAD segment of one object (not the vDSO, which is the kernel's).
+/// PT_LOAD segment of one object (not the vDSO, which is the kernel's), then MADV_DONTNEED on all of them, which
+/// drops what the loader and the start-up before `main` mapped of them.
 unsafe extern "C" fn split_segments(
     info: *mut libc::dl_phdr_info,
     _size: libc::size_t,
@@ -60,6 +90,7 @@ unsafe extern "C" fn split_segments(
     // SAFETY: `dlpi_phdr` points at `dlpi_phnum` program headers of a loaded object.
     let headers =
         unsafe { std::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) };
+    let text_relocations = has_text_relocations(info.dlpi_addr as usize, headers);
     let read_only = headers
         .iter()
         .filter(|ph| ph.p_type == libc::PT_LOAD && ph.p_flags & libc::PF_W == 0);
@@ -68,13 +99,20 @@ unsafe extern "C" fn split_segments(
         let start = info.dlpi_addr as usize + ph.p_vaddr as usize;
         let end = start + ph.p_memsz as usize;
         // Whole pages inside the segment: a page it shares with a neighbour is left as it is.
-        let mut at = start.next_multiple_of(page);
+        let first = start.next_multiple_of(page);
+        let mut at = first;
         while at + page <= end {
             // SAFETY: advice only (nothing is freed, moved or changed) on one page the loader mapped read-only.
             if unsafe { libc::madvise(at as *mut libc::c_void, page, libc::MADV_RANDOM) } == 0 {
                 advised += 1;
             }
             at += 2 * page;
+        }
+        let whole = end.saturating_sub(first) / page * page;
+        if whole > 0 && !text_relocations {
+            // SAFETY: a read-only segment of an object without text relocations holds only the file's own pages,
+            // never written: dropping them loses nothing, and a later use maps the page again from the page cache.
+            unsafe { libc::madvise(first as *mut libc::c_void, whole, libc::MADV_DONTNEED) };
         }
     }
     // SAFETY: `data` is `split_code_mappings`' `advised`, alive and not otherwise borrowed.
