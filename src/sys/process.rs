@@ -31,16 +31,39 @@ pub(crate) fn lock_all_memory() -> io::Result<()> {
 /// keeps the kernel from merging them back into one mapping. Then what the loader and the start-up before `main`
 /// mapped of those segments (with fault-around: most of libc) is dropped, so that the process maps again only what
 /// it uses: the pages stay in the page cache, and are mapped again one at a time. Not for an object with text
-/// relocations, whose read-only pages the loader wrote. Best effort: a range the kernel refuses keeps its default.
-/// Returns how many pages were advised.
+/// relocations, whose read-only pages the loader wrote, nor under a debugger. Best effort: a range the kernel
+/// refuses keeps its default. Returns how many pages were advised.
 pub(crate) fn split_code_mappings() -> usize {
-    let mut advised = 0usize;
+    let mut walk = Walk {
+        advised: 0,
+        drop_mapped: !traced(),
+    };
     // SAFETY: dl_iterate_phdr calls `split_segments` once per loaded object, with a valid `dl_phdr_info`, while
-    // it holds the loader's lock; `advised` outlives the call and is only touched through the pointer given.
+    // it holds the loader's lock; `walk` outlives the call and is only touched through the pointer given.
     unsafe {
-        libc::dl_iterate_phdr(Some(split_segments), (&raw mut advised).cast());
+        libc::dl_iterate_phdr(Some(split_segments), (&raw mut walk).cast());
     }
-    advised
+    walk.advised
+}
+
+/// What `split_segments` is given and counts.
+struct Walk {
+    advised: usize,
+    /// Drop what is mapped: not under a debugger, whose breakpoints are private copies of code pages that dropping
+    /// would silently undo.
+    drop_mapped: bool,
+}
+
+/// Whether a tracer (a debugger, strace) is attached: /proc/self/status's TracerPid is not 0.
+fn traced() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("TracerPid:"))
+                .map(|v| v.trim() != "0")
+        })
+        .unwrap_or(false)
 }
 
 /// Whether a loaded object's dynamic section asks for text relocations (DT_TEXTREL, or DF_TEXTREL in DT_FLAGS): the
@@ -94,7 +117,8 @@ unsafe extern "C" fn split_segments(
     let read_only = headers
         .iter()
         .filter(|ph| ph.p_type == libc::PT_LOAD && ph.p_flags & libc::PF_W == 0);
-    let mut advised = 0;
+    // SAFETY: `data` is `split_code_mappings`' `walk`, alive and not otherwise borrowed during the call.
+    let walk = unsafe { &mut *data.cast::<Walk>() };
     for ph in read_only {
         let start = info.dlpi_addr as usize + ph.p_vaddr as usize;
         let end = start + ph.p_memsz as usize;
@@ -104,19 +128,17 @@ unsafe extern "C" fn split_segments(
         while at + page <= end {
             // SAFETY: advice only (nothing is freed, moved or changed) on one page the loader mapped read-only.
             if unsafe { libc::madvise(at as *mut libc::c_void, page, libc::MADV_RANDOM) } == 0 {
-                advised += 1;
+                walk.advised += 1;
             }
             at += 2 * page;
         }
         let whole = end.saturating_sub(first) / page * page;
-        if whole > 0 && !text_relocations {
+        if whole > 0 && walk.drop_mapped && !text_relocations {
             // SAFETY: a read-only segment of an object without text relocations holds only the file's own pages,
             // never written: dropping them loses nothing, and a later use maps the page again from the page cache.
             unsafe { libc::madvise(first as *mut libc::c_void, whole, libc::MADV_DONTNEED) };
         }
     }
-    // SAFETY: `data` is `split_code_mappings`' `advised`, alive and not otherwise borrowed.
-    unsafe { *data.cast::<usize>() += advised };
     0
 }
 
