@@ -22,17 +22,17 @@ pub(crate) fn lock_all_memory() -> io::Result<()> {
     }
 }
 
-/// Splits the read-only segments (code, constants) of the program and of the libraries loaded with it (libc,
-/// libm, the loader) into one mapping per page, so that a page fault there maps that page only. The kernel maps,
-/// on each fault on a file mapping, up to 64 KiB of neighbouring pages already in the page cache ("fault-around"),
-/// but never beyond the mapping; with mlockall every page so mapped stays resident, and start-up code spread over
-/// the binary then pins most of it (BENCHMARKS.md, "Measurement overhead"). MADV_RANDOM alone does not stop
-/// fault-around; given to every other page it gives those pages flags different from their neighbours', which
-/// keeps the kernel from merging them back into one mapping. Then what the loader and the start-up before `main`
-/// mapped of those segments (with fault-around: most of libc) is dropped, so that the process maps again only what
-/// it uses: the pages stay in the page cache, and are mapped again one at a time. Not for an object with text
-/// relocations, whose read-only pages the loader wrote, nor under a debugger. Best effort: a range the kernel
-/// refuses keeps its default. Returns how many pages were advised.
+/// Splits the read-only segments (code, constants) of the program and of the libraries loaded with it (libc, libm,
+/// the loader) into mappings of `SPLIT_PAGES` pages, so that a page fault there maps those at most. The kernel
+/// maps, on each fault on a file mapping, up to 64 KiB of neighbouring pages already in the page cache
+/// ("fault-around"), but never beyond the mapping; with mlockall every page so mapped stays resident, and start-up
+/// code spread over the binary then pins most of it (BENCHMARKS.md, "Measurement overhead"). MADV_RANDOM alone does
+/// not stop fault-around; given to every other chunk it gives those pages flags different from their neighbours',
+/// which keeps the kernel from merging them back into one mapping. Then what the loader and the start-up before
+/// `main` mapped of those segments (with fault-around: most of libc) is dropped, so that the process maps again
+/// only what it uses: the pages stay in the page cache, and are mapped again a chunk at most at a time. Not for an
+/// object with text relocations, whose read-only pages the loader wrote, nor under a debugger. Best effort: a range
+/// the kernel refuses keeps its default. Returns how many chunks were advised.
 pub(crate) fn split_code_mappings() -> usize {
     let mut walk = Walk {
         advised: 0,
@@ -92,7 +92,12 @@ fn has_text_relocations(base: usize, headers: &[libc::Elf64_Phdr]) -> bool {
     }
 }
 
-/// dl_iterate_phdr's callback for `split_code_mappings`: MADV_RANDOM on every other page of each read-only
+/// Pages per mapping `split_code_mappings` makes: fault-around maps at most that many. Measured (BENCHMARKS.md): 1
+/// page peaked ~0.1 MB lower than 2 but took ~4 ms more CPU at start (twice the madvise calls and mappings); 4
+/// peaked ~0.3 MB higher for ~1 ms less.
+const SPLIT_PAGES: usize = 2;
+
+/// dl_iterate_phdr's callback for `split_code_mappings`: MADV_RANDOM on every other chunk of each read-only
 /// PT_LOAD segment of one object (not the vDSO, which is the kernel's), then MADV_DONTNEED on all of them, which
 /// drops what the loader and the start-up before `main` mapped of them.
 unsafe extern "C" fn split_segments(
@@ -125,12 +130,13 @@ unsafe extern "C" fn split_segments(
         // Whole pages inside the segment: a page it shares with a neighbour is left as it is.
         let first = start.next_multiple_of(page);
         let mut at = first;
-        while at + page <= end {
-            // SAFETY: advice only (nothing is freed, moved or changed) on one page the loader mapped read-only.
-            if unsafe { libc::madvise(at as *mut libc::c_void, page, libc::MADV_RANDOM) } == 0 {
+        let chunk = SPLIT_PAGES * page;
+        while at + chunk <= end {
+            // SAFETY: advice only (nothing is freed, moved or changed) on pages the loader mapped read-only.
+            if unsafe { libc::madvise(at as *mut libc::c_void, chunk, libc::MADV_RANDOM) } == 0 {
                 walk.advised += 1;
             }
-            at += 2 * page;
+            at += 2 * chunk;
         }
         let whole = end.saturating_sub(first) / page * page;
         if whole > 0 && walk.drop_mapped && !text_relocations {
