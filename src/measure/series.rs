@@ -221,10 +221,22 @@ impl Series {
         }
     }
 
-    /// Runs `record` once and empties the series again, on the RT thread before its loop: every page `record`
-    /// uses (code, histograms, counters) is then resident and locked, and the first real period takes no fault.
+    /// Runs `record` on an on-time, a late, an early and an out-of-range period and empties the series again, on
+    /// the RT thread before its loop: every page `record` uses (the code of each branch, histograms, counters) is
+    /// then resident and locked, and no period takes a fault. Code is mapped a page at a time
+    /// (`cli::map_code_by_the_page`), so a branch first taken while measuring would fault: hence one of each.
     pub(crate) fn warm_up(&mut self) {
-        self.record_here(self.period_ns, Some(0));
+        let (p, w) = (self.period_ns, self.bands.width_ns());
+        let huge = 2 * super::dist::HIGHEST_NS;
+        for (period, wakeup) in [
+            (p, 0),
+            (p + 9 * w, 9 * w),
+            (p.saturating_sub(2 * w), 0),
+            (huge, huge),
+        ] {
+            self.record_here(period, Some(wakeup));
+        }
+        self.record_here(p, None);
         self.add_missed(0);
         self.clear();
     }

@@ -12,7 +12,8 @@
 //! - `clock`: the clock reads and the absolute sleep of the RT loops.
 //! - `term`: the terminal's window size, stdin in raw mode (a guard restoring it), read-only prctl queries.
 //! - `fs`: Host's opens (openat2 in a root), fstat, directory entries; flock; the tracefs mount.
-//! - `process`: mlockall, SCHED_FIFO, CPU affinity, the signal mask, PR_SET_PDEATHSIG, kill/killpg, euid.
+//! - `process`: mlockall, code mapped a page at a time, SCHED_FIFO, CPU affinity, the signal mask, PR_SET_PDEATHSIG,
+//!   kill/killpg, euid.
 //! - `uname`: the running kernel's release, for when /proc cannot be read.
 //! - `netlink`: one rtnetlink request about one interface, and its attributes.
 //! - `xdp`: the XDP program of `run --path af_xdp` (aya), and an interface's XDP program seen and detached by index.
