@@ -251,22 +251,7 @@ fn a_program_already_there_is_refused_and_left_alone() {
     }
     let v = Veth::new();
     // Someone's program in generic mode (iproute2 loads our own object: any program will do).
-    let obj = concat!(env!("OUT_DIR"), "/probe.bpf.o");
-    let st = Command::new("ip")
-        .args([
-            "link",
-            "set",
-            "dev",
-            &v.host,
-            "xdpgeneric",
-            "obj",
-            obj,
-            "sec",
-            "xdp",
-        ])
-        .output()
-        .unwrap();
-    assert!(st.status.success(), "{}", text(&st.stderr));
+    attach_generic_by_netlink(&v.host);
     let o = run_nic(&v.host, &["--path", "af_xdp", "--duration", "2"]);
     let err = text(&o.stderr);
     assert!(!o.status.success());
@@ -334,22 +319,7 @@ fn a_killed_runs_netlink_attached_program_is_detached_by_the_next_run_of_either_
     let r = v.reflect(&[]);
     // What a run killed on a kernel without XDP bpf_links (before 5.9) leaves: rmp-eval's program attached through
     // netlink, which outlives the process, and its record. iproute2 attaches the build's own object that way.
-    let obj = concat!(env!("OUT_DIR"), "/probe.bpf.o");
-    let st = Command::new("ip")
-        .args([
-            "link",
-            "set",
-            "dev",
-            &v.host,
-            "xdpgeneric",
-            "obj",
-            obj,
-            "sec",
-            "xdp",
-        ])
-        .output()
-        .unwrap();
-    assert!(st.status.success(), "{}", text(&st.stderr));
+    attach_generic_by_netlink(&v.host);
     let ifindex = std::fs::read_to_string(format!("/sys/class/net/{}/ifindex", v.host)).unwrap();
     std::fs::create_dir_all("/run/rmp-eval/xdp").unwrap();
     std::fs::write(record(&v.host), format!("{} generic\n", ifindex.trim())).unwrap();
@@ -370,4 +340,25 @@ fn a_killed_runs_netlink_attached_program_is_detached_by_the_next_run_of_either_
     assert_eq!(val["rtt"]["lost"], 0, "{}", brief(&val["rtt"]));
     assert_eq!(xdp_shown(&v.host), None);
     assert!(!record(&v.host).exists(), "record consumed");
+}
+
+/// The build's own XDP object attached to `dev` in generic mode through netlink by iproute2, as no rmp-eval run
+/// does on kernels with XDP bpf_links: a program that outlives any process.
+fn attach_generic_by_netlink(dev: &str) {
+    let obj = concat!(env!("OUT_DIR"), "/probe.bpf.o");
+    let st = Command::new("ip")
+        .args([
+            "link",
+            "set",
+            "dev",
+            dev,
+            "xdpgeneric",
+            "obj",
+            obj,
+            "sec",
+            "xdp",
+        ])
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{}", text(&st.stderr));
 }
