@@ -39,6 +39,9 @@ pub(crate) struct XdpPath {
     pub(crate) halves: Option<(XskTx, XskRx)>,
     host: Host,
     name: String,
+    /// The link had its carrier when the run began: a driver that restarts the port to detach a native program
+    /// drops it for a few seconds, and the interface is left as found only once it is back.
+    was_running: bool,
 }
 
 impl XdpPath {
@@ -51,6 +54,7 @@ impl XdpPath {
         {
             return Err(someones_program(nic, id));
         }
+        let was_running = running(nic);
         let sock = open_socket(nic, queue)?;
         let mut program = xdp::load(ethertype, queue, sock.fd()).map_err(Error::failed)?;
         let (mode, native_refused) = attach(host, nic, ifindex, &mut program)?;
@@ -68,6 +72,7 @@ impl XdpPath {
             halves: Some((sock.tx, sock.rx)),
             host: host.clone(),
             name: nic.to_string(),
+            was_running,
         })
     }
 
@@ -80,11 +85,13 @@ impl XdpPath {
 /// preflight's 1 s starts once the carrier is back (IFF_RUNNING), or after 10 s, when it will say nothing answers.
 fn wait_carrier(nic: &str) {
     let start = std::time::Instant::now();
-    while start.elapsed() < std::time::Duration::from_secs(10)
-        && !netdev::flags(nic).is_ok_and(|f| f & libc::IFF_RUNNING as u32 != 0)
-    {
+    while start.elapsed() < std::time::Duration::from_secs(10) && !running(nic) {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+}
+
+fn running(nic: &str) -> bool {
+    netdev::flags(nic).is_ok_and(|f| f & libc::IFF_RUNNING as u32 != 0)
 }
 
 /// The socket, retried for up to 2 s while the queue is busy: the kernel releases a closed socket's hold on its
@@ -117,6 +124,11 @@ impl Drop for XdpPath {
     fn drop(&mut self) {
         drop(self.program.take());
         let _ = self.host.remove_file(&record_path(&self.name));
+        // igb restarts the port to detach a native program (seen in the PREEMPT_RT guest): the next run would
+        // find the link down and its first send refused.
+        if self.was_running && self.facts.mode == Mode::Native {
+            wait_carrier(&self.name);
+        }
     }
 }
 

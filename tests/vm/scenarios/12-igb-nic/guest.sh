@@ -1,22 +1,22 @@
 # A real NIC driver: qemu's igb (Intel 82576) in the PREEMPT_RT guest, `rmp-eval reflect` behind the host's tap.
 # check --nic names the driver's per-queue IRQs; run --nic through AF_PACKET and through AF_XDP (native XDP on igb,
 # copy mode: 6.1's igb has no AF_XDP zero-copy); --rxq 1 on a driver without ntuple filters is refused before
-# anything changes; fix pins the NIC's IRQs to the RT core and sets coalescing through the driver, rollback puts
-# both back.
+# anything changes; --txq 1 proven by the driver's per-queue counters; fix pins the NIC's IRQs to the RT core and
+# sets coalescing through the driver, rollback puts both back.
 . "$HOOK/common.sh"
-install_package
 nic=""
 for n in /sys/class/net/*; do
     n=${n##*/}
     [ "$n" = lo ] || { nic=$n; break; }
 done
 echo "$nic" >"$B/nic"
-readlink "/sys/class/net/$nic/device/driver" >"$B/driver" 2>&1
 ip link set dev "$nic" up
 for _ in 1 2 3 4 5 6 7 8 9 10; do
     [ "$(cat "/sys/class/net/$nic/carrier" 2>/dev/null)" = 1 ] && break
     sleep 1
 done
+install_package
+readlink "/sys/class/net/$nic/device/driver" >"$B/driver" 2>&1
 facts
 ethtool -k "$nic" >"$B/features" 2>&1
 ethtool -c "$nic" >"$B/coalesce-before" 2>&1
@@ -24,6 +24,7 @@ rec check rmp-eval check --core 1 --nic "$nic" --json
 rec packet rmp-eval run --nic "$nic" --duration 5 --json
 rec xdp rmp-eval run --nic "$nic" --path af_xdp --duration 5 --json
 ip -d link show "$nic" >"$B/link-after-xdp" 2>&1
+rec txq rmp-eval run --nic "$nic" --txq 1 --duration 3 --json
 ethtool -n "$nic" >"$B/rules-before" 2>&1
 rec rxq rmp-eval run --nic "$nic" --rxq 1 --duration 3 --json
 ethtool -n "$nic" >"$B/rules-after" 2>&1
