@@ -125,8 +125,18 @@ impl Drop for XdpPath {
         drop(self.program.take());
         let _ = self.host.remove_file(&record_path(&self.name));
         // igb restarts the port to detach a native program (seen in the PREEMPT_RT guest): the next run would
-        // find the link down and its first send refused.
+        // find the link down and its first send refused. The kernel releases the program's link in deferred work,
+        // so the restart may come after the drop: first until no program is attached (2 s at most), then until
+        // the carrier is back.
         if self.was_running && self.facts.mode == Mode::Native {
+            if let Ok(ifindex) = netdev::ifindex(&self.name) {
+                let start = std::time::Instant::now();
+                while start.elapsed() < std::time::Duration::from_secs(2)
+                    && xdp::attached(ifindex as u32).is_ok_and(|p| p.is_some())
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+            }
             wait_carrier(&self.name);
         }
     }

@@ -4,17 +4,8 @@
 # anything changes; --txq 1 proven by the driver's per-queue counters; fix pins the NIC's IRQs to the RT core and
 # sets coalescing through the driver, rollback puts both back.
 . "$HOOK/common.sh"
-nic=""
-for n in /sys/class/net/*; do
-    n=${n##*/}
-    [ "$n" = lo ] || { nic=$n; break; }
-done
-echo "$nic" >"$B/nic"
-ip link set dev "$nic" up
-for _ in 1 2 3 4 5 6 7 8 9 10; do
-    [ "$(cat "/sys/class/net/$nic/carrier" 2>/dev/null)" = 1 ] && break
-    sleep 1
-done
+first_nic_up
+nic=$NIC
 install_package
 readlink "/sys/class/net/$nic/device/driver" >"$B/driver" 2>&1
 facts
