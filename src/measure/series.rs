@@ -223,8 +223,8 @@ impl Series {
 
     /// Runs `record` on an on-time, a late, an early and an out-of-range period and empties the series again, on
     /// the RT thread before its loop: every page `record` uses (the code of each branch, histograms, counters) is
-    /// then resident and locked, and no period takes a fault. Code is mapped a page at a time
-    /// (`cli::map_code_by_the_page`), so a branch first taken while measuring would fault: hence one of each.
+    /// then resident and locked, and no period takes a fault. Code is locked as it is first touched
+    /// (mlockall with MCL_ONFAULT), so a branch first taken while measuring would fault: hence one of each.
     pub(crate) fn warm_up(&mut self) {
         let (p, w) = (self.period_ns, self.bands.width_ns());
         let huge = 2 * super::dist::HIGHEST_NS;

@@ -12,7 +12,7 @@
 //! - `clock`: the clock reads and the absolute sleep of the RT loops.
 //! - `term`: the terminal's window size, stdin in raw mode (a guard restoring it), read-only prctl queries.
 //! - `fs`: Host's opens (openat2 in a root), fstat, directory entries; flock; the tracefs mount.
-//! - `process`: mlockall, code mapped a page at a time, SCHED_FIFO, CPU affinity, the signal mask, PR_SET_PDEATHSIG,
+//! - `process`: mlockall, SCHED_FIFO, CPU affinity, the signal mask, PR_SET_PDEATHSIG,
 //!   kill/killpg, euid.
 //! - `uname`: the running kernel's release, for when /proc cannot be read.
 //! - `netlink`: one rtnetlink request about one interface, and its attributes.
