@@ -257,24 +257,30 @@ fn a_second_fix_is_refused_while_one_runs() {
     assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
 }
 
-/// The boot unit and the udev rule call commands the CLI accepts (a rename of apply-saved or --nic breaks here).
+/// The boot unit, the NIC unit and the udev rule that starts it call commands the CLI accepts (a rename of
+/// apply-saved, --nic or --follow, or of the unit, breaks here).
 #[test]
-fn unit_and_udev_rule_call_what_the_cli_accepts() {
+fn units_and_udev_rule_call_what_the_cli_accepts() {
     use clap::Parser;
     let unit = include_str!("../systemd/rmp-eval.service");
+    let nic_unit = include_str!("../systemd/rmp-eval-nic@.service");
     let rule = include_str!("../udev/60-rmp-eval.rules");
-    let exec = unit
-        .lines()
-        .find_map(|l| l.strip_prefix("ExecStart="))
-        .expect("ExecStart");
-    let run = rule
+    let exec = |u: &'static str| {
+        u.lines()
+            .find_map(|l| l.strip_prefix("ExecStart="))
+            .expect("ExecStart")
+    };
+    let wants = rule
         .lines()
         .filter(|l| !l.starts_with('#'))
-        .find_map(|l| l.split("RUN+=\"").nth(1)?.split('"').next())
-        .expect("RUN+=");
-    assert!(unit.contains("ConditionPathExists=/var/lib/rmp-eval/runtime.json"));
-    assert!(rule.contains("TEST==\"/var/lib/rmp-eval/runtime.json\""));
-    for cmd in [exec, &run.replace("$name", "enp2s0")] {
+        .find_map(|l| l.split("ENV{SYSTEMD_WANTS}+=\"").nth(1)?.split('"').next())
+        .expect("SYSTEMD_WANTS");
+    assert_eq!(wants, "rmp-eval-nic@$name.service");
+    for u in [unit, nic_unit] {
+        assert!(u.contains("ConditionPathExists=/var/lib/rmp-eval/runtime.json"));
+    }
+    let nic_cmd = exec(nic_unit).replace("%i", "enp2s0");
+    for cmd in [exec(unit), &nic_cmd] {
         let argv: Vec<&str> = cmd.split_whitespace().collect();
         assert_eq!(argv[0], "/usr/sbin/rmp-eval", "{cmd}");
         let cli =
@@ -284,4 +290,5 @@ fn unit_and_udev_rule_call_what_the_cli_accepts() {
             "{cmd}"
         );
     }
+    assert!(nic_cmd.ends_with("--nic enp2s0 --follow"), "{nic_cmd}");
 }

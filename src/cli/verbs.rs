@@ -143,6 +143,9 @@ pub struct ApplySavedArgs {
     /// Only the settings of this NIC (IRQs, RPS, coalescing): what the udev rule asks for
     #[arg(long, value_name = "IF")]
     pub(crate) nic: Option<String>,
+    /// Stay, and apply the NIC's settings again each time it is brought up (rmp-eval-nic@IF.service)
+    #[arg(long, requires = "nic")]
+    pub(crate) follow: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -44,6 +44,13 @@ const UNIT_PATHS: &[&str] = &[
     "/usr/lib/systemd/system/rmp-eval.service",
     "/etc/systemd/system/rmp-eval.service",
 ];
+const NIC_UNIT_PATHS: &[&str] = &[
+    "/lib/systemd/system/rmp-eval-nic@.service",
+    "/usr/lib/systemd/system/rmp-eval-nic@.service",
+    "/etc/systemd/system/rmp-eval-nic@.service",
+];
+/// Exists while systemd is the running init (sd_booted(3)).
+const SYSTEMD_RUNNING: &str = "/run/systemd/system";
 
 /// The runtime.json format this rmp-eval writes and the newest it reads (see journal::FORMAT).
 pub(crate) const FORMAT: u32 = 1;
@@ -123,7 +130,49 @@ pub(crate) fn persist_step(
     if !UNIT_PATHS.iter().any(|p| host.exists(p)) {
         s.note("rmp-eval.service is not installed (install the package): these settings last until reboot");
     }
+    if let Some(nic) = &saved.nic
+        && saved
+            .steps
+            .iter()
+            .any(|st| StepId::parse(st).is_some_and(|id| NIC_STEPS.contains(&id)))
+    {
+        follow_nic(host, &mut s, nic);
+    }
     Some(s)
+}
+
+/// Starts the NIC's watcher now rather than at the next boot: a driver that requests its queue IRQs only when the
+/// interface is brought up (igb, e1000e) gets them pinned the first time the MainDevice brings it up.
+fn follow_nic(host: &Host, s: &mut Step, nic: &str) {
+    // Without the package, the note above already says that nothing is re-applied.
+    if !UNIT_PATHS.iter().any(|p| host.exists(p)) {
+        return;
+    }
+    // A unit instance name holds these as they are; udev's rule starts no unit for other names either.
+    let plain = nic
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+    if !plain || !NIC_UNIT_PATHS.iter().any(|p| host.exists(p)) || !host.exists(SYSTEMD_RUNNING) {
+        s.note(format!(
+            "IRQs that {nic}'s driver requests when it is next brought up are pinned only after a reboot \
+             (no rmp-eval-nic@ unit for it, or systemd is not running): run `rmp-eval apply-saved --nic \
+             {nic}` after bringing it up"
+        ));
+        return;
+    }
+    s.changes
+        .push(Change::Command(super::kind::command::CommandChange {
+            argv: [
+                "systemctl",
+                "start",
+                "--no-block",
+                &format!("rmp-eval-nic@{nic}.service"),
+            ]
+            .map(String::from)
+            .to_vec(),
+            again_on_rollback: false,
+            reboot: false,
+        }));
 }
 
 /// The runtime steps of `saved`, planned on the machine as it is now (only the NIC's with `only_nic`).

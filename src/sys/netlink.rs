@@ -1,5 +1,6 @@
 //! One rtnetlink request about one interface (RTM_GETLINK, RTM_SETLINK) and its attributes: what `xdp` needs to see
-//! and detach an interface's XDP program by index. Not on any RT path: it allocates freely.
+//! and detach an interface's XDP program by index; and the kernel's link notifications (RTMGRP_LINK), which
+//! `apply-saved --follow` waits on. Not on any RT path: it allocates freely.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -8,6 +9,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 const NLMSG_HDR: usize = 16;
 const IFINFO: usize = 16;
 const NLMSG_ERROR: u16 = 2;
+/// linux/if_link.h: the interface's name, as a NUL-terminated string.
+const IFLA_IFNAME: u16 = 3;
 
 /// Sends message `kind` for interface `ifindex` with the attributes `attrs` (already laid out) and returns the
 /// reply's attributes (after its ifinfomsg); for a request with NLM_F_ACK, the empty acknowledgement. A negative
@@ -56,6 +59,106 @@ fn socket() -> io::Result<OwnedFd> {
     }
     // SAFETY: `fd` was just returned by socket(2) and is owned by nothing else.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// What one link notification says: the interface (index, name when the message carries it), its flags, removed or not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LinkEvent {
+    pub(crate) ifindex: i32,
+    pub(crate) name: Option<String>,
+    /// IFF_* as the kernel reports them (IFF_UP: administratively up; IFF_RUNNING: the carrier too).
+    pub(crate) flags: u32,
+    pub(crate) removed: bool,
+}
+
+impl LinkEvent {
+    pub(crate) fn is_up(&self) -> bool {
+        !self.removed && self.flags & libc::IFF_UP as u32 != 0
+    }
+}
+
+/// A socket subscribed to the kernel's link notifications (every RTM_NEWLINK/RTM_DELLINK of this namespace).
+pub(crate) struct LinkEvents {
+    fd: OwnedFd,
+    buf: Vec<u8>,
+}
+
+impl LinkEvents {
+    pub(crate) fn subscribe() -> io::Result<LinkEvents> {
+        let fd = socket()?;
+        // SAFETY: sockaddr_nl is plain data; all-zero is a valid value, filled in below.
+        let mut sa: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
+        sa.nl_family = libc::AF_NETLINK as libc::sa_family_t;
+        sa.nl_groups = libc::RTMGRP_LINK as u32;
+        // SAFETY: binds a socket this function owns to a live sockaddr_nl of the size given.
+        let rc = unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                (&sa as *const libc::sockaddr_nl).cast(),
+                std::mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t,
+            )
+        };
+        super::check(rc)?;
+        Ok(LinkEvents {
+            fd,
+            buf: vec![0u8; 64 * 1024],
+        })
+    }
+
+    /// Blocks until the kernel sends the next notifications. ENOBUFS (the kernel dropped some because we were slow)
+    /// is returned as such: the caller then reads the state afresh.
+    pub(crate) fn next(&mut self) -> io::Result<Vec<LinkEvent>> {
+        loop {
+            // SAFETY: receives at most `buf.len()` bytes into a live Vec on a socket this value owns.
+            let got = unsafe {
+                libc::recv(
+                    self.fd.as_raw_fd(),
+                    self.buf.as_mut_ptr().cast(),
+                    self.buf.len(),
+                    0,
+                )
+            };
+            if got < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
+            }
+            return Ok(link_events(&self.buf[..got as usize]));
+        }
+    }
+}
+
+/// The link notifications in one datagram (several netlink messages may share it); other messages are skipped.
+pub(crate) fn link_events(b: &[u8]) -> Vec<LinkEvent> {
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    while let Some(h) = b.get(at..at + NLMSG_HDR) {
+        let len = u32::from_ne_bytes([h[0], h[1], h[2], h[3]]) as usize;
+        let kind = u16::from_ne_bytes([h[4], h[5]]);
+        let Some(msg) = b.get(at..at.saturating_add(len)) else {
+            break;
+        };
+        if len < NLMSG_HDR {
+            break;
+        }
+        if (kind == libc::RTM_NEWLINK || kind == libc::RTM_DELLINK)
+            && let Some(i) = msg.get(NLMSG_HDR..NLMSG_HDR + IFINFO)
+        {
+            let name = link_attr(&msg[NLMSG_HDR + IFINFO..], IFLA_IFNAME).map(|d| {
+                String::from_utf8_lossy(d.split(|&c| c == 0).next().unwrap_or(d)).into_owned()
+            });
+            out.push(LinkEvent {
+                ifindex: i32::from_ne_bytes([i[4], i[5], i[6], i[7]]),
+                name,
+                flags: u32::from_ne_bytes([i[8], i[9], i[10], i[11]]),
+                removed: kind == libc::RTM_DELLINK,
+            });
+        }
+        at += (len + 3) & !3;
+    }
+    out
 }
 
 /// The reply's attributes, or the errno of an NLMSG_ERROR with a non-zero code (an ack is an error of 0).
@@ -139,6 +242,41 @@ mod tests {
         );
         b[16..20].copy_from_slice(&0i32.to_ne_bytes());
         assert!(parse_reply(&b).unwrap().is_empty());
+    }
+
+    fn datagrams(text: &str) -> Vec<Vec<u8>> {
+        text.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| {
+                (0..l.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&l[i..i + 2], 16).unwrap())
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_kernels_link_notifications_name_the_interface_its_flags_and_its_removal() {
+        let d = datagrams(include_str!(
+            "../../tests/fixtures/samples/rtnetlink-veth-up-down-linux6.18.hex"
+        ));
+        let up = link_events(&d[0]);
+        assert_eq!(up.len(), 1);
+        assert_eq!(up[0].name.as_deref(), Some("capx0"));
+        assert!(up[0].is_up() && !up[0].removed);
+        // Up, but no carrier yet: the peer is down.
+        assert_eq!(up[0].flags & libc::IFF_RUNNING as u32, 0);
+        let gone = link_events(&d[1]);
+        assert_eq!(gone.len(), 1);
+        assert_eq!(gone[0].ifindex, up[0].ifindex);
+        assert!(gone[0].removed && !gone[0].is_up());
+        // Two messages in one datagram are both read; a truncated one ends the walk without a panic.
+        let both = [d[0].clone(), d[1].clone()].concat();
+        assert_eq!(link_events(&both).len(), 2);
+        for cut in [0, 3, 17, 40, d[0].len() - 1] {
+            assert!(link_events(&d[0][..cut]).is_empty(), "{cut}");
+        }
     }
 
     #[test]

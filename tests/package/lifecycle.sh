@@ -186,9 +186,12 @@ rmp_ok ${unit#/usr/sbin/rmp-eval }
 machine_state "$WORK/unit"
 [ -z "$(changed "$WORK/fixed" "$WORK/unit")" ] || fail "after the unit ran, differs from fixed: $(changed "$WORK/fixed" "$WORK/unit")"
 grep -q "isolcpus=managed_irq,domain,1" "$CHROOT/proc/cmdline" || fail "booted without the parameters"
-rule=$(sed -n 's/.*RUN+="\([^"]*\)".*/\1/p' "$CHROOT/lib/udev/rules.d/60-rmp-eval.rules")
+# The rule starts rmp-eval-nic@IF.service; its command, under --root, applies once (--follow needs the live links).
+wants=$(sed -n 's/.*ENV{SYSTEMD_WANTS}+="\([^"]*\)".*/\1/p' "$CHROOT/lib/udev/rules.d/60-rmp-eval.rules")
+[ "$wants" = 'rmp-eval-nic@$name.service' ] || fail "the udev rule starts '$wants'"
+rule=$(sed -n 's/^ExecStart=//p' "$CHROOT/lib/systemd/system/rmp-eval-nic@.service")
 reboot
-rule=${rule//\$name/enp0s2}
+rule=${rule//%i/enp0s2}
 # shellcheck disable=SC2086
 rmp_ok ${rule#/usr/sbin/rmp-eval }
 machine_state "$WORK/udev"

@@ -88,6 +88,7 @@ zcat -f "$CHROOT"/usr/share/doc/rmp-eval/guide.md* | grep '^# rmp-eval user guid
     fail "/usr/share/doc/rmp-eval/guide.md is not the user guide"
 for f in /usr/share/bash-completion/completions/rmp-eval /usr/share/zsh/vendor-completions/_rmp-eval \
     /usr/share/fish/vendor_completions.d/rmp-eval.fish /lib/systemd/system/rmp-eval.service \
+    /lib/systemd/system/rmp-eval-nic@.service \
     /lib/udev/rules.d/60-rmp-eval.rules; do
     [ -s "$CHROOT$f" ] || fail "$f missing"
 done
