@@ -22,7 +22,16 @@ const PREFAULT: usize = 64 * 1024;
 /// the RT path is touched before measuring (`Series::warm_up`, `prefault_stack`, the loop's first, unrecorded
 /// wakeup), so it takes no page fault, and the pages it never uses cost no memory. Kernels before 4.4 lack
 /// ONFAULT: then everything mapped is locked, as cyclictest does.
-pub(crate) fn lock_memory() -> Result<()> {
+///
+/// With `shed_code`, the code mapped so far (start-up, the command's setup) is dropped first
+/// (`sys::process::split_code_mappings`; `main` split the mappings into page pairs): only the pages used from here
+/// on are locked. That needs every path the RT loop takes to be touched before it measures: the cyclic loops' are
+/// (`Series::warm_up`, the page-fault test in tests/run_cyclic.rs); a NIC thread's rarer paths (a lost or unmatched
+/// frame) are not, so a NIC run keeps what its setup mapped.
+pub(crate) fn lock_memory(shed_code: bool) -> Result<()> {
+    if shed_code {
+        sys::split_code_mappings();
+    }
     sys::lock_all_memory().map_err(|e| {
         Error::failed(format!(
             "cannot lock memory (mlockall: {e}): run as root or raise RLIMIT_MEMLOCK"

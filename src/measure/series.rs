@@ -238,7 +238,25 @@ impl Series {
         }
         self.record_here(p, None);
         self.add_missed(0);
+        self.warm_up_exchange();
         self.clear();
+    }
+
+    /// Takes `exchange`'s two branches once — an interval handed over, a reset applied — through channels of its
+    /// own, so that the collector sees nothing: the first real hand-over, a second into the run, then runs code
+    /// already touched, wherever the linker put it.
+    fn warm_up_exchange(&mut self) {
+        let (fresh_tx, fresh) = sync_channel(1);
+        let (full, _full_rx) = sync_channel(1);
+        if fresh_tx.send(Box::new(Stats::new())).is_err() {
+            return;
+        }
+        let fresh = std::mem::replace(&mut self.fresh, fresh);
+        let full = std::mem::replace(&mut self.full, full);
+        self.epoch = self.live.epoch.load(Relaxed).wrapping_add(1);
+        self.exchange();
+        self.fresh = fresh;
+        self.full = full;
     }
 
     /// Counts periods skipped because the thread woke too late to keep them.

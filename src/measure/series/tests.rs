@@ -120,3 +120,16 @@ fn warm_up_leaves_an_empty_series() {
     );
     assert_eq!(sum.wakeup.unwrap().count, 1);
 }
+
+#[test]
+fn warm_up_takes_the_hand_over_branch_without_the_collector_seeing_it() {
+    let mut s = Series::new("Cyclic", 1000, None);
+    let _collector = s.collector();
+    let before: *const Stats = &*s.cur;
+    s.warm_up();
+    // A new interval in place: the swap ran (its code is touched before measuring).
+    assert!(!std::ptr::eq(before, &*s.cur));
+    // The real channels are back: nothing fresh waits for the RT side, nothing was sent to the collector.
+    assert!(s.fresh.try_recv().is_err());
+    assert_eq!(s.epoch, s.live.epoch.load(Relaxed));
+}

@@ -55,12 +55,12 @@ impl Drop for StopOnSignal {
     }
 }
 
-/// mlockall for the life of the guard.
+/// mlockall for the life of the guard (`rt::lock_memory`, shedding the code mapped so far with `shed_code`).
 pub(crate) struct MemoryLock;
 
 impl MemoryLock {
-    pub(crate) fn acquire() -> Result<Self> {
-        crate::measure::rt::lock_memory()?;
+    pub(crate) fn acquire(shed_code: bool) -> Result<Self> {
+        crate::measure::rt::lock_memory(shed_code)?;
         Ok(MemoryLock)
     }
 }

@@ -77,7 +77,8 @@ impl Session {
             None => None,
         };
         let signals = StopOnSignal::install()?;
-        let lock = MemoryLock::acquire()?;
+        // A cyclic run's loops are warmed up on every path; a NIC run's are not (see `rt::lock_memory`).
+        let lock = MemoryLock::acquire(spec.nic.is_none())?;
         let dma = DmaLatency::hold(host);
         if let (Some(note), true) = (&dma.note, host.is_live()) {
             watch.note(note);
