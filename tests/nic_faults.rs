@@ -232,15 +232,17 @@ fn sigint_prints_the_final_report_and_writes_output() {
         "{stdout}"
     );
     assert!(stdout.contains("(stopped by a signal)"), "{stdout}");
-    // -v: the timestamp rows; veth has no hardware timestamps, and says so.
+    // -v: the timestamp rows; veth has no hardware timestamps, and says why (in the result too).
+    let why = format!("{}'s driver has no hardware timestamps", v.host);
     assert!(
-        stdout.contains(&format!("HW timestamps: not supported by {}", v.host)),
+        stdout.contains(&format!("HW timestamps: not used: {why}")),
         "{stdout}"
     );
     assert!(stdout.contains("SW timestamps: "), "{stdout}");
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(j["interrupted"], true);
+    assert_eq!(j["rtt"]["stamps"]["why_software"], why.as_str());
     assert_eq!(j["rtt"]["lost"], 0, "{}", j["rtt"]);
     assert!(j["rtt"]["count"].as_u64().unwrap() > 100);
     assert!(!stdout.contains('\x1b'), "piped output has no escape bytes");

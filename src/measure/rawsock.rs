@@ -92,17 +92,20 @@ impl RawSocket {
     }
 
     /// Hardware timestamps where the NIC has them (see `HwTstamp`), else software ones; says which.
-    pub(crate) fn enable_timestamps(&mut self, host: &Host) -> Result<TsKind> {
-        if let Ok(hw) = HwTstamp::enable(host, &self.name) {
-            if sockopt::timestamping(self.fd(), true).is_ok() {
-                self.hw = Some(hw);
-                return Ok(TsKind::Hardware);
-            }
-            drop(hw);
-        }
+    pub(crate) fn enable_timestamps(&mut self, host: &Host) -> Result<(TsKind, Option<String>)> {
+        let why = match HwTstamp::enable(host, &self.name) {
+            Ok(hw) => match sockopt::timestamping(self.fd(), true) {
+                Ok(()) => {
+                    self.hw = Some(hw);
+                    return Ok((TsKind::Hardware, None));
+                }
+                Err(e) => format!("SO_TIMESTAMPING with hardware stamps on {}: {e}", self.name),
+            },
+            Err(e) => crate::measure::tstamp::why_software(&self.name, &e),
+        };
         sockopt::timestamping(self.fd(), false)
             .map_err(|e| Error::sys(format!("SO_TIMESTAMPING on {}", self.name), e))?;
-        Ok(TsKind::Software)
+        Ok((TsKind::Software, Some(why)))
     }
 
     /// The same kind of timestamps as another socket on this interface got from `enable_timestamps` (the NIC is

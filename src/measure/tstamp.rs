@@ -73,6 +73,30 @@ pub(crate) fn decode(s: &str) -> Option<hwtstamp::Config> {
     }
 }
 
+/// Why a run on `nic` measures with software stamps, from the error `HwTstamp::enable` gave (shown with -v and
+/// in the result's `stamps.why_software`).
+pub(crate) fn why_software(nic: &str, e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::EOPNOTSUPP | libc::EINVAL) => {
+            format!("{nic}'s driver has no hardware timestamps")
+        }
+        Some(libc::EBUSY) => format!(
+            "another program configured {nic}'s hardware timestamps (a PTP daemon?): left as it is"
+        ),
+        // igb on an 82576 (qemu's igb too) answers ERANGE: it can stamp PTP frames, not every frame.
+        Some(libc::ERANGE) => format!(
+            "{nic}'s driver cannot stamp every received frame (HWTSTAMP_FILTER_ALL refused: {e}), only PTP ones"
+        ),
+        Some(NARROWED) => format!(
+            "{nic}'s driver narrowed \"every received frame\" to PTP frames only: EtherCAT replies would get no stamp"
+        ),
+        _ => format!("hardware timestamps on {nic} could not be set up: {e}"),
+    }
+}
+
+/// `enable`'s error when the driver accepted HWTSTAMP_FILTER_ALL but narrowed it (an errno no ioctl gives here).
+const NARROWED: i32 = libc::EPROTONOSUPPORT;
+
 /// The NIC's hardware timestamping for one run; what was changed is put back on drop.
 pub(crate) struct HwTstamp {
     host: Host,
@@ -112,7 +136,7 @@ impl HwTstamp {
         // A driver may narrow the filter (PTP frames only): then EtherCAT replies get no hardware stamp, and
         // software stamps at both ends are the honest measure (`g` restores on the way out).
         if got.rx_filter != hwtstamp::Config::ALL.rx_filter {
-            return Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP));
+            return Err(io::Error::from_raw_os_error(NARROWED));
         }
         Ok(g)
     }

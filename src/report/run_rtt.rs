@@ -152,10 +152,10 @@ pub(crate) fn render_stamps(r: &RttSummary, nic: &str) -> String {
     let Some(s) = &r.stamps else {
         return String::new();
     };
-    let hw = if s.hardware_supported {
-        format!("{} round trips", s.hardware)
-    } else {
-        format!("not supported by {nic}")
+    let hw = match (&s.why_software, s.hardware_supported) {
+        (_, true) => format!("{} round trips", s.hardware),
+        (Some(why), false) => format!("not used: {why}"),
+        (None, false) => format!("not supported by {nic}"),
     };
     let mut t = format!(
         "HW timestamps: {hw}\nSW timestamps: {} round trips\n",

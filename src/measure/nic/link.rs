@@ -42,6 +42,8 @@ pub(super) struct Link {
     _flags: FlagsGuard,
     /// What the sockets are stamped with.
     pub(super) stamps: TsKind,
+    /// Why not hardware stamps, when software ones are used.
+    pub(super) stamps_why: Option<String>,
     /// This run's tag, in every probe's mark.
     pub(super) tag: u32,
     /// One run per NIC (`corelock::nic_exclusive`).
@@ -103,12 +105,15 @@ impl Link {
         if let Some(note) = xdp::restore_leftover(host, nic) {
             watch.note(&note);
         }
-        let (ports, stamps) = match args.path {
+        let (ports, (stamps, stamps_why)) = match args.path {
             NicPath::AfPacket => packet_ports(host, nic, args, watch)?,
             NicPath::AfXdp => {
                 let queue = u32::from(args.rxq.unwrap_or(0));
                 let x = XdpPath::open(host, nic, frame::ethertype(args.mode), queue)?;
-                (Ports::Xdp(Box::new(x)), TsKind::Software)
+                let why =
+                    "AF_XDP frames carry no socket timestamps: the clock is read in user space"
+                        .to_string();
+                (Ports::Xdp(Box::new(x)), (TsKind::Software, Some(why)))
             }
         };
         let link = Link {
@@ -117,6 +122,7 @@ impl Link {
             steering,
             _flags: flags,
             stamps,
+            stamps_why,
             tag,
             _lock: lock,
         };
@@ -253,7 +259,7 @@ fn packet_ports(
     nic: &str,
     args: &RunSpec,
     watch: &mut dyn Watch,
-) -> Result<(Ports, TsKind)> {
+) -> Result<(Ports, (TsKind, Option<String>))> {
     let mut txs = RawSocket::open(nic, 0)?;
     if args.txq.is_some() {
         txs.bypass_qdisc()?;
@@ -261,14 +267,14 @@ fn packet_ports(
     for note in tstamp::restore_leftovers(host) {
         watch.note(&note);
     }
-    let stamps = txs.enable_timestamps(host)?;
+    let (stamps, why) = txs.enable_timestamps(host)?;
     let rxs = RawSocket::open(nic, frame::ethertype(args.mode))?;
     rxs.set_timestamping(stamps)?;
     let ports = Ports::Packet {
         txs: Arc::new(txs),
         rxs: Arc::new(rxs),
     };
-    Ok((ports, stamps))
+    Ok((ports, (stamps, why)))
 }
 
 /// A probe the kernel refused to send. A veth (or macvlan) drops a frame longer than its far end allows (that

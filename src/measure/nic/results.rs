@@ -28,6 +28,8 @@ pub(super) struct Results<'a> {
     preflight_wkc: Vec<u16>,
     /// `--path af_xdp`: what the path got (mode, zero-copy, queue), the same in every summary.
     xdp: Option<XdpReport>,
+    /// Why software stamps, when they are used.
+    stamps_why: Option<String>,
 }
 
 impl<'a> Results<'a> {
@@ -69,6 +71,7 @@ impl<'a> Results<'a> {
             } else {
                 Vec::new()
             },
+            stamps_why: link.stamps_why.clone(),
             xdp: match &link.ports {
                 Ports::Xdp(x) => Some(x.facts.report()),
                 Ports::Packet { .. } => None,
@@ -88,6 +91,9 @@ impl<'a> Results<'a> {
         r.checks.preflight_wkc.clone_from(&self.preflight_wkc);
         r.path = self.header.spec.path.name().to_string();
         r.xdp.clone_from(&self.xdp);
+        if let Some(s) = &mut r.stamps {
+            s.why_software.clone_from(&self.stamps_why);
+        }
         r
     }
 

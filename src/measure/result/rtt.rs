@@ -176,12 +176,15 @@ impl RttSummary {
 
 /// Round trips per kind of timestamp pair: both hardware, both software, or send() time with the software RX
 /// stamp (a frame whose TX stamp never came).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub(crate) struct StampCounts {
     pub(crate) hardware_supported: bool,
     pub(crate) hardware: u64,
     pub(crate) software: u64,
     pub(crate) send_time: u64,
+    /// Why the run did not use hardware stamps (no driver support, a driver that stamps PTP frames only, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) why_software: Option<String>,
 }
 
 /// `BTreeMap<u16, u64>` as a JSON object with string keys, readable inside a flattened struct.

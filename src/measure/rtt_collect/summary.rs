@@ -53,6 +53,7 @@ pub(super) fn summarize(st: &RttStats, ctx: &Context) -> RttSummary {
             hardware: c.hw_pairs,
             software: c.sw_pairs,
             send_time: c.send_time_pairs,
+            why_software: None,
         }),
         queue: None,
         path: "af_packet".into(),

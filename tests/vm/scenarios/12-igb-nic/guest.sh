@@ -13,6 +13,7 @@ case $BOOT in
     readlink "/sys/class/net/$nic/device/driver" >"$B/driver" 2>&1
     facts
     ethtool -k "$nic" >"$B/features" 2>&1
+    ethtool -T "$nic" >"$B/tstamp-caps" 2>&1
     ethtool -c "$nic" >"$B/coalesce-before" 2>&1
     rec check rmp-eval check --core 1 --nic "$nic" --json
     rec packet rmp-eval run --nic "$nic" --duration 5 --json

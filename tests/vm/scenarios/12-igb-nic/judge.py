@@ -43,6 +43,14 @@ def rtt_of(name):
 packet = rtt_of("packet")
 if packet is not None:
     j.expect(packet.get("path") == "af_packet", f"packet: path {packet.get('path')}")
+    # Hardware stamps where the driver stamps every received frame; the 82576 igb emulates stamps PTP frames only
+    # (its driver refuses HWTSTAMP_FILTER_ALL with ERANGE): then software stamps, with that reason in the result.
+    why = (packet.get("stamps") or {}).get("why_software") or ""
+    caps = j.text(1, "tstamp-caps") or ""
+    if packet.get("timestamps") == "software":
+        j.expect("every received frame" in why or " all" not in caps,
+                 f"packet: software stamps, reason {why!r}, although ethtool -T lists: {caps[-300:]}")
+    j.expect(packet.get("timestamps") == "hardware" or why, f"packet: software stamps without a reason: {packet.get('stamps')}")
 xdp = rtt_of("xdp")
 if xdp is not None:
     x = xdp.get("xdp") or {}
