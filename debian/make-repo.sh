@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the signed apt repository users install from (docs/guide.md, "Install from the apt repository"), with
+# Builds the signed apt repository users install from (docs/guide.md, "Install and uninstall"), with
 # reprepro: suite bookworm, component main, amd64 and arm64; Release and InRelease signed with KEYID.
 #   debian/make-repo.sh OUTDIR KEYID PACKAGE.deb...
 # OUTDIR gets dists/, pool/ and rmp-eval.asc (the public key, ASCII-armoured, for the users' Signed-By); publish

@@ -38,7 +38,8 @@ impl Error {
 
 pub(crate) type Result<T> = std::result::Result<T, Error>;
 
-/// What a command found, when it could do its job (2 is an `Error`). docs/guide.md, "Exit status", lists them.
+/// What a command found, when it could do its job (2 is an `Error`). README.md ("Exit status") and docs/design.md
+/// list them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     /// check: nothing failed; run: every sample Great; fix/rollback: done.

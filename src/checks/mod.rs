@@ -110,9 +110,9 @@ impl Assessment {
 #[error("{0}")]
 pub(crate) struct Unknown(pub String);
 
-/// `Unknown` with this reason.
-pub(crate) fn unknown(why: impl Into<String>) -> Unknown {
-    Unknown(why.into())
+/// `Unknown` with this reason: a message, or any typed error shown as its one line.
+pub(crate) fn unknown(why: impl std::fmt::Display) -> Unknown {
+    Unknown(why.to_string())
 }
 
 /// What an evaluate function returns: an assessment, or why there is none.

@@ -1,7 +1,7 @@
 //! System-wide checks of the original tool: kernel, swap, scheduler knobs, clocksource, AF_XDP, futex hash.
 
 use super::{Assessment, Check, Ctx, Eval, Section, id, read, unknown};
-use crate::host::Host;
+use crate::host::{Host, HostError};
 use crate::machine::facts::{FACT_FUTEX_PRCTL, snapshot_fact};
 use crate::machine::{self, kernel_release};
 use crate::parse::{kernel, swaps};
@@ -11,13 +11,21 @@ const SWAPS: &str = "/proc/swaps";
 const BOOT_CONFIG: &str = "/boot/config-";
 const CLOCKSOURCE_DIR: &str = "/sys/devices/system/clocksource/clocksource0";
 
+/// Why the kernel's build configuration cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum KernelConfigError {
+    #[error("kernel release unknown ({})", .0.reason())]
+    Release(HostError),
+    #[error("{path}: {}", .error.reason())]
+    Read { path: String, error: HostError },
+}
+
 /// The running kernel's build configuration: /boot/config-<release>.
-pub(crate) fn kernel_config(host: &Host) -> Result<String, String> {
-    let rel =
-        kernel_release(host).map_err(|e| format!("kernel release unknown ({})", e.reason()))?;
+pub(crate) fn kernel_config(host: &Host) -> Result<String, KernelConfigError> {
+    let rel = kernel_release(host).map_err(KernelConfigError::Release)?;
     let path = format!("{BOOT_CONFIG}{rel}");
     host.read(&path)
-        .map_err(|e| format!("{path}: {}", e.reason()))
+        .map_err(|error| KernelConfigError::Read { path, error })
 }
 
 pub(crate) const PREEMPT_RT: Check = Check {

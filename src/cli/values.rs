@@ -1,73 +1,128 @@
 //! The option values clap parses for us, each refused with one line a person reads: CPU numbers, counts,
 //! microseconds, priorities, frame lengths, durations, load kinds.
 
+/// Why an option's value was refused; clap prints it after "invalid value '…' for '--…'".
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ValueError {
+    #[error("'{0}' is not a CPU number (a non-negative integer)")]
+    NotCpu(String),
+    #[error("CPU {0} is out of range")]
+    CpuRange(String),
+    #[error("a process name is not empty")]
+    EmptyComm,
+    #[error("'{name}' is {len} bytes; /proc/PID/comm keeps 15 (give those, or --pid)")]
+    LongComm { name: String, len: usize },
+    #[error("a process name is one line")]
+    CommLines,
+    #[error("'{given}' is not a whole number ({range})")]
+    NotWhole { given: String, range: Range },
+    #[error("{value} is out of range ({range})")]
+    OutOfRange { value: String, range: Range },
+    #[error("'{0}' is not a duration (seconds, or with a unit: 90s, 30m, 24h; at most a year)")]
+    NotDuration(String),
+    #[error(
+        "'{0}' is not a rate (a count per time: 1/h, 1/day, 1/10min, 2/d; at most one per second)"
+    )]
+    NotRate(String),
+    #[error("'{0}' is not a period (25us, 1ms, 1000; 1 us to 1 s in whole us)")]
+    NotPeriod(String),
+    #[error("'{0}' is not a thread (NAME:PERIOD[:PRIORITY][@CPU], e.g. servo:1ms:70)")]
+    NotThread(String),
+    #[error("thread name '{name}' in '{given}': 1 to 15 letters, digits, '-' or '_'")]
+    ThreadName { name: String, given: String },
+    #[error("priority in '{given}': {why}")]
+    ThreadPriority { given: String, why: Box<ValueError> },
+    #[error("'{given}' is not a profile ({names})")]
+    NotProfile { given: String, names: String },
+    #[error("'{0}' is not a load (cpu, io, vm, net, irq)")]
+    NotLoad(String),
+}
+
+/// The bounds of a whole number, as a refusal states them: "1 to 99", "1 or more".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Range {
+    lo: u64,
+    hi: u64,
+}
+
+impl std::fmt::Display for Range {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.hi == u64::MAX {
+            write!(f, "{} or more", self.lo)
+        } else {
+            write!(f, "{} to {}", self.lo, self.hi)
+        }
+    }
+}
+
 /// A CPU number: a non-negative integer (range against the machine is checked later, against its CPU count).
-pub(crate) fn parse_cpu(s: &str) -> Result<usize, String> {
+pub(crate) fn parse_cpu(s: &str) -> Result<usize, ValueError> {
     let t = s.trim();
     if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!(
-            "'{s}' is not a CPU number (a non-negative integer)"
-        ));
+        return Err(ValueError::NotCpu(s.into()));
     }
     t.parse::<usize>()
         .ok()
         .filter(|&n| n < 8192)
-        .ok_or_else(|| format!("CPU {s} is out of range"))
+        .ok_or_else(|| ValueError::CpuRange(s.into()))
 }
 
 /// A process name as /proc/PID/comm shows it: 1–15 bytes (the kernel keeps 15), one line. A longer one could
 /// never match: said here rather than "no such process".
-pub(crate) fn parse_comm(s: &str) -> Result<String, String> {
+pub(crate) fn parse_comm(s: &str) -> Result<String, ValueError> {
     match s.len() {
-        0 => Err("a process name is not empty".into()),
-        n if n > 15 => Err(format!(
-            "'{s}' is {n} bytes; /proc/PID/comm keeps 15 (give those, or --pid)"
-        )),
-        _ if s.contains(['\n', '\0']) => Err("a process name is one line".into()),
+        0 => Err(ValueError::EmptyComm),
+        len if len > 15 => Err(ValueError::LongComm {
+            name: s.into(),
+            len,
+        }),
+        _ if s.contains(['\n', '\0']) => Err(ValueError::CommLines),
         _ => Ok(s.to_string()),
     }
 }
 
 /// A whole number in `lo..=hi`, refused with a message a person reads ("'1.5' is not a whole number").
-fn whole(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
-    let range = if hi == u64::MAX {
-        format!("{lo} or more")
-    } else {
-        format!("{lo} to {hi}")
-    };
+fn whole(s: &str, lo: u64, hi: u64) -> Result<u64, ValueError> {
+    let range = Range { lo, hi };
     let t = s.trim();
     if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!("'{s}' is not a whole number ({range})"));
+        return Err(ValueError::NotWhole {
+            given: s.into(),
+            range,
+        });
     }
     match t.parse::<u64>() {
         Ok(v) if (lo..=hi).contains(&v) => Ok(v),
-        _ => Err(format!("{t} is out of range ({range})")),
+        _ => Err(ValueError::OutOfRange {
+            value: t.into(),
+            range,
+        }),
     }
 }
 
 /// A count of cycles, frames or runs: 1 or more.
-pub(crate) fn parse_count(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_count(s: &str) -> Result<u64, ValueError> {
     whole(s, 1, u64::MAX)
 }
 
 /// Microseconds of a period or band: 1 to 1 000 000.
-pub(crate) fn parse_us(s: &str) -> Result<u32, String> {
+pub(crate) fn parse_us(s: &str) -> Result<u32, ValueError> {
     whole(s, 1, 1_000_000).map(|v| v as u32)
 }
 
 /// A SCHED_FIFO priority: 1 to 99.
-pub(crate) fn parse_priority(s: &str) -> Result<u8, String> {
+pub(crate) fn parse_priority(s: &str) -> Result<u8, ValueError> {
     whole(s, 1, 99).map(|v| v as u8)
 }
 
 /// A frame length with the Ethernet header, without FCS: 60 to 1514 bytes.
-pub(crate) fn parse_pktlen(s: &str) -> Result<u16, String> {
+pub(crate) fn parse_pktlen(s: &str) -> Result<u16, ValueError> {
     whole(s, 60, 1514).map(|v| v as u16)
 }
 
 /// A duration: a number of seconds, or a number with a unit — `90s`, `30m`, `24h`, `2d`, `1.5h`; positive, finite,
 /// at most a year. Returns seconds.
-pub(crate) fn parse_seconds(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_seconds(s: &str) -> Result<f64, ValueError> {
     let t = s.trim();
     let (num, unit) = match t.char_indices().last() {
         Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c),
@@ -88,21 +143,15 @@ pub(crate) fn parse_seconds(s: &str) -> Result<f64, String> {
         Ok(v) if plain && scale > 0.0 && v * scale > 0.0 && v * scale <= 31_536_000.0 => {
             Ok(v * scale)
         }
-        _ => Err(format!(
-            "'{s}' is not a duration (seconds, or with a unit: 90s, 30m, 24h; at most a year)"
-        )),
+        _ => Err(ValueError::NotDuration(s.into())),
     }
 }
 
 /// A rate of rare events, as `--until-confident` takes it: `1/h`, `1/hour`, `1/day`, `2/d`, `1/10min`, `1/30m`;
 /// a positive count over a duration (`parse_seconds`'s units, or hour, day, min, sec spelt out). Returns events
 /// per second.
-pub(crate) fn parse_rate(s: &str) -> Result<f64, String> {
-    let bad = || {
-        format!(
-            "'{s}' is not a rate (a count per time: 1/h, 1/day, 1/10min, 2/d; at most one per second)"
-        )
-    };
+pub(crate) fn parse_rate(s: &str) -> Result<f64, ValueError> {
+    let bad = || ValueError::NotRate(s.into());
     let (num, per) = s.trim().split_once('/').ok_or_else(bad)?;
     let plain = !num.is_empty()
         && num.bytes().all(|b| b.is_ascii_digit() || b == b'.')
@@ -135,9 +184,9 @@ pub(crate) fn parse_rate(s: &str) -> Result<f64, String> {
 }
 
 /// A period with a unit, as `--thread` takes it: `25us`, `1ms`, `0.5ms`, `1000` (µs); 1 µs to 1 s, whole µs.
-pub(crate) fn parse_period(s: &str) -> Result<u32, String> {
+pub(crate) fn parse_period(s: &str) -> Result<u32, ValueError> {
     let t = s.trim();
-    let bad = || format!("'{s}' is not a period (25us, 1ms, 1000; 1 us to 1 s in whole us)");
+    let bad = || ValueError::NotPeriod(s.into());
     let (num, scale) = if let Some(n) = t.strip_suffix("us") {
         (n, 1.0)
     } else if let Some(n) = t.strip_suffix("ms") {
@@ -158,16 +207,14 @@ pub(crate) fn parse_period(s: &str) -> Result<u32, String> {
 
 /// `--thread NAME:PERIOD[:PRIORITY][@CPU]`: a name of 1–15 letters, digits, '-' or '_' (it labels the series,
 /// the interval log and the report), a period (`parse_period`), a SCHED_FIFO priority, a CPU.
-pub(crate) fn parse_thread(s: &str) -> Result<crate::measure::spec::ThreadSpec, String> {
+pub(crate) fn parse_thread(s: &str) -> Result<crate::measure::spec::ThreadSpec, ValueError> {
     let (main, cpu) = match s.split_once('@') {
         Some((m, c)) => (m, Some(parse_cpu(c)?)),
         None => (s, None),
     };
     let parts: Vec<&str> = main.split(':').collect();
-    let form =
-        || format!("'{s}' is not a thread (NAME:PERIOD[:PRIORITY][@CPU], e.g. servo:1ms:70)");
     if !(2..=3).contains(&parts.len()) {
-        return Err(form());
+        return Err(ValueError::NotThread(s.into()));
     }
     let name = parts[0];
     if name.is_empty()
@@ -176,12 +223,16 @@ pub(crate) fn parse_thread(s: &str) -> Result<crate::measure::spec::ThreadSpec, 
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
     {
-        return Err(format!(
-            "thread name '{name}' in '{s}': 1 to 15 letters, digits, '-' or '_'"
-        ));
+        return Err(ValueError::ThreadName {
+            name: name.into(),
+            given: s.into(),
+        });
     }
     let priority = match parts.get(2) {
-        Some(p) => Some(parse_priority(p).map_err(|e| format!("priority in '{s}': {e}"))?),
+        Some(p) => Some(parse_priority(p).map_err(|e| ValueError::ThreadPriority {
+            given: s.into(),
+            why: Box::new(e),
+        })?),
         None => None,
     };
     Ok(crate::measure::spec::ThreadSpec {
@@ -193,18 +244,20 @@ pub(crate) fn parse_thread(s: &str) -> Result<crate::measure::spec::ThreadSpec, 
 }
 
 /// `--profile NAME`: one of the seeds' thread sets (measure/profile.rs).
-pub(crate) fn parse_profile(s: &str) -> Result<crate::measure::profile::Profile, String> {
+pub(crate) fn parse_profile(s: &str) -> Result<crate::measure::profile::Profile, ValueError> {
     use crate::measure::profile::Profile;
     Profile::from_name(s.trim()).ok_or_else(|| {
         let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
-        format!("'{s}' is not a profile ({})", names.join(", "))
+        ValueError::NotProfile {
+            given: s.into(),
+            names: names.join(", "),
+        }
     })
 }
 
 /// One kind of --load.
-pub(crate) fn parse_load(s: &str) -> Result<crate::measure::load::LoadKind, String> {
-    crate::measure::load::LoadKind::from_name(s.trim())
-        .ok_or_else(|| format!("'{s}' is not a load (cpu, io, vm, net, irq)"))
+pub(crate) fn parse_load(s: &str) -> Result<crate::measure::load::LoadKind, ValueError> {
+    crate::measure::load::LoadKind::from_name(s.trim()).ok_or_else(|| ValueError::NotLoad(s.into()))
 }
 
 #[cfg(test)]
@@ -255,7 +308,7 @@ mod tests {
             "s/x:1ms",
             "servo:-1ms",
         ] {
-            let e = parse_thread(bad).unwrap_err();
+            let e = parse_thread(bad).unwrap_err().to_string();
             assert!(!e.is_empty() && !e.contains('\n'), "{bad}: {e}");
         }
     }
@@ -279,7 +332,7 @@ mod tests {
             "", "h", "1", "0/h", "-1/h", "1/0h", "1/week", "inf/h", "1/h/h", "1e3/h", "2/s",
             "1/ h x",
         ] {
-            let e = parse_rate(bad).unwrap_err();
+            let e = parse_rate(bad).unwrap_err().to_string();
             assert!(
                 e.contains("is not a rate") && !e.contains('\n'),
                 "{bad}: {e}"
@@ -294,6 +347,7 @@ mod tests {
         assert!(
             parse_comm("a-sixteen-bytes!")
                 .unwrap_err()
+                .to_string()
                 .contains("16 bytes")
         );
         assert!(parse_comm("a\nb").is_err());

@@ -180,7 +180,7 @@ pub(crate) fn tail(verb: Option<&str>) -> String {
         roff(
             "A change to the kernel command line takes effect at the next boot; check shows it as pending until \
              then. Every file fix writes is journaled first under /var/lib/rmp-eval/journal. The user guide: \
-             /usr/share/doc/rmp-eval/guide.md.gz (zless)."
+             /usr/share/doc/rmp-eval/guide.md.gz, a page per task in /usr/share/doc/rmp-eval/tasks/ (zless)."
         )
     ));
     if let Some(v) = verb {

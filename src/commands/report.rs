@@ -46,7 +46,7 @@ pub(crate) fn write(
     svg_dir: Option<&Path>,
 ) -> Result<PathBuf> {
     let refs: Vec<(String, &RunResult)> = results.iter().map(|(n, r)| (n.clone(), r)).collect();
-    let plots = html::plots(&refs).map_err(Error::failed)?;
+    let plots = html::plots(&refs)?;
     if let Some(dir) = svg_dir {
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::sys(format!("creating {}", dir.display()), e))?;

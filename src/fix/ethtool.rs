@@ -11,7 +11,7 @@ use super::kind::nic::EthtoolChange;
 use super::runtime::{Target, step};
 use super::{Change, Step, StepId};
 use crate::host::Host;
-use crate::machine::facts::ethtool_readings;
+use crate::machine::facts::{FactError, ethtool_readings};
 use crate::sys::ethtool::{self as et, Coalesce, Eee};
 
 /// One field of struct ethtool_coalesce or struct ethtool_eee.
@@ -72,16 +72,28 @@ pub(crate) fn unsupported(e: &io::Error) -> bool {
     e.raw_os_error() == Some(libc::EOPNOTSUPP)
 }
 
-/// The NIC's readings (live ioctl, or the snapshot under --root), or a note saying why there are none.
-fn readings(host: &Host, t: &Target, what: &str) -> Result<(String, Value), String> {
-    let nic = t.nic.clone().ok_or("no --nic given: nothing to do")?;
+/// Why a NIC step has no readings to plan from; the step's note.
+#[derive(Debug, thiserror::Error)]
+enum NoReadings {
+    #[error("no --nic given: nothing to do")]
+    NoNic,
+    #[error("{0}: not supported by the driver (EOPNOTSUPP): nothing to change")]
+    Unsupported(String),
+    #[error("{nic}: cannot read: {why}")]
+    Unreadable { nic: String, why: String },
+    #[error("{nic}: {why}")]
+    Fact { nic: String, why: FactError },
+}
+
+/// The NIC's readings (live ioctl, or the snapshot under --root), or why there are none.
+fn readings(host: &Host, t: &Target, what: &str) -> Result<(String, Value), NoReadings> {
+    let nic = t.nic.clone().ok_or(NoReadings::NoNic)?;
     match ethtool_readings(host, &nic, what) {
-        Ok(Value::String(s)) if s == "unsupported" => Err(format!(
-            "{nic}: not supported by the driver (EOPNOTSUPP): nothing to change"
-        )),
-        Ok(Value::String(s)) => Err(format!("{nic}: cannot read: {s}")),
+        Ok(Value::String(s)) if s == "unsupported" => Err(NoReadings::Unsupported(nic)),
+        // The reading records the ioctl's failure as text (live, or as the snapshot kept it).
+        Ok(Value::String(why)) => Err(NoReadings::Unreadable { nic, why }),
         Ok(v) => Ok((nic, v)),
-        Err(why) => Err(format!("{nic}: {why}")),
+        Err(why) => Err(NoReadings::Fact { nic, why }),
     }
 }
 
@@ -110,7 +122,7 @@ pub(crate) fn coalesce(host: &Host, t: &Target) -> Step {
     let (nic, r) = match readings(host, t, "coalesce") {
         Ok(x) => x,
         Err(note) => {
-            s.note(note);
+            s.note(note.to_string());
             return s;
         }
     };
@@ -151,7 +163,7 @@ pub(crate) fn eee(host: &Host, t: &Target) -> Step {
             let enabled = r["enabled"].as_bool().map(u64::from);
             change(&mut s, &nic, Field::Eee, enabled, 0);
         }
-        Err(note) => s.note(note),
+        Err(note) => s.note(note.to_string()),
     }
     s
 }

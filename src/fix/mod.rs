@@ -1,5 +1,5 @@
 //! fix: Step → Plan (pure data, diffable) → Journal (previous state first, fsynced) → apply → verify; rollback
-//! restores from the journal. See docs/guide.md ("What fix does when…") and docs/json.md (the journal).
+//! restores from the journal. See docs/tasks/fix.md ("What fix does when…") and docs/json.md (the journal).
 //!
 //! The change executor. A step is a list of `Change`s of a few kinds; everything about one kind lives in one
 //! file of `kind/`: its data, how its previous state is journaled (`record`), how it is made (`apply`), read back

@@ -183,14 +183,21 @@ pub(crate) fn machine(host: &Host) -> Option<String> {
     crate::parse::cpuinfo::guess_arch(&info).map(str::to_string)
 }
 
+/// Why cpuinfo gives no flags.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CpuFlagsError {
+    #[error("{PROC_CPUINFO}: {}", .0.reason())]
+    Read(HostError),
+    #[error("{PROC_CPUINFO} has no flags line (not x86)")]
+    NoFlags,
+}
+
 /// The first processor's cpuinfo flags (x86); the error says why there are none (no file, no flags line: arm64).
-pub(crate) fn cpu_flags(host: &Host) -> Result<Vec<String>, String> {
-    let info = host
-        .read(PROC_CPUINFO)
-        .map_err(|e| format!("{PROC_CPUINFO}: {}", e.reason()))?;
+pub(crate) fn cpu_flags(host: &Host) -> Result<Vec<String>, CpuFlagsError> {
+    let info = host.read(PROC_CPUINFO).map_err(CpuFlagsError::Read)?;
     crate::parse::cpuinfo::flags(&info)
         .map(|f| f.into_iter().map(str::to_string).collect())
-        .ok_or_else(|| format!("{PROC_CPUINFO} has no flags line (not x86)"))
+        .ok_or(CpuFlagsError::NoFlags)
 }
 
 /// The first processor's (family, model), where cpuinfo has them (x86).

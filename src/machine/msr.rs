@@ -18,15 +18,34 @@ pub(crate) const MISC_ENABLE: u64 = 0x1a0;
 /// Where the msr driver shows whether it is loaded (module or built in).
 pub(crate) const MSR_MODULE: &str = "/sys/module/msr";
 
+/// Why a model-specific register cannot be read, in words fit for a result ("the msr driver is not loaded").
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum MsrError {
+    #[error("{arch} has no SMIs or MSRs to count them (an x86 mechanism)")]
+    NotX86 { arch: String },
+    #[error("AMD processors have no {name} (an Intel register)")]
+    NotIntel { name: String },
+    #[error("{path} missing: the msr driver is not loaded (`modprobe msr` loads it)")]
+    NoDriver { path: String },
+    #[error("{path} missing: this tree holds no MSRs (`snapshot` does not capture them)")]
+    NotInTree { path: String },
+    #[error("{path}: permission denied (reading MSRs takes root: CAP_SYS_RAWIO)")]
+    NoPermission { path: String },
+    #[error("the processor refused to read MSR {reg:#x} (EIO){}", if *.amd { " — AMD processors have no such register" } else { "" })]
+    Refused { reg: u64, amd: bool },
+    #[error(transparent)]
+    Host(HostError),
+}
+
 pub(crate) fn dev(cpu: usize) -> String {
     format!("/dev/cpu/{cpu}/msr")
 }
 
 /// Why MSRs cannot be read on this kind of machine at all, before trying: they are an x86 thing.
-pub(crate) fn not_x86(host: &Host) -> Option<String> {
+pub(crate) fn not_x86(host: &Host) -> Option<MsrError> {
     let arch = super::machine(host).unwrap_or_default();
     let x86 = matches!(arch.as_str(), "x86_64" | "i686" | "i586" | "i386") || arch.is_empty();
-    (!x86).then(|| format!("{arch} has no SMIs or MSRs to count them (an x86 mechanism)"))
+    (!x86).then_some(MsrError::NotX86 { arch })
 }
 
 fn amd(host: &Host) -> bool {
@@ -35,11 +54,11 @@ fn amd(host: &Host) -> bool {
 
 /// Why an Intel-only register (`name`, e.g. "MSR_SMI_COUNT") cannot be read here, before trying: not x86, or an
 /// AMD/Hygon processor, which has no such register.
-pub(crate) fn not_intel(host: &Host, name: &str) -> Option<String> {
+pub(crate) fn not_intel(host: &Host, name: &str) -> Option<MsrError> {
     if let Some(why) = not_x86(host) {
         return Some(why);
     }
-    amd(host).then(|| format!("AMD processors have no {name} (an Intel register)"))
+    amd(host).then(|| MsrError::NotIntel { name: name.into() })
 }
 
 /// True when cpuinfo says this is a virtual machine (the `hypervisor` flag): its MSRs are the hypervisor's
@@ -48,34 +67,26 @@ pub(crate) fn virtual_machine(host: &Host) -> bool {
     super::cpu_flags(host).is_ok_and(|f| f.iter().any(|f| f == "hypervisor"))
 }
 
-/// Reads register `reg` of `cpu`; the error says why in words fit for a result ("the msr driver is not loaded").
-pub(crate) fn read(host: &Host, cpu: usize, reg: u64) -> Result<u64, String> {
+/// Reads register `reg` of `cpu`; the error says why.
+pub(crate) fn read(host: &Host, cpu: usize, reg: u64) -> Result<u64, MsrError> {
     let path = dev(cpu);
     host.read_u64_at(&path, reg).map_err(|e| match e {
         // check reads files only: it says what would load the driver rather than loading it.
-        HostError::NotFound { .. } if host.is_live() => {
-            format!("{path} missing: the msr driver is not loaded (`modprobe msr` loads it)")
-        }
-        HostError::NotFound { .. } => {
-            format!("{path} missing: this tree holds no MSRs (`snapshot` does not capture them)")
-        }
-        HostError::PermissionDenied { .. } => {
-            format!("{path}: permission denied (reading MSRs takes root: CAP_SYS_RAWIO)")
-        }
+        HostError::NotFound { .. } if host.is_live() => MsrError::NoDriver { path },
+        HostError::NotFound { .. } => MsrError::NotInTree { path },
+        HostError::PermissionDenied { .. } => MsrError::NoPermission { path },
         HostError::Io { ref source, .. } if source.raw_os_error() == Some(libc::EIO) => {
-            let amd = if amd(host) {
-                " — AMD processors have no such register"
-            } else {
-                ""
-            };
-            format!("the processor refused to read MSR {reg:#x} (EIO){amd}")
+            MsrError::Refused {
+                reg,
+                amd: amd(host),
+            }
         }
-        other => other.to_string(),
+        other => MsrError::Host(other),
     })
 }
 
 /// The SMI count of `cpu` (the register's low 32 bits; the rest is reserved).
-pub(crate) fn smi_count(host: &Host, cpu: usize) -> Result<u64, String> {
+pub(crate) fn smi_count(host: &Host, cpu: usize) -> Result<u64, MsrError> {
     read(host, cpu, SMI_COUNT).map(|v| v & 0xffff_ffff)
 }
 
@@ -162,8 +173,8 @@ pub(crate) mod tests {
         let d = tree_with(1, SMI_COUNT, 0xdead_0000_0000_0010 | 37_577);
         let h = Host::with_root(d.path());
         // The reserved upper half is dropped.
-        assert_eq!(smi_count(&h, 1), Ok(0x10 | 37_577));
-        let e = smi_count(&h, 0).unwrap_err();
+        assert_eq!(smi_count(&h, 1).unwrap(), 0x10 | 37_577);
+        let e = smi_count(&h, 0).unwrap_err().to_string();
         assert!(e.contains("/dev/cpu/0/msr missing"), "{e}");
         // A file too short for the register: an error, never a zero.
         assert!(read(&h, 1, 0x1000).is_err());
@@ -174,7 +185,9 @@ pub(crate) mod tests {
         let d = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(d.path().join("dev/cpu/0")).unwrap();
         crate::sys::fs::mkfifo(&d.path().join("dev/cpu/0/msr"), 0o600).unwrap();
-        let e = smi_count(&Host::with_root(d.path()), 0).unwrap_err();
+        let e = smi_count(&Host::with_root(d.path()), 0)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not a regular file (FIFO)"), "{e}");
     }
 
@@ -239,11 +252,16 @@ pub(crate) mod tests {
         let pi = Host::with_root(
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rpi4-arm64"),
         );
-        assert!(not_x86(&pi).unwrap().starts_with("aarch64 has no SMIs"));
+        assert!(
+            not_x86(&pi)
+                .unwrap()
+                .to_string()
+                .starts_with("aarch64 has no SMIs")
+        );
         let q = Host::with_root(
             std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("tests/fixtures/debian12-rt-qemu-isolated"),
         );
-        assert_eq!(not_x86(&q), None);
+        assert!(not_x86(&q).is_none());
     }
 }

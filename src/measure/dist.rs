@@ -157,14 +157,21 @@ pub(crate) fn encode<T: hdrhistogram::Counter>(h: &Histogram<T>) -> String {
     BASE64.encode(bytes)
 }
 
+/// Why a result's histogram cannot be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    #[error("not base64: {0}")]
+    Base64(base64::DecodeError),
+    #[error("not an HdrHistogram V2 encoding: {0:?}")]
+    Hdr(hdrhistogram::serialization::DeserializeError),
+}
+
 /// Reads back what `encode` (or any HdrHistogram V2 encoder, compressed or not) wrote.
-pub fn decode(b64: &str) -> Result<Histogram<u64>, String> {
-    let bytes = BASE64
-        .decode(b64.trim())
-        .map_err(|e| format!("not base64: {e}"))?;
+pub fn decode(b64: &str) -> Result<Histogram<u64>, DecodeError> {
+    let bytes = BASE64.decode(b64.trim()).map_err(DecodeError::Base64)?;
     Deserializer::new()
         .deserialize(&mut bytes.as_slice())
-        .map_err(|e| format!("not an HdrHistogram V2 encoding: {e:?}"))
+        .map_err(DecodeError::Hdr)
 }
 
 /// Counts per linear bin of `step_ns` of a decoded histogram, from its first to its last non-empty bin: (bin start

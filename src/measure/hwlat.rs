@@ -118,7 +118,7 @@ impl Reader {
         match c.read() {
             Ok(counts) => self.smi.reading(now_ns(), counts),
             Err(why) => {
-                self.smi.lost(&why);
+                self.smi.lost(&why.to_string());
                 self.counter = None;
             }
         }

@@ -8,7 +8,7 @@ use std::process::Command;
 use serde::{Deserialize, Serialize};
 
 use crate::host::Host;
-use crate::machine::msr;
+use crate::machine::msr::{self, MsrError};
 
 /// Points kept per series; past that neighbours are summed and each point covers twice as long.
 const CAP: usize = 2048;
@@ -68,7 +68,7 @@ pub(crate) struct SmiCounter {
 impl SmiCounter {
     /// The RT core and one housekeeping CPU (the first other online one); the first reading must succeed on
     /// every CPU, else the reason is returned.
-    pub(crate) fn open(host: &Host, rt: usize) -> Result<(SmiCounter, Vec<u64>), String> {
+    pub(crate) fn open(host: &Host, rt: usize) -> Result<(SmiCounter, Vec<u64>), MsrError> {
         if let Some(why) = msr::not_x86(host) {
             return Err(why);
         }
@@ -85,7 +85,7 @@ impl SmiCounter {
         Ok((c, first))
     }
 
-    pub(crate) fn read(&self) -> Result<Vec<u64>, String> {
+    pub(crate) fn read(&self) -> Result<Vec<u64>, MsrError> {
         self.cpus
             .iter()
             .map(|&cpu| msr::smi_count(&self.host, cpu))

@@ -15,13 +15,36 @@ pub(crate) const MAX_LIST_BYTES: usize = 64 * 1024;
 pub struct CpuListError {
     /// The list as given, made printable and cut to 40 characters.
     pub(crate) list: String,
-    pub(crate) why: String,
+    pub(crate) why: Malformed,
 }
 
-fn err(list: &str, why: impl Into<String>) -> CpuListError {
+/// What is wrong in a CPU list; items are quoted printable and cut to 20 characters.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Malformed {
+    #[error("longer than {MAX_LIST_BYTES} bytes")]
+    TooLong,
+    #[error("'{0}' needs the machine's CPU count")]
+    NeedsWidth(&'static str),
+    #[error("'{0}' is not a CPU number")]
+    NotNumber(String),
+    #[error("'{0}' is too large")]
+    TooLarge(String),
+    #[error("'{0}': a stride is used/group")]
+    NoGroup(String),
+    #[error("range {0}-{1} runs backwards")]
+    Backwards(usize, usize),
+    #[error("bad stride {0}/{1}")]
+    BadStride(usize, usize),
+    #[error("CPU {cpu} does not exist (the machine has {limit})")]
+    Absent { cpu: usize, limit: usize },
+    #[error("CPU {0} is above {MAX_CPU}")]
+    AboveMax(usize),
+}
+
+fn err(list: &str, why: Malformed) -> CpuListError {
     CpuListError {
         list: super::text::sanitize(list.trim(), 40),
-        why: why.into(),
+        why,
     }
 }
 
@@ -35,7 +58,7 @@ pub fn parse(s: &str) -> Result<Vec<usize>, CpuListError> {
 /// `all` = 0..nr_cpu_ids; a CPU at or above it is an error, -ERANGE in the kernel). `None`: width unknown.
 pub fn parse_for(s: &str, nr_cpu_ids: Option<usize>) -> Result<Vec<usize>, CpuListError> {
     if s.len() > MAX_LIST_BYTES {
-        return Err(err(s, format!("longer than {MAX_LIST_BYTES} bytes")));
+        return Err(err(s, Malformed::TooLong));
     }
     let t = s.trim();
     if t == "(null)" {
@@ -84,27 +107,23 @@ fn shown(item: &str) -> String {
     super::text::sanitize(item, 20)
 }
 
-fn region(item: &str, nbits: Option<usize>) -> Result<Region, String> {
-    let known = |what: &str| {
-        nbits
-            .map(|n| n - 1)
-            .ok_or_else(|| format!("'{what}' needs the machine's CPU count"))
-    };
+fn region(item: &str, nbits: Option<usize>) -> Result<Region, Malformed> {
+    let known = |what: &'static str| nbits.map(|n| n - 1).ok_or(Malformed::NeedsWidth(what));
     let (range, pattern) = match item.split_once(':') {
         Some((r, p)) => (r, Some(p)),
         None => (item, None),
     };
-    let num = |x: &str| -> Result<usize, String> {
+    let num = |x: &str| -> Result<usize, Malformed> {
         if x == "N" {
             return known("N");
         }
         if x.is_empty() || !x.bytes().all(|c| c.is_ascii_digit()) {
-            return Err(format!("'{}' is not a CPU number", shown(x)));
+            return Err(Malformed::NotNumber(shown(x)));
         }
         // The kernel refuses what does not fit an unsigned int; ten digits after the leading zeros do.
         let d = x.trim_start_matches('0');
         if d.len() > 10 {
-            return Err(format!("'{}' is too large", shown(x)));
+            return Err(Malformed::TooLarge(shown(x)));
         }
         let n = d.parse::<usize>().unwrap_or(0);
         Ok(n)
@@ -125,22 +144,22 @@ fn region(item: &str, nbits: Option<usize>) -> Result<Region, String> {
         Some(p) => {
             let (u, g) = p
                 .split_once('/')
-                .ok_or_else(|| format!("'{}': a stride is used/group", shown(item)))?;
+                .ok_or_else(|| Malformed::NoGroup(shown(item)))?;
             (num(u)?, num(g)?)
         }
     };
     if start > end {
-        return Err(format!("range {start}-{end} runs backwards"));
+        return Err(Malformed::Backwards(start, end));
     }
     if group == 0 || used > group {
-        return Err(format!("bad stride {used}/{group}"));
+        return Err(Malformed::BadStride(used, group));
     }
     let limit = nbits.unwrap_or(NR_CPUS_MAX);
     if end >= limit {
         return Err(if nbits.is_some() {
-            format!("CPU {end} does not exist (the machine has {limit})")
+            Malformed::Absent { cpu: end, limit }
         } else {
-            format!("CPU {end} is above {MAX_CPU}")
+            Malformed::AboveMax(end)
         });
     }
     Ok(Region(start, end, used, group))

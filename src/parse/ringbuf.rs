@@ -141,15 +141,32 @@ pub(crate) fn uint(b: &[u8], at: usize, size: usize) -> Option<u64> {
     })
 }
 
+/// What was malformed in a page of trace_pipe_raw (offsets are within the page's data).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum BadPage {
+    #[error("page shorter than its header")]
+    Short,
+    #[error("commit {commit} runs past the page ({len} bytes)")]
+    CommitPast { commit: usize, len: usize },
+    #[error("event header cut at {0}")]
+    HeaderCut(usize),
+    #[error("event at {at} ({len} bytes) runs past the commit")]
+    EventPast { at: usize, len: usize },
+    #[error("event at {at} has length {len}")]
+    Length { at: usize, len: usize },
+}
+
 /// Decodes one page read from trace_pipe_raw. Err names what was malformed (a record running past the commit).
-pub(crate) fn page<'a>(b: &'a [u8], h: &PageHeader) -> Result<Page<'a>, String> {
-    let mut ts = u64_at(b, 0).ok_or("page shorter than its header")?;
-    let commit_word =
-        uint(b, h.commit_offset, h.commit_size).ok_or("page shorter than its header")?;
+pub(crate) fn page<'a>(b: &'a [u8], h: &PageHeader) -> Result<Page<'a>, BadPage> {
+    let mut ts = u64_at(b, 0).ok_or(BadPage::Short)?;
+    let commit_word = uint(b, h.commit_offset, h.commit_size).ok_or(BadPage::Short)?;
     let commit = (commit_word & (MISSED_STORED - 1)) as usize;
     let data = b
         .get(h.data_offset..h.data_offset + commit)
-        .ok_or_else(|| format!("commit {commit} runs past the page ({} bytes)", b.len()))?;
+        .ok_or(BadPage::CommitPast {
+            commit,
+            len: b.len(),
+        })?;
     let lost = (commit_word & MISSED_EVENTS != 0).then(|| {
         if commit_word & MISSED_STORED != 0 {
             uint(b, h.data_offset + commit, h.commit_size).unwrap_or(0)
@@ -162,7 +179,7 @@ pub(crate) fn page<'a>(b: &'a [u8], h: &PageHeader) -> Result<Page<'a>, String> 
     while at + 4 <= data.len() {
         let head = u32_at(data, at).unwrap_or(0);
         let (type_len, delta) = (head & 0x1f, u64::from(head >> 5));
-        let array0 = || u32_at(data, at + 4).ok_or_else(|| format!("event header cut at {at}"));
+        let array0 = || u32_at(data, at + 4).ok_or(BadPage::HeaderCut(at));
         let len = match type_len {
             TYPE_PADDING => {
                 if delta == 0 {
@@ -183,7 +200,7 @@ pub(crate) fn page<'a>(b: &'a [u8], h: &PageHeader) -> Result<Page<'a>, String> 
                 ts += delta;
                 let body = data
                     .get(at + 8..at + 4 + n)
-                    .ok_or_else(|| format!("event at {at} ({n} bytes) runs past the commit"))?;
+                    .ok_or(BadPage::EventPast { at, len: n })?;
                 records.push(Record { ts, data: body });
                 4 + n
             }
@@ -192,13 +209,13 @@ pub(crate) fn page<'a>(b: &'a [u8], h: &PageHeader) -> Result<Page<'a>, String> 
                 let n = n as usize * 4;
                 let body = data
                     .get(at + 4..at + 4 + n)
-                    .ok_or_else(|| format!("event at {at} ({n} bytes) runs past the commit"))?;
+                    .ok_or(BadPage::EventPast { at, len: n })?;
                 records.push(Record { ts, data: body });
                 4 + n
             }
         };
         if len < 4 {
-            return Err(format!("event at {at} has length {len}"));
+            return Err(BadPage::Length { at, len });
         }
         at += len;
     }

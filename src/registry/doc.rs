@@ -100,7 +100,11 @@ pub(crate) fn man_page(date: Option<&str>) -> String {
         date.unwrap_or("\"\""),
         env!("CARGO_PKG_VERSION")
     );
-    t.push_str(".SH NAME\nrmp\\-eval\\-checks \\- the configuration checks of rmp\\-eval\n");
+    let _ = write!(
+        t,
+        ".SH NAME\n{}\n",
+        roff("rmp-eval-checks - the configuration checks of rmp-eval")
+    );
     let _ = write!(t, ".SH DESCRIPTION\n{}\n", roff(INTRO));
     t.push_str(".SH STATUS\n");
     for (s, what) in STATUSES {
@@ -128,9 +132,12 @@ pub(crate) fn man_page(date: Option<&str>) -> String {
             }
         }
     }
-    t.push_str(
-        ".SH \"SEE ALSO\"\nrmp\\-eval(8), rmp\\-eval\\-check(8), rmp\\-eval\\-fix(8), \
-         /usr/share/doc/rmp\\-eval/guide.md.gz\n",
+    let _ = write!(
+        t,
+        ".SH \"SEE ALSO\"\n{}\n",
+        roff(
+            "rmp-eval(8), rmp-eval-check(8), rmp-eval-fix(8), /usr/share/doc/rmp-eval/guide.md.gz"
+        )
     );
     t
 }

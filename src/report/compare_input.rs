@@ -19,22 +19,44 @@ pub(crate) fn shown_label(label: &str) -> String {
     crate::parse::text::sanitize(label, MAX_LABEL)
 }
 
-fn bad(name: &str, why: String) -> Error {
+/// What makes a result one no run could have written.
+#[derive(Debug, thiserror::Error)]
+enum Unusable {
+    #[error("{0} series, at most {MAX_SERIES}")]
+    TooManySeries(usize),
+    #[error("duration_s is {0:e}")]
+    Duration(f64),
+    #[error("series label '{0}' longer than {MAX_LABEL} characters")]
+    LongLabel(String),
+    #[error("two series labelled '{0}'")]
+    TwiceLabelled(String),
+    #[error("{what} is {v:e} us")]
+    Us { what: String, v: f64 },
+    #[error("series '{0}': bucket counts overflow")]
+    BucketsOverflow(String),
+    #[error("rtt count + lost overflows")]
+    RttOverflow,
+}
+
+fn bad(name: &str, why: Unusable) -> Error {
     Error::usage(format!(
         "{}: not a usable rmp-eval result ({why})",
         crate::parse::text::sanitize(name, 200)
     ))
 }
 
-fn check_us(what: &str, v: f64) -> std::result::Result<(), String> {
+fn check_us(what: &str, v: f64) -> std::result::Result<(), Unusable> {
     if v.is_finite() && v.abs() <= MAX_US {
         Ok(())
     } else {
-        Err(format!("{what} is {v:e} us"))
+        Err(Unusable::Us {
+            what: what.into(),
+            v,
+        })
     }
 }
 
-fn check_dist(what: &str, d: &DistSummary) -> std::result::Result<(), String> {
+fn check_dist(what: &str, d: &DistSummary) -> std::result::Result<(), Unusable> {
     for (k, v) in [
         ("min_us", d.min_us),
         ("avg_us", d.avg_us),
@@ -49,7 +71,7 @@ fn check_dist(what: &str, d: &DistSummary) -> std::result::Result<(), String> {
     Ok(())
 }
 
-fn check_series(s: &SeriesSummary) -> std::result::Result<(), String> {
+fn check_series(s: &SeriesSummary) -> std::result::Result<(), Unusable> {
     let l = shown_label(&s.label);
     for (k, v) in [
         ("min_us", s.min_us),
@@ -69,7 +91,7 @@ fn check_series(s: &SeriesSummary) -> std::result::Result<(), String> {
         .try_fold(0u64, |a, &b| a.checked_add(b))
         .is_none()
     {
-        return Err(format!("series '{l}': bucket counts overflow"));
+        return Err(Unusable::BucketsOverflow(l));
     }
     match &s.wakeup {
         Some(w) => check_dist(&format!("series '{l}' wakeup"), w),
@@ -77,7 +99,7 @@ fn check_series(s: &SeriesSummary) -> std::result::Result<(), String> {
     }
 }
 
-fn check_rtt(r: &RttSummary) -> std::result::Result<(), String> {
+fn check_rtt(r: &RttSummary) -> std::result::Result<(), Unusable> {
     for (k, v) in [
         ("min_us", r.min_us),
         ("avg_us", r.avg_us),
@@ -90,36 +112,27 @@ fn check_rtt(r: &RttSummary) -> std::result::Result<(), String> {
         check_us(&format!("rtt {k}"), v)?;
     }
     if r.count.checked_add(r.lost).is_none() {
-        return Err("rtt count + lost overflows".into());
+        return Err(Unusable::RttOverflow);
     }
     Ok(())
 }
 
 /// Refuses a result that no run could have written, with one line naming what is wrong.
 pub fn validate(r: &RunResult, name: &str) -> Result<()> {
-    let e = |why: String| bad(name, why);
+    let e = |why: Unusable| bad(name, why);
     if r.series.len() > MAX_SERIES {
-        return Err(e(format!(
-            "{} series, at most {MAX_SERIES}",
-            r.series.len()
-        )));
+        return Err(e(Unusable::TooManySeries(r.series.len())));
     }
     if !r.duration_s.is_finite() || r.duration_s < 0.0 {
-        return Err(e(format!("duration_s is {:e}", r.duration_s)));
+        return Err(e(Unusable::Duration(r.duration_s)));
     }
     let mut seen = HashSet::new();
     for s in &r.series {
         if s.label.chars().count() > MAX_LABEL {
-            return Err(e(format!(
-                "series label '{}' longer than {MAX_LABEL} characters",
-                shown_label(&s.label)
-            )));
+            return Err(e(Unusable::LongLabel(shown_label(&s.label))));
         }
         if !seen.insert(s.label.as_str()) {
-            return Err(e(format!(
-                "two series labelled '{}'",
-                shown_label(&s.label)
-            )));
+            return Err(e(Unusable::TwiceLabelled(shown_label(&s.label))));
         }
         check_series(s).map_err(e)?;
     }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::plot::{self, Plot};
+use super::plot::{self, Plot, PlotError};
 use crate::measure::result::{MaxPerInterval, RunResult, SeriesSummary, Verdict};
 use crate::parse::text::unprintable;
 
@@ -61,7 +61,7 @@ fn groups<'a>(results: &[(String, &'a RunResult)]) -> Vec<Group<'a>> {
 
 /// The plots for these results (name, result): a deviation histogram per thread (or one), the max per interval,
 /// the percentiles (every thread's overlaid), the round-trip histogram.
-pub(crate) fn plots(results: &[(String, &RunResult)]) -> Result<Vec<Plot>, String> {
+pub(crate) fn plots(results: &[(String, &RunResult)]) -> Result<Vec<Plot>, PlotError> {
     let gs = groups(results);
     let mut out = Vec::new();
     for (i, g) in gs.iter().enumerate() {

@@ -8,9 +8,9 @@
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
 
-use aya::maps::{MapData, XskMap};
+use aya::maps::{MapData, MapError, XskMap};
 use aya::programs::{ProgramError, Xdp, XdpMode};
-use aya::{Ebpf, EbpfLoader};
+use aya::{Ebpf, EbpfError, EbpfLoader};
 
 /// The compiled program (bpfel: the same object on every host architecture).
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/probe.bpf.o"));
@@ -43,13 +43,40 @@ impl Mode {
     }
 }
 
+/// Why the program could not be loaded or attached: the step, and aya's reason.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum XdpError {
+    #[error("loading the XDP program: {0}")]
+    Load(EbpfError),
+    #[error("the XDP program has no map xsks")]
+    NoMap,
+    #[error("the XSKMAP: {0}")]
+    Map(MapError),
+    #[error("putting the AF_XDP socket in the XSKMAP: {0}")]
+    SetMap(MapError),
+    #[error("loading the XDP program into the kernel: {0}")]
+    Kernel(ProgramError),
+    #[error("the XDP object has no program {PROGRAM}")]
+    NoProgram,
+    #[error("the XDP program: {0}")]
+    NotXdp(ProgramError),
+    #[error("{0}")]
+    Attach(ProgramError),
+}
+
+impl From<XdpError> for crate::error::Error {
+    fn from(e: XdpError) -> Self {
+        crate::error::Error::failed(e.to_string())
+    }
+}
+
 /// Why the program could not be attached.
 #[derive(Debug)]
 pub(crate) enum AttachError {
     /// The interface already has an XDP program (EBUSY, or EEXIST for one in the other mode): not ours to replace.
     Busy,
-    /// Loading or attaching failed; the words say which step and why.
-    Failed(String),
+    /// Finding or attaching the program failed.
+    Failed(XdpError),
 }
 
 /// The program, loaded, with the AF_XDP socket in its XSKMAP; once `attach`ed, dropping it detaches the program
@@ -61,23 +88,18 @@ pub(crate) struct Program {
 }
 
 /// Loads the program for frames of `ethertype` and puts the socket `xsk` in the slot of receive queue `queue`.
-pub(crate) fn load(ethertype: u16, queue: u32, xsk: BorrowedFd<'_>) -> Result<Program, String> {
+pub(crate) fn load(ethertype: u16, queue: u32, xsk: BorrowedFd<'_>) -> Result<Program, XdpError> {
     raise_memlock();
-    let failed = |what: &str, e: &dyn std::fmt::Display| format!("{what}: {e}");
     let be = ethertype.to_be();
     let mut ebpf = EbpfLoader::new()
         .override_global("probe_ethertype", &be, true)
         .load(OBJECT)
-        .map_err(|e| failed("loading the XDP program", &e))?;
-    let map = ebpf
-        .take_map("xsks")
-        .ok_or_else(|| "the XDP program has no map xsks".to_string())?;
-    let mut map = XskMap::try_from(map).map_err(|e| failed("the XSKMAP", &e))?;
+        .map_err(XdpError::Load)?;
+    let map = ebpf.take_map("xsks").ok_or(XdpError::NoMap)?;
+    let mut map = XskMap::try_from(map).map_err(XdpError::Map)?;
     map.set(queue, xsk.as_raw_fd(), 0)
-        .map_err(|e| failed("putting the AF_XDP socket in the XSKMAP", &e))?;
-    program(&mut ebpf)?
-        .load()
-        .map_err(|e| failed("loading the XDP program into the kernel", &e))?;
+        .map_err(XdpError::SetMap)?;
+    program(&mut ebpf)?.load().map_err(XdpError::Kernel)?;
     Ok(Program { _map: map, ebpf })
 }
 
@@ -93,11 +115,11 @@ fn raise_memlock() {
     let _ = unsafe { libc::setrlimit(libc::RLIMIT_MEMLOCK, &unlimited) };
 }
 
-fn program(ebpf: &mut Ebpf) -> Result<&mut Xdp, String> {
+fn program(ebpf: &mut Ebpf) -> Result<&mut Xdp, XdpError> {
     ebpf.program_mut(PROGRAM)
-        .ok_or_else(|| format!("the XDP object has no program {PROGRAM}"))?
+        .ok_or(XdpError::NoProgram)?
         .try_into()
-        .map_err(|e| format!("the XDP program: {e}"))
+        .map_err(XdpError::NotXdp)
 }
 
 impl Program {
@@ -107,7 +129,7 @@ impl Program {
         match prog.attach_to_if_index(ifindex, mode.aya()) {
             Ok(_) => Ok(()),
             Err(e) if busy(&e) => Err(AttachError::Busy),
-            Err(e) => Err(AttachError::Failed(e.to_string())),
+            Err(e) => Err(AttachError::Failed(XdpError::Attach(e))),
         }
     }
 }

@@ -138,7 +138,7 @@ def expected_verdicts(j, boot, core):
 def check_findings(j, boot, name, core):
     """Loads `check --json` recorded as NAME, validates its shape and compares it with the raw files.
     Returns {id: status} (empty when unusable)."""
-    # Exit status of check (docs/guide.md): 0 clean, 1 a failure, 4 only warnings, 5 a reboot pending.
+    # Exit status of check (docs/tasks/check.md): 0 clean, 1 a failure, 4 only warnings, 5 a reboot pending.
     doc = j.json_of(boot, name, ok_codes=(0, 1, 4, 5))
     if doc is None:
         return {}

@@ -5,11 +5,13 @@
 //! ours, the drop-in is placed later (zz-rmp-eval.cfg); when no placement works, the step is refused.
 
 use super::BootLoader;
-use super::grub_layout::{self as files, DROPIN, DROPIN_NAME, LATE_NAME, Layout, is_ours};
+use super::grub_layout::{
+    self as files, DROPIN, DROPIN_NAME, GrubError, LATE_NAME, Layout, is_ours,
+};
 use super::grub_source::{self as source, Effective};
 use super::line::skipped_notes;
 use super::tokens::{is_safe_token, merge_into, name, tokens};
-use super::want::{Want, managed_params};
+use super::want::{NoHousekeeping, Want, managed_params};
 use crate::fix::kind::command::CommandChange;
 use crate::fix::kind::file::{CmdlineEdit, FileChange};
 use crate::fix::{CMDLINE_STATE, Change, Step};
@@ -51,28 +53,50 @@ impl BootLoader for Grub {
         files::FILES
     }
 
-    fn plan(&self, host: &Host, want: &Want, s: &mut Step) -> Result<(), String> {
+    fn plan(&self, host: &Host, want: &Want, s: &mut Step) -> Result<(), NoHousekeeping> {
         plan(host, want, s)
     }
+}
+
+/// Why a placement of our drop-in is not taken.
+#[derive(Debug, thiserror::Error)]
+enum Unfit {
+    #[error("GRUB: {0}")]
+    Grub(#[from] GrubError),
+    #[error("{name} would be {got}, not {want}")]
+    Differs {
+        name: String,
+        got: String,
+        want: String,
+    },
+    #[error("{name}= would be on the command line {times} times")]
+    Times { name: String, times: usize },
+    #[error("the other parameters would not stay as they are")]
+    OthersChange,
 }
 
 /// The first line of drop-ins older versions of rmp-eval wrote: those are ours to update.
 const OURS_HEADER: &[u8] = b"# /etc/default/grub.d/99-rmp-eval.cfg -- installed by rmp-eval.";
 
 /// Whether `after` is what we want: each of `state` once and as is, and the user's other parameters unchanged.
-fn check(after: &Effective, user: &[String], state: &[String]) -> Result<(), String> {
+fn check(after: &Effective, user: &[String], state: &[String]) -> Result<(), Unfit> {
     let p = after.params();
     for t in state {
         let same: Vec<&String> = p.iter().filter(|x| name(x) == name(t)).collect();
         match same.as_slice() {
             [one] if *one == t => {}
-            [one] => return Err(format!("{} would be {one}, not {t}", name(t))),
+            [one] => {
+                return Err(Unfit::Differs {
+                    name: name(t).to_string(),
+                    got: one.to_string(),
+                    want: t.clone(),
+                });
+            }
             many => {
-                return Err(format!(
-                    "{}= would be on the command line {} times",
-                    name(t),
-                    many.len()
-                ));
+                return Err(Unfit::Times {
+                    name: name(t).to_string(),
+                    times: many.len(),
+                });
             }
         }
     }
@@ -85,12 +109,12 @@ fn check(after: &Effective, user: &[String], state: &[String]) -> Result<(), Str
         .map(|s| s.as_str())
         .ne(user.iter().map(|s| s.as_str()))
     {
-        return Err("the other parameters would not stay as they are".into());
+        return Err(Unfit::OthersChange);
     }
     Ok(())
 }
 
-fn plan(host: &Host, want: &Want, s: &mut Step) -> Result<(), String> {
+fn plan(host: &Host, want: &Want, s: &mut Step) -> Result<(), NoHousekeeping> {
     let layout = match Layout::read(host) {
         Ok(l) => l,
         Err(e) => {
@@ -118,19 +142,20 @@ fn plan(host: &Host, want: &Want, s: &mut Step) -> Result<(), String> {
         .map(|(n, _)| n.clone())
         .collect();
     let current = layout_with(&layout, &existing);
-    let eval =
-        |l: &Layout, st: &[u8]| source::evaluate(host, l, st).map_err(|e| format!("GRUB: {e}"));
-    let before = eval(&current, &state_bytes);
-    // Without our drop-in or its state, what is configured now is the user's own.
-    let user = if existing.is_empty() || state.is_empty() {
-        before.clone()
-    } else {
-        eval(&layout.with_ours(None), b"")
-    };
-    let (before, user) = match (before, user) {
-        (Ok(b), Ok(u)) => (b, u),
-        (Err(e), _) | (_, Err(e)) => {
-            s.refuse(e);
+    let eval = |l: &Layout, st: &[u8]| source::evaluate(host, l, st).map_err(Unfit::Grub);
+    let before = eval(&current, &state_bytes).and_then(|before| {
+        // Without our drop-in or its state, what is configured now is the user's own.
+        let user = if existing.is_empty() || state.is_empty() {
+            before.clone()
+        } else {
+            eval(&layout.with_ours(None), b"")?
+        };
+        Ok((before, user))
+    });
+    let (before, user) = match before {
+        Ok(both) => both,
+        Err(e) => {
+            s.refuse(e.to_string());
             return Ok(());
         }
     };

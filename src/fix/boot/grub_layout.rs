@@ -2,7 +2,9 @@
 //! drop-in (kernel-cmdline/99-rmp-eval.cfg, which reads the managed parameters from /var/lib/rmp-eval/cmdline)
 //! and the names it may have. What GRUB makes of them: grub_source.rs.
 
-use crate::host::Host;
+use std::process::ExitStatus;
+
+use crate::host::{Host, HostError};
 
 /// The drop-in installed as /etc/default/grub.d/99-rmp-eval.cfg (see kernel-cmdline/).
 pub(crate) const DROPIN: &str = include_str!("../../../kernel-cmdline/99-rmp-eval.cfg");
@@ -18,6 +20,31 @@ pub(crate) const FILES: &[&str] = &[
     GRUB_DEFAULT,
 ];
 
+/// Why GRUB's files cannot be followed: read, or sourced as grub-mkconfig does (grub_source.rs).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum GrubError {
+    #[error(transparent)]
+    Host(#[from] HostError),
+    #[error("{0}: a name that is not UTF-8")]
+    NameNotUtf8(String),
+    #[error("{0}: a directory where grub-mkconfig sources a file")]
+    Directory(String),
+    #[error("scratch directory: {0}")]
+    Scratch(std::io::Error),
+    /// Copying the files into the scratch directory.
+    #[error("{0}")]
+    Copy(std::io::Error),
+    #[error("/bin/sh: {0}")]
+    Shell(std::io::Error),
+    #[error("sourcing the GRUB files did not finish in {0} s")]
+    Timeout(u64),
+    /// The shell failed; `why` is its last line of error output.
+    #[error("sourcing the GRUB files as grub-mkconfig does failed ({status}): {why}")]
+    Sourcing { status: ExitStatus, why: String },
+    #[error("{0} is not UTF-8 after sourcing")]
+    NotUtf8(&'static str),
+}
+
 /// The GRUB files as they are (or as a plan would leave them).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Layout {
@@ -30,33 +57,31 @@ pub(crate) struct Layout {
 impl Layout {
     /// Reads the files through `host`. A .cfg grub-mkconfig would choke on (a directory, a name that is not
     /// UTF-8) is a refusal.
-    pub(crate) fn read(host: &Host) -> Result<Layout, String> {
+    pub(crate) fn read(host: &Host) -> Result<Layout, GrubError> {
         let default = match host.read_bytes(GRUB_DEFAULT) {
             Ok(b) => Some(b),
             Err(e) if e.is_not_found() => None,
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(e.into()),
         };
         let mut dropins = Vec::new();
         let names = match host.list(GRUB_D) {
             Ok(n) => n,
             Err(e) if e.is_not_found() => vec![],
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(e.into()),
         };
         for n in names.into_iter().filter(|n| n.ends_with(".cfg")) {
             let p = format!("{GRUB_D}/{n}");
             if n.contains('\u{fffd}') {
-                return Err(format!("{p}: a name that is not UTF-8"));
+                return Err(GrubError::NameNotUtf8(p));
             }
             if host.is_dir(&p) {
-                return Err(format!(
-                    "{p}: a directory where grub-mkconfig sources a file"
-                ));
+                return Err(GrubError::Directory(p));
             }
             match host.read_bytes(&p) {
                 Ok(b) => dropins.push((n, b)),
                 // A dangling link: `[ -e ]` is false, grub-mkconfig skips it.
                 Err(e) if e.is_not_found() => {}
-                Err(e) => return Err(e.to_string()),
+                Err(e) => return Err(e.into()),
             }
         }
         Ok(Layout { default, dropins })

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::grub_layout::{DROPIN, Layout};
+use super::grub_layout::{DROPIN, GrubError, Layout};
 use super::tokens::tokens;
 use crate::host::Host;
 
@@ -56,7 +56,7 @@ impl Effective {
 struct Scratch(PathBuf);
 
 impl Scratch {
-    fn new() -> Result<Scratch, String> {
+    fn new() -> Result<Scratch, GrubError> {
         static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let tmp = std::env::temp_dir();
@@ -65,18 +65,18 @@ impl Scratch {
         }
         let p = tmp.join(format!("rmp-eval-grub.{}.{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir(&p).map_err(|e| format!("scratch directory: {e}"))?;
+        std::fs::create_dir(&p).map_err(GrubError::Scratch)?;
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o700))
-            .map_err(|e| format!("scratch directory: {e}"))?;
+            .map_err(GrubError::Scratch)?;
         Ok(Scratch(p))
     }
-    fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), String> {
+    fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), GrubError> {
         let p = self.0.join(rel);
         if let Some(d) = p.parent() {
-            std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
+            std::fs::create_dir_all(d).map_err(GrubError::Copy)?;
         }
-        let mut f = std::fs::File::create(&p).map_err(|e| e.to_string())?;
-        f.write_all(bytes).map_err(|e| e.to_string())
+        let mut f = std::fs::File::create(&p).map_err(GrubError::Copy)?;
+        f.write_all(bytes).map_err(GrubError::Copy)
     }
     fn read(&self, rel: &str) -> Option<Vec<u8>> {
         std::fs::read(self.0.join(rel)).ok()
@@ -124,14 +124,14 @@ fn chown_all(dir: &Path, uid: u32, gid: u32) {
 }
 
 /// Sources `layout` as grub-mkconfig does, our drop-in(s) reading `state` as the managed parameters.
-pub(crate) fn evaluate(host: &Host, layout: &Layout, state: &[u8]) -> Result<Effective, String> {
+pub(crate) fn evaluate(host: &Host, layout: &Layout, state: &[u8]) -> Result<Effective, GrubError> {
     let s = Scratch::new()?;
     let state_path = s.0.join("state");
     s.write("state", state)?;
     if let Some(d) = &layout.default {
         s.write("grub", d)?;
     }
-    std::fs::create_dir_all(s.0.join("grub.d")).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(s.0.join("grub.d")).map_err(GrubError::Copy)?;
     for (n, b) in &layout.dropins {
         let text = if b == DROPIN.as_bytes() {
             DROPIN
@@ -167,7 +167,7 @@ pub(crate) fn evaluate(host: &Host, layout: &Layout, state: &[u8]) -> Result<Eff
         chown_all(&s.0, 65534, 65534);
         cmd.uid(65534).gid(65534);
     }
-    let mut child = cmd.spawn().map_err(|e| format!("/bin/sh: {e}"))?;
+    let mut child = cmd.spawn().map_err(GrubError::Shell)?;
     let t0 = Instant::now();
     let status = loop {
         match child.try_wait() {
@@ -175,13 +175,10 @@ pub(crate) fn evaluate(host: &Host, layout: &Layout, state: &[u8]) -> Result<Eff
             Ok(None) if t0.elapsed() > TIMEOUT => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
-                    "sourcing the GRUB files did not finish in {} s",
-                    TIMEOUT.as_secs()
-                ));
+                return Err(GrubError::Timeout(TIMEOUT.as_secs()));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(e) => return Err(format!("/bin/sh: {e}")),
+            Err(e) => return Err(GrubError::Shell(e)),
         }
     };
     let mut err = String::new();
@@ -196,13 +193,10 @@ pub(crate) fn evaluate(host: &Host, layout: &Layout, state: &[u8]) -> Result<Eff
             .find(|l| !l.trim().is_empty())
             .unwrap_or("no output")
             .replace(&*s.0.to_string_lossy(), "");
-        return Err(format!(
-            "sourcing the GRUB files as grub-mkconfig does failed ({status}): {why}"
-        ));
+        return Err(GrubError::Sourcing { status, why });
     };
-    let text = |b: Vec<u8>, v: &str| {
-        String::from_utf8(b).map_err(|_| format!("{v} is not UTF-8 after sourcing"))
-    };
+    let text =
+        |b: Vec<u8>, v: &'static str| String::from_utf8(b).map_err(|_| GrubError::NotUtf8(v));
     Ok(Effective {
         linux: text(linux, "GRUB_CMDLINE_LINUX")?,
         linux_default: text(default, "GRUB_CMDLINE_LINUX_DEFAULT")?,
@@ -249,7 +243,7 @@ mod tests {
             default: Some(b"GRUB_CMDLINE_LINUX=\"unterminated\n".to_vec()),
             dropins: vec![],
         };
-        let err = evaluate(&h, &bad, b"").unwrap_err();
+        let err = evaluate(&h, &bad, b"").unwrap_err().to_string();
         assert!(err.contains("failed"), "{err}");
     }
 }

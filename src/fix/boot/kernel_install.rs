@@ -4,7 +4,7 @@
 use super::BootLoader;
 use super::line::{line_change, lossy, skipped_notes};
 use super::tokens::{merge_bytes, tokens_bytes};
-use super::want::{Want, managed_params};
+use super::want::{NoHousekeeping, Want, managed_params};
 use crate::fix::kind::command::CommandChange;
 use crate::fix::{Change, Step};
 use crate::host::Host;
@@ -44,7 +44,7 @@ impl BootLoader for KernelInstall {
         &[KERNEL_CMDLINE]
     }
 
-    fn plan(&self, host: &Host, want: &Want, s: &mut Step) -> Result<(), String> {
+    fn plan(&self, host: &Host, want: &Want, s: &mut Step) -> Result<(), NoHousekeeping> {
         let before = host.read_bytes(KERNEL_CMDLINE).ok();
         let base: Vec<Vec<u8>> = match &before {
             // kernel-install joins every line of the file.

@@ -21,7 +21,7 @@ use super::{Step, StepId};
 use crate::host::Host;
 use crate::machine::PROC_CMDLINE;
 use tokens::tokens;
-use want::{Want, managed_params};
+use want::{NoHousekeeping, Want, managed_params};
 
 /// One boot-loader layout: how to tell that it is configured and that it boots the machine, and how to change
 /// the command line it gives the kernel.
@@ -38,7 +38,7 @@ pub(crate) trait BootLoader: Sync {
     /// The files fix may write for it (where a killed run may have left a temporary file).
     fn files(&self) -> &'static [&'static str];
     /// Adds its changes (the files, then the command that makes them effective) and notes to the step.
-    fn plan(&self, host: &Host, want: &Want, s: &mut Step) -> Result<(), String>;
+    fn plan(&self, host: &Host, want: &Want, s: &mut Step) -> Result<(), NoHousekeeping>;
 }
 
 /// Every layout, in the order the running system's word is taken: systemd-boot's EFI variable first (it is set
@@ -96,7 +96,7 @@ fn detect(host: &Host) -> (Found, Vec<String>) {
     (f, vec![])
 }
 
-pub(crate) fn plan(host: &Host, want: &Want) -> Result<Step, String> {
+pub(crate) fn plan(host: &Host, want: &Want) -> Result<Step, NoHousekeeping> {
     let mut s = Step {
         id: StepId::Cmdline,
         title: "Kernel command line: isolate the RT core".into(),

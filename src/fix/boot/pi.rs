@@ -4,7 +4,7 @@
 use super::BootLoader;
 use super::line::{line_change, lossy, skipped_notes};
 use super::tokens::{split_first_line, tokens_bytes};
-use super::want::{Want, managed_params};
+use super::want::{NoHousekeeping, Want, managed_params};
 use crate::fix::Step;
 use crate::host::Host;
 use crate::machine::DT_MODEL;
@@ -46,7 +46,7 @@ impl BootLoader for PiFirmware {
         PI_CMDLINES
     }
 
-    fn plan(&self, host: &Host, want: &Want, s: &mut Step) -> Result<(), String> {
+    fn plan(&self, host: &Host, want: &Want, s: &mut Step) -> Result<(), NoHousekeeping> {
         let path = cmdline_txt(host).unwrap_or(PI_CMDLINES[0]);
         let before = host.read_bytes(path).ok();
         let all = before.clone().unwrap_or_default();

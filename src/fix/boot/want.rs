@@ -8,13 +8,21 @@ use super::tokens::{is_safe_token, merge_into, tokens};
 use super::tokens::{last_value, name};
 use crate::host::Host;
 use crate::machine::CPU_DIR;
-use crate::parse::cpulist;
+use crate::parse::cpulist::{self, CpuListError};
 
 const INTEL_IDLE: &str = "/sys/module/intel_idle";
 const ACPI_PROCESSOR: &str = "/sys/module/processor";
 
-fn parse_list(s: &str) -> Result<Vec<usize>, String> {
-    cpulist::parse(s).map_err(|e| e.to_string())
+/// The one error of the command-line plan: every CPU would be isolated.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "no housekeeping CPU would be left (online {}, isolated {})",
+    cpulist::format(online),
+    cpulist::format(isolated)
+)]
+pub(crate) struct NoHousekeeping {
+    online: Vec<usize>,
+    isolated: Vec<usize>,
 }
 
 /// What the failing checks ask of the command line.
@@ -74,7 +82,7 @@ pub(crate) fn own_isolated<'a>(
         let list = if param == "isolcpus" {
             split_isolcpus(&v).map(|(_, c)| c)
         } else {
-            parse_list(&v)
+            cpulist::parse(&v)
         };
         list.unwrap_or_default()
     };
@@ -131,7 +139,7 @@ pub(crate) fn siblings(host: &Host, core: usize) -> Vec<usize> {
 /// isolcpus flags (tuned's realtime profile uses managed_irq,domain).
 const ISOL_FLAGS: &[&str] = &["managed_irq", "domain"];
 
-fn split_isolcpus(v: &str) -> Result<(Vec<String>, Vec<usize>), String> {
+fn split_isolcpus(v: &str) -> Result<(Vec<String>, Vec<usize>), CpuListError> {
     let mut flags = Vec::new();
     let mut rest = v;
     while let Some((head, tail)) = rest.split_once(',') {
@@ -146,11 +154,11 @@ fn split_isolcpus(v: &str) -> Result<(Vec<String>, Vec<usize>), String> {
         flags.push(rest.to_string());
         rest = "";
     }
-    Ok((flags, parse_list(rest)?))
+    Ok((flags, cpulist::parse(rest)?))
 }
 
-fn union(existing: &str, cores: &[usize], released: &[usize]) -> Result<Vec<usize>, String> {
-    let mut v = parse_list(existing)?;
+fn union(existing: &str, cores: &[usize], released: &[usize]) -> Result<Vec<usize>, CpuListError> {
+    let mut v = cpulist::parse(existing)?;
     v.retain(|c| !released.contains(c));
     v.extend(cores);
     v.sort_unstable();
@@ -163,7 +171,7 @@ fn union(existing: &str, cores: &[usize], released: &[usize]) -> Result<Vec<usiz
 pub(crate) fn managed_params(
     current: &[String],
     w: &Want,
-) -> Result<(Vec<String>, Vec<String>), String> {
+) -> Result<(Vec<String>, Vec<String>), NoHousekeeping> {
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     let mut cores = vec![w.core];
@@ -221,15 +229,14 @@ pub(crate) fn managed_params(
             .filter(|c| !isolated.contains(c) && !nohz.contains(c))
             .collect();
         if housekeeping.is_empty() {
-            return Err(format!(
-                "no housekeeping CPU would be left (online {}, isolated {})",
-                cpulist::format(&w.online),
-                cpulist::format(&isolated)
-            ));
+            return Err(NoHousekeeping {
+                online: w.online.clone(),
+                isolated,
+            });
         }
         // The user's list, less what is isolated now, plus the CPUs released from an earlier fix's isolation.
         let kept = last_value(current, "irqaffinity")
-            .and_then(|v| parse_list(&v).ok())
+            .and_then(|v| cpulist::parse(&v).ok())
             .map(|mut v| {
                 v.extend(&w.released);
                 v.sort_unstable();

@@ -35,28 +35,41 @@ impl Content {
     }
 }
 
+/// Why a journal's file content is refused (serde puts it in the journal's parse error).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BadContent {
+    #[error("hex content of odd length")]
+    OddHex,
+    #[error("bad hex content at byte {0}")]
+    BadHex(usize),
+    #[error("a saved file with both text and hex content")]
+    Both,
+    #[error("a saved file with no content (text and hex both null)")]
+    Neither,
+}
+
 /// Strict hex: an even number of hex digits, nothing else.
-fn unhex(h: &str) -> std::result::Result<Vec<u8>, String> {
+fn unhex(h: &str) -> std::result::Result<Vec<u8>, BadContent> {
     if !h.len().is_multiple_of(2) {
-        return Err("hex content of odd length".into());
+        return Err(BadContent::OddHex);
     }
     (0..h.len() / 2)
         .map(|i| {
             h.get(2 * i..2 * i + 2)
                 .and_then(|d| u8::from_str_radix(d, 16).ok())
-                .ok_or_else(|| format!("bad hex content at byte {i}"))
+                .ok_or(BadContent::BadHex(i))
         })
         .collect()
 }
 
 impl TryFrom<RawContent> for Content {
-    type Error = String;
-    fn try_from(r: RawContent) -> std::result::Result<Self, String> {
+    type Error = BadContent;
+    fn try_from(r: RawContent) -> std::result::Result<Self, BadContent> {
         match (r.text, r.hex) {
             (Some(t), None) => Ok(Content::Text(t)),
             (None, Some(h)) => Ok(Content::Bytes(unhex(&h)?)),
-            (Some(_), Some(_)) => Err("a saved file with both text and hex content".into()),
-            (None, None) => Err("a saved file with no content (text and hex both null)".into()),
+            (Some(_), Some(_)) => Err(BadContent::Both),
+            (None, None) => Err(BadContent::Neither),
         }
     }
 }

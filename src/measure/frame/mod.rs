@@ -67,15 +67,35 @@ pub(crate) fn min_len(mode: Mode) -> usize {
 
 /// The one --pktlen rule, for every mode: the length on the wire without FCS, from the Ethernet minimum (60, the
 /// default) to the interface's MTU + 14 (and at most MAX_FRAME). Checked before anything is sent.
-pub(crate) fn wire_len(mode: Mode, pktlen: Option<u16>, mtu: u32) -> Result<usize, String> {
+pub(crate) fn wire_len(mode: Mode, pktlen: Option<u16>, mtu: u32) -> Result<usize, PktlenError> {
     let max = (mtu as usize + ETH_HLEN).min(MAX_FRAME);
     match pktlen.map(usize::from) {
         None => Ok(MIN_FRAME),
         Some(n) if (MIN_FRAME..=max).contains(&n) => Ok(n),
-        Some(n) => Err(format!(
-            "--pktlen {n}: {} frames are {MIN_FRAME} to {max} bytes here (the interface MTU {mtu} + 14)",
-            mode.name()
-        )),
+        Some(n) => Err(PktlenError {
+            pktlen: n,
+            mode: mode.name(),
+            max,
+            mtu,
+        }),
+    }
+}
+
+/// A --pktlen the interface cannot carry (a usage error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "--pktlen {pktlen}: {mode} frames are {MIN_FRAME} to {max} bytes here (the interface MTU {mtu} + 14)"
+)]
+pub(crate) struct PktlenError {
+    pktlen: usize,
+    mode: &'static str,
+    max: usize,
+    mtu: u32,
+}
+
+impl From<PktlenError> for crate::error::Error {
+    fn from(e: PktlenError) -> Self {
+        crate::error::Error::usage(e.to_string())
     }
 }
 

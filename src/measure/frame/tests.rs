@@ -165,7 +165,7 @@ fn one_pktlen_rule_for_every_mode() {
         assert_eq!(wire_len(mode, None, 1500), Ok(60));
         assert!(wire_len(mode, Some(59), 1500).is_err());
         assert_eq!(wire_len(mode, Some(1514), 1500), Ok(1514));
-        let e = wire_len(mode, Some(1500), 1400).unwrap_err();
+        let e = wire_len(mode, Some(1500), 1400).unwrap_err().to_string();
         assert!(e.contains("60 to 1414") && e.contains("MTU 1400"), "{e}");
         assert!(wire_len(mode, Some(1515), 9000).is_err());
     }

@@ -76,7 +76,7 @@ impl Counters {
                 self._driver = Some(driver);
                 smi
             }
-            Err(why) => Smi::not_counted(why, said),
+            Err(why) => Smi::not_counted(why.to_string(), said),
         });
     }
 
@@ -95,7 +95,7 @@ impl Counters {
             }
             Err(why) => {
                 if let Some(s) = &mut self.report.smi {
-                    s.lost(why);
+                    s.lost(why.to_string());
                 }
                 self.smi = None;
                 None

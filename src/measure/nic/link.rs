@@ -86,7 +86,7 @@ impl Link {
             .map_err(|e| Error::sys(format!("reading the MAC address of {nic}"), e))?;
         let mtu =
             netdev::mtu(nic).map_err(|e| Error::sys(format!("reading the MTU of {nic}"), e))?;
-        let wire = frame::wire_len(args.mode, args.pktlen, mtu).map_err(Error::usage)?;
+        let wire = frame::wire_len(args.mode, args.pktlen, mtu)?;
         if !netdev::is_up(nic) {
             return Err(Error::failed(format!(
                 "{nic} is down (ip link set {nic} up)"

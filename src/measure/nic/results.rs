@@ -129,7 +129,7 @@ impl<'a> Results<'a> {
             stop::judge(self.nic, local, &c)
         });
         let (error, dropout) = match stopped {
-            Some(Err(e)) => (Some(e), None),
+            Some(Err(e)) => (Some(e.to_string()), None),
             Some(Ok(d)) => (None, Some(d)),
             None => (None, None),
         };

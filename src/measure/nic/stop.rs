@@ -35,6 +35,7 @@ impl Local {
 }
 
 /// The frames of a run that stopped, and the sends the kernel refused.
+#[derive(Debug, Clone, Copy)]
 pub(super) struct Counts {
     pub(super) matched: u64,
     pub(super) sent: u64,
@@ -43,28 +44,53 @@ pub(super) struct Counts {
     pub(super) errno: i32,
 }
 
-/// How a stopped run ends: `Err(error)` when this machine's interface went away (the verdict is incomplete),
-/// `Ok(dropout)` when the chain dropped out (a shortfall).
-pub(super) fn judge(nic: &str, local: Local, c: &Counts) -> Result<String, String> {
-    let refused = if c.refused == 0 {
-        String::new()
-    } else {
+impl Counts {
+    fn answered(&self) -> String {
         format!(
-            "; the kernel refused {} send(s) ({})",
-            c.refused,
-            io::Error::from_raw_os_error(c.errno)
+            "after {} of {} frames were answered",
+            self.matched, self.sent
         )
-    };
-    let answered = format!("after {} of {} frames were answered", c.matched, c.sent);
+    }
+
+    fn refused(&self) -> String {
+        if self.refused == 0 {
+            String::new()
+        } else {
+            format!(
+                "; the kernel refused {} send(s) ({})",
+                self.refused,
+                io::Error::from_raw_os_error(self.errno)
+            )
+        }
+    }
+}
+
+/// This machine's interface went away mid-run: the run could not finish (incomplete, exit 2).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum LinkLost {
+    #[error(
+        "{nic} vanished mid-run (deleted, its driver unloaded or its adapter unplugged) {}{}",
+        .counts.answered(),
+        .counts.refused()
+    )]
+    Vanished { nic: String, counts: Counts },
+    #[error(
+        "the local link went down: {nic} was set down on this machine mid-run (ip link set {nic} up) {}{}",
+        .counts.answered(),
+        .counts.refused()
+    )]
+    SetDown { nic: String, counts: Counts },
+}
+
+/// How a stopped run ends: `Err` when this machine's interface went away (the verdict is incomplete),
+/// `Ok(dropout)` when the chain dropped out (a shortfall).
+pub(super) fn judge(nic: &str, local: Local, c: &Counts) -> Result<String, LinkLost> {
+    let (answered, refused) = (c.answered(), c.refused());
     let silent = format!("nothing for {} s", ANSWER_TIMEOUT.as_secs());
+    let (nic, counts) = (nic.to_string(), *c);
     match local {
-        Local::Vanished => Err(format!(
-            "{nic} vanished mid-run (deleted, its driver unloaded or its adapter unplugged) {answered}{refused}"
-        )),
-        Local::SetDown => Err(format!(
-            "the local link went down: {nic} was set down on this machine mid-run (ip link set {nic} up) \
-             {answered}{refused}"
-        )),
+        Local::Vanished => Err(LinkLost::Vanished { nic, counts }),
+        Local::SetDown => Err(LinkLost::SetDown { nic, counts }),
         Local::NoCarrier => Ok(format!(
             "replies stopped on {nic} {answered} ({silent}) and {nic} lost its carrier: the cable or the \
              SubDevice's port went down{refused}"
@@ -103,7 +129,7 @@ mod tests {
             refused: 1003,
             errno: libc::ENETDOWN,
         };
-        let e = judge("eth1", Local::SetDown, &c).unwrap_err();
+        let e = judge("eth1", Local::SetDown, &c).unwrap_err().to_string();
         assert!(
             e.starts_with("the local link went down: eth1 was set down"),
             "{e}"
@@ -126,6 +152,7 @@ mod tests {
         assert!(
             judge("eth1", Local::Vanished, &quiet)
                 .unwrap_err()
+                .to_string()
                 .starts_with("eth1 vanished mid-run")
         );
         assert!(

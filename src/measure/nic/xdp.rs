@@ -56,7 +56,7 @@ impl XdpPath {
         }
         let was_running = running(nic);
         let sock = open_socket(nic, queue)?;
-        let mut program = xdp::load(ethertype, queue, sock.fd()).map_err(Error::failed)?;
+        let mut program = xdp::load(ethertype, queue, sock.fd())?;
         let (mode, native_refused) = attach(host, nic, ifindex, &mut program)?;
         wait_carrier(nic);
         let facts = XdpFacts {
@@ -161,7 +161,7 @@ fn attach(
                      without one)"
                 )));
             }
-            Err(AttachError::Failed(e)) => refused = Some(e),
+            Err(AttachError::Failed(e)) => refused = Some(e.to_string()),
         }
     }
     let _ = host.remove_file(&record_path(nic));

@@ -81,7 +81,7 @@ fn errors_are_one_clean_short_line() {
 fn hostile_lengths_cost_little() {
     // 70 kB of "0-8191," (the 5 s case) is refused as too long; 60 kB is parsed word-at-a-time.
     let long = "0-8191,".repeat(10_000);
-    assert!(parse(&long).unwrap_err().why.contains("longer than"));
+    assert_eq!(parse(&long).unwrap_err().why, Malformed::TooLong);
     let ok = "0-8191,".repeat(8_000);
     assert_eq!(parse(&ok).unwrap().len(), 8192);
     let strided = "0-8191:1/2,".repeat(5_000);

@@ -7,7 +7,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
-    BAND_COLORS, BAND_NAMES, Curve, Fail, Plot, SIZE, draw_curves, err, legend, legend_height,
+    BAND_COLORS, BAND_NAMES, Curve, Plot, PlotError, SIZE, draw_curves, err, legend, legend_height,
     marker, nice_ceil, svg_text,
 };
 use crate::measure::dist::decode;
@@ -115,7 +115,7 @@ pub(crate) fn histogram(
     title: &str,
     width_us: Option<f64>,
     curves_in: &[(String, String, f64)],
-) -> Result<Plot, Fail> {
+) -> Result<Plot, PlotError> {
     let max_us = curves_in.iter().map(|c| c.2).fold(0.0, f64::max);
     let (x_min, x_max) = x_range(width_us, curves_in);
     let curves: Vec<Curve> = curves_in

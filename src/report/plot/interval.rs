@@ -2,14 +2,14 @@
 
 use plotters::prelude::*;
 
-use super::{Curve, Fail, Plot, SIZE, draw_curves, err, legend, nice_ceil};
+use super::{Curve, Plot, PlotError, SIZE, draw_curves, err, legend, nice_ceil};
 use crate::measure::result::MaxPerInterval;
 
 /// Max per interval over the run: one line per series (name, maxima, its band width W), the budget W marked when
 /// every series has the same.
 pub(crate) fn max_per_interval(
     series: &[(String, &MaxPerInterval, f64)],
-) -> Result<Option<Plot>, Fail> {
+) -> Result<Option<Plot>, PlotError> {
     let curves: Vec<Curve> = series
         .iter()
         .map(|(n, m, _)| Curve {

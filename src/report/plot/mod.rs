@@ -58,7 +58,17 @@ pub(crate) struct Curve {
     pub(crate) points: Vec<(f64, f64)>,
 }
 
-type Fail = String;
+/// A plot plotters could not draw: its error is generic over the drawing backend and Debug only, so its text is
+/// kept.
+#[derive(Debug, thiserror::Error)]
+#[error("drawing a plot: {0}")]
+pub(crate) struct PlotError(String);
+
+impl From<PlotError> for crate::error::Error {
+    fn from(e: PlotError) -> Self {
+        crate::error::Error::failed(e.to_string())
+    }
+}
 
 /// The one escaper for text from a result drawn into an SVG: plotters escapes XML's markup characters (in text
 /// and attributes) but passes control bytes, which no XML may hold, so they are written out (`\u{1b}`) first, as
@@ -67,8 +77,8 @@ pub(crate) fn svg_text(s: &str) -> String {
     crate::parse::text::sanitize(s, 200)
 }
 
-fn err<E: std::fmt::Debug>(e: E) -> Fail {
-    format!("drawing a plot: {e:?}")
+fn err<E: std::fmt::Debug>(e: E) -> PlotError {
+    PlotError(format!("{e:?}"))
 }
 
 /// A round upper bound for an axis, at least `v`: the next of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × 10^k, so an axis
@@ -88,7 +98,7 @@ pub(crate) fn nice_ceil(v: f64) -> f64 {
 fn draw_curves<DB: DrawingBackend, X, Y>(
     chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
     curves: &[Curve],
-) -> Result<(), Fail>
+) -> Result<(), PlotError>
 where
     X: plotters::coord::ranged1d::Ranged<ValueType = f64>,
     Y: plotters::coord::ranged1d::Ranged<ValueType = f64>,
@@ -124,7 +134,7 @@ fn marker<DB: DrawingBackend, X, Y>(
     label_y: f64,
     label: &str,
     color: &RGBColor,
-) -> Result<(), Fail>
+) -> Result<(), PlotError>
 where
     X: plotters::coord::ranged1d::Ranged<ValueType = f64>,
     Y: plotters::coord::ranged1d::Ranged<ValueType = f64>,
@@ -152,7 +162,7 @@ where
 fn legend<'a, DB: DrawingBackend + 'a, X, Y>(
     chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
     curves: usize,
-) -> Result<(), Fail>
+) -> Result<(), PlotError>
 where
     X: plotters::coord::ranged1d::Ranged,
     Y: plotters::coord::ranged1d::Ranged,

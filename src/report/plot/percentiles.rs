@@ -2,14 +2,14 @@
 
 use plotters::prelude::*;
 
-use super::{Curve, Fail, Plot, SIZE, draw_curves, err, legend, nice_ceil};
+use super::{Curve, Plot, PlotError, SIZE, draw_curves, err, legend, nice_ceil};
 use crate::measure::dist::decode;
 
 /// The percentiles plotted: 0 %, then 90, 99, … 99.999 % and points between, on a "nines" axis.
 const NINES_MAX: f64 = 5.0;
 
 /// Percentile distribution (HdrHistogram's plot): latency over −log10(1 − q), ticks labelled 50 % … 99.999 %.
-pub(crate) fn percentiles(curves_in: &[(String, String, f64)]) -> Result<Plot, Fail> {
+pub(crate) fn percentiles(curves_in: &[(String, String, f64)]) -> Result<Plot, PlotError> {
     let curves: Vec<Curve> = curves_in
         .iter()
         .map(|(n, hdr, max)| {
