@@ -103,11 +103,18 @@ fn follow(host: &Host, nic: &str) -> Result<Outcome> {
     // Subscribed before the first apply and before the state is read: a bring-up in between is not missed.
     let mut events =
         LinkEvents::subscribe().map_err(|e| Error::sys("rtnetlink link notifications", e))?;
-    let index = crate::sys::netdev::ifindex(nic)?;
+    let index = crate::sys::netdev::ifindex(nic);
     let mut up = crate::sys::netdev::is_up(nic);
     if !apply_now(host, nic)? {
         return Ok(Outcome::Good);
     }
+    // Gone before the unit started, or a chroot whose /sys is not this namespace's: nothing to wait for.
+    let Ok(index) = index else {
+        outln!(
+            "apply-saved: {nic} is not an interface of this network namespace: applied once, not following"
+        );
+        return Ok(Outcome::Good);
+    };
     outln!(
         "apply-saved: following {nic}: its settings are applied again each time it is brought up"
     );
