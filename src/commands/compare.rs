@@ -40,7 +40,7 @@ fn comparable(b: &RunResult, a: &RunResult) -> Result<()> {
 pub(crate) fn execute(host: &Host, out: Output, args: &CompareArgs) -> Result<Outcome> {
     let (bp, ap) = match (&args.before, &args.after) {
         (Some(b), Some(a)) => (store::resolve(host, b)?, store::resolve(host, a)?),
-        _ => crate::commands::after_boot::pair(host)?,
+        _ => crate::after_boot_state::pair(host)?,
     };
     let (bn, an) = (
         sanitize(&bp.display().to_string(), 200),

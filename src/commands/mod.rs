@@ -5,18 +5,13 @@ pub(crate) mod apply_saved;
 pub(crate) mod check;
 pub(crate) mod compare;
 pub(crate) mod fix;
-mod fix_measure;
 pub(crate) mod generate;
-mod man_extra;
 pub(crate) mod monitor;
 pub(crate) mod reflect;
 pub(crate) mod report;
 pub(crate) mod rollback;
 pub mod run;
-mod run_screen;
 pub mod snapshot;
-mod snapshot_copy;
-mod snapshot_tar;
 
 use crate::cli::{Cli, Command};
 use crate::error::{Error, Outcome, Result};

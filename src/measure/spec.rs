@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::after_boot_state::Armed;
+
 /// The frame kind of NIC mode. The names ("ecat", "raw", "udp") are the CLI's values and the result's `mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
@@ -214,6 +216,35 @@ impl Default for RunSpec {
             threads: Vec::new(),
             profile: None,
             hwlat: false,
+        }
+    }
+}
+
+impl RunSpec {
+    /// fix: the after-boot state to arm for a "before" saved at `before`, measured with this spec on `core`.
+    pub(crate) fn armed(&self, before: std::path::PathBuf, core: usize) -> Armed {
+        Armed {
+            version: 1,
+            armed: crate::wallclock::rfc3339_now(),
+            before,
+            core,
+            nic: self.nic.clone(),
+            mode: self.mode.name().into(),
+            period_us: self.period_us,
+            seconds: self.duration.unwrap_or(10.0),
+            after: None,
+        }
+    }
+
+    /// The measurement an armed after-boot state describes (the same as fix's "before").
+    pub(crate) fn after_boot(a: &Armed) -> RunSpec {
+        RunSpec {
+            core: Some(a.core),
+            nic: a.nic.clone(),
+            mode: Mode::from_name(&a.mode).unwrap_or_default(),
+            period_us: a.period_us,
+            duration: Some(a.seconds),
+            ..RunSpec::default()
         }
     }
 }
