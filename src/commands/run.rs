@@ -14,7 +14,7 @@ use crate::output::Output;
 
 /// Everything checked before anything starts: the CPUs, and where --output would be written.
 pub(crate) fn validate(host: &Host, args: &RunArgs) -> Result<Placement> {
-    let at = crate::job::place(host, &args.spec())?;
+    let at = crate::job::place(host, &args.spec()?)?;
     for (opt, file) in [("--output", &args.output), ("--hlog", &args.hlog)] {
         if let Some(f) = file {
             writable(opt, f)?;
@@ -53,9 +53,9 @@ pub(crate) fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcom
         .map(std::path::Path::new)
         .map(|d| crate::report::prometheus::Dest::resolve(host, d))
         .transpose()?;
-    let spec = args.spec();
+    let spec = args.spec()?;
     // Before 40 lines of checks: a run without permission for SCHED_FIFO says so first.
-    let priority = match spec.nic {
+    let priority = match spec.nic() {
         Some(_) => spec.send_priority.max(spec.receive_priority),
         None => spec.send_priority,
     };

@@ -19,10 +19,10 @@ use screen::Screen;
 
 /// The CPUs of `spec`, checked against the machine (the last CPU when none is given).
 pub(crate) fn place(host: &Host, spec: &RunSpec) -> Result<Placement> {
-    if let Some(n) = &spec.nic {
-        crate::checks::nic::require(host, n)?;
+    if let Some(n) = spec.nic() {
+        crate::checks::nic::require(host, &n.name)?;
+        crate::measure::queue::validate(host, n)?;
     }
-    crate::measure::queue::validate(host, spec)?;
     let core = validate_core(host, spec.core)?;
     let receive_cpu = match spec.receive_cpu {
         Some(c) => crate::machine::validate_cpu(host, Some(c), "--receive-cpu")?,
@@ -48,11 +48,6 @@ pub(crate) fn place(host: &Host, spec: &RunSpec) -> Result<Placement> {
              e.g. --thread base:50us:98",
             p.name()
         )));
-    }
-    if spec.nic.is_none() && spec.pktlen.is_some() {
-        return Err(Error::usage(
-            "--pktlen applies to the NIC test only (give --nic IF)",
-        ));
     }
     Ok(Placement { core, receive_cpu })
 }

@@ -9,7 +9,7 @@ use crate::cli::FixArgs;
 use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::measure::result::RunResult;
-use crate::measure::spec::RunSpec;
+use crate::measure::spec::{NicSpec, RunSpec, Workload};
 use crate::outln;
 use crate::output::Output;
 
@@ -125,7 +125,10 @@ fn cut_short(r: &RunResult, args: &FixArgs) -> Option<String> {
 fn fix_spec(args: &FixArgs) -> RunSpec {
     RunSpec {
         core: Some(args.core),
-        nic: args.nic.clone(),
+        workload: match &args.nic {
+            Some(n) => Workload::Nic(NicSpec::new(n.clone())),
+            None => Workload::Cyclic,
+        },
         duration: Some(args.measure_seconds),
         ..RunSpec::default()
     }
