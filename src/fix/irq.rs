@@ -95,6 +95,25 @@ pub fn irq_affinity(host: &Host, t: &Target) -> Step {
     s
 }
 
+/// The NIC's part of `irq_affinity`: its own IRQs onto the RT core and nothing else — what the NIC's watcher
+/// (`apply-saved --nic IF`) applies each time the interface comes up. Other IRQs are the boot unit's: re-applying
+/// them at a link's bring-up would undo, unasked, whatever was moved by hand since.
+pub(crate) fn nic_irq_affinity(host: &Host, t: &Target) -> Step {
+    let mut s = irq_affinity(host, t);
+    let ints = read_interrupts(host).ok();
+    let mine: Vec<String> = t
+        .nic
+        .as_deref()
+        .map(|n| nic_irqs(host, n, ints.as_ref()))
+        .unwrap_or_default()
+        .iter()
+        .map(|irq| format!("{PROC_IRQ}/{irq}/smp_affinity_list"))
+        .collect();
+    s.changes
+        .retain(|c| matches!(c, Change::Value(v) if mine.contains(&v.path)));
+    s
+}
+
 pub(crate) fn irqbalance(host: &Host, t: &Target) -> Step {
     let mut s = step(
         StepId::Irqbalance,
@@ -192,4 +211,41 @@ pub fn rps(host: &Host, t: &Target) -> Step {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_nics_part_of_irq_affinity_moves_its_irqs_only() {
+        // The seed's i3-13100TE with an i210-class NIC (tests/fixtures/README.md): enp2s0 and its TxRx queues are
+        // IRQs 130-134 (on CPU 3 there), the rest on CPUs 0-1. With the RT core 1, both kinds move.
+        let root = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/seed-i3-13100te"
+        );
+        let host = Host::with_root(root);
+        let t = Target {
+            core: 1,
+            nic: Some("enp2s0".into()),
+            online: vec![0, 1, 2, 3],
+        };
+        let paths = |s: &Step| -> Vec<String> {
+            s.changes
+                .iter()
+                .filter_map(|c| match c {
+                    Change::Value(v) => Some(v.path.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        let all = paths(&irq_affinity(&host, &t));
+        let nic = paths(&nic_irq_affinity(&host, &t));
+        let want: Vec<String> = (130..=134)
+            .map(|n| format!("/proc/irq/{n}/smp_affinity_list"))
+            .collect();
+        assert_eq!(nic, want);
+        assert!(all.len() > nic.len(), "{all:?}");
+    }
 }

@@ -193,6 +193,7 @@ pub(crate) fn plan(host: &Host, saved: &Saved, online: Vec<usize>, only_nic: boo
             Some(tunable) => Some((tunable.plan)(host, &t, &[])),
             None => match id {
                 StepId::Cpuset => Some(super::cpuset::cpuset(host, &t)),
+                StepId::IrqAffinity if only_nic => Some(irq::nic_irq_affinity(host, &t)),
                 StepId::IrqAffinity => Some(irq::irq_affinity(host, &t)),
                 StepId::Rps => Some(irq::rps(host, &t)),
                 StepId::NicCoalesce => Some(ethtool::coalesce(host, &t)),
