@@ -1,7 +1,8 @@
 //! The after-boot measurement's state file: /var/lib/rmp-eval/after-boot.json while armed, moved to
 //! after-boot-done.json once measured. Its path, format and read/write live here, below `checks`, because three
-//! layers use it: `fix` arms it (commands/fix_measure.rs), `rmp-eval after-boot` measures and disarms it
-//! (commands/after_boot.rs, which also turns it into a run spec), and the after_boot check reports it
+//! layers use it: `fix` arms it (commands/fix/measure.rs), `rmp-eval after-boot` measures and disarms it
+//! (commands/after_boot.rs; measure/spec.rs turns it into a run spec and back), `compare` without arguments
+//! shows its pair, and the after_boot check reports it
 //! (checks/after_boot.rs). It is rmp-eval's own state (like results/), not a machine setting: it is not in fix's
 //! journal, and rollback removes it itself.
 
@@ -68,6 +69,27 @@ pub(crate) fn disarm(host: &Host) -> Result<bool> {
 /// Some(armed) while the after-boot measurement is pending (an unreadable file counts as not pending).
 pub(crate) fn pending(host: &Host) -> Option<Armed> {
     load(host, ARMED).ok().flatten()
+}
+
+/// For compare without arguments: the before and after of the last after-boot measurement.
+pub(crate) fn pair(host: &Host) -> Result<(PathBuf, PathBuf)> {
+    if let Some(a) = pending(host) {
+        return Err(Error::failed(format!(
+            "the after-boot measurement fix armed at {} is still pending (it runs at the next boot); \
+             give BEFORE and AFTER to compare other results",
+            a.armed
+        )));
+    }
+    match load(host, DONE)? {
+        Some(Armed {
+            before,
+            after: Some(after),
+            ..
+        }) => Ok((before, after)),
+        _ => Err(Error::usage(
+            "nothing to compare: no after-boot measurement was made (give BEFORE and AFTER, e.g. `compare before last`)",
+        )),
+    }
 }
 
 /// Whether an after-boot measurement was made (after-boot-done.json exists).

@@ -12,6 +12,7 @@ pub(crate) mod error;
 pub(crate) mod ethercat;
 pub mod fix;
 pub mod host;
+pub(crate) mod job;
 pub mod machine;
 pub mod measure;
 pub mod output;

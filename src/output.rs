@@ -71,6 +71,13 @@ pub(crate) fn terminal_width() -> Option<usize> {
         .filter(|&c| c > 0)
 }
 
+/// Writes `text` to the writer a command was given, as `out!` does to stdout: a closed pipe (`rmp-eval check |
+/// head -1`) ends the output silently, and it is flushed at once (a live view or a prompt may follow).
+pub(crate) fn write(w: &mut dyn std::io::Write, text: &str) {
+    let _ = w.write_all(text.as_bytes());
+    let _ = w.flush();
+}
+
 /// `println!` that never panics: a closed pipe (`rmp-eval check | head -1`) ends the output silently.
 #[macro_export]
 macro_rules! outln {

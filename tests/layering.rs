@@ -1,7 +1,9 @@
 //! The layering of docs/architecture.md, checked on the source: a module may use (`crate::…`) only the layers
 //! below it. Layers, top down:
-//!   commands / cli → report → fix, measure + trace → checks → machine → sys, host, parse and the small shared
-//!   files.
+//!   commands / cli → job → report → fix, measure + trace → checks → machine → sys, host, parse and the small
+//!   shared files.
+//! And commands do not use each other: what two commands share sits below them (`job`, `report`, …); a command's
+//! own parts are its submodules (commands/fix/measure.rs).
 //! (`trace`, the why-late half of measuring, is in measure's layer; the two use each other. So is `ethercat`,
 //! whose echo answers measure's probes.)
 //! A module's file is where its module path says: no `#[path]` attribute.
@@ -14,7 +16,8 @@ use std::path::Path;
 /// The rank of a top-level module: a file may use modules of a lower or equal rank only.
 fn rank(module: &str) -> Option<u32> {
     Some(match module {
-        "commands" | "cli" => 6,
+        "commands" | "cli" => 7,
+        "job" => 6,
         "report" => 5,
         "fix" | "measure" | "trace" | "ethercat" | "tunable" | "registry" => 4,
         "checks" => 3,
@@ -118,12 +121,102 @@ fn no_module_uses_a_layer_above_it() {
     }
 }
 
+/// The command a file under src/commands/ is part of (`fix` for fix.rs and fix/measure.rs); None for the
+/// dispatcher (mod.rs) and files elsewhere.
+fn command_of(rel: &str) -> Option<&str> {
+    let rest = rel.strip_prefix("src/commands/")?;
+    let name = rest.split(['/', '.']).next()?;
+    (name != "mod").then_some(name)
+}
+
+/// The command modules (of `commands`) that a file names: `crate::commands::X`, and from `src/commands/A.rs`
+/// `super::X` (from `A/b.rs`, `super::super::X`), `use super::{X, …}` included.
+fn commands_used(rel: &str, code: &str, commands: &BTreeSet<String>) -> BTreeSet<String> {
+    let depth = rel.trim_start_matches("src/commands/").matches('/').count();
+    let up = "super::".repeat(depth + 1);
+    let mut out = BTreeSet::new();
+    for prefix in ["crate::commands::", up.as_str()] {
+        for (i, _) in code.match_indices(prefix) {
+            let rest = &code[i + prefix.len()..];
+            let names: Vec<&str> = match rest.strip_prefix('{') {
+                Some(group) => group.split('}').next().unwrap_or("").split(',').collect(),
+                None => vec![rest],
+            };
+            for n in names {
+                let n: String = n
+                    .trim_start()
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if commands.contains(&n) {
+                    out.insert(n);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Each command is a thin layer over the modules below `commands`: one command module using another fails.
+#[test]
+fn no_command_uses_another_command() {
+    let all = sources();
+    let commands: BTreeSet<String> = all
+        .iter()
+        .filter_map(|(rel, _)| command_of(rel))
+        .map(str::to_string)
+        .collect();
+    let mut bad = Vec::new();
+    for (rel, text) in &all {
+        let Some(mine) = command_of(rel) else {
+            continue;
+        };
+        for used in commands_used(rel, &code_only(text), &commands) {
+            if used != mine {
+                bad.push(format!("{rel} ({mine}) uses the command {used}"));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "commands using commands (move what they share below commands):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_check_sees_a_command_using_another() {
+    let commands: BTreeSet<String> = ["fix", "run", "report", "after_boot", "check"]
+        .map(String::from)
+        .into();
+    let code = "use crate::commands::run;\nuse super::{report, fix};\nlet p = super::after_boot::pair();\n\
+                mod tests { use super::*; fn t() { super::helper(); } }";
+    let used: Vec<String> = commands_used("src/commands/fix.rs", code, &commands)
+        .into_iter()
+        .collect();
+    assert_eq!(used, ["after_boot", "fix", "report", "run"]);
+    // In fix/measure.rs, `super::` is fix itself; `super::super::check` is the command check.
+    let used: Vec<String> = commands_used(
+        "src/commands/fix/measure.rs",
+        "use super::run; use super::super::check;",
+        &commands,
+    )
+    .into_iter()
+    .collect();
+    assert_eq!(used, ["check"]);
+    assert_eq!(command_of("src/commands/fix/measure.rs"), Some("fix"));
+    assert_eq!(command_of("src/commands/mod.rs"), None);
+    assert_eq!(command_of("src/report/run.rs"), None);
+}
+
 #[test]
 fn the_check_sees_an_upward_use() {
     let u = uses(
         "use crate::commands::after_boot;\nlet x = crate::measure::rt::f();\n// rmp_eval_crate::x",
     );
     assert_eq!(u.into_iter().collect::<Vec<_>>(), ["commands", "measure"]);
+    assert!(rank("commands") > rank("job"));
+    assert!(rank("job") > rank("report"));
     assert!(rank("commands") > rank("checks"));
     assert!(rank("sys") < rank("checks"));
 }

@@ -15,7 +15,7 @@ fn run_spec(extra: &[&str]) -> rmp_eval::measure::spec::RunSpec {
     let mut argv = vec!["rmp-eval", "run", "--no-config", "--json"];
     argv.extend_from_slice(extra);
     match Cli::parse_from(argv).command {
-        Some(Command::Run(a)) => a.spec(),
+        Some(Command::Run(a)) => a.spec().unwrap(),
         _ => unreachable!(),
     }
 }

@@ -9,7 +9,7 @@ use super::values::{
     parse_count, parse_cpu, parse_load, parse_pktlen, parse_priority, parse_profile, parse_rate,
     parse_seconds, parse_thread, parse_us,
 };
-use crate::measure::spec::{Mode, NicPath, RoundTrip, RunSpec};
+use crate::measure::spec::{Mode, NicPath, NicSpec, RoundTrip, RunSpec, Workload};
 
 // The frame kinds as clap values: their names and help come from the one `Mode`.
 impl ValueEnum for Mode {
@@ -179,14 +179,13 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    /// What to measure, as asked for.
-    pub fn spec(&self) -> RunSpec {
-        RunSpec {
+    /// What to measure, as asked for; an option of the NIC test without --nic is refused here, since a cyclic
+    /// run has no place for it.
+    pub fn spec(&self) -> Result<RunSpec, crate::error::Error> {
+        Ok(RunSpec {
             core: self.core,
             receive_cpu: self.receive_cpu,
-            nic: self.nic.clone(),
-            mode: self.mode,
-            pktlen: self.pktlen,
+            workload: self.workload()?,
             period_us: self.period_us,
             duration: self.duration,
             iterations: self.iterations,
@@ -196,18 +195,9 @@ impl RunArgs {
             hlog: self.hlog.clone(),
             hlog_interval_s: self.hlog_interval,
             load: self.load.clone(),
-            round_trip: RoundTrip {
-                expect_wkc: self.expect_wkc,
-                budget_us: self.budget_us,
-                local_ip: self.local_ip,
-                peer_ip: self.peer_ip,
-            },
             trace: self.trace && !self.no_trace,
             counters: !self.no_counters,
             break_us: self.break_us,
-            txq: self.txq,
-            rxq: self.rxq,
-            path: self.path,
             until_confident: self.until_confident,
             threads: match self.profile {
                 Some(p) => crate::measure::profile::merge(
@@ -218,6 +208,81 @@ impl RunArgs {
             },
             profile: self.profile,
             hwlat: self.hwlat,
-        }
+        })
+    }
+
+    /// NIC mode with its options when --nic names an interface; the cyclic test otherwise, refusing the options
+    /// only NIC mode has (in the order the run checked them before).
+    fn workload(&self) -> Result<Workload, crate::error::Error> {
+        use crate::error::Error;
+        let Some(name) = &self.nic else {
+            if self.path == NicPath::AfXdp {
+                return Err(Error::usage(
+                    "--path af_xdp applies to the NIC test only (give --nic IF)",
+                ));
+            }
+            if self.txq.is_some() || self.rxq.is_some() {
+                return Err(Error::usage(
+                    "--txq and --rxq apply to the NIC test only (give --nic IF)",
+                ));
+            }
+            if self.pktlen.is_some() {
+                return Err(Error::usage(
+                    "--pktlen applies to the NIC test only (give --nic IF)",
+                ));
+            }
+            return Ok(Workload::Cyclic);
+        };
+        Ok(Workload::Nic(NicSpec {
+            name: name.clone(),
+            mode: self.mode,
+            pktlen: self.pktlen,
+            round_trip: RoundTrip {
+                expect_wkc: self.expect_wkc,
+                budget_us: self.budget_us,
+                local_ip: self.local_ip,
+                peer_ip: self.peer_ip,
+            },
+            txq: self.txq,
+            rxq: self.rxq,
+            path: self.path,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Cli, Command};
+    use crate::measure::spec::{Mode, Workload};
+    use clap::Parser;
+
+    fn spec(args: &[&str]) -> Result<crate::measure::spec::RunSpec, String> {
+        let cli = Cli::try_parse_from(["rmp-eval", "run"].iter().chain(args)).unwrap();
+        let Some(Command::Run(a)) = cli.command else {
+            panic!("not run")
+        };
+        a.spec().map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn nic_options_live_in_the_nic_workload_and_are_refused_without_nic() {
+        let s = spec(&["--nic", "eth0", "--mode", "raw", "--pktlen", "100"]).unwrap();
+        let Workload::Nic(n) = &s.workload else {
+            panic!("{s:?}")
+        };
+        assert_eq!(
+            (n.name.as_str(), n.mode, n.pktlen),
+            ("eth0", Mode::Raw, Some(100))
+        );
+        assert_eq!(spec(&[]).unwrap().workload, Workload::Cyclic);
+        // The messages the run gave at run time before, word for word.
+        assert_eq!(
+            spec(&["--pktlen", "100"]).unwrap_err(),
+            "--pktlen applies to the NIC test only (give --nic IF)"
+        );
+        assert_eq!(
+            spec(&["--path", "af_xdp"]).unwrap_err(),
+            "--path af_xdp applies to the NIC test only (give --nic IF)"
+        );
     }
 }

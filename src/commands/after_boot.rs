@@ -7,66 +7,17 @@
 //! that pair; `check` says whether it is still pending; rollback disarms. The arm file itself (path, format,
 //! read/write) is src/after_boot_state.rs, below `checks`, which reads it too.
 
-use std::path::PathBuf;
-
-use crate::after_boot_state::{self as state, ARMED, Armed, DONE};
+use crate::after_boot_state::{self as state, ARMED, DONE};
 use crate::error::{Error, Outcome, Result};
 use crate::host::Host;
-use crate::measure::spec::{Mode, RunSpec};
+use crate::machine::RMP_EVAL_DEFAULTS as DEFAULTS;
+use crate::measure::spec::RunSpec;
 use crate::outln;
 use crate::output::Output;
 use crate::parse::defaults;
 
 pub(crate) const REPORT: &str = "/var/lib/rmp-eval/after-boot-report.txt";
 const SETTLE: &str = "RMP_EVAL_AFTER_BOOT_SETTLE_SECONDS";
-
-/// fix: the state to arm for a "before" saved at `before`, measured with `spec` on `core`.
-pub(crate) fn armed(before: PathBuf, spec: &RunSpec, core: usize) -> Armed {
-    Armed {
-        version: 1,
-        armed: crate::wallclock::rfc3339_now(),
-        before,
-        core,
-        nic: spec.nic.clone(),
-        mode: spec.mode.name().into(),
-        period_us: spec.period_us,
-        seconds: spec.duration.unwrap_or(10.0),
-        after: None,
-    }
-}
-
-/// The measurement the armed state describes (the same as fix's "before").
-fn spec(a: &Armed) -> RunSpec {
-    RunSpec {
-        core: Some(a.core),
-        nic: a.nic.clone(),
-        mode: Mode::from_name(&a.mode).unwrap_or_default(),
-        period_us: a.period_us,
-        duration: Some(a.seconds),
-        ..RunSpec::default()
-    }
-}
-
-/// For compare without arguments: the before and after of the last after-boot measurement.
-pub(crate) fn pair(host: &Host) -> Result<(PathBuf, PathBuf)> {
-    if let Some(a) = state::pending(host) {
-        return Err(Error::failed(format!(
-            "the after-boot measurement fix armed at {} is still pending (it runs at the next boot); \
-             give BEFORE and AFTER to compare other results",
-            a.armed
-        )));
-    }
-    match state::load(host, DONE)? {
-        Some(Armed {
-            before,
-            after: Some(after),
-            ..
-        }) => Ok((before, after)),
-        _ => Err(Error::usage(
-            "nothing to compare: no after-boot measurement was made (give BEFORE and AFTER, e.g. `compare before last`)",
-        )),
-    }
-}
 
 /// `rmp-eval after-boot` (the unit's ExecStart).
 pub(crate) fn execute(host: &Host, out: Output) -> Result<Outcome> {
@@ -75,7 +26,7 @@ pub(crate) fn execute(host: &Host, out: Output) -> Result<Outcome> {
         return Ok(Outcome::Good);
     };
     let settle = host
-        .read(crate::commands::monitor::DEFAULTS)
+        .read(DEFAULTS)
         .ok()
         .and_then(|t| defaults::get(&t, SETTLE))
         .map_or(Ok(60.0), |v| {
@@ -85,7 +36,7 @@ pub(crate) fn execute(host: &Host, out: Output) -> Result<Outcome> {
                 .ok_or_else(|| {
                     Error::usage(format!(
                         "{}: {SETTLE}={v}: not a number of seconds",
-                        crate::commands::monitor::DEFAULTS
+                        DEFAULTS
                     ))
                 })
         })?;
@@ -96,7 +47,8 @@ pub(crate) fn execute(host: &Host, out: Output) -> Result<Outcome> {
     );
     std::thread::sleep(std::time::Duration::from_secs_f64(settle));
     let before = crate::measure::store::load(&a.before)?;
-    let (after, apath) = crate::commands::run::measure(host, out, &spec(&a), true, "after")?;
+    let (after, apath) =
+        crate::job::measure_saved(host, out, &RunSpec::after_boot(&a), true, "after")?;
     let c = crate::report::compare::compare(
         &before,
         &after,

@@ -2,13 +2,15 @@
 //! no change to the machine. Exit status: 0 all good, 1 a check failed, 4 only warnings (what a newer kernel or
 //! other hardware would change), 5 nothing failed but a change fix made waits for a reboot; 2 bad input.
 
+use std::io::Write;
+
 use crate::checks::machine_id::describe;
 use crate::checks::{self, Ctx, Finding, Status};
 use crate::cli::CheckArgs;
 use crate::error::{Outcome, Result};
 use crate::host::Host;
 use crate::machine;
-use crate::output::Output;
+use crate::output::{self, Output};
 use crate::report::check as report;
 use crate::report::prometheus;
 
@@ -43,7 +45,12 @@ fn audited_pid(host: &Host, pid: Option<u32>, name: Option<&str>) -> Result<Opti
     }
 }
 
-pub(crate) fn execute(host: &Host, out: Output, args: &CheckArgs) -> Result<Outcome> {
+pub(crate) fn execute(
+    host: &Host,
+    out: Output,
+    w: &mut dyn Write,
+    args: &CheckArgs,
+) -> Result<Outcome> {
     let mut ctx = context(host, args.core, args.nic.as_deref(), Some(args.smi_seconds))?;
     machine::require_cpu_dir(host, ctx.core)?;
     ctx.pid = audited_pid(host, args.pid, args.process.as_deref())?;
@@ -63,14 +70,12 @@ pub(crate) fn execute(host: &Host, out: Output, args: &CheckArgs) -> Result<Outc
         )?;
     }
     if args.json {
-        crate::outln!(
-            "{}",
-            report::render_json(&describe(host, &ctx), &ctx, &findings)
-        );
+        let json = report::render_json(&describe(host, &ctx), &ctx, &findings);
+        output::write(w, &(json + "\n"));
     } else {
-        crate::out!(
-            "{}",
-            report::render_text(&describe(host, &ctx), &ctx, &findings, out)
+        output::write(
+            w,
+            &report::render_text(&describe(host, &ctx), &ctx, &findings, out),
         );
     }
     Ok(outcome(&findings))
@@ -87,5 +92,55 @@ pub(crate) fn outcome(findings: &[Finding]) -> Outcome {
         Outcome::Warnings
     } else {
         Outcome::Good
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn args(argv: &[&str]) -> CheckArgs {
+        let cli = Cli::try_parse_from(["rmp-eval", "check"].iter().chain(argv)).unwrap();
+        let Some(Command::Check(a)) = cli.command else {
+            panic!("not check")
+        };
+        a
+    }
+
+    /// In-process, on a captured root: what check prints goes to the writer it is given, nothing to stdout.
+    #[test]
+    fn check_prints_through_the_writer_it_is_given() {
+        let root = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/debian12-rt-qemu-isolated"
+        );
+        let host = Host::with_root(root);
+        let mut json = Vec::new();
+        let got = execute(
+            &host,
+            Output::plain(),
+            &mut json,
+            &args(&["--core", "1", "--json"]),
+        )
+        .unwrap();
+        let json = String::from_utf8(json).unwrap();
+        assert!(json.ends_with("}\n"), "{json}");
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["core"], 1);
+        let failed = v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["status"] == "fail");
+        assert_eq!(failed, got == Outcome::ShortFall, "{json}");
+
+        let mut text = Vec::new();
+        let again = execute(&host, Output::plain(), &mut text, &args(&["--core", "1"])).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert_eq!(again, got);
+        let first = v["checks"][0]["title"].as_str().unwrap();
+        assert!(text.contains(first), "{first} not in:\n{text}");
     }
 }

@@ -3,13 +3,14 @@
 //! nothing in common to compare.
 
 use std::collections::HashSet;
+use std::io::Write;
 
 use crate::cli::CompareArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::host::Host;
 use crate::measure::result::RunResult;
 use crate::measure::store;
-use crate::output::Output;
+use crate::output::{self, Output};
 use crate::parse::text::sanitize;
 use crate::report::compare::{Trend, compare, render_text};
 use crate::report::compare_input::{shown_label, validate};
@@ -37,10 +38,15 @@ fn comparable(b: &RunResult, a: &RunResult) -> Result<()> {
     )))
 }
 
-pub(crate) fn execute(host: &Host, out: Output, args: &CompareArgs) -> Result<Outcome> {
+pub(crate) fn execute(
+    host: &Host,
+    out: Output,
+    w: &mut dyn Write,
+    args: &CompareArgs,
+) -> Result<Outcome> {
     let (bp, ap) = match (&args.before, &args.after) {
         (Some(b), Some(a)) => (store::resolve(host, b)?, store::resolve(host, a)?),
-        _ => crate::commands::after_boot::pair(host)?,
+        _ => crate::after_boot_state::pair(host)?,
     };
     let (bn, an) = (
         sanitize(&bp.display().to_string(), 200),
@@ -59,13 +65,56 @@ pub(crate) fn execute(host: &Host, out: Output, args: &CompareArgs) -> Result<Ou
     let c = compare(&b, &a, &bn, &an);
     if args.json {
         let text = serde_json::to_string_pretty(&c).map_err(|e| Error::failed(e.to_string()))?;
-        crate::outln!("{text}");
+        output::write(w, &(text + "\n"));
     } else {
-        crate::out!("{}", render_text(&c, out.color));
+        output::write(w, &render_text(&c, out.color));
     }
     Ok(if c.verdict == Trend::Worse {
         Outcome::ShortFall
     } else {
         Outcome::Good
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    const SAVED: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/results/nic-run-before-threads-and-tail.json"
+    );
+
+    fn args(argv: &[&str]) -> CompareArgs {
+        let cli = Cli::try_parse_from(["rmp-eval", "compare"].iter().chain(argv)).unwrap();
+        let Some(Command::Compare(a)) = cli.command else {
+            panic!("not compare")
+        };
+        a
+    }
+
+    /// In-process: a saved result against itself is no worse, and the table goes to the writer given.
+    #[test]
+    fn compare_prints_through_the_writer_it_is_given() {
+        let host = Host::live();
+        let mut text = Vec::new();
+        let got = execute(&host, Output::plain(), &mut text, &args(&[SAVED, SAVED])).unwrap();
+        assert_eq!(got, Outcome::Good);
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.contains("Sender"), "{text}");
+
+        let mut json = Vec::new();
+        execute(
+            &host,
+            Output::plain(),
+            &mut json,
+            &args(&["--json", SAVED, SAVED]),
+        )
+        .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        assert!(v.is_object(), "{v}");
+        assert_eq!(json.last(), Some(&b'\n'));
+    }
 }

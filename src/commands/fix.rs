@@ -1,9 +1,8 @@
 //! `rmp-eval fix`: run the checks, propose the remedies of the failing ones (diffs, values, commands), let the
-//! user choose, journal, apply, verify, and measure before and after (fix_measure.rs).
+//! user choose, journal, apply, verify, and measure before and after (fix/measure.rs).
 
-use std::io::IsTerminal;
+mod measure;
 
-use super::fix_measure;
 use crate::checks::Ctx;
 use crate::cli::FixArgs;
 use crate::error::{Error, Outcome, Result};
@@ -14,11 +13,6 @@ use crate::fix::{Plan, StepId, journal, render};
 use crate::host::Host;
 use crate::outln;
 use crate::output::Output;
-
-/// Prompts only with a terminal on both stdin and stderr (dialoguer itself checks only stderr).
-pub(crate) fn interactive() -> bool {
-    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
-}
 
 pub(crate) fn check_core(host: &Host, core: usize) -> Result<()> {
     if core == 0 {
@@ -84,7 +78,7 @@ pub(crate) fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcom
     }
     // Whoever may change something locks first, before reading any state, and holds the lock through the
     // prompts: a plan made before another fix or rollback finished would be stale.
-    let acting = !args.dry_run && (args.yes || (interactive() && !args.json));
+    let acting = !args.dry_run && (args.yes || (crate::sys::term::interactive() && !args.json));
     let _lock = if acting {
         let lock = journal::lock(host)?;
         // A journal rollback cannot read would be stacked on and never undone: refuse before changing anything.
@@ -159,7 +153,7 @@ pub(crate) fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcom
     }
     let chosen = if args.yes {
         full
-    } else if interactive() && !args.json {
+    } else if crate::sys::term::interactive() && !args.json {
         match choose(host, &req, &full, live)? {
             Some(p) => p,
             None => {
@@ -193,7 +187,7 @@ pub(crate) fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcom
         )
     });
     let before = if measuring {
-        Some(fix_measure::measure(host, out, args, "before")?)
+        Some(measure::measure(host, out, args, "before")?)
     } else {
         None
     };
@@ -215,11 +209,11 @@ pub(crate) fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcom
     if let Some(before) = &before
         && now
     {
-        fix_measure::after(host, out, args, before, &report.undo)?;
+        measure::after(host, out, args, before, &report.undo)?;
     }
     let reboot = report.outcomes.iter().any(|o| o.reboot);
     if let (true, Some((_, bpath))) = (reboot, &before) {
-        fix_measure::arm_after_boot(host, args, bpath)?;
+        measure::arm_after_boot(host, args, bpath)?;
     }
     if reboot && !args.json {
         let how = if before.is_some() {

@@ -2,6 +2,8 @@
 //! that they can never disagree with the program. The package build runs it (for a cross build, with the build
 //! machine's own binary: the output does not depend on the architecture).
 
+mod man_extra;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -115,9 +117,9 @@ fn man_pages(
     let mut page = Vec::new();
     man.render(&mut page)
         .map_err(|e| Error::sys("render the man page", e))?;
-    // Each page: EXAMPLES and the WORKFLOW (commands/man_extra.rs); the main page then its own tail.
+    // Each page: EXAMPLES and the WORKFLOW (generate/man_extra.rs); the main page then its own tail.
     let verb = (!is_main).then(|| cmd.get_name());
-    page.extend_from_slice(super::man_extra::tail(verb).as_bytes());
+    page.extend_from_slice(man_extra::tail(verb).as_bytes());
     if is_main {
         page.extend_from_slice(main_page_tail().as_bytes());
     }

@@ -5,24 +5,21 @@ pub(crate) mod apply_saved;
 pub(crate) mod check;
 pub(crate) mod compare;
 pub(crate) mod fix;
-mod fix_measure;
 pub(crate) mod generate;
-mod man_extra;
 pub(crate) mod monitor;
 pub(crate) mod reflect;
 pub(crate) mod report;
 pub(crate) mod rollback;
 pub mod run;
-mod run_screen;
 pub mod snapshot;
-mod snapshot_copy;
-mod snapshot_tar;
 
 use crate::cli::{Cli, Command};
 use crate::error::{Error, Outcome, Result};
 use crate::host::Host;
 use crate::output::Output;
 
+/// Runs the command `cli` names. `check` and `compare` print through the writer they are given (stdout here, a
+/// buffer in their tests); the other commands still print to stdout with `outln!`.
 pub fn dispatch(host: &Host, out: Output, cli: Cli) -> Result<Outcome> {
     if cli.command.is_some() && !cli.legacy.is_unset() {
         return Err(Error::usage(
@@ -30,11 +27,11 @@ pub fn dispatch(host: &Host, out: Output, cli: Cli) -> Result<Outcome> {
         ));
     }
     match cli.command {
-        Some(Command::Check(a)) => check::execute(host, out, &a),
+        Some(Command::Check(a)) => check::execute(host, out, &mut std::io::stdout(), &a),
         Some(Command::Run(a)) => run::execute(host, out, &a),
         Some(Command::Fix(a)) => fix::execute(host, out, &a),
         Some(Command::Rollback(a)) => rollback::execute(host, out, &a),
-        Some(Command::Compare(a)) => compare::execute(host, out, &a),
+        Some(Command::Compare(a)) => compare::execute(host, out, &mut std::io::stdout(), &a),
         Some(Command::Reflect(a)) => reflect::execute(host, out, &a),
         Some(Command::Report(a)) => report::execute(host, out, &a),
         Some(Command::Snapshot(a)) => snapshot::execute(host, out, &a),
@@ -42,7 +39,9 @@ pub fn dispatch(host: &Host, out: Output, cli: Cli) -> Result<Outcome> {
         Some(Command::Monitor(a)) => monitor::execute(host, out, &a),
         Some(Command::ApplySaved(a)) => apply_saved::execute(host, out, &a),
         Some(Command::Generate(a)) => generate::execute(&a),
-        None if cli.legacy.only_config => check::execute(host, out, &cli.legacy.to_check()),
+        None if cli.legacy.only_config => {
+            check::execute(host, out, &mut std::io::stdout(), &cli.legacy.to_check())
+        }
         None => run::execute(host, out, &cli.legacy.to_run()),
     }
 }

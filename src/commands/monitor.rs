@@ -17,7 +17,7 @@ use crate::output::Output;
 use crate::parse::defaults;
 use crate::report::prometheus::{self, Dest, Text};
 
-pub(crate) const DEFAULTS: &str = "/etc/default/rmp-eval";
+use crate::machine::RMP_EVAL_DEFAULTS as DEFAULTS;
 const RUN_SECONDS: &str = "RMP_EVAL_MONITOR_RUN_SECONDS";
 const REAPPLY: &str = "RMP_EVAL_MONITOR_REAPPLY";
 const PROMETHEUS: &str = "RMP_EVAL_MONITOR_PROMETHEUS";
@@ -153,7 +153,7 @@ pub(crate) fn execute(host: &Host, out: Output, _args: &MonitorArgs) -> Result<O
             duration: Some(cfg.run_seconds),
             ..RunSpec::default()
         };
-        let r = crate::commands::run::measure_unsaved(host, out, &spec, "run")?;
+        let r = crate::job::measure_unsaved(host, out, &spec, "run")?;
         let worst = r.series.iter().map(|s| s.max_us).fold(0.0, f64::max);
         let outside: u64 = r
             .series

@@ -1,7 +1,7 @@
 //! `report RESULT… -o report.html [--svg DIR]`: the HTML page of `report::html` for one result or several overlaid
 //! (before/after from fix, or machines side by side), and optionally each plot as its own SVG file.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::cli::ReportArgs;
 use crate::error::{Error, Outcome, Result};
@@ -39,32 +39,6 @@ pub(crate) fn load(host: &Host, names: &[String]) -> Result<Vec<(String, RunResu
     Ok(out)
 }
 
-/// Renders the page (and the SVGs) for loaded results; returns the page's path.
-pub(crate) fn write(
-    results: &[(String, RunResult)],
-    output: &Path,
-    svg_dir: Option<&Path>,
-) -> Result<PathBuf> {
-    let refs: Vec<(String, &RunResult)> = results.iter().map(|(n, r)| (n.clone(), r)).collect();
-    let plots = html::plots(&refs)?;
-    if let Some(dir) = svg_dir {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::sys(format!("creating {}", dir.display()), e))?;
-        for p in &plots {
-            let f = dir.join(format!("{}.svg", p.id));
-            std::fs::write(&f, &p.svg)
-                .map_err(|e| Error::sys(format!("writing {}", f.display()), e))?;
-        }
-    }
-    let page = html::page(&refs, &plots);
-    // Written beside the target, then renamed: never a half-written report.
-    let tmp = output.with_extension("html.tmp");
-    std::fs::write(&tmp, page).map_err(|e| Error::sys(format!("writing {}", tmp.display()), e))?;
-    std::fs::rename(&tmp, output)
-        .map_err(|e| Error::sys(format!("writing {}", output.display()), e))?;
-    Ok(output.to_path_buf())
-}
-
 pub(crate) fn execute(host: &Host, _out: Output, args: &ReportArgs) -> Result<Outcome> {
     let dir = args
         .output
@@ -78,7 +52,7 @@ pub(crate) fn execute(host: &Host, _out: Output, args: &ReportArgs) -> Result<Ou
         )));
     }
     let results = load(host, &args.results)?;
-    let path = write(&results, &args.output, args.svg.as_deref())?;
+    let path = html::write(&results, &args.output, args.svg.as_deref())?;
     crate::outln!("Report: {}", path.display());
     Ok(Outcome::Good)
 }

@@ -138,7 +138,7 @@ pub(crate) fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<
         return Ok(Outcome::Good);
     }
     if !args.yes {
-        if !crate::commands::fix::interactive() || args.json {
+        if !crate::sys::term::interactive() || args.json {
             return Err(Error::usage(
                 "no terminal to ask on: nothing was changed; pass --yes to roll back",
             ));

@@ -1,17 +1,19 @@
 //! `rmp-eval snapshot OUT`: copies exactly the files the checks read (for every online CPU as the RT core and
 //! every network interface) into OUT, a directory or OUT.tar.gz, so that `check --root` on it gives the same
 //! verdicts on another machine. Links on the way (/sys/class/net/X, device, driver) are kept as links inside the
-//! copy; what could not be read is recorded with the reason (see snapshot_copy).
+//! copy; what could not be read is recorded with the reason (see snapshot/copy.rs).
 //!
 //! Cost stays linear in the machine's size: the checks whose work grows with the machine (every IRQ row, every
 //! thread) are traced for a few cores, and the per-IRQ and per-thread files they read are widened to every IRQ
 //! and thread; the other checks are traced for every core.
 
+mod copy;
+mod tar;
+
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::snapshot_copy::Copier;
 use crate::checks::{self, Ctx, Section};
 use crate::cli::SnapshotArgs;
 use crate::error::{Error, Outcome, Result};
@@ -20,6 +22,7 @@ use crate::machine::irq::PROC_IRQ;
 use crate::machine::net::NET;
 use crate::machine::{self, PROC};
 use crate::output::Output;
+use copy::Copier;
 
 /// Checks that read every IRQ row or every thread: traced for a few cores only, then widened.
 const HEAVY: [checks::CheckId; 3] = [
@@ -192,7 +195,7 @@ pub(crate) fn execute(host: &Host, _out: Output, args: &SnapshotArgs) -> Result<
         if fs::symlink_metadata(out).is_ok() {
             return Err(Error::usage(format!("snapshot: {shown} exists")));
         }
-        super::snapshot_tar::private_dir(out)
+        tar::private_dir(out)
             .map_err(|e| Error::failed(format!("snapshot: temporary directory: {e}")))?
     } else {
         if fs::symlink_metadata(out).is_ok()
@@ -209,7 +212,7 @@ pub(crate) fn execute(host: &Host, _out: Output, args: &SnapshotArgs) -> Result<
     };
     let result = snapshot_into(host, &dir).and_then(|n| {
         if tarball {
-            super::snapshot_tar::write(&dir, out)
+            tar::write(&dir, out)
                 .map_err(|e| Error::failed(format!("snapshot: writing {shown}: {e}")))?;
         }
         Ok(n)

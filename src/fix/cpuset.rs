@@ -20,7 +20,7 @@ pub(crate) use crate::cgroup::{HOLDER, SLICE};
 pub(crate) const SLICE_FILE: &str = "/etc/systemd/system/rmp_eval_rt.slice";
 pub(crate) const HOLDER_FILE: &str = "/etc/systemd/system/rmp-eval-rt.service";
 /// Present when systemd is the init system (sd_booted()).
-const SYSTEMD_RUNNING: &str = "/run/systemd/system";
+pub(crate) const SYSTEMD_RUNNING: &str = "/run/systemd/system";
 
 /// A member for the slice (a process that only sleeps, on the isolated core), so that systemd keeps the slice's
 /// cgroup — the partition — while it runs, and a delegated cgroup that measurements move into.

@@ -49,8 +49,6 @@ const NIC_UNIT_PATHS: &[&str] = &[
     "/usr/lib/systemd/system/rmp-eval-nic@.service",
     "/etc/systemd/system/rmp-eval-nic@.service",
 ];
-/// Exists while systemd is the running init (sd_booted(3)).
-const SYSTEMD_RUNNING: &str = "/run/systemd/system";
 
 /// The runtime.json format this rmp-eval writes and the newest it reads (see journal::FORMAT).
 pub(crate) const FORMAT: u32 = 1;
@@ -152,7 +150,10 @@ fn follow_nic(host: &Host, s: &mut Step, nic: &str) {
     let plain = nic
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
-    if !plain || !NIC_UNIT_PATHS.iter().any(|p| host.exists(p)) || !host.exists(SYSTEMD_RUNNING) {
+    if !plain
+        || !NIC_UNIT_PATHS.iter().any(|p| host.exists(p))
+        || !host.exists(super::cpuset::SYSTEMD_RUNNING)
+    {
         s.note(format!(
             "IRQs that {nic}'s driver requests when it is next brought up are pinned only after a reboot \
              (no rmp-eval-nic@ unit for it, or systemd is not running): run `rmp-eval apply-saved --nic \

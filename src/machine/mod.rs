@@ -40,6 +40,8 @@ pub(crate) const DT_MODEL: &str = "/proc/device-tree/model";
 pub(crate) const PROC: &str = "/proc";
 /// When the running kernel booted: the `btime` line (seconds since the epoch).
 pub(crate) const PROC_STAT: &str = "/proc/stat";
+/// rmp-eval's own settings (the monitor's, the after-boot settle time), shell-style KEY=VALUE lines.
+pub(crate) const RMP_EVAL_DEFAULTS: &str = "/etc/default/rmp-eval";
 
 fn invalid(path: &str, why: impl ToString) -> HostError {
     HostError::Io {

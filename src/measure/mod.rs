@@ -69,14 +69,13 @@ pub(crate) fn run(
         let hk = load::housekeeping(&online, &[at.core, at.receive_cpu])?;
         Some(load::Load::start(&spec.load, &hk, spec.duration)?)
     };
-    let r = if spec.hwlat {
-        hwlat::run(host, spec, at, label, watch)
-    } else if spec.nic.is_some() {
-        nic::run(host, spec, at, label, watch)
-    } else if !spec.threads.is_empty() {
-        threads::run(host, spec, at, label, watch)
-    } else {
-        cyclic::run(host, spec, at, label, watch)
+    let r = match &spec.workload {
+        _ if spec.hwlat => hwlat::run(host, spec, at, label, watch),
+        spec::Workload::Nic(n) => nic::run(host, spec, n, at, label, watch),
+        spec::Workload::Cyclic if !spec.threads.is_empty() => {
+            threads::run(host, spec, at, label, watch)
+        }
+        spec::Workload::Cyclic => cyclic::run(host, spec, at, label, watch),
     };
     let info = load.map(load::Load::stop);
     r.map(|mut r| {

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::after_boot_state::Armed;
+
 /// The frame kind of NIC mode. The names ("ecat", "raw", "udp") are the CLI's values and the result's `mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
@@ -96,10 +98,8 @@ pub struct RunSpec {
     pub(crate) core: Option<usize>,
     /// CPU of the receiver thread; None: the same as `core`.
     pub(crate) receive_cpu: Option<usize>,
-    /// NIC mode when given.
-    pub(crate) nic: Option<String>,
-    pub(crate) mode: Mode,
-    pub(crate) pktlen: Option<u16>,
+    /// The cyclic loop(s), or round trips through a NIC with the options only that has.
+    pub(crate) workload: Workload,
     pub(crate) period_us: u32,
     /// Seconds; None with no `iterations`: until stopped.
     pub(crate) duration: Option<f64>,
@@ -114,8 +114,6 @@ pub struct RunSpec {
     pub(crate) hlog_interval_s: f64,
     /// stress-ng loads on the housekeeping CPUs while it measures (none: an idle machine).
     pub(crate) load: Vec<super::load::LoadKind>,
-    /// What a NIC run expects of its round trips.
-    pub(crate) round_trip: RoundTrip,
     /// Record the RT CPU's kernel events and explain the late cycles (`run --trace`); with a NIC, every CPU and the
     /// replies' receive path.
     pub(crate) trace: bool,
@@ -123,11 +121,6 @@ pub struct RunSpec {
     pub(crate) break_us: Option<u32>,
     /// The interference counters (on unless measuring what they cost).
     pub(crate) counters: bool,
-    /// NIC mode: the transmit and receive queue to use (None: wherever the kernel puts the frames).
-    pub(crate) txq: Option<u16>,
-    pub(crate) rxq: Option<u16>,
-    /// NIC mode: through AF_PACKET (the default) or an AF_XDP socket (`run --path af_xdp`).
-    pub(crate) path: NicPath,
     /// `run --until-confident RATE` (per second): run until no cycle beyond the Great band proves fewer than this
     /// at 95 %, or until the first such cycle.
     pub(crate) until_confident: Option<f64>,
@@ -138,6 +131,46 @@ pub struct RunSpec {
     /// `run --hwlat`: the kernel's hardware latency detector on the RT core and one housekeeping CPU instead of
     /// the cyclic loop.
     pub(crate) hwlat: bool,
+}
+
+/// What a run drives: the cyclic loop(s) on the CPUs alone, or round trips through a NIC. The NIC's own options
+/// live in `NicSpec`, so a cyclic run cannot carry one.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Workload {
+    #[default]
+    Cyclic,
+    Nic(NicSpec),
+}
+
+/// NIC mode (`run --nic IF`) and the options that only it has.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NicSpec {
+    /// The interface the probes go through.
+    pub(crate) name: String,
+    pub(crate) mode: Mode,
+    pub(crate) pktlen: Option<u16>,
+    /// What the run expects of its round trips.
+    pub(crate) round_trip: RoundTrip,
+    /// The transmit and receive queue to use (None: wherever the kernel puts the frames).
+    pub(crate) txq: Option<u16>,
+    pub(crate) rxq: Option<u16>,
+    /// Through AF_PACKET (the default) or an AF_XDP socket (`run --path af_xdp`).
+    pub(crate) path: NicPath,
+}
+
+impl NicSpec {
+    /// A NIC run through `name` with every other option at its default.
+    pub(crate) fn new(name: String) -> Self {
+        NicSpec {
+            name,
+            mode: Mode::default(),
+            pktlen: None,
+            round_trip: RoundTrip::default(),
+            txq: None,
+            rxq: None,
+            path: NicPath::AfPacket,
+        }
+    }
 }
 
 /// One cyclic thread of `run --thread NAME:PERIOD[:PRIORITY][@CPU]`: its own period, SCHED_FIFO priority (None:
@@ -191,9 +224,7 @@ impl Default for RunSpec {
         RunSpec {
             core: None,
             receive_cpu: None,
-            nic: None,
-            mode: Mode::default(),
-            pktlen: None,
+            workload: Workload::Cyclic,
             period_us: Self::PERIOD_US,
             duration: None,
             iterations: None,
@@ -203,17 +234,55 @@ impl Default for RunSpec {
             hlog: None,
             hlog_interval_s: Self::INTERVAL_S,
             load: Vec::new(),
-            round_trip: RoundTrip::default(),
             trace: false,
             break_us: None,
             counters: true,
-            txq: None,
-            rxq: None,
-            path: NicPath::AfPacket,
             until_confident: None,
             threads: Vec::new(),
             profile: None,
             hwlat: false,
+        }
+    }
+}
+
+impl RunSpec {
+    /// The NIC run's own options; None for a cyclic run.
+    pub(crate) fn nic(&self) -> Option<&NicSpec> {
+        match &self.workload {
+            Workload::Nic(n) => Some(n),
+            Workload::Cyclic => None,
+        }
+    }
+
+    /// fix: the after-boot state to arm for a "before" saved at `before`, measured with this spec on `core`.
+    pub(crate) fn armed(&self, before: std::path::PathBuf, core: usize) -> Armed {
+        Armed {
+            version: 1,
+            armed: crate::wallclock::rfc3339_now(),
+            before,
+            core,
+            nic: self.nic().map(|n| n.name.clone()),
+            mode: self.nic().map(|n| n.mode).unwrap_or_default().name().into(),
+            period_us: self.period_us,
+            seconds: self.duration.unwrap_or(10.0),
+            after: None,
+        }
+    }
+
+    /// The measurement an armed after-boot state describes (the same as fix's "before").
+    pub(crate) fn after_boot(a: &Armed) -> RunSpec {
+        RunSpec {
+            core: Some(a.core),
+            workload: match &a.nic {
+                Some(name) => Workload::Nic(NicSpec {
+                    mode: Mode::from_name(&a.mode).unwrap_or_default(),
+                    ..NicSpec::new(name.clone())
+                }),
+                None => Workload::Cyclic,
+            },
+            period_us: a.period_us,
+            duration: Some(a.seconds),
+            ..RunSpec::default()
         }
     }
 }

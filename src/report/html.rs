@@ -2,6 +2,7 @@
 //! forbids every fetch) with each result's identity and verdict and the plots of `plot.rs`, results overlaid.
 
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
 use super::plot::{self, Plot, PlotError};
 use crate::measure::result::{MaxPerInterval, RunResult, SeriesSummary, Verdict};
@@ -313,6 +314,33 @@ pub(crate) fn page(results: &[(String, &RunResult)], plots: &[Plot]) -> String {
     }
     h.push_str("</body></html>\n");
     h
+}
+
+/// Renders the page (and the SVGs) for loaded results; returns the page's path.
+pub(crate) fn write(
+    results: &[(String, RunResult)],
+    output: &Path,
+    svg_dir: Option<&Path>,
+) -> Result<PathBuf, crate::error::Error> {
+    let refs: Vec<(String, &RunResult)> = results.iter().map(|(n, r)| (n.clone(), r)).collect();
+    let plots = plots(&refs)?;
+    if let Some(dir) = svg_dir {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| crate::error::Error::sys(format!("creating {}", dir.display()), e))?;
+        for p in &plots {
+            let f = dir.join(format!("{}.svg", p.id));
+            std::fs::write(&f, &p.svg)
+                .map_err(|e| crate::error::Error::sys(format!("writing {}", f.display()), e))?;
+        }
+    }
+    let page = page(&refs, &plots);
+    // Written beside the target, then renamed: never a half-written report.
+    let tmp = output.with_extension("html.tmp");
+    std::fs::write(&tmp, page)
+        .map_err(|e| crate::error::Error::sys(format!("writing {}", tmp.display()), e))?;
+    std::fs::rename(&tmp, output)
+        .map_err(|e| crate::error::Error::sys(format!("writing {}", output.display()), e))?;
+    Ok(output.to_path_buf())
 }
 
 #[cfg(test)]

@@ -1,5 +1,11 @@
 //! The terminal and the process: window size, stdin in raw mode (a guard), read-only prctl queries.
 
+/// Prompts only with a terminal on both stdin and stderr (dialoguer itself checks only stderr).
+pub(crate) fn interactive() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
 /// Columns of the terminal on stdout (TIOCGWINSZ); `None` when stdout is no terminal or reports 0.
 pub(crate) fn stdout_columns() -> Option<usize> {
     let mut ws = libc::winsize {

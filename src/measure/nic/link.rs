@@ -18,7 +18,7 @@ use crate::measure::netif::FlagsGuard;
 use crate::measure::queue::{self, Steering};
 use crate::measure::rawsock::RawSocket;
 use crate::measure::session::Watch;
-use crate::measure::spec::{Mode, NicPath, Placement, RunSpec};
+use crate::measure::spec::{Mode, NicPath, NicSpec, Placement};
 use crate::measure::tstamp::{self, TsKind};
 use crate::sys::{ifname, netdev};
 
@@ -68,11 +68,11 @@ impl Link {
     /// length asked for). Notes for the user (hardware timestamps a crashed run left on) go to `watch`.
     pub(super) fn open(
         host: &Host,
-        args: &RunSpec,
+        args: &NicSpec,
         at: Placement,
         watch: &mut dyn Watch,
     ) -> Result<(Link, Probe)> {
-        let nic = args.nic.as_deref().unwrap_or_default();
+        let nic = args.name.as_str();
         ifname::validate(nic)?;
         if !host.is_live() {
             return Err(Error::usage("--nic measures the live machine: drop --root"));
@@ -257,7 +257,7 @@ fn answer_xsk(
 fn packet_ports(
     host: &Host,
     nic: &str,
-    args: &RunSpec,
+    args: &NicSpec,
     watch: &mut dyn Watch,
 ) -> Result<(Ports, (TsKind, Option<String>))> {
     let mut txs = RawSocket::open(nic, 0)?;
@@ -353,7 +353,7 @@ pub(super) fn learn_wkc(seen: &[u16]) -> (u16, Option<String>) {
 
 /// Where the probes go: broadcast (EtherCAT, raw) or, for UDP, the echo peer's MAC by ARP — with ARP for our
 /// address answered for as long as the run lasts.
-fn peer(nic: &str, mac: [u8; 6], args: &RunSpec) -> Result<(Addrs, Option<Responder>)> {
+fn peer(nic: &str, mac: [u8; 6], args: &NicSpec) -> Result<(Addrs, Option<Responder>)> {
     if args.mode != Mode::Udp {
         return Ok((Addrs::broadcast(mac), None));
     }

@@ -27,7 +27,7 @@ use super::rtt_collect::{self, Handover};
 use super::sampler::{self, Limits};
 use super::series::Series;
 use super::session::{Gauges, Session, Watch};
-use super::spec::{Mode, Placement, RunSpec};
+use super::spec::{Mode, NicSpec, Placement, RunSpec};
 use crate::error::Result;
 use crate::host::Host;
 use crate::trace::marker::Marker;
@@ -47,24 +47,25 @@ pub(crate) const ANSWER_TIMEOUT: Duration = Duration::from_secs(1);
 pub(crate) fn run(
     host: &Host,
     args: &RunSpec,
+    nic: &NicSpec,
     at: Placement,
     label: &str,
     watch: &mut dyn Watch,
 ) -> Result<RunResult> {
     // Declared first, so dropped last: after the threads are joined (the sockets, then the flags guard: see Link).
-    let (mut link, mut probe) = Link::open(host, args, at, watch)?;
-    let (first_seq, answers) = link.preflight(&mut probe, args.mode)?;
+    let (mut link, mut probe) = Link::open(host, nic, at, watch)?;
+    let (first_seq, answers) = link.preflight(&mut probe, nic.mode)?;
     let (learned, disagreed) = link::learn_wkc(&answers.wkc);
-    if let (Some(note), None, Mode::Ecat) = (&disagreed, args.round_trip.expect_wkc, args.mode) {
+    if let (Some(note), None, Mode::Ecat) = (&disagreed, nic.round_trip.expect_wkc, nic.mode) {
         watch.note(note);
     }
     let mut session = Session::begin(host, args, watch)?;
-    let (tracing, marker) = start_tracing(host, args, at)?;
+    let (tracing, marker) = start_tracing(host, args, &nic.name, at)?;
     let shared = Arc::new(Shared::new(first_seq, link.tag));
     let mut sender = Series::new("Sender", args.period_us, args.bucket_width_us);
     let mut receiver = Series::new("Receiver", args.period_us, args.bucket_width_us);
     let mut collectors = session.collectors(&mut [&mut sender, &mut receiver]);
-    let results = Results::new(args, at, label, &link, (&answers, learned), &sender);
+    let results = Results::new((args, nic), at, label, &link, (&answers, learned), &sender);
     let gauges = gauges(args, &sender, &receiver, &shared);
     let (hand, mut rtts) = rtt_collect::pair(frames_sent(&shared));
     let ports = link
@@ -129,13 +130,14 @@ pub(crate) fn run(
 fn start_tracing(
     host: &Host,
     args: &RunSpec,
+    nic: &str,
     at: Placement,
 ) -> Result<(Option<Tracing>, Option<Marker>)> {
     if !args.trace {
         return Ok((None, None));
     }
     let scope = Scope::Receive {
-        nic: args.nic.clone().unwrap_or_default(),
+        nic: nic.to_string(),
         core: at.core,
         receive_cpu: at.receive_cpu,
     };
@@ -193,11 +195,11 @@ impl Threads {
         hand: Handover,
         marker: Option<Marker>,
     ) -> Result<Threads> {
-        let (args, at) = (results.header.spec, results.header.at);
+        let (args, at, nic) = (results.header.spec, results.header.at, results.nic);
         let sender = Sender {
             port: tx,
             probe,
-            mode: args.mode,
+            mode: nic.mode,
             shared: Arc::clone(shared),
             series: sender,
             limits: Limits::of(args),
@@ -205,7 +207,7 @@ impl Threads {
         };
         let receiver = Receiver {
             port: rx,
-            mode: args.mode,
+            mode: nic.mode,
             budget_ns: results.rtt.budget_ns,
             expect_wkc: results.rtt.expect_wkc,
             shared: Arc::clone(shared),

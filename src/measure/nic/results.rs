@@ -14,7 +14,7 @@ use crate::measure::rtt_collect::{Context, RttCollector};
 use crate::measure::sampler;
 use crate::measure::series::{Series, round3};
 use crate::measure::session::{Ended, Session};
-use crate::measure::spec::{Mode, Placement, RunMode, RunSpec};
+use crate::measure::spec::{Mode, NicSpec, Placement, RunMode, RunSpec};
 use crate::measure::tstamp::TsKind;
 
 /// What a NIC run's results are made of besides the measurements: the same at a checkpoint and at the end.
@@ -22,7 +22,7 @@ pub(super) struct Results<'a> {
     pub(super) header: Header<'a>,
     /// The round trips' settings; the frames sent are filled in per summary.
     pub(super) rtt: Context,
-    nic: &'a str,
+    pub(super) nic: &'a NicSpec,
     /// The working counters of the preflight's replies when the expected one was learned from them (EtherCAT
     /// without --expect-wkc).
     preflight_wkc: Vec<u16>,
@@ -36,7 +36,7 @@ impl<'a> Results<'a> {
     /// The expected working counter is the one `learned` from the preflight's replies unless given (EtherCAT),
     /// the reply budget the period unless given.
     pub(super) fn new(
-        args: &'a RunSpec,
+        (args, nic): (&'a RunSpec, &'a NicSpec),
         at: Placement,
         label: &'a str,
         link: &Link,
@@ -44,7 +44,7 @@ impl<'a> Results<'a> {
         series: &Series,
     ) -> Self {
         let first = &answers.first;
-        let (mode, rt) = (args.mode, args.round_trip);
+        let (mode, rt) = (nic.mode, nic.round_trip);
         let ecat = mode == Mode::Ecat;
         Results {
             header: Header {
@@ -65,7 +65,7 @@ impl<'a> Results<'a> {
                     revision: first.esc[1],
                 }),
             },
-            nic: args.nic.as_deref().unwrap_or_default(),
+            nic,
             preflight_wkc: if ecat && rt.expect_wkc.is_none() {
                 answers.wkc.clone()
             } else {
@@ -89,7 +89,7 @@ impl<'a> Results<'a> {
             ..self.rtt
         });
         r.checks.preflight_wkc.clone_from(&self.preflight_wkc);
-        r.path = self.header.spec.path.name().to_string();
+        r.path = self.nic.path.name().to_string();
         r.xdp.clone_from(&self.xdp);
         if let Some(s) = &mut r.stamps {
             s.why_software.clone_from(&self.stamps_why);
@@ -125,8 +125,8 @@ impl<'a> Results<'a> {
                 refused: shared.send_errors.load(Relaxed),
                 errno: shared.send_errno.load(Relaxed),
             };
-            let local = Local::of(crate::sys::netdev::flags(self.nic), c.errno);
-            stop::judge(self.nic, local, &c)
+            let local = Local::of(crate::sys::netdev::flags(&self.nic.name), c.errno);
+            stop::judge(&self.nic.name, local, &c)
         });
         let (error, dropout) = match stopped {
             Some(Err(e)) => (Some(e.to_string()), None),

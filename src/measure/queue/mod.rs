@@ -11,20 +11,16 @@ pub(crate) use steer::{Steering, restore_leftovers};
 use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::machine::net::queue_counts;
-use crate::measure::spec::{Mode, NicPath, RunSpec};
+use crate::measure::spec::{Mode, NicPath, NicSpec};
 
 /// `--txq`/`--rxq` against the interface's queues (from /sys/class/net/IF/queues): a queue it does not have is a
 /// usage error, before anything on the machine changes.
-pub(crate) fn validate(host: &Host, spec: &RunSpec) -> Result<()> {
+pub(crate) fn validate(host: &Host, spec: &NicSpec) -> Result<()> {
     xdp_path(spec)?;
     if spec.txq.is_none() && spec.rxq.is_none() {
         return Ok(());
     }
-    let Some(nic) = spec.nic.as_deref() else {
-        return Err(Error::usage(
-            "--txq and --rxq apply to the NIC test only (give --nic IF)",
-        ));
-    };
+    let nic = spec.name.as_str();
     let Some((tx, rx)) = queue_counts(host, nic) else {
         return Err(Error::failed(format!(
             "cannot read the queues of {nic} (/sys/class/net/{nic}/queues)"
@@ -61,14 +57,9 @@ pub(crate) struct QueueReport {
 
 /// `--path af_xdp`: one queue both ways (an AF_XDP socket transmits on the queue it is bound to), and only the
 /// frame kinds its XDP program tells apart by EtherType (a UDP echo would need the IP stack's ARP and routing).
-fn xdp_path(spec: &RunSpec) -> Result<()> {
+fn xdp_path(spec: &NicSpec) -> Result<()> {
     if spec.path != NicPath::AfXdp {
         return Ok(());
-    }
-    if spec.nic.is_none() {
-        return Err(Error::usage(
-            "--path af_xdp applies to the NIC test only (give --nic IF)",
-        ));
     }
     if spec.mode == Mode::Udp {
         return Err(Error::usage(

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::machine::net::xps_path;
 use crate::measure::frame;
-use crate::measure::spec::{Mode, RunSpec};
+use crate::measure::spec::{Mode, NicSpec};
 use crate::parse::mask;
 use crate::sys::ethtool_query::{self, Flow};
 use crate::sys::{ifname, process};
@@ -48,8 +48,8 @@ fn driver(nic: &str) -> String {
 
 impl Steering {
     /// Steers as `spec` asks (nothing when it asks for no queue); `cpu` is the sender's CPU.
-    pub(crate) fn apply(host: &Host, spec: &RunSpec, cpu: usize) -> Result<Option<Steering>> {
-        let nic = spec.nic.as_deref().unwrap_or_default();
+    pub(crate) fn apply(host: &Host, spec: &NicSpec, cpu: usize) -> Result<Option<Steering>> {
+        let nic = spec.name.as_str();
         if spec.txq.is_none() && spec.rxq.is_none() {
             return Ok(None);
         }

@@ -78,7 +78,7 @@ impl Session {
         };
         let signals = StopOnSignal::install()?;
         // A cyclic run's loops are warmed up on every path; a NIC run's are not (see `rt::lock_memory`).
-        let lock = MemoryLock::acquire(spec.nic.is_none())?;
+        let lock = MemoryLock::acquire(spec.nic().is_none())?;
         let dma = DmaLatency::hold(host);
         if let (Some(note), true) = (&dma.note, host.is_live()) {
             watch.note(note);

@@ -9,7 +9,7 @@ use crate::cli::FixArgs;
 use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::measure::result::RunResult;
-use crate::measure::spec::RunSpec;
+use crate::measure::spec::{NicSpec, RunSpec, Workload};
 use crate::outln;
 use crate::output::Output;
 
@@ -59,7 +59,7 @@ pub(super) fn after(
             ("before".to_string(), b.clone()),
             ("after".to_string(), a.clone()),
         ];
-        match crate::commands::report::write(&pair, &page, None) {
+        match crate::report::html::write(&pair, &page, None) {
             Ok(p) => outln!("Report: {}", p.display()),
             Err(e) => eprintln!("rmp-eval: note: the before/after report was not written: {e}"),
         }
@@ -69,10 +69,7 @@ pub(super) fn after(
 
 /// Arms rmp-eval-after-boot.service to measure the "after" once the machine has rebooted into the changes.
 pub(super) fn arm_after_boot(host: &Host, args: &FixArgs, before: &Path) -> Result<()> {
-    crate::after_boot_state::arm(
-        host,
-        &crate::commands::after_boot::armed(before.to_path_buf(), &fix_spec(args), args.core),
-    )
+    crate::after_boot_state::arm(host, &fix_spec(args).armed(before.to_path_buf(), args.core))
 }
 
 /// A measurement of --measure-seconds on the RT core (NIC mode with --nic), saved under results/ as `label`.
@@ -90,7 +87,7 @@ pub(super) fn measure(
         );
     }
     let before = label == "before";
-    let (r, path) = crate::commands::run::measure(host, out, &fix_spec(args), args.json, label)
+    let (r, path) = crate::job::measure_saved(host, out, &fix_spec(args), args.json, label)
         .map_err(|e| {
             if before {
                 Error::failed(format!(
@@ -128,7 +125,10 @@ fn cut_short(r: &RunResult, args: &FixArgs) -> Option<String> {
 fn fix_spec(args: &FixArgs) -> RunSpec {
     RunSpec {
         core: Some(args.core),
-        nic: args.nic.clone(),
+        workload: match &args.nic {
+            Some(n) => Workload::Nic(NicSpec::new(n.clone())),
+            None => Workload::Cyclic,
+        },
         duration: Some(args.measure_seconds),
         ..RunSpec::default()
     }
