@@ -1,6 +1,5 @@
 //! Helpers of the fix tests: a fixture root unpacked from a real capture, a hash of its whole tree, the binary,
 //! and GRUB's effective command line computed by sourcing the files with a real shell.
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;

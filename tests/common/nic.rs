@@ -1,7 +1,6 @@
 //! Shared by the tests/nic_*.rs suites: veth pairs with one end in a private network namespace (a "drive" on the
 //! other side of the cable), the reflector, and the tools no one here wrote. Every name carries the `nc` prefix and
 //! a unique suffix; everything is removed on drop, also when a test fails.
-#![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
