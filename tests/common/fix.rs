@@ -6,8 +6,30 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// A command line split as the kernel splits it (on whitespace, except inside double quotes): fix's own splitter.
-pub use rmp_eval::fix::kernel_tokens;
+/// A command line split as the kernel splits it (lib/cmdline.c, `next_arg`): on whitespace, except between double
+/// quotes, which stay in the token (as /proc/cmdline shows them). Written here, apart from fix's own splitter, so
+/// that fix's lines are judged by the kernel's rule and not by fix's reading of it.
+pub fn kernel_tokens(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut token = String::new();
+    let mut quoted = false;
+    for c in line.chars() {
+        if c == '"' {
+            quoted = !quoted;
+        }
+        if c.is_whitespace() && !quoted {
+            if !token.is_empty() {
+                out.push(std::mem::take(&mut token));
+            }
+        } else {
+            token.push(c);
+        }
+    }
+    if !token.is_empty() {
+        out.push(token);
+    }
+    out
+}
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_rmp-eval");
 /// Captured from a Debian 12 PREEMPT_RT guest (qemu, 2 vCPUs) booted through GRUB: see tests/fixtures/README.md.

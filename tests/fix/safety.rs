@@ -155,6 +155,8 @@ fn sigkill_between_two_changes_is_rolled_back() {
         .prefix("fx-pause-")
         .tempdir()
         .unwrap();
+    // The test seam of src/fix/apply.rs (feature test-seams, on in the tests' build): fix writes this file between
+    // its first and second change and waits for it to go.
     let flag = scratch.path().join("paused");
     let mut child = Command::new(fix_support::BIN)
         .args(["fix", "--root"])
