@@ -71,6 +71,7 @@ fn report_renders_in_chromium_with_plots_matching_the_results() {
     if !common::require_root("report_renders_in_chromium_with_plots_matching_the_results") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     if !Path::new(CHROMIUM).exists()
         && !common::cannot_run("report", "no /usr/bin/chromium (tests/install-deps.sh)")
     {
@@ -353,6 +354,7 @@ fn a_thread_run_gets_a_histogram_per_thread_with_its_own_bands() {
     if !common::require_root("a_thread_run_gets_a_histogram_per_thread_with_its_own_bands") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     if !Path::new(CHROMIUM).exists()
         && !common::cannot_run("report", "no /usr/bin/chromium (tests/install-deps.sh)")
     {

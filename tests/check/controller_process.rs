@@ -75,6 +75,7 @@ fn a_wrong_controller_fails_and_a_right_one_passes() {
     if !common::require_root("a_wrong_controller_fails_and_a_right_one_passes") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let core = common::rt_core();
     let tag = std::process::id() % 100_000;
     let wrong = controller(&format!("ctl-wrong-{tag}"), false, core);

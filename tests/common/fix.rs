@@ -213,41 +213,6 @@ pub fn values<'a>(line: &'a [String], name: &str) -> Vec<&'a str> {
         .collect()
 }
 
-const LIVE_LOCK: &str = "/run/lock/fx-rmp-eval-live-tests.lock";
-
-/// The live tests touch the same IRQs and the machine's journal: one at a time, across processes too (other
-/// checkouts may run this suite on the same machine). A blocking flock on a lock file in /run/lock.
-pub fn one_at_a_time() -> nix::fcntl::Flock<std::fs::File> {
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(LIVE_LOCK)
-        .unwrap();
-    nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive)
-        .map_err(|(_, e)| e)
-        .unwrap()
-}
-
-/// For tests that compare two readings of the live machine (check against the test's own reads, check against a
-/// snapshot): a shared hold on [`one_at_a_time`]'s lock, so that no live fix test changes IRQs or knobs in between,
-/// while such readers still run side by side. `None` when the lock file cannot be opened (not root, no /run/lock):
-/// then no fix test can hold it either.
-pub fn live_readers() -> Option<nix::fcntl::Flock<std::fs::File>> {
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(LIVE_LOCK)
-        .or_else(|_| std::fs::File::open(LIVE_LOCK))
-        .ok()?;
-    Some(
-        nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockShared)
-            .map_err(|(_, e)| e)
-            .unwrap(),
-    )
-}
-
 /// Removes a network link (and a veth's peer with it) even when the test fails.
 pub struct Link(pub String);
 

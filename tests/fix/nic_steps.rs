@@ -8,7 +8,7 @@ use crate::common;
 use common::fix as fix_support;
 use std::process::Command;
 
-use fix_support::{Link, Root, diff, ok, one_at_a_time, text};
+use fix_support::{Link, Root, diff, ok, text};
 use rmp_eval::fix::apply;
 use rmp_eval::fix::ethtool::{self, Field};
 use rmp_eval::fix::kind::{self, How, Restored, Took};
@@ -109,7 +109,7 @@ fn veth_answers_eopnotsupp_for_its_step_and_rps_still_applies() {
     if !root() {
         return;
     }
-    let _one = one_at_a_time();
+    let _one = common::lock::LIVE.alone();
     let name = format!("ne-v{}", std::process::id() % 100_000);
     let _link = Link::veth(&name);
     let rps = format!("/sys/class/net/{name}/queues/rx-0/rps_cpus");
@@ -216,7 +216,7 @@ fn tap_rx_frames_set_for_real_verified_and_restored_from_the_journal() {
     if !root() {
         return;
     }
-    let _one = one_at_a_time();
+    let _one = common::lock::LIVE.alone();
     let name = format!("ne-t{}", std::process::id() % 100_000);
     let _link = Link::tap(&name);
     let before = ethtool::read(&name, Field::RxFrames).unwrap();

@@ -168,11 +168,11 @@ impl Drop for LiveMask {
 }
 
 /// Root, the live lock, no journal of someone else's fix, a workqueue mask: what the live terminal tests need.
-fn live_terminal(test: &str) -> Option<(nix::fcntl::Flock<std::fs::File>, LiveMask)> {
+fn live_terminal(test: &str) -> Option<(common::lock::Hold, LiveMask)> {
     if !common::require_root(test) {
         return None;
     }
-    let lock = fix_support::one_at_a_time();
+    let lock = common::lock::LIVE.alone();
     let host = rmp_eval::host::Host::live();
     if !rmp_eval::fix::journal::load_all(&host).unwrap().is_empty() {
         common::cannot_run(test, "this machine has a fix journal already");

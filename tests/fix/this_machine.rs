@@ -14,7 +14,7 @@ use rmp_eval::host::Host;
 
 use crate::common;
 use common::fix as fix_support;
-use fix_support::{Link, one_at_a_time};
+use fix_support::Link;
 
 /// Writes the recorded originals back when dropped (whatever the test did in between).
 struct Originals(Vec<(String, String)>);
@@ -79,7 +79,7 @@ fn irq_rps_and_sysctl_applied_verified_and_rolled_back_for_real() {
     if !common::require_root("fix_live") {
         return;
     }
-    let _one = one_at_a_time();
+    let _one = common::lock::LIVE.alone();
     let host = Host::live();
     let online = rmp_eval::machine::online_cpus(&host).unwrap();
     assert!(online.len() >= 2, "needs two CPUs");
@@ -208,7 +208,7 @@ fn every_irq_off_the_core_with_managed_ones_reported() {
     if !common::require_root("fix_live") {
         return;
     }
-    let _one = one_at_a_time();
+    let _one = common::lock::LIVE.alone();
     let host = Host::live();
     let online = rmp_eval::machine::online_cpus(&host).unwrap();
     let core = *online.last().unwrap();
@@ -277,7 +277,7 @@ fn rollback_of_an_irq_that_now_refuses_completes() {
     if !common::require_root("fix_live") {
         return;
     }
-    let _one = one_at_a_time();
+    let _one = common::lock::LIVE.alone();
     let host = Host::live();
     // A kernel-managed IRQ: it refuses even its own value.
     let managed = affinities().into_iter().find(|(p, v)| {
@@ -329,7 +329,7 @@ fn fix_measures_before_and_after_then_rollback_restores() {
     if !common::require_root("fix_live") {
         return;
     }
-    let _one = one_at_a_time();
+    let _one = common::lock::LIVE.alone();
     let host = Host::live();
     if !journal::load_all(&host).unwrap().is_empty() {
         common::cannot_run(

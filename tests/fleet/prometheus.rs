@@ -161,6 +161,7 @@ fn node_exporter_serves_the_values_of_a_real_run() {
     if !common::require_root("node_exporter_serves_the_values_of_a_real_run") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let tf = tempfile::tempdir().unwrap();
     let root = common::run::root_tree();
     let arg = format!("--prometheus={}", tf.path().display());

@@ -102,6 +102,7 @@ fn round_trips_through_af_xdp_with_ping_still_answered_and_nothing_left() {
     if !common::require_root("af_xdp_round_trips") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = Veth::new();
     let ip = |args: &[&str]| assert!(Command::new("ip").args(args).status().unwrap().success());
     ip(&["addr", "add", "169.254.77.1/24", "dev", &v.host]);
@@ -159,6 +160,7 @@ fn an_independent_reflector_answers_through_af_xdp() {
     if !common::require_root("af_xdp_independent_reflector") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = Veth::new();
     let r = v.faulty(&[]);
     let o = run_nic(
@@ -182,6 +184,7 @@ fn sigterm_and_an_error_leave_no_program() {
     if !common::require_root("af_xdp_sigterm_error") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = Veth::new();
     // An error after the attach: nothing answers, so the preflight fails.
     let o = run_nic(&v.host, &["--path", "af_xdp", "--duration", "3"]);
@@ -215,6 +218,7 @@ fn after_kill_9_the_next_run_settles_the_record() {
     if !common::require_root("af_xdp_kill9") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = Veth::new();
     let r = v.reflect(&[]);
     let mut run = nic_run(&v.host, &["--path", "af_xdp", "--duration", "30"])
@@ -249,6 +253,7 @@ fn a_program_already_there_is_refused_and_left_alone() {
     if !common::require_root("af_xdp_foreign_program") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = Veth::new();
     // Someone's program in generic mode (iproute2 loads our own object: any program will do).
     attach_generic_by_netlink(&v.host);
@@ -270,6 +275,7 @@ fn a_queue_the_veth_lacks_is_refused_before_anything_changes() {
     if !common::require_root("af_xdp_rxq") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = Veth::new();
     for args in [
         &["--path", "af_xdp", "--rxq", "5", "--duration", "1"][..],
@@ -315,6 +321,7 @@ fn a_killed_runs_netlink_attached_program_is_detached_by_the_next_run_of_either_
     if !common::require_root("af_xdp_netlink_leftover") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = Veth::new();
     let r = v.reflect(&[]);
     // What a run killed on a kernel without XDP bpf_links (before 5.9) leaves: rmp-eval's program attached through

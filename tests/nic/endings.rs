@@ -15,6 +15,7 @@ fn no_reflector_is_one_line_and_exit_2_within_2_s() {
     if !common::require_root("no_reflector") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = Veth::new();
     let flags = v.host_flags();
     for (mode, who) in [
@@ -87,6 +88,7 @@ fn a_silent_subdevice_mid_run_is_a_dropout_exit_1() {
     if !common::require_root("a_silent_subdevice_mid_run") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = Veth::new();
     let flags = v.host_flags();
     let r = v.reflect(&[]);
@@ -122,6 +124,7 @@ fn the_far_ends_link_going_down_is_a_dropout_that_names_the_carrier() {
     if !common::require_root("the_far_ends_link_going_down") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = Veth::new();
     let _r = v.reflect(&[]);
     let out = tempdir();
@@ -156,6 +159,7 @@ fn the_local_link_going_down_or_vanishing_is_named_with_the_refused_sends() {
     if !common::require_root("the_local_link_going_down_or_vanishing") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let cases: [(&str, &str, &str); 2] = [
         (
             "down",
@@ -206,6 +210,7 @@ fn sigint_prints_the_final_report_and_writes_output() {
     if !common::require_root("sigint_final_report") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = Veth::new();
     let flags = v.host_flags();
     let r = v.reflect(&[]);
@@ -252,6 +257,7 @@ fn promiscuous_mode_someone_sets_during_a_run_is_put_back_when_it_ends() {
     if !common::require_root("promiscuous_mode_put_back_after_a_run") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = Veth::new();
     let flags = v.host_flags();
     let r = v.reflect(&[]);
@@ -308,6 +314,7 @@ fn loopback_a_bridge_and_a_tun_are_refused_as_what_they_are() {
     if !common::require_root("loopback_a_bridge_and_a_tun") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     // A bridge with a reflector behind one of its ports: frames would come back, but through a software switch.
     let b = Bridge::new(1);
     let _r = b.reflect(0, &[]);
@@ -360,6 +367,7 @@ fn a_send_refused_for_the_far_ends_smaller_mtu_names_that_mtu() {
     if !common::require_root("a_send_refused_for_the_far_ends_smaller_mtu") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = Veth::new();
     let s = Command::new("ip")
         .args(["-n", &v.ns, "link", "set", &v.peer, "mtu", "500"])

@@ -6,15 +6,7 @@ use crate::common;
 use common::nic::*;
 
 use std::process::Command;
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-
-/// Every NIC run puts back what any killed run left steered (on any interface), so a run of one test here could
-/// restore the leftovers another test is about to watch its own next run restore: these tests run one at a time.
-fn serial() -> MutexGuard<'static, ()> {
-    static SERIAL: Mutex<()> = Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 const RECORDS: &str = "/run/rmp-eval/queues";
 
@@ -63,10 +55,10 @@ fn peer_queues(v: &Veth) -> Vec<u64> {
 
 #[test]
 fn a_queue_beyond_the_count_is_exit_2_before_anything_changes() {
-    let _serial = serial();
     if !common::require_root("a_queue_beyond_the_count_is_exit_2_before_anything_changes") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = Veth::with_queues(4);
     let before = xps(&v.host);
     for (args, said) in [(["--txq", "4"], "--txq 4: "), (["--rxq", "9"], "--rxq 9: ")] {
@@ -82,10 +74,10 @@ fn a_queue_beyond_the_count_is_exit_2_before_anything_changes() {
 
 #[test]
 fn frames_leave_on_the_transmit_queue_asked_for() {
-    let _serial = serial();
     if !common::require_root("frames_leave_on_the_transmit_queue_asked_for") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = counted_pair();
     let _r = v.reflect(&[]);
     let core = common::rt_core().to_string();
@@ -129,10 +121,10 @@ fn frames_leave_on_the_transmit_queue_asked_for() {
 
 #[test]
 fn a_receive_queue_on_veth_is_refused_naming_the_driver() {
-    let _serial = serial();
     if !common::require_root("a_receive_queue_on_veth_is_refused_naming_the_driver") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = Veth::with_queues(4);
     let _r = v.reflect(&[]);
     let before = xps(&v.host);
@@ -149,14 +141,17 @@ fn a_receive_queue_on_veth_is_refused_naming_the_driver() {
 
 #[test]
 fn a_killed_runs_steering_is_put_back_by_the_next_run() {
-    let _serial = serial();
     if !common::require_root("a_killed_runs_steering_is_put_back_by_the_next_run") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = Veth::with_queues(4);
     let _r = v.reflect(&[]);
     let core = common::rt_core();
     let before = xps(&v.host);
+    // Both runs keep their records in a directory of their own: any other NIC run would put the killed one's back.
+    let records = tempdir();
+    let kept = records.path().join(&v.host);
     let mut child = nic_run(
         &v.host,
         &[
@@ -168,11 +163,12 @@ fn a_killed_runs_steering_is_put_back_by_the_next_run() {
             "60",
             "--json",
         ],
-    )
-    .stdout(std::process::Stdio::null())
-    .stderr(std::process::Stdio::null())
-    .spawn()
-    .unwrap();
+    );
+    let mut child = with_records_of_its_own(&mut child, RECORDS, records.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
     let t = Instant::now();
     while xps(&v.host) == before {
         assert!(t.elapsed() < Duration::from_secs(20), "XPS never changed");
@@ -182,13 +178,19 @@ fn a_killed_runs_steering_is_put_back_by_the_next_run() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert_ne!(xps(&v.host), before, "SIGKILL leaves the steering in place");
-    assert!(record(&v.host).exists(), "…and its record");
-    let o = run_nic(&v.host, &["--duration", "1"]);
+    assert!(kept.exists(), "…and its record");
+    let o = with_records_of_its_own(
+        &mut nic_run(&v.host, &["--duration", "1"]),
+        RECORDS,
+        records.path(),
+    )
+    .output()
+    .unwrap();
     let all = text(&o.stdout) + &text(&o.stderr);
     assert!(
         all.contains(&format!("restored the queue steering of {}", v.host)),
         "{all}"
     );
     assert_eq!(xps(&v.host), before);
-    assert!(!record(&v.host).exists());
+    assert!(!kept.exists());
 }

@@ -79,7 +79,7 @@ fn the_receive_path_follows_where_net_rx_runs() {
     if !common::require_root("the_receive_path_follows_where_net_rx_runs") {
         return;
     }
-    let _lock = common::fix::one_at_a_time();
+    let _lock = common::lock::LIVE.alone();
     let (core, other) = cpus();
     let before = tracefs_state();
     let v = common::nic::Veth::new();
@@ -149,7 +149,7 @@ fn a_request_with_no_reply_is_shown_leaving_and_nothing_arriving() {
     if !common::require_root("a_request_with_no_reply_is_shown_leaving_and_nothing_arriving") {
         return;
     }
-    let _lock = common::fix::one_at_a_time();
+    let _lock = common::lock::LIVE.alone();
     let (core, _) = cpus();
     let before = tracefs_state();
     let v = common::nic::Veth::new();

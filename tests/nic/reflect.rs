@@ -14,6 +14,7 @@ fn pysoem_config_init_finds_one_subdevice() {
     if !common::require_root("pysoem_config_init_finds_one_subdevice") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let Some(py) = pysoem_python() else { return };
     let v = Veth::new();
     let r = v.reflect(&[]);
@@ -70,6 +71,7 @@ fn reflect_count_stops_after_n_and_bad_names_exit_2() {
     if !common::require_root("reflect_count_stops_after_n") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let Some(py) = pysoem_python() else { return };
     let v = Veth::new();
     let r = v.reflect(&["--count", "3"]);
@@ -100,6 +102,7 @@ fn promiscuous_reflect_restores_the_flags() {
     if !common::require_root("promiscuous_reflect_restores_the_flags") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = Veth::new();
     let before = v.peer_flags();
     let r = v.reflect(&["--promisc"]);
@@ -128,6 +131,7 @@ fn flags_guard_puts_back_what_someone_changed() {
     if !common::require_root("flags_guard_puts_back_what_someone_changed") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = Veth::new();
     let before = v.host_flags();
     {
@@ -181,6 +185,7 @@ fn pysoem_finds_n_subdevices_that_reach_pre_op_and_refuse_safe_op() {
     if !common::require_root("pysoem_finds_n_subdevices") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let Some(py) = pysoem_python() else { return };
     let v = Veth::new();
     let r = v.reflect(&["--subdevices", "3"]);
@@ -215,6 +220,7 @@ fn two_reflects_on_one_segment_answer_once_each_and_never_storm() {
     if !common::require_root("two_reflects_on_one_segment") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     assert!(
         tshark(),
         "tshark missing: tests/install-deps.sh installs it"
@@ -305,6 +311,7 @@ fn reflect_rides_through_a_link_flap_and_reports_it() {
     if !common::require_root("reflect_rides_through_a_link_flap") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = Veth::new();
     let mut r = v.reflect(&[]);
     let run = std::thread::spawn({
@@ -348,6 +355,7 @@ fn reflect_counts_a_frame_it_cannot_send_back_and_answers_the_next() {
     if !common::require_root("reflect_counts_a_frame_it_cannot_send_back") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = Veth::new();
     // The peer's MTU 4 bytes below ours: a veth still delivers a frame up to MTU + 14 + 4 (room for a VLAN tag),
     // but reflect cannot send the same untagged frame back (EMSGSIZE).

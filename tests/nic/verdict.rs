@@ -32,6 +32,7 @@ fn a_reflector_answering_every_frame_twice_fails_the_verdict() {
     if !common::require_root("a_reflector_answering_twice") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = Veth::new();
     let r = v.faulty(&["--twice"]);
     let o = run_nic(&v.host, &["--iterations", "300", "--json"]);
@@ -69,6 +70,7 @@ fn a_second_main_device_on_the_same_nic_is_refused_with_one_line() {
     if !common::require_root("a_second_main_device_on_the_same_nic") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = Veth::new();
     let r = v.reflect(&[]);
     let first = nic_run(&v.host, &["--duration", "30", "--json"])
@@ -123,6 +125,7 @@ fn two_main_devices_on_one_segment_never_take_each_others_replies() {
     if !common::require_root("two_main_devices_on_one_segment") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     // One SubDevice (reflect on end 0), two MainDevices: ours on the host end, another inside the bridge's
     // namespace on end 1. Each sees the other's replies too (EtherCAT replies are broadcast).
     let b = Bridge::new(2);
@@ -172,6 +175,7 @@ fn the_expected_working_counter_is_learned_from_agreeing_preflight_replies() {
     if !common::require_root("expected_wkc_from_the_preflight") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let v = Veth::new();
     // A chain of two where every tenth answer comes back with WKC 1, the very first among them.
     let r = v.faulty(&["--wkc", "2", "--wkc-fault-every", "10", "--fault-first"]);

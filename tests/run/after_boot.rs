@@ -59,6 +59,7 @@ fn measures_once_after_the_reboot_then_compare_shows_the_pair() {
     if !common::require_root("measures_once_after_the_reboot_then_compare_shows_the_pair") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let r = root_tree();
     let root = r.path();
     std::fs::create_dir_all(root.join("etc/default")).unwrap();

@@ -25,6 +25,7 @@ fn compare_before_and_after_saved_by_measure() {
     if !common::require_root("compare") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let root = root_tree();
     let host = Host::with_root(root.path());
     let spec = run_spec(&["--iterations", "200"]);

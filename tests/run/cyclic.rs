@@ -12,6 +12,7 @@ fn short_run_json_has_count_keys_and_bands_summing_to_count() {
     if !common::require_root("json") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let root = root_tree();
     let o = run_on(
         root.path(),
@@ -86,6 +87,7 @@ fn piped_output_has_no_escape_bytes() {
     if !common::require_root("piped") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let root = root_tree();
     let r = root.path().to_str().unwrap();
     // stdout is a pipe here; FORCE nothing: the program must notice by itself.
@@ -169,6 +171,7 @@ fn on_a_terminal_the_live_table_is_redrawn_in_place() {
     if !common::require_root("terminal") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let root = root_tree();
     // script(1) gives the run a pseudo-terminal as stdout; the paths are the test's own, quoted for sh.
     let cmd = format!(
@@ -196,6 +199,7 @@ fn piped_run_prints_a_plain_progress_line_every_10_s() {
     if !common::require_root("progress") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let root = root_tree();
     // 12 s: one progress line at 10 s (the margin of 2 s is for a loaded machine), none at 20 s.
     let o = run_on(root.path(), &["--duration", "12"]).output().unwrap();
@@ -220,6 +224,7 @@ fn until_confident_runs_until_the_claim_holds_or_breaks() {
     if !common::require_root("until_confident") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let root = root_tree();
     let o = run_on(root.path(), &["--until-confident", "1/s", "--json"])
         .output()
@@ -282,6 +287,7 @@ fn rt_thread_faults(pid: u32) -> Vec<(String, u64, u64)> {
 
 #[test]
 fn the_rt_threads_take_no_page_fault_while_they_measure() {
+    let _live = common::lock::LIVE.shared();
     // mlockall(MCL_ONFAULT) locks only what is touched, and code is mapped a page at a time: the loop's code (each
     // branch of the recording), stack, histograms and channels must all be touched before the first recorded
     // period. The threads' fault counters, read 300 ms after they start (before the first interval hand-over at

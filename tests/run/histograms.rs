@@ -67,6 +67,7 @@ fn cyclic_histograms_decode_in_python_to_the_summary() {
     if !common::require_root("cyclic_histograms_decode_in_python_to_the_summary") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let Some(py) = hdrh_python() else { return };
     let root = root_tree();
     let o = run_on(
@@ -89,6 +90,7 @@ fn rtt_histogram_of_a_nic_run_decodes_in_python_to_the_summary() {
     if !common::require_root("rtt_histogram_of_a_nic_run_decodes_in_python_to_the_summary") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let Some(py) = hdrh_python() else { return };
     let veth = common::nic::Veth::new();
     let refl = veth.reflect(&[]);

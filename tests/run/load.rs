@@ -129,6 +129,7 @@ fn load_runs_on_housekeeping_cpus_and_ends_with_the_run() {
     if !common::require_root("load_runs_on_housekeeping_cpus_and_ends_with_the_run") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     if !std::path::Path::new("/usr/bin/stress-ng").exists()
         && !common::cannot_run("load", "no stress-ng (tests/install-deps.sh)")
     {
@@ -174,6 +175,7 @@ fn no_stress_ng_left_after_sigint_sigterm_or_kill_9() {
     if !common::require_root("no_stress_ng_left_after_sigint_sigterm_or_kill_9") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     if !std::path::Path::new("/usr/bin/stress-ng").exists()
         && !common::cannot_run("load", "no stress-ng (tests/install-deps.sh)")
     {

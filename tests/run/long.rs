@@ -29,6 +29,7 @@ fn interval_log_reads_back_in_python_and_sums_to_the_result() {
     if !common::require_root("interval_log_reads_back_in_python_and_sums_to_the_result") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let Some(py) = hdrh_python() else { return };
     let root = root_tree();
     let log = root.path().join("run.hlog");
@@ -96,6 +97,7 @@ fn sigusr1_restarts_the_counts_and_the_result_says_when() {
     if !common::require_root("sigusr1_restarts_the_counts_and_the_result_says_when") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let root = root_tree();
     // --iterations counts from the reset: the run records 3000 periods after it, whatever came before (3 s at
     // most): the reset, sent after 1 s, is applied by the main thread when it wakes, which a loaded machine can
@@ -184,6 +186,7 @@ fn q_and_r_on_a_terminal() {
     if !common::require_root("q_and_r_on_a_terminal") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let root = root_tree();
     let out = root.path().join("r.json");
     // A pty from Python's standard library: the run sees a terminal, we type r once it offers keys, then q. Keys
@@ -229,6 +232,7 @@ fn without_a_terminal_on_stdin_the_live_view_names_sigusr1_and_it_works() {
     {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let root = root_tree();
     let out = root.path().join("r.json");
     // The live view on a pty, stdin from /dev/null: keys cannot be read, so the footer must not offer them.
@@ -261,6 +265,7 @@ fn kill_9_leaves_the_last_checkpoint() {
     if !common::require_root("kill_9_leaves_the_last_checkpoint") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let root = root_tree();
     let mut child = run_on(root.path(), &["--duration", "60s", "--json"])
         .env("RMP_EVAL_CHECKPOINT_S", "0.5")
@@ -298,6 +303,7 @@ fn nic_checkpoints_carry_the_round_trips_and_sigusr1_resets_them() {
     if !common::require_root("nic_checkpoints_carry_the_round_trips_and_sigusr1_resets_them") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let veth = common::nic::Veth::new();
     let _reflector = veth.reflect_fifo(30);
     let dir = common::nic::tempdir();

@@ -62,9 +62,9 @@ fn unchanged_machine_is_no_clear_change_and_a_spinner_is_worse() {
     if !common::require_root("unchanged_machine_is_no_clear_change_and_a_spinner_is_worse") {
         return;
     }
-    // The live lock: the whylate tests (this or another checkout's) run a FIFO spinner on the same core, which
-    // would make an "unchanged" pair worse; and this test's own spinner must not spoil theirs.
-    let _one = common::fix::one_at_a_time();
+    // The machine alone: no other test's run, NIC run or spinner on the RT core (this or another checkout's) while
+    // the "unchanged" pairs measure, and this test's own spinner spoils no one else's measurement.
+    let _one = common::lock::LIVE.alone();
     let root = root_tree();
     let core = common::rt_core().to_string();
     let files: Vec<PathBuf> = (0..11)

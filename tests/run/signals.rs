@@ -58,6 +58,7 @@ fn interrupted_run(sig: Signal) {
 
 #[test]
 fn sigint_gives_the_final_report_and_the_output_file() {
+    let _live = common::lock::LIVE.shared();
     if common::require_root("sigint") {
         interrupted_run(Signal::SIGINT);
     }
@@ -65,6 +66,7 @@ fn sigint_gives_the_final_report_and_the_output_file() {
 
 #[test]
 fn sigterm_gives_the_final_report_and_the_output_file() {
+    let _live = common::lock::LIVE.shared();
     if common::require_root("sigterm") {
         interrupted_run(Signal::SIGTERM);
     }

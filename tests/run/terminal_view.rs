@@ -41,6 +41,7 @@ fn live_view_and_report_fit_80_and_132_columns() {
     if !common::require_root("live_view_and_report_fit_80_and_132_columns") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     for (cols, wide) in [(80u16, false), (132, true)] {
         let root = root_tree();
         let args = format!(
@@ -82,7 +83,7 @@ fn the_run_reports_last_lines_fit_80_columns() {
     if !common::require_root("the_run_reports_last_lines_fit_80_columns") {
         return;
     }
-    let _lock = common::fix::one_at_a_time();
+    let _lock = common::lock::LIVE.alone();
     let args = format!(
         "run --no-config --core {} --duration 2 --trace",
         common::rt_core()

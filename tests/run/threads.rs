@@ -23,6 +23,7 @@ fn two_threads_record_their_own_cycles() {
     if !common::require_root("two_threads") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let root = root_tree();
     let o = run_on(
         root.path(),
@@ -100,6 +101,7 @@ fn a_spinner_between_their_priorities_delays_only_the_lower_thread() {
     if !common::require_root("spinner_between") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let root = root_tree();
     // Bands of 2.5 ms: Pathetic is a period 20 ms or more late, half a spinner window — a count of windows, not
     // of this machine's stalls.
@@ -179,6 +181,7 @@ fn the_profiles_run_their_documented_thread_sets() {
     if !common::require_root("profiles") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let root = root_tree();
     let v = profile_run(
         root.path(),

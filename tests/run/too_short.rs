@@ -9,6 +9,7 @@ fn two_hundred_cycles_are_inconclusive_with_exit_3() {
     if !common::require_root("two_hundred_cycles_are_inconclusive_with_exit_3") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let root = root_tree();
     // Bands 1 s wide: every period is Great on any machine, so the verdict depends on the length alone.
     let o = run(&[
@@ -48,6 +49,7 @@ fn run_under_root_says_it_measures_this_machine_and_records_its_kernel() {
     {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let root = root_tree();
     let r = root.path();
     std::fs::create_dir_all(r.join("proc/sys/kernel")).unwrap();
@@ -92,6 +94,7 @@ fn a_ten_second_run_that_skips_periods_still_spans_enough_to_pass() {
     if !common::require_root("a_ten_second_run_that_skips_periods") {
         return;
     }
+    let _live = common::lock::LIVE.shared();
     let root = root_tree();
     let child = run_on(
         root.path(),

@@ -72,7 +72,7 @@ fn a_fifo90_spinner_is_named_by_the_trace_and_the_counters() {
     if !common::require_root("a_fifo90_spinner_is_named_by_the_trace_and_the_counters") {
         return;
     }
-    let _lock = common::fix::one_at_a_time();
+    let _lock = common::lock::LIVE.alone();
     let core = common::rt_core();
     let before = tracefs_state();
     // Bursts of 2 ms: the trace keeps the worst 20 windows over --break-us, and on a loaded machine other stalls
@@ -145,7 +145,7 @@ fn without_the_trace_the_counters_alone_name_the_spinner() {
     if !common::require_root("without_the_trace_the_counters_alone_name_the_spinner") {
         return;
     }
-    let _lock = common::fix::one_at_a_time();
+    let _lock = common::lock::LIVE.alone();
     let core = common::rt_core();
     let spin = common::python_ready(SPINNER, &[core.to_string(), "20".into()]);
     let pid = spin.0.id();
@@ -193,7 +193,7 @@ fn net_rx_steered_to_the_rt_core_is_named() {
     if !common::require_root("net_rx_steered_to_the_rt_core_is_named") {
         return;
     }
-    let _lock = common::fix::one_at_a_time();
+    let _lock = common::lock::LIVE.alone();
     let core = common::rt_core();
     let other = (0..core).next().expect("a CPU besides the RT core");
     let v = common::nic::Veth::new();

@@ -37,6 +37,7 @@ fn chroot_with_the_binary() -> tempfile::TempDir {
 
 #[test]
 fn a_run_in_a_chroot_without_proc_records_the_running_kernel() {
+    let _live = common::lock::LIVE.shared();
     let test = "a_run_in_a_chroot_without_proc_records_the_running_kernel";
     if !common::require_root(test) {
         return;
