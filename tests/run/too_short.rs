@@ -25,20 +25,27 @@ fn two_hundred_cycles_are_inconclusive_with_exit_3() {
     let out = text(&o.stdout);
     assert_eq!(o.status.code(), Some(3), "{out}{}", text(&o.stderr));
     let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(
-        flat.contains("Verdict: inconclusive — 200 cycles in"),
-        "{out}"
-    );
-    // How far short it is, and how long a run at this period must be.
-    assert!(
-        flat.contains("10000 cycles: 9800 cycles and 9.8 s short; at 1000 us a period, run at least 10 s (`--duration 10`)."),
-        "{out}"
-    );
-    assert!(flat.contains("--duration 10m"), "{out}");
     let saved = results(root.path());
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&saved[0]).unwrap()).unwrap();
     assert_eq!(v["verdict"], "inconclusive");
+    // The periods it spans: the 200 recorded and any missed (a period a stall of this loaded machine skipped).
+    let series = &v["series"][0];
+    assert_eq!(series["count"], 200, "{v}");
+    let spans = 200 + series["missed"].as_u64().unwrap();
+    assert!(
+        flat.contains(&format!("Verdict: inconclusive — {spans} cycles in")),
+        "{out}"
+    );
+    // How far short it is, and how long a run at this period must be.
+    assert!(
+        flat.contains(&format!(
+            "10000 cycles: {} cycles and 9.8 s short; at 1000 us a period, run at least 10 s (`--duration 10`).",
+            10000 - spans
+        )),
+        "{out}"
+    );
+    assert!(flat.contains("--duration 10m"), "{out}");
 }
 
 /// `run --root DIR` reads DIR for the checks and keeps its results there, but measures this machine: it says so
