@@ -1,7 +1,7 @@
 //! fix's cpuset step on fixture roots: the captured Debian 12 RT guest with a cgroup tree of tests/fixtures/cgroup
-//! laid over it (see check_cgroup.rs) and /run/systemd/system where systemd is the init system. The plan (text
-//! and JSON), what it refuses and why, apply + rollback byte for byte. The live partition (a CPU-bound process
-//! never runs on the core) is the VM suite's 8-cpuset scenario: it needs systemd and cgroup2 with the cpuset
+//! laid over it (see tests/check/cgroup_isolation.rs) and /run/systemd/system where systemd is the init system. The
+//! plan (text and JSON), what it refuses and why, apply + rollback byte for byte. The live partition (a CPU-bound
+//! process never runs on the core) is the VM suite's 8-cpuset scenario: it needs systemd and cgroup2 with the cpuset
 //! controller, which the development VMs do not have (cpuset is bound to a cgroup v1 hierarchy there).
 
 use crate::common;

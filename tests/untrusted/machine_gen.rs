@@ -2,7 +2,7 @@
 //! debian12-rt-qemu-isolated, a real capture) scaled to any number of CPUs, IRQs and threads. Per-CPU, per-IRQ
 //! and per-thread files follow the capture's own files (its stat and status lines, its interrupt rows), with
 //! the numbers changed; everything else is copied unchanged. The last CPU is the isolated RT core, as in the
-//! capture. Used by tests/untrusted*.rs and by bench/untrusted.sh (through examples/gen_machine.rs).
+//! capture. Used by the tests of tests/untrusted/ and by bench/untrusted.sh (through examples/gen_machine.rs).
 
 use std::fmt::Write as _;
 use std::fs;
