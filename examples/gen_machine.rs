@@ -1,8 +1,8 @@
-//! Writes a generated machine tree (tests/machine_gen) for benchmarks and manual runs:
+//! Writes a generated machine tree (tests/untrusted/machine_gen.rs) for benchmarks and manual runs:
 //! `cargo run --release --example gen_machine -- DIR CPUS [IRQS [THREADS]]` (IRQS defaults to CPUS, THREADS to
 //! 3,000). DIR must not exist.
 
-#[path = "../tests/machine_gen/mod.rs"]
+#[path = "../tests/untrusted/machine_gen.rs"]
 mod machine_gen;
 
 fn main() {

@@ -14,29 +14,29 @@ apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends \
     cmake python3-venv python3-dev gcc libc6-dev >/dev/null
 # clang: build.rs compiles the XDP program of `run --path af_xdp` (BPF bytecode, the same for amd64 and arm64).
 apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends clang >/dev/null
-# chromium: opens the HTML report headless (tests/run_report.rs); stress-ng: run --load (tests/run_load.rs).
+# chromium: opens the HTML report headless (tests/report.rs); stress-ng: run --load (tests/run/load.rs).
 apt-get install -y -qq --no-install-recommends chromium stress-ng >/dev/null
-# zsh, fish and bash-completion: the generated completions are exercised in the real shells (tests/check_completion.rs).
+# zsh, fish and bash-completion: the generated completions are exercised in the real shells (tests/cli/completion.rs).
 apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends zsh fish bash-completion >/dev/null
-# Prometheus textfiles (tests/prometheus.rs): promtool comes with the prometheus package, and a real node exporter
-# serves the files; systemd-analyze (tests/systemd_units.rs) verifies the units. Ansible runs the fleet playbook in
+# Prometheus textfiles (tests/fleet/prometheus.rs): promtool comes with the prometheus package, and a real node exporter
+# serves the files; systemd-analyze (tests/fleet/systemd_units.rs) verifies the units. Ansible runs the fleet playbook in
 # contrib/ansible (tests/ansible.sh).
 apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends prometheus prometheus-node-exporter ansible systemd >/dev/null
-# pysoem (PyPI, bundles SOEM): the independent EtherCAT MainDevice of tests/nic_*.rs, in its own venv.
+# pysoem (PyPI, bundles SOEM): the independent EtherCAT MainDevice of tests/nic/, in its own venv.
 PYSOEM_VENV="${RMP_EVAL_PYSOEM_VENV:-/var/cache/rmp-eval-tests/pysoem-venv}"
 if ! "$PYSOEM_VENV/bin/python" -c 'import pysoem' 2>/dev/null; then
     /usr/bin/python3 -m venv "$PYSOEM_VENV"
     "$PYSOEM_VENV/bin/pip" install -q pysoem >/dev/null
 fi
 # hdrhistogram (PyPI, module hdrh): HdrHistogram's reference Python library, which reads the stored histograms and
-# interval logs in tests/run_hdr.rs, in its own venv.
+# interval logs in tests/run/histograms.rs, in its own venv.
 HDRH_VENV="${RMP_EVAL_HDRH_VENV:-/var/cache/rmp-eval-tests/hdrh-venv}"
 if ! "$HDRH_VENV/bin/python" -c 'import hdrh' 2>/dev/null; then
     /usr/bin/python3 -m venv "$HDRH_VENV"
     "$HDRH_VENV/bin/pip" install -q hdrhistogram >/dev/null
 fi
 # scipy (PyPI): an independent implementation of the Poisson and chi-square quantiles behind the tail rates, for
-# tests/tail_rates.rs, in its own venv.
+# tests/run/tail_rates.rs, in its own venv.
 SCIPY_VENV="${RMP_EVAL_SCIPY_VENV:-/var/cache/rmp-eval-tests/scipy-venv}"
 if ! "$SCIPY_VENV/bin/python" -c 'import scipy.stats' 2>/dev/null; then
     /usr/bin/python3 -m venv "$SCIPY_VENV"

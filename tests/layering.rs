@@ -6,7 +6,8 @@
 //! own parts are its submodules (commands/fix/measure.rs).
 //! (`trace`, the why-late half of measuring, is in measure's layer; the two use each other. So is `ethercat`,
 //! whose echo answers measure's probes.)
-//! A module's file is where its module path says: no `#[path]` attribute.
+//! A module's file is where its module path says: no `#[path]` attribute; and every file of tests/ is a module of
+//! the one test crate.
 //! `KNOWN` lists the upward uses still in the tree, each with why; a new upward use fails this test.
 //! And the system-call layer: outside src/sys no `unsafe`, no libc function call and no `nix` (libc's constants
 //! and types are fine) — with no exceptions.
@@ -382,6 +383,54 @@ fn has_path_attribute(code: &str) -> bool {
             .strip_prefix("path")
             .is_some_and(|r| r.trim_start().starts_with('='))
     })
+}
+
+/// tests/ is one crate (tests/main.rs; Cargo.toml's `autotests = false`): a file there that no `mod` line names is
+/// compiled by nobody, and its tests never run. Every .rs file under tests/ but main.rs is a module of its
+/// directory's mod.rs (of main.rs at the top), and a directory of modules has its mod.rs.
+#[test]
+fn every_file_under_tests_is_a_module_of_the_test_crate() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tests = root.join("tests");
+    let mut all = Vec::new();
+    files(&tests, &mut all);
+    let mut orphans = Vec::new();
+    for f in &all {
+        let rel = f.strip_prefix(&tests).unwrap();
+        if rel.starts_with("fixtures") || rel.starts_with("vm") || rel.starts_with("package") {
+            continue;
+        }
+        let dir = rel.parent().unwrap();
+        let stem = rel.file_stem().unwrap().to_string_lossy().into_owned();
+        let (parent_dir, name) = match stem.as_str() {
+            "main" if dir.as_os_str().is_empty() => continue,
+            "mod" => (
+                dir.parent().unwrap(),
+                dir.file_name().unwrap().to_string_lossy().into_owned(),
+            ),
+            _ => (dir, stem),
+        };
+        let parent = if parent_dir.as_os_str().is_empty() {
+            tests.join("main.rs")
+        } else {
+            tests.join(parent_dir).join("mod.rs")
+        };
+        let declared = std::fs::read_to_string(&parent).is_ok_and(|t| {
+            code_only(&t).lines().any(|l| {
+                let l = l.trim();
+                let l = l.strip_prefix("pub ").unwrap_or(l);
+                l == format!("mod {name};")
+            })
+        });
+        if !declared {
+            orphans.push(rel.display().to_string());
+        }
+    }
+    assert!(
+        orphans.is_empty(),
+        "in tests/ but no module of the test crate (add `mod NAME;` to its directory's mod.rs):\n{}",
+        orphans.join("\n")
+    );
 }
 
 #[test]

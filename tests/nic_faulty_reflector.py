@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A fault-injecting EtherCAT reflector for tests/nic_*.rs, written apart from rmp-eval (it shares no code):
+"""A fault-injecting EtherCAT reflector for the NIC tests (tests/nic/), written apart from rmp-eval (it shares no code):
 answers EtherCAT frames on IFACE as a chain of --wkc SubDevices would for the probe's BRD (every datagram but
 NOP gets its working counter raised by --wkc), with faults on request:
 

@@ -1,7 +1,7 @@
 //! The one gate of tests/common: a strict run (RMP_EVAL_REQUIRE_ROOT=1) without root fails instead of skipping.
 //! Shown by running this very test binary again as `nobody`.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 
@@ -19,7 +19,12 @@ fn probe_as_nobody(strict: bool) -> std::process::Output {
     let mut c = Command::new("setpriv");
     c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"])
         .arg(&me)
-        .args(["--exact", "gated_probe", "--test-threads=1", "--nocapture"])
+        .args([
+            "--exact",
+            "root_gate::gated_probe",
+            "--test-threads=1",
+            "--nocapture",
+        ])
         .env_remove("RMP_EVAL_REQUIRE_ROOT");
     if strict {
         c.env("RMP_EVAL_REQUIRE_ROOT", "1");

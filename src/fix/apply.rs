@@ -4,7 +4,7 @@
 
 use super::journal::{self, Entry, Reserve, Run};
 use super::kind::{self, How, Took};
-use super::{Change, PAUSE_ENV, Plan, StepId};
+use super::{Change, Plan, StepId};
 use crate::error::{Error, Result};
 use crate::host::Host;
 
@@ -24,8 +24,13 @@ pub struct Report {
     pub outcomes: Vec<StepResult>,
 }
 
-fn pause_for_tests(done: usize, total: usize) {
-    let Some(flag) = std::env::var_os(PAUSE_ENV) else {
+/// A test seam, compiled only with the `test-seams` feature: `cargo test` builds with it (Cargo.toml's
+/// dev-dependency on this package), `cargo build` and the package never do (debian/rules checks). Between two
+/// changes, with RMP_EVAL_TEST_PAUSE_FILE set, fix writes that file and waits until it is removed (at most 60 s),
+/// so that a test can SIGKILL it there: tests/fix/safety.rs.
+#[cfg(feature = "test-seams")]
+fn test_seam_pause_between_changes(done: usize, total: usize) {
+    let Some(flag) = std::env::var_os("RMP_EVAL_TEST_PAUSE_FILE") else {
         return;
     };
     if done == 0 || done >= total {
@@ -40,6 +45,9 @@ fn pause_for_tests(done: usize, total: usize) {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
+
+#[cfg(not(feature = "test-seams"))]
+fn test_seam_pause_between_changes(_done: usize, _total: usize) {}
 
 /// Puts back what the applied changes touched (newest first, directories fix created included), then runs the
 /// commands that must follow. Returns what could not be put back.
@@ -140,7 +148,7 @@ pub fn apply(host: &Host, plan: &Plan, core: usize, nic: Option<&str>) -> Result
     let mut took = Vec::new();
     let mut applied: Vec<&Change> = Vec::new();
     for (i, (step, c)) in changes.iter().enumerate() {
-        pause_for_tests(i, changes.len());
+        test_seam_pause_between_changes(i, changes.len());
         match kind::apply(host, c) {
             Ok(t) => {
                 if !t.left_as_it_was() {

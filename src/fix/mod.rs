@@ -32,15 +32,11 @@ pub mod undo;
 use serde::{Deserialize, Serialize};
 
 pub use crate::remedy::StepId;
-/// The kernel command line split as fix edits it (quotes kept in the token); the tests read fix's results with it.
-pub use boot::tokens::tokens as kernel_tokens;
 
 pub(crate) const STATE_DIR: &str = "/var/lib/rmp-eval";
 pub(crate) const JOURNAL_DIR: &str = "/var/lib/rmp-eval/journal";
 pub(crate) const RUNTIME_JSON: &str = "/var/lib/rmp-eval/runtime.json";
 pub(crate) const CMDLINE_STATE: &str = "/var/lib/rmp-eval/cmdline";
-/// Test-only: after each applied change, create this file and wait (so a test can SIGKILL between changes).
-pub(crate) const PAUSE_ENV: &str = "RMP_EVAL_TEST_PAUSE_FILE";
 
 /// The files fix may write, besides those its journal names: where a killed run may have left a temporary file.
 pub(crate) fn known_targets() -> Vec<&'static str> {

@@ -1,5 +1,5 @@
 //! The checks' documentation, rendered from the registry: docs/checks.md and the rmp-eval-checks(7) man page.
-//! `rmp-eval generate DIR` writes both; tests/check_docs.rs fails when the committed docs/checks.md differs.
+//! `rmp-eval generate DIR` writes both; tests/check/docs.rs fails when the committed docs/checks.md differs.
 
 use std::fmt::Write as _;
 
@@ -60,7 +60,7 @@ fn in_section(s: Section) -> impl Iterator<Item = &'static Check> {
 pub fn markdown() -> String {
     let mut m = String::from(
         "<!-- Generated from src/checks (the registry's doc texts) by `rmp-eval generate DIR`; do not edit: \
-         tests/check_docs.rs fails when this copy is not current. -->\n# The checks\n\n",
+         tests/check/docs.rs fails when this copy is not current. -->\n# The checks\n\n",
     );
     let _ = writeln!(m, "{INTRO}\n");
     m.push_str("| status | meaning |\n|---|---|\n");

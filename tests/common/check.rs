@@ -1,5 +1,4 @@
 //! Helpers shared by the check tests: run the built binary, parse its JSON.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

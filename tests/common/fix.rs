@@ -1,14 +1,35 @@
 //! Helpers of the fix tests: a fixture root unpacked from a real capture, a hash of its whole tree, the binary,
 //! and GRUB's effective command line computed by sourcing the files with a real shell.
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// A command line split as the kernel splits it (on whitespace, except inside double quotes): fix's own splitter.
-pub use rmp_eval::fix::kernel_tokens;
+/// A command line split as the kernel splits it (lib/cmdline.c, `next_arg`): on whitespace, except between double
+/// quotes, which stay in the token (as /proc/cmdline shows them). Written here, apart from fix's own splitter, so
+/// that fix's lines are judged by the kernel's rule and not by fix's reading of it.
+pub fn kernel_tokens(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut token = String::new();
+    let mut quoted = false;
+    for c in line.chars() {
+        if c == '"' {
+            quoted = !quoted;
+        }
+        if c.is_whitespace() && !quoted {
+            if !token.is_empty() {
+                out.push(std::mem::take(&mut token));
+            }
+        } else {
+            token.push(c);
+        }
+    }
+    if !token.is_empty() {
+        out.push(token);
+    }
+    out
+}
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_rmp-eval");
 /// Captured from a Debian 12 PREEMPT_RT guest (qemu, 2 vCPUs) booted through GRUB: see tests/fixtures/README.md.
@@ -190,41 +211,6 @@ pub fn values<'a>(line: &'a [String], name: &str) -> Vec<&'a str> {
     line.iter()
         .filter_map(|t| t.strip_prefix(&format!("{name}=")))
         .collect()
-}
-
-const LIVE_LOCK: &str = "/run/lock/fx-rmp-eval-live-tests.lock";
-
-/// The live tests touch the same IRQs and the machine's journal: one at a time, across processes too (other
-/// checkouts may run this suite on the same machine). A blocking flock on a lock file in /run/lock.
-pub fn one_at_a_time() -> nix::fcntl::Flock<std::fs::File> {
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(LIVE_LOCK)
-        .unwrap();
-    nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive)
-        .map_err(|(_, e)| e)
-        .unwrap()
-}
-
-/// For tests that compare two readings of the live machine (check against the test's own reads, check against a
-/// snapshot): a shared hold on [`one_at_a_time`]'s lock, so that no live fix test changes IRQs or knobs in between,
-/// while such readers still run side by side. `None` when the lock file cannot be opened (not root, no /run/lock):
-/// then no fix test can hold it either.
-pub fn live_readers() -> Option<nix::fcntl::Flock<std::fs::File>> {
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(LIVE_LOCK)
-        .or_else(|_| std::fs::File::open(LIVE_LOCK))
-        .ok()?;
-    Some(
-        nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockShared)
-            .map_err(|(_, e)| e)
-            .unwrap(),
-    )
 }
 
 /// Removes a network link (and a veth's peer with it) even when the test fails.

@@ -1,16 +1,17 @@
 //! What the integration tests share, one module per family: `check` (run the binary, read its JSON), `fix`
-//! (fixture roots, tree hashes, the live-test lock), `grub` (GRUB's line as its shell sees it), `nic` (veth pairs
-//! in namespaces, the reflector), `tshark` (the frames as an independent peer decodes them), `run` (a --root tree
-//! so results never land in the machine's /var/lib). A test file takes it with `mod common;`.
+//! (fixture roots, tree hashes), `grub` (GRUB's line as its shell sees it), `lock` (what the tests share on this
+//! machine: the live machine and its RT core, NIC runs), `nic` (veth pairs in namespaces, the reflector), `tshark`
+//! (the frames as an independent peer decodes them), `run` (a --root tree so results never land in the machine's
+//! /var/lib). A test module takes it with `use crate::common;`.
 //!
 //! One gate for tests that need root or a machine resource: [`require_root`] / [`cannot_run`]. Outside CI a test
 //! that cannot run says so and passes; with `RMP_EVAL_REQUIRE_ROOT=1` (tests/run-all.sh sets it when it runs as
 //! root, .ci/run always) it fails instead, so a CI run without root cannot go green without the root tests.
-#![allow(dead_code)]
 
 pub mod check;
 pub mod fix;
 pub mod grub;
+pub mod lock;
 pub mod nic;
 pub mod run;
 pub mod tshark;

@@ -1,9 +1,8 @@
-//! Shared by the tests/nic_*.rs suites: veth pairs with one end in a private network namespace (a "drive" on the
+//! Shared by the NIC tests (tests/nic/ and the runs with --nic elsewhere): veth pairs with one end in a private network namespace (a "drive" on the
 //! other side of the cable), the reflector, and the tools no one here wrote. Every name carries the `nc` prefix and
 //! a unique suffix; everything is removed on drop, also when a test fails.
-#![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -260,6 +259,41 @@ pub fn nic_run(iface: &str, args: &[&str]) -> Command {
     c
 }
 
+/// Has `cmd` run in a mount namespace of its own with `own` bind-mounted on `dir`: the same path, only this
+/// test's files in it. For the records of a killed run, which every NIC run puts back on any interface it finds
+/// them for: in the machine's own directory another test's run (in this process or another) could take a record
+/// first and say so instead of the run the test watches.
+pub fn with_records_of_its_own<'a>(
+    cmd: &'a mut Command,
+    dir: &'static str,
+    own: &Path,
+) -> &'a mut Command {
+    std::fs::create_dir_all(dir).unwrap();
+    let src = own.to_path_buf();
+    // SAFETY: between fork and exec only unshare(2) and mount(2), with paths made before the fork.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(cmd, move || {
+            use nix::mount::{MsFlags, mount};
+            nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNS)?;
+            mount(
+                None::<&str>,
+                "/",
+                None::<&str>,
+                MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+                None::<&str>,
+            )?;
+            mount(
+                Some(&src),
+                dir,
+                None::<&str>,
+                MsFlags::MS_BIND,
+                None::<&str>,
+            )?;
+            Ok(())
+        })
+    }
+}
+
 /// `nic_run`'s output; stdout is a pipe.
 pub fn run_nic(iface: &str, extra: &[&str]) -> Output {
     nic_run(iface, extra).output().unwrap()
@@ -296,8 +330,10 @@ impl Bridge {
         };
         ns(&["link", "add", "br0", "type", "bridge"]);
         ns(&["link", "set", "br0", "up"]);
-        ip_ok(&["link", "add", &b.host, "type", "veth", "peer", "name", "hp"]);
-        ip_ok(&["link", "set", "hp", "netns", &b.ns]);
+        // The peer is made in the bridge's namespace: a name in ours would be shared by every bridge being made.
+        ip_ok(&[
+            "link", "add", &b.host, "type", "veth", "peer", "name", "hp", "netns", &b.ns,
+        ]);
         ns(&["link", "set", "hp", "master", "br0", "up"]);
         for (i, e) in b.ends.iter().enumerate() {
             let port = format!("p{i}");

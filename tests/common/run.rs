@@ -1,6 +1,5 @@
-//! Shared by the run_* tests: a root tree holding only the online CPU list (so that results/ land in a temp dir,
+//! Shared by the run tests (tests/run/): a root tree holding only the online CPU list (so that results/ land in a temp dir,
 //! never in the real /var/lib), the binary, and the root check (SCHED_FIFO and mlockall need it).
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -27,7 +27,7 @@ arm = json.load(open(sys.argv[1]))
 amd = json.load(open(sys.argv[2]))
 verdict = {c["id"]: (c["status"], c["detail"]) for c in arm["checks"]}
 # The fixture's expected verdicts: tests/fixtures/rpi4-arm64/README.md and the raspberry_pi_4_arm64 test in
-# tests/check_fixtures.rs (a counter clock source that passes, no turbo knobs, the NIC's IRQs unpinned, link down).
+# tests/check/fixture_roots.rs (a counter clock source that passes, no turbo knobs, the NIC's IRQs unpinned, link down).
 expected = {
     "clocksource": ("pass", "arch_sys_counter (ARM standard)"),
     "turbo": ("unknown", "no boost knobs"),

@@ -5,7 +5,7 @@
 use crate::fix::kind::file::CmdlineEdit;
 
 /// Splits a command line as the kernel does: on whitespace, except inside double quotes.
-pub fn tokens(line: &str) -> Vec<String> {
+pub(crate) fn tokens(line: &str) -> Vec<String> {
     split(line.chars(), '"', char::is_whitespace)
         .into_iter()
         .map(String::from_iter)

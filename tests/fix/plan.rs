@@ -1,0 +1,153 @@
+//! What fix's plan shows before anyone says yes (issue 16 item 11), on fixture trees: the devices of the IRQs it
+//! moves, steps with nothing to change left out (one line each), what fix cannot do said as "set by hand", and
+//! the risks of each step. The terminal order (plan, then picker) is in on_a_terminal.rs.
+
+use crate::common;
+use common::fix as fix_support;
+use fix_support::{BIN, Root};
+
+use std::process::Command;
+
+const DESKTOP: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/desktop-i7-smt-untuned"
+);
+
+fn dry(root: &str, args: &[&str]) -> (Option<i32>, String) {
+    let o = Command::new(BIN)
+        .args(["fix", "--root", root, "--dry-run"])
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn irqs_are_named_by_their_devices() {
+    let r = Root::untuned();
+    let root = r.dir.path().to_str().unwrap();
+    let (code, out) = dry(root, &["--core", "1", "--only", "irq_affinity"]);
+    assert_eq!(code, Some(0), "{out}");
+    // /proc/interrupts of the capture: "24: … PCI-MSI 512000-edge ahci[0000:00:1f.2]"; IRQ 2 has no row.
+    assert!(
+        out.contains("/proc/irq/24/smp_affinity_list (ahci[0000:00:1f.2]): 0-1 → 0"),
+        "{out}"
+    );
+    assert!(
+        out.contains("/proc/irq/2/smp_affinity_list (no device): 0-1 → 0"),
+        "{out}"
+    );
+    let (_, json) = dry(root, &["--core", "1", "--only", "irq_affinity", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let step = v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "irq_affinity")
+        .expect(&json);
+    let irq24 = step["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["target"] == "/proc/irq/24/smp_affinity_list")
+        .expect(&json);
+    assert_eq!(irq24["label"], "ahci[0000:00:1f.2]");
+}
+
+#[test]
+fn steps_with_nothing_to_change_are_left_out_of_the_plan() {
+    let r = Root::untuned();
+    let root = r.dir.path().to_str().unwrap();
+    // The capture's THP is already "never"; its sysctls are not.
+    let (code, out) = dry(root, &["--core", "1", "--only", "thp,sysctl"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("[sysctl] Kernel settings"), "{out}");
+    assert!(!out.contains("[thp] Transparent"), "{out}");
+    assert!(!out.contains("nothing to change\n"), "{out}");
+    let rest = out
+        .split("Nothing to change (left out of the plan):\n")
+        .nth(1)
+        .expect(&out);
+    assert!(rest.starts_with("  [thp] already as wanted\n"), "{out}");
+}
+
+#[test]
+fn no_boot_loader_is_set_by_hand_with_its_risks_and_exit_1() {
+    // The hand-made SMT desktop has no boot loader configuration; CPU 3's sibling is CPU 7.
+    let (code, out) = dry(DESKTOP, &["--core", "3", "--only", "cmdline"]);
+    assert_eq!(code, Some(1), "{out}");
+    let step = out.split("\n\n").next().unwrap();
+    assert!(
+        step.contains("NOT DONE, set by hand: no boot loader configuration found"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Nothing changed: [cmdline] set by hand:"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("every proposed step is already as wanted"),
+        "{out}"
+    );
+    assert!(step.contains("risk: a boot configuration change"), "{out}");
+}
+
+#[test]
+fn risks_are_stated_where_the_plan_takes_them() {
+    let (_, out) = dry(DESKTOP, &["--core", "3"]);
+    // smt_sibling fails on the desktop: its sibling is isolated with the core.
+    assert!(
+        out.contains("risk: CPU 7, the SMT sibling of CPU 3, is isolated along with it"),
+        "{out}"
+    );
+    assert!(out.contains("risk: RT throttling off"), "{out}");
+    // Eight CPUs, two isolated: no "one housekeeping CPU" warning.
+    assert!(!out.contains("one housekeeping CPU"), "{out}");
+    let r = Root::untuned();
+    let (_, out) = dry(r.dir.path().to_str().unwrap(), &["--core", "1"]);
+    assert!(
+        out.contains("risk: isolating CPU 1 of 2 leaves one housekeeping CPU (0)"),
+        "{out}"
+    );
+    let (_, json) = dry(r.dir.path().to_str().unwrap(), &["--core", "1", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let sysctl = v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "sysctl")
+        .expect(&json);
+    assert!(
+        sysctl["risks"][0]
+            .as_str()
+            .is_some_and(|r| r.starts_with("RT throttling off")),
+        "{json}"
+    );
+}
+
+#[test]
+fn under_root_the_undo_hint_names_the_root_and_works() {
+    let r = Root::untuned();
+    let root = r.dir.path().to_str().unwrap().to_string();
+    let start = r.tree();
+    let o = r.rmp(
+        "fix",
+        &["--core", "1", "--only", "sysctl", "--yes", "--no-measure"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let hint = format!("rmp-eval --root {root} rollback");
+    assert!(out.contains(&format!("(undo with `{hint}`)")), "{out}");
+    // The hint, as printed, undoes it (the words after "rmp-eval", run as given).
+    let words: Vec<&str> = hint.split(' ').skip(1).collect();
+    let o = Command::new(BIN)
+        .args(&words)
+        .arg("--yes")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(fix_support::diff(&start, &r.tree()), Vec::<String>::new());
+}

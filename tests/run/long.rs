@@ -1,0 +1,367 @@
+//! Long-run machinery through the binary: the HdrHistogram interval log read back by HdrHistogram's Python log
+//! reader, SIGUSR1 and `q`/`r` on a terminal (a pty), and the checkpoint a `kill -9` leaves behind.
+//! No timing thresholds: only counts, keys and what the files hold.
+
+use crate::common;
+use common::run as run_common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use run_common::*;
+use serde_json::Value;
+
+/// Reads every interval with hdrh's HistogramLogReader; prints one JSON line per interval: tag, count, max.
+const READ_LOG: &str = r#"
+import sys, json
+from hdrh.log import HistogramLogReader
+from hdrh.histogram import HdrHistogram
+r = HistogramLogReader(sys.argv[1], HdrHistogram(1, 60_000_000_000, 3))
+while True:
+    h = r.get_next_interval_histogram()
+    if h is None:
+        break
+    print(json.dumps({"tag": h.get_tag(), "count": h.get_total_count(), "max": h.get_max_value()}))
+"#;
+
+#[test]
+fn interval_log_reads_back_in_python_and_sums_to_the_result() {
+    if !common::require_root("interval_log_reads_back_in_python_and_sums_to_the_result") {
+        return;
+    }
+    let _live = common::lock::LIVE.shared();
+    let Some(py) = hdrh_python() else { return };
+    let root = root_tree();
+    let log = root.path().join("run.hlog");
+    let o = run_on(
+        root.path(),
+        &[
+            "--period-us",
+            "500",
+            "--duration",
+            "2.5s",
+            "--hlog",
+            log.to_str().unwrap(),
+            "--hlog-interval",
+            "0.5",
+            "--json",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_measured(&o);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let s = &v["series"][0];
+    let o = Command::new(&py)
+        .args(["-c", READ_LOG, log.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let lines: Vec<Value> = text(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |tag: &str| lines.iter().filter(|l| l["tag"] == tag).collect::<Vec<_>>();
+    let (dev, wake) = (of("Cyclic"), of("Cyclic.wakeup"));
+    assert!(dev.len() >= 3, "{lines:?}");
+    assert_eq!(dev.len(), wake.len());
+    // Every period is in exactly one interval.
+    let sum: u64 = dev.iter().map(|l| l["count"].as_u64().unwrap()).sum();
+    assert_eq!(sum, s["count"].as_u64().unwrap());
+    // The largest interval maximum is the run's (within the histogram's 0.1 %).
+    let top = dev
+        .iter()
+        .map(|l| l["max"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    let max_ns = s["max_us"].as_f64().unwrap() * 1000.0;
+    assert!(
+        (top - max_ns).abs() <= max_ns * 0.001 + 1.0,
+        "{top} vs {max_ns}"
+    );
+    let mpi = &s["max_per_interval"];
+    assert_eq!(mpi["interval_s"], 0.5);
+    let peaks: Vec<f64> = mpi["max_us"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert_eq!(
+        peaks.iter().cloned().fold(0.0, f64::max),
+        s["max_us"].as_f64().unwrap()
+    );
+}
+
+#[test]
+fn sigusr1_restarts_the_counts_and_the_result_says_when() {
+    if !common::require_root("sigusr1_restarts_the_counts_and_the_result_says_when") {
+        return;
+    }
+    let _live = common::lock::LIVE.shared();
+    let root = root_tree();
+    // --iterations counts from the reset: the run records 3000 periods after it, whatever came before (3 s at
+    // most): the reset, sent after 1 s, is applied by the main thread when it wakes, which a loaded machine can
+    // delay while the FIFO thread goes on (with 1500 periods a 0.5 s stall let the run end first).
+    let child = run_on(
+        root.path(),
+        &["--period-us", "1000", "--iterations", "3000", "--json"],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::SIGUSR1,
+    )
+    .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_measured(&o);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let s = &v["series"][0];
+    assert_eq!(v["resets"], 1, "{v}");
+    assert!(v["reset_at"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(s["count"], 3000);
+    let b = &s["buckets"];
+    let banded: u64 = ["great", "good", "poor", "bad", "pathetic"]
+        .iter()
+        .map(|k| b[k].as_u64().unwrap())
+        .sum();
+    assert_eq!(banded, 3000, "bands restarted with the count");
+    // A second before the reset plus 3 s after it.
+    assert!(v["duration_s"].as_f64().unwrap() > 2.0, "{v}");
+}
+
+/// Runs argv[1:] on a pty (Python's standard library), so that the run sees a terminal; with PTY_STDIN_NULL set,
+/// its stdin is /dev/null; with PTY_STTY_AFTER set, `stty -a` of the terminal follows it on the screen. `pump(secs, until)` reads the screen until the pattern shows (its match), the program
+/// ends, or `secs` pass: the test acts on what the screen says, not after a fixed sleep, which a loaded machine
+/// outlasts. What follows the prelude acts; the epilogue prints the exit code and puts the screen on stderr.
+const PTY: &str = r#"
+import os, pty, sys, time, select, signal, re, atexit
+pid, fd = pty.fork()
+if pid == 0:
+    if os.environ.get("PTY_STDIN_NULL"):
+        os.dup2(os.open("/dev/null", os.O_RDONLY), 0)
+    if os.environ.get("PTY_STTY_AFTER"):
+        os.execv("/bin/sh", ["sh", "-c", '"$0" "$@"; rc=$?; stty -a; exit $rc'] + sys.argv[1:])
+    os.execv(sys.argv[1], sys.argv[1:])
+seen = b""
+def pump(secs, until=None):
+    global seen
+    end = time.time() + secs
+    while time.time() < end:
+        m = until and re.search(until, seen)
+        if m:
+            return m
+        if select.select([fd], [], [], 0.05)[0]:
+            try:
+                seen += os.read(fd, 65536)
+            except OSError:
+                return None
+    return None
+def finish():
+    # A program that did not end when told to is killed (and its exit code, -9, fails the test).
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done == 0:
+        os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+    print(os.waitstatus_to_exitcode(status))
+    sys.stderr.write(seen.decode(errors="replace"))
+atexit.register(finish)
+"#;
+
+/// `rmp-eval run --root ROOT --no-config --output OUT` on a pty, driven by `script` (PTY and what acts).
+fn on_pty(script: &str, root: &std::path::Path, out: &std::path::Path) -> Command {
+    let mut c = Command::new("python3");
+    c.args(["-c", script, bin(), "run", "--root"])
+        .arg(root)
+        .args(["--no-config", "--output"])
+        .arg(out);
+    c
+}
+
+#[test]
+fn q_and_r_on_a_terminal() {
+    if !common::require_root("q_and_r_on_a_terminal") {
+        return;
+    }
+    let _live = common::lock::LIVE.shared();
+    let root = root_tree();
+    let out = root.path().join("r.json");
+    // A pty from Python's standard library: the run sees a terminal, we type r once it offers keys, then q. Keys
+    // that arrive without Enter show the raw mode was on; `stty -a` on the same terminal after the run shows it
+    // was undone.
+    let script = format!(
+        "{PTY}{}",
+        r#"
+pump(60, rb"q or Ctrl\+C stops")
+os.write(fd, b"r"); pump(1.0); os.write(fd, b"q"); pump(60)
+"#
+    );
+    let o = on_pty(&script, root.path(), &out)
+        .env("PTY_STTY_AFTER", "1")
+        .output()
+        .unwrap();
+    let code: i32 = text(&o.stdout).trim().parse().unwrap_or(-1);
+    // 0 or 1, or 3: a clean run of two seconds is too short to judge (inconclusive).
+    assert!(
+        matches!(code, 0 | 1 | 3),
+        "exit {code}: {}",
+        text(&o.stderr)
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(v["resets"], 1, "r reset once: {v}");
+    assert_eq!(v["interrupted"], true, "q ends the run as Ctrl+C does: {v}");
+    let n = v["series"][0]["count"].as_u64().unwrap();
+    assert!(n > 0, "{v}");
+    let screen = text(&o.stderr);
+    assert!(screen.contains("(r resets, q or Ctrl+C stops)"), "{screen}");
+    // The terminal as the run found it: canonical mode and echo back on (stty prints "-echo" when off).
+    let after = screen.rsplit_once("speed ").map(|(_, s)| s).unwrap_or("");
+    let modes: Vec<&str> = after.split_whitespace().collect();
+    assert!(
+        modes.contains(&"icanon") && modes.contains(&"echo"),
+        "terminal not restored after the run: {after}"
+    );
+}
+
+#[test]
+fn without_a_terminal_on_stdin_the_live_view_names_sigusr1_and_it_works() {
+    if !common::require_root("without_a_terminal_on_stdin_the_live_view_names_sigusr1_and_it_works")
+    {
+        return;
+    }
+    let _live = common::lock::LIVE.shared();
+    let root = root_tree();
+    let out = root.path().join("r.json");
+    // The live view on a pty, stdin from /dev/null: keys cannot be read, so the footer must not offer them.
+    // The test does what the footer says: kill -USR1 PID, then Ctrl+C (SIGINT).
+    let script = format!(
+        "{PTY}{}",
+        r#"
+m = pump(60, rb"kill -USR1 (\d+) resets")
+if m:
+    os.kill(int(m.group(1)), signal.SIGUSR1)
+pump(1.0); os.kill(pid, signal.SIGINT); pump(60)
+"#
+    );
+    let o = on_pty(&script, root.path(), &out)
+        .env("PTY_STDIN_NULL", "1")
+        .output()
+        .unwrap();
+    let screen = text(&o.stderr);
+    assert!(!screen.contains("r resets"), "{screen}");
+    assert!(screen.contains("resets, Ctrl+C stops)"), "{screen}");
+    let code: i32 = text(&o.stdout).trim().parse().unwrap_or(-1);
+    assert!(matches!(code, 0 | 1 | 3), "exit {code}: {screen}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(v["resets"], 1, "the pid the footer named took SIGUSR1: {v}");
+    assert_eq!(v["interrupted"], true, "{v}");
+}
+
+#[test]
+fn kill_9_leaves_the_last_checkpoint() {
+    if !common::require_root("kill_9_leaves_the_last_checkpoint") {
+        return;
+    }
+    let _live = common::lock::LIVE.shared();
+    let root = root_tree();
+    let mut child = run_on(root.path(), &["--duration", "60s", "--json"])
+        .env("RMP_EVAL_CHECKPOINT_S", "0.5")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while results(root.path()).is_empty() && t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(1200));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let files = results(root.path());
+    assert_eq!(files.len(), 1, "{files:?}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    assert_eq!(v["checkpoint"], true, "{v}");
+    let s = &v["series"][0];
+    assert!(s["count"].as_u64().unwrap() > 0, "{v}");
+    assert!(!s["hdr"].as_str().unwrap().is_empty());
+}
+
+/// The newest JSON file in `dir` that says `checkpoint: true`, if one is there yet.
+fn checkpoint_in(dir: &std::path::Path) -> Option<Value> {
+    let rd = std::fs::read_dir(dir).ok()?;
+    rd.filter_map(|e| e.ok())
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .filter_map(|t| serde_json::from_str::<Value>(&t).ok())
+        .find(|v| v["checkpoint"] == true)
+}
+
+#[test]
+fn nic_checkpoints_carry_the_round_trips_and_sigusr1_resets_them() {
+    if !common::require_root("nic_checkpoints_carry_the_round_trips_and_sigusr1_resets_them") {
+        return;
+    }
+    let _live = common::lock::LIVE.shared();
+    let veth = common::nic::Veth::new();
+    let _reflector = veth.reflect_fifo(30);
+    let dir = common::nic::tempdir();
+    let out = dir.path().join("r.json");
+    let child = common::nic::nic_run(&veth.host, &["--period-us", "1000", "--duration", "6s"])
+        .args(["--json", "--output", out.to_str().unwrap()])
+        .env("RMP_EVAL_CHECKPOINT_S", "0.5")
+        // This run's results in its own directory, where the checkpoints are looked for.
+        .env(common::RESULTS_ENV, dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    let mut seen = None;
+    // A checkpoint after more than two of the 1 s intervals in which both sides hand their statistics over, so
+    // that one carrying only the last interval would show.
+    while seen.is_none() && t.elapsed() < Duration::from_secs(15) {
+        std::thread::sleep(Duration::from_millis(100));
+        seen = checkpoint_in(dir.path()).filter(|v| {
+            v["rtt"]["count"].as_u64() > Some(0) && v["series"][0]["count"].as_u64() > Some(2_200)
+        });
+    }
+    let cp = seen.expect("a checkpoint with round trips, 2.2 s into the run");
+    let rtt = &cp["rtt"];
+    assert!(!rtt["hdr"].as_str().unwrap().is_empty(), "{rtt}");
+    // Frames still in flight at the checkpoint are not lost (veth loses none).
+    assert!(rtt["lost"].as_u64().unwrap() < 5, "{rtt}");
+    let sender = cp["series"][0]["count"].as_u64().unwrap();
+    // The sender's periods and the receiver's round trips are handed over once an interval (1 s: 1000 frames),
+    // each side at its own moment, so a checkpoint can hold one interval more of one than of the other — but not
+    // only the last interval (the sender is past 2200).
+    assert!(
+        rtt["count"].as_u64().unwrap().abs_diff(sender) <= 1_050,
+        "{cp}"
+    );
+    std::thread::sleep(Duration::from_millis(800));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::SIGUSR1,
+    )
+    .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_measured(&o);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["resets"], 1, "{v}");
+    let (sent_after, rtts) = (
+        v["series"][0]["count"].as_u64().unwrap(),
+        v["rtt"]["count"].as_u64().unwrap(),
+    );
+    // The round trips restarted with the sender's periods (both at their next cycle after the signal), not at the
+    // start of the run (6000 frames in all, more than 2200 of them before the signal).
+    assert!(sent_after < 3_900, "{v}");
+    assert!(
+        rtts.abs_diff(sent_after) <= 50,
+        "rtt {rtts} vs sender {sent_after}"
+    );
+    assert_eq!(v["rtt"]["lost"], 0, "{}", v["rtt"]);
+    let hist = rmp_eval::measure::dist::decode(v["rtt"]["hdr"].as_str().unwrap()).unwrap();
+    assert_eq!(hist.len(), rtts, "the stored histogram restarted too");
+}
