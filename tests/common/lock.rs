@@ -4,8 +4,8 @@
 //! holds conflict between threads of this process as between processes.
 //!
 //! Linux grants a shared hold while an exclusive one waits, so shared holds nest (a test and a helper it calls,
-//! each holding the machine shared); a thread that holds a lock alone gets no-op shared holds of it, and one that holds it shared
-//! and asks for it alone panics (it would wait for itself forever).
+//! each holding the machine shared). A thread that holds a lock alone gets no-op shared holds of it; one that
+//! holds it shared and asks for it alone panics (it would wait for itself forever).
 
 use std::cell::RefCell;
 use std::fs::{File, OpenOptions};

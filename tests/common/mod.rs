@@ -1,6 +1,6 @@
 //! What the integration tests share, one module per family: `check` (run the binary, read its JSON), `fix`
 //! (fixture roots, tree hashes), `grub` (GRUB's line as its shell sees it), `lock` (what the tests share on this
-//! machine: the live machine and its RT core, NIC runs), `nic` (veth pairs in namespaces, the reflector), `tshark`
+//! machine: the live machine and its RT core), `nic` (veth pairs in namespaces, the reflector), `tshark`
 //! (the frames as an independent peer decodes them), `run` (a --root tree so results never land in the machine's
 //! /var/lib). A test module takes it with `use crate::common;`.
 //!

@@ -1,6 +1,7 @@
-//! Shared by the NIC tests (tests/nic/ and the runs with --nic elsewhere): veth pairs with one end in a private network namespace (a "drive" on the
-//! other side of the cable), the reflector, and the tools no one here wrote. Every name carries the `nc` prefix and
-//! a unique suffix; everything is removed on drop, also when a test fails.
+//! Shared by the NIC tests (tests/nic/, and runs with --nic elsewhere): veth pairs with one end in a private network
+//! namespace (a "drive" on the other side of the cable), the reflector, and the tools no one here wrote. Every name
+//! carries the `nc` prefix and a unique suffix (the pid and a sequence number: the tests are threads of one
+//! process); everything is removed on drop, also when a test fails.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

@@ -1,5 +1,5 @@
-//! Shared by the run tests (tests/run/): a root tree holding only the online CPU list (so that results/ land in a temp dir,
-//! never in the real /var/lib), the binary, and the root check (SCHED_FIFO and mlockall need it).
+//! Shared by the run tests (tests/run/): a root tree holding only the online CPU list (so that results/ land in a
+//! temp dir, never in the real /var/lib), the binary, and the root check (SCHED_FIFO and mlockall need it).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
