@@ -256,12 +256,12 @@ mod tests {
     use crate::measure::spec::{Mode, Workload};
     use clap::Parser;
 
-    fn spec(args: &[&str]) -> Result<crate::measure::spec::RunSpec, String> {
+    fn spec(args: &[&str]) -> crate::error::Result<crate::measure::spec::RunSpec> {
         let cli = Cli::try_parse_from(["rmp-eval", "run"].iter().chain(args)).unwrap();
         let Some(Command::Run(a)) = cli.command else {
             panic!("not run")
         };
-        a.spec().map_err(|e| e.to_string())
+        a.spec()
     }
 
     #[test]
@@ -277,11 +277,11 @@ mod tests {
         assert_eq!(spec(&[]).unwrap().workload, Workload::Cyclic);
         // The messages the run gave at run time before, word for word.
         assert_eq!(
-            spec(&["--pktlen", "100"]).unwrap_err(),
+            spec(&["--pktlen", "100"]).unwrap_err().to_string(),
             "--pktlen applies to the NIC test only (give --nic IF)"
         );
         assert_eq!(
-            spec(&["--path", "af_xdp"]).unwrap_err(),
+            spec(&["--path", "af_xdp"]).unwrap_err().to_string(),
             "--path af_xdp applies to the NIC test only (give --nic IF)"
         );
     }
