@@ -10,8 +10,8 @@
 use crate::cli::ApplySavedArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::fix::kind::{self, Took};
-use crate::fix::saved::Saved;
-use crate::fix::{Change, plan, render, saved};
+use crate::fix::saved::{Saved, Scope};
+use crate::fix::{Change, Step, StepId, plan, render, saved};
 use crate::host::Host;
 use crate::outln;
 use crate::output::Output;
@@ -26,8 +26,9 @@ pub(crate) fn execute(host: &Host, _out: Output, args: &ApplySavedArgs) -> Resul
     {
         return follow(host, nic);
     }
-    let done = match saved_for(host, args.nic.as_deref())? {
-        Some(s) => apply(host, &s, args.nic.is_some()),
+    let scope = args.nic.as_deref().map_or(Scope::All, Scope::Nic);
+    let done = match load(host)? {
+        Some(s) => apply(host, &s, scope),
         None => Ok(Outcome::Good),
     };
     if args.follow {
@@ -38,26 +39,72 @@ pub(crate) fn execute(host: &Host, _out: Output, args: &ApplySavedArgs) -> Resul
     done
 }
 
-/// What fix saved, when it concerns `nic` (any saved settings without one); says why not otherwise.
-fn saved_for(host: &Host, nic: Option<&str>) -> Result<Option<Saved>> {
-    let Some(s) = saved::load(host)? else {
+/// What fix saved, or None (said).
+fn load(host: &Host) -> Result<Option<Saved>> {
+    let s = saved::load(host)?;
+    if s.is_none() {
         outln!("Nothing saved: fix has not saved runtime settings.");
-        return Ok(None);
-    };
-    match nic {
-        Some(n) if Some(n) != s.nic.as_deref() => {
-            outln!("{n} is not the saved NIC: nothing to do.");
-            Ok(None)
+    }
+    Ok(s)
+}
+
+/// What one apply did, said once however many passes it took.
+#[derive(Default)]
+struct Tally {
+    written: usize,
+    said: Vec<String>,
+    problems: Vec<String>,
+}
+
+impl Tally {
+    fn once(list: &mut Vec<String>, line: String) {
+        if !list.contains(&line) {
+            list.push(line);
         }
-        _ => Ok(Some(s)),
     }
 }
 
-/// Plans the saved steps on the machine as it is now (the NIC's only with `only_nic`) and writes the values.
-fn apply(host: &Host, s: &Saved, only_nic: bool) -> Result<Outcome> {
-    let steps = saved::plan(host, s, plan::online_cpus(host)?, only_nic);
-    let mut problems = Vec::new();
-    let mut written = 0;
+/// Plans the saved steps in `scope` on the machine as it is now and writes the values.
+fn apply(host: &Host, s: &Saved, scope: Scope) -> Result<Outcome> {
+    if let Scope::Nic(n) = scope
+        && s.nic.as_deref() != Some(n)
+    {
+        outln!("{n} is not the saved NIC: only its IRQs are kept off the RT core.");
+    }
+    let online = plan::online_cpus(host)?;
+    let mut tally = Tally::default();
+    let first = saved::plan(host, s, online.clone(), scope);
+    apply_steps(host, &first, &mut tally);
+    // A driver that probed while the first pass ran allocated its IRQs with the old default affinity (which the
+    // first pass wrote before any IRQ's): planned again, they are listed and moved too.
+    if first.iter().any(|st| st.id == StepId::IrqAffinity) {
+        let again: Vec<_> = saved::plan(host, s, online, scope)
+            .into_iter()
+            .filter(|st| st.id == StepId::IrqAffinity)
+            .collect();
+        apply_steps(host, &again, &mut tally);
+    }
+    for line in &tally.said {
+        outln!("{line}");
+    }
+    let steps: Vec<&str> = first.iter().map(|st| st.id.as_str()).collect();
+    if steps.is_empty() {
+        outln!("apply-saved: none of the saved steps concerns this");
+        return Ok(Outcome::Good);
+    }
+    outln!(
+        "apply-saved: {} value(s) written for steps {}",
+        tally.written,
+        steps.join(", ")
+    );
+    if tally.problems.is_empty() {
+        Ok(Outcome::Good)
+    } else {
+        Err(Error::failed(tally.problems.join("; ")))
+    }
+}
+
+fn apply_steps(host: &Host, steps: &[Step], tally: &mut Tally) {
     for c in steps.iter().flat_map(|st| st.changes.iter()) {
         // Files and commands are fix's alone (journaled); the runtime steps plan only values and NIC settings.
         if !matches!(
@@ -67,38 +114,35 @@ fn apply(host: &Host, s: &Saved, only_nic: bool) -> Result<Outcome> {
             continue;
         }
         match kind::apply(host, c).map(|t| kind::verify(host, c, t)) {
-            Ok(Took::Took) => written += 1,
+            Ok(Took::Took) => tally.written += 1,
             Ok(Took::WouldRun) => {
                 let to = match c {
                     Change::Ethtool(e) => format!(" to {}", e.after),
                     _ => String::new(),
                 };
-                outln!(
+                let line = format!(
                     "{}: would be set{to} on the machine (not under --root)",
                     c.target()
-                )
+                );
+                Tally::once(&mut tally.said, line);
             }
-            Ok(t @ Took::Differs(_)) => {
-                problems.push(format!("{}: {}", c.target(), render::took_text(&t)))
-            }
-            Ok(t) => outln!("{}: {}", c.target(), render::took_text(&t)),
-            Err(e) => problems.push(e.to_string()),
+            Ok(t @ Took::Differs(_)) => Tally::once(
+                &mut tally.problems,
+                format!("{}: {}", c.target(), render::took_text(&t)),
+            ),
+            Ok(t) => Tally::once(
+                &mut tally.said,
+                format!("{}: {}", c.target(), render::took_text(&t)),
+            ),
+            Err(e) => Tally::once(&mut tally.problems, e.to_string()),
         }
-    }
-    outln!(
-        "apply-saved: {written} value(s) written for steps {}",
-        s.steps.join(", ")
-    );
-    if problems.is_empty() {
-        Ok(Outcome::Good)
-    } else {
-        Err(Error::failed(problems.join("; ")))
     }
 }
 
 /// Applies the NIC's saved settings now, then again whenever `nic` goes from down to up, until the interface is
 /// removed or fix's saved settings are gone (rollback) or name another NIC. A failed apply is printed (the unit's
-/// log) and the watch goes on: the next bring-up may succeed.
+/// log) and the watch goes on: the next bring-up may succeed. Any other interface gets its IRQs kept off the RT
+/// core once: that is all fix saved for it.
 fn follow(host: &Host, nic: &str) -> Result<Outcome> {
     // Subscribed before the first apply and before the state is read: a bring-up in between is not missed.
     let mut events =
@@ -145,13 +189,14 @@ fn follow(host: &Host, nic: &str) -> Result<Outcome> {
     }
 }
 
-/// One apply of the NIC's saved settings; false when there is nothing (more) to follow.
+/// One apply of the NIC's saved settings; false when there is nothing (more) to follow: nothing saved, or
+/// `nic` is not the saved NIC (then its IRQs were kept off the RT core, once).
 fn apply_now(host: &Host, nic: &str) -> Result<bool> {
-    let Some(s) = saved_for(host, Some(nic))? else {
+    let Some(s) = load(host)? else {
         return Ok(false);
     };
-    if let Err(e) = apply(host, &s, true) {
+    if let Err(e) = apply(host, &s, Scope::Nic(nic)) {
         outln!("apply-saved: {e}");
     }
-    Ok(true)
+    Ok(s.nic.as_deref() == Some(nic))
 }

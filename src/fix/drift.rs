@@ -52,7 +52,7 @@ fn sysctl(host: &Host) -> Option<Step> {
 pub(crate) fn find(host: &Host, saved: Option<&saved::Saved>, online: Vec<usize>) -> Vec<Step> {
     let refused = refused(host);
     let mut steps: Vec<Step> = saved
-        .map(|s| saved::plan(host, s, online, false))
+        .map(|s| saved::plan(host, s, online, saved::Scope::All))
         .unwrap_or_default();
     steps.extend(sysctl(host));
     for s in &mut steps {

@@ -33,6 +33,23 @@ pub fn irq_affinity(host: &Host, t: &Target) -> Step {
         "an interrupt handled on the RT core delays the RT thread; the NIC's own interrupts belong there",
     );
     let hk = t.housekeeping();
+    // The default first: an IRQ a driver allocates while the values below are written starts on the new default,
+    // and one allocated before it is in the list a second planning reads (apply-saved plans twice).
+    let def = format!("{PROC_IRQ}/default_smp_affinity");
+    if let Ok(now) = host.read(&def)
+        && let Ok(cpus) = mask::parse(&now)
+    {
+        let rest: Vec<usize> = cpus.into_iter().filter(|&c| c != t.core).collect();
+        let want = if rest.is_empty() { hk.clone() } else { rest };
+        value(
+            &mut s,
+            host,
+            &def,
+            &mask::format(&want, t.nbits()),
+            ValueKind::HexMask,
+            false,
+        );
+    }
     let ints = read_interrupts(host).ok();
     let nic = t
         .nic
@@ -74,38 +91,21 @@ pub fn irq_affinity(host: &Host, t: &Target) -> Step {
             v.label = Some(devices(ints.as_ref(), irq));
         }
     }
-    let def = format!("{PROC_IRQ}/default_smp_affinity");
-    if let Ok(now) = host.read(&def)
-        && let Ok(cpus) = mask::parse(&now)
-    {
-        let rest: Vec<usize> = cpus.into_iter().filter(|&c| c != t.core).collect();
-        let want = if rest.is_empty() { hk.clone() } else { rest };
-        value(
-            &mut s,
-            host,
-            &def,
-            &mask::format(&want, t.nbits()),
-            ValueKind::HexMask,
-            false,
-        );
-    }
     if t.nic.is_some() && nic.is_empty() {
         s.note("no IRQ of the NIC found (msi_irqs or a handler named after it)");
     }
     s
 }
 
-/// The NIC's part of `irq_affinity`: its own IRQs onto the RT core and nothing else — what the NIC's watcher
-/// (`apply-saved --nic IF`) applies each time the interface comes up. Other IRQs are the boot unit's: re-applying
-/// them at a link's bring-up would undo, unasked, whatever was moved by hand since.
-pub(crate) fn nic_irq_affinity(host: &Host, t: &Target) -> Step {
+/// One interface's part of `irq_affinity`: its own IRQs and nothing else — onto the RT core for the saved NIC,
+/// off it for any other. What `apply-saved --nic IF` applies when the interface appears or comes up: drivers
+/// request queue IRQs when an interface opens (igb, e1000e) or set their affinity at probe (virtio-net), after the
+/// boot unit ran. Other IRQs are the boot unit's: re-applying them at a link's bring-up would undo, unasked,
+/// whatever was moved by hand since.
+pub(crate) fn nic_irq_affinity(host: &Host, t: &Target, nic: &str) -> Step {
     let mut s = irq_affinity(host, t);
     let ints = read_interrupts(host).ok();
-    let mine: Vec<String> = t
-        .nic
-        .as_deref()
-        .map(|n| nic_irqs(host, n, ints.as_ref()))
-        .unwrap_or_default()
+    let mine: Vec<String> = nic_irqs(host, nic, ints.as_ref())
         .iter()
         .map(|irq| format!("{PROC_IRQ}/{irq}/smp_affinity_list"))
         .collect();
@@ -241,11 +241,18 @@ mod tests {
                 .collect()
         };
         let all = paths(&irq_affinity(&host, &t));
-        let nic = paths(&nic_irq_affinity(&host, &t));
+        let nic = paths(&nic_irq_affinity(&host, &t, "enp2s0"));
         let want: Vec<String> = (130..=134)
             .map(|n| format!("/proc/irq/{n}/smp_affinity_list"))
             .collect();
         assert_eq!(nic, want);
         assert!(all.len() > nic.len(), "{all:?}");
+        // The default is written before any IRQ's: a driver probing meanwhile gets the new default.
+        assert_eq!(all[0], "/proc/irq/default_smp_affinity");
+        // Another interface: only its own IRQs would move, and lo has none.
+        assert_eq!(
+            paths(&nic_irq_affinity(&host, &t, "lo")),
+            Vec::<String>::new()
+        );
     }
 }

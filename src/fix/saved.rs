@@ -176,28 +176,41 @@ fn follow_nic(host: &Host, s: &mut Step, nic: &str) {
         }));
 }
 
-/// The runtime steps of `saved`, planned on the machine as it is now (only the NIC's with `only_nic`).
-pub(crate) fn plan(host: &Host, saved: &Saved, online: Vec<usize>, only_nic: bool) -> Vec<Step> {
+/// Which of the saved settings a planning covers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Scope<'a> {
+    /// Every runtime step (the boot unit, the drift check).
+    All,
+    /// One interface's: all of the saved NIC's steps; for any other interface only its IRQs, kept off the RT core.
+    Nic(&'a str),
+}
+
+/// The runtime steps of `saved` in `scope`, planned on the machine as it is now.
+pub(crate) fn plan(host: &Host, saved: &Saved, online: Vec<usize>, scope: Scope) -> Vec<Step> {
     let t = Target {
         core: saved.core,
         nic: saved.nic.clone(),
         online,
     };
+    let wanted = |id: StepId| match scope {
+        Scope::All => true,
+        Scope::Nic(n) if saved.nic.as_deref() == Some(n) => NIC_STEPS.contains(&id),
+        Scope::Nic(_) => id == StepId::IrqAffinity,
+    };
     saved
         .steps
         .iter()
         .filter_map(|s| StepId::parse(s))
-        .filter(|id| !only_nic || NIC_STEPS.contains(id))
-        .filter(|id| is_runtime(*id))
+        .filter(|id| wanted(*id) && is_runtime(*id))
         .filter_map(|id| match crate::registry::tunable(id) {
             Some(tunable) => Some((tunable.plan)(host, &t, &[])),
-            None => match id {
-                StepId::Cpuset => Some(super::cpuset::cpuset(host, &t)),
-                StepId::IrqAffinity if only_nic => Some(irq::nic_irq_affinity(host, &t)),
-                StepId::IrqAffinity => Some(irq::irq_affinity(host, &t)),
-                StepId::Rps => Some(irq::rps(host, &t)),
-                StepId::NicCoalesce => Some(ethtool::coalesce(host, &t)),
-                StepId::NicEee => Some(ethtool::eee(host, &t)),
+            None => match (id, scope) {
+                (StepId::Cpuset, _) => Some(super::cpuset::cpuset(host, &t)),
+                (StepId::IrqAffinity, Scope::Nic(n)) => Some(irq::nic_irq_affinity(host, &t, n)),
+                (StepId::IrqAffinity, Scope::All) => Some(irq::irq_affinity(host, &t)),
+                (StepId::Rps, _) => Some(irq::rps(host, &t)),
+                (StepId::NicCoalesce, _) => Some(ethtool::coalesce(host, &t)),
+                (StepId::NicEee, _) => Some(ethtool::eee(host, &t)),
                 _ => None,
             },
         })
