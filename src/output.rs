@@ -78,24 +78,21 @@ pub(crate) fn write(w: &mut dyn std::io::Write, text: &str) {
     let _ = w.flush();
 }
 
-/// `println!` that never panics: a closed pipe (`rmp-eval check | head -1`) ends the output silently.
+/// `writeln!` to the writer a command was given (stdout from `main`, a buffer in a test), through `write`: a
+/// closed pipe ends the output silently, and nothing panics.
 #[macro_export]
 macro_rules! outln {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
-    }};
+    ($w:expr, $($arg:tt)*) => {
+        $crate::output::write($w, &format!("{}\n", format_args!($($arg)*)))
+    };
 }
 
-/// `print!` that never panics (see `outln!`).
+/// `write!` to the writer a command was given (see `outln!`), flushed at once.
 #[macro_export]
 macro_rules! out {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let mut o = std::io::stdout().lock();
-        let _ = write!(o, $($arg)*);
-        let _ = o.flush();
-    }};
+    ($w:expr, $($arg:tt)*) => {
+        $crate::output::write($w, &format!($($arg)*))
+    };
 }
 
 #[cfg(test)]

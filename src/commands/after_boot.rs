@@ -15,14 +15,15 @@ use crate::measure::spec::RunSpec;
 use crate::outln;
 use crate::output::Output;
 use crate::parse::defaults;
+use std::io::Write;
 
 pub(crate) const REPORT: &str = "/var/lib/rmp-eval/after-boot-report.txt";
 const SETTLE: &str = "RMP_EVAL_AFTER_BOOT_SETTLE_SECONDS";
 
 /// `rmp-eval after-boot` (the unit's ExecStart).
-pub(crate) fn execute(host: &Host, out: Output) -> Result<Outcome> {
+pub(crate) fn execute(host: &Host, out: Output, w: &mut dyn Write) -> Result<Outcome> {
     let Some(mut a) = state::load(host, ARMED)? else {
-        outln!("after-boot: nothing armed");
+        outln!(w, "after-boot: nothing armed");
         return Ok(Outcome::Good);
     };
     let settle = host
@@ -41,6 +42,7 @@ pub(crate) fn execute(host: &Host, out: Output) -> Result<Outcome> {
                 })
         })?;
     outln!(
+        w,
         "after-boot: letting the system settle for {settle} s, then measuring {} s on CPU{}",
         a.seconds,
         a.core
@@ -48,7 +50,7 @@ pub(crate) fn execute(host: &Host, out: Output) -> Result<Outcome> {
     std::thread::sleep(std::time::Duration::from_secs_f64(settle));
     let before = crate::measure::store::load(&a.before)?;
     let (after, apath) =
-        crate::job::measure_saved(host, out, &RunSpec::after_boot(&a), true, "after")?;
+        crate::job::measure_saved(host, out, w, &RunSpec::after_boot(&a), true, "after")?;
     let c = crate::report::compare::compare(
         &before,
         &after,
@@ -57,10 +59,13 @@ pub(crate) fn execute(host: &Host, out: Output) -> Result<Outcome> {
     );
     let text = crate::report::compare::render_text(&c, false);
     host.write_atomic(REPORT, text.as_bytes(), None)?;
-    crate::out!("{text}");
+    crate::out!(w, "{text}");
     a.after = Some(apath);
     state::save(host, DONE, &a)?;
     host.remove_file(ARMED)?;
-    outln!("after-boot: report in {REPORT}; disarmed (`rmp-eval compare` shows it again)");
+    outln!(
+        w,
+        "after-boot: report in {REPORT}; disarmed (`rmp-eval compare` shows it again)"
+    );
     Ok(Outcome::Good)
 }

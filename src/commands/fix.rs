@@ -13,6 +13,7 @@ use crate::fix::{Plan, StepId, journal, render};
 use crate::host::Host;
 use crate::outln;
 use crate::output::Output;
+use std::io::Write;
 
 pub(crate) fn check_core(host: &Host, core: usize) -> Result<()> {
     if core == 0 {
@@ -27,10 +28,16 @@ pub(crate) fn check_core(host: &Host, core: usize) -> Result<()> {
 /// The terminal path: the whole plan first (diffs, devices, risks), then the step picker (all proposed steps
 /// preselected), then a confirmation of the pick; "n" there goes back to the picker with the pick kept, Esc or q
 /// in the picker leaves without changing anything.
-fn choose(host: &Host, req: &Request, plan: &Plan, live: bool) -> Result<Option<Plan>> {
+fn choose(
+    w: &mut dyn Write,
+    host: &Host,
+    req: &Request,
+    plan: &Plan,
+    live: bool,
+) -> Result<Option<Plan>> {
     use dialoguer::{Confirm, MultiSelect};
     let prompt = |e: dialoguer::Error| Error::failed(format!("prompt: {e}"));
-    outln!("{}", render::plan_text(plan, live));
+    outln!(w, "{}", render::plan_text(plan, live));
     // Persistence follows from the runtime steps picked; it is not a choice of its own.
     let candidates: Vec<&crate::fix::Step> = plan
         .steps
@@ -53,11 +60,15 @@ fn choose(host: &Host, req: &Request, plan: &Plan, live: bool) -> Result<Option<
         let ids: Vec<StepId> = picked.iter().map(|&i| candidates[i].id).collect();
         let chosen = plan::select(host, req, plan, &ids);
         if chosen.is_empty() {
-            outln!("No step picked.");
+            outln!(w, "No step picked.");
         } else {
             let n = chosen.changes().count();
             let names: Vec<String> = chosen.steps.iter().map(|s| s.id.to_string()).collect();
-            outln!("Picked: {} ({n} change(s), shown above).", names.join(", "));
+            outln!(
+                w,
+                "Picked: {} ({n} change(s), shown above).",
+                names.join(", ")
+            );
         }
         let yes = !chosen.is_empty()
             && Confirm::new()
@@ -71,7 +82,12 @@ fn choose(host: &Host, req: &Request, plan: &Plan, live: bool) -> Result<Option<
     }
 }
 
-pub(crate) fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcome> {
+pub(crate) fn execute(
+    host: &Host,
+    out: Output,
+    w: &mut dyn Write,
+    args: &FixArgs,
+) -> Result<Outcome> {
     check_core(host, args.core)?;
     if let Some(n) = &args.nic {
         crate::checks::nic::require(host, n)?;
@@ -124,13 +140,17 @@ pub(crate) fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcom
         .collect();
     if full.is_empty() {
         if args.json {
-            outln!("{}", render::plan_json(&full));
+            outln!(w, "{}", render::plan_json(&full));
         } else {
-            outln!("{}", render::plan_text(&full, live));
+            outln!(w, "{}", render::plan_text(&full, live));
             if refused.is_empty() && by_hand.is_empty() {
-                outln!("Nothing to change: every proposed step is already as wanted.");
+                outln!(
+                    w,
+                    "Nothing to change: every proposed step is already as wanted."
+                );
             } else {
                 outln!(
+                    w,
                     "Nothing changed: {}",
                     [refused.clone(), by_hand.clone()].concat().join("; ")
                 );
@@ -144,38 +164,41 @@ pub(crate) fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcom
     }
     if args.dry_run {
         if args.json {
-            outln!("{}", render::plan_json(&full));
+            outln!(w, "{}", render::plan_json(&full));
         } else {
-            outln!("{}", render::plan_text(&full, live));
-            outln!("Dry run: nothing was changed.");
+            outln!(w, "{}", render::plan_text(&full, live));
+            outln!(w, "Dry run: nothing was changed.");
         }
         return Ok(Outcome::Good);
     }
     let chosen = if args.yes {
         full
     } else if crate::sys::term::interactive() && !args.json {
-        match choose(host, &req, &full, live)? {
+        match choose(w, host, &req, &full, live)? {
             Some(p) => p,
             None => {
-                outln!("Nothing applied.");
+                outln!(w, "Nothing applied.");
                 return Ok(Outcome::Good);
             }
         }
     } else {
         if !args.json {
-            outln!("{}", render::plan_text(&full, live));
+            outln!(w, "{}", render::plan_text(&full, live));
         }
         return Err(Error::usage(
             "no terminal to ask on: nothing was changed; pass --yes to apply the plan (or --dry-run to only show it)",
         ));
     };
     if args.yes && !args.json {
-        outln!("{}", render::plan_text(&chosen, live));
+        outln!(w, "{}", render::plan_text(&chosen, live));
     }
     // Under --root the tree is not this machine: measuring here would compare the wrong thing.
     let measuring = !args.no_measure && host.is_live();
     if !args.no_measure && !host.is_live() && !args.json {
-        outln!("No before/after measurement under --root (the tree is not this machine).");
+        outln!(
+            w,
+            "No before/after measurement under --root (the tree is not this machine)."
+        );
     }
     // Only kernel values take effect now; files and the command line wait for a service restart or a reboot.
     let now = chosen.changes().any(|c| {
@@ -187,7 +210,7 @@ pub(crate) fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcom
         )
     });
     let before = if measuring {
-        Some(measure::measure(host, out, args, "before")?)
+        Some(measure::measure(w, host, out, args, "before")?)
     } else {
         None
     };
@@ -201,15 +224,15 @@ pub(crate) fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcom
         .collect();
     crate::fix::drift::remember_refused(host, &kernel_refused)?;
     if args.json {
-        outln!("{}", render::report_json(&report));
+        outln!(w, "{}", render::report_json(&report));
     } else {
-        outln!("Applied:");
-        outln!("{}", render::report_text(&report));
+        outln!(w, "Applied:");
+        outln!(w, "{}", render::report_text(&report));
     }
     if let Some(before) = &before
         && now
     {
-        measure::after(host, out, args, before, &report.undo)?;
+        measure::after(w, host, out, args, before, &report.undo)?;
     }
     let reboot = report.outcomes.iter().any(|o| o.reboot);
     if let (true, Some((_, bpath))) = (reboot, &before) {
@@ -222,17 +245,20 @@ pub(crate) fn execute(host: &Host, out: Output, args: &FixArgs) -> Result<Outcom
         } else {
             "Measure with `rmp-eval run` now and again after it; `rmp-eval compare FIRST.json last` compares the two."
         };
-        outln!("Pending reboot: the kernel command line takes effect at the next boot. {how}");
+        outln!(
+            w,
+            "Pending reboot: the kernel command line takes effect at the next boot. {how}"
+        );
     }
     let short = report
         .outcomes
         .iter()
         .any(|o| matches!(o.took, Took::Differs(_)));
     if !refused.is_empty() && !args.json {
-        outln!("Not done: {}", refused.join("; "));
+        outln!(w, "Not done: {}", refused.join("; "));
     }
     if !by_hand.is_empty() && !args.json {
-        outln!("Not done: {}", by_hand.join("; "));
+        outln!(w, "Not done: {}", by_hand.join("; "));
     }
     Ok(if short || !refused.is_empty() || !by_hand.is_empty() {
         Outcome::ShortFall

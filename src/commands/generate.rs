@@ -5,6 +5,7 @@
 mod man_extra;
 
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::CommandFactory;
@@ -18,11 +19,11 @@ use crate::registry::doc::roff;
 const SECTION: &str = "8";
 const NAME: &str = "rmp-eval";
 
-pub(crate) fn execute(args: &GenerateArgs) -> Result<Outcome> {
+pub(crate) fn execute(w: &mut dyn Write, args: &GenerateArgs) -> Result<Outcome> {
     let written = generate(&args.dir, source_date())?;
     for path in written {
         // Plain stdout is enough: the package build logs it; no colours, no terminal.
-        crate::outln!("{}", path.display());
+        crate::outln!(w, "{}", path.display());
     }
     Ok(Outcome::Good)
 }

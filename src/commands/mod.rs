@@ -18,30 +18,30 @@ use crate::error::{Error, Outcome, Result};
 use crate::host::Host;
 use crate::output::Output;
 
-/// Runs the command `cli` names. `check` and `compare` print through the writer they are given (stdout here, a
-/// buffer in their tests); the other commands still print to stdout with `outln!`.
+/// Runs the command `cli` names. Every command prints through the writer it is given (stdout here, a buffer in a
+/// test); warnings and errors go to stderr.
 pub fn dispatch(host: &Host, out: Output, cli: Cli) -> Result<Outcome> {
     if cli.command.is_some() && !cli.legacy.is_unset() {
         return Err(Error::usage(
             "the original tool's options (--nic, -i, -s, -sp, …) go without a command, or after it: rmp-eval check --nic IF",
         ));
     }
+    let mut stdout = std::io::stdout();
+    let w = &mut stdout;
     match cli.command {
-        Some(Command::Check(a)) => check::execute(host, out, &mut std::io::stdout(), &a),
-        Some(Command::Run(a)) => run::execute(host, out, &a),
-        Some(Command::Fix(a)) => fix::execute(host, out, &a),
-        Some(Command::Rollback(a)) => rollback::execute(host, out, &a),
-        Some(Command::Compare(a)) => compare::execute(host, out, &mut std::io::stdout(), &a),
-        Some(Command::Reflect(a)) => reflect::execute(host, out, &a),
-        Some(Command::Report(a)) => report::execute(host, out, &a),
-        Some(Command::Snapshot(a)) => snapshot::execute(host, out, &a),
-        Some(Command::AfterBoot) => after_boot::execute(host, out),
-        Some(Command::Monitor(a)) => monitor::execute(host, out, &a),
-        Some(Command::ApplySaved(a)) => apply_saved::execute(host, out, &a),
-        Some(Command::Generate(a)) => generate::execute(&a),
-        None if cli.legacy.only_config => {
-            check::execute(host, out, &mut std::io::stdout(), &cli.legacy.to_check())
-        }
-        None => run::execute(host, out, &cli.legacy.to_run()),
+        Some(Command::Check(a)) => check::execute(host, out, w, &a),
+        Some(Command::Run(a)) => run::execute(host, out, w, &a),
+        Some(Command::Fix(a)) => fix::execute(host, out, w, &a),
+        Some(Command::Rollback(a)) => rollback::execute(host, out, w, &a),
+        Some(Command::Compare(a)) => compare::execute(host, out, w, &a),
+        Some(Command::Reflect(a)) => reflect::execute(host, out, w, &a),
+        Some(Command::Report(a)) => report::execute(host, out, w, &a),
+        Some(Command::Snapshot(a)) => snapshot::execute(host, out, w, &a),
+        Some(Command::AfterBoot) => after_boot::execute(host, out, w),
+        Some(Command::Monitor(a)) => monitor::execute(host, out, w, &a),
+        Some(Command::ApplySaved(a)) => apply_saved::execute(host, out, w, &a),
+        Some(Command::Generate(a)) => generate::execute(w, &a),
+        None if cli.legacy.only_config => check::execute(host, out, w, &cli.legacy.to_check()),
+        None => run::execute(host, out, w, &cli.legacy.to_run()),
     }
 }

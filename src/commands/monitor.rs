@@ -16,6 +16,7 @@ use crate::outln;
 use crate::output::Output;
 use crate::parse::defaults;
 use crate::report::prometheus::{self, Dest, Text};
+use std::io::Write;
 
 use crate::machine::RMP_EVAL_DEFAULTS as DEFAULTS;
 const RUN_SECONDS: &str = "RMP_EVAL_MONITOR_RUN_SECONDS";
@@ -65,12 +66,20 @@ pub(crate) fn config(host: &Host) -> Result<Config> {
     })
 }
 
-pub(crate) fn execute(host: &Host, out: Output, _args: &MonitorArgs) -> Result<Outcome> {
+pub(crate) fn execute(
+    host: &Host,
+    out: Output,
+    w: &mut dyn Write,
+    _args: &MonitorArgs,
+) -> Result<Outcome> {
     let cfg = config(host)?;
     let saved = saved::load(host)?;
     let core = crate::machine::validate_core(host, saved.as_ref().map(|s| s.core))?;
     let Some(_lock) = crate::corelock::try_exclusive(host, core)? else {
-        outln!("monitor: a measurement on CPU{core} is running: this pass is skipped");
+        outln!(
+            w,
+            "monitor: a measurement on CPU{core} is running: this pass is skipped"
+        );
         return Ok(Outcome::Good);
     };
     let now = unix_now();
@@ -82,7 +91,7 @@ pub(crate) fn execute(host: &Host, out: Output, _args: &MonitorArgs) -> Result<O
     {
         Some(Ok(d)) => Some(d),
         Some(Err(e)) => {
-            outln!("monitor: no Prometheus textfiles: {e}");
+            outln!(w, "monitor: no Prometheus textfiles: {e}");
             None
         }
         None => None,
@@ -101,6 +110,7 @@ pub(crate) fn execute(host: &Host, out: Output, _args: &MonitorArgs) -> Result<O
         .map(|f| f.id)
         .collect();
     outln!(
+        w,
         "check: {} passed, {} failed{}{}",
         findings.iter().filter(|f| f.status == Status::Pass).count(),
         failed.len(),
@@ -119,6 +129,7 @@ pub(crate) fn execute(host: &Host, out: Output, _args: &MonitorArgs) -> Result<O
         for c in &s.changes {
             let (target, now_v, want) = drift::describe(c);
             outln!(
+                w,
                 "drift: {}: {target} is {now_v}, fix set {want}",
                 s.id.as_str()
             );
@@ -132,19 +143,23 @@ pub(crate) fn execute(host: &Host, out: Output, _args: &MonitorArgs) -> Result<O
         reapplied = written;
         for r in &refused {
             outln!(
+                w,
                 "drift: {r}: the kernel refuses it (managed IRQ or unsupported): no longer counted"
             );
         }
         for p in &problems {
-            outln!("drift: re-apply failed: {p}");
+            outln!(w, "drift: re-apply failed: {p}");
         }
         remaining = drift::find(host, saved.as_ref(), online)
             .iter()
             .map(|s| s.changes.len())
             .sum();
-        outln!("drift: {written} value(s) re-applied, {remaining} still drifted");
+        outln!(
+            w,
+            "drift: {written} value(s) re-applied, {remaining} still drifted"
+        );
     } else if remaining == 0 {
-        outln!("drift: none");
+        outln!(w, "drift: none");
     }
 
     let result = if cfg.run_seconds > 0.0 {
@@ -161,6 +176,7 @@ pub(crate) fn execute(host: &Host, out: Output, _args: &MonitorArgs) -> Result<O
             .map(|s| s.buckets.not_great() + s.missed)
             .sum();
         outln!(
+            w,
             "run: {} s on CPU{core}: max deviation {worst} us, {outside} period(s) outside Great, {:?}",
             cfg.run_seconds,
             r.verdict
@@ -179,7 +195,7 @@ pub(crate) fn execute(host: &Host, out: Output, _args: &MonitorArgs) -> Result<O
             "rmp_eval_monitor.prom",
             &metrics(&per_step, remaining, reapplied, d, now),
         )?;
-        outln!("monitor: metrics in {}", d.dir());
+        outln!(w, "monitor: metrics in {}", d.dir());
     }
     Ok(if remaining > 0 {
         Outcome::ShortFall

@@ -5,6 +5,7 @@
 //! counts them and reports them at the end. Ctrl+C or SIGTERM stops it cleanly.
 
 use std::io;
+use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -53,7 +54,12 @@ impl Counts {
     }
 }
 
-pub(crate) fn execute(host: &Host, _out: Output, args: &ReflectArgs) -> Result<Outcome> {
+pub(crate) fn execute(
+    host: &Host,
+    _out: Output,
+    w: &mut dyn Write,
+    args: &ReflectArgs,
+) -> Result<Outcome> {
     if !host.is_live() {
         return Err(Error::usage("reflect needs the live machine: drop --root"));
     }
@@ -83,6 +89,7 @@ pub(crate) fn execute(host: &Host, _out: Output, args: &ReflectArgs) -> Result<O
             .map_err(|e| Error::sys("installing the signal handler", e))?;
     }
     outln!(
+        w,
         "reflect: answering on {name} as {} EtherCAT SubDevice{} (station address {}{}; and echoing raw 0x88B5 \
          and UDP port 7 frames to {}){}; Ctrl+C stops",
         args.subdevices,
@@ -149,6 +156,7 @@ pub(crate) fn execute(host: &Host, _out: Output, args: &ReflectArgs) -> Result<O
         }
     }
     outln!(
+        w,
         "reflect: answered {} frames on {name}: {} EtherCAT, {} raw, {} UDP (and {} ARP); {} answers not answered \
          again; {} other frames ignored; {} receive errors, {} send errors{}",
         c.answered(),
@@ -172,6 +180,7 @@ pub(crate) fn execute(host: &Host, _out: Output, args: &ReflectArgs) -> Result<O
         .map(|d| format!("{}:{:#06x}", d.station(), d.al_status()))
         .collect();
     outln!(
+        w,
         "reflect: SubDevices (station:AL status) {}",
         states.join(" ")
     );

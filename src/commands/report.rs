@@ -1,6 +1,7 @@
 //! `report RESULT… -o report.html [--svg DIR]`: the HTML page of `report::html` for one result or several overlaid
 //! (before/after from fix, or machines side by side), and optionally each plot as its own SVG file.
 
+use std::io::Write;
 use std::path::Path;
 
 use crate::cli::ReportArgs;
@@ -39,7 +40,12 @@ pub(crate) fn load(host: &Host, names: &[String]) -> Result<Vec<(String, RunResu
     Ok(out)
 }
 
-pub(crate) fn execute(host: &Host, _out: Output, args: &ReportArgs) -> Result<Outcome> {
+pub(crate) fn execute(
+    host: &Host,
+    _out: Output,
+    w: &mut dyn Write,
+    args: &ReportArgs,
+) -> Result<Outcome> {
     let dir = args
         .output
         .parent()
@@ -53,6 +59,6 @@ pub(crate) fn execute(host: &Host, _out: Output, args: &ReportArgs) -> Result<Ou
     }
     let results = load(host, &args.results)?;
     let path = html::write(&results, &args.output, args.svg.as_deref())?;
-    crate::outln!("Report: {}", path.display());
+    crate::outln!(w, "Report: {}", path.display());
     Ok(Outcome::Good)
 }

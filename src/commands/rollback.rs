@@ -4,6 +4,7 @@
 //! command-line file loses only fix's parameters, anything else is left and named, and rollback exits 1.
 
 use serde_json::{Value, json};
+use std::io::Write;
 
 use crate::cli::RollbackArgs;
 use crate::error::{Error, Outcome, Result};
@@ -93,7 +94,12 @@ fn confirm(prompt: &str) -> Result<bool> {
         .map_err(|e| Error::failed(format!("prompt: {e}")))
 }
 
-pub(crate) fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<Outcome> {
+pub(crate) fn execute(
+    host: &Host,
+    _out: Output,
+    w: &mut dyn Write,
+    args: &RollbackArgs,
+) -> Result<Outcome> {
     // Locked before the journal is read and through the prompts: a fix finishing meanwhile would be missed.
     let _lock = if args.dry_run {
         None
@@ -106,15 +112,16 @@ pub(crate) fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<
     }
     if runs.is_empty() {
         if !args.dry_run && crate::after_boot_state::disarm(host)? && !args.json {
-            outln!("The after-boot measurement fix had armed is disarmed.");
+            outln!(w, "The after-boot measurement fix had armed is disarmed.");
         }
         if args.json {
             outln!(
+                w,
                 "{}",
                 json!({"runs": [], "dry_run": args.dry_run, "commands": [], "undone": false})
             );
         } else {
-            outln!("Nothing to undo: the journal is empty.");
+            outln!(w, "Nothing to undo: the journal is empty.");
         }
         return Ok(Outcome::Good);
     }
@@ -124,16 +131,17 @@ pub(crate) fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<
     };
     let (text, json_runs, conflicts) = preview(host, &runs, how);
     if !args.json {
-        crate::out!("{text}");
+        crate::out!(w, "{text}");
     }
     if args.dry_run {
         if args.json {
             outln!(
+                w,
                 "{}",
                 json!({"runs": json_runs, "dry_run": true, "commands": [], "undone": false})
             );
         } else {
-            outln!("Dry run: nothing was changed.");
+            outln!(w, "Dry run: nothing was changed.");
         }
         return Ok(Outcome::Good);
     }
@@ -144,7 +152,7 @@ pub(crate) fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<
             ));
         }
         if !confirm("Undo all of this?")? {
-            outln!("Nothing changed.");
+            outln!(w, "Nothing changed.");
             return Ok(Outcome::Good);
         }
         if conflicts > 0 && !args.force {
@@ -154,7 +162,7 @@ pub(crate) fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<
         }
     }
     if crate::after_boot_state::disarm(host)? && !args.json {
-        outln!("The after-boot measurement fix had armed is disarmed.");
+        outln!(w, "The after-boot measurement fix had armed is disarmed.");
     }
     let mut problems = Vec::new();
     let mut kept: Vec<String> = Vec::new();
@@ -165,10 +173,11 @@ pub(crate) fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<
             match r {
                 Restored::Merged(k) if !args.json => {
                     outln!(
+                        w,
                         "{target}: changed since fix: fix's parameters taken out, kept yours ({k})"
                     )
                 }
-                Restored::Kept(why) if !args.json => outln!("{target}: {why}"),
+                Restored::Kept(why) if !args.json => outln!(w, "{target}: {why}"),
                 _ => {}
             }
         }
@@ -202,7 +211,7 @@ pub(crate) fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<
             match run_program(argv) {
                 Ok(()) => {
                     if !args.json {
-                        outln!("ran: {line}");
+                        outln!(w, "ran: {line}");
                     }
                     commands.push(json!({"command": line, "status": "ran"}));
                 }
@@ -210,7 +219,7 @@ pub(crate) fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<
             }
         } else {
             if !args.json {
-                outln!("would run on the machine (not under --root): {line}");
+                outln!(w, "would run on the machine (not under --root): {line}");
             }
             commands.push(json!({"command": line, "status": "not_run"}));
         }
@@ -223,14 +232,16 @@ pub(crate) fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<
     }
     if args.json {
         outln!(
+            w,
             "{}",
             json!({"runs": json_runs, "dry_run": false, "commands": commands, "undone": kept.is_empty(),
                    "kept": kept})
         );
     } else if kept.is_empty() {
-        outln!("Rolled back.");
+        outln!(w, "Rolled back.");
     } else {
         outln!(
+            w,
             "Rolled back, except what was changed since fix, left as it is and kept in the journal: {}. \
              `rmp-eval rollback --force` puts those back too.",
             kept.join(", ")
@@ -243,6 +254,7 @@ pub(crate) fn execute(host: &Host, _out: Output, args: &RollbackArgs) -> Result<
         })
     {
         outln!(
+            w,
             "The kernel command line returns to the old one at the next boot: reboot, then `rmp-eval check`."
         );
     }

@@ -1,6 +1,7 @@
 //! `run` (and the bare `rmp-eval`): validate everything, show the configuration checks, measure, print the final
 //! report (or JSON), write --output, save under results/. Exit 0 when every sample is Great, 1 otherwise.
 
+use std::io::Write;
 use std::path::Path;
 
 use crate::cli::RunArgs;
@@ -45,7 +46,12 @@ fn writable(opt: &str, out: &Path) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcome> {
+pub(crate) fn execute(
+    host: &Host,
+    out: Output,
+    w: &mut dyn Write,
+    args: &RunArgs,
+) -> Result<Outcome> {
     let at = validate(host, args)?;
     let dest = args
         .prometheus
@@ -62,7 +68,7 @@ pub(crate) fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcom
     crate::measure::rt::probe_fifo(priority)?;
     let checks = if !args.no_config && !args.json {
         let (text, counts) = config_preamble(host, out, at, args);
-        crate::outln!("{text}");
+        crate::outln!(w, "{text}");
         Some(counts)
     } else {
         None
@@ -76,7 +82,11 @@ pub(crate) fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcom
             ),
             false => measured_here(host),
         };
-        crate::out!("{}", crate::report::check::wrap(&note, out.width, "", "  "));
+        crate::out!(
+            w,
+            "{}",
+            crate::report::check::wrap(&note, out.width, "", "  ")
+        );
     }
     let job = Job {
         label: "run",
@@ -85,24 +95,33 @@ pub(crate) fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcom
         note_cgroup: !args.json,
         checks,
     };
-    let measured = crate::job::measure(host, out, &spec, at, job)?;
+    let measured = crate::job::measure(host, out, w, &spec, at, job)?;
     let result = &measured.result;
     if args.json {
         let text =
             serde_json::to_string_pretty(result).map_err(|e| Error::failed(e.to_string()))?;
-        crate::outln!("{text}");
+        crate::outln!(w, "{text}");
     } else {
         let columns = if out.terminal { out.width } else { usize::MAX };
         crate::out!(
+            w,
             "{}",
             crate::report::run::render_final_in(result, out.color, columns)
         );
         let fit = |t: &str| crate::report::table::fit(t, columns);
         if let Some(l) = &result.load {
-            crate::out!("{}", fit(&format!("Measured under load: {}\n", l.command)));
+            crate::out!(
+                w,
+                "{}",
+                fit(&format!("Measured under load: {}\n", l.command))
+            );
         }
         if let (true, Some(rtt), Some(nic)) = (args.verbose, &result.rtt, &args.nic) {
-            crate::out!("{}", fit(&crate::report::run_rtt::render_stamps(rtt, nic)));
+            crate::out!(
+                w,
+                "{}",
+                fit(&crate::report::run_rtt::render_stamps(rtt, nic))
+            );
         }
     }
     let saved = measured.persist(args.output.as_deref())?;
@@ -115,7 +134,7 @@ pub(crate) fn execute(host: &Host, out: Output, args: &RunArgs) -> Result<Outcom
         )?;
     }
     if !args.json {
-        crate::outln!("Saved: {}", saved.display());
+        crate::outln!(w, "Saved: {}", saved.display());
     }
     match result.verdict {
         Verdict::Pass => Ok(Outcome::Good),
@@ -182,9 +201,10 @@ fn measured_here(root: &Host) -> String {
 pub fn measure(
     host: &Host,
     out: Output,
+    w: &mut dyn Write,
     spec: &crate::measure::spec::RunSpec,
     quiet: bool,
     label: &str,
 ) -> Result<(crate::measure::result::RunResult, std::path::PathBuf)> {
-    crate::job::measure_saved(host, out, spec, quiet, label)
+    crate::job::measure_saved(host, out, w, spec, quiet, label)
 }

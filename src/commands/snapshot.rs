@@ -12,6 +12,7 @@ mod tar;
 
 use std::collections::BTreeSet;
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::checks::{self, Ctx, Section};
@@ -186,7 +187,12 @@ pub fn snapshot_into(src: &Host, out: &Path) -> Result<Stats> {
     Ok(stats)
 }
 
-pub(crate) fn execute(host: &Host, _out: Output, args: &SnapshotArgs) -> Result<Outcome> {
+pub(crate) fn execute(
+    host: &Host,
+    _out: Output,
+    w: &mut dyn Write,
+    args: &SnapshotArgs,
+) -> Result<Outcome> {
     let out = &args.out;
     let name = out.to_string_lossy();
     let tarball = name.ends_with(".tar.gz") || name.ends_with(".tgz");
@@ -227,6 +233,7 @@ pub(crate) fn execute(host: &Host, _out: Output, args: &SnapshotArgs) -> Result<
         String::new()
     };
     crate::outln!(
+        w,
         "snapshot: {} files{unread} in {shown}; run `rmp-eval --root {shown} check`",
         s.files
     );

@@ -78,12 +78,13 @@ pub(crate) struct Measured {
 pub(crate) fn measure(
     host: &Host,
     out: Output,
+    w: &mut dyn std::io::Write,
     spec: &RunSpec,
     at: Placement,
     job: Job,
 ) -> Result<Measured> {
     let slot = Slot::new(host, job.label, store::unix_now())?;
-    let mut screen = Screen::new(out, job.quiet, Some(&slot));
+    let mut screen = Screen::new(out, w, job.quiet, Some(&slot));
     if !job.resets {
         screen = screen.fixed_length();
     }
@@ -139,6 +140,7 @@ impl Measured {
 pub(crate) fn measure_saved(
     host: &Host,
     out: Output,
+    w: &mut dyn std::io::Write,
     spec: &RunSpec,
     quiet: bool,
     label: &str,
@@ -151,7 +153,7 @@ pub(crate) fn measure_saved(
         note_cgroup: false,
         checks: None,
     };
-    let m = measure(host, out, spec, at, job)?;
+    let m = measure(host, out, w, spec, at, job)?;
     let path = m.persist(None)?;
     Ok((m.result, path))
 }
@@ -171,7 +173,7 @@ pub(crate) fn measure_unsaved(
         at,
         label,
         false,
-        &mut Screen::new(out, true, None),
+        &mut Screen::new(out, &mut std::io::sink(), true, None),
     )
 }
 

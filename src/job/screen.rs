@@ -3,6 +3,7 @@
 //! checkpoints, written into the result's slot so that a killed run leaves what it had measured. A before/after
 //! measurement (`fixed_length`) takes no reset: `r` and SIGUSR1 do nothing there, `q` still stops.
 
+use std::io::Write;
 use std::time::{Duration, Instant};
 
 use crate::measure::result::RunResult;
@@ -20,6 +21,8 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 /// or into a file, nothing with --json.
 pub(super) struct Screen<'a> {
     out: Output,
+    /// Where the view is drawn (the command's writer).
+    w: &'a mut dyn Write,
     show: Show,
     view: Option<LiveView>,
     last_progress: Instant,
@@ -39,7 +42,12 @@ enum Show {
 }
 
 impl<'a> Screen<'a> {
-    pub(super) fn new(out: Output, quiet: bool, slot: Option<&'a Slot>) -> Self {
+    pub(super) fn new(
+        out: Output,
+        w: &'a mut dyn Write,
+        quiet: bool,
+        slot: Option<&'a Slot>,
+    ) -> Self {
         let show = match (quiet, out.terminal) {
             (true, _) => Show::Quiet,
             (false, true) => Show::Live,
@@ -47,6 +55,7 @@ impl<'a> Screen<'a> {
         };
         Screen {
             out,
+            w,
             show,
             view: None,
             last_progress: Instant::now(),
@@ -114,10 +123,10 @@ impl Watch for Screen<'_> {
         };
         let secs = elapsed.as_secs_f64();
         match self.show {
-            Show::Live => crate::out!("{}", view.frame(secs, self.out.color)),
+            Show::Live => crate::out!(self.w, "{}", view.frame(secs, self.out.color)),
             Show::Progress if self.last_progress.elapsed() >= PROGRESS_EVERY => {
                 self.last_progress = Instant::now();
-                crate::out!("{}", view.progress_line(secs));
+                crate::out!(self.w, "{}", view.progress_line(secs));
             }
             _ => {}
         }
@@ -131,7 +140,7 @@ impl Watch for Screen<'_> {
     fn end(&mut self) {
         self.keys = None;
         if let (Show::Live, Some(view)) = (self.show, &mut self.view) {
-            crate::out!("{}", view.clear());
+            crate::out!(self.w, "{}", view.clear());
         }
     }
 }

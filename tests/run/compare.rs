@@ -29,10 +29,24 @@ fn compare_before_and_after_saved_by_measure() {
     let root = root_tree();
     let host = Host::with_root(root.path());
     let spec = run_spec(&["--iterations", "200"]);
-    let (before, bpath) =
-        rmp_eval::commands::run::measure(&host, Output::plain(), &spec, true, "before").unwrap();
-    let (after, apath) =
-        rmp_eval::commands::run::measure(&host, Output::plain(), &spec, true, "after").unwrap();
+    let (before, bpath) = rmp_eval::commands::run::measure(
+        &host,
+        Output::plain(),
+        &mut std::io::sink(),
+        &spec,
+        true,
+        "before",
+    )
+    .unwrap();
+    let (after, apath) = rmp_eval::commands::run::measure(
+        &host,
+        Output::plain(),
+        &mut std::io::sink(),
+        &spec,
+        true,
+        "after",
+    )
+    .unwrap();
     assert_eq!((before.series[0].count, after.series[0].count), (200, 200));
     assert!(bpath.to_str().unwrap().ends_with("-before.json"));
     assert!(apath.to_str().unwrap().ends_with("-after.json"));

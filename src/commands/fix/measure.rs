@@ -3,6 +3,7 @@
 //! measurement armed with the same spec. Both cover the whole length (no reset restarts them); a before stopped
 //! early stops fix before any change, an after stopped early is not compared.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::cli::FixArgs;
@@ -15,6 +16,7 @@ use crate::output::Output;
 
 /// The after measurement, compared with `before` (text only; `undo` is said if it fails: the changes are in).
 pub(super) fn after(
+    w: &mut dyn Write,
     host: &Host,
     out: Output,
     args: &FixArgs,
@@ -22,7 +24,7 @@ pub(super) fn after(
     undo: &str,
 ) -> Result<()> {
     let (b, bpath) = before;
-    let (a, apath) = measure(host, out, args, "after").map_err(|e| {
+    let (a, apath) = measure(w, host, out, args, "after").map_err(|e| {
         Error::failed(format!(
             "the changes are applied (undo: `{undo}`), but the after measurement failed: {e}"
         ))
@@ -36,6 +38,7 @@ pub(super) fn after(
                 .map(|n| format!(" --nic {n}"))
                 .unwrap_or_default();
             outln!(
+                w,
                 "No comparison: {why}, so it is shorter than the before. The changes are applied (undo: `{undo}`); \
                  measure again with `rmp-eval run --core {}{nic} --duration {}` and `rmp-eval compare {} last`.",
                 args.core,
@@ -52,7 +55,7 @@ pub(super) fn after(
             &bpath.display().to_string(),
             &apath.display().to_string(),
         );
-        crate::out!("{}", crate::report::compare::render_text(&c, out.color));
+        crate::out!(w, "{}", crate::report::compare::render_text(&c, out.color));
         // The page to hand on: both runs overlaid, beside the after result.
         let page = apath.with_extension("html");
         let pair = [
@@ -60,7 +63,7 @@ pub(super) fn after(
             ("after".to_string(), a.clone()),
         ];
         match crate::report::html::write(&pair, &page, None) {
-            Ok(p) => outln!("Report: {}", p.display()),
+            Ok(p) => outln!(w, "Report: {}", p.display()),
             Err(e) => eprintln!("rmp-eval: note: the before/after report was not written: {e}"),
         }
     }
@@ -74,6 +77,7 @@ pub(super) fn arm_after_boot(host: &Host, args: &FixArgs, before: &Path) -> Resu
 
 /// A measurement of --measure-seconds on the RT core (NIC mode with --nic), saved under results/ as `label`.
 pub(super) fn measure(
+    w: &mut dyn Write,
     host: &Host,
     out: Output,
     args: &FixArgs,
@@ -81,13 +85,14 @@ pub(super) fn measure(
 ) -> Result<(RunResult, PathBuf)> {
     if !args.json {
         outln!(
+            w,
             "Measuring {label} the changes for {} s on CPU {} …",
             args.measure_seconds,
             args.core
         );
     }
     let before = label == "before";
-    let (r, path) = crate::job::measure_saved(host, out, &fix_spec(args), args.json, label)
+    let (r, path) = crate::job::measure_saved(host, out, w, &fix_spec(args), args.json, label)
         .map_err(|e| {
             if before {
                 Error::failed(format!(
