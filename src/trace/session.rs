@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::analyse::{Explanation, explain};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::collect::{Collected, Collector, Keep, Kept, Source};
@@ -81,7 +82,14 @@ pub struct Tracing {
     break_us: Option<u32>,
     schema: Option<Arc<Schema>>,
     reader: String,
-    nic_irqs: Vec<u32>,
+    nic_irqs: NicIrqs,
+}
+
+/// The NIC's IRQs as /sys and /proc/interrupts name them, with their devices ("virtio1-input.0").
+#[derive(Default)]
+struct NicIrqs {
+    ids: Vec<u32>,
+    names: BTreeMap<u32, String>,
 }
 
 /// The raw reader of `cpus`, or why not.
@@ -125,9 +133,18 @@ impl Tracing {
         };
         let nic_irqs = match &scope {
             Scope::Receive { nic, .. } => crate::machine::irq::read_interrupts(host)
-                .map(|ints| crate::machine::irq::nic_irqs(host, nic, &ints))
+                .map(|ints| {
+                    let irqs = crate::machine::irq::nic_irqs(host, nic, &ints);
+                    let names = ints
+                        .rows
+                        .iter()
+                        .filter_map(|r| Some((r.irq()?, r.actions().join(","))))
+                        .filter(|(n, a)| irqs.contains(n) && !a.is_empty())
+                        .collect();
+                    NicIrqs { ids: irqs, names }
+                })
                 .unwrap_or_default(),
-            Scope::Cpu(_) => Vec::new(),
+            Scope::Cpu(_) => Default::default(),
         };
         let window = match &scope {
             Scope::Cpu(_) => Window::new(keep),
@@ -190,7 +207,7 @@ fn report(
     scope: &Scope,
     break_us: Option<u32>,
     fs: &Tracefs,
-    nic_irqs: &[u32],
+    nic_irqs: &NicIrqs,
 ) -> TraceReport {
     let (events, timerlat) = (&fs.events, fs.timerlat);
     let span = c.last_ns.saturating_sub(c.first_ns) as f64 / 1e9;
@@ -245,7 +262,8 @@ fn report(
                     nic,
                     core,
                     receive_cpu,
-                } => receive::explain(text, nic, &[*core, *receive_cpu], nic_irqs),
+                } => receive::explain(text, nic, &[*core, *receive_cpu], &nic_irqs.ids)
+                    .map(|e| name_irq(e, &nic_irqs.names)),
             })
             .collect(),
         reader: String::new(),
@@ -255,7 +273,57 @@ fn report(
             Scope::Receive { nic, .. } => Some(nic.clone()),
             Scope::Cpu(_) => None,
         },
-        nic_irqs: nic_irqs.to_vec(),
+        nic_irqs: nic_irqs.ids.clone(),
         raw,
+    }
+}
+
+/// A reply's IRQ found only through its thread (`irq/28-virtio1-`: the hard IRQ's own event fell outside the
+/// window) is named as /proc/interrupts names it, as the handler's event would have named it.
+fn name_irq(mut e: Explanation, names: &BTreeMap<u32, String>) -> Explanation {
+    if let Some(irq) = e.path.as_mut().and_then(|p| p.irq.as_mut())
+        && irq.name.starts_with("irq/")
+        && let Some(name) = irq
+            .id
+            .and_then(|id| u32::try_from(id).ok())
+            .and_then(|id| names.get(&id))
+    {
+        irq.name = name.clone();
+    }
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_irq_found_only_through_its_thread_is_named_as_proc_interrupts_names_it() {
+        // The PREEMPT_RT guest's window (see receive's tests) without IRQ 28's hard entry and exit, as a window
+        // that began after them reads: only the thread irq/28-virtio1- (its comm cut at 15) ties the reply to it.
+        const RT: &str =
+            include_str!("../../tests/fixtures/samples/trace-qemu-rt-guest-virtio-receive.txt");
+        let cut: String = RT
+            .lines()
+            .filter(|l| {
+                !l.contains("irq_handler_entry: irq=28") && !l.contains("irq_handler_exit: irq=28")
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let e = receive::explain(&cut, "ens4", &[1, 1], &[28]).unwrap();
+        let name = |e: &Explanation| e.path.as_ref()?.irq.as_ref().map(|i| i.name.clone());
+        assert_eq!(name(&e).as_deref(), Some("irq/28-virtio1-"));
+        let names = BTreeMap::from([(28, "virtio1-input.0".to_string())]);
+        assert_eq!(
+            name(&name_irq(e.clone(), &names)).as_deref(),
+            Some("virtio1-input.0")
+        );
+        // A name the handler's event gave is kept.
+        let whole = receive::explain(RT, "ens4", &[1, 1], &[28]).unwrap();
+        let other = BTreeMap::from([(28, "something else".to_string())]);
+        assert_eq!(
+            name(&name_irq(whole, &other)).as_deref(),
+            Some("virtio1-input.0")
+        );
     }
 }
