@@ -9,7 +9,7 @@ use super::values::{
     parse_count, parse_cpu, parse_load, parse_pktlen, parse_priority, parse_profile, parse_rate,
     parse_seconds, parse_thread, parse_us,
 };
-use crate::measure::spec::{Mode, NicPath, NicSpec, RoundTrip, RunSpec, Workload};
+use crate::measure::spec::{Mode, NicPath, NicSpec, RoundTrip, RunSpec, ThreadSet, Workload};
 
 // The frame kinds as clap values: their names and help come from the one `Mode`.
 impl ValueEnum for Mode {
@@ -199,16 +199,29 @@ impl RunArgs {
             counters: !self.no_counters,
             break_us: self.break_us,
             until_confident: self.until_confident,
-            threads: match self.profile {
-                Some(p) => crate::measure::profile::merge(
-                    p.threads(self.period_us, self.send_priority, self.receive_priority),
-                    &self.threads,
-                ),
-                None => self.threads.clone(),
-            },
-            profile: self.profile,
-            hwlat: self.hwlat,
         })
+    }
+
+    /// Without --nic: the hardware latency detector, a thread set, or the one cyclic thread (clap keeps them apart).
+    fn cpu_workload(&self) -> Workload {
+        if self.hwlat {
+            return Workload::Hwlat;
+        }
+        let threads = match self.profile {
+            Some(p) => crate::measure::profile::merge(
+                p.threads(self.period_us, self.send_priority, self.receive_priority),
+                &self.threads,
+            ),
+            None => self.threads.clone(),
+        };
+        if threads.is_empty() {
+            Workload::Cyclic
+        } else {
+            Workload::Threads(ThreadSet {
+                threads,
+                profile: self.profile,
+            })
+        }
     }
 
     /// NIC mode with its options when --nic names an interface; the cyclic test otherwise, refusing the options
@@ -231,7 +244,7 @@ impl RunArgs {
                     "--pktlen applies to the NIC test only (give --nic IF)",
                 ));
             }
-            return Ok(Workload::Cyclic);
+            return Ok(self.cpu_workload());
         };
         Ok(Workload::Nic(NicSpec {
             name: name.clone(),
@@ -262,6 +275,23 @@ mod tests {
             panic!("not run")
         };
         a.spec()
+    }
+
+    #[test]
+    fn each_kind_of_run_is_its_own_workload() {
+        assert_eq!(spec(&["--hwlat"]).unwrap().workload, Workload::Hwlat);
+        let Workload::Threads(set) = spec(&["--profile", "linuxcnc"]).unwrap().workload else {
+            panic!("not a thread set")
+        };
+        let names: Vec<&str> = set.threads.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!((names.len(), set.profile.is_some()), (2, true), "{names:?}");
+        let Workload::Threads(set) = spec(&["--thread", "a:1ms", "--thread", "b:250us"])
+            .unwrap()
+            .workload
+        else {
+            panic!("not a thread set")
+        };
+        assert_eq!((set.threads.len(), set.profile), (2, None));
     }
 
     #[test]

@@ -10,6 +10,7 @@ use crate::host::Host;
 use crate::job::Job;
 use crate::measure::result::{CheckCounts, Verdict};
 use crate::measure::spec::Placement;
+use crate::measure::spec::Workload;
 use crate::measure::store;
 use crate::output::Output;
 
@@ -74,7 +75,7 @@ pub(crate) fn execute(
         None
     };
     if !host.is_live() && !args.json {
-        let note = match spec.hwlat {
+        let note = match spec.workload == Workload::Hwlat {
             true => format!(
                 "Note: --root {}: --hwlat drives the tracefs under it (a tree, not this machine's kernel) and keeps \
                  the results there.",

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::machine::validate_core;
 use crate::measure::result::{CheckCounts, Identity, RunResult};
-use crate::measure::spec::{Placement, RunSpec};
+use crate::measure::spec::{Placement, RunSpec, ThreadSet, Workload};
 use crate::measure::store::{self, Slot};
 use crate::output::Output;
 
@@ -28,8 +28,16 @@ pub(crate) fn place(host: &Host, spec: &RunSpec) -> Result<Placement> {
         Some(c) => crate::machine::validate_cpu(host, Some(c), "--receive-cpu")?,
         None => core,
     };
+    if let Workload::Threads(set) = &spec.workload {
+        validate_threads(host, set, spec.period_us)?;
+    }
+    Ok(Placement { core, receive_cpu })
+}
+
+/// A thread set's names are unique, its CPUs online, and a LinuxCNC profile keeps its own periods.
+fn validate_threads(host: &Host, set: &ThreadSet, period_us: u32) -> Result<()> {
     let mut names = std::collections::HashSet::new();
-    for t in &spec.threads {
+    for t in &set.threads {
         if !names.insert(t.name.as_str()) {
             return Err(Error::usage(format!(
                 "--thread {}: two threads of that name (each labels its own series)",
@@ -40,8 +48,8 @@ pub(crate) fn place(host: &Host, spec: &RunSpec) -> Result<Placement> {
             crate::machine::validate_cpu(host, t.cpu, &format!("--thread {}@", t.name))?;
         }
     }
-    if let Some(p) = spec.profile.filter(|p| p.is_linuxcnc())
-        && spec.period_us != RunSpec::PERIOD_US
+    if let Some(p) = set.profile.filter(|p| p.is_linuxcnc())
+        && period_us != RunSpec::PERIOD_US
     {
         return Err(Error::usage(format!(
             "--period-us: --profile {} sets its threads' periods (servo 1 ms, base 25 us); change one with --thread, \
@@ -49,7 +57,7 @@ pub(crate) fn place(host: &Host, spec: &RunSpec) -> Result<Placement> {
             p.name()
         )));
     }
-    Ok(Placement { core, receive_cpu })
+    Ok(())
 }
 
 /// How a measurement saved under results/ is shown.

@@ -70,11 +70,9 @@ pub(crate) fn run(
         Some(load::Load::start(&spec.load, &hk, spec.duration)?)
     };
     let r = match &spec.workload {
-        _ if spec.hwlat => hwlat::run(host, spec, at, label, watch),
+        spec::Workload::Hwlat => hwlat::run(host, spec, at, label, watch),
         spec::Workload::Nic(n) => nic::run(host, spec, n, at, label, watch),
-        spec::Workload::Cyclic if !spec.threads.is_empty() => {
-            threads::run(host, spec, at, label, watch)
-        }
+        spec::Workload::Threads(set) => threads::run(host, spec, set, at, label, watch),
         spec::Workload::Cyclic => cyclic::run(host, spec, at, label, watch),
     };
     let info = load.map(load::Load::stop);

@@ -98,7 +98,8 @@ pub struct RunSpec {
     pub(crate) core: Option<usize>,
     /// CPU of the receiver thread; None: the same as `core`.
     pub(crate) receive_cpu: Option<usize>,
-    /// The cyclic loop(s), or round trips through a NIC with the options only that has.
+    /// What is measured: the cyclic loop, a thread set, the hardware latency detector, or round trips through a
+    /// NIC, each with the options only it has.
     pub(crate) workload: Workload,
     pub(crate) period_us: u32,
     /// Seconds; None with no `iterations`: until stopped.
@@ -124,22 +125,29 @@ pub struct RunSpec {
     /// `run --until-confident RATE` (per second): run until no cycle beyond the Great band proves fewer than this
     /// at 95 %, or until the first such cycle.
     pub(crate) until_confident: Option<f64>,
-    /// `run --thread`: several cyclic threads instead of the one (none: the one at `period_us`).
-    pub(crate) threads: Vec<ThreadSpec>,
-    /// `run --profile`: the seed's thread set `threads` was made from (merged with --thread's).
-    pub(crate) profile: Option<super::profile::Profile>,
-    /// `run --hwlat`: the kernel's hardware latency detector on the RT core and one housekeeping CPU instead of
-    /// the cyclic loop.
-    pub(crate) hwlat: bool,
 }
 
-/// What a run drives: the cyclic loop(s) on the CPUs alone, or round trips through a NIC. The NIC's own options
-/// live in `NicSpec`, so a cyclic run cannot carry one.
+/// What a run drives. Each kind's own options live in its variant, so a run cannot carry another kind's.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum Workload {
+    /// The one cyclic thread at `period_us` on the RT core.
     #[default]
     Cyclic,
+    /// `run --thread` / `--profile`: several cyclic threads instead of the one.
+    Threads(ThreadSet),
+    /// `run --hwlat`: the kernel's hardware latency detector on the RT core and one housekeeping CPU instead of
+    /// the cyclic loop.
+    Hwlat,
+    /// Round trips through a NIC.
     Nic(NicSpec),
+}
+
+/// The threads of `run --thread` / `--profile`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreadSet {
+    pub(crate) threads: Vec<ThreadSpec>,
+    /// The seed's thread set `threads` was made from (merged with --thread's).
+    pub(crate) profile: Option<super::profile::Profile>,
 }
 
 /// NIC mode (`run --nic IF`) and the options that only it has.
@@ -238,9 +246,6 @@ impl Default for RunSpec {
             break_us: None,
             counters: true,
             until_confident: None,
-            threads: Vec::new(),
-            profile: None,
-            hwlat: false,
         }
     }
 }
@@ -250,7 +255,7 @@ impl RunSpec {
     pub(crate) fn nic(&self) -> Option<&NicSpec> {
         match &self.workload {
             Workload::Nic(n) => Some(n),
-            Workload::Cyclic => None,
+            Workload::Cyclic | Workload::Threads(_) | Workload::Hwlat => None,
         }
     }
 

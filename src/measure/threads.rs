@@ -15,7 +15,7 @@ use super::rt::{self, RtThread};
 use super::sampler::{self, Ended, Limits};
 use super::series::Series;
 use super::session::{Gauges, Session, Watch};
-use super::spec::{Placement, RunMode, RunSpec, ThreadSpec};
+use super::spec::{Placement, RunMode, RunSpec, ThreadSet, ThreadSpec};
 use crate::error::Result;
 use crate::host::Host;
 
@@ -86,15 +86,16 @@ fn spawn_all(
     Ok(started)
 }
 
-/// Measures the threads of `spec`; the result carries `label` (run, before, after).
+/// Measures the threads of `set`; the result carries `label` (run, before, after).
 pub(crate) fn run(
     host: &Host,
     spec: &RunSpec,
+    set: &ThreadSet,
     at: Placement,
     label: &str,
     watch: &mut dyn Watch,
 ) -> Result<RunResult> {
-    let placed = place(spec, at, &spec.threads);
+    let placed = place(spec, at, &set.threads);
     let mut session = Session::begin(host, spec, watch)?;
     let mut series: Vec<Series> = placed
         .iter()
@@ -148,6 +149,7 @@ pub(crate) fn run(
             header.result(measured(series, s.elapsed_s()), &s.so_far()),
             &placed,
             spec,
+            set,
         )
     };
     session.supervise(
@@ -185,6 +187,7 @@ pub(crate) fn run(
         header.result(measured(summaries, elapsed as f64 / 1e9), &s),
         &placed,
         spec,
+        set,
     );
     if host.is_live() && spec.counters {
         r.interference = Some(settle(host, spec, at, counting.counters.report, None));
@@ -197,11 +200,11 @@ pub(crate) fn run(
 
 /// The run-level period and priority are the first thread's (each series carries its own); under a profile the
 /// result names it, and under a LinuxCNC one it reads each thread's max jitter as latency-test shows it.
-fn finish(mut r: RunResult, placed: &[Placed], spec: &RunSpec) -> RunResult {
+fn finish(mut r: RunResult, placed: &[Placed], spec: &RunSpec, set: &ThreadSet) -> RunResult {
     r.period_us = placed[0].period_us;
     r.priority = Some(placed[0].priority);
-    r.profile = spec.profile.map(|p| p.name().to_string());
-    if spec.profile.is_some_and(|p| p.is_linuxcnc()) {
+    r.profile = set.profile.map(|p| p.name().to_string());
+    if set.profile.is_some_and(|p| p.is_linuxcnc()) {
         let rows = r
             .series
             .iter()
