@@ -506,3 +506,35 @@ fn each_path_constant_once() {
     }
     assert!(bad.is_empty(), "a path defined twice:\n{}", bad.join("\n"));
 }
+
+/// Where a --root run may behave differently from one on the running machine, outside the facts layer
+/// (`machine/`) and `host/`: each file with why. What acts on the machine (ethtool writes, programs, mounts) takes a
+/// `host::Kernel`, which only a live Host gives; facts read differently live and from a tree are machine/'s.
+const LIVE_ONLY: &[(&str, &str)] = &[
+    ("src/cgroup.rs", "a tree's cgroup can hold no thread of this process"),
+    ("src/checks/firmware.rs", "a tree's SMI counter stands still between two readings"),
+    ("src/fix/undo.rs", "the undo hint names --root DIR"),
+    ("src/fix/boot/grub_source.rs", "a tree's GRUB scripts run with no rights over it"),
+    ("src/measure/nic/link.rs", "--nic measures the running machine's interfaces"),
+    ("src/measure/session/mod.rs", "the PM QoS note concerns the running machine only"),
+    ("src/commands/fix.rs", "the before/after measurement is of the running machine"),
+    ("src/commands/reflect.rs", "reflect answers on the running machine's interfaces"),
+    ("src/commands/run.rs", "a --root run says that it measured this machine"),
+    ("src/commands/apply_saved.rs", "--follow watches the running machine's interfaces"),
+];
+
+#[test]
+fn only_the_listed_files_ask_whether_the_host_is_live() {
+    let asking: BTreeSet<String> = sources()
+        .into_iter()
+        .filter(|(rel, _)| !rel.starts_with("src/host/") && !rel.starts_with("src/machine/"))
+        .filter(|(_, code)| code_only(code).contains(".is_live()"))
+        .map(|(rel, _)| rel)
+        .collect();
+    let listed: BTreeSet<String> = LIVE_ONLY.iter().map(|(f, _)| f.to_string()).collect();
+    assert_eq!(
+        asking, listed,
+        "files outside host/ and machine/ that branch on Host::is_live(): take a host::Kernel for what acts on \
+         the machine, move a fact's live/tree reading into machine/, or list the file here with why"
+    );
+}

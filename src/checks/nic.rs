@@ -153,12 +153,10 @@ fn addr_counts(host: &Host, nic: &str) -> Result<(usize, usize), Unknown> {
         let routes = table(host, ROUTE, route::v4_routes)?;
         Ok((netaddr::v4_count(&locals, &routes, nic), v6))
     })();
-    if host.is_live()
-        && let Ok(counts) = crate::sys::netdev::address_counts(nic)
-    {
-        return Ok(counts);
+    match crate::machine::net::live_address_counts(host, nic) {
+        Some(counts) => Ok(counts),
+        None => from_files,
     }
-    from_files
 }
 
 fn nic_quiet(host: &Host, ctx: &Ctx) -> Eval {

@@ -196,8 +196,8 @@ fn futex_hash(host: &Host, _: &Ctx) -> Eval {
             "kernel {rel} < 6.17; private futex hash requires >= 6.17"
         )));
     }
-    if host.is_live() {
-        return Ok(match crate::sys::term::futex_hash_slots() {
+    if let Some(answer) = crate::machine::facts::futex_prctl(host) {
+        return Ok(match answer {
             Ok(_) => Assessment::pass("prctl(PR_FUTEX_HASH) succeeded"),
             Err(e) => Assessment::fail(format!(
                 "kernel {rel} >= 6.17 but prctl(PR_FUTEX_HASH) failed ({e})"

@@ -207,8 +207,8 @@ pub(crate) fn execute(
     let mut commands = Vec::new();
     for argv in &again {
         let line = argv.join(" ");
-        if host.is_live() {
-            match run_program(argv) {
+        if let Some(k) = host.kernel() {
+            match run_program(k, argv) {
                 Ok(()) => {
                     if !args.json {
                         outln!(w, "ran: {line}");

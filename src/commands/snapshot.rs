@@ -165,12 +165,7 @@ pub fn snapshot_into(src: &Host, out: &Path) -> Result<Stats> {
         c.copy(&p).map_err(|e| failed(&format!("copying {p}"), e))?;
     }
     let facts_path = machine::facts::SNAPSHOT_FACTS;
-    if src.is_live() {
-        let nics = src.list(NET).unwrap_or_default();
-        let facts = machine::facts::live_facts(&nics).to_string();
-        c.put(facts_path, facts.as_bytes())
-            .map_err(|e| failed("facts", e))?;
-    } else if let Ok(b) = src.read_bytes(facts_path) {
+    if let Some(b) = machine::facts::snapshot_facts(src) {
         c.put(facts_path, &b).map_err(|e| failed("facts", e))?;
     }
     let stats = Stats {

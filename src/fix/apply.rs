@@ -73,9 +73,12 @@ fn revert(
             Err(err) => problems.push(format!("{}: {err}", e.path())),
         }
     }
-    if applied.iter().any(|c| matches!(c, Change::Command(_))) && host.is_live() {
+    if let (true, Some(k)) = (
+        applied.iter().any(|c| matches!(c, Change::Command(_))),
+        host.kernel(),
+    ) {
         for argv in again {
-            if let Err(err) = kind::command::run_program(argv) {
+            if let Err(err) = kind::command::run_program(k, argv) {
                 problems.push(err.to_string());
             }
         }

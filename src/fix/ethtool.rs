@@ -51,8 +51,8 @@ pub fn read(nic: &str, field: Field) -> io::Result<u32> {
     })
 }
 
-/// Reads the whole structure, changes only `field`, writes it back.
-pub(crate) fn write(nic: &str, field: Field, value: u32) -> io::Result<()> {
+/// Reads the whole structure, changes only `field`, writes it back (on the running machine only).
+pub(crate) fn write(_: crate::host::Kernel, nic: &str, field: Field, value: u32) -> io::Result<()> {
     if field == Field::Eee {
         let mut e = et::get::<Eee>(nic)?;
         e.eee_enabled = value;

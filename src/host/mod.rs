@@ -94,6 +94,10 @@ pub struct Host {
     keep: tar_root::Keep,
 }
 
+/// Proof that a `Host` is the running machine (see `Host::kernel`); only a live Host makes one.
+#[derive(Debug, Clone, Copy)]
+pub struct Kernel(());
+
 impl Host {
     /// The machine this process runs on.
     pub fn live() -> Self {
@@ -127,6 +131,37 @@ impl Host {
     /// True when this is the running machine: only then may syscalls, sockets and commands stand in for files.
     pub(crate) fn is_live(&self) -> bool {
         self.root == Path::new("/")
+    }
+
+    /// The running kernel behind this Host, when it is the running machine: what acts on the machine other than
+    /// through its files (ethtool ioctls, netlink, prctl, mounts, programs such as systemctl) takes it, so that a
+    /// --root run cannot reach the machine it runs on by mistake.
+    pub fn kernel(&self) -> Option<Kernel> {
+        self.is_live().then_some(Kernel(()))
+    }
+
+    /// Whether a file that reads `now` already holds the value `recorded`: on the running kernel the same value
+    /// (`same_value`, by the value's own comparison) is enough, as the kernel normalises what it reads back; a
+    /// tree must also hold the same text.
+    pub(crate) fn holds(&self, now: &str, recorded: &str, same_value: bool) -> bool {
+        same_value && (self.is_live() || now.trim() == recorded.trim())
+    }
+
+    /// Puts a kernel value back: on the running kernel `kernel_text` (the value in the form the kernel takes; it
+    /// normalises what it reads back anyway), in a tree the `recorded` bytes, so that a tree put back is byte for
+    /// byte the one before.
+    pub(crate) fn put_back(
+        &self,
+        abs: &str,
+        recorded: &str,
+        kernel_text: &str,
+    ) -> Result<(), HostError> {
+        let bytes = if self.is_live() {
+            kernel_text
+        } else {
+            recorded
+        };
+        self.write_value(abs, bytes)
     }
 
     /// The real path of an absolute system path. `abs` must start with '/'; ".." components are dropped so that

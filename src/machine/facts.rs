@@ -18,9 +18,23 @@ pub(crate) fn snapshot_fact(host: &Host, key: &str) -> Option<String> {
     v.get(key)?.as_str().map(str::to_string)
 }
 
-/// The live facts `snapshot` records (only meaningful on the running machine): the futex prctl, and each
-/// interface's ethtool readings.
-pub(crate) fn live_facts(nics: &[String]) -> serde_json::Value {
+/// What `snapshot` records beside the files: on the running machine the facts only its kernel can tell (the
+/// futex prctl, each interface's ethtool readings), from a tree the facts it recorded in turn; None when a tree
+/// has none.
+pub(crate) fn snapshot_facts(host: &Host) -> Option<Vec<u8>> {
+    if !host.is_live() {
+        return host.read_bytes(SNAPSHOT_FACTS).ok();
+    }
+    let nics = host.list(super::net::NET).unwrap_or_default();
+    Some(live_facts(&nics).to_string().into_bytes())
+}
+
+/// prctl(PR_FUTEX_HASH)'s answer on the running machine (None under --root: a tree has no kernel to ask).
+pub(crate) fn futex_prctl(host: &Host) -> Option<std::io::Result<i32>> {
+    host.is_live().then(crate::sys::term::futex_hash_slots)
+}
+
+fn live_facts(nics: &[String]) -> serde_json::Value {
     let ethtool: serde_json::Map<String, serde_json::Value> =
         nics.iter().map(|n| (n.clone(), live_readings(n))).collect();
     let futex = match crate::sys::term::futex_hash_slots() {

@@ -5,6 +5,13 @@ use crate::host::Host;
 /// One directory per interface (operstate, carrier, speed, device/, queues/ …).
 pub(crate) const NET: &str = "/sys/class/net";
 
+/// The IPv4 and IPv6 addresses `nic` has, from the running kernel (getifaddrs); None under --root or when the
+/// kernel does not answer (the routing files then say).
+pub(crate) fn live_address_counts(host: &Host, nic: &str) -> Option<(usize, usize)> {
+    host.kernel()?;
+    crate::sys::netdev::address_counts(nic).ok()
+}
+
 /// The interface's transmit and receive queues, counted from /sys/class/net/IF/queues (tx-N, rx-N); None when
 /// that directory cannot be read.
 pub(crate) fn queue_counts(host: &Host, nic: &str) -> Option<(usize, usize)> {

@@ -91,15 +91,9 @@ pub(crate) fn run(
     s.interrupted = ended.stopped;
     let mut r = header.result(measured(summaries, ended.elapsed_ns as f64 / 1e9), &s);
     // Under --root the files are a snapshot that does not move: no counters.
-    if host.is_live() && spec.counters {
+    if let Some(counted) = counting.counters.counted() {
         let traced_ticks = trace.as_ref().and_then(|t| t.ticks_per_s);
-        r.interference = Some(settle(
-            host,
-            spec,
-            at,
-            counting.counters.report,
-            traced_ticks,
-        ));
+        r.interference = Some(settle(host, spec, at, counted, traced_ticks));
     }
     r.trace = trace;
     if let (Some(t), Some(smi)) = (

@@ -25,7 +25,8 @@ impl MsrDriver {
     /// it did, for the result.
     pub(crate) fn ensure(host: &Host, cpu: usize) -> (MsrDriver, String) {
         let none = MsrDriver { unload: false };
-        if !host.is_live() {
+        // modprobe acts on the running kernel, never for a tree.
+        if host.kernel().is_none() {
             return (none, "a tree, not the machine: no driver to load".into());
         }
         if host.exists(&msr::dev(cpu)) {

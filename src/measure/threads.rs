@@ -189,8 +189,8 @@ pub(crate) fn run(
         spec,
         set,
     );
-    if host.is_live() && spec.counters {
-        r.interference = Some(settle(host, spec, at, counting.counters.report, None));
+    if let Some(counted) = counting.counters.counted() {
+        r.interference = Some(settle(host, spec, at, counted, None));
     }
     if let Some(e) = &s.hlog_error {
         watch.note(e);

@@ -105,8 +105,8 @@ pub(crate) fn try_lock_exclusive(f: File) -> io::Result<Option<FileLock>> {
     }
 }
 
-/// mount -t tracefs nodev `on`.
-pub(crate) fn mount_tracefs(on: &Path) -> io::Result<()> {
+/// mount -t tracefs nodev `on`: on the running machine only (`Kernel`).
+pub(crate) fn mount_tracefs(_: crate::host::Kernel, on: &Path) -> io::Result<()> {
     nix::mount::mount(
         Some("nodev"),
         on,

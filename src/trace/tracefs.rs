@@ -125,13 +125,14 @@ impl Tracefs {
         let found = [TRACEFS, DEBUGFS_TRACING]
             .into_iter()
             .find(|d| host.exists(&format!("{d}/trace_marker")));
-        let (dir, mounted) = match found {
-            Some(d) => (d.to_string(), false),
-            None if host.is_live() && host.is_dir(TRACEFS) => {
-                crate::sys::fs::mount_tracefs(&host.path(TRACEFS)).map_err(TraceError::Mount)?;
+        let kernel = host.kernel().filter(|_| host.is_dir(TRACEFS));
+        let (dir, mounted) = match (found, kernel) {
+            (Some(d), _) => (d.to_string(), false),
+            (None, Some(k)) => {
+                crate::sys::fs::mount_tracefs(k, &host.path(TRACEFS)).map_err(TraceError::Mount)?;
                 (TRACEFS.to_string(), true)
             }
-            None => return Err(TraceError::Missing),
+            (None, None) => return Err(TraceError::Missing),
         };
         let mut t = Tracefs {
             host: host.clone(),
@@ -200,12 +201,7 @@ impl Tracefs {
     }
 
     fn put_back(&self, s: &Saved) -> Result<(), crate::host::HostError> {
-        let v = if self.host.is_live() {
-            &s.value
-        } else {
-            &s.raw
-        };
-        self.host.write_value(&self.abs(&s.rel), v)
+        self.host.put_back(&self.abs(&s.rel), &s.raw, &s.value)
     }
 
     /// Records `EVENTS` (and with `nic`, NIC_EVENTS) on `cpus` only, on CLOCK_MONOTONIC (so the loop's deadlines

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::Took;
 use crate::error::{Error, Result};
-use crate::host::Host;
+use crate::host::{Host, Kernel};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandChange {
@@ -18,15 +18,16 @@ pub struct CommandChange {
 }
 
 pub(crate) fn apply(host: &Host, c: &CommandChange) -> Result<Took> {
-    if !host.is_live() {
+    let Some(k) = host.kernel() else {
         return Ok(Took::WouldRun);
-    }
-    run_program(&c.argv)?;
+    };
+    run_program(k, &c.argv)?;
     Ok(Took::Ran)
 }
 
-/// Runs a program with arguments (never a shell). Its last line of stderr goes into the error.
-pub(crate) fn run_program(argv: &[String]) -> Result<()> {
+/// Runs a program with arguments (never a shell), on the running machine only: the programs fix runs
+/// (systemctl, update-grub) act on the machine, never on a --root tree. Its last line of stderr goes into the error.
+pub(crate) fn run_program(_: Kernel, argv: &[String]) -> Result<()> {
     let (prog, args) = argv
         .split_first()
         .ok_or_else(|| Error::failed("empty command"))?;

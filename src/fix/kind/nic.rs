@@ -37,7 +37,7 @@ pub struct Saved {
 
 /// None under --root (nothing will be written) or when the driver has no such setting (the write will say so).
 pub(crate) fn record(host: &Host, c: &EthtoolChange) -> Result<Option<Saved>> {
-    if !host.is_live() {
+    if host.kernel().is_none() {
         return Ok(None);
     }
     match ethtool::read(&c.nic, c.field) {
@@ -54,10 +54,10 @@ pub(crate) fn record(host: &Host, c: &EthtoolChange) -> Result<Option<Saved>> {
 }
 
 pub(crate) fn apply(host: &Host, c: &EthtoolChange) -> Result<Took> {
-    if !host.is_live() {
+    let Some(k) = host.kernel() else {
         return Ok(Took::WouldRun);
-    }
-    match ethtool::write(&c.nic, c.field, c.after) {
+    };
+    match ethtool::write(k, &c.nic, c.field, c.after) {
         Ok(()) => Ok(Took::Took),
         Err(e) if ethtool::unsupported(&e) => Ok(Took::Unsupported(e.to_string())),
         Err(e) => Err(Error::sys(c.target(), e)),
@@ -73,12 +73,12 @@ pub(crate) fn verify(c: &EthtoolChange) -> Took {
 }
 
 pub(crate) fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
-    if !host.is_live() {
+    let Some(k) = host.kernel() else {
         return Err(Error::failed(format!(
             "{}: a NIC setting of the machine, not restored under --root",
             s.target
         )));
-    }
+    };
     let sys = |e| Error::sys(s.target.clone(), e);
     let now = ethtool::read(&s.nic, s.field).map_err(sys)?;
     if now == s.previous {
@@ -91,7 +91,7 @@ pub(crate) fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
         return Ok(Restored::Conflict(format!("reads {now}, fix set {w}")));
     }
     if !how.dry_run {
-        ethtool::write(&s.nic, s.field, s.previous).map_err(sys)?;
+        ethtool::write(k, &s.nic, s.field, s.previous).map_err(sys)?;
     }
     Ok(Restored::Written(format!("{now} → {}", s.previous)))
 }

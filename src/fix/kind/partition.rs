@@ -57,15 +57,15 @@ pub(crate) fn record(host: &Host, c: &PartitionChange) -> Result<Saved> {
 }
 
 pub(crate) fn apply(host: &Host, c: &PartitionChange) -> Result<Took> {
-    if !host.is_live() {
+    let Some(k) = host.kernel() else {
         return Ok(Took::WouldRun);
-    }
+    };
     let existed = host.is_dir(&format!("{}/{}", c.mount, c.slice));
-    run_program(&["systemctl".into(), "start".into(), c.holder.clone()])?;
+    run_program(k, &["systemctl".into(), "start".into(), c.holder.clone()])?;
     if let Err(e) = host.write_value(&c.file(), "isolated\n") {
         // Not journaled as applied: take back the start here, or the holder would outlive the revert.
         if !existed {
-            let _ = run_program(&["systemctl".into(), "stop".into(), c.slice.clone()]);
+            let _ = run_program(k, &["systemctl".into(), "stop".into(), c.slice.clone()]);
         }
         return Err(e.into());
     }
@@ -106,21 +106,22 @@ pub(crate) fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
         return Ok(Restored::Unchanged);
     }
     let now = host.read_trimmed(&s.path).unwrap_or_default();
-    let stop = !s.existed && host.is_live();
-    if now == "member" && !stop {
+    // A slice fix started is stopped again, on the machine only.
+    let stop = host.kernel().filter(|_| !s.existed);
+    if now == "member" && stop.is_none() {
         return Ok(Restored::Unchanged);
     }
     if !how.dry_run {
         if now != "member" {
             host.write_value(&s.path, "member\n")?;
         }
-        if stop {
-            run_program(&["systemctl".into(), "stop".into(), s.slice.clone()])?;
+        if let Some(k) = stop {
+            run_program(k, &["systemctl".into(), "stop".into(), s.slice.clone()])?;
         }
     }
     Ok(Restored::Written(format!(
         "{now} → member{}",
-        if stop {
+        if stop.is_some() {
             format!(", {} stopped", s.slice)
         } else {
             String::new()

@@ -74,7 +74,7 @@ pub(crate) fn verify(host: &Host, c: &ValueChange) -> Took {
 pub(crate) fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
     let k = s.value_kind;
     let now = host.read(&s.path)?;
-    if k.same(&now, &s.previous) && (host.is_live() || now.trim() == s.previous.trim()) {
+    if host.holds(&now, &s.previous, k.same(&now, &s.previous)) {
         return Ok(Restored::Unchanged);
     }
     if let Some(w) = &s.written
@@ -86,15 +86,14 @@ pub(crate) fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
             k.normal(&now)
         )));
     }
-    let bytes = if host.is_live() {
-        format!("{}\n", k.normal(&s.previous))
-    } else if s.previous.ends_with('\n') {
+    let recorded = if s.previous.ends_with('\n') {
         s.previous.clone()
     } else {
         format!("{}\n", s.previous)
     };
+    let kernel_text = format!("{}\n", k.normal(&s.previous));
     if !how.dry_run {
-        match host.write_value(&s.path, &bytes) {
+        match host.put_back(&s.path, &recorded, &kernel_text) {
             Err(e) if s.refusable && kernel_refused(&e) => {
                 return Ok(Restored::Refused(e.reason()));
             }

@@ -15,7 +15,7 @@ use super::result::RunResult;
 use super::series::Live;
 use super::session::{Action, Gauges, Watch};
 use super::smi::{MsrDriver, Smi, SmiCounter};
-use crate::host::Host;
+use crate::host::{Host, Kernel};
 use snap::{Snap, diff, snap};
 
 /// The window length.
@@ -31,6 +31,8 @@ pub(crate) struct Counters {
     worst_seen: u64,
     /// Never samples (`run --no-counters`, to measure their cost).
     off: bool,
+    /// The running kernel, whose counters move (none under --root: a tree's files stand still).
+    kernel: Option<Kernel>,
     /// The SMI counters and their last reading; the msr driver while the run needs it.
     smi: Option<(SmiCounter, Vec<u64>)>,
     _driver: Option<MsrDriver>,
@@ -47,6 +49,7 @@ impl Counters {
             last: None,
             worst_seen: 0,
             off: false,
+            kernel: host.kernel(),
             smi: None,
             _driver: None,
             report: Interference {
@@ -62,10 +65,15 @@ impl Counters {
         self
     }
 
+    /// The run's totals, when they were counted: on the running machine and not turned off.
+    pub(crate) fn counted(self) -> Option<Interference> {
+        (!self.off && self.kernel.is_some()).then_some(self.report)
+    }
+
     /// Starts counting SMIs (the live machine only: a tree's registers do not move), loading the msr driver
     /// when needed; before the RT loop starts, so that loading it does not fall into the measurement.
     fn open_smi(&mut self) {
-        if self.off || !self.host.is_live() {
+        if self.off || self.kernel.is_none() {
             return;
         }
         let (driver, said) = MsrDriver::ensure(&self.host, self.cpu);
