@@ -14,8 +14,12 @@ import os
 import resource
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cyclic_vs_cyclictest import results_root  # noqa: E402  (the same root, one home)
 
 
 def threads(pid):
@@ -39,16 +43,6 @@ def run(argv, seconds):
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     total = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     return total, per_thread
-
-
-def results_root(tmp):
-    """As bench/cyclic_vs_cyclictest.py: a root for rmp-eval's results with this machine's CPUs and PM QoS."""
-    root = os.path.join(tmp, "root")
-    os.makedirs(os.path.join(root, "sys/devices/system/cpu"))
-    shutil.copy("/sys/devices/system/cpu/online", os.path.join(root, "sys/devices/system/cpu/online"))
-    os.makedirs(os.path.join(root, "dev"))
-    os.symlink("/dev/cpu_dma_latency", os.path.join(root, "dev/cpu_dma_latency"))
-    return root
 
 
 def main():
