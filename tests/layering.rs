@@ -511,16 +511,43 @@ fn each_path_constant_once() {
 /// (`machine/`) and `host/`: each file with why. What acts on the machine (ethtool writes, programs, mounts) takes a
 /// `host::Kernel`, which only a live Host gives; facts read differently live and from a tree are machine/'s.
 const LIVE_ONLY: &[(&str, &str)] = &[
-    ("src/cgroup.rs", "a tree's cgroup can hold no thread of this process"),
-    ("src/checks/firmware.rs", "a tree's SMI counter stands still between two readings"),
+    (
+        "src/cgroup.rs",
+        "a tree's cgroup can hold no thread of this process",
+    ),
+    (
+        "src/checks/firmware.rs",
+        "a tree's SMI counter stands still between two readings",
+    ),
     ("src/fix/undo.rs", "the undo hint names --root DIR"),
-    ("src/fix/boot/grub_source.rs", "a tree's GRUB scripts run with no rights over it"),
-    ("src/measure/nic/link.rs", "--nic measures the running machine's interfaces"),
-    ("src/measure/session/mod.rs", "the PM QoS note concerns the running machine only"),
-    ("src/commands/fix.rs", "the before/after measurement is of the running machine"),
-    ("src/commands/reflect.rs", "reflect answers on the running machine's interfaces"),
-    ("src/commands/run.rs", "a --root run says that it measured this machine"),
-    ("src/commands/apply_saved.rs", "--follow watches the running machine's interfaces"),
+    (
+        "src/fix/boot/grub_source.rs",
+        "a tree's GRUB scripts run with no rights over it",
+    ),
+    (
+        "src/measure/nic/link.rs",
+        "--nic measures the running machine's interfaces",
+    ),
+    (
+        "src/measure/session/mod.rs",
+        "the PM QoS note concerns the running machine only",
+    ),
+    (
+        "src/commands/fix.rs",
+        "the before/after measurement is of the running machine",
+    ),
+    (
+        "src/commands/reflect.rs",
+        "reflect answers on the running machine's interfaces",
+    ),
+    (
+        "src/commands/run.rs",
+        "a --root run says that it measured this machine",
+    ),
+    (
+        "src/commands/apply_saved.rs",
+        "--follow watches the running machine's interfaces",
+    ),
 ];
 
 #[test]

@@ -3,7 +3,7 @@
 use super::collect::Collector;
 use super::interference::Counting;
 use super::interference_report::Interference;
-use super::result::{Header, Measured, RunResult, SeriesSummary};
+use super::result::{Header, Measured, RunResult};
 use super::rt;
 use super::sampler::{self, Limits};
 use super::series::Series;
@@ -72,7 +72,7 @@ pub(crate) fn run(
     };
     let partial = |s: &Session, cs: &[Collector], _: &()| {
         let series = cs.iter().map(Collector::summary).collect();
-        header.result(measured(series, s.elapsed_s()), &s.so_far())
+        header.result(Measured::of_loops(series, s.elapsed_s()), &s.so_far())
     };
     session.supervise(
         &[at.core],
@@ -89,7 +89,10 @@ pub(crate) fn run(
     let summaries = session.finish_series(collectors, vec![series]);
     let mut s = session.finish();
     s.interrupted = ended.stopped;
-    let mut r = header.result(measured(summaries, ended.elapsed_ns as f64 / 1e9), &s);
+    let mut r = header.result(
+        Measured::of_loops(summaries, ended.elapsed_ns as f64 / 1e9),
+        &s,
+    );
     // Under --root the files are a snapshot that does not move: no counters.
     if let Some(counted) = counting.counters.counted() {
         let traced_ticks = trace.as_ref().and_then(|t| t.ticks_per_s);
@@ -106,17 +109,6 @@ pub(crate) fn run(
         watch.note(e);
     }
     Ok(r)
-}
-
-/// What the loop measured: nothing at all (stopped before a whole period) leaves the run incomplete.
-fn measured(series: Vec<SeriesSummary>, duration_s: f64) -> Measured {
-    let empty = series.iter().all(|x| x.count == 0);
-    Measured {
-        series,
-        rtt: None,
-        duration_s,
-        error: empty.then(|| "stopped before a whole period was measured".to_string()),
-    }
 }
 
 /// The counters' run totals with their suspects and the tick truth, read against check's nohz_full verdict.

@@ -48,8 +48,9 @@ pub(crate) fn measured_kernel() -> String {
     crate::machine::kernel_release(&crate::host::Host::live()).unwrap_or_default()
 }
 
-/// Measures `spec`: round trips when it names a NIC, the cyclic test otherwise; under stress-ng on the
-/// housekeeping CPUs when it asks for a load (stopped before this returns, whatever happens).
+/// Measures `spec`'s workload (the cyclic loop, a thread set, the hardware latency detector or round trips
+/// through a NIC); under stress-ng on the housekeeping CPUs when it asks for a load (stopped before this returns,
+/// whatever happens).
 pub(crate) fn run(
     host: &Host,
     spec: &RunSpec,

@@ -146,7 +146,7 @@ pub(crate) fn run(
     let partial = |s: &Session, cs: &[Collector], _: &()| {
         let series = with_threads(cs.iter().map(Collector::summary).collect());
         finish(
-            header.result(measured(series, s.elapsed_s()), &s.so_far()),
+            header.result(Measured::of_loops(series, s.elapsed_s()), &s.so_far()),
             &placed,
             spec,
             set,
@@ -184,7 +184,7 @@ pub(crate) fn run(
     let mut s = session.finish();
     s.interrupted = stopped;
     let mut r = finish(
-        header.result(measured(summaries, elapsed as f64 / 1e9), &s),
+        header.result(Measured::of_loops(summaries, elapsed as f64 / 1e9), &s),
         &placed,
         spec,
         set,
@@ -218,15 +218,4 @@ fn finish(mut r: RunResult, placed: &[Placed], spec: &RunSpec, set: &ThreadSet) 
         r.linuxcnc = Some(profile::reading(rows));
     }
     r
-}
-
-/// What the loops measured: nothing at all leaves the run incomplete.
-fn measured(series: Vec<SeriesSummary>, duration_s: f64) -> Measured {
-    let empty = series.iter().all(|x| x.count == 0);
-    Measured {
-        series,
-        rtt: None,
-        duration_s,
-        error: empty.then(|| "stopped before a whole period was measured".to_string()),
-    }
 }

@@ -25,6 +25,20 @@ pub(crate) struct Measured {
     pub(crate) error: Option<String>,
 }
 
+impl Measured {
+    /// What cyclic loops measured (no round trips): nothing at all (stopped before a whole period) leaves the run
+    /// incomplete.
+    pub(crate) fn of_loops(series: Vec<SeriesSummary>, duration_s: f64) -> Self {
+        let empty = series.iter().all(|x| x.count == 0);
+        Measured {
+            series,
+            rtt: None,
+            duration_s,
+            error: empty.then(|| "stopped before a whole period was measured".to_string()),
+        }
+    }
+}
+
 impl Header<'_> {
     /// The result of `m` with what the session recorded (`s`); the caller adds what only it has (interference,
     /// trace). A checkpoint is marked so by `Session::supervise`.
