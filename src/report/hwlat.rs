@@ -181,13 +181,7 @@ fn verdict_line(r: &RunResult, h: &HwlatReport, color: bool) -> String {
             Paint::Red,
         ),
     };
-    let text = crate::report::check::wrap(&text, crate::output::DEFAULT_WIDTH, "", "  ");
-    let mut s = paint.apply(text.trim_end(), color);
-    if r.interrupted {
-        s.push_str(" (stopped by a signal)");
-    }
-    s.push('\n');
-    s
+    super::run::painted_verdict(&text, paint, r.interrupted, color)
 }
 
 #[cfg(test)]

@@ -241,9 +241,14 @@ fn verdict_line(r: &RunResult, color: bool) -> String {
             Paint::Red,
         ),
     };
-    let text = crate::report::check::wrap(&text, crate::output::DEFAULT_WIDTH, "", "  ");
+    painted_verdict(&text, paint, r.interrupted, color)
+}
+
+/// A verdict line wrapped to 80 columns and painted, saying when a signal stopped the run (run's and hwlat's).
+pub(super) fn painted_verdict(text: &str, paint: Paint, interrupted: bool, color: bool) -> String {
+    let text = crate::report::check::wrap(text, crate::output::DEFAULT_WIDTH, "", "  ");
     let mut s = paint.apply(text.trim_end(), color);
-    if r.interrupted {
+    if interrupted {
         s.push_str(" (stopped by a signal)");
     }
     s.push('\n');
