@@ -108,6 +108,7 @@ fn ecat_round_trips_through_reflect_and_tshark_sees_our_fields() {
     let rows: Vec<Vec<&str>> = rows.iter().map(|r| r.split(';').collect()).collect();
     let (reqs, reps): (Vec<_>, Vec<_>) = rows.iter().partition(|r| r[6] == "0,0");
     let mut last_idx = None;
+    let mut uncaptured = 0;
     for req in &reqs {
         // Request: the interface's MAC (bit 0x02 clear), BRD + NOP, datagram lengths 2 and 12, working counters 0.
         assert_eq!(req[0], req_src, "{req:?}");
@@ -129,14 +130,21 @@ fn ecat_round_trips_through_reflect_and_tshark_sees_our_fields() {
         );
         let n = u8::from_str_radix(idx.trim_start_matches("0x"), 16).unwrap();
         if let Some(prev) = last_idx {
-            assert_eq!(
-                n,
-                u8::wrapping_add(prev, 1),
-                "a new index per frame: {reqs:?}"
+            let step = n.wrapping_sub(prev);
+            assert!(
+                (1..=2).contains(&step),
+                "a new index per frame, the next one: {reqs:?}"
             );
+            uncaptured += usize::from(step - 1);
         }
         last_idx = Some(n);
     }
+    // The run counted every frame sent and answered (above), but the capture on a loaded machine can miss one
+    // (seen once in CI: 0x03 then 0x05): one frame, not more.
+    assert!(
+        uncaptured <= 1,
+        "{uncaptured} requests not captured: {reqs:?}"
+    );
     // Replies: the index of a request, BRD counted once by the SubDevice, NOP untouched, bit 0x02 in the MAC.
     assert!(reps.len() >= 4, "{rows:?}");
     for rep in &reps {
@@ -151,7 +159,10 @@ fn ecat_round_trips_through_reflect_and_tshark_sees_our_fields() {
         .iter()
         .filter(|rep| index(rep) >= first && !reqs.iter().any(|q| q[3] == rep[3]))
         .count();
-    assert_eq!(orphans, 0, "replies to no captured request: {rows:?}");
+    assert!(
+        orphans <= uncaptured,
+        "replies to no captured request: {rows:?}"
+    );
 }
 
 #[test]
