@@ -129,10 +129,10 @@ fn ecat_round_trips_through_reflect_and_tshark_sees_our_fields() {
         );
         idxs.push(u8::from_str_radix(idx.trim_start_matches("0x"), 16).unwrap());
     }
-    // The capture is whole from its last gap on: tshark says "Capturing on" before its filter is in place, and
-    // libpcap drops what arrives while it swaps the filter in (on a loaded machine CI saw 0x01-0x03 captured, 0x04
-    // not, then every frame from 0x05), although the run counted every frame sent and answered (above). From there
-    // each request carries the next index, and that stretch is most of what was captured.
+    // The capture is whole from its last gap on: on a loaded machine CI saw 0x01-0x03 captured, 0x04 not, then
+    // every frame from 0x05, although the run counted every frame sent and answered (above) — most likely libpcap
+    // dropping what arrived while it swapped its filter in, after tshark said "Capturing on". From there each
+    // request carries the next index, and that stretch is most of what was captured.
     let whole = idxs
         .windows(2)
         .rposition(|w| w[1] != w[0].wrapping_add(1))
