@@ -58,11 +58,7 @@ pub(crate) fn parse_only(only: &[String]) -> Result<Vec<StepId>> {
 
 pub fn build(host: &Host, req: &Request) -> Result<Plan> {
     let online = online_cpus(host)?;
-    let t = Target {
-        core: req.core,
-        nic: req.nic.clone(),
-        online: online.clone(),
-    };
+    let t = Target::new(host, req.core, req.nic.clone(), online);
     let mut ids: Vec<StepId> = req.steps.clone();
     // The IRQ deferral check names no remedy of its own: the RPS step zeroes those knobs too.
     if req.failed.contains(&id::NIC_IRQ_DEFER) && !ids.contains(&StepId::Rps) {
@@ -73,15 +69,13 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
         ids.push(StepId::Irqbalance);
     }
     let mut plan = Plan::default();
-    // The CPUs the plan takes out of general use, for the risks it states.
-    let mut isolated = vec![req.core];
     for id in StepId::ALL.into_iter().filter(|s| ids.contains(s)) {
         let planned = match crate::registry::tunable(id) {
             Some(tunable) => Some((tunable.plan)(host, &t, &req.failed)),
-            None => other(host, req, &t, id, &mut isolated)?,
+            None => other(host, req, &t, id)?,
         };
         let Some(mut step) = planned else { continue };
-        super::risk::add(&mut step, &t, &isolated);
+        super::risk::add(&mut step, &t);
         plan.steps.push(step);
     }
     let with_changes: Vec<StepId> = plan
@@ -98,15 +92,9 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
 
 /// The steps that are not a tunable of their own (crate::registry::TUNABLES plans those); None for Persist,
 /// planned from the others.
-fn other(
-    host: &Host,
-    req: &Request,
-    t: &Target,
-    id: StepId,
-    isolated: &mut Vec<usize>,
-) -> Result<Option<Step>> {
+fn other(host: &Host, req: &Request, t: &Target, id: StepId) -> Result<Option<Step>> {
     Ok(Some(match id {
-        StepId::Cmdline => cmdline(host, req, &t.online, isolated)?,
+        StepId::Cmdline => cmdline(host, req, t)?,
         StepId::Cpuset => cpuset::cpuset(host, t),
         StepId::Irqbalance => irq::irqbalance(host, t),
         StepId::IrqAffinity => irq::irq_affinity(host, t),
@@ -118,14 +106,8 @@ fn other(
     }))
 }
 
-/// The kernel command line the failing checks ask for. `isolated` gains the RT core's SMT siblings when they
-/// are isolated with it.
-fn cmdline(
-    host: &Host,
-    req: &Request,
-    online: &[usize],
-    isolated: &mut Vec<usize>,
-) -> Result<Step> {
+/// The kernel command line the failing checks ask for, for the target's isolated CPUs.
+fn cmdline(host: &Host, req: &Request, t: &Target) -> Result<Step> {
     let f = |c: CheckId| req.failed.contains(&c);
     let isolation = [
         id::CORE_ISOLATED,
@@ -137,7 +119,8 @@ fn cmdline(
     let any = isolation.iter().any(|c| f(*c));
     let mut want = Want {
         core: req.core,
-        online: online.to_vec(),
+        online: t.online.clone(),
+        siblings: t.siblings(),
         isolcpus: !any || f(id::CORE_ISOLATED) || f(id::SMT_SIBLING),
         nohz_full: !any || f(id::NOHZ_FULL) || f(id::SMT_SIBLING),
         rcu_nocbs: !any || f(id::RCU_NOCBS) || f(id::SMT_SIBLING),
@@ -156,29 +139,15 @@ fn cmdline(
     if f(id::TSC_RELIABLE) {
         want.extra.push("tsc=reliable".into());
     }
-    if f(id::SMT_SIBLING) {
-        want.siblings = boot::want::siblings(host, req.core);
-        isolated.extend(&want.siblings);
-    }
-    want.released = released_by_earlier_fixes(host, req.core, &want.siblings);
+    want.released = released_by_earlier_fixes(host, t);
     boot::plan(host, &want).map_err(|e| Error::failed(format!("kernel command line: {e}")))
 }
 
 /// The CPUs earlier fixes still in the journal isolated on the kernel command line for their RT core, which
-/// the user's own parameters did not hold — less the core (and its siblings) isolated now.
-fn released_by_earlier_fixes(host: &Host, core: usize, siblings: &[usize]) -> Vec<usize> {
-    let runs = super::journal::load_all(host).unwrap_or_default();
-    let edits = runs.iter().flat_map(|(_, run)| {
-        run.entries.iter().filter_map(|e| match e {
-            super::kind::Entry::File(f) => f
-                .cmdline
-                .as_ref()
-                .map(|c| (c.added.as_slice(), c.replaced.as_slice())),
-            _ => None,
-        })
-    });
-    let mut own = boot::want::own_isolated(edits);
-    own.retain(|c| *c != core && !siblings.contains(c));
+/// the user's own parameters did not hold — less those isolated now.
+fn released_by_earlier_fixes(host: &Host, t: &Target) -> Vec<usize> {
+    let mut own = super::earlier::Earlier::load(host).cmdline_isolated();
+    own.retain(|c| !t.isolated.contains(c));
     own
 }
 

@@ -7,6 +7,7 @@ mod cpuset;
 mod cycle;
 mod full_disk;
 mod generated_grub;
+mod isolated_set;
 mod killed_anywhere;
 mod nic_follow;
 mod nic_steps;
