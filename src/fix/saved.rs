@@ -156,8 +156,8 @@ fn follow_nic(host: &Host, s: &mut Step, nic: &str) {
     {
         s.note(format!(
             "IRQs that {nic}'s driver requests when it is next brought up are pinned only after a reboot \
-             (no rmp-eval-nic@ unit for it, or systemd is not running): run `rmp-eval apply-saved --nic \
-             {nic}` after bringing it up"
+             (no rmp-eval-nic@ unit for it, or systemd is not running): run `rmp-eval apply-saved \
+             --nic={nic}` after bringing it up"
         ));
         return;
     }
@@ -187,11 +187,7 @@ pub(crate) enum Scope<'a> {
 
 /// The runtime steps of `saved` in `scope`, planned on the machine as it is now.
 pub(crate) fn plan(host: &Host, saved: &Saved, online: Vec<usize>, scope: Scope) -> Vec<Step> {
-    let t = Target {
-        core: saved.core,
-        nic: saved.nic.clone(),
-        online,
-    };
+    let t = Target::new(host, saved.core, saved.nic.clone(), online);
     let wanted = |id: StepId| match scope {
         Scope::All => true,
         Scope::Nic(n) if saved.nic.as_deref() == Some(n) => NIC_STEPS.contains(&id),
