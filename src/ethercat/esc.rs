@@ -212,7 +212,11 @@ impl Chain {
 
     /// Processes an EtherCAT frame, received at host time `rx_ns` (its receive stamp: the distributed clocks'
     /// time base), in place as the chain would (see the module comment).
-    pub(crate) fn process_at(&mut self, frame: &mut [u8], rx_ns: u64) -> Result<Processed, EcatError> {
+    pub(crate) fn process_at(
+        &mut self,
+        frame: &mut [u8],
+        rx_ns: u64,
+    ) -> Result<Processed, EcatError> {
         // Offsets first (the iterator borrows the frame), then the rewrite.
         let mut spots = [(0usize, 0usize); MAX_DGS];
         let mut n = 0;
