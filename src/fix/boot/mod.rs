@@ -1,8 +1,8 @@
 //! The kernel command-line step: find out which boot loader boots this machine, merge the managed parameters
 //! (want.rs) with what is configured, and propose the file changes and the command that make them reach the next
 //! boot. Each boot-loader layout is one unit behind [`BootLoader`], listed once in [`LOADERS`]:
-//!   grub.rs            /etc/default/grub + grub.d drop-ins (grub_layout.rs the files, grub_source.rs sourcing
-//!                      them as grub-mkconfig does), made effective by update-grub
+//!   grub.rs            /etc/default/grub + grub.d drop-ins (grub_layout.rs the files, grub_source.rs reading
+//!                      them as grub-mkconfig sources them, never running them), made effective by update-grub
 //!   kernel_install.rs  systemd-boot / kernel-install: /etc/kernel/cmdline, made effective by kernel-install
 //!   pi.rs              Raspberry Pi firmware: the first line of cmdline.txt, read at every boot
 //! Adding a layout is a new file with its `BootLoader` and one line in `LOADERS`. A loader it cannot tell, or a
