@@ -1,14 +1,34 @@
-//! Planners of the interrupt steps: IRQ affinity (others off the RT core, the NIC's onto it), irqbalance, RPS.
+//! IRQ affinity: the checks that no unrelated IRQ reaches the RT core, that new IRQs avoid it and that the NIC's
+//! are pinned to it (`checks.rs`), and the step that moves them: others off the RT core, the NIC's onto it.
+//! Affinities are kernel values, lost at reboot, and a NIC's IRQs are requested again when its driver probes or
+//! the interface opens: apply-saved re-applies the step at boot, and each interface's share when it appears.
 
-use super::kind::command::CommandChange;
-use super::runtime::{Target, file, step, value};
-use super::{Change, Step, StepId, ValueKind};
+mod checks;
+
+pub(crate) use checks::{DEFAULT_AFFINITY, NIC_IRQS_PINNED, UNRELATED_IRQS};
+
+use super::{Persistence, Tunable};
+use crate::fix::runtime::{Target, step, value};
+use crate::fix::{Change, Step, StepId, ValueKind};
 use crate::host::Host;
-use crate::machine::CPU_DIR;
-use crate::machine::irq::{IRQBALANCE_DEFAULTS, PROC_IRQ, read_interrupts};
-use crate::machine::net::NET;
+use crate::machine::irq::{PROC_IRQ, read_interrupts};
 use crate::parse::interrupts::Interrupts;
 use crate::parse::{cpulist, mask};
+
+pub(crate) const TUNABLE: Tunable = Tunable {
+    step: StepId::IrqAffinity,
+    persistence: Persistence::Nic {
+        each_nic: Some(nic_irq_affinity),
+    },
+    plan: |host, t, _| Ok(irq_affinity(host, t)),
+    risks,
+};
+
+fn risks(_: &Step, t: &Target, _: &[usize]) -> Vec<String> {
+    crate::fix::risk::alone(t, "every other device's interrupt")
+        .into_iter()
+        .collect()
+}
 
 /// The NIC's IRQs as the nic_irqs_pinned check sees them (msi_irqs, handlers named after the NIC or its virtio
 /// device).
@@ -33,7 +53,7 @@ pub fn irq_affinity(host: &Host, t: &Target) -> Step {
         "an interrupt handled on the RT core delays the RT thread; the NIC's own interrupts belong there",
     );
     let hk = t.housekeeping();
-    let earlier = super::earlier::Earlier::load(host);
+    let earlier = crate::fix::earlier::Earlier::load(host);
     // The CPUs of `now` off the isolated ones, with those an earlier fix took out for its RT core given back.
     let off = |path: &str, now: Vec<usize>| -> Option<Vec<usize>> {
         let mut want = now.clone();
@@ -123,143 +143,6 @@ pub(crate) fn nic_irq_affinity(host: &Host, t: &Target, nic: &str) -> Step {
         .collect();
     s.changes
         .retain(|c| matches!(c, Change::Value(v) if mine.contains(&v.path)));
-    s
-}
-
-const BANNED: &str = "IRQBALANCE_BANNED_CPULIST=";
-
-/// The value of a line that sets irqbalance's banned list.
-fn banned_setting(line: &str) -> Option<String> {
-    line.trim_start()
-        .strip_prefix(BANNED)
-        .map(|v| v.trim().trim_matches('"').to_string())
-}
-
-/// The CPUs the last setting of the banned list in `text` names (as the shell that sources it keeps the last).
-fn banned_cpus(text: &str) -> Vec<usize> {
-    text.lines()
-        .rev()
-        .find_map(banned_setting)
-        .and_then(|v| cpulist::parse(&v).ok())
-        .unwrap_or_default()
-}
-
-/// irqbalance (1.8 and later: IRQBALANCE_BANNED_CPULIST; before, that name is ignored) keeps IRQs off the CPUs
-/// the running kernel isolates (isolated, nohz_full) by itself while no banned list is set, and an explicit list
-/// replaces that. So fix sets a list only while the boot parameters do not cover the isolated CPUs yet (before
-/// the reboot, or without the command-line step), and takes its own list out again once they do: then
-/// irqbalance follows the boot parameters wherever they move. The list holds the user's own CPUs, the target's
-/// isolated CPUs and those the running kernel isolates — less the CPUs earlier fixes put there for another core.
-pub(crate) fn irqbalance(host: &Host, t: &Target) -> Step {
-    let mut s = step(
-        StepId::Irqbalance,
-        "irqbalance: keep IRQs off the isolated CPUs",
-        "irqbalance moves IRQs back onto the RT core every 10 s",
-    );
-    let Ok(text) = host.read(IRQBALANCE_DEFAULTS) else {
-        s.note(format!(
-            "{IRQBALANCE_DEFAULTS} not found: irqbalance is not installed, nothing to do"
-        ));
-        return s;
-    };
-    let earlier = super::earlier::Earlier::load(host);
-    let ours = earlier.added_to_file(IRQBALANCE_DEFAULTS, banned_cpus);
-    let mut users = banned_cpus(&text);
-    users.retain(|c| !ours.contains(c));
-    let mut kernel = Vec::new();
-    for f in ["isolated", "nohz_full"] {
-        let v = host.read(&format!("{CPU_DIR}/{f}")).unwrap_or_default();
-        kernel.extend(cpulist::parse(&v).unwrap_or_default());
-    }
-    let covered = t.isolated.iter().all(|c| kernel.contains(c));
-    let line = if users.is_empty() && covered {
-        s.note(format!(
-            "the running kernel isolates {} (isolated, nohz_full): irqbalance keeps IRQs off them by itself while \
-             no banned list is set, so none is",
-            crate::fix::cpus_named(&t.isolated)
-        ));
-        None
-    } else {
-        // CPUs the kernel isolates because an earlier fix asked are not the user's: they leave with that fix.
-        let released = earlier.cmdline_isolated();
-        kernel.retain(|c| !released.contains(c) || t.isolated.contains(c));
-        let mut banned = users;
-        banned.extend(&t.isolated);
-        banned.extend(kernel);
-        Some(format!("{BANNED}{}", cpulist::format(&banned)))
-    };
-    let new = with_banned(&text, line);
-    if new != text {
-        file(&mut s, host, IRQBALANCE_DEFAULTS, new);
-        let argv = ["systemctl", "try-restart", "irqbalance.service"]
-            .map(String::from)
-            .to_vec();
-        s.changes.push(Change::Command(CommandChange {
-            argv,
-            again_on_rollback: true,
-            reboot: false,
-        }));
-    }
-    s
-}
-
-/// `text` with its banned-list settings replaced by `line` (where the first was, else next to Debian's
-/// commented-out example, else at the end), or taken out.
-fn with_banned(text: &str, line: Option<String>) -> String {
-    let mut lines: Vec<String> = Vec::new();
-    let mut placed = false;
-    for l in text.lines() {
-        if banned_setting(l).is_none() {
-            lines.push(l.to_string());
-        } else if !placed {
-            lines.extend(line.clone());
-            placed = true;
-        }
-    }
-    if let (false, Some(line)) = (placed, line) {
-        match lines.iter().position(|l| l.trim() == format!("#{BANNED}")) {
-            Some(i) => lines.insert(i + 1, line),
-            None => lines.push(line),
-        }
-    }
-    let mut new = lines.join("\n");
-    new.push('\n');
-    new
-}
-
-pub fn rps(host: &Host, t: &Target) -> Step {
-    let mut s = step(
-        StepId::Rps,
-        "NIC receive path: RPS off, no IRQ deferral",
-        "receive packet steering hands packets to other CPUs through IPIs; napi_defer_hard_irqs and \
-         gro_flush_timeout hold received frames back to batch them",
-    );
-    let Some(nic) = &t.nic else {
-        s.note("no --nic given: nothing to do");
-        return s;
-    };
-    let dir = format!("{NET}/{nic}/queues");
-    for q in host
-        .list(&dir)
-        .unwrap_or_default()
-        .iter()
-        .filter(|q| q.starts_with("rx-"))
-    {
-        value(
-            &mut s,
-            host,
-            &format!("{dir}/{q}/rps_cpus"),
-            "0",
-            ValueKind::HexMask,
-            false,
-        );
-    }
-    for knob in ["napi_defer_hard_irqs", "gro_flush_timeout"] {
-        let path = format!("{NET}/{nic}/{knob}");
-        if host.exists(&path) {
-            value(&mut s, host, &path, "0", ValueKind::Exact, false);
-        }
-    }
     s
 }
 

@@ -1,0 +1,212 @@
+//! irqbalance: the check that it keeps off the RT core, and the step that bans the core in its settings.
+//!
+//! irqbalance moves IRQs between CPUs every 10 s by their load, undoing fix's IRQ affinity; left to itself it
+//! avoids isolated and nohz_full CPUs, which an explicit banned list replaces. Its settings file lasts across
+//! reboots, and the daemon reads it when it starts: the step edits the file and restarts the service.
+
+use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, unknown};
+use crate::fix::kind::command::CommandChange;
+use crate::fix::runtime::{Target, file, step};
+use crate::fix::{Change, Step, StepId};
+use crate::host::Host;
+use crate::machine::{CPU_DIR, CPU_ISOLATED, CPU_NOHZ_FULL, PROC};
+use crate::parse::{cpulist, mask};
+
+use super::{Persistence, Tunable, no_risks};
+
+/// irqbalance's settings (IRQBALANCE_BANNED_CPULIST …), which the check reads and the step edits.
+pub(crate) const IRQBALANCE_DEFAULTS: &str = "/etc/default/irqbalance";
+
+pub(crate) const TUNABLE: Tunable = Tunable {
+    step: StepId::Irqbalance,
+    persistence: Persistence::Files,
+    plan: |host, t, _| Ok(plan(host, t)),
+    risks: no_risks,
+};
+
+pub(crate) const CHECK: Check = Check {
+    id: CheckId::Irqbalance,
+    section: Section::Core,
+    title: "irqbalance keeps off RT core",
+    doc: "irqbalance rewrites IRQ affinities every 10 s and undoes manual pinning. Passes when it is not running, \
+          or IRQBALANCE_BANNED_CPULIST/IRQBALANCE_BANNED_CPUS in /etc/default/irqbalance bans the core, or \
+          neither is set and the core is isolated or nohz_full (irqbalance skips those by itself; an empty \
+          banned list removes that).",
+    remedy: Some(StepId::Irqbalance),
+    by_hand: None,
+    evaluate: irqbalance,
+};
+
+/// Whether a process named `name` runs, from /proc/PID/comm (works on snapshots, which keep comm files).
+fn process_running(host: &Host, name: &str) -> Result<bool, Unknown> {
+    let pids = host
+        .list(PROC)
+        .map_err(|e| unknown(format!("{PROC}: {}", e.reason())))?;
+    // A process that exits meanwhile is gone (not found); one that cannot be read might be `name`.
+    let mut unreadable = 0;
+    for p in pids
+        .iter()
+        .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        match host.read_trimmed(&format!("{PROC}/{p}/comm")) {
+            Ok(c) if c == name => return Ok(true),
+            Ok(_) => {}
+            Err(e) if e.is_not_found() => {}
+            Err(_) => unreadable += 1,
+        }
+    }
+    if unreadable > 0 {
+        return Err(unknown(format!(
+            "{unreadable} processes' names could not be read"
+        )));
+    }
+    Ok(false)
+}
+
+fn shell_var<'a>(text: &'a str, var: &str) -> Option<&'a str> {
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter_map(|l| l.trim().strip_prefix(var)?.strip_prefix('='))
+        .map(|v| v.trim().trim_matches('"').trim_matches('\''))
+        .next_back()
+}
+
+fn irqbalance(host: &Host, ctx: &Ctx) -> Eval {
+    if !process_running(host, "irqbalance")? {
+        return Ok(Assessment::pass("not running"));
+    }
+    let core = ctx.core;
+    let defaults = host.read(IRQBALANCE_DEFAULTS).unwrap_or_default();
+    if let Some(l) = shell_var(&defaults, "IRQBALANCE_BANNED_CPULIST") {
+        let banned = cpulist::parse(l).unwrap_or_default();
+        return Ok(if banned.contains(&core) {
+            Assessment::pass(format!("running, banned CPUs {l}"))
+        } else {
+            Assessment::fail(format!(
+                "running, CPU{core} not in IRQBALANCE_BANNED_CPULIST={l}"
+            ))
+        });
+    }
+    if let Some(m) = shell_var(&defaults, "IRQBALANCE_BANNED_CPUS") {
+        let banned = mask::parse(m).unwrap_or_default();
+        return Ok(if banned.contains(&core) {
+            Assessment::pass(format!("running, banned mask {m}"))
+        } else {
+            Assessment::fail(format!(
+                "running, CPU{core} not in IRQBALANCE_BANNED_CPUS={m}"
+            ))
+        });
+    }
+    let in_list = |p: &str| {
+        host.read_trimmed(p)
+            .ok()
+            .and_then(|r| cpulist::parse(&r).ok())
+            .is_some_and(|v| v.contains(&core))
+    };
+    Ok(if in_list(CPU_ISOLATED) || in_list(CPU_NOHZ_FULL) {
+        Assessment::pass("running, skips isolated CPUs")
+    } else {
+        Assessment::fail(format!("running and may move IRQs onto CPU{core}"))
+    })
+}
+
+const BANNED: &str = "IRQBALANCE_BANNED_CPULIST=";
+
+/// The value of a line that sets irqbalance's banned list.
+fn banned_setting(line: &str) -> Option<String> {
+    line.trim_start()
+        .strip_prefix(BANNED)
+        .map(|v| v.trim().trim_matches('"').to_string())
+}
+
+/// The CPUs the last setting of the banned list in `text` names (as the shell that sources it keeps the last).
+fn banned_cpus(text: &str) -> Vec<usize> {
+    text.lines()
+        .rev()
+        .find_map(banned_setting)
+        .and_then(|v| cpulist::parse(&v).ok())
+        .unwrap_or_default()
+}
+
+/// irqbalance (1.8 and later: IRQBALANCE_BANNED_CPULIST; before, that name is ignored) keeps IRQs off the CPUs
+/// the running kernel isolates (isolated, nohz_full) by itself while no banned list is set, and an explicit list
+/// replaces that. So fix sets a list only while the boot parameters do not cover the isolated CPUs yet (before
+/// the reboot, or without the command-line step), and takes its own list out again once they do: then
+/// irqbalance follows the boot parameters wherever they move. The list holds the user's own CPUs, the target's
+/// isolated CPUs and those the running kernel isolates — less the CPUs earlier fixes put there for another core.
+fn plan(host: &Host, t: &Target) -> Step {
+    let mut s = step(
+        StepId::Irqbalance,
+        "irqbalance: keep IRQs off the isolated CPUs",
+        "irqbalance moves IRQs back onto the RT core every 10 s",
+    );
+    let Ok(text) = host.read(IRQBALANCE_DEFAULTS) else {
+        s.note(format!(
+            "{IRQBALANCE_DEFAULTS} not found: irqbalance is not installed, nothing to do"
+        ));
+        return s;
+    };
+    let earlier = crate::fix::earlier::Earlier::load(host);
+    let ours = earlier.added_to_file(IRQBALANCE_DEFAULTS, banned_cpus);
+    let mut users = banned_cpus(&text);
+    users.retain(|c| !ours.contains(c));
+    let mut kernel = Vec::new();
+    for f in ["isolated", "nohz_full"] {
+        let v = host.read(&format!("{CPU_DIR}/{f}")).unwrap_or_default();
+        kernel.extend(cpulist::parse(&v).unwrap_or_default());
+    }
+    let covered = t.isolated.iter().all(|c| kernel.contains(c));
+    let line = if users.is_empty() && covered {
+        s.note(format!(
+            "the running kernel isolates {} (isolated, nohz_full): irqbalance keeps IRQs off them by itself while \
+             no banned list is set, so none is",
+            crate::fix::cpus_named(&t.isolated)
+        ));
+        None
+    } else {
+        // CPUs the kernel isolates because an earlier fix asked are not the user's: they leave with that fix.
+        let released = earlier.cmdline_isolated();
+        kernel.retain(|c| !released.contains(c) || t.isolated.contains(c));
+        let mut banned = users;
+        banned.extend(&t.isolated);
+        banned.extend(kernel);
+        Some(format!("{BANNED}{}", cpulist::format(&banned)))
+    };
+    let new = with_banned(&text, line);
+    if new != text {
+        file(&mut s, host, IRQBALANCE_DEFAULTS, new);
+        let argv = ["systemctl", "try-restart", "irqbalance.service"]
+            .map(String::from)
+            .to_vec();
+        s.changes.push(Change::Command(CommandChange {
+            argv,
+            again_on_rollback: true,
+            reboot: false,
+        }));
+    }
+    s
+}
+
+/// `text` with its banned-list settings replaced by `line` (where the first was, else next to Debian's
+/// commented-out example, else at the end), or taken out.
+fn with_banned(text: &str, line: Option<String>) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut placed = false;
+    for l in text.lines() {
+        if banned_setting(l).is_none() {
+            lines.push(l.to_string());
+        } else if !placed {
+            lines.extend(line.clone());
+            placed = true;
+        }
+    }
+    if let (false, Some(line)) = (placed, line) {
+        match lines.iter().position(|l| l.trim() == format!("#{BANNED}")) {
+            Some(i) => lines.insert(i + 1, line),
+            None => lines.push(line),
+        }
+    }
+    let mut new = lines.join("\n");
+    new.push('\n');
+    new
+}
