@@ -13,5 +13,6 @@ mod nic_follow;
 mod nic_steps;
 mod on_a_terminal;
 mod plan;
+mod rollback_says;
 mod safety;
 mod this_machine;
