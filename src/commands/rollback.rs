@@ -34,14 +34,16 @@ fn preview(host: &Host, runs: &[(String, journal::Run)], how: How) -> (String, V
         ));
         let mut entries = Vec::new();
         let mut mine = Vec::new();
+        let mut users = undo::UsersParams::default();
         for e in run.entries.iter().rev() {
             let before = newer.iter().find(|(p, _)| p == e.path()).map(|x| x.1);
-            let r = match (before, e) {
-                (Some(true), _) => Ok(Restored::Conflict(
+            let r = match (before, e, users.keeps(host, e)) {
+                (_, _, Some(kept)) => Ok(kept),
+                (Some(true), _, _) => Ok(Restored::Conflict(
                     "changed since fix (see the newer run above)".into(),
                 )),
-                (_, journal::Entry::Dir(d)) => kind::dir::preview(host, d, &removed),
-                (Some(false), _) => kind::restore(
+                (_, journal::Entry::Dir(d), _) => kind::dir::preview(host, d, &removed),
+                (Some(false), _, _) => kind::restore(
                     host,
                     e,
                     How {
@@ -49,7 +51,7 @@ fn preview(host: &Host, runs: &[(String, journal::Run)], how: How) -> (String, V
                         force: true,
                     },
                 ),
-                (None, _) => kind::restore(
+                (None, _, _) => kind::restore(
                     host,
                     e,
                     How {
@@ -58,6 +60,9 @@ fn preview(host: &Host, runs: &[(String, journal::Run)], how: How) -> (String, V
                     },
                 ),
             };
+            if let Ok(r) = &r {
+                users.saw(e, r);
+            }
             mine.push((e.path().to_string(), matches!(r, Ok(Restored::Conflict(_)))));
             if matches!(r, Ok(Restored::Removed)) {
                 removed.push(e.path().to_string());

@@ -57,3 +57,69 @@ fn a_refused_rollback_changes_nothing_and_a_cleanup_is_reported() {
     );
     assert!(!r.exists("/etc/sysctl.d/.99-rmp-eval.conf.rmp-eval.4194303"));
 }
+
+#[test]
+fn a_parameter_the_user_added_to_the_state_file_still_takes_effect_after_rollback() {
+    let r = Root::untuned();
+    let start = r.tree();
+    ok(&r.rmp(
+        "fix",
+        &["--core", "1", "--only", "cmdline", "--yes", "--no-measure"],
+    ));
+    // As `sed -i 's/$/ nosmt/'` adds it to fix's one-line state file.
+    let state = r.read("/var/lib/rmp-eval/cmdline");
+    r.write(
+        "/var/lib/rmp-eval/cmdline",
+        &state.replace('\n', " nosmt\n"),
+    );
+    let said =
+        "kept: it hands the parameters you added to /var/lib/rmp-eval/cmdline (+nosmt) to GRUB";
+    let preview = r.rmp("rollback", &["--dry-run"]);
+    assert!(
+        String::from_utf8_lossy(&preview.stdout).contains(said),
+        "{}",
+        text(&preview)
+    );
+    let o = r.rmp("rollback", &["--yes"]);
+    ok(&o);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(said),
+        "{}",
+        text(&o)
+    );
+    // GRUB's next command line: the user's parameter, none of fix's.
+    let line = r.grub_line();
+    assert!(line.iter().any(|t| t == "nosmt"), "{line:?}");
+    assert!(!line.iter().any(|t| t.starts_with("isolcpus=")), "{line:?}");
+    // Once the user takes it out, rollback removes the drop-in too (it stayed in the journal for that).
+    r.write("/var/lib/rmp-eval/cmdline", "");
+    ok(&r.rmp("rollback", &["--yes"]));
+    let mut left = diff(&start, &r.tree());
+    left.retain(|p| p != "var/lib/rmp-eval/cmdline");
+    assert_eq!(left, Vec::<String>::new());
+}
+
+#[test]
+fn the_users_parameters_keep_their_place_through_fix_and_rollback() {
+    let r = Root::untuned();
+    r.remove("/etc/default/grub");
+    r.remove("/etc/default/grub.d");
+    r.write("/boot/efi/loader/loader.conf", "timeout 3\n");
+    let user = "root=UUID=0b5e ro quiet isolcpus=2 nohz_full=2 mitigations=off";
+    r.write("/etc/kernel/cmdline", &format!("{user}\n"));
+    ok(&r.rmp(
+        "fix",
+        &["--core", "1", "--only", "cmdline", "--yes", "--no-measure"],
+    ));
+    let fixed = r.read("/etc/kernel/cmdline");
+    assert!(
+        fixed.starts_with(
+            "root=UUID=0b5e ro quiet isolcpus=managed_irq,domain,1-2 nohz_full=1-2 mitigations=off "
+        ),
+        "{fixed}"
+    );
+    // An edit after fix makes rollback take fix's parameters out of the line instead of restoring its bytes.
+    r.write("/etc/kernel/cmdline", &fixed.replace('\n', " nosmt\n"));
+    ok(&r.rmp("rollback", &["--yes"]));
+    assert_eq!(r.read("/etc/kernel/cmdline"), format!("{user} nosmt\n"));
+}
