@@ -282,7 +282,11 @@ mod tests {
         );
         let merged = merge_into(&cur, &m);
         assert_eq!(merged.iter().filter(|t| name(t) == "isolcpus").count(), 1);
-        assert_eq!(merged[..2], ["quiet", "console=ttyS0"]);
+        // The user's order stays: the merged value where theirs was.
+        assert_eq!(
+            merged[..3],
+            ["quiet", "isolcpus=managed_irq,domain,2-3", "console=ttyS0"]
+        );
     }
 
     #[test]
