@@ -36,7 +36,7 @@ def cargo(*args):
 
 def shipped(target):
     """[(depth, name, version, features)] in cargo tree's order, proc-macro subtrees left out."""
-    out = cargo("tree", "--locked", "--offline", "-e", "normal", "--target", target, "--prefix", "depth",
+    out = cargo("tree", "--locked", "-e", "normal", "--target", target, "--prefix", "depth",
                 "--no-dedupe", "-f", "{p}|{f}")
     rows, skip_below = [], None
     for line in out.splitlines():
@@ -69,7 +69,7 @@ def notice_files(pkg):
 
 
 def collect(target):
-    meta = json.loads(cargo("metadata", "--locked", "--offline", "--format-version", "1", "--filter-platform",
+    meta = json.loads(cargo("metadata", "--locked", "--format-version", "1", "--filter-platform",
                             target))
     by_key = {(p["name"], p["version"]): p for p in meta["packages"]}
     with open(os.path.join(meta["workspace_root"], "Cargo.lock"), "rb") as f:

@@ -106,7 +106,7 @@ fn cargo() -> Command {
 
 fn metadata(target: &str) -> Value {
     let o = cargo()
-        .args(["metadata", "--locked", "--offline", "--format-version", "1"])
+        .args(["metadata", "--locked", "--format-version", "1"])
         .args(["--filter-platform", target])
         .output()
         .expect("cargo metadata runs");
