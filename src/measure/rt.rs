@@ -17,21 +17,11 @@ pub(crate) const RT_STACK: usize = 256 * 1024;
 /// How much of it is touched before the loop starts, so that the loop never faults a stack page in.
 const PREFAULT: usize = 64 * 1024;
 
-/// mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT): every page the process touches stays resident, threads created
-/// later included. ONFAULT locks pages as they are first touched instead of loading the whole binary and libraries:
-/// the RT path is touched before measuring (`Series::warm_up`, `prefault_stack`, the loop's first, unrecorded
-/// wakeup), so it takes no page fault, and the pages it never uses cost no memory. Kernels before 4.4 lack
-/// ONFAULT: then everything mapped is locked, as cyclictest does.
-///
-/// With `shed_code`, the code mapped so far (start-up, the command's setup) is dropped first
-/// (`sys::process::split_code_mappings`; `main` split the mappings into page pairs): only the pages used from here
-/// on are locked. That needs every path the RT loop takes to be touched before it measures: the cyclic loops' are
-/// (`Series::warm_up`, the page-fault test in tests/run_cyclic.rs); a NIC thread's rarer paths (a lost or unmatched
-/// frame) are not, so a NIC run keeps what its setup mapped.
-pub(crate) fn lock_memory(shed_code: bool) -> Result<()> {
-    if shed_code {
-        sys::split_code_mappings();
-    }
+/// malloc told never to give memory back, then mlockall(MCL_CURRENT | MCL_FUTURE), as cyclictest does: every page
+/// of the process resident before it is used, threads created later included, so no RT loop takes a page fault on
+/// any path; and no thread's free or trim unmaps memory (a TLB-shootdown IPI to the RT core) while they run.
+pub(crate) fn lock_memory() -> Result<()> {
+    sys::keep_freed_memory();
     sys::lock_all_memory().map_err(|e| {
         Error::failed(format!(
             "cannot lock memory (mlockall: {e}): run as root or raise RLIMIT_MEMLOCK"
