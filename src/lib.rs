@@ -13,10 +13,14 @@ pub(crate) mod ethercat;
 pub mod fix;
 pub mod host;
 pub(crate) mod job;
+// The qualify driver that raises its events is not in yet: until it is, its state machine is reached from its
+// tests only.
 pub mod machine;
 pub mod measure;
 pub mod output;
 pub mod parse;
+#[allow(dead_code)]
+pub(crate) mod qualify;
 pub mod registry;
 pub mod remedy;
 pub mod report;
