@@ -142,6 +142,7 @@ where
         .stack_size(RT_STACK)
         .spawn(move || match enter_rt(core, priority) {
             Ok(()) => {
+                test_seam_record_threads();
                 let _ = tx.send(Ok(()));
                 let v = f();
                 waker.unpark();
@@ -165,3 +166,43 @@ where
         }
     }
 }
+
+/// A test seam, compiled only with the `test-seams` feature (see fix/apply.rs's): with
+/// RMP_EVAL_TEST_THREADS_FILE set, the first RT thread of the process, once set up and before its loop, writes
+/// each thread of the process as "TID NAME POLICY CPUS" (POLICY: /proc's field 41, 1 = SCHED_FIFO; CPUS: the
+/// allowed list), so that a test sees every mask at the instant the first RT thread starts: tests/run/confined.rs.
+#[cfg(feature = "test-seams")]
+fn test_seam_record_threads() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static DONE: AtomicBool = AtomicBool::new(false);
+    let Some(out) = std::env::var_os("RMP_EVAL_TEST_THREADS_FILE") else {
+        return;
+    };
+    if DONE.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let host = Host::live();
+    let mut lines = String::new();
+    for tid in host.list("/proc/self/task").unwrap_or_default() {
+        let stat = host
+            .read(&format!("/proc/self/task/{tid}/stat"))
+            .unwrap_or_default();
+        let status = host
+            .read(&format!("/proc/self/task/{tid}/status"))
+            .unwrap_or_default();
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let policy = stat[close + 2..].split_whitespace().nth(38).unwrap_or("?");
+        let cpus = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .unwrap_or("?")
+            .trim();
+        lines += &format!("{tid} {} {policy} {cpus}\n", &stat[open + 1..close]);
+    }
+    let _ = std::fs::write(out, lines);
+}
+
+#[cfg(not(feature = "test-seams"))]
+fn test_seam_record_threads() {}
