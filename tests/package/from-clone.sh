@@ -32,7 +32,7 @@ grep -l '^Acquire::' /etc/apt/apt.conf.d/* 2>/dev/null | xargs -r cp -t "$CHROOT
 src="$CHROOT$ROOT"
 mkdir -p "$src"
 (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) | tar -C "$src" -xf -
-mkdir -p "$src/target" "$CACHE/apt-archives"
+mkdir -p "$src/target" "$ROOT/target" "$CACHE/apt-archives"
 bind_mount_at() { mkdir -p "$CHROOT$2" && mount --bind "$1" "$CHROOT$2" && MOUNTS+=("$CHROOT$2"); }
 bind_mount_at "$ROOT/target" "$ROOT/target"
 bind_mount_at "$CACHE/apt-archives" /var/cache/apt/archives
