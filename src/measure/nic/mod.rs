@@ -163,12 +163,7 @@ fn gauges(args: &RunSpec, sender: &Series, receiver: &Series, shared: &Arc<Share
 /// Frames (sent, not sent) so far, for the round trips' collector.
 fn frames_sent(shared: &Arc<Shared>) -> Box<dyn Fn() -> (u64, u64)> {
     let counted = Arc::clone(shared);
-    Box::new(move || {
-        (
-            counted.sent.load(Relaxed),
-            counted.send_errors.load(Relaxed),
-        )
-    })
+    Box::new(move || (counted.sent.load(Relaxed), counted.not_sent()))
 }
 
 /// What the sender returns: its series and how its loop ended.

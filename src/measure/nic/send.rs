@@ -14,6 +14,7 @@ use crate::measure::sampler::{self, Ended, Limits};
 use crate::measure::series::Series;
 use crate::measure::spec::Mode;
 use crate::sys::clock;
+use crate::sys::xsk::Sent;
 use crate::trace::marker::Marker;
 
 /// Everything the sender thread takes with it.
@@ -75,13 +76,28 @@ impl Sender {
             if let Some(mk) = &marker {
                 mk.mark_send(i);
             }
-            if let Err(e) = port.send(probe.frame()) {
-                sh.send_errors.fetch_add(1, Relaxed);
-                sh.send_errno.store(e.raw_os_error().unwrap_or(0), Relaxed);
+            match port.send(probe.frame()) {
+                Ok(Sent::Out) => {}
+                // On the ring: it goes out with a later kick (its reply then comes late) or is counted at the end.
+                Ok(Sent::Waiting(errno)) => {
+                    sh.waited.fetch_add(1, Relaxed);
+                    sh.send_errno.store(errno, Relaxed);
+                }
+                Ok(Sent::RingFull) => {
+                    sh.ring_full.fetch_add(1, Relaxed);
+                }
+                Err(e) => {
+                    sh.send_errors.fetch_add(1, Relaxed);
+                    sh.send_errno.store(e.raw_os_error().unwrap_or(0), Relaxed);
+                }
             }
         });
         std::thread::sleep(Duration::from_millis(1));
         take_stamps(&mut buf);
+        // What never left the AF_XDP ring was not sent: the kernel refused every kick after it.
+        let unsent = u64::from(port.unsent());
+        sh.unsent_at_end.store(unsent, Relaxed);
+        sh.send_errors.fetch_add(unsent, Relaxed);
         sh.sender_done.store(true, Release);
         (series, ended)
     }
