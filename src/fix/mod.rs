@@ -15,7 +15,6 @@
 
 pub mod apply;
 pub(crate) mod boot;
-pub(crate) mod cpuset;
 pub(crate) mod drift;
 pub mod ethtool;
 pub mod journal;
@@ -46,6 +45,7 @@ pub(crate) fn known_targets() -> Vec<&'static str> {
         crate::tunable::irqbalance::IRQBALANCE_DEFAULTS,
     ];
     v.extend(boot::files());
+    v.extend([boot::grub_trial::CUSTOM_CFG, boot::grub_trial::GRUBENV]);
     v
 }
 

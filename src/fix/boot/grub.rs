@@ -11,6 +11,7 @@ use super::grub_layout::{
 use super::grub_source::{self as source, Effective};
 use super::line::skipped_notes;
 use super::tokens::{is_safe_token, merge_into, name, tokens};
+use super::trial::{NoTrial, Trial};
 use super::want::{NoHousekeeping, Want, managed_params};
 use crate::fix::kind::command::CommandChange;
 use crate::fix::kind::file::{CmdlineEdit, FileChange};
@@ -55,6 +56,10 @@ impl BootLoader for Grub {
 
     fn plan(&self, host: &Host, want: &Want, s: &mut Step) -> Result<(), NoHousekeeping> {
         plan(host, want, s)
+    }
+
+    fn trial(&self, host: &Host, params: &[String]) -> Result<Trial, NoTrial> {
+        super::grub_trial::plan(host, params)
     }
 }
 
