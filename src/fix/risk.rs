@@ -16,7 +16,7 @@ pub(crate) fn add(s: &mut Step, t: &Target) {
 }
 
 /// "CPU 1 of 2 … one CPU (0) is left for everything else".
-fn housekeeping(t: &Target) -> Option<String> {
+pub(crate) fn housekeeping(t: &Target) -> Option<String> {
     let left = t.housekeeping();
     let taken = super::cpus_named(&t.isolated);
     let n = t.online.len();
@@ -71,7 +71,6 @@ fn of(s: &Step, t: &Target) -> Vec<String> {
             }
             r.extend(housekeeping(t));
         }
-        StepId::Cpuset => r.extend(housekeeping(t)),
         StepId::NicCoalesce => r.push(
             "one interrupt per frame: at high frame rates the CPU that takes them does more work"
                 .into(),
