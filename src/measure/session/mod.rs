@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use super::collect::Collector;
 use super::hlog::Hlog;
 use super::interference::{Counters, Counting};
-use super::result::RunResult;
 use super::result::SeriesSummary;
+use super::result::{RunResult, StoppedBy};
 use super::rt::DmaLatency;
 use super::series::Series;
 use super::smi::LocalSmi;
@@ -71,6 +71,8 @@ pub(crate) struct Ended {
     pub(crate) started: String,
     /// A signal (or `q`) ended the run.
     pub(crate) interrupted: bool,
+    /// Which: q, SIGINT (Ctrl+C) or SIGTERM.
+    pub(crate) stopped_by: Option<StoppedBy>,
     pub(crate) dma_latency_held: bool,
     /// When the statistics were last reset (RFC 3339), and how often.
     pub(crate) reset_at: Option<String>,
@@ -253,7 +255,7 @@ impl Session {
                 self.resets += 1;
             }
             if action == Action::Stop {
-                self.signals.stop.store(true, Ordering::SeqCst);
+                self.signals.stop_by_key();
             }
             if now >= next_checkpoint {
                 next_checkpoint += every;
@@ -302,6 +304,7 @@ impl Session {
         Ended {
             started: store::rfc3339(self.started),
             interrupted: self.signals.stopped(),
+            stopped_by: self.signals.stopped_by(),
             dma_latency_held: self.dma.held(),
             reset_at: self.last_reset.map(store::rfc3339),
             resets: self.resets,
