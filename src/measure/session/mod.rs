@@ -148,6 +148,14 @@ impl Session {
         self.counters.as_mut()?.smi_reader(period_us)
     }
 
+    /// The series of the loops on the counted core (every thread of a set there): their wakeups are the run's
+    /// own timer interrupts, not the kernel's ticks.
+    pub(crate) fn own_loops(&mut self, live: Vec<Arc<super::series::Live>>) {
+        if let Some(c) = &mut self.counters {
+            c.own_loops(live);
+        }
+    }
+
     /// The trace's report, once the RT threads are joined.
     pub(crate) fn finish_trace(&mut self) -> Option<TraceReport> {
         self.tracing.take().map(Tracing::finish)
