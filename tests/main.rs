@@ -15,6 +15,7 @@ mod fix;
 mod fleet;
 mod layering;
 mod nic;
+mod qualify;
 mod report;
 mod root_gate;
 mod run;
