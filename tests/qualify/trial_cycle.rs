@@ -4,14 +4,14 @@
 //! sweep and is not one at a time): what is judged is the boot files, the state and rollback.
 
 use crate::common;
-use common::fix::{Root, diff, ok, text};
+use common::fix::{Root, Tree, diff, ok, text};
 
 const IMAGE: &str = "/boot/vmlinuz-6.1.0-50-rt-amd64";
-const BOOT_A: &str = "6a1f0d7e-9a43-4c59-9c7e-000000000001\n";
+pub(super) const BOOT_A: &str = "6a1f0d7e-9a43-4c59-9c7e-000000000001\n";
 const BOOT_B: &str = "6a1f0d7e-9a43-4c59-9c7e-000000000002\n";
-const STATE: &str = "/var/lib/rmp-eval/qualify.json";
+pub(super) const STATE: &str = "/var/lib/rmp-eval/qualify.json";
 
-fn samples(name: &str) -> Vec<u8> {
+pub(super) fn samples(name: &str) -> Vec<u8> {
     std::fs::read(format!(
         "{}/tests/fixtures/samples/{name}",
         env!("CARGO_MANIFEST_DIR")
@@ -21,7 +21,7 @@ fn samples(name: &str) -> Vec<u8> {
 
 /// The untuned guest with GRUB's generated files, in its first boot, with qualify planned and its baseline
 /// measured: a command-line step, then a sysctl step.
-fn planned() -> Root {
+pub(super) fn planned() -> Root {
     let r = Root::untuned();
     std::fs::write(
         r.path("/boot/grub/grub.cfg"),
@@ -52,18 +52,18 @@ fn planned() -> Root {
     r
 }
 
-fn state(r: &Root) -> serde_json::Value {
+pub(super) fn state(r: &Root) -> serde_json::Value {
     serde_json::from_str(&r.read(STATE)).unwrap()
 }
 
-fn resume(r: &Root) -> String {
+pub(super) fn resume(r: &Root) -> String {
     let o = r.rmp("qualify", &["--resume"]);
     ok(&o);
     text(&o)
 }
 
 /// Boots the trial: a new boot id and the command line the trial entry gives.
-fn boot_trial(r: &Root) -> String {
+pub(super) fn boot_trial(r: &Root) -> String {
     let custom = r.read("/boot/grub/custom.cfg");
     let line = custom
         .lines()
@@ -113,11 +113,15 @@ fn a_healthy_trial_boot_is_committed_and_rollback_restores_every_byte() {
     r.write("/sys/devices/system/cpu/isolated", "1\n");
     let out = resume(&r);
     assert!(out.contains("done"), "{out}");
-    let q = state(&r);
-    assert_eq!(q["phase"]["phase"], "done");
+    committed_then_rolled_back(&r, &start);
+}
+
+/// Done with the trial committed: the permanent configuration holds the trial's parameters, the trial entry is
+/// gone and grubenv is as it was; then the boot the test made is put back and rollback restores every byte.
+pub(super) fn committed_then_rolled_back(r: &Root, start: &Tree) {
+    let q = state(r);
+    assert_eq!(q["phase"]["phase"], "done", "{q}");
     assert_eq!(q["steps"][0]["outcome"]["outcome"], "kept");
-    // Committed: the permanent configuration holds the trial's parameters; the trial entry is gone and grubenv
-    // is as it was.
     assert!(
         r.read("/var/lib/rmp-eval/cmdline")
             .contains("isolcpus=managed_irq,domain,1")
@@ -127,7 +131,6 @@ fn a_healthy_trial_boot_is_committed_and_rollback_restores_every_byte() {
         std::fs::read(r.path("/boot/grub/grubenv")).unwrap(),
         samples("grubenv-debian12-rt-qemu.bin")
     );
-    // What the test itself changed (the boot) is put back; rollback does the rest.
     r.write("/proc/sys/kernel/random/boot_id", BOOT_A);
     std::fs::write(r.path("/proc/cmdline"), &start["proc/cmdline"].0).unwrap();
     std::fs::write(
