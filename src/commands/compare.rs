@@ -11,6 +11,7 @@ use crate::host::Host;
 use crate::measure::result::RunResult;
 use crate::measure::store;
 use crate::output::{self, Output};
+use crate::outln;
 use crate::parse::text::sanitize;
 use crate::report::compare::{Trend, compare, render_text};
 use crate::report::compare_input::{shown_label, validate};
@@ -46,7 +47,13 @@ pub(crate) fn execute(
 ) -> Result<Outcome> {
     let (bp, ap) = match (&args.before, &args.after) {
         (Some(b), Some(a)) => (store::resolve(host, b)?, store::resolve(host, a)?),
-        _ => crate::after_boot_state::pair(host)?,
+        _ => {
+            let c = crate::after_boot_state::pair(host)?;
+            if !args.json {
+                outln!(w, "Comparing {}.", c.what);
+            }
+            (c.before, c.after)
+        }
     };
     let (bn, an) = (
         sanitize(&bp.display().to_string(), 200),
