@@ -140,7 +140,9 @@ pub(crate) fn pair(host: &Host) -> Result<Chosen> {
         (_, Some((armed, before, after))) => Ok(Chosen {
             before,
             after,
-            what: format!("the after-boot measurement of the fix of {armed}, against that fix's before"),
+            what: format!(
+                "the after-boot measurement of the fix of {armed}, against that fix's before"
+            ),
         }),
         (Some(f), None) => Ok(from_fix(f)),
         (None, None) => Err(Error::usage(
@@ -222,8 +224,15 @@ mod tests {
         assert!(e.contains("nothing to compare"), "{e}");
         record_fix_pair(&host, "/r/b.json".into(), "/r/a.json".into()).unwrap();
         let c = pair(&host).unwrap();
-        assert_eq!((c.before, c.after), ("/r/b.json".into(), "/r/a.json".into()));
-        assert!(c.what.starts_with("fix's before and after of "), "{}", c.what);
+        assert_eq!(
+            (c.before, c.after),
+            ("/r/b.json".into(), "/r/a.json".into())
+        );
+        assert!(
+            c.what.starts_with("fix's before and after of "),
+            "{}",
+            c.what
+        );
         // An after-boot pair armed later (a fix that needed a reboot) is the newer one.
         let mut done = sample();
         done.armed = "2999-01-01T00:00:00Z".into();
@@ -238,6 +247,11 @@ mod tests {
         assert_eq!(pair(&host).unwrap().after, PathBuf::from("/r/a.json"));
         // While an after-boot measurement is pending, nothing is guessed.
         arm(&host, &sample()).unwrap();
-        assert!(pair(&host).unwrap_err().to_string().contains("still pending"));
+        assert!(
+            pair(&host)
+                .unwrap_err()
+                .to_string()
+                .contains("still pending")
+        );
     }
 }

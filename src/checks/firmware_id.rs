@@ -135,7 +135,9 @@ impl Firmware {
             (true, true, Some(m)) => format!("{m} (board model)"),
             (true, true, None) => format!(
                 "unknown ({})",
-                self.unknown.as_deref().unwrap_or("no SMBIOS or device-tree identity")
+                self.unknown
+                    .as_deref()
+                    .unwrap_or("no SMBIOS or device-tree identity")
             ),
         }
     }
@@ -202,7 +204,10 @@ mod tests {
         let none = read(&Host::with_root(d.path()));
         let json = serde_json::to_value(&none).unwrap();
         assert!(
-            json["unknown"].as_str().unwrap().contains("exports no SMBIOS table"),
+            json["unknown"]
+                .as_str()
+                .unwrap()
+                .contains("exports no SMBIOS table"),
             "{json}"
         );
         let dmi = d.path().join("sys/class/dmi/id");
@@ -212,7 +217,9 @@ mod tests {
         }
         let placeholders = read(&Host::with_root(d.path()));
         assert!(
-            placeholders.machine_line().contains("empty or placeholders"),
+            placeholders
+                .machine_line()
+                .contains("empty or placeholders"),
             "{}",
             placeholders.machine_line()
         );
