@@ -68,6 +68,10 @@ pub struct RunArgs {
     /// transmits there too (--txq, if given, must be the same)
     #[arg(long, value_enum, value_name = "PATH", default_value_t = NicPath::AfPacket)]
     pub(crate) path: NicPath,
+    /// NIC mode, EtherCAT: leave out the two datagrams that read when each frame reached the first SubDevice
+    /// (its distributed clock's receive time; 28 bytes a frame)
+    #[arg(long, requires = "nic")]
+    pub(crate) no_arrival: bool,
     /// Cycle period in microseconds
     #[arg(long, short = 's', visible_alias = "send-sleep", value_name = "US", default_value_t = RunSpec::PERIOD_US,
           value_parser = parse_us, allow_negative_numbers = true)]
@@ -259,6 +263,7 @@ impl RunArgs {
             txq: self.txq,
             rxq: self.rxq,
             path: self.path,
+            arrival: !self.no_arrival && self.mode == Mode::Ecat,
         }))
     }
 }
