@@ -26,5 +26,5 @@ pub mod remedy;
 pub mod report;
 pub(crate) mod sys;
 pub(crate) mod trace;
-pub(crate) mod tunable;
+pub mod tunable;
 pub(crate) mod wallclock;

@@ -3,11 +3,9 @@
 //! generated.
 
 pub(crate) mod after_boot;
-pub mod ethtool;
 pub(crate) mod firmware;
 pub(crate) mod firmware_id;
 pub(crate) mod id;
-pub(crate) mod irq;
 pub(crate) mod isolation;
 pub(crate) mod machine_id;
 pub(crate) mod nic;
@@ -158,6 +156,13 @@ impl Finding {
 pub(crate) fn read(host: &Host, path: &str) -> Result<String, Unknown> {
     host.read_trimmed(path)
         .map_err(|e| unknown(format!("{path}: {}", e.reason())))
+}
+
+/// /proc/interrupts for a check: what it cannot give is the check's unknown.
+pub(crate) fn read_interrupts(
+    host: &Host,
+) -> Result<crate::parse::interrupts::Interrupts, Unknown> {
+    crate::machine::irq::read_interrupts(host).map_err(|e| unknown(e.to_string()))
 }
 
 /// The first `show` items joined with ", ", then "+N more" for the rest: details stay one short line.

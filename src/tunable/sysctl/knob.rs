@@ -2,7 +2,7 @@
 //! the sysctl step writes that same value. Declared once here (tuned's get/set/verify per tunable), so the
 //! check and its remedy cannot drift apart.
 
-use crate::checks::{Assessment, CheckId, Ctx, Eval, id, read, unknown};
+use crate::checks::{Assessment, CheckId, Ctx, Eval, read, unknown};
 use crate::host::Host;
 use crate::parse::cpulist;
 
@@ -31,37 +31,37 @@ pub(crate) struct Knob {
 }
 
 pub(crate) const RT_RUNTIME: Knob = Knob {
-    check: id::RT_THROTTLING,
+    check: CheckId::RtThrottling,
     key: "kernel.sched_rt_runtime_us",
     want: Want::Equals(-1),
     absent_passes: None,
 };
 pub(crate) const TIMER_MIGRATION: Knob = Knob {
-    check: id::TIMER_MIGRATION,
+    check: CheckId::TimerMigration,
     key: "kernel.timer_migration",
     want: Want::Equals(0),
     absent_passes: None,
 };
 pub(crate) const STAT_INTERVAL: Knob = Knob {
-    check: id::STAT_INTERVAL,
+    check: CheckId::StatInterval,
     key: "vm.stat_interval",
     want: Want::AtLeast(10),
     absent_passes: None,
 };
 pub(crate) const NUMA_BALANCING: Knob = Knob {
-    check: id::NUMA_BALANCING,
+    check: CheckId::NumaBalancing,
     key: "kernel.numa_balancing",
     want: Want::Equals(0),
     absent_passes: Some("no NUMA balancing in this kernel"),
 };
 pub(crate) const NMI_WATCHDOG: Knob = Knob {
-    check: id::NMI_WATCHDOG,
+    check: CheckId::NmiWatchdog,
     key: "kernel.nmi_watchdog",
     want: Want::Equals(0),
     absent_passes: Some("no NMI watchdog in this kernel"),
 };
 pub(crate) const WATCHDOG_CPUMASK: Knob = Knob {
-    check: id::SOFT_WATCHDOG,
+    check: CheckId::SoftWatchdog,
     key: "kernel.watchdog_cpumask",
     want: Want::NotOnCore,
     absent_passes: None,
