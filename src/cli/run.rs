@@ -108,7 +108,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "BYTES", value_parser = parse_pktlen,
           allow_negative_numbers = true)]
     pub(crate) pktlen: Option<u16>,
-    /// EtherCAT: the working counter every reply must carry (default: the one the first reply had)
+    /// EtherCAT: the working counter every reply must carry (default: the one most of the 1 s preflight's
+    /// replies carried, the first of them on a tie)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), allow_negative_numbers = true)]
     pub(crate) expect_wkc: Option<u16>,
     /// A reply later than this is a missed cycle (default: the period)
@@ -280,6 +281,25 @@ mod tests {
             panic!("not run")
         };
         a.spec()
+    }
+
+    #[test]
+    fn expect_wkc_help_says_the_preflight_majority_is_the_default() {
+        use clap::CommandFactory;
+        let mut cmd = Cli::command();
+        let help = cmd
+            .find_subcommand_mut("run")
+            .unwrap()
+            .render_long_help()
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            help.contains("default: the one most of the 1 s preflight's replies carried"),
+            "{help}"
+        );
+        assert!(!help.contains("the first reply had"), "{help}");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 mod af_xdp;
 mod arrival;
 mod endings;
+mod faults;
 mod queues;
 mod receive_path;
 mod reflect;
