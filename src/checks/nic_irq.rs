@@ -5,8 +5,10 @@ use super::irq::read_interrupts;
 use super::nic::present;
 use super::{Assessment, Check, Ctx, Eval, Section, id, unknown};
 use crate::host::Host;
-use crate::machine::irq::{PROC_IRQ, irq_affinity, nic_irqs};
+use crate::machine::irq::{PROC_IRQ, irq_affinity, nic_irqs, virtio_device};
 use crate::machine::net::NET;
+use crate::parse::irqname::queue_label;
+use crate::parse::kint::{self, Range};
 use crate::parse::{cpulist, mask};
 use crate::remedy;
 
@@ -56,9 +58,10 @@ pub(crate) const NIC_QUEUE_IRQS: Check = Check {
     section: Section::Nic,
     title: "NIC queue IRQs",
     doc: "On a multi-queue NIC (i210, i225: 4 queues) each queue has its own MSI-X IRQ, and the queue a frame uses \
-          decides which IRQ, which CPU and which coalescing apply. Names each queue's IRQ (igb/igc \
-          `IF-TxRx-N`, `IF-rx-N`/`IF-tx-N`, virtio `virtioN-input.N`/`output.N`) and the CPU it lands on (its \
-          effective affinity), for `run --txq/--rxq`. Passes when every queue's IRQ lands on the RT core; \
+          decides which IRQ, which CPU and which coalescing apply. Names each queue's IRQ as the drivers \
+          name them (igb/igc/ixgbe `IF-TxRx-N`, `IF-rx-N`/`IF-tx-N`, e1000e `IF-rx-0`, i40e/ice `i40e-IF-TxRx-N`, \
+          ena `IF-Tx-Rx-N`, stmmac `IF:rx-N`, virtio `virtioN-input.N`/`output.N`; r8169 and bcmgenet have one \
+          IRQ for every queue) and the CPU it lands on (its effective affinity), for `run --txq/--rxq`. Passes when every queue's IRQ lands on the RT core; \
           otherwise informational (nic_irqs_pinned judges the affinity), naming the queues that do.",
     remedy: None,
     by_hand: None,
@@ -69,12 +72,17 @@ fn nic_queue_irqs(host: &Host, ctx: &Ctx) -> Eval {
     let nic = present(host, ctx)?;
     let ints = read_interrupts(host)?;
     let irqs = nic_irqs(host, nic, &ints);
+    let virtio = virtio_device(host, nic);
     let (mut parts, mut on_core, mut queues) = (Vec::new(), Vec::new(), 0);
     for row in &ints.rows {
         let Some(n) = row.irq().filter(|n| irqs.contains(n)) else {
             continue;
         };
-        let Some(q) = row.actions().iter().find_map(|a| queue_label(a, nic)) else {
+        let Some(q) = row
+            .actions()
+            .iter()
+            .find_map(|a| queue_label(a, nic, virtio.as_deref()))
+        else {
             continue;
         };
         let cpus = irq_affinity(host, n).unwrap_or_default();
@@ -104,27 +112,6 @@ fn nic_queue_irqs(host: &Host, ctx: &Ctx) -> Eval {
     } else {
         Assessment::info(format!("{all}; on CPU{}: {}", ctx.core, on_core.join(", ")))
     })
-}
-
-/// The queue an IRQ action names: "enp2s0-TxRx-0" → "TxRx-0", "eth0-rx-1" → "rx-1", "virtio1-input.0" →
-/// "input.0"; None for the NIC's other vectors ("enp2s0" alone: link and misc causes; "virtio1-config").
-pub(crate) fn queue_label(action: &str, nic: &str) -> Option<String> {
-    let rest = match action.strip_prefix(nic).and_then(|r| r.strip_prefix('-')) {
-        Some(r) => r,
-        None => {
-            let r = action.strip_prefix("virtio")?;
-            let (num, q) = r.split_once('-')?;
-            if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
-                return None;
-            }
-            q
-        }
-    };
-    let digit_end = rest.bytes().last().is_some_and(|b| b.is_ascii_digit());
-    let queueish = ["TxRx-", "rx-", "tx-", "input.", "output.", "fp-"]
-        .iter()
-        .any(|p| rest.starts_with(p));
-    (digit_end && queueish).then(|| rest.to_string())
 }
 
 pub(crate) const RPS: Check = Check {
@@ -178,36 +165,18 @@ pub(crate) const NIC_IRQ_DEFER: Check = Check {
 
 fn nic_irq_defer(host: &Host, ctx: &Ctx) -> Eval {
     let nic = present(host, ctx)?;
-    let defer = super::read(host, &format!("{NET}/{nic}/napi_defer_hard_irqs"))?;
-    let gro = super::read(host, &format!("{NET}/{nic}/gro_flush_timeout"))?;
+    // napi_defer_hard_irqs is "%u" (at most S32_MAX), gro_flush_timeout "%lu" nanoseconds.
+    let num = |f: &str, r: &Range| -> Result<u64, super::Unknown> {
+        let path = format!("{NET}/{nic}/{f}");
+        let v = super::read(host, &path)?;
+        kint::uint(&v, r).map_err(|e| unknown(format!("{f}: '{}' {e}", super::sanitize(&v, 24))))
+    };
+    let defer = num("napi_defer_hard_irqs", &Range::new(0..=i32::MAX as i64))?;
+    let gro = num("gro_flush_timeout", &Range::U64)?;
     let d = format!("napi_defer_hard_irqs={defer}, gro_flush_timeout={gro}");
-    Ok(if defer == "0" && gro == "0" {
+    Ok(if defer == 0 && gro == 0 {
         Assessment::pass(d)
     } else {
         Assessment::fail(d)
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn queue_vectors_are_told_from_the_nics_other_ones() {
-        // Action names from tests/fixtures/seed-i3-13100te/proc/interrupts (igc) and the RT guest's
-        // (debian12-rt-qemu-untuned: virtio).
-        assert_eq!(
-            queue_label("enp2s0-TxRx-3", "enp2s0").as_deref(),
-            Some("TxRx-3")
-        );
-        assert_eq!(queue_label("enp2s0", "enp2s0"), None);
-        assert_eq!(
-            queue_label("virtio2-input.0", "enp0s2").as_deref(),
-            Some("input.0")
-        );
-        assert_eq!(queue_label("virtio2-config", "enp0s2"), None);
-        assert_eq!(queue_label("virtio1-requests", "enp0s2"), None);
-        assert_eq!(queue_label("eth1-rx-0", "eth1").as_deref(), Some("rx-0"));
-        assert_eq!(queue_label("eth10-rx-0", "eth1"), None);
-    }
 }
