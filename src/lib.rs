@@ -13,14 +13,18 @@ pub(crate) mod ethercat;
 pub mod fix;
 pub mod host;
 pub(crate) mod job;
+// The qualify driver that raises its events is not in yet: until it is, its state machine is reached from its
+// tests only.
 pub mod machine;
 pub mod measure;
 pub mod output;
 pub mod parse;
+#[allow(dead_code)]
+pub(crate) mod qualify;
 pub mod registry;
 pub mod remedy;
 pub mod report;
 pub(crate) mod sys;
 pub(crate) mod trace;
-pub(crate) mod tunable;
+pub mod tunable;
 pub(crate) mod wallclock;

@@ -1,5 +1,4 @@
 //! The ids of `fix` steps. A failing check names one of these as its remedy; `fix` proposes the step.
-//! `StepId` is the one source of truth; the constants are the names the checks' registry uses for them.
 
 use serde::{Deserialize, Serialize};
 
@@ -85,14 +84,6 @@ impl std::fmt::Display for StepId {
         f.write_str(self.as_str())
     }
 }
-
-pub(crate) const CMDLINE: StepId = StepId::Cmdline;
-pub(crate) const IRQ_AFFINITY: StepId = StepId::IrqAffinity;
-pub(crate) const IRQBALANCE: StepId = StepId::Irqbalance;
-pub(crate) const RPS: StepId = StepId::Rps;
-pub(crate) const NIC_COALESCE: StepId = StepId::NicCoalesce;
-pub(crate) const NIC_EEE: StepId = StepId::NicEee;
-pub(crate) const WORKQUEUE: StepId = StepId::Workqueue;
 
 #[cfg(test)]
 mod tests {

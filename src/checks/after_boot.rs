@@ -1,11 +1,11 @@
 //! Is the "after" that fix armed for the next boot still to be measured (the state file: after_boot_state.rs)?
 
-use super::{Assessment, Check, Ctx, Eval, Section, Status, id};
+use super::{Assessment, Check, CheckId, Ctx, Eval, Section, Status};
 use crate::after_boot_state;
 use crate::host::Host;
 
 pub(crate) const AFTER_BOOT: Check = Check {
-    id: id::AFTER_BOOT,
+    id: CheckId::AfterBoot,
     section: Section::System,
     title: "After-boot measurement",
     doc: "When fix applied a change that waits for the next boot (the kernel command line) and measured \"before\", \

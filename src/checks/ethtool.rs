@@ -4,9 +4,9 @@
 use serde_json::Value;
 
 use super::nic::present;
-use super::{Assessment, Check, Ctx, Eval, Section, Unknown, id, unknown};
+use super::{Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, unknown};
 use crate::host::Host;
-use crate::remedy;
+use crate::remedy::StepId;
 
 /// The NIC's `what` readings, live or from the snapshot: what cannot be had is the check's unknown.
 fn readings(host: &Host, nic: &str, what: &str) -> Result<Value, Unknown> {
@@ -14,13 +14,13 @@ fn readings(host: &Host, nic: &str, what: &str) -> Result<Value, Unknown> {
 }
 
 pub(crate) const NIC_COALESCE: Check = Check {
-    id: id::NIC_COALESCE,
+    id: CheckId::NicCoalesce,
     section: Section::Nic,
     title: "NIC interrupt coalescing off",
     doc: "Interrupt coalescing holds a received frame until a timer or a frame count fires, adding up to \
           rx-usecs to every EtherCAT reply (SOEM advises rx-usecs 0). Passes when rx-usecs is 0 and adaptive rx \
           coalescing is off; informational when the driver has no coalescing.",
-    remedy: Some(remedy::NIC_COALESCE),
+    remedy: Some(StepId::NicCoalesce),
     by_hand: None,
     evaluate: nic_coalesce,
 };
@@ -49,12 +49,12 @@ fn nic_coalesce(host: &Host, ctx: &Ctx) -> Eval {
 }
 
 pub(crate) const NIC_EEE: Check = Check {
-    id: id::NIC_EEE,
+    id: CheckId::NicEee,
     section: Section::Nic,
     title: "NIC Energy Efficient Ethernet off",
     doc: "With EEE the PHY sleeps between frames (low-power idle) and needs microseconds to wake for the next \
           one. Passes when EEE is not supported, not enabled, or not active on the link.",
-    remedy: Some(remedy::NIC_EEE),
+    remedy: Some(StepId::NicEee),
     by_hand: None,
     evaluate: nic_eee,
 };

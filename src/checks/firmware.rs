@@ -15,7 +15,7 @@
 
 use std::time::Duration;
 
-use super::{Assessment, Check, Ctx, Eval, Section, Unknown, id, is_word, read, unknown};
+use super::{Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, is_word, read, unknown};
 use crate::host::Host;
 use crate::machine::{self, msr};
 use crate::parse::cmdline;
@@ -24,7 +24,7 @@ use crate::parse::cmdline;
 pub(crate) const SMI_FAIL_PER_S: f64 = 10.0;
 
 pub(crate) const SMI_RATE: Check = Check {
-    id: id::SMI_RATE,
+    id: CheckId::SmiRate,
     section: Section::Firmware,
     title: "No SMIs at idle",
     doc: "A System Management Interrupt stops every core for the firmware's handler, typically for tens to hundreds \
@@ -128,7 +128,7 @@ fn firmware_register(host: &Host, name: &str) -> Result<(), Unknown> {
 }
 
 pub(crate) const CSTATE_LIMIT: Check = Check {
-    id: id::CSTATE_LIMIT,
+    id: CheckId::CstateLimit,
     section: Section::Firmware,
     title: "Package C-states limited by BIOS",
     doc: "The firmware's limit on package C-states, MSR_PKG_CST_CONFIG_CONTROL (0xE2, Intel SDM vol. 4): bits 3:0 \
@@ -182,7 +182,7 @@ pub(crate) fn cstate_verdict(c: msr::PkgCstConfig) -> Assessment {
 }
 
 pub(crate) const TURBO_FIRMWARE: Check = Check {
-    id: id::TURBO_FIRMWARE,
+    id: CheckId::TurboFirmware,
     section: Section::Firmware,
     title: "Turbo disabled by firmware",
     doc: "IA32_MISC_ENABLE (0x1A0) bit 38, Turbo Mode Disable (Intel SDM vol. 4; vol. 3B, \"Discover Hardware \
@@ -211,7 +211,7 @@ fn turbo_firmware(host: &Host, ctx: &Ctx) -> Eval {
 }
 
 pub(crate) const IDLE_DRIVER: Check = Check {
-    id: id::IDLE_DRIVER,
+    id: CheckId::IdleDriver,
     section: Section::Firmware,
     title: "Idle driver's C-state source",
     doc: "Whose C-states the kernel uses: intel_idle has a table per processor model, acpi_idle takes the \
@@ -257,7 +257,7 @@ fn idle_driver(host: &Host, _: &Ctx) -> Eval {
 }
 
 pub(crate) const X2APIC: Check = Check {
-    id: id::X2APIC,
+    id: CheckId::X2apic,
     section: Section::Firmware,
     title: "x2APIC mode",
     doc: "In x2APIC mode the local APIC is programmed through MSRs instead of memory-mapped registers: interrupt \
@@ -308,7 +308,7 @@ fn x2apic(host: &Host, ctx: &Ctx) -> Eval {
 }
 
 pub(crate) const TSC_INVARIANT: Check = Check {
-    id: id::TSC_INVARIANT,
+    id: CheckId::TscInvariant,
     section: Section::Firmware,
     title: "Invariant TSC in use",
     doc: "The TSC is the cheapest, finest clock on x86 when it ticks at one rate in every P- and C-state \

@@ -1,10 +1,10 @@
-//! Check ids: the names users see in `check`, JSON, `fix` and the docs. One variant per check, each spelled
+//! Check ids: the names users see in `check`, JSON, `fix` and the docs. One variant per check, its name spelled
 //! once here, so that the registry, fix's planner and the sysctl knobs cannot disagree on a spelling.
 
 use serde::{Serialize, Serializer};
 
 macro_rules! check_ids {
-    ($($konst:ident = $variant:ident $name:literal,)*) => {
+    ($($variant:ident $name:literal,)*) => {
         /// A check's id; serialized (JSON) and shown as its snake_case name.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum CheckId {
@@ -22,65 +22,64 @@ macro_rules! check_ids {
             }
         }
 
-        $(pub(crate) const $konst: CheckId = CheckId::$variant;)*
     };
 }
 
 check_ids! {
-    PREEMPT_RT = PreemptRt "preempt_rt",
-    SWAP = Swap "swap",
-    TIMER_MIGRATION = TimerMigration "timer_migration",
-    RT_THROTTLING = RtThrottling "rt_throttling",
-    CLOCKSOURCE = Clocksource "clocksource",
-    AF_XDP = AfXdp "af_xdp",
-    FUTEX_HASH = FutexHash "futex_hash",
-    SKEW_TICK = SkewTick "skew_tick",
-    TSC_RELIABLE = TscReliable "tsc_reliable",
-    NMI_WATCHDOG = NmiWatchdog "nmi_watchdog",
-    THP = Thp "thp",
-    KSM = Ksm "ksm",
-    STAT_INTERVAL = StatInterval "stat_interval",
-    NUMA_BALANCING = NumaBalancing "numa_balancing",
-    CORE_ISOLATED = CoreIsolated "core_isolated",
-    AFTER_BOOT = AfterBoot "after_boot",
-    NOHZ_FULL = NohzFull "nohz_full",
-    RCU_NOCBS = RcuNocbs "rcu_nocbs",
-    GOVERNOR = Governor "governor",
-    CPU_FREQUENCY = CpuFrequency "cpu_frequency",
-    IRQAFFINITY = Irqaffinity "irqaffinity",
-    UNRELATED_IRQS = UnrelatedIrqs "unrelated_irqs",
-    SMT_SIBLING = SmtSibling "smt_sibling",
-    CSTATES = Cstates "cstates",
-    TURBO = Turbo "turbo",
-    PI_CLOCK = PiClock "pi_clock",
-    IDLE_STATES = IdleStates "idle_states",
-    DEFAULT_AFFINITY = DefaultAffinity "default_affinity",
-    IRQBALANCE = Irqbalance "irqbalance",
-    WORKQUEUE = Workqueue "workqueue",
-    SOFT_WATCHDOG = SoftWatchdog "soft_watchdog",
-    RT_CORE_THREADS = RtCoreThreads "rt_core_threads",
-    SMI_RATE = SmiRate "smi_rate",
-    CSTATE_LIMIT = CstateLimit "cstate_limit",
-    TURBO_FIRMWARE = TurboFirmware "turbo_firmware",
-    IDLE_DRIVER = IdleDriver "idle_driver",
-    X2APIC = X2apic "x2apic",
-    TSC_INVARIANT = TscInvariant "tsc_invariant",
-    NIC_PRESENT = NicPresent "nic_present",
-    NIC_LINK = NicLink "nic_link",
-    NIC_QUIET = NicQuiet "nic_quiet",
-    NIC_IRQS_PINNED = NicIrqsPinned "nic_irqs_pinned",
-    NIC_QUEUE_IRQS = NicQueueIrqs "nic_queue_irqs",
-    RPS = Rps "rps",
-    NIC_DRIVER = NicDriver "nic_driver",
-    NIC_SPEED = NicSpeed "nic_speed",
-    NIC_IRQ_DEFER = NicIrqDefer "nic_irq_defer",
-    NIC_COALESCE = NicCoalesce "nic_coalesce",
-    NIC_EEE = NicEee "nic_eee",
-    PROCESS_RT_POLICY = ProcessRtPolicy "process_rt_policy",
-    PROCESS_AFFINITY = ProcessAffinity "process_affinity",
-    PROCESS_MEMLOCK = ProcessMemlock "process_memlock",
-    PROCESS_DMA_LATENCY = ProcessDmaLatency "process_dma_latency",
-    PROCESS_IRQ_PRIORITIES = ProcessIrqPriorities "process_irq_priorities",
+    PreemptRt "preempt_rt",
+    Swap "swap",
+    TimerMigration "timer_migration",
+    RtThrottling "rt_throttling",
+    Clocksource "clocksource",
+    AfXdp "af_xdp",
+    FutexHash "futex_hash",
+    SkewTick "skew_tick",
+    TscReliable "tsc_reliable",
+    NmiWatchdog "nmi_watchdog",
+    Thp "thp",
+    Ksm "ksm",
+    StatInterval "stat_interval",
+    NumaBalancing "numa_balancing",
+    CoreIsolated "core_isolated",
+    AfterBoot "after_boot",
+    NohzFull "nohz_full",
+    RcuNocbs "rcu_nocbs",
+    Governor "governor",
+    CpuFrequency "cpu_frequency",
+    Irqaffinity "irqaffinity",
+    UnrelatedIrqs "unrelated_irqs",
+    SmtSibling "smt_sibling",
+    Cstates "cstates",
+    Turbo "turbo",
+    PiClock "pi_clock",
+    IdleStates "idle_states",
+    DefaultAffinity "default_affinity",
+    Irqbalance "irqbalance",
+    Workqueue "workqueue",
+    SoftWatchdog "soft_watchdog",
+    RtCoreThreads "rt_core_threads",
+    SmiRate "smi_rate",
+    CstateLimit "cstate_limit",
+    TurboFirmware "turbo_firmware",
+    IdleDriver "idle_driver",
+    X2apic "x2apic",
+    TscInvariant "tsc_invariant",
+    NicPresent "nic_present",
+    NicLink "nic_link",
+    NicQuiet "nic_quiet",
+    NicIrqsPinned "nic_irqs_pinned",
+    NicQueueIrqs "nic_queue_irqs",
+    Rps "rps",
+    NicDriver "nic_driver",
+    NicSpeed "nic_speed",
+    NicIrqDefer "nic_irq_defer",
+    NicCoalesce "nic_coalesce",
+    NicEee "nic_eee",
+    ProcessRtPolicy "process_rt_policy",
+    ProcessAffinity "process_affinity",
+    ProcessMemlock "process_memlock",
+    ProcessDmaLatency "process_dma_latency",
+    ProcessIrqPriorities "process_irq_priorities",
 }
 
 impl CheckId {
@@ -127,7 +126,10 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), CheckId::ALL.len());
-        assert_eq!(serde_json::to_string(&NIC_EEE).unwrap(), "\"nic_eee\"");
+        assert_eq!(
+            serde_json::to_string(&CheckId::NicEee).unwrap(),
+            "\"nic_eee\""
+        );
         assert_eq!(CheckId::parse("no_such_check"), None);
     }
 }

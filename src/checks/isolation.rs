@@ -1,19 +1,19 @@
 //! Is the RT core kept free of other work: isolcpus, nohz_full, rcu_nocbs, irqaffinity, its SMT sibling.
 
-use super::{Assessment, Check, Ctx, Eval, Section, Unknown, id, read, shown, unknown};
+use super::{Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, read, shown, unknown};
 use crate::cgroup::{self, Partition};
 use crate::host::Host;
 use crate::machine::{self, CPU_ISOLATED, CPU_NOHZ_FULL};
 use crate::parse::cgroup::PartitionState;
 use crate::parse::{cmdline, cpulist};
-use crate::remedy;
+use crate::remedy::StepId;
 
 fn list(raw: &str, path: &str) -> Result<Vec<usize>, Unknown> {
     cpulist::parse(raw).map_err(|_| unknown(format!("{path}: not a CPU list")))
 }
 
 pub(crate) const CORE_ISOLATED: Check = Check {
-    id: id::CORE_ISOLATED,
+    id: CheckId::CoreIsolated,
     section: Section::Core,
     title: "RT core isolated",
     doc: "An isolated core gets no ordinary tasks from the scheduler, so nothing competes with the RT thread. \
@@ -22,7 +22,7 @@ pub(crate) const CORE_ISOLATED: Check = Check {
           the root's cpuset.cpus.isolated where the kernel has that file); the detail says which. A partition the \
           kernel marks invalid fails with the kernel's reason. CPU 0 always fails: it carries boot-time \
           housekeeping that cannot be moved.",
-    remedy: Some(remedy::CMDLINE),
+    remedy: Some(StepId::Cmdline),
     by_hand: None,
     evaluate: core_isolated,
 };
@@ -79,7 +79,7 @@ fn core_isolated(host: &Host, ctx: &Ctx) -> Eval {
 }
 
 pub(crate) const NOHZ_FULL: Check = Check {
-    id: id::NOHZ_FULL,
+    id: CheckId::NohzFull,
     section: Section::Core,
     title: "nohz_full on RT core",
     doc: "nohz_full= stops the periodic scheduler tick on the core while one task runs there, removing a \
@@ -88,7 +88,7 @@ pub(crate) const NOHZ_FULL: Check = Check {
           and reported the raw text; here it is an empty list, shown as (none). When the file is missing the \
           kernel was built without NO_HZ_FULL, and a nohz_full= on the command line is ignored: the original \
           passed on the command line alone.",
-    remedy: Some(remedy::CMDLINE),
+    remedy: Some(StepId::Cmdline),
     by_hand: None,
     evaluate: nohz_full,
 };
@@ -126,7 +126,7 @@ fn nohz_full(host: &Host, ctx: &Ctx) -> Eval {
 }
 
 pub(crate) const RCU_NOCBS: Check = Check {
-    id: id::RCU_NOCBS,
+    id: CheckId::RcuNocbs,
     section: Section::Core,
     title: "rcu_nocbs includes RT core",
     doc: "rcu_nocbs= moves RCU callback processing off the core into kthreads that run elsewhere. Passes when the \
@@ -136,7 +136,7 @@ pub(crate) const RCU_NOCBS: Check = Check {
           RCU_NOCB_CPU_DEFAULT_ALL and neither is given. Fails when the kernel config says RCU_NOCB_CPU is not \
           set. Improvement: the original looked for a sysfs file that mainline kernels do not have and, without \
           the parameter, said unknown; a machine without either is not offloaded, so this fails.",
-    remedy: Some(remedy::CMDLINE),
+    remedy: Some(StepId::Cmdline),
     by_hand: None,
     evaluate: rcu_nocbs,
 };
@@ -208,14 +208,14 @@ fn rcu_nocbs(host: &Host, ctx: &Ctx) -> Eval {
 }
 
 pub(crate) const IRQAFFINITY: Check = Check {
-    id: id::IRQAFFINITY,
+    id: CheckId::Irqaffinity,
     section: Section::Core,
     title: "irqaffinity excludes RT core",
     doc: "irqaffinity= sets where interrupts start at boot; the boot parameter beats runtime writes because some \
           interrupt controllers only move an IRQ at its next EOI. Passes when irqaffinity= is given and leaves the \
           core out. Improvement: without the parameter every IRQ may start on any CPU, so this fails where the \
           original said unknown.",
-    remedy: Some(remedy::CMDLINE),
+    remedy: Some(StepId::Cmdline),
     by_hand: None,
     evaluate: irqaffinity,
 };
@@ -239,7 +239,7 @@ fn irqaffinity(host: &Host, ctx: &Ctx) -> Eval {
 }
 
 pub(crate) const SMT_SIBLING: Check = Check {
-    id: id::SMT_SIBLING,
+    id: CheckId::SmtSibling,
     section: Section::Core,
     title: "SMT sibling isolated/disabled",
     doc: "Hyper-threads share a core's execution units and caches: work on the sibling slows the RT thread. \
@@ -247,7 +247,7 @@ pub(crate) const SMT_SIBLING: Check = Check {
           counted an offline sibling as a failure). `fix` isolates the sibling; turning SMT off in the BIOS setup \
           (\"Intel Hyper-Threading Technology\", AMD \"SMT Control\": Disabled) removes it, and this check then passes \
           with no sibling (the Firmware checks do not judge SMT again).",
-    remedy: Some(remedy::CMDLINE),
+    remedy: Some(StepId::Cmdline),
     by_hand: None,
     evaluate: smt_sibling,
 };

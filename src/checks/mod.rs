@@ -7,7 +7,6 @@ pub mod ethtool;
 pub(crate) mod firmware;
 pub(crate) mod firmware_id;
 pub(crate) mod id;
-pub(crate) mod irq;
 pub(crate) mod isolation;
 pub(crate) mod machine_id;
 pub(crate) mod nic;
@@ -176,6 +175,13 @@ pub(crate) fn absent(host: &Host, path: &str) -> Unknown {
     } else {
         unknown(format!("{path}: not found"))
     }
+}
+
+/// /proc/interrupts for a check: what it cannot give is the check's unknown.
+pub(crate) fn read_interrupts(
+    host: &Host,
+) -> Result<crate::parse::interrupts::Interrupts, Unknown> {
+    crate::machine::irq::read_interrupts(host).map_err(|e| unknown(e.to_string()))
 }
 
 /// The first `show` items joined with ", ", then "+N more" for the rest: details stay one short line.

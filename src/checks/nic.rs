@@ -1,7 +1,7 @@
 //! The EtherCAT NIC of the original tool: present, link up, quiet (no IP traffic). Its receive path (IRQs, RPS,
 //! deferral) is in nic_irq.rs, its driver and speed in nic_hw.rs.
 
-use super::{Assessment, Check, Ctx, Eval, Section, Unknown, id, unknown};
+use super::{Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, unknown};
 use crate::host::Host;
 use crate::machine::net::NET;
 use crate::parse::{netaddr, route};
@@ -53,7 +53,7 @@ pub(crate) fn present<'a>(host: &Host, ctx: &'a Ctx) -> Result<&'a str, Unknown>
 }
 
 pub(crate) const NIC_PRESENT: Check = Check {
-    id: id::NIC_PRESENT,
+    id: CheckId::NicPresent,
     section: Section::Nic,
     title: "NIC interface present",
     doc: "The interface given with --nic exists. Passes when its operstate, carrier or address can be read. \
@@ -73,7 +73,7 @@ fn nic_present(host: &Host, ctx: &Ctx) -> Eval {
 }
 
 pub(crate) const NIC_LINK: Check = Check {
-    id: id::NIC_LINK,
+    id: CheckId::NicLink,
     section: Section::Nic,
     title: "NIC link is UP",
     doc: "Without a link to the first SubDevice no frame comes back. Passes when operstate is up; when operstate \
@@ -110,7 +110,7 @@ fn nic_link(host: &Host, ctx: &Ctx) -> Eval {
 }
 
 pub(crate) const NIC_QUIET: Check = Check {
-    id: id::NIC_QUIET,
+    id: CheckId::NicQuiet,
     section: Section::Nic,
     title: "NIC is quiet",
     doc: "An EtherCAT segment should carry only EtherCAT: an IPv4/IPv6 address (even link-local) or a default \

@@ -1,7 +1,7 @@
 //! The hardware behind the EtherCAT NIC: its driver and the negotiated link speed.
 
 use super::nic::present;
-use super::{Assessment, Check, Ctx, Eval, Section, id, unknown};
+use super::{Assessment, Check, CheckId, Ctx, Eval, Section, unknown};
 use crate::host::Host;
 use crate::machine::net::NET;
 use crate::parse::kint::{self, Range};
@@ -36,7 +36,7 @@ const VIRTUAL: &[&str] = &["virtio_net", "vmxnet3", "hv_netvsc", "xen-netfront",
 pub(crate) use crate::machine::net::driver;
 
 pub(crate) const NIC_DRIVER: Check = Check {
-    id: id::NIC_DRIVER,
+    id: CheckId::NicDriver,
     section: Section::Nic,
     title: "NIC driver suited to EtherCAT",
     doc: "Intel wired drivers (igc, igb, e1000e, …) are the ones EtherCAT masters are known to run well on; \
@@ -75,7 +75,7 @@ fn nic_driver(host: &Host, ctx: &Ctx) -> Eval {
 }
 
 pub(crate) const NIC_SPEED: Check = Check {
-    id: id::NIC_SPEED,
+    id: CheckId::NicSpeed,
     section: Section::Nic,
     title: "Link at 100 Mb/s full duplex",
     doc: "EtherCAT runs at 100 Mb/s full duplex; any other negotiated speed means the port is not talking to an \

@@ -1,23 +1,23 @@
 //! Further sources of noise on the RT core: tick skew, clocksource watchdog, NMI and soft-lockup watchdogs,
 //! transparent huge pages, vmstat updates, NUMA balancing, unbound workqueues.
 
-use super::{Assessment, Check, Ctx, Eval, Section, Unknown, id, read, unknown};
+use super::{Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, read, unknown};
 use crate::host::Host;
 use crate::machine::{self, CURRENT_CLOCKSOURCE, PROC_CMDLINE};
 use crate::parse::cmdline;
-use crate::remedy;
+use crate::remedy::StepId;
 
 fn params(host: &Host) -> Result<Vec<cmdline::Param>, Unknown> {
     machine::cmdline(host).map_err(|e| unknown(format!("{PROC_CMDLINE}: {}", e.reason())))
 }
 
 pub(crate) const SKEW_TICK: Check = Check {
-    id: id::SKEW_TICK,
+    id: CheckId::SkewTick,
     section: Section::System,
     title: "Scheduler ticks skewed",
     doc: "By default every CPU's tick fires at the same instant and they contend for the same locks \
           (jiffies, RCU); skew_tick=1 offsets them. Passes when skew_tick=1 is on the kernel command line.",
-    remedy: Some(remedy::CMDLINE),
+    remedy: Some(StepId::Cmdline),
     by_hand: None,
     evaluate: skew_tick,
 };
@@ -31,14 +31,14 @@ fn skew_tick(host: &Host, _: &Ctx) -> Eval {
 }
 
 pub(crate) const TSC_RELIABLE: Check = Check {
-    id: id::TSC_RELIABLE,
+    id: CheckId::TscReliable,
     section: Section::System,
     title: "TSC watchdog off",
     doc: "On x86 the clocksource watchdog compares the TSC with another clock every 0.5 s from a timer that \
           visits each CPU, and may demote the TSC to a slow clocksource mid-run. tsc=reliable (or \
           tsc=nowatchdog) turns it off. Passes with either parameter; informational when the clocksource is not \
           the TSC (arm64 and others).",
-    remedy: Some(remedy::CMDLINE),
+    remedy: Some(StepId::Cmdline),
     by_hand: None,
     evaluate: tsc_reliable,
 };

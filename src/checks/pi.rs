@@ -3,7 +3,7 @@
 //! board booting), so this check names the setting for the user to make.
 
 use super::firmware_id::board_model;
-use super::{Assessment, Check, Ctx, Eval, Section, id};
+use super::{Assessment, Check, CheckId, Ctx, Eval, Section};
 use crate::host::Host;
 use crate::parse::config_txt::{self, Applies};
 
@@ -12,7 +12,7 @@ use crate::parse::config_txt::{self, Applies};
 const CONFIG_TXT: &[&str] = &["/boot/firmware/config.txt", "/boot/config.txt"];
 
 pub(crate) const PI_CLOCK: Check = Check {
-    id: id::PI_CLOCK,
+    id: CheckId::PiClock,
     section: Section::Core,
     title: "Raspberry Pi clock fixed (config.txt)",
     doc: "On a Raspberry Pi the firmware, not cpufreq alone, sets the ARM clock: without force_turbo=1 it scales \

@@ -1,24 +1,24 @@
 //! Frequency and idle-state checks: the core must not change speed or sleep deeply between cycles.
 
-use super::{Assessment, Check, Ctx, Eval, Section, Unknown, id, read, unknown};
+use super::{Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, read, unknown};
 use crate::host::Host;
 use crate::machine::{self, CPU_DIR, CPUIDLE_DRIVER as IDLE_DRIVER};
 use crate::parse::cmdline;
 use crate::parse::kint::{self, Range};
-use crate::remedy;
+use crate::remedy::StepId;
 
 const INTEL_MAX_CSTATE: &str = "/sys/module/intel_idle/parameters/max_cstate";
 const PROCESSOR_MAX_CSTATE: &str = "/sys/module/processor/parameters/max_cstate";
 
 pub(crate) const CSTATES: Check = Check {
-    id: id::CSTATES,
+    id: CheckId::Cstates,
     section: Section::Core,
     title: "Deep C-states capped",
     doc: "Waking from a deep C-state takes tens to hundreds of microseconds, added to every cycle that finds the \
           core asleep. Passes for cpuidle.off=1, a max_cstate=1 on the command line, intel_idle or processor \
           max_cstate 0 or 1, or no cpuidle driver at all (improvement: the original failed a machine whose idle \
           driver is \"none\", which only halts).",
-    remedy: Some(remedy::CMDLINE),
+    remedy: Some(StepId::Cmdline),
     by_hand: None,
     evaluate: cstates,
 };
@@ -78,7 +78,7 @@ fn cstates(host: &Host, _: &Ctx) -> Eval {
 pub(crate) const IDLE_LATENCY_MAX_US: u64 = 20;
 
 pub(crate) const IDLE_STATES: Check = Check {
-    id: id::IDLE_STATES,
+    id: CheckId::IdleStates,
     section: Section::Core,
     title: "No deep idle states on RT core",
     doc: "What the core can actually enter: the enabled cpuidle states of the core and their exit latency. A \
@@ -86,7 +86,7 @@ pub(crate) const IDLE_STATES: Check = Check {
           ACPI C-states. Passes when no enabled state has an exit latency above 20 µs (or there is no cpuidle \
           driver). rmp-eval run holds /dev/cpu_dma_latency at 0, which hides this during a measurement but not \
           in production.",
-    remedy: Some(remedy::CMDLINE),
+    remedy: Some(StepId::Cmdline),
     by_hand: None,
     evaluate: idle_states,
 };

@@ -8,7 +8,7 @@ use procfs_core::FromRead;
 use procfs_core::process::Status as ProcStatus;
 
 use super::process_threads::{Thread, cyclic, name, thread, threads};
-use super::{Assessment, Check, Ctx, Section, id, unknown};
+use super::{Assessment, Check, CheckId, Ctx, Section, unknown};
 use crate::host::Host;
 use crate::machine::PROC;
 
@@ -18,7 +18,7 @@ fn audited(host: &Host, ctx: &Ctx) -> Result<(u32, Vec<Thread>), super::Unknown>
 }
 
 pub(crate) const RT_POLICY: Check = Check {
-    id: id::PROCESS_RT_POLICY,
+    id: CheckId::ProcessRtPolicy,
     section: Section::Process,
     title: "Cyclic thread runs SCHED_FIFO/RR",
     doc: "The controller's cyclic thread (the one with the highest SCHED_FIFO/RR priority, or the most voluntary \
@@ -39,7 +39,7 @@ pub(crate) const RT_POLICY: Check = Check {
 };
 
 pub(crate) const AFFINITY: Check = Check {
-    id: id::PROCESS_AFFINITY,
+    id: CheckId::ProcessAffinity,
     section: Section::Process,
     title: "Cyclic thread alone on RT core",
     doc: "The cyclic thread should be allowed on the RT core only, and no other thread of the process on that \
@@ -78,7 +78,7 @@ pub(crate) const AFFINITY: Check = Check {
 };
 
 pub(crate) const MEMLOCK: Check = Check {
-    id: id::PROCESS_MEMLOCK,
+    id: CheckId::ProcessMemlock,
     section: Section::Process,
     title: "Process memory locked",
     doc: "A page fault in the cycle costs microseconds (minor) to milliseconds (major). Passes when VmLck covers \
@@ -115,7 +115,7 @@ pub(crate) const MEMLOCK: Check = Check {
 };
 
 pub(crate) const DMA_LATENCY: Check = Check {
-    id: id::PROCESS_DMA_LATENCY,
+    id: CheckId::ProcessDmaLatency,
     section: Section::Process,
     title: "/dev/cpu_dma_latency held",
     doc: "While a process holds /dev/cpu_dma_latency open with 0 written, CPUs stay out of deep C-states. Passes \
@@ -150,7 +150,7 @@ pub(crate) const DMA_LATENCY: Check = Check {
 };
 
 pub(crate) const IRQ_PRIORITIES: Check = Check {
-    id: id::PROCESS_IRQ_PRIORITIES,
+    id: CheckId::ProcessIrqPriorities,
     section: Section::Process,
     title: "IRQ threads below cyclic thread",
     doc: "On PREEMPT_RT, interrupt handlers and softirqs run in threads (irq/N-name, ksoftirqd/N, ktimers/N): one \

@@ -1,6 +1,6 @@
 //! System-wide checks of the original tool: kernel, swap, scheduler knobs, clocksource, AF_XDP, futex hash.
 
-use super::{Assessment, Check, Ctx, Eval, Section, id, read, unknown};
+use super::{Assessment, Check, CheckId, Ctx, Eval, Section, read, unknown};
 use crate::host::{Host, HostError};
 use crate::machine::facts::{FACT_FUTEX_PRCTL, snapshot_fact};
 use crate::machine::{self, kernel_release};
@@ -29,7 +29,7 @@ pub(crate) fn kernel_config(host: &Host) -> Result<String, KernelConfigError> {
 }
 
 pub(crate) const PREEMPT_RT: Check = Check {
-    id: id::PREEMPT_RT,
+    id: CheckId::PreemptRt,
     section: Section::System,
     title: "PREEMPT_RT active",
     doc: "RMP needs a fully preemptible (PREEMPT_RT) kernel: without it, a kernel path can hold off the RT thread \
@@ -73,7 +73,7 @@ fn preempt_rt(host: &Host, _: &Ctx) -> Eval {
 }
 
 pub(crate) const SWAP: Check = Check {
-    id: id::SWAP,
+    id: CheckId::Swap,
     section: Section::System,
     title: "Swap disabled",
     doc: "A page of the controller swapped out costs a disk read at the next access. Passes when /proc/swaps \
@@ -104,7 +104,7 @@ fn swap(host: &Host, _: &Ctx) -> Eval {
 }
 
 pub(crate) const CLOCKSOURCE: Check = Check {
-    id: id::CLOCKSOURCE,
+    id: CheckId::Clocksource,
     section: Section::System,
     title: "Clocksource stable",
     doc: "The RT loop sleeps on CLOCK_MONOTONIC; a coarse or unstable clocksource makes every wakeup late. \
@@ -148,7 +148,7 @@ fn clocksource(host: &Host, _: &Ctx) -> Eval {
 }
 
 pub(crate) const AF_XDP: Check = Check {
-    id: id::AF_XDP,
+    id: CheckId::AfXdp,
     section: Section::System,
     title: "AF_XDP kernel support",
     doc: "AF_XDP sockets let an EtherCAT master bypass most of the network stack. Passes when the kernel config \
@@ -172,7 +172,7 @@ fn af_xdp(host: &Host, _: &Ctx) -> Eval {
 }
 
 pub(crate) const FUTEX_HASH: Check = Check {
-    id: id::FUTEX_HASH,
+    id: CheckId::FutexHash,
     section: Section::System,
     title: "Private futex hash table",
     doc: "Before Linux 6.17 all processes share one futex hash; on PREEMPT_RT its bucket locks sleep, so an \

@@ -1,6 +1,6 @@
 //! Other threads on the RT core: what may run there, and what did run there last.
 
-use super::{Assessment, Check, Ctx, Eval, Section, id, unknown};
+use super::{Assessment, Check, CheckId, Ctx, Eval, Section, unknown};
 use crate::host::Host;
 use crate::machine::PROC;
 use crate::parse::{cpulist, task};
@@ -9,7 +9,7 @@ use crate::parse::{cpulist, task};
 const SHOW: usize = 4;
 
 pub(crate) const RT_CORE_THREADS: Check = Check {
-    id: id::RT_CORE_THREADS,
+    id: CheckId::RtCoreThreads,
     section: Section::Core,
     title: "No other threads on RT core",
     doc: "Any thread that may run on the RT core can preempt or delay the controller. Fails when a user-space \

@@ -36,6 +36,8 @@ pub(crate) enum ValueError {
     NotProfile { given: String, names: String },
     #[error("'{0}' is not a load (cpu, io, vm, net, irq)")]
     NotLoad(String),
+    #[error("'{0}' is not a clock drift (ppm, -1000 to 1000)")]
+    NotDrift(String),
 }
 
 /// The bounds of a whole number, as a refusal states them: "1 to 99", "1 or more".
@@ -97,6 +99,14 @@ fn whole(s: &str, lo: u64, hi: u64) -> Result<u64, ValueError> {
             value: t.into(),
             range,
         }),
+    }
+}
+
+/// A clock's drift in ppm: -1000 to 1000 (crystals are within ±100).
+pub(crate) fn parse_drift_ppm(s: &str) -> Result<f64, ValueError> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v.abs() <= 1000.0 => Ok(v),
+        _ => Err(ValueError::NotDrift(s.to_string())),
     }
 }
 

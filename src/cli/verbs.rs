@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::values::{parse_comm, parse_count, parse_cpu, parse_seconds};
+use super::values::{parse_comm, parse_count, parse_cpu, parse_drift_ppm, parse_seconds};
 
 #[derive(Debug, Clone, Args)]
 pub struct CheckArgs {
@@ -126,6 +126,13 @@ pub struct ReflectArgs {
     /// IPv4 address whose UDP port 7 is echoed and whose ARP requests are answered
     #[arg(long, value_name = "IPV4", default_value = "169.254.88.2")]
     pub(crate) ip: std::net::Ipv4Addr,
+    /// SubDevices without distributed clocks: 0x0900-0x09FF answer nothing (working counter unchanged)
+    #[arg(long, conflicts_with = "dc_drift_ppm")]
+    pub(crate) no_dc: bool,
+    /// Run the SubDevices' distributed clocks this much fast (or slow, negative) against the receive stamps
+    #[arg(long, value_name = "PPM", default_value_t = 0.0, allow_negative_numbers = true,
+          value_parser = parse_drift_ppm)]
+    pub(crate) dc_drift_ppm: f64,
 }
 
 #[derive(Debug, Clone, Args)]

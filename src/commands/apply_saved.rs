@@ -83,12 +83,12 @@ fn apply(w: &mut dyn Write, host: &Host, s: &Saved, scope: Scope) -> Result<Outc
     }
     let online = plan::online_cpus(host)?;
     let mut tally = Tally::default();
-    let first = saved::plan(host, s, online.clone(), scope);
+    let first = saved::plan(host, s, online.clone(), scope)?;
     apply_steps(host, &first, &mut tally);
     // A driver that probed while the first pass ran allocated its IRQs with the old default affinity (which the
     // first pass wrote before any IRQ's): planned again, they are listed and moved too.
     if first.iter().any(|st| st.id == StepId::IrqAffinity) {
-        let again: Vec<_> = saved::plan(host, s, online, scope)
+        let again: Vec<_> = saved::plan(host, s, online, scope)?
             .into_iter()
             .filter(|st| st.id == StepId::IrqAffinity)
             .collect();

@@ -123,7 +123,7 @@ pub(crate) fn execute(
     );
 
     let online = plan::online_cpus(host)?;
-    let found = drift::find(host, saved.as_ref(), online.clone());
+    let found = drift::find(host, saved.as_ref(), online.clone())?;
     let mut per_step: Vec<(String, usize)> = Vec::new();
     for s in &found {
         for c in &s.changes {
@@ -150,7 +150,7 @@ pub(crate) fn execute(
         for p in &problems {
             outln!(w, "drift: re-apply failed: {p}");
         }
-        remaining = drift::find(host, saved.as_ref(), online)
+        remaining = drift::find(host, saved.as_ref(), online)?
             .iter()
             .map(|s| s.changes.len())
             .sum();

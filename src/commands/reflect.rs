@@ -13,11 +13,12 @@ use std::time::Duration;
 use crate::cli::ReflectArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::ethercat::echo::{Echo, Echoer, Skip};
-use crate::ethercat::esc::Chain;
+use crate::ethercat::esc::{Chain, DcSpec};
 use crate::host::Host;
 use crate::measure::frame::MAX_FRAME;
 use crate::measure::netif::FlagsGuard;
 use crate::measure::rawsock::{ETH_P_ALL, RawSocket};
+use crate::measure::tstamp::{Stamps, TsKind};
 use crate::outln;
 use crate::output::Output;
 use crate::sys::netdev;
@@ -54,6 +55,36 @@ impl Counts {
     }
 }
 
+/// The time a frame arrived, for the distributed clocks: its hardware stamp where the NIC stamps, else its software
+/// one. A frame without it takes its software stamp (or CLOCK_REALTIME now) moved by the last frame's difference
+/// between the two, so that the clocks never jump between time bases.
+struct RxClock {
+    hardware: bool,
+    /// The last (chosen − software) difference.
+    skew: i64,
+}
+
+impl RxClock {
+    fn new(hardware: bool) -> RxClock {
+        RxClock { hardware, skew: 0 }
+    }
+
+    fn of(&mut self, st: &Stamps) -> u64 {
+        let sw = if st.sw_ns != 0 {
+            st.sw_ns
+        } else {
+            crate::sys::clock::realtime_ns()
+        };
+        if self.hardware && st.hw_ns != 0 && st.sw_ns != 0 {
+            self.skew = st.hw_ns as i64 - st.sw_ns as i64;
+        }
+        if self.hardware && st.hw_ns != 0 {
+            return st.hw_ns;
+        }
+        sw.saturating_add_signed(self.skew)
+    }
+}
+
 pub(crate) fn execute(
     host: &Host,
     _out: Output,
@@ -68,7 +99,7 @@ pub(crate) fn execute(
     netdev::ifindex(name)?;
     // Declared before the socket so that it is dropped after it (see FlagsGuard).
     let _flags = FlagsGuard::new(name)?;
-    let sock = RawSocket::open(name, ETH_P_ALL)?;
+    let mut sock = RawSocket::open(name, ETH_P_ALL)?;
     // Our own replies must not be read back as requests.
     let skip_outgoing = !sock.ignore_outgoing();
     if args.promisc {
@@ -77,11 +108,17 @@ pub(crate) fn execute(
     let mac = netdev::mac(name)
         .map_err(|e| Error::sys(format!("reading the MAC address of {name}"), e))?;
     sock.set_recv_timeout(Duration::from_millis(200))?;
+    // The distributed clocks run from the receive stamps: the NIC's where it stamps, the kernel's otherwise.
+    let (stamps, _) = sock.enable_rx_timestamps(host)?;
+    let dc = (!args.no_dc).then_some(DcSpec {
+        drift_ppm: args.dc_drift_ppm,
+    });
     let mut echo = Echoer::new(
-        Chain::new(usize::from(args.subdevices), args.station),
+        Chain::with_dc(usize::from(args.subdevices), args.station, dc),
         mac,
         args.ip.octets(),
     );
+    let mut clock = RxClock::new(stamps == TsKind::Hardware);
 
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -90,12 +127,13 @@ pub(crate) fn execute(
     }
     outln!(
         w,
-        "reflect: answering on {name} as {} EtherCAT SubDevice{} (station address {}{}; and echoing raw 0x88B5 \
-         and UDP port 7 frames to {}){}; Ctrl+C stops",
+        "reflect: answering on {name} as {} EtherCAT SubDevice{} (station address {}{}; {}; and echoing raw \
+         0x88B5 and UDP port 7 frames to {}){}; Ctrl+C stops",
         args.subdevices,
         if args.subdevices == 1 { "" } else { "s" },
         args.station,
         if args.subdevices == 1 { "" } else { " and up" },
+        dc_line(args, stamps),
         args.ip,
         if args.promisc { ", promiscuous" } else { "" }
     );
@@ -132,7 +170,7 @@ pub(crate) fn execute(
             continue;
         }
         let f = &mut buf[..r.len];
-        let kind = match echo.echo_in_place(f) {
+        let kind = match echo.echo_in_place(f, clock.of(&r.stamps)) {
             Ok(k) => k,
             Err(Skip::Answer) => {
                 c.answers += 1;
@@ -187,5 +225,24 @@ pub(crate) fn execute(
     match err {
         Some(e) => Err(e),
         None => Ok(Outcome::Good),
+    }
+}
+
+/// What the SubDevices' distributed clocks are, for the first line.
+fn dc_line(args: &ReflectArgs, stamps: TsKind) -> String {
+    if args.no_dc {
+        return "no distributed clocks".to_string();
+    }
+    let base = match stamps {
+        TsKind::Hardware => "the NIC's receive stamps",
+        TsKind::Software => "the kernel's receive stamps",
+    };
+    if args.dc_drift_ppm == 0.0 {
+        format!("distributed clocks from {base}")
+    } else {
+        format!(
+            "distributed clocks from {base}, drifting {:+} ppm",
+            args.dc_drift_ppm
+        )
     }
 }

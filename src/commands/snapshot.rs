@@ -15,7 +15,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::checks::{self, Ctx, Section};
+use crate::checks::{CheckId, Ctx, Section};
 use crate::cli::SnapshotArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::host::{Host, UNREADABLE, normalize};
@@ -26,10 +26,10 @@ use crate::output::Output;
 use copy::Copier;
 
 /// Checks that read every IRQ row or every thread: traced for a few cores only, then widened.
-const HEAVY: [checks::CheckId; 3] = [
-    checks::id::UNRELATED_IRQS,
-    checks::id::RT_CORE_THREADS,
-    checks::id::IRQBALANCE,
+const HEAVY: [CheckId; 3] = [
+    CheckId::UnrelatedIrqs,
+    CheckId::RtCoreThreads,
+    CheckId::Irqbalance,
 ];
 
 /// What a snapshot did, for the report line and the tests.

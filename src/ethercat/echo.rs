@@ -43,10 +43,11 @@ impl Echoer {
 
     /// The reflector's job on one received frame, in place. UDP is echoed with addresses and ports swapped (the
     /// checksums stay valid: a one's complement sum does not depend on the order of its words).
-    pub(crate) fn echo_in_place(&mut self, frame: &mut [u8]) -> Result<Echo, Skip> {
+    /// `rx_ns`: the frame's receive stamp, the time base of the SubDevices' distributed clocks.
+    pub(crate) fn echo_in_place(&mut self, frame: &mut [u8], rx_ns: u64) -> Result<Echo, Skip> {
         let et = super::codec::ethertype(frame).ok_or(Skip::NotForUs)?;
         match et {
-            ETHERTYPE_ECAT => match self.chain.process(frame) {
+            ETHERTYPE_ECAT => match self.chain.process_at(frame, rx_ns) {
                 Ok(Processed::Answer) => Ok(Echo::Ecat),
                 Ok(Processed::AlreadyAnswered) => Err(Skip::Answer),
                 Err(_) => Err(Skip::NotForUs),

@@ -10,12 +10,18 @@
 //! writes, the WKC still counts), read-only identification, DL status and AL status, and the AL state machine of
 //! an ESC with device emulation: INIT, PRE-OP and BOOT are reached on request; SAFE-OP and OP need process data and
 //! an application, which it has none of, so they are refused with the error flag and AL status code 0x0011.
-//! No EEPROM content (SII reads return zeros), no mailbox, no distributed clocks, no FMMU/SyncManager behaviour.
+//! Distributed clocks (dc.rs) unless `Chain::without_dc`: receive times latched by a write to 0x0900 and the system
+//! time, from the frame's receive stamp; an ESC without them answers nothing in 0x0900–0x09FF (WKC unchanged).
+//! No EEPROM content (SII reads return zeros), no mailbox, no FMMU/SyncManager behaviour.
 //!
 //! A frame whose source MAC already has bit 0x02 set has passed an ESC: it is an answer and is never processed
 //! again (two reflectors on one segment cannot ping-pong).
 
+mod dc;
+
 use super::codec::{self, ESC_SRC_MAC_BIT, EcatError};
+pub(crate) use dc::DcSpec;
+use dc::{Dc, FEATURES_DC};
 
 /// Memory per SubDevice: registers and 4 KiB of process RAM.
 const MEM: usize = 0x2000;
@@ -49,16 +55,22 @@ pub(crate) mod al {
 
 pub(crate) struct SubDevice {
     mem: Box<[u8; MEM]>,
+    /// Its distributed clock; None: an ESC without.
+    dc: Option<Dc>,
 }
 
 impl SubDevice {
     /// Position `pos` in a chain of `n`, station address `station`.
-    fn new(pos: usize, n: usize, station: u16) -> SubDevice {
+    fn new(pos: usize, n: usize, station: u16, dc: Option<DcSpec>) -> SubDevice {
         let mut d = SubDevice {
             mem: Box::new([0; MEM]),
+            dc: dc.map(Dc::new),
         };
         d.mem[reg::TYPE] = ESC_TYPE;
         d.mem[reg::REVISION] = ESC_REVISION;
+        if d.dc.is_some() {
+            d.put16(dc::reg::FEATURES, FEATURES_DC);
+        }
         d.put16(reg::STATION, station);
         // Link and communication on port 0; port 1 open towards the next SubDevice, or closed at the chain's end.
         let port1 = if pos + 1 < n { 0x0820 } else { 0x0400 };
@@ -94,9 +106,16 @@ impl SubDevice {
 
     fn write(&mut self, ado: usize, data: &[u8]) {
         let mut al_control = false;
+        if (ado..ado + data.len()).contains(&dc::reg::RECV_TIME_P0) {
+            self.latch();
+        }
+        let (dlo, dhi) = dc::reg::LATCHED;
         for (i, &b) in data.iter().enumerate() {
             let a = ado + i;
-            if a >= MEM || READ_ONLY.iter().any(|&(lo, hi)| (lo..hi).contains(&a)) {
+            if a >= MEM
+                || (dlo..dhi).contains(&a)
+                || READ_ONLY.iter().any(|&(lo, hi)| (lo..hi).contains(&a))
+            {
                 continue;
             }
             self.mem[a] = b;
@@ -105,6 +124,26 @@ impl SubDevice {
         if al_control {
             self.al_request(self.get16(reg::AL_CONTROL));
         }
+    }
+
+    /// A write to 0x0900: the receive times of the frame passing now (see dc.rs).
+    fn latch(&mut self) {
+        let Some(dc) = &self.dc else { return };
+        let (p0, p1, pu) = dc.latch();
+        self.mem[dc::reg::RECV_TIME_P0..][..4].copy_from_slice(&p0.to_le_bytes());
+        self.mem[dc::reg::RECV_TIME_P1..][..4].copy_from_slice(&p1.to_le_bytes());
+        self.mem[dc::reg::RECV_TIME_PU..][..8].copy_from_slice(&pu.to_le_bytes());
+    }
+
+    /// A frame received at host time `rx_ns` reaches this SubDevice (at `pos` of `n`): its system time register
+    /// shows the time it passes.
+    fn frame_at(&mut self, rx_ns: u64, pos: usize, n: usize) {
+        let Some(dc) = &mut self.dc else { return };
+        dc.frame(rx_ns, pos, n);
+        let off = &self.mem[dc::reg::SYSTEM_OFFSET..][..8];
+        let offset = u64::from_le_bytes(off.try_into().unwrap_or([0; 8]));
+        let st = dc.system_time(offset);
+        self.mem[dc::reg::SYSTEM_TIME..][..8].copy_from_slice(&st.to_le_bytes());
     }
 
     /// The AL state machine of an ESC with no application (see the module comment).
@@ -150,17 +189,34 @@ pub(crate) enum Processed {
 const MAX_DGS: usize = 64;
 
 impl Chain {
-    /// `n` SubDevices with station addresses `station`, `station`+1, …
+    /// `n` SubDevices with station addresses `station`, `station`+1, …, with distributed clocks that do not drift.
+    #[cfg(test)]
     pub(crate) fn new(n: usize, station: u16) -> Chain {
+        Chain::with_dc(n, station, Some(DcSpec { drift_ppm: 0.0 }))
+    }
+
+    /// The same with clocks as `dc` says, or none.
+    pub(crate) fn with_dc(n: usize, station: u16, dc: Option<DcSpec>) -> Chain {
         Chain {
             devices: (0..n)
-                .map(|i| SubDevice::new(i, n, station.wrapping_add(i as u16)))
+                .map(|i| SubDevice::new(i, n, station.wrapping_add(i as u16), dc))
                 .collect(),
         }
     }
 
-    /// Processes an EtherCAT frame in place as the chain would (see the module comment).
+    /// `process_at` for a frame received at host time 0.
+    #[cfg(test)]
     pub(crate) fn process(&mut self, frame: &mut [u8]) -> Result<Processed, EcatError> {
+        self.process_at(frame, 0)
+    }
+
+    /// Processes an EtherCAT frame, received at host time `rx_ns` (its receive stamp: the distributed clocks'
+    /// time base), in place as the chain would (see the module comment).
+    pub(crate) fn process_at(
+        &mut self,
+        frame: &mut [u8],
+        rx_ns: u64,
+    ) -> Result<Processed, EcatError> {
         // Offsets first (the iterator borrows the frame), then the rewrite.
         let mut spots = [(0usize, 0usize); MAX_DGS];
         let mut n = 0;
@@ -174,7 +230,9 @@ impl Chain {
         if frame[6] & ESC_SRC_MAC_BIT != 0 {
             return Ok(Processed::AlreadyAnswered);
         }
-        for d in &mut self.devices {
+        let count = self.devices.len();
+        for (pos, d) in self.devices.iter_mut().enumerate() {
+            d.frame_at(rx_ns, pos, count);
             for &(off, len) in &spots[..n] {
                 d.datagram(&mut frame[off..off + codec::DG_HLEN + len + codec::WKC_LEN]);
             }
@@ -218,6 +276,11 @@ impl SubDevice {
 
     /// The memory access of `cmd` when addressed (`me`); returns what it adds to the WKC.
     fn access(&mut self, cmd: u8, me: bool, ado: usize, data: &mut [u8]) -> u16 {
+        let (lo, hi) = dc::reg::DC_AREA;
+        if self.dc.is_none() && ado < hi && ado + data.len() > lo {
+            // No DC unit: nothing there answers.
+            return 0;
+        }
         match (cmd, me) {
             // APRD, FPRD.
             (0x01 | 0x04, true) => {

@@ -49,17 +49,22 @@ fn sysctl(host: &Host) -> Option<Step> {
 }
 
 /// The steps whose values have drifted, planned now (only the changes that differ). Empty: nothing drifted.
-pub(crate) fn find(host: &Host, saved: Option<&saved::Saved>, online: Vec<usize>) -> Vec<Step> {
+pub(crate) fn find(
+    host: &Host,
+    saved: Option<&saved::Saved>,
+    online: Vec<usize>,
+) -> Result<Vec<Step>> {
     let refused = refused(host);
-    let mut steps: Vec<Step> = saved
-        .map(|s| saved::plan(host, s, online, saved::Scope::All))
-        .unwrap_or_default();
+    let mut steps: Vec<Step> = match saved {
+        Some(s) => saved::plan(host, s, online, saved::Scope::All)?,
+        None => Vec::new(),
+    };
     steps.extend(sysctl(host));
     for s in &mut steps {
         s.changes.retain(|c| !refused.contains(&c.target()));
     }
     steps.retain(|s| !s.changes.is_empty());
-    steps
+    Ok(steps)
 }
 
 /// What a change of a drift plan says: target, value now, value fix set.

@@ -18,7 +18,6 @@ pub(crate) mod boot;
 pub(crate) mod cpuset;
 pub(crate) mod drift;
 pub mod ethtool;
-pub mod irq;
 pub mod journal;
 pub mod kind;
 pub mod plan;
@@ -44,9 +43,10 @@ pub(crate) fn known_targets() -> Vec<&'static str> {
         RUNTIME_JSON,
         CMDLINE_STATE,
         crate::tunable::sysctl::SYSCTL_FILE,
-        crate::machine::irq::IRQBALANCE_DEFAULTS,
+        crate::tunable::irqbalance::IRQBALANCE_DEFAULTS,
     ];
     v.extend(boot::files());
+    v.extend([boot::grub_trial::CUSTOM_CFG, boot::grub_trial::GRUBENV]);
     v
 }
 

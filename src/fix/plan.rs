@@ -2,10 +2,10 @@
 //! machine as it is. Reads, never writes.
 
 use super::boot::want::Want;
+use super::cpuset;
 use super::runtime::Target;
 use super::{Plan, Step, StepId, boot, ethtool, saved};
-use super::{cpuset, irq};
-use crate::checks::{CheckId, Finding, Status, id};
+use crate::checks::{CheckId, Finding, Status};
 use crate::error::{Error, Result};
 use crate::host::Host;
 
@@ -32,7 +32,7 @@ pub(crate) fn from_findings(findings: &[Finding]) -> (Vec<StepId>, Vec<CheckId>)
         .collect();
     // A failing core_isolated names the command line (isolcpus=, at the next boot); the cpuset step isolates the
     // core now as well (it plans nothing where it cannot). With --only, only what was asked.
-    let isolation = failed.iter().any(|f| f.id == id::CORE_ISOLATED);
+    let isolation = failed.iter().any(|f| f.id == CheckId::CoreIsolated);
     let steps = StepId::ALL
         .into_iter()
         .filter(|s| {
@@ -65,7 +65,7 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
     };
     let mut ids: Vec<StepId> = req.steps.clone();
     // The IRQ deferral check names no remedy of its own: the RPS step zeroes those knobs too.
-    if req.failed.contains(&id::NIC_IRQ_DEFER) && !ids.contains(&StepId::Rps) {
+    if req.failed.contains(&CheckId::NicIrqDefer) && !ids.contains(&StepId::Rps) {
         ids.push(StepId::Rps);
     }
     // irqbalance would undo the IRQ affinity within seconds.
@@ -73,14 +73,12 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
         ids.push(StepId::Irqbalance);
     }
     let mut plan = Plan::default();
-    // The CPUs the plan takes out of general use, for the risks it states.
-    let mut isolated = vec![req.core];
+    let isolated = isolated(host, req, &ids);
     for id in StepId::ALL.into_iter().filter(|s| ids.contains(s)) {
-        let planned = match crate::registry::tunable(id) {
-            Some(tunable) => Some((tunable.plan)(host, &t, &req.failed)),
-            None => other(host, req, &t, id, &mut isolated)?,
+        let mut step = match crate::registry::tunable(id) {
+            Some(tunable) => (tunable.plan)(host, &t, &req.failed)?,
+            None => other(host, req, &t, id)?,
         };
-        let Some(mut step) = planned else { continue };
         super::risk::add(&mut step, &t, &isolated);
         plan.steps.push(step);
     }
@@ -96,69 +94,61 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
     Ok(plan)
 }
 
-/// The steps that are not a tunable of their own (crate::registry::TUNABLES plans those); None for Persist,
-/// planned from the others.
-fn other(
-    host: &Host,
-    req: &Request,
-    t: &Target,
-    id: StepId,
-    isolated: &mut Vec<usize>,
-) -> Result<Option<Step>> {
-    Ok(Some(match id {
-        StepId::Cmdline => cmdline(host, req, &t.online, isolated)?,
-        StepId::Cpuset => cpuset::cpuset(host, t),
-        StepId::Irqbalance => irq::irqbalance(host, t),
-        StepId::IrqAffinity => irq::irq_affinity(host, t),
-        StepId::Rps => irq::rps(host, t),
-        StepId::NicCoalesce => ethtool::coalesce(host, t),
-        StepId::NicEee => ethtool::eee(host, t),
-        // Planned by build, from the steps that have changes; the rest are tunables.
-        _ => return Ok(None),
-    }))
+/// The CPUs the plan takes out of general use, for the risks it states: the RT core, and its SMT siblings when
+/// the command line isolates them with it.
+fn isolated(host: &Host, req: &Request, ids: &[StepId]) -> Vec<usize> {
+    let mut isolated = vec![req.core];
+    if ids.contains(&StepId::Cmdline) && req.failed.contains(&CheckId::SmtSibling) {
+        isolated.extend(boot::want::siblings(host, req.core));
+    }
+    isolated
 }
 
-/// The kernel command line the failing checks ask for. `isolated` gains the RT core's SMT siblings when they
-/// are isolated with it.
-fn cmdline(
-    host: &Host,
-    req: &Request,
-    online: &[usize],
-    isolated: &mut Vec<usize>,
-) -> Result<Step> {
+/// The steps that are not a tunable of their own (crate::registry::TUNABLES plans those).
+fn other(host: &Host, req: &Request, t: &Target, id: StepId) -> Result<Step> {
+    Ok(match id {
+        StepId::Cmdline => cmdline(host, req, &t.online)?,
+        StepId::Cpuset => cpuset::cpuset(host, t),
+        StepId::NicCoalesce => ethtool::coalesce(host, t),
+        StepId::NicEee => ethtool::eee(host, t),
+        other => unreachable!("{other}: a tunable"),
+    })
+}
+
+/// The kernel command line the failing checks ask for.
+fn cmdline(host: &Host, req: &Request, online: &[usize]) -> Result<Step> {
     let f = |c: CheckId| req.failed.contains(&c);
     let isolation = [
-        id::CORE_ISOLATED,
-        id::NOHZ_FULL,
-        id::RCU_NOCBS,
-        id::IRQAFFINITY,
-        id::SMT_SIBLING,
+        CheckId::CoreIsolated,
+        CheckId::NohzFull,
+        CheckId::RcuNocbs,
+        CheckId::Irqaffinity,
+        CheckId::SmtSibling,
     ];
     let any = isolation.iter().any(|c| f(*c));
     let mut want = Want {
         core: req.core,
         online: online.to_vec(),
-        isolcpus: !any || f(id::CORE_ISOLATED) || f(id::SMT_SIBLING),
-        nohz_full: !any || f(id::NOHZ_FULL) || f(id::SMT_SIBLING),
-        rcu_nocbs: !any || f(id::RCU_NOCBS) || f(id::SMT_SIBLING),
-        irqaffinity: !any || f(id::IRQAFFINITY) || f(id::SMT_SIBLING),
+        isolcpus: !any || f(CheckId::CoreIsolated) || f(CheckId::SmtSibling),
+        nohz_full: !any || f(CheckId::NohzFull) || f(CheckId::SmtSibling),
+        rcu_nocbs: !any || f(CheckId::RcuNocbs) || f(CheckId::SmtSibling),
+        irqaffinity: !any || f(CheckId::Irqaffinity) || f(CheckId::SmtSibling),
         ..Default::default()
     };
-    if f(id::CSTATES) || f(id::IDLE_STATES) {
+    if f(CheckId::Cstates) || f(CheckId::IdleStates) {
         want.cstates = boot::want::cstate_caps(host);
     }
     if let Ok(rel) = crate::machine::kernel_release(host) {
         want.old_kernel = crate::fix::boot::want::older_than(&rel, 5, 6);
     }
-    if f(id::SKEW_TICK) {
+    if f(CheckId::SkewTick) {
         want.extra.push("skew_tick=1".into());
     }
-    if f(id::TSC_RELIABLE) {
+    if f(CheckId::TscReliable) {
         want.extra.push("tsc=reliable".into());
     }
-    if f(id::SMT_SIBLING) {
+    if f(CheckId::SmtSibling) {
         want.siblings = boot::want::siblings(host, req.core);
-        isolated.extend(&want.siblings);
     }
     want.released = released_by_earlier_fixes(host, req.core, &want.siblings);
     boot::plan(host, &want).map_err(|e| Error::failed(format!("kernel command line: {e}")))

@@ -74,20 +74,15 @@ fn of(s: &Step, t: &Target, isolated: &[usize]) -> Vec<String> {
             r.extend(housekeeping(t, isolated));
         }
         StepId::Cpuset => r.extend(housekeeping(t, &[t.core])),
-        StepId::IrqAffinity => r.extend(alone(t, "every other device's interrupt")),
-        StepId::Rps => r.push(
-            "received packets are processed only on the CPU that takes the NIC's interrupt: less throughput for \
-             other traffic on that NIC"
+        StepId::NicCoalesce => r.push(
+            "one interrupt per frame: at high frame rates the CPU that takes them does more work"
                 .into(),
         ),
-        StepId::NicCoalesce => r.push(
-            "one interrupt per frame: at high frame rates the CPU that takes them does more work".into(),
-        ),
         StepId::NicEee => r.push("the link no longer saves power when idle".into()),
-        StepId::Irqbalance | StepId::Persist => {}
+        StepId::Persist => {}
         _ => {
             if let Some(tunable) = crate::registry::tunable(s.id) {
-                r.extend((tunable.risks)(s, t));
+                r.extend((tunable.risks)(s, t, isolated));
             }
         }
     }

@@ -4,22 +4,32 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ethtool;
 use super::kind::file::FileChange;
 use super::runtime::Target;
 use super::{Change, RUNTIME_JSON, Step, StepId};
-use super::{ethtool, irq};
 use crate::error::{Error, Result};
 use crate::host::Host;
+use crate::tunable::Persistence;
 
-/// The steps that are not a tunable of their own whose effect is lost at reboot (a tunable says so itself:
-/// `Tunable::at_boot`).
-const OTHER_RUNTIME_STEPS: &[StepId] = &[
-    StepId::Cpuset,
-    StepId::IrqAffinity,
-    StepId::Rps,
-    StepId::NicCoalesce,
-    StepId::NicEee,
+/// The steps that are not a tunable of their own, with what keeps them across reboots (a tunable says so itself:
+/// `Tunable::persistence`).
+const OTHER_STEPS: &[(StepId, Persistence)] = &[
+    (StepId::Cmdline, Persistence::Files),
+    (StepId::Cpuset, Persistence::Boot),
+    (StepId::NicCoalesce, Persistence::Nic { each_nic: None }),
+    (StepId::NicEee, Persistence::Nic { each_nic: None }),
 ];
+
+fn persistence(s: StepId) -> Persistence {
+    match crate::registry::tunable(s) {
+        Some(t) => t.persistence,
+        None => OTHER_STEPS
+            .iter()
+            .find(|(id, _)| *id == s)
+            .map_or(Persistence::Files, |(_, p)| *p),
+    }
+}
 
 /// Steps whose effect is lost at reboot and that apply-saved re-applies, in apply order.
 pub(crate) fn runtime_steps() -> impl Iterator<Item = StepId> {
@@ -27,18 +37,14 @@ pub(crate) fn runtime_steps() -> impl Iterator<Item = StepId> {
 }
 
 fn is_runtime(s: StepId) -> bool {
-    match crate::registry::tunable(s) {
-        Some(t) => t.at_boot,
-        None => OTHER_RUNTIME_STEPS.contains(&s),
-    }
+    persistence(s).at_boot()
 }
+
 /// Steps that concern the NIC (what the udev rule re-applies when the interface appears).
-pub(crate) const NIC_STEPS: &[StepId] = &[
-    StepId::IrqAffinity,
-    StepId::Rps,
-    StepId::NicCoalesce,
-    StepId::NicEee,
-];
+fn is_nic_step(s: StepId) -> bool {
+    matches!(persistence(s), Persistence::Nic { .. })
+}
+
 const UNIT_PATHS: &[&str] = &[
     "/lib/systemd/system/rmp-eval.service",
     "/usr/lib/systemd/system/rmp-eval.service",
@@ -132,7 +138,7 @@ pub(crate) fn persist_step(
         && saved
             .steps
             .iter()
-            .any(|st| StepId::parse(st).is_some_and(|id| NIC_STEPS.contains(&id)))
+            .any(|st| StepId::parse(st).is_some_and(is_nic_step))
     {
         follow_nic(host, &mut s, nic);
     }
@@ -186,35 +192,49 @@ pub(crate) enum Scope<'a> {
 }
 
 /// The runtime steps of `saved` in `scope`, planned on the machine as it is now.
-pub(crate) fn plan(host: &Host, saved: &Saved, online: Vec<usize>, scope: Scope) -> Vec<Step> {
+pub(crate) fn plan(
+    host: &Host,
+    saved: &Saved,
+    online: Vec<usize>,
+    scope: Scope,
+) -> Result<Vec<Step>> {
     let t = Target {
         core: saved.core,
         nic: saved.nic.clone(),
         online,
     };
-    let wanted = |id: StepId| match scope {
-        Scope::All => true,
-        Scope::Nic(n) if saved.nic.as_deref() == Some(n) => NIC_STEPS.contains(&id),
-        Scope::Nic(_) => id == StepId::IrqAffinity,
-    };
-    saved
-        .steps
-        .iter()
-        .filter_map(|s| StepId::parse(s))
-        .filter(|id| wanted(*id) && is_runtime(*id))
-        .filter_map(|id| match crate::registry::tunable(id) {
-            Some(tunable) => Some((tunable.plan)(host, &t, &[])),
-            None => match (id, scope) {
-                (StepId::Cpuset, _) => Some(super::cpuset::cpuset(host, &t)),
-                (StepId::IrqAffinity, Scope::Nic(n)) => Some(irq::nic_irq_affinity(host, &t, n)),
-                (StepId::IrqAffinity, Scope::All) => Some(irq::irq_affinity(host, &t)),
-                (StepId::Rps, _) => Some(irq::rps(host, &t)),
-                (StepId::NicCoalesce, _) => Some(ethtool::coalesce(host, &t)),
-                (StepId::NicEee, _) => Some(ethtool::eee(host, &t)),
-                _ => None,
-            },
-        })
-        .collect()
+    let mut steps = Vec::new();
+    for id in saved.steps.iter().filter_map(|s| StepId::parse(s)) {
+        let step = match (persistence(id), scope) {
+            (Persistence::Files, _) => continue,
+            (_, Scope::All) => plan_step(host, &t, id)?,
+            // The saved NIC gets all of its steps, each interface its own part of those that have one.
+            (
+                Persistence::Nic {
+                    each_nic: Some(part),
+                },
+                Scope::Nic(n),
+            ) => part(host, &t, n),
+            (Persistence::Nic { .. }, Scope::Nic(n)) if saved.nic.as_deref() == Some(n) => {
+                plan_step(host, &t, id)?
+            }
+            (_, Scope::Nic(_)) => continue,
+        };
+        steps.push(step);
+    }
+    Ok(steps)
+}
+
+/// One step planned as --only would, against the machine as it is.
+fn plan_step(host: &Host, t: &Target, id: StepId) -> Result<Step> {
+    Ok(match crate::registry::tunable(id) {
+        Some(tunable) => (tunable.plan)(host, t, &[])?,
+        None => match id {
+            StepId::Cpuset => super::cpuset::cpuset(host, t),
+            StepId::NicCoalesce => ethtool::coalesce(host, t),
+            _ => ethtool::eee(host, t),
+        },
+    })
 }
 
 #[cfg(test)]

@@ -9,8 +9,6 @@ pub(crate) const INTERRUPTS: &str = "/proc/interrupts";
 pub(crate) const SOFTIRQS: &str = "/proc/softirqs";
 pub(crate) const PROC_IRQ: &str = "/proc/irq";
 pub(crate) const DEFAULT_SMP_AFFINITY: &str = "/proc/irq/default_smp_affinity";
-/// irqbalance's settings (IRQBALANCE_BANNED_CPULIST …), which the irqbalance check reads and step edits.
-pub(crate) const IRQBALANCE_DEFAULTS: &str = "/etc/default/irqbalance";
 
 /// Why the IRQ table could not be had.
 #[derive(Debug, thiserror::Error)]

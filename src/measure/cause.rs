@@ -4,7 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::remedy;
+use crate::checks::CheckId;
+use crate::remedy::StepId;
 
 /// Whether the remedy is a `fix` step, a check to read (no automatic fix exists), or nothing rmp-eval can change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -25,14 +26,14 @@ pub struct Remedy {
 }
 
 impl Remedy {
-    fn fix(id: remedy::StepId, why: &str) -> Self {
+    fn fix(id: StepId, why: &str) -> Self {
         Remedy {
             kind: RemedyKind::Fix,
             id: id.as_str().into(),
             why: why.into(),
         }
     }
-    fn check(id: crate::checks::CheckId, why: &str) -> Self {
+    fn check(id: CheckId, why: &str) -> Self {
         Remedy {
             kind: RemedyKind::Check,
             id: id.as_str().into(),
@@ -59,13 +60,13 @@ impl Remedy {
 
 /// A device interrupt (a numbered row of /proc/interrupts, an irq_handler_entry).
 pub(crate) fn for_irq() -> Remedy {
-    Remedy::fix(remedy::IRQ_AFFINITY, "move the IRQ off the RT core")
+    Remedy::fix(StepId::IrqAffinity, "move the IRQ off the RT core")
 }
 
 /// A NIC IRQ that came late after its frame: interrupt moderation (coalescing) holds it back.
 pub(crate) fn for_coalescing() -> Remedy {
     Remedy::fix(
-        remedy::NIC_COALESCE,
+        StepId::NicCoalesce,
         "interrupt moderation holds the NIC's IRQ back (the wire and the peer are in it too)",
     )
 }
@@ -73,20 +74,20 @@ pub(crate) fn for_coalescing() -> Remedy {
 /// A softirq type as /proc/softirqs and softirq_entry name it.
 pub(crate) fn for_softirq(name: &str) -> Remedy {
     match name {
-        "NET_RX" | "NET_TX" => Remedy::fix(remedy::RPS, "steer packet processing off the RT core"),
+        "NET_RX" | "NET_TX" => Remedy::fix(StepId::Rps, "steer packet processing off the RT core"),
         "TIMER" | "HRTIMER" => {
-            Remedy::fix(remedy::CMDLINE, "nohz_full= stops the tick and its timers")
+            Remedy::fix(StepId::Cmdline, "nohz_full= stops the tick and its timers")
         }
         "RCU" => Remedy::fix(
-            remedy::CMDLINE,
+            StepId::Cmdline,
             "rcu_nocbs= moves RCU callbacks off the core",
         ),
         "SCHED" => Remedy::fix(
-            remedy::CMDLINE,
+            StepId::Cmdline,
             "isolcpus= takes the core out of load balancing",
         ),
         _ => Remedy::fix(
-            remedy::IRQ_AFFINITY,
+            StepId::IrqAffinity,
             "it follows the device IRQs on the core",
         ),
     }
@@ -96,15 +97,15 @@ pub(crate) fn for_softirq(name: &str) -> Remedy {
 pub(crate) fn for_arch(name: &str) -> Remedy {
     match name {
         "LOC" | "arch_timer" | "local_timer" | "tick" => {
-            Remedy::fix(remedy::CMDLINE, "nohz_full= stops the periodic tick")
+            Remedy::fix(StepId::Cmdline, "nohz_full= stops the periodic tick")
         }
         "RES" | "reschedule" | "Rescheduling interrupts" => Remedy::check(
-            crate::checks::id::RT_CORE_THREADS,
+            CheckId::RtCoreThreads,
             "another task is being woken on the core",
         ),
         "CAL" | "TLB" | "IWI" | "call_function" | "call_function_single" | "irq_work" => {
             Remedy::fix(
-                remedy::CMDLINE,
+                StepId::Cmdline,
                 "isolcpus=/nohz_full= keep cross-CPU kernel work away",
             )
         }
@@ -123,21 +124,21 @@ pub(crate) fn for_smi() -> Remedy {
 pub(crate) fn for_task(comm: &str) -> Remedy {
     let p = |s: &str| comm.starts_with(s);
     if p("kworker/") {
-        Remedy::fix(remedy::WORKQUEUE, "kernel work queued on the core")
+        Remedy::fix(StepId::Workqueue, "kernel work queued on the core")
     } else if p("rcu") {
         Remedy::fix(
-            remedy::CMDLINE,
+            StepId::Cmdline,
             "rcu_nocbs= moves RCU callbacks off the core",
         )
     } else if p("ktimers/") {
-        Remedy::fix(remedy::CMDLINE, "nohz_full= stops the tick and its timers")
+        Remedy::fix(StepId::Cmdline, "nohz_full= stops the tick and its timers")
     } else if p("irq/") || p("ksoftirqd/") {
-        Remedy::fix(remedy::IRQ_AFFINITY, "interrupt work on the RT core")
+        Remedy::fix(StepId::IrqAffinity, "interrupt work on the RT core")
     } else if p("watchdog/") {
-        Remedy::fix(remedy::CMDLINE, "nosoftlockup/nowatchdog")
+        Remedy::fix(StepId::Cmdline, "nosoftlockup/nowatchdog")
     } else {
         Remedy::check(
-            crate::checks::id::RT_CORE_THREADS,
+            CheckId::RtCoreThreads,
             "another thread may run on the RT core",
         )
     }

@@ -93,8 +93,21 @@ impl RawSocket {
 
     /// Hardware timestamps where the NIC has them (see `HwTstamp`), else software ones; says which.
     pub(crate) fn enable_timestamps(&mut self, host: &Host) -> Result<(TsKind, Option<String>)> {
+        self.timestamps(host, sockopt::timestamping)
+    }
+
+    /// `enable_timestamps` for received frames only (a socket whose error queue nobody reads).
+    pub(crate) fn enable_rx_timestamps(&mut self, host: &Host) -> Result<(TsKind, Option<String>)> {
+        self.timestamps(host, sockopt::rx_timestamping)
+    }
+
+    fn timestamps(
+        &mut self,
+        host: &Host,
+        set: fn(RawFd, bool) -> io::Result<()>,
+    ) -> Result<(TsKind, Option<String>)> {
         let why = match HwTstamp::enable(host, &self.name) {
-            Ok(hw) => match sockopt::timestamping(self.fd(), true) {
+            Ok(hw) => match set(self.fd(), true) {
                 Ok(()) => {
                     self.hw = Some(hw);
                     return Ok((TsKind::Hardware, None));
@@ -103,7 +116,7 @@ impl RawSocket {
             },
             Err(e) => crate::measure::tstamp::why_software(&self.name, &e),
         };
-        sockopt::timestamping(self.fd(), false)
+        set(self.fd(), false)
             .map_err(|e| Error::sys(format!("SO_TIMESTAMPING on {}", self.name), e))?;
         Ok((TsKind::Software, Some(why)))
     }

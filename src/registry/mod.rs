@@ -5,8 +5,8 @@
 pub mod doc;
 
 use crate::checks::{
-    Check, CheckId, Ctx, Finding, Section, after_boot, ethtool, finding, firmware, irq, isolation,
-    nic, nic_hw, nic_irq, noise, pi, power, process, system, threads,
+    Check, CheckId, Ctx, Finding, Section, after_boot, ethtool, finding, firmware, isolation, nic,
+    nic_hw, nic_irq, noise, pi, power, process, system, threads,
 };
 use crate::host::Host;
 use crate::remedy::StepId;
@@ -35,14 +35,14 @@ pub static CHECKS: &[Check] = &[
     tunable::governor::GOVERNOR,
     tunable::governor::CPU_FREQUENCY,
     isolation::IRQAFFINITY,
-    irq::UNRELATED_IRQS,
+    tunable::irq_affinity::UNRELATED_IRQS,
     isolation::SMT_SIBLING,
     power::CSTATES,
     tunable::turbo::CHECK,
     pi::PI_CLOCK,
     power::IDLE_STATES,
-    irq::DEFAULT_AFFINITY,
-    irq::IRQBALANCE,
+    tunable::irq_affinity::DEFAULT_AFFINITY,
+    tunable::irqbalance::CHECK,
     tunable::workqueue::CHECK,
     tunable::sysctl::SOFT_WATCHDOG,
     threads::RT_CORE_THREADS,
@@ -55,12 +55,12 @@ pub static CHECKS: &[Check] = &[
     nic::NIC_PRESENT,
     nic::NIC_LINK,
     nic::NIC_QUIET,
-    nic_irq::NIC_IRQS_PINNED,
+    tunable::irq_affinity::NIC_IRQS_PINNED,
     nic_irq::NIC_QUEUE_IRQS,
-    nic_irq::RPS,
+    tunable::rps::RPS,
     nic_hw::NIC_DRIVER,
     nic_hw::NIC_SPEED,
-    nic_irq::NIC_IRQ_DEFER,
+    tunable::rps::NIC_IRQ_DEFER,
     ethtool::NIC_COALESCE,
     ethtool::NIC_EEE,
     process::RT_POLICY,
@@ -78,6 +78,9 @@ pub(crate) static TUNABLES: &[&Tunable] = &[
     &tunable::thp::TUNABLE,
     &tunable::ksm::TUNABLE,
     &tunable::workqueue::TUNABLE,
+    &tunable::irqbalance::TUNABLE,
+    &tunable::irq_affinity::TUNABLE,
+    &tunable::rps::TUNABLE,
 ];
 
 /// The check with this id.

@@ -107,10 +107,24 @@ fn render_queue(q: &crate::measure::queue::QueueReport) -> String {
 fn render_checks(r: &RttSummary) -> String {
     let c = &r.checks;
     let mut s = String::new();
-    if c.not_sent > 0 {
+    let ring_full = r.xdp.as_ref().map_or(0, |x| x.ring_full);
+    let refused = c.not_sent.saturating_sub(ring_full);
+    if refused > 0 {
         s.push_str(&format!(
-            "Not sent: {} frame(s) the kernel refused (not on the wire, not counted as lost)\n",
-            c.not_sent
+            "Not sent: {refused} frame(s) the kernel refused (not on the wire, not counted as lost)\n"
+        ));
+    }
+    if ring_full > 0 {
+        s.push_str(&format!(
+            "Not sent: {ring_full} frame(s) while the AF_XDP socket's own transmit ring was full (its frames \
+             waiting for the kernel; not counted as lost)\n"
+        ));
+    }
+    if let Some(x) = r.xdp.as_ref().filter(|x| x.sent_late > 0) {
+        s.push_str(&format!(
+            "Sent late: {} frame(s) waited on the AF_XDP transmit ring for a kick the kernel took (their replies \
+             count as late)\n",
+            x.sent_late
         ));
     }
     if r.late > 0 {

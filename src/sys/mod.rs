@@ -17,7 +17,8 @@
 //! - `uname`: the running kernel's release, for when /proc cannot be read.
 //! - `netlink`: one rtnetlink request about one interface, and its attributes.
 //! - `xdp`: the XDP program of `run --path af_xdp` (aya), and an interface's XDP program seen and detached by index.
-//! - `xsk`: AF_XDP sockets (xdpilone): the UMEM area, the socket on one queue, its rings split for the two threads.
+//! - `xsk`: AF_XDP sockets (own code on libc): the UMEM area, the socket on one queue, its rings split for the two
+//!   threads.
 
 pub(crate) mod clock;
 pub(crate) mod ethtool;

@@ -57,14 +57,25 @@ pub(crate) fn recv_timeout(fd: RawFd, d: Duration) -> io::Result<()> {
 /// Asks for TX (error queue) and RX timestamps on `fd`: hardware ones when `hw`, software ones always (RX software
 /// stamps are the fallback when a hardware stamp is missing).
 pub(crate) fn timestamping(fd: RawFd, hw: bool) -> io::Result<()> {
-    let mut flags = libc::SOF_TIMESTAMPING_RX_SOFTWARE | libc::SOF_TIMESTAMPING_SOFTWARE;
-    flags |= if hw {
+    let tx = if hw {
         libc::SOF_TIMESTAMPING_TX_HARDWARE
-            | libc::SOF_TIMESTAMPING_RX_HARDWARE
-            | libc::SOF_TIMESTAMPING_RAW_HARDWARE
     } else {
         libc::SOF_TIMESTAMPING_TX_SOFTWARE
     };
+    set_timestamping(fd, hw, tx)
+}
+
+/// RX timestamps only (hardware ones when `hw`): for a socket that sends without reading its error queue, which
+/// TX stamps would fill until received frames are dropped.
+pub(crate) fn rx_timestamping(fd: RawFd, hw: bool) -> io::Result<()> {
+    set_timestamping(fd, hw, 0)
+}
+
+fn set_timestamping(fd: RawFd, hw: bool, tx: u32) -> io::Result<()> {
+    let mut flags = libc::SOF_TIMESTAMPING_RX_SOFTWARE | libc::SOF_TIMESTAMPING_SOFTWARE | tx;
+    if hw {
+        flags |= libc::SOF_TIMESTAMPING_RX_HARDWARE | libc::SOF_TIMESTAMPING_RAW_HARDWARE;
+    }
     set(
         fd,
         libc::SOL_SOCKET,

@@ -1,31 +1,28 @@
-//! AF_XDP sockets (`run --path af_xdp`) through the `xdpilone` crate: the UMEM area (an anonymous mapping owned
-//! here), the socket bound to one queue of one interface, and its four rings split in two halves, one per RT thread:
+//! AF_XDP sockets (`run --path af_xdp`), written from the kernel's Documentation/networking/af_xdp.rst and
+//! include/uapi/linux/if_xdp.h: the UMEM area (an anonymous mapping owned here, registered with XDP_UMEM_REG), the
+//! socket bound to one queue of one interface, and its four rings (`ring`) split in two halves, one per RT thread:
 //! `XskTx` (transmit ring + completion ring) for the sender, `XskRx` (receive ring + fill ring) for the receiver.
-//! The crate does the setsockopt/mmap/bind work; what needs `unsafe` here is the UMEM's memory (the kernel and the
-//! crate take a raw area) and copying frames in and out of it.
+//! The halves share nothing but the socket and the area, so neither thread takes a lock.
 //!
 //! The UMEM has `FRAMES` frames of `FRAME_SIZE` bytes: the first half are receive buffers, handed to the kernel on the
 //! fill ring and given back after each frame is copied out; the second half are transmit buffers, used in turn.
 //! Nothing allocates after `Xsk::open`.
 
-use std::ffi::CString;
+mod ring;
+
 use std::io;
-use std::num::NonZeroU32;
-use std::os::fd::{BorrowedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use xdpilone::xdp::XdpDesc;
-use xdpilone::{
-    CompletionQueue, FillQueue, IfInfo, RingRx, RingTx, Socket, SocketConfig, Umem, UmemConfig,
-    User,
-};
+use ring::{Offsets, Ring, Side};
 
 /// Bytes of one UMEM frame: a page half, more than the longest probe (MTU 1500 + header).
 pub(crate) const FRAME_SIZE: u32 = 2048;
 /// Frames in the UMEM: half for receiving, half for sending.
 const FRAMES: u32 = 256;
 const RX_FRAMES: u32 = FRAMES / 2;
+const TX_FRAMES: u32 = FRAMES - RX_FRAMES;
 /// Ring sizes (powers of two). The completion ring holds every transmit frame, so a completion is never lost.
 const RING: u32 = 256;
 
@@ -38,8 +35,21 @@ pub(crate) enum Binding {
     Copy,
 }
 
-/// The UMEM's memory: an anonymous, populated, private mapping, unmapped on drop (after every ring that points into
-/// it is gone: each half holds an `Arc` of it).
+/// What became of a frame given to `XskTx::send`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sent {
+    /// On the transmit ring, and the kernel was told (the kick succeeded or it was still busy sending).
+    Out,
+    /// On the transmit ring, but the kick failed with this errno (the link set down, say): the frame stays there
+    /// and goes out with the next kick that succeeds, or never — `XskTx::unsent` counts those at the end.
+    Waiting(i32),
+    /// Not sent: every transmit frame of this socket is still on the ring or not yet completed by the kernel (the
+    /// tool's own ring is full, not a refusal of the kernel's).
+    RingFull,
+}
+
+/// The UMEM's memory: an anonymous, populated, private mapping, unmapped on drop (after the socket that registered it
+/// is closed: see `Sock`).
 struct Area {
     ptr: NonNull<u8>,
     len: usize,
@@ -75,10 +85,6 @@ impl Area {
         // SAFETY: madvise on exactly the mapping made above; MADV_DONTFORK changes no contents.
         let _ = unsafe { libc::madvise(p, len, libc::MADV_DONTFORK) };
         Ok(area)
-    }
-
-    fn slice(&self) -> NonNull<[u8]> {
-        NonNull::slice_from_raw_parts(self.ptr, self.len)
     }
 
     /// Copies `bytes` into the UMEM at `offset`. The caller owns that frame (not on any ring the kernel reads).
@@ -123,17 +129,23 @@ impl Area {
 
 impl Drop for Area {
     fn drop(&mut self) {
-        // SAFETY: unmaps exactly the mapping `map` made; every pointer into it is gone with the rings (they hold the
-        // `Arc` this drop ends). The kernel keeps its own reference to the pages while a socket still has them.
+        // SAFETY: unmaps exactly the mapping `map` made; nothing here points into it once both halves are gone (they
+        // hold the `Arc<Sock>` this drop ends). The kernel keeps its own reference to the pages it pinned.
         unsafe {
             libc::munmap(self.ptr.as_ptr().cast(), self.len);
         }
     }
 }
 
-/// An AF_XDP socket bound to one queue. Holds the UMEM registration and the socket until both halves are dropped.
+/// The socket and the UMEM it registered. Fields drop in order: the socket is closed first (the kernel then
+/// releases its rings and the UMEM), then the area is unmapped.
+struct Sock {
+    fd: OwnedFd,
+    area: Area,
+}
+
+/// An AF_XDP socket bound to one queue. Holds the socket and its UMEM until both halves are dropped.
 pub(crate) struct Xsk {
-    fd: RawFd,
     pub(crate) binding: Binding,
     /// Why zero-copy was not had (the bind's error), when it was not.
     pub(crate) zero_copy_refused: Option<io::Error>,
@@ -141,35 +153,20 @@ pub(crate) struct Xsk {
     pub(crate) rx: XskRx,
 }
 
-/// What the two halves keep alive, whichever is dropped last: the UMEM's registration and the socket's
-/// configuration (never used after `open`, only dropped), then the area they point into. Fields drop in order: the
-/// area goes last.
-struct UmemHold {
-    _umem: Umem,
-    _user: User,
-    _area: Arc<Area>,
-}
-
-// SAFETY: `Umem` and `User` are not touched after `open` (only dropped, once, by whichever thread drops the last
-// `Arc`); their file descriptor and mapping may be closed from any thread.
-unsafe impl Send for UmemHold {}
-// SAFETY: as above: no method is ever called through a shared reference.
-unsafe impl Sync for UmemHold {}
-
 impl Xsk {
     /// The socket, for its XSKMAP entry.
     pub(crate) fn fd(&self) -> BorrowedFd<'_> {
-        // SAFETY: the descriptor belongs to the rings in `self.tx`/`self.rx`, which keep it open for as long as
-        // `self` (and so the borrow) lives.
-        unsafe { BorrowedFd::borrow_raw(self.fd) }
+        self.tx.sock.fd.as_fd()
     }
 
     /// An AF_XDP socket on `ifname` (validated by the caller), queue `queue`: zero-copy first, else copy mode.
     pub(crate) fn open(ifname: &str, queue: u32) -> io::Result<Xsk> {
-        match Xsk::bind(ifname, queue, SocketConfig::XDP_BIND_ZEROCOPY) {
+        let ifindex = super::netdev::ifindex(ifname)
+            .map_err(|e| io::Error::new(io::ErrorKind::NotFound, e.to_string()))?;
+        match Xsk::bind(ifindex as u32, queue, libc::XDP_ZEROCOPY) {
             Ok(x) => Ok(x),
             Err(zc) => {
-                let mut x = Xsk::bind(ifname, queue, SocketConfig::XDP_BIND_COPY)?;
+                let mut x = Xsk::bind(ifindex as u32, queue, libc::XDP_COPY)?;
                 x.binding = Binding::Copy;
                 x.zero_copy_refused = Some(zc);
                 Ok(x)
@@ -177,138 +174,229 @@ impl Xsk {
         }
     }
 
-    fn bind(ifname: &str, queue: u32, flags: u16) -> io::Result<Xsk> {
-        let errno = |e: xdpilone::Errno| io::Error::from_raw_os_error(e.get_raw());
-        let name =
-            CString::new(ifname).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-        let mut info = IfInfo::invalid();
-        info.from_name(&name).map_err(errno)?;
-        info.set_queue(queue);
-        let area = Arc::new(Area::map((FRAMES * FRAME_SIZE) as usize)?);
-        let config = UmemConfig {
-            fill_size: RING,
-            complete_size: RING,
-            frame_size: FRAME_SIZE,
+    /// The steps af_xdp.rst gives: a socket, the UMEM registered, the four ring sizes set, their offsets read and
+    /// the rings mapped, the receive frames on the fill ring, then the bind to the queue with `flags`.
+    fn bind(ifindex: u32, queue: u32, flags: u16) -> io::Result<Xsk> {
+        // SAFETY: socket(2) with constant arguments; the descriptor it returns is owned by the OwnedFd below.
+        let fd = unsafe { libc::socket(libc::AF_XDP, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just returned by socket(2) and nothing else owns it.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let area = Area::map((FRAMES * FRAME_SIZE) as usize)?;
+        let reg = libc::xdp_umem_reg {
+            addr: area.ptr.as_ptr() as u64,
+            len: area.len as u64,
+            chunk_size: FRAME_SIZE,
             headroom: 0,
             flags: 0,
+            tx_metadata_len: 0,
         };
-        // SAFETY: the area is a page-aligned mapping (mmap) of FRAMES * FRAME_SIZE bytes that outlives the Umem:
-        // both go into `UmemHold`, whose fields drop the Umem before its `Arc<Area>`.
-        let umem = unsafe { Umem::new(config, area.slice()) }.map_err(errno)?;
-        let sock = Socket::with_shared(&info, &umem).map_err(errno)?;
-        let device = umem.fq_cq(&sock).map_err(errno)?;
-        let user = umem
-            .rx_tx(
-                &sock,
-                &SocketConfig {
-                    rx_size: NonZeroU32::new(RING),
-                    tx_size: NonZeroU32::new(RING),
-                    bind_flags: flags,
-                },
-            )
-            .map_err(errno)?;
-        let ring_rx = user.map_rx().map_err(errno)?;
-        let ring_tx = user.map_tx().map_err(errno)?;
-        let (mut fill, comp) = device.into_parts();
-        // The receive frames go to the kernel before the bind: it can deliver from the first frame on.
-        {
-            let mut w = fill.fill(RX_FRAMES);
-            w.insert((0..RX_FRAMES).map(|i| u64::from(i * FRAME_SIZE)));
-            w.commit();
+        set_opt(&fd, libc::XDP_UMEM_REG, &reg)?;
+        for opt in [
+            libc::XDP_UMEM_FILL_RING,
+            libc::XDP_UMEM_COMPLETION_RING,
+            libc::XDP_RX_RING,
+            libc::XDP_TX_RING,
+        ] {
+            set_opt(&fd, opt, &RING)?;
         }
-        umem.bind(&user).map_err(errno)?;
-        let fd = ring_rx.as_raw_fd();
-        let hold = Arc::new(UmemHold {
-            _umem: umem,
-            _user: user,
-            _area: Arc::clone(&area),
-        });
+        let off = offsets(fd.as_fd())?;
+        let b = fd.as_fd();
+        let mut fill = Ring::map(
+            b,
+            libc::XDP_UMEM_PGOFF_FILL_RING,
+            off[2],
+            RING,
+            Side::Produce,
+        )?;
+        let comp = Ring::map(
+            b,
+            libc::XDP_UMEM_PGOFF_COMPLETION_RING,
+            off[3],
+            RING,
+            Side::Consume,
+        )?;
+        let rx = Ring::map(
+            b,
+            libc::XDP_PGOFF_RX_RING as u64,
+            off[0],
+            RING,
+            Side::Consume,
+        )?;
+        let tx = Ring::map(
+            b,
+            libc::XDP_PGOFF_TX_RING as u64,
+            off[1],
+            RING,
+            Side::Produce,
+        )?;
+        // The receive frames go to the kernel before the bind: it can deliver from the first frame on.
+        for i in 0..RX_FRAMES {
+            fill.push(u64::from(i * FRAME_SIZE));
+        }
+        let addr = libc::sockaddr_xdp {
+            sxdp_family: libc::AF_XDP as u16,
+            sxdp_flags: flags,
+            sxdp_ifindex: ifindex,
+            sxdp_queue_id: queue,
+            sxdp_shared_umem_fd: 0,
+        };
+        // SAFETY: bind reads one sockaddr_xdp of the size given, which lives on this stack frame.
+        let rc = unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                (&raw const addr).cast(),
+                size_of::<libc::sockaddr_xdp>() as libc::socklen_t,
+            )
+        };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let sock = Arc::new(Sock { fd, area });
         Ok(Xsk {
-            fd,
             binding: Binding::ZeroCopy,
             zero_copy_refused: None,
             tx: XskTx {
-                ring: ring_tx,
+                ring: tx,
                 comp,
                 next: 0,
                 in_flight: 0,
-                fd,
-                area: Arc::clone(&area),
-                _hold: Arc::clone(&hold),
+                sock: Arc::clone(&sock),
             },
             rx: XskRx {
-                ring: ring_rx,
+                ring: rx,
                 fill,
-                fd,
-                area,
-                _hold: hold,
+                sock,
             },
         })
     }
 }
 
-/// The sender's half: the transmit ring and the completion ring, and the transmit frames used in turn.
-pub(crate) struct XskTx {
-    ring: RingTx,
-    comp: CompletionQueue,
-    /// The next transmit frame (0..FRAMES - RX_FRAMES).
-    next: u32,
-    /// Frames handed to the kernel whose completion has not come back.
-    in_flight: u32,
-    fd: RawFd,
-    area: Arc<Area>,
-    _hold: Arc<UmemHold>,
+/// setsockopt(fd, SOL_XDP, opt, value).
+fn set_opt<T>(fd: &OwnedFd, opt: libc::c_int, value: &T) -> io::Result<()> {
+    // SAFETY: setsockopt reads size_of::<T>() bytes of `value`, which outlives the call.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_XDP,
+            opt,
+            (value as *const T).cast(),
+            size_of::<T>() as libc::socklen_t,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
-// SAFETY: the rings are single-producer/single-consumer and this half is used by one thread at a time (moved into the
-// sender); the area is Send + Sync (see `Area`).
-unsafe impl Send for XskTx {}
+/// XDP_MMAP_OFFSETS: where producer, consumer and descriptors lie in the RX, TX, fill and completion rings' mappings,
+/// in that order. Kernels before 5.4 give three u64 a ring, later ones four (a `flags` word, unused here).
+fn offsets(fd: BorrowedFd<'_>) -> io::Result<[Offsets; 4]> {
+    let mut words = [0u64; 16];
+    let mut len = size_of_val(&words) as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `words`, which lives on this stack frame, and sets `len`.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_XDP,
+            libc::XDP_MMAP_OFFSETS,
+            words.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let per_ring = match len {
+        128 => 4,
+        96 => 3,
+        _ => {
+            return Err(io::Error::other(format!(
+                "XDP_MMAP_OFFSETS gave {len} bytes"
+            )));
+        }
+    };
+    Ok(std::array::from_fn(|r| Offsets {
+        producer: words[r * per_ring],
+        consumer: words[r * per_ring + 1],
+        desc: words[r * per_ring + 2],
+    }))
+}
+
+/// The sender's half: the transmit ring and the completion ring, and the transmit frames used in turn.
+pub(crate) struct XskTx {
+    ring: Ring<libc::xdp_desc>,
+    comp: Ring<u64>,
+    /// The next transmit frame (0..TX_FRAMES).
+    next: u32,
+    /// Frames put on the transmit ring whose completion has not come back.
+    in_flight: u32,
+    sock: Arc<Sock>,
+}
 
 impl XskTx {
     /// Sends one frame: reaps the completions of earlier frames, copies `frame` into the next free transmit frame,
-    /// puts its descriptor on the transmit ring and kicks the kernel (sendto, MSG_DONTWAIT). ENOBUFS when every
-    /// transmit frame is still in flight.
-    pub(crate) fn send(&mut self, frame: &[u8]) -> io::Result<()> {
+    /// puts its descriptor on the transmit ring and kicks the kernel (sendto, MSG_DONTWAIT). Once the descriptor is
+    /// on the ring it is the kernel's: a failed kick leaves it there (`Sent::Waiting`), it cannot be taken back.
+    pub(crate) fn send(&mut self, frame: &[u8]) -> io::Result<Sent> {
         self.reap();
-        if self.in_flight >= FRAMES - RX_FRAMES || frame.len() > FRAME_SIZE as usize {
-            return Err(io::Error::from_raw_os_error(libc::ENOBUFS));
+        if frame.len() > FRAME_SIZE as usize {
+            return Err(io::Error::from_raw_os_error(libc::EMSGSIZE));
+        }
+        // In flight frames are used in turn, so the next one is free whenever fewer than all are in flight.
+        if self.in_flight >= TX_FRAMES {
+            return Ok(Sent::RingFull);
         }
         let offset = u64::from((RX_FRAMES + self.next) * FRAME_SIZE);
-        if !self.area.write(offset, frame) {
+        if !self.sock.area.write(offset, frame) {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
         }
-        let desc = XdpDesc {
+        let desc = libc::xdp_desc {
             addr: offset,
             len: frame.len() as u32,
             options: 0,
         };
-        let mut w = self.ring.transmit(1);
-        if !w.insert_once(desc) {
-            return Err(io::Error::from_raw_os_error(libc::ENOBUFS));
+        if !self.ring.push(desc) {
+            return Ok(Sent::RingFull);
         }
-        w.commit();
-        self.next = (self.next + 1) % (FRAMES - RX_FRAMES);
+        self.next = (self.next + 1) % TX_FRAMES;
         self.in_flight += 1;
-        kick(self.fd)
+        Ok(match kick(self.sock.fd.as_fd()) {
+            Ok(()) => Sent::Out,
+            Err(e) => Sent::Waiting(e.raw_os_error().unwrap_or(libc::EIO)),
+        })
     }
 
     /// Takes back the transmit frames the kernel is done with.
     fn reap(&mut self) {
-        let mut r = self.comp.complete(RING);
-        while r.read().is_some() {
+        while self.comp.pop().is_some() {
             self.in_flight = self.in_flight.saturating_sub(1);
         }
-        r.release();
+    }
+
+    /// At the end of a run: the frames the kernel never took off the transmit ring (their kicks failed and none
+    /// succeeded after), after waiting up to 20 ms for the completions of the last ones sent.
+    pub(crate) fn unsent(&mut self) -> u32 {
+        let start = std::time::Instant::now();
+        self.reap();
+        while self.in_flight > 0 && start.elapsed() < std::time::Duration::from_millis(20) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            self.reap();
+        }
+        self.in_flight
     }
 }
 
-/// sendto(fd, NULL, 0, MSG_DONTWAIT): tells the kernel the transmit ring has frames. EAGAIN/EBUSY mean it is still
-/// sending the earlier ones, which takes this frame along: not an error.
-fn kick(fd: RawFd) -> io::Result<()> {
+/// sendto(fd, NULL, 0, MSG_DONTWAIT): tells the kernel the transmit ring has frames. EAGAIN/EBUSY/ENOBUFS mean it is
+/// still sending the earlier ones (or had to drop one of them), and takes this frame along with them: not an error.
+fn kick(fd: BorrowedFd<'_>) -> io::Result<()> {
     // SAFETY: a zero-length sendto with no buffer and no address on a socket this process owns.
     let rc = unsafe {
         libc::sendto(
-            fd,
+            fd.as_raw_fd(),
             std::ptr::null(),
             0,
             libc::MSG_DONTWAIT,
@@ -328,15 +416,10 @@ fn kick(fd: RawFd) -> io::Result<()> {
 
 /// The receiver's half: the receive ring, and the fill ring its frames go back on.
 pub(crate) struct XskRx {
-    ring: RingRx,
-    fill: FillQueue,
-    fd: RawFd,
-    area: Arc<Area>,
-    _hold: Arc<UmemHold>,
+    ring: Ring<libc::xdp_desc>,
+    fill: Ring<u64>,
+    sock: Arc<Sock>,
 }
-
-// SAFETY: as for `XskTx`: one thread at a time (moved into the receiver).
-unsafe impl Send for XskRx {}
 
 impl XskRx {
     /// Receives one frame into `buf` (truncated to it): from the ring at once if one is there, else after waiting
@@ -346,7 +429,7 @@ impl XskRx {
             return Ok(n);
         }
         if timeout_ms != 0 {
-            super::packet::poll(self.fd, timeout_ms)?;
+            super::packet::poll(self.sock.fd.as_raw_fd(), timeout_ms)?;
             if let Some(n) = self.take(buf) {
                 return Ok(n);
             }
@@ -355,15 +438,12 @@ impl XskRx {
     }
 
     fn take(&mut self, buf: &mut [u8]) -> Option<usize> {
-        let mut r = self.ring.receive(1);
-        let desc = r.read()?;
-        r.release();
-        let n = self.area.read(desc.addr, desc.len as usize, buf);
-        // Back to the kernel at the start of its frame (the kernel may hand out an offset inside it).
+        let desc = self.ring.pop()?;
+        let n = self.sock.area.read(desc.addr, desc.len as usize, buf);
+        // Back to the kernel at the start of its frame (the kernel may hand out an offset inside it). The fill
+        // ring has room for every receive frame, so the push cannot fail.
         let frame = desc.addr - desc.addr % u64::from(FRAME_SIZE);
-        let mut w = self.fill.fill(1);
-        w.insert_once(frame);
-        w.commit();
+        self.fill.push(frame);
         Some(n)
     }
 }

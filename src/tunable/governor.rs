@@ -1,6 +1,6 @@
 //! The cpufreq governor: its checks (governor, cpu_frequency) and the step that sets performance on the RT core.
 
-use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, id, unknown};
+use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, unknown};
 use crate::fix::runtime::{Target, step, value};
 use crate::fix::{Step, StepId, ValueKind};
 use crate::host::Host;
@@ -8,17 +8,17 @@ use crate::machine::{self, CPU_DIR};
 use crate::parse::cpuinfo;
 use crate::parse::kint::{self, Range};
 
-use super::Tunable;
+use super::{Persistence, Tunable};
 
 pub(crate) const TUNABLE: Tunable = Tunable {
     step: StepId::Governor,
-    at_boot: true,
-    plan,
+    persistence: Persistence::Boot,
+    plan: |host, t, failed| Ok(plan(host, t, failed)),
     risks,
 };
 
 pub(crate) const GOVERNOR: Check = Check {
-    id: id::GOVERNOR,
+    id: CheckId::Governor,
     section: Section::Core,
     title: "CPU governor = performance",
     doc: "Other governors lower the clock when the core looks idle – and an RT core waiting for its next cycle \
@@ -46,7 +46,7 @@ const LOCK_BY_HAND: &str = "the governor is already performance; lock the range:
      into scaling_min_freq (cpupower frequency-set -d <max>), or fix the clock in the firmware setup";
 
 pub(crate) const CPU_FREQUENCY: Check = Check {
-    id: id::CPU_FREQUENCY,
+    id: CheckId::CpuFrequency,
     section: Section::Core,
     title: "CPU current frequency",
     doc: "A core whose frequency range is open (min < max) changes speed under the RT thread. Passes when \
@@ -154,6 +154,6 @@ fn plan(host: &Host, t: &Target, _: &[CheckId]) -> Step {
     s
 }
 
-fn risks(_: &Step, _: &Target) -> Vec<String> {
+fn risks(_: &Step, _: &Target, _: &[usize]) -> Vec<String> {
     vec!["the CPU stays at its highest clock: more power and heat (a fanless PC may throttle when hot)".into()]
 }

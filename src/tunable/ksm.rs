@@ -5,13 +5,13 @@
 //! processes' mmap locks, and the first write to a merged page is a page fault and a copy. Real-time tuning
 //! guides (Red Hat's among them) stop ksm and ksmtuned.
 
-use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, id, unknown};
+use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, unknown};
 use crate::fix::runtime::{Target, step, value};
 use crate::fix::{Step, StepId, ValueKind};
 use crate::host::Host;
 use crate::parse::kint::{self, Range};
 
-use super::Tunable;
+use super::{Persistence, Tunable};
 
 /// 0: stopped; 1: ksmd runs; 2: stopped and every merged page unmerged (Documentation/admin-guide/mm/ksm.rst).
 pub(crate) const KSM_RUN: &str = "/sys/kernel/mm/ksm/run";
@@ -26,13 +26,13 @@ const KSMTUNED: &[&str] = &[
 
 pub(crate) const TUNABLE: Tunable = Tunable {
     step: StepId::Ksm,
-    at_boot: true,
-    plan,
+    persistence: Persistence::Boot,
+    plan: |host, t, failed| Ok(plan(host, t, failed)),
     risks,
 };
 
 pub(crate) const CHECK: Check = Check {
-    id: id::KSM,
+    id: CheckId::Ksm,
     section: Section::System,
     title: "KSM page merging stopped",
     doc: "Kernel same-page merging: ksmd scans the memory of qemu/KVM guests and of programs that ask for it, \
@@ -95,7 +95,7 @@ fn plan(host: &Host, _: &Target, _: &[CheckId]) -> Step {
     s
 }
 
-fn risks(_: &Step, _: &Target) -> Vec<String> {
+fn risks(_: &Step, _: &Target, _: &[usize]) -> Vec<String> {
     vec![
         "ksmd stops merging: guests and programs that shared pages through it use more memory as they write them"
             .into(),

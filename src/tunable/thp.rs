@@ -1,23 +1,23 @@
 //! Transparent huge pages: the check and the step that sets them to never.
 
-use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, id, unknown};
+use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, unknown};
 use crate::fix::runtime::{Target, step, value};
 use crate::fix::{Step, StepId, ValueKind};
 use crate::host::Host;
 
-use super::Tunable;
+use super::{Persistence, Tunable};
 
 pub(crate) const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
 
 pub(crate) const TUNABLE: Tunable = Tunable {
     step: StepId::Thp,
-    at_boot: true,
-    plan,
+    persistence: Persistence::Boot,
+    plan: |host, t, failed| Ok(plan(host, t, failed)),
     risks,
 };
 
 pub(crate) const CHECK: Check = Check {
-    id: id::THP,
+    id: CheckId::Thp,
     section: Section::System,
     title: "Transparent huge pages not always",
     doc: "With THP \"always\", page faults may stall in compaction and khugepaged collapses pages in the \
@@ -66,7 +66,7 @@ fn plan(host: &Host, _: &Target, _: &[CheckId]) -> Step {
     s
 }
 
-fn risks(_: &Step, _: &Target) -> Vec<String> {
+fn risks(_: &Step, _: &Target, _: &[usize]) -> Vec<String> {
     vec![
         "transparent huge pages off: programs that rely on them (databases, JVMs) may lose some throughput".into(),
     ]

@@ -1,24 +1,24 @@
 //! Turbo / boost: its check and the step that turns it off (intel_pstate no_turbo, or cpufreq boost).
 
-use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, id, unknown};
+use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, unknown};
 use crate::fix::runtime::{Target, step, value};
 use crate::fix::{Step, StepId, ValueKind};
 use crate::host::Host;
 
-use super::Tunable;
+use super::{Persistence, Tunable};
 
 pub(crate) const BOOST: &str = "/sys/devices/system/cpu/cpufreq/boost";
 pub(crate) const NO_TURBO: &str = "/sys/devices/system/cpu/intel_pstate/no_turbo";
 
 pub(crate) const TUNABLE: Tunable = Tunable {
     step: StepId::Turbo,
-    at_boot: true,
-    plan,
+    persistence: Persistence::Boot,
+    plan: |host, t, failed| Ok(plan(host, t, failed)),
     risks,
 };
 
 pub(crate) const CHECK: Check = Check {
-    id: id::TURBO,
+    id: CheckId::Turbo,
     section: Section::Core,
     title: "Turbo/boost disabled",
     doc: "Turbo raises the clock while thermal and power budgets allow and drops it when they run out, so cycle \
@@ -57,6 +57,6 @@ fn plan(host: &Host, _: &Target, _: &[CheckId]) -> Step {
     s
 }
 
-fn risks(_: &Step, _: &Target) -> Vec<String> {
+fn risks(_: &Step, _: &Target, _: &[usize]) -> Vec<String> {
     vec!["turbo off: every CPU loses its peak clock speed, other work runs slower".into()]
 }

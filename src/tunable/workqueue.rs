@@ -1,24 +1,24 @@
 //! Unbound workqueues: the check that the RT core is out of their cpumask, and the step that takes it out.
 
-use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, id, read, unknown};
+use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, read, unknown};
 use crate::fix::runtime::{Target, step, value};
 use crate::fix::{Step, StepId, ValueKind};
 use crate::host::Host;
 use crate::parse::mask;
 
-use super::Tunable;
+use super::{Persistence, Tunable};
 
 pub(crate) const WQ_CPUMASK: &str = "/sys/devices/virtual/workqueue/cpumask";
 
 pub(crate) const TUNABLE: Tunable = Tunable {
     step: StepId::Workqueue,
-    at_boot: true,
-    plan,
+    persistence: Persistence::Boot,
+    plan: |host, t, failed| Ok(plan(host, t, failed)),
     risks,
 };
 
 pub(crate) const CHECK: Check = Check {
-    id: id::WORKQUEUE,
+    id: CheckId::Workqueue,
     section: Section::Core,
     title: "Unbound workqueues avoid RT core",
     doc: "Unbound kernel work (writeback, crypto, filesystem work) runs on the CPUs of the workqueue cpumask. \
@@ -57,7 +57,7 @@ fn plan(host: &Host, t: &Target, _: &[CheckId]) -> Step {
     s
 }
 
-fn risks(_: &Step, t: &Target) -> Vec<String> {
+fn risks(_: &Step, t: &Target, _: &[usize]) -> Vec<String> {
     crate::fix::risk::alone(t, "all unbound kernel work")
         .into_iter()
         .collect()

@@ -327,7 +327,11 @@ fn nic_queue_irqs_and_driver_as_real_drivers_name_them() {
             " {n}:          0         12   PCI-MSI 1{q}-edge      enp0s2-Tx-Rx-{q}\n"
         ));
         put(&root, &format!("/proc/irq/{n}/smp_affinity_list"), "1\n");
-        put(&root, &format!("/proc/irq/{n}/effective_affinity_list"), "1\n");
+        put(
+            &root,
+            &format!("/proc/irq/{n}/effective_affinity_list"),
+            "1\n",
+        );
     }
     put(&root, "/proc/interrupts", &table);
     // The capture kept the device's uevent but not its driver link.
@@ -340,10 +344,20 @@ fn nic_queue_irqs_and_driver_as_real_drivers_name_them() {
     let (_, doc, _) = check(&root, &["--core", "1", "--nic", "enp0s2"]);
     let (s, d) = verdict(&doc, "nic_queue_irqs");
     assert_eq!(s, "pass", "{d}");
-    assert!(d.starts_with("Tx-Rx-0 IRQ 40 on CPU 1, Tx-Rx-1 IRQ 41 on CPU 1"), "{d}");
-    assert_eq!(verdict(&doc, "nic_driver"), ("pass".into(), "e1000e".into()));
+    assert!(
+        d.starts_with("Tx-Rx-0 IRQ 40 on CPU 1, Tx-Rx-1 IRQ 41 on CPU 1"),
+        "{d}"
+    );
+    assert_eq!(
+        verdict(&doc, "nic_driver"),
+        ("pass".into(), "e1000e".into())
+    );
     // Neither the link nor the line: not captured, not a virtual interface.
-    put(&root, "/sys/class/net/enp0s2/device/uevent", "PCI_CLASS=20000\n");
+    put(
+        &root,
+        "/sys/class/net/enp0s2/device/uevent",
+        "PCI_CLASS=20000\n",
+    );
     let (_, doc, _) = check(&root, &["--core", "1", "--nic", "enp0s2"]);
     assert_eq!(verdict(&doc, "nic_driver").0, "unknown");
 }

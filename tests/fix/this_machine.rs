@@ -5,12 +5,12 @@
 use std::process::Command;
 
 use rmp_eval::fix::apply;
-use rmp_eval::fix::irq;
 use rmp_eval::fix::kind::{self, How, Restored, Took};
 use rmp_eval::fix::runtime::Target;
 use rmp_eval::fix::{Change, Plan, Step, StepId, ValueKind};
 use rmp_eval::fix::{journal, undo};
 use rmp_eval::host::Host;
+use rmp_eval::tunable::irq_affinity;
 
 use crate::common;
 use common::fix as fix_support;
@@ -110,7 +110,7 @@ fn irq_rps_and_sysctl_applied_verified_and_rolled_back_for_real() {
         nic: Some(name.clone()),
         online,
     };
-    let rps = irq::rps(&host, &t);
+    let rps = rmp_eval::tunable::rps::plan(&host, &t);
     assert_eq!(rps.changes.len(), 1, "{rps:?}");
     let by_hand = |id: StepId, path: &str, before: &str, after: &str, kind| Step {
         id,
@@ -219,7 +219,7 @@ fn every_irq_off_the_core_with_managed_ones_reported() {
         nic: None,
         online,
     };
-    let step = irq::irq_affinity(&host, &t);
+    let step = irq_affinity::irq_affinity(&host, &t);
     if step.changes.is_empty() {
         eprintln!("nothing routed to CPU {core}: nothing to show");
         return;

@@ -369,3 +369,62 @@ fn attach_generic_by_netlink(dev: &str) {
         .unwrap();
     assert!(st.status.success(), "{}", text(&st.stderr));
 }
+
+/// This machine's link set down for 500 ms mid-run: the transmit descriptors already on the AF_XDP ring when the
+/// kicks start failing stay there and go out once the link is back, so they are sent (late), not "not sent"; what
+/// the socket then cannot take is its own full ring, said as such, not as the kernel's refusal.
+#[test]
+fn frames_a_refused_kick_left_on_the_ring_are_sent_late_not_counted_unsent() {
+    if !common::require_root("af_xdp_link_down_frames") {
+        return;
+    }
+    let _live = common::lock::LIVE.shared();
+    let v = Veth::new();
+    let r = v.reflect(&[]);
+    let mut run = nic_run(
+        &v.host,
+        &[
+            "--path",
+            "af_xdp",
+            "--duration",
+            "3",
+            "--budget-us",
+            "200000",
+            "--json",
+        ],
+    )
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    wait_attached(&v.host, &mut run);
+    std::thread::sleep(Duration::from_millis(700));
+    let ip = |s: &str| {
+        let ok = Command::new("ip")
+            .args(["link", "set", &v.host, s])
+            .status()
+            .unwrap();
+        assert!(ok.success(), "ip link set {s}");
+    };
+    ip("down");
+    std::thread::sleep(Duration::from_millis(500));
+    ip("up");
+    let o = run.wait_with_output().unwrap();
+    let _ = r.stop();
+    let err = text(&o.stderr);
+    assert!(matches!(o.status.code(), Some(0 | 1 | 3)), "{err}");
+    let j = json(&o);
+    let rtt = brief(&j["rtt"]);
+    let x = &rtt["xdp"];
+    let late = rtt["late"].as_u64().unwrap();
+    let sent_late = x["sent_late"].as_u64().unwrap_or(0);
+    // Only a frame that waited on the ring for the link takes over 200 ms to come back.
+    assert!(sent_late > 0, "{rtt}");
+    assert_eq!(late, sent_late, "{rtt}");
+    // Every frame not sent is one the full ring kept back: none was left on it at the end.
+    let not_sent = rtt["not_sent"].as_u64().unwrap();
+    assert!(not_sent > 0, "{rtt}");
+    assert_eq!(x["ring_full"].as_u64(), Some(not_sent), "{rtt}");
+    // Frames on the wire when the link went down may be lost; the 128 that waited are not among them.
+    assert!(rtt["lost"].as_u64().unwrap() < sent_late, "{rtt}");
+}

@@ -70,7 +70,7 @@ fn udp_echo_round_trip_keeps_checksums_valid() {
     );
     let refl = [0x02, 0, 0, 0, 0, 0x99];
     let mut echoer = reflector(refl);
-    assert_eq!(echoer.echo_in_place(&mut f), Ok(Echo::Udp));
+    assert_eq!(echoer.echo_in_place(&mut f, 0), Ok(Echo::Udp));
     assert_eq!(&f[0..6], &MAC);
     assert_eq!(&f[6..12], &refl);
     assert_eq!(&f[26..30], &DST_IP);
@@ -80,7 +80,7 @@ fn udp_echo_round_trip_keeps_checksums_valid() {
     z[40..42].fill(0);
     assert_eq!(udp_checksum(&z[14..]).to_be_bytes(), [f[40], f[41]]);
     assert_eq!(
-        echoer.echo_in_place(&mut f),
+        echoer.echo_in_place(&mut f, 0),
         Err(Skip::Answer),
         "an echo is not echoed again"
     );
@@ -125,7 +125,7 @@ fn ecat_probe_layout_and_reply() {
         })
     );
     let mut r = f.to_vec();
-    assert_eq!(reflector(MAC).echo_in_place(&mut r), Ok(Echo::Ecat));
+    assert_eq!(reflector(MAC).echo_in_place(&mut r, 0), Ok(Echo::Ecat));
     assert_eq!(
         parse_reply(Mode::Ecat, &r),
         Ok(Reply {
@@ -160,7 +160,7 @@ fn one_pktlen_rule_for_every_mode() {
         p.set_seq(7);
         assert_eq!(p.frame().len(), 300);
         let mut f = p.frame().to_vec();
-        reflector(MAC).echo_in_place(&mut f).unwrap();
+        reflector(MAC).echo_in_place(&mut f, 0).unwrap();
         assert_eq!(parse_reply(mode, &f).map(|r| r.seq), Ok(7), "{mode:?}");
         assert_eq!(wire_len(mode, None, 1500), Ok(60));
         assert!(wire_len(mode, Some(59), 1500).is_err());
@@ -177,9 +177,9 @@ fn raw_echo_only_answers_requests() {
     p.set_seq(9);
     let mut f = p.frame().to_vec();
     let mut r = reflector([2, 0, 0, 0, 0, 1]);
-    assert_eq!(r.echo_in_place(&mut f), Ok(Echo::Raw));
+    assert_eq!(r.echo_in_place(&mut f, 0), Ok(Echo::Raw));
     assert_eq!(f[ETH_HLEN + 4], KIND_REPLY);
-    assert_eq!(r.echo_in_place(&mut f), Err(Skip::Answer));
+    assert_eq!(r.echo_in_place(&mut f, 0), Err(Skip::Answer));
     let mut other = f.clone();
     other[ETH_HLEN] = b'X';
     assert_eq!(parse_reply(Mode::Raw, &other), Err(Reject::Foreign));
@@ -199,7 +199,7 @@ fn the_run_tag_comes_back_through_every_reflector_and_tells_runs_apart() {
         assert_eq!(probe_seq(mode, p.frame(), TAG), Some(5), "{mode:?}");
         assert_eq!(probe_seq(mode, p.frame(), TAG ^ 1), None, "{mode:?}");
         let mut f = p.frame().to_vec();
-        reflector(MAC).echo_in_place(&mut f).unwrap();
+        reflector(MAC).echo_in_place(&mut f, 0).unwrap();
         let r = parse_reply(mode, &f).unwrap();
         assert_eq!((r.seq, r.tag), (5, TAG), "{mode:?}: only 24 bits travel");
     }

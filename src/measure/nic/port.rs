@@ -5,7 +5,7 @@ use std::io;
 use std::sync::Arc;
 
 use crate::measure::rawsock::{RawSocket, Received};
-use crate::sys::xsk::{XskRx, XskTx};
+use crate::sys::xsk::{Sent, XskRx, XskTx};
 
 /// How long the receiver waits for a frame before it looks at its flags again (AF_PACKET: the socket's
 /// SO_RCVTIMEO, set by the preflight; AF_XDP: poll()'s timeout).
@@ -18,12 +18,22 @@ pub(super) enum TxPort {
 }
 
 impl TxPort {
-    /// Sends one frame: AF_PACKET's send(), or a transmit descriptor and a sendto() kick.
+    /// Sends one frame: AF_PACKET's send() (out, or refused by the kernel), or a transmit descriptor and a
+    /// sendto() kick (see `Sent`).
     #[inline]
-    pub(super) fn send(&mut self, frame: &[u8]) -> io::Result<()> {
+    pub(super) fn send(&mut self, frame: &[u8]) -> io::Result<Sent> {
         match self {
-            TxPort::Packet(s) => s.send(frame),
+            TxPort::Packet(s) => s.send(frame).map(|()| Sent::Out),
             TxPort::Xsk(x) => x.send(frame),
+        }
+    }
+
+    /// At the end: frames that never left (AF_XDP: still on the transmit ring; AF_PACKET: none, send() is done
+    /// with a frame when it returns).
+    pub(super) fn unsent(&mut self) -> u32 {
+        match self {
+            TxPort::Packet(_) => 0,
+            TxPort::Xsk(x) => x.unsent(),
         }
     }
 

@@ -123,6 +123,7 @@ impl<'a> Results<'a> {
                 matched: shared.matched.load(Relaxed),
                 sent: shared.sent.load(Relaxed),
                 refused: shared.send_errors.load(Relaxed),
+                ring_full: shared.ring_full.load(Relaxed),
                 errno: shared.send_errno.load(Relaxed),
             };
             let local = Local::of(crate::sys::netdev::flags(&self.nic.name), c.errno);
@@ -135,6 +136,14 @@ impl<'a> Results<'a> {
         };
         let mut rtt = self.summary(rtts, true);
         rtt.checks.dropout = dropout;
+        if let Some(x) = &mut rtt.xdp {
+            x.ring_full = shared.ring_full.load(Relaxed);
+            // Left on the ring by a refused kick, less what never went out at all (counted as refused at the end).
+            x.sent_late = shared
+                .waited
+                .load(Relaxed)
+                .saturating_sub(shared.unsent_at_end.load(Relaxed));
+        }
         let m = Measured {
             series,
             rtt: Some(rtt),

@@ -12,8 +12,10 @@ use crate::measure::frame::{self, Probe};
 use crate::measure::rt::{self, RtThread};
 use crate::measure::sampler::{self, Ended, Limits};
 use crate::measure::series::Series;
+use crate::measure::smi::LocalSmi;
 use crate::measure::spec::Mode;
 use crate::sys::clock;
+use crate::sys::xsk::Sent;
 use crate::trace::marker::Marker;
 
 /// Everything the sender thread takes with it.
@@ -28,6 +30,8 @@ pub(super) struct Sender {
     pub(super) limits: Limits,
     /// --trace: each frame is marked before send(), so that a request with no reply is found in the trace.
     pub(super) marker: Option<Marker>,
+    /// The core's SMI counter, read between cycles (see measure::smi).
+    pub(super) smi: Option<LocalSmi>,
 }
 
 impl Sender {
@@ -45,6 +49,7 @@ impl Sender {
             mut series,
             limits,
             marker,
+            mut smi,
         } = self;
         let first_seq = sh.first_seq;
         let stamped = port.stamped();
@@ -61,7 +66,7 @@ impl Sender {
                 }
             }
         };
-        let ended = sampler::run(&limits, &mut series, &sh.halt, |w| {
+        let ended = sampler::run(&limits, &mut series, &sh.halt, smi.as_mut(), |w| {
             let i = w.index;
             // The stamps of the frames already sent first: after send() the CPU belongs to whatever answers (a
             // reflector woken on this core), so nothing else is done there.
@@ -75,13 +80,28 @@ impl Sender {
             if let Some(mk) = &marker {
                 mk.mark_send(i);
             }
-            if let Err(e) = port.send(probe.frame()) {
-                sh.send_errors.fetch_add(1, Relaxed);
-                sh.send_errno.store(e.raw_os_error().unwrap_or(0), Relaxed);
+            match port.send(probe.frame()) {
+                Ok(Sent::Out) => {}
+                // On the ring: it goes out with a later kick (its reply then comes late) or is counted at the end.
+                Ok(Sent::Waiting(errno)) => {
+                    sh.waited.fetch_add(1, Relaxed);
+                    sh.send_errno.store(errno, Relaxed);
+                }
+                Ok(Sent::RingFull) => {
+                    sh.ring_full.fetch_add(1, Relaxed);
+                }
+                Err(e) => {
+                    sh.send_errors.fetch_add(1, Relaxed);
+                    sh.send_errno.store(e.raw_os_error().unwrap_or(0), Relaxed);
+                }
             }
         });
         std::thread::sleep(Duration::from_millis(1));
         take_stamps(&mut buf);
+        // What never left the AF_XDP ring was not sent: the kernel refused every kick after it.
+        let unsent = u64::from(port.unsent());
+        sh.unsent_at_end.store(unsent, Relaxed);
+        sh.send_errors.fetch_add(unsent, Relaxed);
         sh.sender_done.store(true, Release);
         (series, ended)
     }

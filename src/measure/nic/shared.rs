@@ -16,7 +16,16 @@ pub(crate) struct Shared {
     pub(crate) tag: u32,
     /// Frames sent so far.
     pub(crate) sent: AtomicU64,
+    /// Frames the kernel refused (AF_PACKET's send() failed; AF_XDP: left on the transmit ring at the end).
     pub(crate) send_errors: AtomicU64,
+    /// AF_XDP: frames not put on the transmit ring because all of the socket's transmit frames were still waiting
+    /// for the kernel (the tool's own ring full, not a refusal of the kernel's).
+    pub(crate) ring_full: AtomicU64,
+    /// AF_XDP: frames left on the transmit ring by a kick the kernel refused, sent with a later kick (or at the end
+    /// counted in `send_errors`).
+    pub(crate) waited: AtomicU64,
+    /// AF_XDP: frames still on the transmit ring when the sender ended (also in `send_errors`).
+    pub(crate) unsent_at_end: AtomicU64,
     /// errno of the last send the kernel refused (0: none): says whose fault a stop is (stop.rs).
     pub(crate) send_errno: AtomicI32,
     /// CLOCK_REALTIME just before each send(), by sequence (for a reply whose TX stamp never came).
@@ -44,6 +53,9 @@ impl Shared {
             tag,
             sent: AtomicU64::new(0),
             send_errors: AtomicU64::new(0),
+            ring_full: AtomicU64::new(0),
+            waited: AtomicU64::new(0),
+            unsent_at_end: AtomicU64::new(0),
             send_errno: AtomicI32::new(0),
             user_tx: (0..RING).map(|_| AtomicU64::new(0)).collect(),
             tx_seq: (0..RING)
@@ -89,12 +101,17 @@ impl Shared {
         self.user_tx[rel % self.user_tx.len()].load(Relaxed)
     }
 
+    /// Frames that did not go out: the kernel refused them, or the AF_XDP socket's own ring was full.
+    pub(crate) fn not_sent(&self) -> u64 {
+        self.send_errors.load(Relaxed) + self.ring_full.load(Relaxed)
+    }
+
     /// The round-trip line under the live table.
     pub(crate) fn live_line(&self) -> String {
         format!(
             "Round trips: {} sent, {} not sent, {} answered, {} unmatched, {} duplicate(s), max RTT {:.1} us",
             self.sent.load(Relaxed),
-            self.send_errors.load(Relaxed),
+            self.not_sent(),
             self.matched.load(Relaxed),
             self.unmatched.load(Relaxed),
             self.duplicates.load(Relaxed),

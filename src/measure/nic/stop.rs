@@ -40,6 +40,8 @@ pub(super) struct Counts {
     pub(super) matched: u64,
     pub(super) sent: u64,
     pub(super) refused: u64,
+    /// AF_XDP: frames not sent because the socket's own transmit ring was full.
+    pub(super) ring_full: u64,
     /// errno of the last refused send (0: none).
     pub(super) errno: i32,
 }
@@ -53,15 +55,22 @@ impl Counts {
     }
 
     fn refused(&self) -> String {
-        if self.refused == 0 {
-            String::new()
-        } else {
-            format!(
+        let mut s = String::new();
+        if self.refused > 0 {
+            s = format!(
                 "; the kernel refused {} send(s) ({})",
                 self.refused,
                 io::Error::from_raw_os_error(self.errno)
-            )
+            );
         }
+        if self.ring_full > 0 {
+            s.push_str(&format!(
+                "; {} frame(s) not sent: the AF_XDP socket's own transmit ring was full (its frames waiting for \
+                 the kernel)",
+                self.ring_full
+            ));
+        }
+        s
     }
 }
 
@@ -127,6 +136,7 @@ mod tests {
             matched: 1480,
             sent: 2530,
             refused: 1003,
+            ring_full: 0,
             errno: libc::ENETDOWN,
         };
         let e = judge("eth1", Local::SetDown, &c).unwrap_err().to_string();
@@ -136,6 +146,20 @@ mod tests {
         );
         assert!(
             e.ends_with("after 1480 of 2530 frames were answered; the kernel refused 1003 send(s) (Network is down (os error 100))"),
+            "{e}"
+        );
+        // AF_XDP: frames its own full ring kept back are named as that, not as the kernel's refusal.
+        let xdp = Counts {
+            refused: 128,
+            ring_full: 400,
+            ..c
+        };
+        let e = judge("eth1", Local::SetDown, &xdp).unwrap_err().to_string();
+        assert!(
+            e.ends_with(
+                "the kernel refused 128 send(s) (Network is down (os error 100)); 400 frame(s) not sent: the \
+                 AF_XDP socket's own transmit ring was full (its frames waiting for the kernel)"
+            ),
             "{e}"
         );
         let quiet = Counts {

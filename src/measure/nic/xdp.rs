@@ -261,6 +261,8 @@ impl XdpFacts {
             queue: self.queue,
             why_generic: self.native_refused.clone(),
             why_copy: self.zero_copy_refused.clone(),
+            ring_full: 0,
+            sent_late: 0,
         }
     }
 }

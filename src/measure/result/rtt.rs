@@ -85,6 +85,18 @@ pub(crate) struct XdpReport {
     /// Why zero-copy was refused (the bind's error), when the socket copies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) why_copy: Option<String>,
+    /// Frames not sent over the whole run because all of the socket's transmit frames were still waiting for the
+    /// kernel: the tool's own ring was full (part of `not_sent`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) ring_full: u64,
+    /// Frames a refused kick left on the transmit ring that went out with a later kick, over the whole run: sent,
+    /// late by the wait (their replies count as late).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) sent_late: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What a reply is held to beyond arriving: sent at all, in time, with the working counter of the whole chain.

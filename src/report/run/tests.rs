@@ -122,6 +122,8 @@ fn rtt_section_prints_nrtm_line() {
             queue: 0,
             why_generic: Some("Operation not supported (os error 95)".into()),
             why_copy: Some("Operation not supported (os error 95)".into()),
+            ring_full: 0,
+            sent_late: 0,
         }),
         ..rtt
     };
@@ -136,6 +138,28 @@ fn rtt_section_prints_nrtm_line() {
     );
     assert!(
         t.contains("  zero-copy refused: Operation not supported"),
+        "{t}"
+    );
+    assert!(!t.contains("Not sent") && !t.contains("Sent late"), "{t}");
+    // Frames the tool's own full ring kept back are not the kernel's refusal; frames that waited on the ring for
+    // the link went out late.
+    let mut held = xdp.clone();
+    held.checks.not_sent = 530;
+    if let Some(x) = &mut held.xdp {
+        x.ring_full = 400;
+        x.sent_late = 128;
+    }
+    let t = render_rtt(&held);
+    assert!(
+        t.contains("Not sent: 130 frame(s) the kernel refused"),
+        "{t}"
+    );
+    assert!(
+        t.contains("Not sent: 400 frame(s) while the AF_XDP socket's own transmit ring was full"),
+        "{t}"
+    );
+    assert!(
+        t.contains("Sent late: 128 frame(s) waited on the AF_XDP transmit ring"),
         "{t}"
     );
 }

@@ -2,7 +2,7 @@
 //! the sysctl step writes that same value. Declared once here (tuned's get/set/verify per tunable), so the
 //! check and its remedy cannot drift apart.
 
-use crate::checks::{Assessment, CheckId, Ctx, Eval, id, unknown};
+use crate::checks::{Assessment, CheckId, Ctx, Eval, unknown};
 use crate::host::Host;
 use crate::parse::cpulist;
 use crate::parse::kint::{self, Range};
@@ -33,13 +33,13 @@ pub(crate) struct Knob {
 }
 
 pub(crate) const RT_RUNTIME: Knob = Knob {
-    check: id::RT_THROTTLING,
+    check: CheckId::RtThrottling,
     key: "kernel.sched_rt_runtime_us",
     want: Want::Equals(-1, Range::new(-1..=i32::MAX as i64)),
     absent_passes: None,
 };
 pub(crate) const TIMER_MIGRATION: Knob = Knob {
-    check: id::TIMER_MIGRATION,
+    check: CheckId::TimerMigration,
     key: "kernel.timer_migration",
     want: Want::Equals(0, Range::BOOL),
     // kernel/time/timer.c registers it only with CONFIG_SMP and CONFIG_NO_HZ_COMMON, without which timers
@@ -47,7 +47,7 @@ pub(crate) const TIMER_MIGRATION: Knob = Knob {
     absent_passes: Some("no timer migration in this kernel"),
 };
 pub(crate) const STAT_INTERVAL: Knob = Knob {
-    check: id::STAT_INTERVAL,
+    check: CheckId::StatInterval,
     key: "vm.stat_interval",
     // proc_dointvec_jiffies: an int of jiffies shown in seconds, so within INT_MAX / HZ (HZ ≥ 100).
     want: Want::AtLeast(
@@ -57,20 +57,20 @@ pub(crate) const STAT_INTERVAL: Knob = Knob {
     absent_passes: None,
 };
 pub(crate) const NUMA_BALANCING: Knob = Knob {
-    check: id::NUMA_BALANCING,
+    check: CheckId::NumaBalancing,
     key: "kernel.numa_balancing",
     // 0 off, 1 normal, 2 memory tiering, 3 both (Documentation/admin-guide/sysctl/kernel.rst).
     want: Want::Equals(0, Range::new(0..=3)),
     absent_passes: Some("no NUMA balancing in this kernel"),
 };
 pub(crate) const NMI_WATCHDOG: Knob = Knob {
-    check: id::NMI_WATCHDOG,
+    check: CheckId::NmiWatchdog,
     key: "kernel.nmi_watchdog",
     want: Want::Equals(0, Range::BOOL),
     absent_passes: Some("no NMI watchdog in this kernel"),
 };
 pub(crate) const WATCHDOG_CPUMASK: Knob = Knob {
-    check: id::SOFT_WATCHDOG,
+    check: CheckId::SoftWatchdog,
     key: "kernel.watchdog_cpumask",
     want: Want::NotOnCore,
     absent_passes: None,

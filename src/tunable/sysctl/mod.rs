@@ -3,7 +3,7 @@
 
 pub(crate) mod knob;
 
-use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, id};
+use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section};
 use crate::fix::runtime::{Target, file, step, value};
 use crate::fix::{Change, Step, StepId, ValueKind};
 use crate::host::Host;
@@ -11,7 +11,7 @@ use crate::machine;
 use crate::parse::cmdline;
 use knob::{SYSCTLS, Want};
 
-use super::Tunable;
+use super::{Persistence, Tunable};
 
 pub(crate) const SYSCTL_FILE: &str = "/etc/sysctl.d/99-rmp-eval.conf";
 const WATCHDOG: &str = "/proc/sys/kernel/watchdog";
@@ -20,13 +20,13 @@ const SOFT_WATCHDOG_PATH: &str = "/proc/sys/kernel/soft_watchdog";
 /// The file in /etc/sysctl.d carries the values across reboots: nothing for apply-saved to do.
 pub(crate) const TUNABLE: Tunable = Tunable {
     step: StepId::Sysctl,
-    at_boot: false,
-    plan,
+    persistence: Persistence::Files,
+    plan: |host, t, failed| Ok(plan(host, t, failed)),
     risks,
 };
 
 pub(crate) const TIMER_MIGRATION: Check = Check {
-    id: id::TIMER_MIGRATION,
+    id: CheckId::TimerMigration,
     section: Section::System,
     title: "Timer Migration disabled",
     doc: "With timer migration on, timers armed on other CPUs can be moved onto the RT core and fire there. \
@@ -41,7 +41,7 @@ fn timer_migration(host: &Host, ctx: &Ctx) -> Eval {
 }
 
 pub(crate) const RT_THROTTLING: Check = Check {
-    id: id::RT_THROTTLING,
+    id: CheckId::RtThrottling,
     section: Section::System,
     title: "RT throttling disabled",
     doc: "RT throttling stops every real-time thread for the rest of each second once they used \
@@ -57,7 +57,7 @@ fn rt_throttling(host: &Host, ctx: &Ctx) -> Eval {
 }
 
 pub(crate) const NMI_WATCHDOG: Check = Check {
-    id: id::NMI_WATCHDOG,
+    id: CheckId::NmiWatchdog,
     section: Section::System,
     title: "NMI watchdog off",
     doc: "The hard-lockup detector fires a performance-counter NMI on every CPU every few seconds; an NMI cannot \
@@ -72,7 +72,7 @@ fn nmi_watchdog(host: &Host, ctx: &Ctx) -> Eval {
 }
 
 pub(crate) const STAT_INTERVAL: Check = Check {
-    id: id::STAT_INTERVAL,
+    id: CheckId::StatInterval,
     section: Section::System,
     title: "vmstat updates infrequent",
     doc: "Every vm.stat_interval seconds a per-CPU work item folds memory statistics on each CPU. Passes when \
@@ -87,7 +87,7 @@ fn stat_interval(host: &Host, ctx: &Ctx) -> Eval {
 }
 
 pub(crate) const NUMA_BALANCING: Check = Check {
-    id: id::NUMA_BALANCING,
+    id: CheckId::NumaBalancing,
     section: Section::System,
     title: "NUMA balancing off",
     doc: "Automatic NUMA balancing unmaps pages periodically to see who touches them, causing page faults in \
@@ -102,7 +102,7 @@ fn numa_balancing(host: &Host, ctx: &Ctx) -> Eval {
 }
 
 pub(crate) const SOFT_WATCHDOG: Check = Check {
-    id: id::SOFT_WATCHDOG,
+    id: CheckId::SoftWatchdog,
     section: Section::Core,
     title: "Soft-lockup watchdog off RT core",
     doc: "The soft-lockup detector runs a high-priority timer and thread on each CPU in watchdog_cpumask every \
@@ -188,7 +188,7 @@ fn writes(s: &Step, file: &str) -> bool {
     })
 }
 
-fn risks(s: &Step, t: &Target) -> Vec<String> {
+fn risks(s: &Step, t: &Target, _: &[usize]) -> Vec<String> {
     let mut r = Vec::new();
     if writes(s, "sched_rt_runtime_us") {
         r.push(

@@ -1,14 +1,34 @@
-//! Planners of the interrupt steps: IRQ affinity (others off the RT core, the NIC's onto it), irqbalance, RPS.
+//! IRQ affinity: the checks that no unrelated IRQ reaches the RT core, that new IRQs avoid it and that the NIC's
+//! are pinned to it (`checks.rs`), and the step that moves them: others off the RT core, the NIC's onto it.
+//! Affinities are kernel values, lost at reboot, and a NIC's IRQs are requested again when its driver probes or
+//! the interface opens: apply-saved re-applies the step at boot, and each interface's share when it appears.
 
-use super::kind::command::CommandChange;
-use super::runtime::{Target, file, step, value};
-use super::{Change, Step, StepId, ValueKind};
+mod checks;
+
+pub(crate) use checks::{DEFAULT_AFFINITY, NIC_IRQS_PINNED, UNRELATED_IRQS};
+
+use super::{Persistence, Tunable};
+use crate::fix::runtime::{Target, step, value};
+use crate::fix::{Change, Step, StepId, ValueKind};
 use crate::host::Host;
-use crate::machine::CPU_DIR;
-use crate::machine::irq::{IRQBALANCE_DEFAULTS, PROC_IRQ, read_interrupts};
-use crate::machine::net::NET;
+use crate::machine::irq::{PROC_IRQ, read_interrupts};
 use crate::parse::interrupts::Interrupts;
 use crate::parse::{cpulist, mask};
+
+pub(crate) const TUNABLE: Tunable = Tunable {
+    step: StepId::IrqAffinity,
+    persistence: Persistence::Nic {
+        each_nic: Some(nic_irq_affinity),
+    },
+    plan: |host, t, _| Ok(irq_affinity(host, t)),
+    risks,
+};
+
+fn risks(_: &Step, t: &Target, _: &[usize]) -> Vec<String> {
+    crate::fix::risk::alone(t, "every other device's interrupt")
+        .into_iter()
+        .collect()
+}
 
 /// The NIC's IRQs as the nic_irqs_pinned check sees them (msi_irqs, handlers named after the NIC or its virtio
 /// device).
@@ -111,105 +131,6 @@ pub(crate) fn nic_irq_affinity(host: &Host, t: &Target, nic: &str) -> Step {
         .collect();
     s.changes
         .retain(|c| matches!(c, Change::Value(v) if mine.contains(&v.path)));
-    s
-}
-
-pub(crate) fn irqbalance(host: &Host, t: &Target) -> Step {
-    let mut s = step(
-        StepId::Irqbalance,
-        "irqbalance: ban the RT core",
-        "irqbalance moves IRQs back onto the RT core every 10 s",
-    );
-    let Ok(text) = host.read(IRQBALANCE_DEFAULTS) else {
-        s.note(format!(
-            "{IRQBALANCE_DEFAULTS} not found: irqbalance is not installed, nothing to do"
-        ));
-        return s;
-    };
-    let key = "IRQBALANCE_BANNED_CPULIST=";
-    let setting = |l: &str| {
-        l.trim_start()
-            .strip_prefix(key)
-            .map(|v| v.trim().trim_matches('"').to_string())
-    };
-    // Setting the list replaces irqbalance's own default of avoiding isolated and nohz_full CPUs: keep those.
-    let mut banned = vec![t.core];
-    for f in ["isolated", "nohz_full"] {
-        let v = host.read(&format!("{CPU_DIR}/{f}")).unwrap_or_default();
-        banned.extend(cpulist::parse(&v).unwrap_or_default());
-    }
-    for l in text.lines() {
-        if let Some(v) = setting(l) {
-            banned.extend(cpulist::parse(&v).unwrap_or_default());
-        }
-    }
-    let line = format!("{key}{}", cpulist::format(&banned));
-    let mut lines: Vec<String> = Vec::new();
-    let mut placed = false;
-    for l in text.lines() {
-        if setting(l).is_none() {
-            lines.push(l.to_string());
-        } else if !placed {
-            lines.push(line.clone());
-            placed = true;
-        }
-    }
-    if !placed {
-        // Next to Debian's commented-out example, else at the end.
-        match lines.iter().position(|l| l.trim() == format!("#{key}")) {
-            Some(i) => lines.insert(i + 1, line),
-            None => lines.push(line),
-        }
-    }
-    let mut new = lines.join("\n");
-    new.push('\n');
-    if new != text {
-        file(&mut s, host, IRQBALANCE_DEFAULTS, new);
-        let argv = ["systemctl", "try-restart", "irqbalance.service"]
-            .map(String::from)
-            .to_vec();
-        s.changes.push(Change::Command(CommandChange {
-            argv,
-            again_on_rollback: true,
-            reboot: false,
-        }));
-    }
-    s
-}
-
-pub fn rps(host: &Host, t: &Target) -> Step {
-    let mut s = step(
-        StepId::Rps,
-        "NIC receive path: RPS off, no IRQ deferral",
-        "receive packet steering hands packets to other CPUs through IPIs; napi_defer_hard_irqs and \
-         gro_flush_timeout hold received frames back to batch them",
-    );
-    let Some(nic) = &t.nic else {
-        s.note("no --nic given: nothing to do");
-        return s;
-    };
-    let dir = format!("{NET}/{nic}/queues");
-    for q in host
-        .list(&dir)
-        .unwrap_or_default()
-        .iter()
-        .filter(|q| q.starts_with("rx-"))
-    {
-        value(
-            &mut s,
-            host,
-            &format!("{dir}/{q}/rps_cpus"),
-            "0",
-            ValueKind::HexMask,
-            false,
-        );
-    }
-    for knob in ["napi_defer_hard_irqs", "gro_flush_timeout"] {
-        let path = format!("{NET}/{nic}/{knob}");
-        if host.exists(&path) {
-            value(&mut s, host, &path, "0", ValueKind::Exact, false);
-        }
-    }
     s
 }
 

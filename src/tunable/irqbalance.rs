@@ -1,0 +1,194 @@
+//! irqbalance: the check that it keeps off the RT core, and the step that bans the core in its settings.
+//!
+//! irqbalance moves IRQs between CPUs every 10 s by their load, undoing fix's IRQ affinity; left to itself it
+//! avoids isolated and nohz_full CPUs, which an explicit banned list replaces. Its settings file lasts across
+//! reboots, and the daemon reads it when it starts: the step edits the file and restarts the service.
+
+use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, unknown};
+use crate::fix::kind::command::CommandChange;
+use crate::fix::runtime::{Target, file, step};
+use crate::fix::{Change, Step, StepId};
+use crate::host::Host;
+use crate::machine::{CPU_DIR, CPU_ISOLATED, CPU_NOHZ_FULL, PROC};
+use crate::parse::{cpulist, mask};
+
+use super::{Persistence, Tunable, no_risks};
+
+/// irqbalance's settings (IRQBALANCE_BANNED_CPULIST …), which the check reads and the step edits.
+pub(crate) const IRQBALANCE_DEFAULTS: &str = "/etc/default/irqbalance";
+
+pub(crate) const TUNABLE: Tunable = Tunable {
+    step: StepId::Irqbalance,
+    persistence: Persistence::Files,
+    plan: |host, t, _| Ok(plan(host, t)),
+    risks: no_risks,
+};
+
+pub(crate) const CHECK: Check = Check {
+    id: CheckId::Irqbalance,
+    section: Section::Core,
+    title: "irqbalance keeps off RT core",
+    doc: "irqbalance rewrites IRQ affinities every 10 s and undoes manual pinning. Passes when it is not running, \
+          or IRQBALANCE_BANNED_CPULIST/IRQBALANCE_BANNED_CPUS in /etc/default/irqbalance bans the core, or \
+          neither is set and the core is isolated or nohz_full (irqbalance skips those by itself; an empty \
+          banned list removes that).",
+    remedy: Some(StepId::Irqbalance),
+    by_hand: None,
+    evaluate: irqbalance,
+};
+
+/// A process's name: its comm file, else the name in its stat line (a snapshot may hold one without the other).
+/// Ok(None) when the process is gone (exited while being read, or recorded so by the snapshot).
+fn process_name(host: &Host, pid: &str) -> Result<Option<String>, ()> {
+    let comm = format!("{PROC}/{pid}/comm");
+    match host.read_trimmed(&comm) {
+        Ok(c) => return Ok(Some(c)),
+        Err(e) if !e.is_not_found() => return Err(()),
+        Err(_) => {}
+    }
+    // comm gone from the machine (live, or recorded so) is the process gone.
+    if host.lacks(&comm) {
+        return Ok(None);
+    }
+    let stat = format!("{PROC}/{pid}/stat");
+    match host.read_bytes(&stat) {
+        Ok(b) => crate::parse::task::stat(&b).map(|s| Some(s.comm)).ok_or(()),
+        Err(_) => Err(()),
+    }
+}
+
+/// Whether a process named `name` runs, from /proc/PID/comm or /proc/PID/stat (works on snapshots, which keep
+/// them).
+fn process_running(host: &Host, name: &str) -> Result<bool, Unknown> {
+    let pids = host
+        .list(PROC)
+        .map_err(|e| unknown(format!("{PROC}: {}", e.reason())))?;
+    // A process that exits meanwhile is gone (not found); one whose name cannot be read might be `name`.
+    let mut unreadable = 0;
+    for p in pids
+        .iter()
+        .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        match process_name(host, p) {
+            Ok(Some(c)) if c == name => return Ok(true),
+            Ok(_) => {}
+            Err(()) => unreadable += 1,
+        }
+    }
+    if unreadable > 0 {
+        return Err(unknown(format!(
+            "{unreadable} processes' names could not be read"
+        )));
+    }
+    Ok(false)
+}
+
+fn shell_var<'a>(text: &'a str, var: &str) -> Option<&'a str> {
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter_map(|l| l.trim().strip_prefix(var)?.strip_prefix('='))
+        .map(|v| v.trim().trim_matches('"').trim_matches('\''))
+        .next_back()
+}
+
+fn irqbalance(host: &Host, ctx: &Ctx) -> Eval {
+    if !process_running(host, "irqbalance")? {
+        return Ok(Assessment::pass("not running"));
+    }
+    let core = ctx.core;
+    let defaults = host.read(IRQBALANCE_DEFAULTS).unwrap_or_default();
+    if let Some(l) = shell_var(&defaults, "IRQBALANCE_BANNED_CPULIST") {
+        let banned = cpulist::parse(l).unwrap_or_default();
+        return Ok(if banned.contains(&core) {
+            Assessment::pass(format!("running, banned CPUs {l}"))
+        } else {
+            Assessment::fail(format!(
+                "running, CPU{core} not in IRQBALANCE_BANNED_CPULIST={l}"
+            ))
+        });
+    }
+    if let Some(m) = shell_var(&defaults, "IRQBALANCE_BANNED_CPUS") {
+        let banned = mask::parse(m).unwrap_or_default();
+        return Ok(if banned.contains(&core) {
+            Assessment::pass(format!("running, banned mask {m}"))
+        } else {
+            Assessment::fail(format!(
+                "running, CPU{core} not in IRQBALANCE_BANNED_CPUS={m}"
+            ))
+        });
+    }
+    let in_list = |p: &str| {
+        host.read_trimmed(p)
+            .ok()
+            .and_then(|r| cpulist::parse(&r).ok())
+            .is_some_and(|v| v.contains(&core))
+    };
+    Ok(if in_list(CPU_ISOLATED) || in_list(CPU_NOHZ_FULL) {
+        Assessment::pass("running, skips isolated CPUs")
+    } else {
+        Assessment::fail(format!("running and may move IRQs onto CPU{core}"))
+    })
+}
+
+fn plan(host: &Host, t: &Target) -> Step {
+    let mut s = step(
+        StepId::Irqbalance,
+        "irqbalance: ban the RT core",
+        "irqbalance moves IRQs back onto the RT core every 10 s",
+    );
+    let Ok(text) = host.read(IRQBALANCE_DEFAULTS) else {
+        s.note(format!(
+            "{IRQBALANCE_DEFAULTS} not found: irqbalance is not installed, nothing to do"
+        ));
+        return s;
+    };
+    let key = "IRQBALANCE_BANNED_CPULIST=";
+    let setting = |l: &str| {
+        l.trim_start()
+            .strip_prefix(key)
+            .map(|v| v.trim().trim_matches('"').to_string())
+    };
+    // Setting the list replaces irqbalance's own default of avoiding isolated and nohz_full CPUs: keep those.
+    let mut banned = vec![t.core];
+    for f in ["isolated", "nohz_full"] {
+        let v = host.read(&format!("{CPU_DIR}/{f}")).unwrap_or_default();
+        banned.extend(cpulist::parse(&v).unwrap_or_default());
+    }
+    for l in text.lines() {
+        if let Some(v) = setting(l) {
+            banned.extend(cpulist::parse(&v).unwrap_or_default());
+        }
+    }
+    let line = format!("{key}{}", cpulist::format(&banned));
+    let mut lines: Vec<String> = Vec::new();
+    let mut placed = false;
+    for l in text.lines() {
+        if setting(l).is_none() {
+            lines.push(l.to_string());
+        } else if !placed {
+            lines.push(line.clone());
+            placed = true;
+        }
+    }
+    if !placed {
+        // Next to Debian's commented-out example, else at the end.
+        match lines.iter().position(|l| l.trim() == format!("#{key}")) {
+            Some(i) => lines.insert(i + 1, line),
+            None => lines.push(line),
+        }
+    }
+    let mut new = lines.join("\n");
+    new.push('\n');
+    if new != text {
+        file(&mut s, host, IRQBALANCE_DEFAULTS, new);
+        let argv = ["systemctl", "try-restart", "irqbalance.service"]
+            .map(String::from)
+            .to_vec();
+        s.changes.push(Change::Command(CommandChange {
+            argv,
+            again_on_rollback: true,
+            reboot: false,
+        }));
+    }
+    s
+}
