@@ -1,6 +1,6 @@
 //! cgroup v2 cpuset partitions as the machine has them: is cgroup2 mounted, does it offer the cpuset controller,
 //! which partitions exist and which one holds a CPU. Read through `Host` (fixture roots work); the fix step that
-//! creates a partition lives in fix::cpuset.
+//! creates a partition lives in tunable::cpuset.
 
 use crate::error::Error;
 use crate::host::Host;

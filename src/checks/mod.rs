@@ -3,7 +3,6 @@
 //! generated.
 
 pub(crate) mod after_boot;
-pub mod ethtool;
 pub(crate) mod firmware;
 pub(crate) mod firmware_id;
 pub(crate) mod id;

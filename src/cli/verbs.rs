@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::values::{parse_comm, parse_count, parse_cpu, parse_drift_ppm, parse_seconds};
+use super::values::{
+    parse_comm, parse_count, parse_cpu, parse_drift_ppm, parse_period, parse_seconds,
+};
 
 #[derive(Debug, Clone, Args)]
 pub struct CheckArgs {
@@ -62,6 +64,40 @@ pub struct FixArgs {
     /// Print JSON
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct QualifyArgs {
+    /// The RT core to qualify (needed to start; CPU 0 is refused)
+    #[arg(long, value_name = "N", value_parser = parse_cpu, allow_negative_numbers = true)]
+    pub(crate) core: Option<usize>,
+    /// The EtherCAT NIC its steps tune
+    #[arg(long, short = 'n', value_name = "IF")]
+    pub(crate) nic: Option<String>,
+    /// The target cycle time
+    #[arg(long, value_name = "P", default_value = "1000", value_parser = parse_period)]
+    pub(crate) period_us: u32,
+    /// The cycle times of the sweep, in µs (default: the target and 2×, 4×, 8× its rate)
+    #[arg(long, value_name = "P,...", value_delimiter = ',', value_parser = parse_period)]
+    pub(crate) periods: Option<Vec<u32>>,
+    /// Length of each measurement
+    #[arg(long, value_name = "S", default_value = "60", value_parser = parse_seconds)]
+    pub(crate) seconds: f64,
+    /// A baseline, then each step alone in turn (cumulatively), measured and compared after each
+    #[arg(long)]
+    pub(crate) one_at_a_time: bool,
+    /// Start without asking
+    #[arg(long, short = 'y')]
+    pub(crate) yes: bool,
+    /// Where a qualify under way is, and what it has learned
+    #[arg(long, conflicts_with_all = ["abort", "resume"])]
+    pub(crate) status: bool,
+    /// Undo what the qualify under way applied, and stop it
+    #[arg(long, conflicts_with = "resume")]
+    pub(crate) abort: bool,
+    /// Go on with the qualify under way (run by rmp-eval-qualify.service at each boot)
+    #[arg(long, hide = true)]
+    pub(crate) resume: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -164,6 +164,12 @@ pub(crate) fn execute(
     if crate::after_boot_state::disarm(host)? && !args.json {
         outln!(w, "The after-boot measurement fix had armed is disarmed.");
     }
+    if crate::qualify::state::remove(host)? && !args.json {
+        outln!(
+            w,
+            "The qualify under way is stopped (its changes are undone with the rest)."
+        );
+    }
     let mut problems = Vec::new();
     let mut kept: Vec<String> = Vec::new();
     let mut again: Vec<Vec<String>> = Vec::new();

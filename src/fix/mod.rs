@@ -15,7 +15,6 @@
 
 pub mod apply;
 pub(crate) mod boot;
-pub(crate) mod cpuset;
 pub(crate) mod drift;
 pub mod ethtool;
 pub mod journal;

@@ -2,9 +2,8 @@
 //! machine as it is. Reads, never writes.
 
 use super::boot::want::Want;
-use super::cpuset;
 use super::runtime::Target;
-use super::{Plan, Step, StepId, boot, ethtool, saved};
+use super::{Plan, Step, StepId, boot, saved};
 use crate::checks::{CheckId, Finding, Status};
 use crate::error::{Error, Result};
 use crate::host::Host;
@@ -108,9 +107,6 @@ fn isolated(host: &Host, req: &Request, ids: &[StepId]) -> Vec<usize> {
 fn other(host: &Host, req: &Request, t: &Target, id: StepId) -> Result<Step> {
     Ok(match id {
         StepId::Cmdline => cmdline(host, req, &t.online)?,
-        StepId::Cpuset => cpuset::cpuset(host, t),
-        StepId::NicCoalesce => ethtool::coalesce(host, t),
-        StepId::NicEee => ethtool::eee(host, t),
         other => unreachable!("{other}: a tunable"),
     })
 }

@@ -17,7 +17,7 @@ pub(crate) fn add(s: &mut Step, t: &Target, isolated: &[usize]) {
 }
 
 /// "CPU 1 of 2 … one CPU (0) is left for everything else".
-fn housekeeping(t: &Target, isolated: &[usize]) -> Option<String> {
+pub(crate) fn housekeeping(t: &Target, isolated: &[usize]) -> Option<String> {
     let left: Vec<usize> = t
         .online
         .iter()
@@ -73,7 +73,6 @@ fn of(s: &Step, t: &Target, isolated: &[usize]) -> Vec<String> {
             }
             r.extend(housekeeping(t, isolated));
         }
-        StepId::Cpuset => r.extend(housekeeping(t, &[t.core])),
         StepId::NicCoalesce => r.push(
             "one interrupt per frame: at high frame rates the CPU that takes them does more work"
                 .into(),

@@ -4,7 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::ethtool;
 use super::kind::file::FileChange;
 use super::runtime::Target;
 use super::{Change, RUNTIME_JSON, Step, StepId};
@@ -12,23 +11,9 @@ use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::tunable::Persistence;
 
-/// The steps that are not a tunable of their own, with what keeps them across reboots (a tunable says so itself:
-/// `Tunable::persistence`).
-const OTHER_STEPS: &[(StepId, Persistence)] = &[
-    (StepId::Cmdline, Persistence::Files),
-    (StepId::Cpuset, Persistence::Boot),
-    (StepId::NicCoalesce, Persistence::Nic { each_nic: None }),
-    (StepId::NicEee, Persistence::Nic { each_nic: None }),
-];
-
+/// What keeps a step across reboots, as its tunable says (`Tunable::persistence`).
 fn persistence(s: StepId) -> Persistence {
-    match crate::registry::tunable(s) {
-        Some(t) => t.persistence,
-        None => OTHER_STEPS
-            .iter()
-            .find(|(id, _)| *id == s)
-            .map_or(Persistence::Files, |(_, p)| *p),
-    }
+    crate::registry::tunable(s).map_or(Persistence::Files, |t| t.persistence)
 }
 
 /// Steps whose effect is lost at reboot and that apply-saved re-applies, in apply order.
@@ -158,7 +143,7 @@ fn follow_nic(host: &Host, s: &mut Step, nic: &str) {
         .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
     if !plain
         || !NIC_UNIT_PATHS.iter().any(|p| host.exists(p))
-        || !host.exists(super::cpuset::SYSTEMD_RUNNING)
+        || !host.exists(crate::tunable::cpuset::SYSTEMD_RUNNING)
     {
         s.note(format!(
             "IRQs that {nic}'s driver requests when it is next brought up are pinned only after a reboot \
@@ -227,14 +212,10 @@ pub(crate) fn plan(
 
 /// One step planned as --only would, against the machine as it is.
 fn plan_step(host: &Host, t: &Target, id: StepId) -> Result<Step> {
-    Ok(match crate::registry::tunable(id) {
-        Some(tunable) => (tunable.plan)(host, t, &[])?,
-        None => match id {
-            StepId::Cpuset => super::cpuset::cpuset(host, t),
-            StepId::NicCoalesce => ethtool::coalesce(host, t),
-            _ => ethtool::eee(host, t),
-        },
-    })
+    match crate::registry::tunable(id) {
+        Some(tunable) => (tunable.plan)(host, t, &[]),
+        None => Err(Error::failed(format!("{id}: not a step of its own"))),
+    }
 }
 
 #[cfg(test)]

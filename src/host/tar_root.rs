@@ -131,6 +131,24 @@ fn bounded(src: &Path) -> Result<(), HostError> {
             ));
         }
     }
+    to_the_end(src, ar.into_inner())
+}
+
+/// Reads the rest of the gzip stream after tar's end marker: only at its end does the decoder compare the
+/// trailer's CRC-32 and length with what it produced, so a corrupt tarball whose damage inflates cleanly (a
+/// stored, level-0 member with a byte changed) is refused here, with no tree written. More than the bound left
+/// over is refused too.
+fn to_the_end(
+    src: &Path,
+    mut rest: io::Take<flate2::read::GzDecoder<fs::File>>,
+) -> Result<(), HostError> {
+    io::copy(&mut rest, &mut io::sink()).map_err(|e| bad(src, e))?;
+    if rest.limit() == 0 {
+        return Err(bad(
+            src,
+            format!("unpacks to more than {} MiB", MAX_UNPACKED >> 20),
+        ));
+    }
     Ok(())
 }
 
@@ -141,7 +159,7 @@ fn unpack(
 ) -> Result<(), HostError> {
     let f = fs::File::open(src).map_err(|e| HostError::from_io(&src.display().to_string(), e))?;
     // The bound applies to the decompressed stream: a bomb ends in an error, not a full disk.
-    let gz = flate2::read::GzDecoder::new(f).take(MAX_UNPACKED);
+    let gz = flate2::read::GzDecoder::new(f).take(MAX_UNPACKED + 1);
     let mut ar = tar::Archive::new(gz);
     let mut tree = SafeTree::new(dir);
     let mut recorded: BTreeMap<String, Failure> = BTreeMap::new();
@@ -208,6 +226,8 @@ fn unpack(
         });
         recorded.insert(abs, f.unwrap());
     }
+    // The file may have changed since `bounded` read it: its checksum is checked again.
+    to_the_end(src, ar.into_inner())?;
     // The snapshot's own record, plus what this unpacking refused to create.
     #[derive(serde::Deserialize, Default)]
     struct File {

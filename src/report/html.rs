@@ -369,5 +369,7 @@ mod tests {
             esc("<img src=x onerror='a'>\"&\x1b\x07"),
             "&lt;img src=x onerror=&#39;a&#39;&gt;&quot;&amp;\\u{1b}\\u{7}"
         );
+        // A right-to-left override or isolate in a label would reorder the verdict shown after it.
+        assert_eq!(esc("lab\u{202e}ssap\u{2066}"), "lab\\u{202e}ssap\\u{2066}");
     }
 }

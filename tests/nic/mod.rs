@@ -3,6 +3,7 @@
 
 mod af_xdp;
 mod endings;
+mod faults;
 mod queues;
 mod receive_path;
 mod reflect;

@@ -88,7 +88,7 @@ zcat -f "$CHROOT"/usr/share/doc/rmp-eval/guide.md* | grep '^# rmp-eval user guid
     fail "/usr/share/doc/rmp-eval/guide.md is not the user guide"
 for f in /usr/share/bash-completion/completions/rmp-eval /usr/share/zsh/vendor-completions/_rmp-eval \
     /usr/share/fish/vendor_completions.d/rmp-eval.fish /lib/systemd/system/rmp-eval.service \
-    /lib/systemd/system/rmp-eval-nic@.service \
+    /lib/systemd/system/rmp-eval-nic@.service /lib/systemd/system/rmp-eval-qualify.service \
     /lib/udev/rules.d/60-rmp-eval.rules; do
     [ -s "$CHROOT$f" ] || fail "$f missing"
 done
@@ -98,6 +98,8 @@ in_chroot dpkg-query -W -f='${Conffiles}\n' rmp-eval | grep -q '^ /etc/default/g
 # Enabled (a wants/ link), not started (no systemd runs here; --no-start keeps it so on real machines).
 [ "$(readlink "$CHROOT/etc/systemd/system/multi-user.target.wants/rmp-eval.service")" = \
     /lib/systemd/system/rmp-eval.service ] || fail "rmp-eval.service is not enabled"
+[ "$(readlink "$CHROOT/etc/systemd/system/multi-user.target.wants/rmp-eval-qualify.service")" = \
+    /lib/systemd/system/rmp-eval-qualify.service ] || fail "rmp-eval-qualify.service is not enabled"
 phase "rmp-eval check --json with /proc and /sys"
 
 bind_mount /proc

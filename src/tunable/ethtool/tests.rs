@@ -3,6 +3,7 @@
 //! (tests/fixtures/vm-firecracker-snapshot: virtio_net eth0 with rx-usecs 0, EEE unsupported).
 
 use super::*;
+use crate::fix::ethtool::Field;
 use crate::fix::journal::{Entry, Run};
 use crate::fix::{Note, Plan, apply, render};
 
@@ -103,7 +104,7 @@ fn adaptive_rx_on_is_turned_off_and_rx_frames_left_when_nonzero() {
 #[test]
 fn journal_entry_round_trips_and_names_the_field_as_ethtool_does() {
     let e = Entry::Ethtool(crate::fix::kind::nic::Saved {
-        target: super::target("enp2s0", Field::RxUsecs),
+        target: crate::fix::ethtool::target("enp2s0", Field::RxUsecs),
         nic: "enp2s0".into(),
         field: Field::RxUsecs,
         previous: 3,

@@ -1,10 +1,11 @@
-//! NIC interrupt coalescing and Energy Efficient Ethernet, read with the SIOCETHTOOL ioctl on the live machine
-//! (`sys::ethtool`, no ethtool subprocess). A snapshot records the same readings in rmp-eval-snapshot.json, which `--root` uses.
+//! The checks of NIC interrupt coalescing and Energy Efficient Ethernet, read with the SIOCETHTOOL ioctl on the
+//! live machine (`sys::ethtool`, no ethtool subprocess). A snapshot records the same readings in
+//! rmp-eval-snapshot.json, which `--root` uses.
 
 use serde_json::Value;
 
-use super::nic::present;
-use super::{Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, unknown};
+use crate::checks::nic::present;
+use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, unknown};
 use crate::host::Host;
 use crate::remedy::StepId;
 

@@ -6,11 +6,12 @@
 //! then the step plans nothing. What a partition does not do (the boot parameters' part): stop the tick
 //! (nohz_full), move RCU callbacks (rcu_nocbs), keep IRQs off the core (irqaffinity).
 
-use super::kind::command::CommandChange;
-use super::kind::partition::PartitionChange;
-use super::runtime::{Target, file, step};
-use super::{Change, Step, StepId};
+use super::{Persistence, Tunable};
 use crate::cgroup::{self, Support};
+use crate::fix::kind::command::CommandChange;
+use crate::fix::kind::partition::PartitionChange;
+use crate::fix::runtime::{Target, file, step};
+use crate::fix::{Change, Step, StepId};
 use crate::host::Host;
 use crate::machine::CPU_ISOLATED;
 use crate::parse::cgroup::PartitionState;
@@ -21,6 +22,19 @@ pub(crate) const SLICE_FILE: &str = "/etc/systemd/system/rmp_eval_rt.slice";
 pub(crate) const HOLDER_FILE: &str = "/etc/systemd/system/rmp-eval-rt.service";
 /// Present when systemd is the init system (sd_booted()).
 pub(crate) const SYSTEMD_RUNNING: &str = "/run/systemd/system";
+
+/// No check names it: a failing core_isolated asks for the command line, and for this step to isolate the core
+/// until the reboot.
+pub(crate) const TUNABLE: Tunable = Tunable {
+    step: StepId::Cpuset,
+    persistence: Persistence::Boot,
+    plan: |host, t, _| Ok(cpuset(host, t)),
+    risks: |_, t, _| {
+        crate::fix::risk::housekeeping(t, &[t.core])
+            .into_iter()
+            .collect()
+    },
+};
 
 /// A member for the slice (a process that only sleeps, on the isolated core), so that systemd keeps the slice's
 /// cgroup — the partition — while it runs, and a delegated cgroup that measurements move into.
@@ -54,7 +68,7 @@ fn slice_unit(core: usize) -> String {
     )
 }
 
-pub(crate) fn cpuset(host: &Host, t: &Target) -> Step {
+fn cpuset(host: &Host, t: &Target) -> Step {
     let mut s = step(
         StepId::Cpuset,
         "Isolate the RT core now: a cgroup v2 isolated partition (until the boot parameters take over)",
