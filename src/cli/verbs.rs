@@ -39,9 +39,10 @@ pub struct CheckArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct FixArgs {
-    /// The RT core to tune (CPU 0 is refused: it carries the housekeeping)
+    /// The RT core to tune (default: the last CPU, as check and run; the plan names the core it tunes). CPU 0 is
+    /// refused: it carries the housekeeping
     #[arg(long, value_name = "N", value_parser = parse_cpu, allow_negative_numbers = true)]
-    pub(crate) core: usize,
+    pub(crate) core: Option<usize>,
     /// The EtherCAT NIC to tune
     #[arg(long, short = 'n', value_name = "IF")]
     pub(crate) nic: Option<String>,

@@ -132,6 +132,16 @@ pub fn online_cpus(host: &Host) -> Result<Vec<usize>, HostError> {
     online(host).map(|o| o.cpus)
 }
 
+/// The SMT siblings of `core` (not the core itself), from its topology; none where it cannot be read.
+pub(crate) fn smt_siblings(host: &Host, core: usize) -> Vec<usize> {
+    let path = format!("{CPU_DIR}/cpu{core}/topology/thread_siblings_list");
+    read_cpulist(host, &path)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|&c| c != core)
+        .collect()
+}
+
 /// The kernel's nr_cpu_ids (the width of its CPU lists: "N" and "all" on the command line mean up to it):
 /// the last possible CPU + 1, else the last present or online one.
 pub(crate) fn nr_cpu_ids(host: &Host) -> Option<usize> {

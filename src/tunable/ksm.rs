@@ -157,6 +157,7 @@ mod tests {
             core: 1,
             nic: None,
             online: vec![0, 1],
+            isolated: vec![1],
         };
         let running = tree(Some("1\n"), None);
         let s = plan(&Host::with_root(running.path()), &t, &[]);
