@@ -219,6 +219,16 @@ pub(crate) fn shown(list: &str) -> &str {
     }
 }
 
+impl Finding {
+    /// A by-hand remedy names the interface the user gave, where its text says IFACE, so it can be pasted.
+    pub(crate) fn for_nic(mut self, nic: Option<&str>) -> Finding {
+        if let (Some(n), Some(b)) = (nic, self.by_hand.as_mut()) {
+            *b = b.replace("IFACE", n);
+        }
+        self
+    }
+}
+
 /// The reported form of one check's evaluation.
 pub(crate) fn finding(c: &Check, e: Eval) -> Finding {
     let a = e.unwrap_or_else(|Unknown(why)| Assessment::new(Status::Unknown, why));

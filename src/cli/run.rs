@@ -96,7 +96,7 @@ pub struct RunArgs {
     pub(crate) threads: Vec<crate::measure::spec::ThreadSpec>,
     /// A seed's thread set on --core: linuxcnc (LinuxCNC's latency-test: servo 1 ms at FIFO 97, base 25us at 98),
     /// linuxcnc-servo (the servo thread only: hardware step generation), rmp (RMP's 8 threads: sender and receiver
-    /// at --period with --send-priority/--receive-priority, six periodic threads below them); a --thread of a
+    /// at --period-us with --send-priority/--receive-priority, six periodic threads below them); a --thread of a
     /// profile thread's name replaces it, others are added
     #[arg(long, value_name = "NAME", value_parser = parse_profile, conflicts_with_all = ["nic", "trace"])]
     pub(crate) profile: Option<crate::measure::profile::Profile>,

@@ -119,8 +119,8 @@ pub struct RollbackArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
-    /// The earlier result: a JSON file, or "last", "before", "after" (none: fix's before and the after measured
-    /// by itself after the reboot)
+    /// The earlier result: a JSON file, or "last", "before", "after" (none: the newest pair fix made, its own
+    /// before and after, or its before and the after measured by itself after the reboot; said which)
     #[arg(requires = "after")]
     pub(crate) before: Option<String>,
     /// The later result: a JSON file, or "last", "before", "after"

@@ -49,6 +49,12 @@ pub(super) fn after(
         }
         return Ok(());
     }
+    // Bare `compare` shows this pair from now on; a failure to record it costs only that.
+    if let Err(e) = crate::after_boot_state::record_fix_pair(host, bpath.clone(), apath.clone()) {
+        eprintln!(
+            "rmp-eval: note: `rmp-eval compare` without arguments will not find this pair: {e}"
+        );
+    }
     if !args.json {
         let c = crate::report::compare::compare(
             b,
