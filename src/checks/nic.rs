@@ -132,9 +132,13 @@ fn table<T, E: std::fmt::Display>(
     path: &str,
     parse: impl Fn(&str) -> Result<T, E>,
 ) -> Result<T, Unknown> {
-    let text = host
-        .read(path)
-        .map_err(|e| unknown(format!("{path}: {}", e.reason())))?;
+    let text = host.read(path).map_err(|e| {
+        if e.is_not_found() {
+            super::absent(host, path)
+        } else {
+            unknown(format!("{path}: {}", e.reason()))
+        }
+    })?;
     parse(&text).map_err(|e| unknown(format!("{path}: {e}")))
 }
 
@@ -142,7 +146,7 @@ fn addr_counts(host: &Host, nic: &str) -> Result<(usize, usize), Unknown> {
     // The files are read on the live machine too, so that a snapshot holds them.
     let from_files = (|| {
         let v6 = match host.read(IF_INET6) {
-            Err(e) if e.is_not_found() => 0,
+            Err(e) if e.is_not_found() && host.lacks(IF_INET6) => 0,
             _ => table(host, IF_INET6, |t| {
                 netaddr::v6_count(t, nic).ok_or("not in the kernel's format")
             })?,
@@ -166,7 +170,7 @@ fn nic_quiet(host: &Host, ctx: &Ctx) -> Eval {
         .any(|i| i == nic);
     // No ipv6_route is a kernel without IPv6 (ipv6.disable=1): no IPv6 default route.
     let def6 = match host.read(IPV6_ROUTE) {
-        Err(e) if e.is_not_found() => false,
+        Err(e) if e.is_not_found() && host.lacks(IPV6_ROUTE) => false,
         _ => table(host, IPV6_ROUTE, route::v6_default_ifaces)?
             .iter()
             .any(|i| i == nic),

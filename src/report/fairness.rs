@@ -12,9 +12,16 @@ fn cycles(r: &RunResult) -> u64 {
     r.series.first().map_or(0, |s| s.count)
 }
 
+/// How many times longer the longer of two lengths is; two equal lengths (two empty runs too) are alike.
 fn ratio(a: f64, b: f64) -> f64 {
     let (lo, hi) = if a < b { (a, b) } else { (b, a) };
-    if lo <= 0.0 { f64::INFINITY } else { hi / lo }
+    if lo == hi {
+        1.0
+    } else if lo <= 0.0 {
+        f64::INFINITY
+    } else {
+        hi / lo
+    }
 }
 
 fn load(r: &RunResult) -> String {

@@ -37,22 +37,42 @@ pub(crate) const CHECK: Check = Check {
     evaluate: irqbalance,
 };
 
-/// Whether a process named `name` runs, from /proc/PID/comm (works on snapshots, which keep comm files).
+/// A process's name: its comm file, else the name in its stat line (a snapshot may hold one without the other).
+/// Ok(None) when the process is gone (exited while being read, or recorded so by the snapshot).
+fn process_name(host: &Host, pid: &str) -> Result<Option<String>, ()> {
+    let comm = format!("{PROC}/{pid}/comm");
+    match host.read_trimmed(&comm) {
+        Ok(c) => return Ok(Some(c)),
+        Err(e) if !e.is_not_found() => return Err(()),
+        Err(_) => {}
+    }
+    // comm gone from the machine (live, or recorded so) is the process gone.
+    if host.lacks(&comm) {
+        return Ok(None);
+    }
+    let stat = format!("{PROC}/{pid}/stat");
+    match host.read_bytes(&stat) {
+        Ok(b) => crate::parse::task::stat(&b).map(|s| Some(s.comm)).ok_or(()),
+        Err(_) => Err(()),
+    }
+}
+
+/// Whether a process named `name` runs, from /proc/PID/comm or /proc/PID/stat (works on snapshots, which keep
+/// them).
 fn process_running(host: &Host, name: &str) -> Result<bool, Unknown> {
     let pids = host
         .list(PROC)
         .map_err(|e| unknown(format!("{PROC}: {}", e.reason())))?;
-    // A process that exits meanwhile is gone (not found); one that cannot be read might be `name`.
+    // A process that exits meanwhile is gone (not found); one whose name cannot be read might be `name`.
     let mut unreadable = 0;
     for p in pids
         .iter()
         .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
     {
-        match host.read_trimmed(&format!("{PROC}/{p}/comm")) {
-            Ok(c) if c == name => return Ok(true),
+        match process_name(host, p) {
+            Ok(Some(c)) if c == name => return Ok(true),
             Ok(_) => {}
-            Err(e) if e.is_not_found() => {}
-            Err(_) => unreadable += 1,
+            Err(()) => unreadable += 1,
         }
     }
     if unreadable > 0 {

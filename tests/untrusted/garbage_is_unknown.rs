@@ -78,7 +78,7 @@ fn a_missing_or_garbage_route_table_is_unknown_not_quiet() {
     fs::remove_file(&route).unwrap();
     assert_unknown(
         judged(d.path(), &NIC, "nic_quiet"),
-        "/proc/net/route: not found",
+        "/proc/net/route: not captured",
     );
     for garbage in [&b""[..], b"zz\x01 q\n", b"\x00\x01\x02\xff"] {
         fs::write(&route, garbage).unwrap();
@@ -93,7 +93,8 @@ fn a_missing_or_garbage_route_table_is_unknown_not_quiet() {
     fs::write(&route, bad).unwrap();
     assert_unknown(judged(d.path(), &NIC, "nic_quiet"), "is not a route");
     fs::write(&route, &captured).unwrap();
-    // The other tables it reads: garbage there is unknown too; missing IPv6 files are a kernel without IPv6.
+    // The other tables it reads: garbage there is unknown too; missing IPv6 files are a kernel without IPv6 where
+    // the snapshot recorded them absent, and not captured elsewhere.
     fs::write(d.path().join("proc/net/fib_trie"), "zz\x01 q\n").unwrap();
     assert_unknown(judged(d.path(), &NIC, "nic_quiet"), "/proc/net/fib_trie");
     fs::write(d.path().join("proc/net/fib_trie"), "").unwrap();
@@ -103,6 +104,12 @@ fn a_missing_or_garbage_route_table_is_unknown_not_quiet() {
     assert_unknown(judged(d.path(), &NIC, "nic_quiet"), "/proc/net/ipv6_route");
     fs::remove_file(d.path().join("proc/net/ipv6_route")).unwrap();
     fs::remove_file(d.path().join("proc/net/if_inet6")).unwrap();
+    assert_unknown(judged(d.path(), &NIC, "nic_quiet"), "not captured");
+    fs::write(
+        d.path().join("rmp-eval-unreadable.json"),
+        r#"{"unreadable":{},"absent":["/proc/net/ipv6_route","/proc/net/if_inet6"]}"#,
+    )
+    .unwrap();
     assert_eq!(judged(d.path(), &NIC, "nic_quiet").0, "pass");
 }
 
