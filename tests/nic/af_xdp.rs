@@ -68,7 +68,10 @@ fn assert_xdp_result(v: &Value, shown: Option<&str>) {
     }
     // veth has no zero-copy AF_XDP (no ndo_xsk_wakeup): the kernel refuses the zero-copy bind with EOPNOTSUPP.
     assert_eq!(x["zero_copy"], false, "veth has no zero-copy AF_XDP: {x}");
-    assert_eq!(x["why_copy"], "Operation not supported (os error 95)", "{x}");
+    assert_eq!(
+        x["why_copy"], "Operation not supported (os error 95)",
+        "{x}"
+    );
     assert_eq!(x["queue"], 0);
     let st = &rtt["stamps"];
     assert_eq!(st["send_time"], rtt["count"], "{st}");
@@ -197,11 +200,11 @@ fn veths_refusal_of_zero_copy_is_one_line_beside_copy_mode() {
         "{out}{}",
         text(&o.stderr)
     );
-    let path: Vec<&str> = out.lines().filter(|l| l.starts_with("Path: AF_XDP")).collect();
-    assert!(
-        path.len() == 1 && path[0].contains(", copy mode;"),
-        "{out}"
-    );
+    let path: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("Path: AF_XDP"))
+        .collect();
+    assert!(path.len() == 1 && path[0].contains(", copy mode;"), "{out}");
     let refused: Vec<&str> = out.lines().filter(|l| l.contains("zero-copy")).collect();
     assert_eq!(
         refused,
