@@ -281,9 +281,14 @@ mod tests {
             h.write_atomic(p, b"x\n", None).unwrap();
         }
         // What the checks read; PID 8 and thread 9 start afterwards, directories with nothing captured.
-        let wanted: Vec<String> = ["/proc", "/proc/7/comm", "/proc/7/task", "/proc/7/task/7/stat"]
-            .map(String::from)
-            .to_vec();
+        let wanted: Vec<String> = [
+            "/proc",
+            "/proc/7/comm",
+            "/proc/7/task",
+            "/proc/7/task/7/stat",
+        ]
+        .map(String::from)
+        .to_vec();
         h.write_atomic("/proc/8/comm", b"new\n", None).unwrap();
         let out = tempfile::tempdir().unwrap();
         let mut c = Copier::new(&h, out.path(), &wanted);
