@@ -14,7 +14,6 @@
 //! `Change` and in `kind::Entry`; the compiler lists every match to extend.
 
 pub mod apply;
-pub(crate) mod boot;
 pub(crate) mod drift;
 pub mod ethtool;
 pub mod journal;
@@ -44,7 +43,7 @@ pub(crate) fn known_targets() -> Vec<&'static str> {
         crate::tunable::sysctl::SYSCTL_FILE,
         crate::tunable::irqbalance::IRQBALANCE_DEFAULTS,
     ];
-    v.extend(boot::files());
+    v.extend(crate::tunable::cmdline::boot::files());
     v
 }
 

@@ -1,9 +1,8 @@
 //! From failing checks (or --only) to a Plan: which steps, in remedy::ALL order, each planned against the
 //! machine as it is. Reads, never writes.
 
-use super::boot::want::Want;
 use super::runtime::Target;
-use super::{Plan, Step, StepId, boot, saved};
+use super::{Plan, StepId, saved};
 use crate::checks::{CheckId, Finding, Status};
 use crate::error::{Error, Result};
 use crate::host::Host;
@@ -74,10 +73,11 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
     let mut plan = Plan::default();
     let isolated = isolated(host, req, &ids);
     for id in StepId::ALL.into_iter().filter(|s| ids.contains(s)) {
-        let mut step = match crate::registry::tunable(id) {
-            Some(tunable) => (tunable.plan)(host, &t, &req.failed)?,
-            None => other(host, req, &t, id)?,
+        // Every step of StepId::ALL is a tunable (tests/layering.rs); Persist is planned below.
+        let Some(tunable) = crate::registry::tunable(id) else {
+            continue;
         };
+        let mut step = (tunable.plan)(host, &t, &req.failed)?;
         super::risk::add(&mut step, &t, &isolated);
         plan.steps.push(step);
     }
@@ -96,76 +96,11 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
 /// The CPUs the plan takes out of general use, for the risks it states: the RT core, and its SMT siblings when
 /// the command line isolates them with it.
 fn isolated(host: &Host, req: &Request, ids: &[StepId]) -> Vec<usize> {
-    let mut isolated = vec![req.core];
-    if ids.contains(&StepId::Cmdline) && req.failed.contains(&CheckId::SmtSibling) {
-        isolated.extend(boot::want::siblings(host, req.core));
+    if ids.contains(&StepId::Cmdline) {
+        crate::tunable::cmdline::isolated(host, req.core, &req.failed)
+    } else {
+        vec![req.core]
     }
-    isolated
-}
-
-/// The steps that are not a tunable of their own (crate::registry::TUNABLES plans those).
-fn other(host: &Host, req: &Request, t: &Target, id: StepId) -> Result<Step> {
-    Ok(match id {
-        StepId::Cmdline => cmdline(host, req, &t.online)?,
-        other => unreachable!("{other}: a tunable"),
-    })
-}
-
-/// The kernel command line the failing checks ask for.
-fn cmdline(host: &Host, req: &Request, online: &[usize]) -> Result<Step> {
-    let f = |c: CheckId| req.failed.contains(&c);
-    let isolation = [
-        CheckId::CoreIsolated,
-        CheckId::NohzFull,
-        CheckId::RcuNocbs,
-        CheckId::Irqaffinity,
-        CheckId::SmtSibling,
-    ];
-    let any = isolation.iter().any(|c| f(*c));
-    let mut want = Want {
-        core: req.core,
-        online: online.to_vec(),
-        isolcpus: !any || f(CheckId::CoreIsolated) || f(CheckId::SmtSibling),
-        nohz_full: !any || f(CheckId::NohzFull) || f(CheckId::SmtSibling),
-        rcu_nocbs: !any || f(CheckId::RcuNocbs) || f(CheckId::SmtSibling),
-        irqaffinity: !any || f(CheckId::Irqaffinity) || f(CheckId::SmtSibling),
-        ..Default::default()
-    };
-    if f(CheckId::Cstates) || f(CheckId::IdleStates) {
-        want.cstates = boot::want::cstate_caps(host);
-    }
-    if let Ok(rel) = crate::machine::kernel_release(host) {
-        want.old_kernel = crate::fix::boot::want::older_than(&rel, 5, 6);
-    }
-    if f(CheckId::SkewTick) {
-        want.extra.push("skew_tick=1".into());
-    }
-    if f(CheckId::TscReliable) {
-        want.extra.push("tsc=reliable".into());
-    }
-    if f(CheckId::SmtSibling) {
-        want.siblings = boot::want::siblings(host, req.core);
-    }
-    want.released = released_by_earlier_fixes(host, req.core, &want.siblings);
-    boot::plan(host, &want).map_err(|e| Error::failed(format!("kernel command line: {e}")))
-}
-
-/// The CPUs earlier fixes still in the journal isolated on the kernel command line for their RT core, which
-/// the user's own parameters did not hold — less the core (and its siblings) isolated now.
-fn released_by_earlier_fixes(host: &Host, core: usize, siblings: &[usize]) -> Vec<usize> {
-    let runs = super::journal::load_all(host).unwrap_or_default();
-    let edits = runs.iter().flat_map(|(_, run)| {
-        run.entries.iter().filter_map(|e| match e {
-            super::kind::Entry::File(f) => f
-                .cmdline
-                .as_ref()
-                .map(|c| (c.added.as_slice(), c.replaced.as_slice())),
-            _ => None,
-        })
-    });
-    let mut own = boot::want::own_isolated(edits);
-    own.retain(|c| *c != core && !siblings.contains(c));
-    own
 }
 
 /// Keeps only the chosen steps; persistence is planned again for what remains.

@@ -1,8 +1,8 @@
 //! What each step costs or can break, said in the plan before anyone says yes. Worked out
 //! from the step's own changes and the machine's CPUs, so a risk is stated only where this plan takes it.
 
+use super::Step;
 use super::runtime::Target;
-use super::{Step, StepId};
 use crate::parse::cpulist;
 
 /// Adds the risks of `s` (a planned step) as notes. `isolated`: every CPU the plan takes out of general use
@@ -53,45 +53,16 @@ pub(crate) fn alone(t: &Target, what: &str) -> Option<String> {
     }
 }
 
+/// The risks the step's tunable states (Persist, fix's own, takes none).
 fn of(s: &Step, t: &Target, isolated: &[usize]) -> Vec<String> {
-    let mut r = Vec::new();
-    let siblings: Vec<usize> = isolated.iter().copied().filter(|&c| c != t.core).collect();
-    match s.id {
-        StepId::Cmdline => {
-            r.push(
-                "a boot configuration change: a command line the kernel rejects can stop the machine booting — \
-                 pick the previous kernel entry in the boot menu, then `rmp-eval rollback`"
-                    .into(),
-            );
-            if !siblings.is_empty() {
-                r.push(format!(
-                    "CPU {}, the SMT sibling of CPU {}, is isolated along with it: the machine loses a whole \
-                     core's worth of CPUs for other work",
-                    cpulist::format(&siblings),
-                    t.core
-                ));
-            }
-            r.extend(housekeeping(t, isolated));
-        }
-        StepId::NicCoalesce => r.push(
-            "one interrupt per frame: at high frame rates the CPU that takes them does more work"
-                .into(),
-        ),
-        StepId::NicEee => r.push("the link no longer saves power when idle".into()),
-        StepId::Persist => {}
-        _ => {
-            if let Some(tunable) = crate::registry::tunable(s.id) {
-                r.extend((tunable.risks)(s, t, isolated));
-            }
-        }
-    }
-    r
+    crate::registry::tunable(s.id).map_or_else(Vec::new, |tunable| (tunable.risks)(s, t, isolated))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::fix::Change;
+    use crate::fix::StepId;
     use crate::fix::kind::value::ValueChange;
 
     fn target(online: &[usize]) -> Target {

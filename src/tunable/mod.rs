@@ -5,6 +5,7 @@
 //! through. The change kinds a step is made of are the executor's (`crate::fix::kind`): they journal, apply,
 //! verify and revert every step alike.
 
+pub(crate) mod cmdline;
 pub(crate) mod cpuset;
 pub(crate) mod ethtool;
 pub(crate) mod governor;

@@ -1,6 +1,6 @@
 //! Frequency and idle-state checks: the core must not change speed or sleep deeply between cycles.
 
-use super::{Assessment, Check, CheckId, Ctx, Eval, Section, read, unknown};
+use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, read, unknown};
 use crate::host::Host;
 use crate::machine::{self, CPU_DIR, CPUIDLE_DRIVER as IDLE_DRIVER};
 use crate::parse::cmdline;
@@ -94,7 +94,7 @@ fn idle_states(host: &Host, ctx: &Ctx) -> Eval {
         Err(e) if e.is_not_found() => {
             return match host.read_trimmed(IDLE_DRIVER) {
                 // The kernel names its driver ("none", "intel_idle", "psci_idle"): anything else is not its.
-                Ok(d) if super::is_word(&d) => {
+                Ok(d) if crate::checks::is_word(&d) => {
                     Ok(Assessment::pass(format!("no idle states (driver {d})")))
                 }
                 Ok(d) => Err(unknown(format!("{IDLE_DRIVER}: unexpected value '{d}'"))),

@@ -1,7 +1,9 @@
 //! Is the RT core kept free of other work: isolcpus, nohz_full, rcu_nocbs, irqaffinity, its SMT sibling.
 
-use super::{Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, read, shown, unknown};
 use crate::cgroup::{self, Partition};
+use crate::checks::{
+    Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, read, shown, unknown,
+};
 use crate::host::Host;
 use crate::machine::{self, CPU_ISOLATED, CPU_NOHZ_FULL};
 use crate::parse::cgroup::PartitionState;
@@ -148,7 +150,7 @@ fn rcu_nocbs(host: &Host, ctx: &Ctx) -> Eval {
     let cpu = ctx.core;
     let params = machine::cmdline(host)
         .map_err(|e| unknown(format!("{}: {}", machine::PROC_CMDLINE, e.reason())))?;
-    let config = super::system::kernel_config(host).ok();
+    let config = crate::checks::system::kernel_config(host).ok();
     // Only what the config says outright counts ("=y", or "# … is not set"): a partial config proves nothing.
     let built = |name: &str| {
         let c = config.as_deref()?;

@@ -104,14 +104,7 @@ pub(crate) fn own_isolated<'a>(
 
 /// True for a kernel release older than `major.minor` ("5.4.0-150-generic" < 5.6); unknown → false.
 pub(crate) fn older_than(release: &str, major: u32, minor: u32) -> bool {
-    let mut it = release.split(|c: char| !c.is_ascii_digit());
-    match (
-        it.next().and_then(|m| m.parse::<u32>().ok()),
-        it.next().and_then(|m| m.parse::<u32>().ok()),
-    ) {
-        (Some(a), Some(b)) => (a, b) < (major, minor),
-        _ => false,
-    }
+    crate::parse::kernel::version(release).is_some_and(|(a, b, _)| (a, b) < (major, minor))
 }
 
 /// The C-state caps for this machine's idle driver.
