@@ -1,62 +1,25 @@
-//! A kernel command line as fix edits it: split into tokens as the kernel does (quotes kept in the token), a
-//! parameter's name and last value, managed parameters merged in (never one twice), and the byte-level versions
-//! for command-line files, which may hold bytes that are not UTF-8 and must come back as they were. Pure.
+//! A kernel command line as fix edits it, split by the one tokenizer (crate::parse::cmdline): managed
+//! parameters merged in (never one twice, in either spelling: `nohz-full` is `nohz_full` to the kernel), and the
+//! byte-level versions for command-line files, which may hold bytes that are not UTF-8 and must come back as
+//! they were. Pure.
 
 use crate::fix::kind::file::CmdlineEdit;
+pub(crate) use crate::parse::cmdline::{
+    last_value, name, name_bytes, same_name, same_name_bytes, tokens, tokens_bytes,
+};
 
-/// Splits a command line as the kernel does: on whitespace, except inside double quotes.
-pub(crate) fn tokens(line: &str) -> Vec<String> {
-    split(line.chars(), '"', char::is_whitespace)
-        .into_iter()
-        .map(String::from_iter)
-        .collect()
-}
-
-/// `tokens` on bytes: a command-line file may hold bytes that are not UTF-8, and they must come back as they were.
-pub(crate) fn tokens_bytes(line: &[u8]) -> Vec<Vec<u8>> {
-    split(line.iter().copied(), b'"', |c: u8| c.is_ascii_whitespace())
-}
-
-/// The one splitter behind `tokens` and `tokens_bytes`: on `space`, except between `quote`s (kept in the token).
-fn split<T: Copy + PartialEq>(
-    items: impl Iterator<Item = T>,
-    quote: T,
-    space: impl Fn(T) -> bool,
-) -> Vec<Vec<T>> {
-    let mut out = Vec::new();
-    let mut cur = Vec::new();
-    let mut quoted = false;
-    for c in items {
-        if c == quote {
-            quoted = !quoted;
-            cur.push(c);
-        } else if space(c) && !quoted {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-        } else {
-            cur.push(c);
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
-
-/// `name` on bytes.
-pub(crate) fn name_bytes(tok: &[u8]) -> &[u8] {
-    tok.iter()
-        .position(|&b| b == b'=')
-        .map_or(tok, |i| &tok[..i])
+/// Whether the token `t` is a parameter `managed` names, in either spelling.
+fn is_managed_bytes(managed: &[String], t: &[u8]) -> bool {
+    managed
+        .iter()
+        .any(|m| same_name_bytes(name(m).as_bytes(), name_bytes(t)))
 }
 
 /// `merge_into` on bytes: every parameter named in `managed` replaced by its one new value, kept at the end.
 pub(crate) fn merge_bytes(base: &[Vec<u8>], managed: &[String]) -> Vec<Vec<u8>> {
-    let names: Vec<&[u8]> = managed.iter().map(|t| name(t).as_bytes()).collect();
     let mut out: Vec<Vec<u8>> = base
         .iter()
-        .filter(|t| !names.contains(&name_bytes(t)))
+        .filter(|t| !is_managed_bytes(managed, t))
         .cloned()
         .collect();
     out.extend(managed.iter().map(|m| m.as_bytes().to_vec()));
@@ -65,9 +28,8 @@ pub(crate) fn merge_bytes(base: &[Vec<u8>], managed: &[String]) -> Vec<Vec<u8>> 
 
 /// The parameters of `base` that `managed` replaces (same names), as text.
 pub(crate) fn replaced(base: &[Vec<u8>], managed: &[String]) -> Vec<String> {
-    let names: Vec<&[u8]> = managed.iter().map(|t| name(t).as_bytes()).collect();
     base.iter()
-        .filter(|t| names.contains(&name_bytes(t)))
+        .filter(|t| is_managed_bytes(managed, t))
         .map(|t| String::from_utf8_lossy(t).into_owned())
         .collect()
 }
@@ -93,7 +55,7 @@ pub(crate) fn take_out(now: &[u8], written: &[u8], edit: &CmdlineEdit) -> (Vec<u
         let back: Vec<Vec<u8>> = edit
             .replaced
             .iter()
-            .filter(|r| name(r) == name(a))
+            .filter(|r| same_name(name(r), name(a)))
             .map(|r| r.as_bytes().to_vec())
             .collect();
         toks.splice(i..=i, back);
@@ -122,25 +84,11 @@ pub(crate) fn take_out(now: &[u8], written: &[u8], edit: &CmdlineEdit) -> (Vec<u
     (out, kept.join(" "))
 }
 
-/// A parameter's name ("isolcpus" of "isolcpus=2").
-pub(crate) fn name(tok: &str) -> &str {
-    tok.split_once('=').map_or(tok, |(n, _)| n)
-}
-
-/// The value of the last occurrence of `param` (the one the kernel acts on for most parameters).
-pub(crate) fn last_value(toks: &[String], param: &str) -> Option<String> {
-    toks.iter().rev().find(|t| name(t) == param).map(|t| {
-        t.split_once('=')
-            .map_or(String::new(), |(_, v)| v.to_string())
-    })
-}
-
 /// Replaces every occurrence of the parameters named in `managed` by their one new value, kept at the end.
 pub(crate) fn merge_into(base: &[String], managed: &[String]) -> Vec<String> {
-    let names: Vec<&str> = managed.iter().map(|t| name(t)).collect();
     let mut out: Vec<String> = base
         .iter()
-        .filter(|t| !names.contains(&name(t)))
+        .filter(|t| !is_managed_bytes(managed, t.as_bytes()))
         .cloned()
         .collect();
     out.extend(managed.iter().cloned());
@@ -159,14 +107,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tokens_keep_quoted_values() {
-        // /proc/cmdline of the captured untuned guest, plus a quoted value as the kernel allows.
-        let t = tokens(
-            "BOOT_IMAGE=/boot/vmlinuz-6.1.0-50-rt-amd64 root=UUID=1 ro console=ttyS0,115200 foo=\"a b\"\n",
+    fn a_dash_spelled_parameter_is_replaced_and_its_spelling_dropped() {
+        // The user's GRUB line of a machine isolated by hand, spelled with dashes as the kernel allows.
+        let base = tokens("quiet nohz-full=2 rcu-nocbs=2 isolcpus=2");
+        let managed = ["nohz_full=2-3".to_string(), "rcu_nocbs=2-3".to_string()];
+        assert_eq!(
+            merge_into(&base, &managed),
+            ["quiet", "isolcpus=2", "nohz_full=2-3", "rcu_nocbs=2-3"]
         );
-        assert_eq!(t.len(), 5);
-        assert_eq!(t[4], "foo=\"a b\"");
-        assert_eq!(name(&t[1]), "root");
-        assert_eq!(last_value(&t, "console").as_deref(), Some("ttyS0,115200"));
+        let bytes: Vec<Vec<u8>> = base.iter().map(|t| t.as_bytes().to_vec()).collect();
+        assert_eq!(replaced(&bytes, &managed), ["nohz-full=2", "rcu-nocbs=2"]);
+        assert_eq!(merge_bytes(&bytes, &managed).len(), 4);
     }
 }
