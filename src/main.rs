@@ -12,7 +12,6 @@ fn line(e: &dyn std::fmt::Display) -> String {
 }
 
 fn main() -> ExitCode {
-    rmp_eval::cli::map_code_by_the_page();
     // Bare `rmp-eval`: what it can do, not a measurement that runs until Ctrl+C.
     if std::env::args_os().len() <= 1 {
         print!("{}", rmp_eval::cli::SHORT_USAGE);

@@ -521,10 +521,6 @@ const LIVE_ONLY: &[(&str, &str)] = &[
     ),
     ("src/fix/undo.rs", "the undo hint names --root DIR"),
     (
-        "src/fix/boot/grub_source.rs",
-        "a tree's GRUB scripts run with no rights over it",
-    ),
-    (
         "src/measure/nic/link.rs",
         "--nic measures the running machine's interfaces",
     ),

@@ -14,6 +14,7 @@ mod common;
 mod fix;
 mod fleet;
 mod layering;
+mod licences;
 mod nic;
 mod report;
 mod root_gate;

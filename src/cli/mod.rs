@@ -18,14 +18,6 @@ pub use verbs::{
     ReportArgs, RollbackArgs, SnapshotArgs,
 };
 
-/// First thing in `main`, before anything else runs: a fault on code or constants maps that page only, not the
-/// 64 KiB around it, and what the loader mapped before `main` is dropped (see `sys::process::split_code_mappings`).
-/// With mlockall, what start-up maps stays resident for the whole run; this keeps `run`'s peak memory to the pages
-/// actually used.
-pub fn map_code_by_the_page() {
-    crate::sys::process::split_code_mappings();
-}
-
 pub(crate) const EXIT_CODES: &str = "\
 Exit status:
   0  all good (check: nothing failed; run: every sample within the Great band; fix/rollback: done)

@@ -44,6 +44,10 @@ pub(crate) fn known_targets() -> Vec<&'static str> {
         crate::tunable::irqbalance::IRQBALANCE_DEFAULTS,
     ];
     v.extend(crate::tunable::cmdline::boot::files());
+    v.extend([
+        crate::tunable::cmdline::boot::grub_trial::CUSTOM_CFG,
+        crate::tunable::cmdline::boot::grub_trial::GRUBENV,
+    ]);
     v
 }
 

@@ -1,19 +1,46 @@
-//! The cyclic test (no NIC): one RT thread on the core runs the sampler's loop; the main thread supervises.
+//! The one runner of cyclic loops: one RT thread per placed loop, each running the sampler's loop with its own
+//! period, priority and CPU, and its own series. The plain cyclic run is a set of one ("Cyclic" on the core);
+//! `run --thread`/`--profile` sets are placed in threads.rs. The session's setup is done before the first thread
+//! starts; the main thread supervises.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::collect::Collector;
-use super::interference::Counting;
 use super::interference_report::Interference;
-use super::result::{Header, Measured, RunResult};
-use super::rt;
-use super::sampler::{self, Limits};
+use super::result::{Header, Measured, RunResult, SeriesSummary, ThreadInfo};
+use super::rt::{self, RtThread};
+use super::sampler::{self, Ended, Limits};
 use super::series::Series;
-use super::session::{Gauges, Session, Watch};
+use super::session::{Gauges, Session, Setup, Watch};
+use super::smi::LocalSmi;
 use super::spec::{Placement, RunMode, RunSpec};
 use crate::error::Result;
 use crate::host::Host;
-use crate::trace::session::{Scope, Tracing};
+use crate::trace::marker::Marker;
+use crate::trace::session::Scope;
 
-/// Measures `spec` on the checked CPUs; the result carries `label` (run, before, after).
+/// How far ahead of now the shared first deadline of a set lies: time to start every thread before it.
+const START_AHEAD_NS: u64 = 50_000_000;
+
+/// A loop as placed: its name, period, priority and CPU, and the thread's name.
+#[derive(Debug, Clone)]
+pub(crate) struct Placed {
+    pub(crate) name: String,
+    pub(crate) period_us: u32,
+    pub(crate) priority: u8,
+    pub(crate) cpu: usize,
+    /// The RT thread's name (15 bytes at most).
+    pub(crate) thread: String,
+}
+
+/// What the runner measures: the loops, and how a thread set's result is finished (None: the plain cyclic run).
+pub(crate) struct Loops<'a> {
+    pub(crate) placed: Vec<Placed>,
+    pub(crate) finish: Option<&'a dyn Fn(RunResult) -> RunResult>,
+}
+
+/// Measures `spec` on the checked CPUs: the plain cyclic run, one loop; the result carries `label`.
 pub(crate) fn run(
     host: &Host,
     spec: &RunSpec,
@@ -21,48 +48,70 @@ pub(crate) fn run(
     label: &str,
     watch: &mut dyn Watch,
 ) -> Result<RunResult> {
-    let mut session = Session::begin(host, spec, watch)?;
-    let mut series = Series::new("Cyclic", spec.period_us, spec.bucket_width_us);
-    let mut collectors = session.collectors(&mut [&mut series]);
-    let width_us = series.bands().width_ns() as f64 / 1000.0;
-    let gauges = Gauges {
+    let one = Placed {
+        name: "Cyclic".into(),
         period_us: spec.period_us,
-        bucket_width_us: spec.bucket_width_us,
-        series: vec![("Cyclic".into(), series.live())],
-        periods_us: Vec::new(),
-        extra: None,
+        priority: spec.send_priority,
+        cpu: at.core,
+        thread: "rmp-eval-rt".into(),
     };
-    let plan = Limits::of(spec);
+    run_loops(
+        host,
+        spec,
+        at,
+        (label, watch),
+        Loops {
+            placed: vec![one],
+            finish: None,
+        },
+    )
+}
+
+/// What the thread on the counted core takes besides its loop: the trace marker and the core's SMI counter.
+struct OnCore {
+    marker: Option<Marker>,
+    smi: Option<LocalSmi>,
+}
+
+/// Runs `loops` and builds the result (a set's through `loops.finish`).
+pub(crate) fn run_loops(
+    host: &Host,
+    spec: &RunSpec,
+    at: Placement,
+    (label, watch): (&str, &mut dyn Watch),
+    loops: Loops,
+) -> Result<RunResult> {
+    let placed = &loops.placed;
+    let mut rt_cpus: Vec<usize> = placed.iter().map(|p| p.cpu).collect();
+    rt_cpus.sort_unstable();
+    rt_cpus.dedup();
+    let setup = Setup {
+        rt_cpus,
+        core: at.core,
+        trace: spec.trace.then_some(Scope::Cpu(at.core)),
+    };
+    let mut session = Session::begin(host, spec, setup, watch)?;
+    let mut series: Vec<Series> = placed
+        .iter()
+        .map(|p| Series::new(&p.name, p.period_us, spec.bucket_width_us))
+        .collect();
+    let infos = thread_infos(placed, &series, loops.finish.is_some());
+    let gauges = gauges(spec, placed, &series, loops.finish.is_some());
+    let mut refs: Vec<&mut Series> = series.iter_mut().collect();
+    let mut collectors = session.collectors(&mut refs);
+    let width_us = series[0].bands().width_ns() as f64 / 1000.0;
     let stop = session.stop_flag();
-    // --trace: tracefs set up before the loop starts; the loop's only addition is one trace_marker write a cycle.
-    let (tracing, marker) = match spec.trace {
-        true => {
-            let (t, m) = Tracing::start(host, Scope::Cpu(at.core), spec.break_us)?;
-            (Some(t), Some(m))
-        }
-        false => (None, None),
-    };
-    // Before the RT thread: loading the msr driver for the SMI counters must not fall into the measurement.
-    let mut counting = Counting::new(watch, host, at.core, spec.counters);
-    let thread = rt::spawn_rt("rmp-eval-rt", at.core, spec.send_priority, move || {
-        let ended = sampler::run(&plan, &mut series, &stop, |w| {
-            if let (Some(m), true) = (&marker, w.index > 0) {
-                m.mark(
-                    w.index - 1,
-                    w.deadline_ns,
-                    w.now_ns.saturating_sub(w.deadline_ns),
-                );
-            }
-        });
-        (series, ended)
+    let on_core = placed.iter().position(|p| p.cpu == at.core).map(|i| {
+        let smi = session.smi_reader(placed[i].period_us);
+        (
+            i,
+            OnCore {
+                marker: session.take_marker(),
+                smi,
+            },
+        )
     });
-    let thread = match thread {
-        Ok(t) => t,
-        Err(e) => {
-            drop(tracing.map(Tracing::finish));
-            return Err(e);
-        }
-    };
+    let threads = spawn_all(spec, placed, series, &stop, on_core)?;
     let header = Header {
         spec,
         at,
@@ -70,31 +119,30 @@ pub(crate) fn run(
         mode: RunMode::Cyclic,
         width_us,
     };
-    let partial = |s: &Session, cs: &[Collector], _: &()| {
-        let series = cs.iter().map(Collector::summary).collect();
-        header.result(Measured::of_loops(series, s.elapsed_s()), &s.so_far())
+    let finish = |r: RunResult| match loops.finish {
+        Some(f) => f(r),
+        None => r,
     };
-    session.supervise(
-        &[at.core],
-        gauges,
-        &mut collectors,
-        &mut (),
-        &mut counting,
-        partial,
-        || thread.is_finished(),
-    );
-    let joined = thread.join();
-    let trace = tracing.map(Tracing::finish);
+    let partial = |s: &Session, cs: &[Collector], _: &()| {
+        let series = with_infos(cs.iter().map(Collector::summary).collect(), &infos);
+        finish(header.result(Measured::of_loops(series, s.elapsed_s()), &s.so_far()))
+    };
+    session.supervise(gauges, &mut collectors, &mut (), watch, partial, || {
+        threads.iter().all(|t| t.is_finished())
+    });
+    let joined = join_all(threads);
+    let trace = session.finish_trace();
     let (series, ended) = joined?;
-    let summaries = session.finish_series(collectors, vec![series]);
+    let summaries = with_infos(session.finish_series(collectors, series), &infos);
+    let counters = session.take_counters();
     let mut s = session.finish();
     s.interrupted = ended.stopped;
-    let mut r = header.result(
+    let mut r = finish(header.result(
         Measured::of_loops(summaries, ended.elapsed_ns as f64 / 1e9),
         &s,
-    );
+    ));
     // Under --root the files are a snapshot that does not move: no counters.
-    if let Some(counted) = counting.counters.counted() {
+    if let Some(counted) = counters.and_then(|c| c.counted()) {
         let traced_ticks = trace.as_ref().and_then(|t| t.ticks_per_s);
         r.interference = Some(settle(host, spec, at, counted, traced_ticks));
     }
@@ -109,6 +157,122 @@ pub(crate) fn run(
         watch.note(e);
     }
     Ok(r)
+}
+
+/// Each thread's period, priority and CPU for a set's series (none for the plain cyclic run).
+fn thread_infos(placed: &[Placed], series: &[Series], set: bool) -> Vec<ThreadInfo> {
+    if !set {
+        return Vec::new();
+    }
+    placed
+        .iter()
+        .zip(series)
+        .map(|(p, s)| ThreadInfo {
+            period_us: p.period_us,
+            bucket_width_us: s.bands().width_ns() as f64 / 1000.0,
+            priority: p.priority,
+            cpu: p.cpu,
+        })
+        .collect()
+}
+
+fn with_infos(mut v: Vec<SeriesSummary>, infos: &[ThreadInfo]) -> Vec<SeriesSummary> {
+    for (s, i) in v.iter_mut().zip(infos) {
+        s.thread = Some(*i);
+    }
+    v
+}
+
+/// The live view's counters: every series, with each period for a set.
+fn gauges(spec: &RunSpec, placed: &[Placed], series: &[Series], set: bool) -> Gauges {
+    Gauges {
+        period_us: placed[0].period_us,
+        bucket_width_us: spec.bucket_width_us,
+        series: placed
+            .iter()
+            .zip(series)
+            .map(|(p, s)| (p.name.clone(), s.live()))
+            .collect(),
+        periods_us: match set {
+            true => placed.iter().map(|p| p.period_us).collect(),
+            false => Vec::new(),
+        },
+        extra: None,
+    }
+}
+
+type Joined = RtThread<(Series, Ended)>;
+
+/// Starts one RT thread per placed loop (a set's with one shared first deadline); `on_core` goes to the thread
+/// it names. On a failure the ones started are stopped through `stop` and joined.
+fn spawn_all(
+    spec: &RunSpec,
+    placed: &[Placed],
+    series: Vec<Series>,
+    stop: &Arc<AtomicBool>,
+    mut on_core: Option<(usize, OnCore)>,
+) -> Result<Vec<Joined>> {
+    let start = (placed.len() > 1).then(|| sampler::now_ns() + START_AHEAD_NS);
+    let mut started = Vec::new();
+    for (i, (p, mut s)) in placed.iter().zip(series).enumerate() {
+        let plan = Limits {
+            period_ns: u64::from(p.period_us) * 1000,
+            start_ns: start,
+            ..Limits::of(spec)
+        };
+        let flag = Arc::clone(stop);
+        let mut mine = on_core
+            .take_if(|(at, _)| *at == i)
+            .map(|(_, o)| o)
+            .unwrap_or(OnCore {
+                marker: None,
+                smi: None,
+            });
+        match rt::spawn_rt(&p.thread, p.cpu, p.priority, move || {
+            let ended = sampler::run(&plan, &mut s, &flag, mine.smi.as_mut(), |w| {
+                if let (Some(m), true) = (&mine.marker, w.index > 0) {
+                    m.mark(
+                        w.index - 1,
+                        w.deadline_ns,
+                        w.now_ns.saturating_sub(w.deadline_ns),
+                    );
+                }
+            });
+            (s, ended)
+        }) {
+            Ok(t) => started.push(t),
+            Err(e) => {
+                stop.store(true, Ordering::SeqCst);
+                drop(join_all(started));
+                return Err(e);
+            }
+        }
+    }
+    Ok(started)
+}
+
+/// Every thread's series, and how the loops ended: stopped if any was, over the longest one's time.
+fn join_all(threads: Vec<Joined>) -> Result<(Vec<Series>, Ended)> {
+    let mut series = Vec::new();
+    let mut ended = Ended {
+        elapsed_ns: 0,
+        stopped: false,
+    };
+    let mut first_err = None;
+    for t in threads {
+        match t.join() {
+            Ok((s, e)) => {
+                series.push(s);
+                ended.stopped |= e.stopped;
+                ended.elapsed_ns = ended.elapsed_ns.max(e.elapsed_ns);
+            }
+            Err(e) => first_err = first_err.or(Some(e)),
+        }
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok((series, ended)),
+    }
 }
 
 /// The counters' run totals with their suspects and the tick truth, read against check's nohz_full verdict.

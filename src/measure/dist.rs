@@ -25,8 +25,8 @@ pub(crate) struct Dist {
 }
 
 impl Dist {
-    /// Allocates and touches every page of its counters, so that they are resident (and locked under
-    /// mlockall(MCL_ONFAULT), whether it is created before or after the lock): recording never faults a page in.
+    /// Allocates and touches every page of its counters, so that they are resident whether it is created before
+    /// or after the memory lock: recording never faults a page in.
     pub(crate) fn new() -> Self {
         let mut hist: Histogram<u32> =
             Histogram::new_with_bounds(1, HIGHEST_NS, SIGFIG).expect("constant bounds are valid");

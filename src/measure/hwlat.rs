@@ -14,7 +14,7 @@ use gaps::{Gaps, SmiTimeline};
 
 use super::result::{Header, Measured, RunResult, Verdict};
 use super::series::Bands;
-use super::session::{Ended, Session, Watch};
+use super::session::{Ended, Session, Setup, Watch};
 use super::smi::{MsrDriver, SmiCounter};
 use super::spec::{Placement, RunMode, RunSpec};
 use crate::error::{Error, Result};
@@ -45,7 +45,21 @@ pub(crate) fn run(
         cpus: cpus(host, at.core)?,
     };
     drop(HwlatTracer::usable(host).map_err(Error::from)?);
-    let session = Session::begin(host, spec, watch)?;
+    // No RT thread of ours: nothing to confine, no loop counters (the detector reads its own SMIs below).
+    let setup = Setup {
+        rt_cpus: Vec::new(),
+        core: at.core,
+        trace: None,
+    };
+    let session = Session::begin(
+        host,
+        &RunSpec {
+            counters: false,
+            ..spec.clone()
+        },
+        setup,
+        watch,
+    )?;
     // Before the detector starts: loading the msr driver must not fall into what it measures.
     let (_driver, said) = MsrDriver::ensure(host, at.core);
     let (counter, smi) = smi_counter(host, at.core, said);

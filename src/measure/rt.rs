@@ -17,21 +17,11 @@ pub(crate) const RT_STACK: usize = 256 * 1024;
 /// How much of it is touched before the loop starts, so that the loop never faults a stack page in.
 const PREFAULT: usize = 64 * 1024;
 
-/// mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT): every page the process touches stays resident, threads created
-/// later included. ONFAULT locks pages as they are first touched instead of loading the whole binary and libraries:
-/// the RT path is touched before measuring (`Series::warm_up`, `prefault_stack`, the loop's first, unrecorded
-/// wakeup), so it takes no page fault, and the pages it never uses cost no memory. Kernels before 4.4 lack
-/// ONFAULT: then everything mapped is locked, as cyclictest does.
-///
-/// With `shed_code`, the code mapped so far (start-up, the command's setup) is dropped first
-/// (`sys::process::split_code_mappings`; `main` split the mappings into page pairs): only the pages used from here
-/// on are locked. That needs every path the RT loop takes to be touched before it measures: the cyclic loops' are
-/// (`Series::warm_up`, the page-fault test in tests/run_cyclic.rs); a NIC thread's rarer paths (a lost or unmatched
-/// frame) are not, so a NIC run keeps what its setup mapped.
-pub(crate) fn lock_memory(shed_code: bool) -> Result<()> {
-    if shed_code {
-        sys::split_code_mappings();
-    }
+/// malloc told never to give memory back, then mlockall(MCL_CURRENT | MCL_FUTURE), as cyclictest does: every page
+/// of the process resident before it is used, threads created later included, so no RT loop takes a page fault on
+/// any path; and no thread's free or trim unmaps memory (a TLB-shootdown IPI to the RT core) while they run.
+pub(crate) fn lock_memory() -> Result<()> {
+    sys::keep_freed_memory();
     sys::lock_all_memory().map_err(|e| {
         Error::failed(format!(
             "cannot lock memory (mlockall: {e}): run as root or raise RLIMIT_MEMLOCK"
@@ -152,6 +142,7 @@ where
         .stack_size(RT_STACK)
         .spawn(move || match enter_rt(core, priority) {
             Ok(()) => {
+                test_seam_record_threads();
                 let _ = tx.send(Ok(()));
                 let v = f();
                 waker.unpark();
@@ -175,3 +166,43 @@ where
         }
     }
 }
+
+/// A test seam, compiled only with the `test-seams` feature (see fix/apply.rs's): with
+/// RMP_EVAL_TEST_THREADS_FILE set, the first RT thread of the process, once set up and before its loop, writes
+/// each thread of the process as "TID NAME POLICY CPUS" (POLICY: /proc's field 41, 1 = SCHED_FIFO; CPUS: the
+/// allowed list), so that a test sees every mask at the instant the first RT thread starts: tests/run/confined.rs.
+#[cfg(feature = "test-seams")]
+fn test_seam_record_threads() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static DONE: AtomicBool = AtomicBool::new(false);
+    let Some(out) = std::env::var_os("RMP_EVAL_TEST_THREADS_FILE") else {
+        return;
+    };
+    if DONE.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let host = Host::live();
+    let mut lines = String::new();
+    for tid in host.list("/proc/self/task").unwrap_or_default() {
+        let stat = host
+            .read(&format!("/proc/self/task/{tid}/stat"))
+            .unwrap_or_default();
+        let status = host
+            .read(&format!("/proc/self/task/{tid}/status"))
+            .unwrap_or_default();
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let policy = stat[close + 2..].split_whitespace().nth(38).unwrap_or("?");
+        let cpus = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .unwrap_or("?")
+            .trim();
+        lines += &format!("{tid} {} {policy} {cpus}\n", &stat[open + 1..close]);
+    }
+    let _ = std::fs::write(out, lines);
+}
+
+#[cfg(not(feature = "test-seams"))]
+fn test_seam_record_threads() {}

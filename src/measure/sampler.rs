@@ -5,6 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use super::series::Series;
+use super::smi::LocalSmi;
 
 /// When the loop ends, besides the stop flag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,15 +58,17 @@ pub(crate) struct Wake {
 }
 
 /// Runs the cyclic loop on the calling (RT) thread. `on_wake` runs right after each wakeup (the NIC sender sends
-/// its frame there); then the period since the previous wakeup and the wakeup latency are recorded. The first
-/// wakeup only starts the clock. Periods whose deadline passed before the thread woke are skipped and counted.
+/// its frame there); then the period since the previous wakeup and the wakeup latency are recorded, and `smi`
+/// (this core's SMI counter, when this thread keeps it) is read when due — outside the timed section, which ends
+/// with the clock read. The first wakeup only starts the clock. Periods whose deadline passed before the thread
+/// woke are skipped and counted.
 pub(crate) fn run<F: FnMut(Wake)>(
     plan: &Limits,
     series: &mut Series,
     stop: &AtomicBool,
+    mut smi: Option<&mut LocalSmi>,
     mut on_wake: F,
 ) -> Ended {
-    series.warm_up();
     let period = plan.period_ns.max(1);
     let mut next = plan.start_ns.unwrap_or_else(|| now_ns() + period);
     let mut first = 0u64;
@@ -97,12 +100,19 @@ pub(crate) fn run<F: FnMut(Wake)>(
             next += skipped * period;
             series.add_missed(skipped);
         }
+        if let Some(c) = smi.as_deref_mut() {
+            c.between_cycles();
+        }
         if plan.iterations.is_some_and(|n| series.count() >= n)
             || plan.duration_ns.is_some_and(|d| t - first >= d)
             || (plan.stop_when_late && series.not_great() > 0)
         {
             break;
         }
+    }
+    // The last reading, still on this core: the run's total is complete when the supervisor's last window closes.
+    if let Some(c) = smi {
+        c.read();
     }
     Ended {
         elapsed_ns: prev.saturating_sub(first),
@@ -127,7 +137,7 @@ mod tests {
             stop_when_late: false,
             start_ns: None,
         };
-        let end = run(&plan, &mut s, &stop, |_| calls += 1);
+        let end = run(&plan, &mut s, &stop, None, |_| calls += 1);
         let sum = s.summary();
         assert_eq!(sum.count, 50);
         assert_eq!(calls, 51);
@@ -148,7 +158,7 @@ mod tests {
             stop_when_late: false,
             start_ns: None,
         };
-        let end = run(&plan, &mut s, &stop, |_| {});
+        let end = run(&plan, &mut s, &stop, None, |_| {});
         assert!(end.stopped);
         assert_eq!(s.count(), 0);
     }
@@ -166,7 +176,7 @@ mod tests {
             stop_when_late: true,
             start_ns: None,
         };
-        let end = run(&plan, &mut s, &stop, |_| {
+        let end = run(&plan, &mut s, &stop, None, |_| {
             std::thread::sleep(std::time::Duration::from_micros(50))
         });
         let sum = s.summary();

@@ -221,44 +221,6 @@ impl Series {
         }
     }
 
-    /// Runs `record` on an on-time, a late, an early and an out-of-range period and empties the series again, on
-    /// the RT thread before its loop: every page `record` uses (the code of each branch, histograms, counters) is
-    /// then resident and locked, and no period takes a fault. Code is locked as it is first touched
-    /// (mlockall with MCL_ONFAULT), so a branch first taken while measuring would fault: hence one of each.
-    pub(crate) fn warm_up(&mut self) {
-        let (p, w) = (self.period_ns, self.bands.width_ns());
-        let huge = 2 * super::dist::HIGHEST_NS;
-        for (period, wakeup) in [
-            (p, 0),
-            (p + 9 * w, 9 * w),
-            (p.saturating_sub(2 * w), 0),
-            (huge, huge),
-        ] {
-            self.record_here(period, Some(wakeup));
-        }
-        self.record_here(p, None);
-        self.add_missed(0);
-        self.warm_up_exchange();
-        self.clear();
-    }
-
-    /// Takes `exchange`'s two branches once — an interval handed over, a reset applied — through channels of its
-    /// own, so that the collector sees nothing: the first real hand-over, a second into the run, then runs code
-    /// already touched, wherever the linker put it.
-    fn warm_up_exchange(&mut self) {
-        let (fresh_tx, fresh) = sync_channel(1);
-        let (full, _full_rx) = sync_channel(1);
-        if fresh_tx.send(Box::new(Stats::new())).is_err() {
-            return;
-        }
-        let fresh = std::mem::replace(&mut self.fresh, fresh);
-        let full = std::mem::replace(&mut self.full, full);
-        self.epoch = self.live.epoch.load(Relaxed).wrapping_add(1);
-        self.exchange();
-        self.fresh = fresh;
-        self.full = full;
-    }
-
     /// Counts periods skipped because the thread woke too late to keep them.
     #[inline]
     pub(crate) fn add_missed(&mut self, n: u64) {

@@ -1,14 +1,26 @@
-//! System Management Interrupts during a run: MSR_SMI_COUNT of the RT core and one housekeeping CPU, read by the
-//! supervising thread once a counters window (never by the RT loop), through `Host`. An SMI stops the CPU for the
+//! System Management Interrupts during a run: MSR_SMI_COUNT of the RT core and one housekeeping CPU. The kernel
+//! reads another CPU's MSR through a function-call IPI to it, so the RT core's counter is read during the run only
+//! by the RT thread on that core (a local rdmsr, as cyclictest --smi does), between its cycles (after the wakeup's
+//! time is taken), every ~100 ms, into an atomic the supervising thread reads once a counters window; that keeps
+//! late cycles attributable to the second that held the SMIs, which a reading before and after the run alone
+//! would not. The supervising thread reads the housekeeping CPU's itself, through `Host`. An SMI stops the CPU for the
 //! firmware's handler, invisibly to the kernel: only this counter shows it. Where it cannot be read (arm64, AMD,
 //! no msr driver, not root) the result says that SMIs were not counted and why — never a zero.
 
+use std::os::unix::fs::FileExt;
 use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use serde::{Deserialize, Serialize};
 
-use crate::host::Host;
+use crate::host::{Host, HostError};
 use crate::machine::msr::{self, MsrError};
+
+/// How often the RT thread reads its core's counter.
+const LOCAL_EVERY_US: u64 = 100_000;
+/// Marks a failed local read in the shared value: this bit and the errno below it (a count has 32 bits).
+const READ_FAILED: u64 = 1 << 40;
 
 /// Points kept per series; past that neighbours are summed and each point covers twice as long.
 const CAP: usize = 2048;
@@ -60,15 +72,17 @@ impl Drop for MsrDriver {
     }
 }
 
-/// Reads the counters of the CPUs counted.
+/// Reads the counters of the CPUs counted: the RT core's through the value its RT thread keeps (once
+/// `local_reader` handed that out), the others through `Host`.
 pub(crate) struct SmiCounter {
     host: Host,
     pub(crate) cpus: Vec<usize>,
+    local: Option<Arc<AtomicU64>>,
 }
 
 impl SmiCounter {
-    /// The RT core and one housekeeping CPU (the first other online one); the first reading must succeed on
-    /// every CPU, else the reason is returned.
+    /// The RT core and one housekeeping CPU (the first other online one); the first reading (before any RT
+    /// thread runs) must succeed on every CPU, else the reason is returned.
     pub(crate) fn open(host: &Host, rt: usize) -> Result<(SmiCounter, Vec<u64>), MsrError> {
         if let Some(why) = msr::not_x86(host) {
             return Err(why);
@@ -81,6 +95,7 @@ impl SmiCounter {
         let c = SmiCounter {
             host: host.clone(),
             cpus,
+            local: None,
         };
         let first = c.read()?;
         Ok((c, first))
@@ -89,8 +104,69 @@ impl SmiCounter {
     pub(crate) fn read(&self) -> Result<Vec<u64>, MsrError> {
         self.cpus
             .iter()
-            .map(|&cpu| msr::smi_count(&self.host, cpu))
+            .enumerate()
+            .map(|(i, &cpu)| match (i, &self.local) {
+                (0, Some(v)) => local_value(v.load(Relaxed), cpu),
+                _ => msr::smi_count(&self.host, cpu),
+            })
             .collect()
+    }
+
+    /// The reader for the RT thread on the RT core, starting from `last` (the core's count read before the
+    /// thread started); from then on the supervising thread never reads that core's register itself. None
+    /// when the register file cannot be opened (the supervisor then keeps reading it: nothing runs there).
+    pub(crate) fn local_reader(&mut self, last: u64, period_us: u32) -> Option<LocalSmi> {
+        let file = std::fs::File::open(self.host.path(&msr::dev(self.cpus[0]))).ok()?;
+        let value = Arc::new(AtomicU64::new(last));
+        self.local = Some(Arc::clone(&value));
+        let every = (LOCAL_EVERY_US / u64::from(period_us.max(1))).max(1);
+        Some(LocalSmi {
+            file,
+            every,
+            left: every,
+            value,
+        })
+    }
+}
+
+/// A value the RT thread kept: its count, or the errno of a failed read.
+fn local_value(v: u64, cpu: usize) -> Result<u64, MsrError> {
+    if v & READ_FAILED == 0 {
+        return Ok(v);
+    }
+    let e = std::io::Error::from_raw_os_error((v & 0xffff) as i32);
+    Err(MsrError::Host(HostError::from_io(&msr::dev(cpu), e)))
+}
+
+/// The RT core's SMI counter as its own RT thread reads it: an open /dev/cpu/N/msr and the value shared with the
+/// supervising thread.
+pub(crate) struct LocalSmi {
+    file: std::fs::File,
+    every: u64,
+    left: u64,
+    value: Arc<AtomicU64>,
+}
+
+impl LocalSmi {
+    /// Called once a cycle, after the wakeup's time was taken: reads the register every `every` cycles.
+    #[inline]
+    pub(crate) fn between_cycles(&mut self) {
+        self.left -= 1;
+        if self.left == 0 {
+            self.left = self.every;
+            self.read();
+        }
+    }
+
+    /// One pread of MSR_SMI_COUNT on this CPU (the calling thread must run on the counted core).
+    pub(crate) fn read(&self) {
+        let mut b = [0u8; 8];
+        let v = match self.file.read_at(&mut b, msr::SMI_COUNT) {
+            Ok(8) => u64::from_le_bytes(b) & 0xffff_ffff,
+            Ok(_) => READ_FAILED | libc::EIO as u64,
+            Err(e) => READ_FAILED | (e.raw_os_error().unwrap_or(libc::EIO) as u64 & 0xffff),
+        };
+        self.value.store(v, Relaxed);
     }
 }
 

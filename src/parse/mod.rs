@@ -16,6 +16,7 @@ pub mod netaddr;
 pub(crate) mod procstat;
 pub(crate) mod ringbuf;
 pub mod route;
+pub mod shell;
 pub(crate) mod softirqs;
 pub mod swaps;
 pub mod task;

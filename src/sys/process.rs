@@ -1,4 +1,4 @@
-//! This process and its threads: memory locking and code mapped a page at a time, SCHED_FIFO, CPU affinity, the
+//! This process and its threads: memory locking and malloc's trimming, SCHED_FIFO, CPU affinity, the
 //! signal mask, children that die with us. The RT setup of measure/rt.rs calls these before its loop starts; none
 //! is called inside a loop.
 
@@ -9,144 +9,23 @@ use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
 use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
 use nix::unistd::Pid;
 
-/// mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT), or without ONFAULT on kernels before 4.4 (EINVAL).
+/// mlockall(MCL_CURRENT | MCL_FUTURE), as cyclictest does: every page mapped now and later is resident before it
+/// is used, so no RT loop takes a page fault, whichever path it runs.
 pub(crate) fn lock_all_memory() -> io::Result<()> {
-    let all = libc::MCL_CURRENT | libc::MCL_FUTURE;
     // SAFETY: mlockall takes only flags and touches no memory of ours.
-    match super::check(unsafe { libc::mlockall(all | libc::MCL_ONFAULT) }) {
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
-            // SAFETY: as above.
-            super::check(unsafe { libc::mlockall(all) }).map(drop)
-        }
-        r => r.map(drop),
-    }
+    super::check(unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) }).map(drop)
 }
 
-/// Splits the read-only segments (code, constants) of the program and of the libraries loaded with it (libc, libm,
-/// the loader) into mappings of `SPLIT_PAGES` pages, so that a page fault there maps those at most. The kernel
-/// maps, on each fault on a file mapping, up to 64 KiB of neighbouring pages already in the page cache
-/// ("fault-around"), but never beyond the mapping; with mlockall every page so mapped stays resident, and start-up
-/// code spread over the binary then pins most of it (BENCHMARKS.md, "Measurement overhead"). MADV_RANDOM alone does
-/// not stop fault-around; given to every other chunk it gives those pages flags different from their neighbours',
-/// which keeps the kernel from merging them back into one mapping. Then what was mapped of those segments so far
-/// (the loader, start-up, the command's setup; with fault-around: most of libc) is dropped, so that the process
-/// maps again only what it uses next: the pages stay in the page cache, and are mapped again a chunk at most at a
-/// time. Must come before mlockall (locked pages cannot be dropped). Not for an
-/// object with text relocations, whose read-only pages the loader wrote, nor under a debugger. Best effort: a range
-/// the kernel refuses keeps its default. Returns how many chunks were advised.
-pub(crate) fn split_code_mappings() -> usize {
-    let mut walk = Walk {
-        advised: 0,
-        drop_mapped: !traced(),
-    };
-    // SAFETY: dl_iterate_phdr calls `split_segments` once per loaded object, with a valid `dl_phdr_info`, while
-    // it holds the loader's lock; `walk` outlives the call and is only touched through the pointer given.
-    unsafe {
-        libc::dl_iterate_phdr(Some(split_segments), (&raw mut walk).cast());
-    }
-    walk.advised
-}
-
-/// What `split_segments` is given and counts.
-struct Walk {
-    advised: usize,
-    /// Drop what is mapped: not under a debugger, whose breakpoints are private copies of code pages that dropping
-    /// would silently undo.
-    drop_mapped: bool,
-}
-
-/// Whether a tracer (a debugger, strace) is attached: /proc/self/status's TracerPid is not 0.
-fn traced() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("TracerPid:"))
-                .map(|v| v.trim() != "0")
-        })
-        .unwrap_or(false)
-}
-
-/// Whether a loaded object's dynamic section asks for text relocations (DT_TEXTREL, or DF_TEXTREL in DT_FLAGS): the
-/// loader then wrote into its read-only segments, whose pages are no longer the file's.
-fn has_text_relocations(base: usize, headers: &[libc::Elf64_Phdr]) -> bool {
-    const DT_NULL: usize = 0;
-    const DT_TEXTREL: usize = 22;
-    const DT_FLAGS: usize = 30;
-    const DF_TEXTREL: usize = 4;
-    let Some(dynamic) = headers.iter().find(|ph| ph.p_type == libc::PT_DYNAMIC) else {
-        return false;
-    };
-    let mut entry = (base + dynamic.p_vaddr as usize) as *const [usize; 2];
-    loop {
-        // SAFETY: PT_DYNAMIC locates the object's loaded dynamic section, an array of (tag, value) pairs of
-        // machine words ended by DT_NULL; the loop stops there.
-        let [tag, value] = unsafe { entry.read() };
-        match tag {
-            DT_NULL => return false,
-            DT_TEXTREL => return true,
-            DT_FLAGS if value & DF_TEXTREL != 0 => return true,
-            _ => {}
-        }
-        // SAFETY: not past DT_NULL, so the next entry is inside the array.
-        entry = unsafe { entry.add(1) };
-    }
-}
-
-/// Pages per mapping `split_code_mappings` makes: fault-around maps at most that many. Measured (BENCHMARKS.md): 1
-/// page peaked ~0.1 MB lower than 2 but took ~4 ms more CPU at start (twice the madvise calls and mappings); 4
-/// peaked ~0.3 MB higher for ~1 ms less.
-const SPLIT_PAGES: usize = 2;
-
-/// dl_iterate_phdr's callback for `split_code_mappings`: MADV_RANDOM on every other chunk of each read-only
-/// PT_LOAD segment of one object (not the vDSO, which is the kernel's), then MADV_DONTNEED on all of them, which
-/// drops what the loader and the start-up before `main` mapped of them.
-unsafe extern "C" fn split_segments(
-    info: *mut libc::dl_phdr_info,
-    _size: libc::size_t,
-    data: *mut libc::c_void,
-) -> libc::c_int {
-    // SAFETY: sysconf only reads a constant of the system.
-    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
-    // SAFETY: dl_iterate_phdr passes a valid `dl_phdr_info` for the duration of the call.
-    let info = unsafe { &*info };
-    // SAFETY: `dlpi_name` is null or a NUL-terminated string of the loader's, alive during the call.
-    let name =
-        (!info.dlpi_name.is_null()).then(|| unsafe { std::ffi::CStr::from_ptr(info.dlpi_name) });
-    if info.dlpi_phdr.is_null() || name.is_some_and(|n| n.to_bytes().starts_with(b"linux-")) {
-        return 0;
-    }
-    // SAFETY: `dlpi_phdr` points at `dlpi_phnum` program headers of a loaded object.
-    let headers =
-        unsafe { std::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) };
-    let text_relocations = has_text_relocations(info.dlpi_addr as usize, headers);
-    let read_only = headers
-        .iter()
-        .filter(|ph| ph.p_type == libc::PT_LOAD && ph.p_flags & libc::PF_W == 0);
-    // SAFETY: `data` is `split_code_mappings`' `walk`, alive and not otherwise borrowed during the call.
-    let walk = unsafe { &mut *data.cast::<Walk>() };
-    for ph in read_only {
-        let start = info.dlpi_addr as usize + ph.p_vaddr as usize;
-        let end = start + ph.p_memsz as usize;
-        // Whole pages inside the segment: a page it shares with a neighbour is left as it is.
-        let first = start.next_multiple_of(page);
-        let mut at = first;
-        let chunk = SPLIT_PAGES * page;
-        while at + chunk <= end {
-            // SAFETY: advice only (nothing is freed, moved or changed) on pages the loader mapped read-only.
-            if unsafe { libc::madvise(at as *mut libc::c_void, chunk, libc::MADV_RANDOM) } == 0 {
-                walk.advised += 1;
-            }
-            at += 2 * chunk;
-        }
-        let whole = end.saturating_sub(first) / page * page;
-        if whole > 0 && walk.drop_mapped && !text_relocations {
-            // SAFETY: a read-only segment of an object without text relocations holds only the file's own pages,
-            // never written: dropping them loses nothing, and a later use maps the page again from the page cache.
-            unsafe { libc::madvise(first as *mut libc::c_void, whole, libc::MADV_DONTNEED) };
-        }
-    }
-    0
+/// Tells glibc's malloc never to give memory back: no heap trim (M_TRIM_THRESHOLD -1) and no allocation served
+/// by its own mmap (M_MMAP_MAX 0), whose free would munmap it. A munmap or trim by any thread of the process sends
+/// a TLB-shootdown IPI to every CPU that runs the process, the RT core included. For the life of the process:
+/// the pages it keeps are few. Returns false when malloc refused either setting.
+pub(crate) fn keep_freed_memory() -> bool {
+    // SAFETY: mallopt takes two integers and changes only malloc's own parameters.
+    let trim = unsafe { libc::mallopt(libc::M_TRIM_THRESHOLD, -1) };
+    // SAFETY: as above.
+    let mmap = unsafe { libc::mallopt(libc::M_MMAP_MAX, 0) };
+    trim == 1 && mmap == 1
 }
 
 /// munlockall().
@@ -256,6 +135,23 @@ pub(crate) fn affinity() -> io::Result<Cpus> {
 /// Pins the calling thread to `cpus`.
 pub(crate) fn set_affinity(cpus: &Cpus) -> io::Result<()> {
     sched_setaffinity(Pid::from_raw(0), &cpus.0).map_err(io::Error::from)
+}
+
+/// The CPU affinity of thread `tid` (of any process we may see).
+pub(crate) fn affinity_of(tid: i32) -> io::Result<Cpus> {
+    sched_getaffinity(Pid::from_raw(tid))
+        .map(Cpus)
+        .map_err(io::Error::from)
+}
+
+/// Pins thread `tid` to `cpus`.
+pub(crate) fn set_affinity_of(tid: i32, cpus: &Cpus) -> io::Result<()> {
+    sched_setaffinity(Pid::from_raw(tid), &cpus.0).map_err(io::Error::from)
+}
+
+/// The calling thread's id (gettid).
+pub(crate) fn thread_id() -> i32 {
+    nix::unistd::gettid().as_raw()
 }
 
 /// The child `cmd` starts gets SIGKILL when the thread that spawned it ends (PR_SET_PDEATHSIG), so that a load

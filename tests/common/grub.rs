@@ -58,3 +58,47 @@ pub fn source(root: &Path, shell: &str) -> Result<(String, String), String> {
         l.next().unwrap_or("").to_string(),
     ))
 }
+
+/// GRUB_CMDLINE_LINUX and _DEFAULT as rmp-eval's reader (`parse::shell`) reads `files` in order, Some only
+/// when it understood every statement and knows every variable: only then may a test compare it with a shell
+/// (the files are then assignments only, safe to source).
+pub fn read(files: &[(String, String)]) -> Option<(String, String)> {
+    let mut vars = rmp_eval::parse::shell::Vars::default();
+    for (name, text) in files {
+        rmp_eval::parse::shell::source(name, text, &mut vars).ok()?;
+    }
+    if vars.first_unknown().is_some() {
+        return None;
+    }
+    let v = |n: &str| vars.value(n).ok().map(str::to_string);
+    Some((v("GRUB_CMDLINE_LINUX")?, v("GRUB_CMDLINE_LINUX_DEFAULT")?))
+}
+
+/// A root's user files (/etc/default/grub, then grub.d/*.cfg by name, dot files skipped) as `read` takes them;
+/// None when one is not UTF-8 or is rmp-eval's own drop-in.
+pub fn user_files(root: &Path) -> Option<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    if let Ok(t) = std::fs::read(root.join("etc/default/grub")) {
+        out.push(("/etc/default/grub".to_string(), String::from_utf8(t).ok()?));
+    }
+    let mut names: Vec<String> = std::fs::read_dir(root.join("etc/default/grub.d"))
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".cfg") && !n.starts_with('.'))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    for n in names {
+        if n.ends_with("rmp-eval.cfg") {
+            return None;
+        }
+        let t = std::fs::read(root.join("etc/default/grub.d").join(&n)).ok()?;
+        out.push((
+            format!("/etc/default/grub.d/{n}"),
+            String::from_utf8(t).ok()?,
+        ));
+    }
+    Some(out)
+}

@@ -308,7 +308,7 @@ fn d7_shell_is_evaluated_as_grub_mkconfig_does_or_refused() {
         "{line:?}"
     );
     r.rolls_back_to(&start);
-    // What grub-mkconfig itself would stop on: refused with the shell's reason, nothing changed, exit 1.
+    // What grub-mkconfig itself would stop on: refused with the file and line, nothing changed, exit 1.
     r.write(
         "/etc/default/grub.d/50-broken.cfg",
         "GRUB_CMDLINE_LINUX=\"unterminated\n",
@@ -317,7 +317,9 @@ fn d7_shell_is_evaluated_as_grub_mkconfig_does_or_refused() {
     let o = fix(&r, "3", "cmdline");
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(
-        out(&o).contains("refused: GRUB: sourcing the GRUB files"),
+        out(&o).contains(
+            "refused: GRUB: /etc/default/grub.d/50-broken.cfg line 1: unterminated double quote"
+        ),
         "{}",
         text(&o)
     );

@@ -203,6 +203,20 @@ fn one(seed: u64) -> Option<String> {
     }
     let start = r.tree();
     let user = effective(r.dir.path(), "dash");
+    // rmp-eval's reader, wherever it understood the files, gives what the shells give.
+    let files = grub::user_files(r.dir.path()).unwrap();
+    if let Some((a, b)) = grub::read(&files) {
+        for shell in ["dash", "bash"] {
+            let (sa, sb) = grub::source(r.dir.path(), shell)
+                .unwrap_or_else(|e| panic!("seed {seed}: read although {shell} fails: {e}"));
+            assert_eq!(
+                (&a, &b),
+                (&sa, &sb),
+                "seed {seed}: reader and {shell} differ"
+            );
+        }
+        READ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
     let host = Host::with_root(r.dir.path());
     let req = Request {
         core: CORE,
@@ -284,6 +298,8 @@ fn one_layout_by_its_seed() {
 }
 
 static KEEP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Layouts rmp-eval's reader understood (and the shells agreed with).
+static READ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 #[test]
 fn a_thousand_generated_grub_layouts() {
@@ -306,7 +322,13 @@ fn a_thousand_generated_grub_layouts() {
             .collect();
         hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
     });
-    eprintln!("seed {seed}: {LAYOUTS} layouts, {} refused", refused.len());
+    let read = READ.load(std::sync::atomic::Ordering::Relaxed);
+    eprintln!(
+        "seed {seed}: {LAYOUTS} layouts, {} refused, {read} read as dash and bash source them",
+        refused.len()
+    );
+    // Every generated form is one the reader must understand (a refused layout is read too).
+    assert_eq!(read, LAYOUTS, "layouts the reader did not understand");
     for r in refused.iter().take(5) {
         eprintln!("  refused: {r}");
     }

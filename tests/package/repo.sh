@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The signed apt repository: a key generated here, debian/make-repo.sh (reprepro) with the amd64 and arm64 packages,
-# served over HTTP on 127.0.0.1; a clean bookworm chroot (minbase + curl) runs README.md's install block as it is
-# written (only REPO= set to the local server, and `sudo` a function: the chroot is root and has no sudo); apt must
-# verify and install. Then a tampered Packages file and a tampered InRelease must be refused.
+# served over HTTP on 127.0.0.1; a clean bookworm chroot (minbase + curl) runs docs/tasks/package.md's install
+# block as it is written (REPO in the environment set to the local server; `sudo` a function: the chroot is root and
+# has no sudo), and once without REPO, which must stop at its first line; apt must verify and install. Then a tampered Packages file and a tampered InRelease must be refused.
 #   tests/package/repo.sh AMD64.deb ARM64.deb WORKDIR       (root; tests/package/run.sh calls it)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -51,23 +51,27 @@ for _ in range(100):
 sys.exit(1)
 EOF
 
-step "a clean bookworm chroot adds the repository as README.md says and installs rmp-eval"
-# The block after the marker line in README.md; docs/guide.md must carry the same block.
+step "a clean bookworm chroot adds the repository as docs/tasks/package.md says and installs rmp-eval"
+# The block after the marker line in docs/tasks/package.md, run as it is written with REPO in the environment.
 block() { awk '/<!-- apt-repository: tests\/package\/repo.sh -->/ { on = 1; next } on && /^```sh/ { inside = 1; next }
     inside && /^```/ { exit } inside { print }' "$1"; }
-block "$ROOT/README.md" >"$WORK/readme-block"
-block "$ROOT/docs/guide.md" >"$WORK/guide-block"
-[ -s "$WORK/readme-block" ] || fail "README.md has no install block after the marker"
-diff -u "$WORK/readme-block" "$WORK/guide-block" || fail "docs/guide.md's install block differs from README.md's"
-grep -q '^REPO=' "$WORK/readme-block" || fail "the block does not start by setting REPO"
+block "$ROOT/docs/tasks/package.md" >"$WORK/doc-block"
+[ -s "$WORK/doc-block" ] || fail "docs/tasks/package.md has no install block after the marker"
+grep -q 'REPO=https\?://[a-z]' "$WORK/doc-block" && fail "the block sets an address: the repository's address is the administrator's"
 make_chroot
 echo "# only the repository under test" >"$CHROOT/etc/apt/sources.list"
 {
     echo 'set -e'
     echo 'sudo() { "$@"; }'
-    sed "s|^REPO=[^ ]*|REPO=http://127.0.0.1:$port|" "$WORK/readme-block"
+    cat "$WORK/doc-block"
 } >"$CHROOT/root/install.sh"
-in_chroot sh /root/install.sh </dev/null >"$WORK/install.log" 2>&1 || { cat "$WORK/install.log"; fail "the README's block"; }
+# Without REPO: one line saying what to set, and nothing written.
+if in_chroot sh /root/install.sh </dev/null >"$WORK/norepo.log" 2>&1; then fail "the block ran without REPO"; fi
+grep -q "set REPO to the address" "$WORK/norepo.log" || fail "without REPO the block said: $(cat "$WORK/norepo.log")"
+{ [ ! -e "$CHROOT/etc/apt/keyrings/rmp-eval.asc" ] && [ -z "$(ls "$CHROOT/etc/apt/sources.list.d/")" ]; } ||
+    fail "the block without REPO changed the chroot"
+in_chroot env REPO="http://127.0.0.1:$port" sh /root/install.sh </dev/null >"$WORK/install.log" 2>&1 ||
+    { cat "$WORK/install.log"; fail "the documented block"; }
 grep -q "cannot be authenticated\|NO_PUBKEY\|not signed" "$WORK/install.log" && { cat "$WORK/install.log"; fail "apt did not verify"; }
 [ "$(in_chroot rmp-eval --version)" = "rmp-eval $version" ] || fail "rmp-eval is not installed: $(cat "$WORK/install.log")"
 in_chroot apt-cache policy rmp-eval | grep -q "http://127.0.0.1:$port bookworm/main amd64 Packages" ||

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The package suite (root): builds the amd64 and arm64 .deb, lints both, installs the amd64 one with apt from a local
 # repository into a clean bookworm chroot, uses it, removes and purges it and shows nothing of it remains; the signed
-# repository (repo.sh); upgrade, downgrade, remove and purge with fix applied (lifecycle.sh); runs the arm64 binary
+# repository (repo.sh); README.md's first command from a clone (from-clone.sh); upgrade, downgrade, remove and purge with fix applied (lifecycle.sh); runs the arm64 binary
 # under qemu on the Raspberry Pi 4 fixture and compares its verdicts with the amd64 binary's.
 # Caches (kept between runs): cargo's target/, debootstrap's packages in $CACHE. Prints the time of each phase.
 set -euo pipefail
@@ -140,7 +140,9 @@ grep -q "reinstall rmp-eval and run 'rmp-eval rollback'" "$WORK/apt.log" || fail
 [ -s "$CHROOT/var/lib/rmp-eval/cmdline" ] || fail "remove deleted the saved state (only purge may)"
 [ -e "$CHROOT/etc/default/grub.d/99-rmp-eval.cfg" ] || fail "remove deleted the conffile (only purge may)"
 [ ! -e "$CHROOT/root/update-grub.calls" ] || fail "remove ran update-grub although the drop-in still applies"
+grep -q "not empty so not removed" "$WORK/apt.log" && fail "dpkg warned on remove: $(grep 'not empty' "$WORK/apt.log")"
 apt_chroot purge rmp-eval
+grep -q "not empty so not removed" "$WORK/apt.log" && fail "dpkg warned on purge: $(grep 'not empty' "$WORK/apt.log")"
 [ "$(cat "$CHROOT/root/update-grub.calls" 2>/dev/null)" = called ] || fail "purge with saved kernel parameters did not run update-grub once"
 rm "$CHROOT/root/update-grub.calls"
 # Install again and purge straight away: nothing was added to the command line, so no update-grub.
@@ -157,6 +159,9 @@ echo "nothing remains: $(wc -l <"$WORK/after.list") paths, $(wc -l <"$WORK/after
 phase "signed apt repository (tests/package/repo.sh)"
 
 "$ROOT/tests/package/repo.sh" "$DEB_AMD64" "$DEB_ARM64" "$WORK/repo-test" || fail "signed repository"
+phase "README.md's first block in a clean chroot (tests/package/from-clone.sh)"
+
+"$ROOT/tests/package/from-clone.sh" "$WORK/from-clone" || fail "from a clone"
 phase "upgrade, downgrade, remove and purge with fix applied (tests/package/lifecycle.sh)"
 
 "$ROOT/tests/package/lifecycle.sh" "$DEB_AMD64" "$WORK/lifecycle" || fail "lifecycle"

@@ -3,6 +3,7 @@
 
 mod after_boot;
 mod compare;
+mod confined;
 mod cyclic;
 mod histograms;
 mod hwlat;

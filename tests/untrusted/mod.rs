@@ -4,6 +4,8 @@
 mod fuzz;
 mod garbage_is_unknown;
 mod generated_machines;
+mod grub_never_runs;
+mod grub_reader;
 mod hostile_results;
 mod hostile_snapshots;
 mod machine_gen;

@@ -14,7 +14,7 @@ use super::interference_report::Interference;
 use super::result::RunResult;
 use super::series::Live;
 use super::session::{Action, Gauges, Watch};
-use super::smi::{MsrDriver, Smi, SmiCounter};
+use super::smi::{LocalSmi, MsrDriver, Smi, SmiCounter};
 use crate::host::{Host, Kernel};
 use snap::{Snap, diff, snap};
 
@@ -68,6 +68,27 @@ impl Counters {
     /// The run's totals, when they were counted: on the running machine and not turned off.
     pub(crate) fn counted(self) -> Option<Interference> {
         (!self.off && self.kernel.is_some()).then_some(self.report)
+    }
+
+    /// The run's totals, counted or not.
+    pub(crate) fn into_report(self) -> Interference {
+        self.report
+    }
+
+    /// The counters of `cpu` (the RT loop's core) for a run, with the SMI counters opened; with `on` false they
+    /// never sample. Made by the session's setup before any RT thread starts.
+    pub(crate) fn open(host: &Host, cpu: usize, on: bool) -> Self {
+        let c = Counters::new(host, cpu);
+        let mut c = if on { c } else { c.off() };
+        c.open_smi();
+        c
+    }
+
+    /// The RT core's SMI counter for the RT thread that runs on it (see smi.rs), when SMIs are counted.
+    pub(crate) fn smi_reader(&mut self, period_us: u32) -> Option<LocalSmi> {
+        let (c, last) = self.smi.as_mut()?;
+        let first = *last.first()?;
+        c.local_reader(first, period_us)
     }
 
     /// Starts counting SMIs (the live machine only: a tree's registers do not move), loading the msr driver
@@ -157,17 +178,7 @@ impl Counters {
 /// A `Watch` that also closes the counters' windows: the supervising thread's ticks drive both.
 pub(crate) struct Counting<'a> {
     pub(crate) inner: &'a mut dyn Watch,
-    pub(crate) counters: Counters,
-}
-
-impl<'a> Counting<'a> {
-    /// `inner` with the counters of `cpu` (the RT loop's core); with `on` false they never sample.
-    pub(crate) fn new(inner: &'a mut dyn Watch, host: &Host, cpu: usize, on: bool) -> Self {
-        let counters = Counters::new(host, cpu);
-        let mut counters = if on { counters } else { counters.off() };
-        counters.open_smi();
-        Counting { inner, counters }
-    }
+    pub(crate) counters: &'a mut Counters,
 }
 
 impl Watch for Counting<'_> {

@@ -19,19 +19,19 @@ use std::sync::atomic::Ordering::{Relaxed, Release};
 use std::time::Duration;
 
 use super::frame::Probe;
-use super::interference::Counting;
 use super::result::RunResult;
 use super::rt::RtThread;
 use super::rtt::Matcher;
 use super::rtt_collect::{self, Handover};
 use super::sampler::{self, Limits};
 use super::series::Series;
-use super::session::{Gauges, Session, Watch};
+use super::session::{Gauges, Session, Setup, Watch};
+use super::smi::LocalSmi;
 use super::spec::{Mode, NicSpec, Placement, RunSpec};
 use crate::error::Result;
 use crate::host::Host;
 use crate::trace::marker::Marker;
-use crate::trace::session::{Scope, Tracing};
+use crate::trace::session::Scope;
 use link::Link;
 use port::{RxPort, TxPort};
 use recv::Receiver;
@@ -59,8 +59,18 @@ pub(crate) fn run(
     if let (Some(note), None, Mode::Ecat) = (&disagreed, nic.round_trip.expect_wkc, nic.mode) {
         watch.note(note);
     }
-    let mut session = Session::begin(host, args, watch)?;
-    let (tracing, marker) = start_tracing(host, args, &nic.name, at)?;
+    let setup = Setup {
+        rt_cpus: vec![at.core, at.receive_cpu],
+        core: at.core,
+        trace: args.trace.then(|| Scope::Receive {
+            nic: nic.name.clone(),
+            core: at.core,
+            receive_cpu: at.receive_cpu,
+        }),
+    };
+    let mut session = Session::begin(host, args, setup, watch)?;
+    let marker = session.take_marker();
+    let smi = session.smi_reader(args.period_us);
     let shared = Arc::new(Shared::new(first_seq, link.tag));
     let mut sender = Series::new("Sender", args.period_us, args.bucket_width_us);
     let mut receiver = Series::new("Receiver", args.period_us, args.bucket_width_us);
@@ -78,24 +88,14 @@ pub(crate) fn run(
         &shared,
         (sender, receiver),
         hand,
-        marker,
-    );
-    let threads = match threads {
-        Ok(t) => t,
-        Err(e) => {
-            drop(tracing.map(Tracing::finish));
-            return Err(e);
-        }
-    };
-    // The interference counters on the RT (sender) core, as in the cyclic run.
-    let mut counting = Counting::new(watch, host, at.core, args.counters);
+        (marker, smi),
+    )?;
     let stop = session.stop_flag();
     session.supervise(
-        &[at.core, at.receive_cpu],
         gauges,
         &mut collectors,
         &mut rtts,
-        &mut counting,
+        watch,
         |s, cs, rtts| results.partial(s, cs, rtts),
         || {
             if stop.load(Relaxed) {
@@ -104,9 +104,9 @@ pub(crate) fn run(
             threads.finished()
         },
     );
-    let counted = counting.counters.report;
     let (sent, received) = threads.join(&shared);
-    let trace = tracing.map(Tracing::finish);
+    let trace = session.finish_trace();
+    let counted = session.take_counters().map(|c| c.into_report());
     let ((sender, ended), (receiver, m, rtt_epoch)) = (sent?, received?);
     let series = session.finish_series(collectors, vec![sender, receiver]);
     let s = session.finish();
@@ -115,34 +115,14 @@ pub(crate) fn run(
     }
     rtts.finish(m, rtt_epoch);
     let mut r = results.at_end(series, &rtts, &ended, &shared, &s);
-    r.interference = args
-        .counters
-        .then(|| super::cyclic::settle(host, args, at, counted, None));
+    r.interference = counted
+        .filter(|_| args.counters)
+        .map(|c| super::cyclic::settle(host, args, at, c, None));
     r.trace = trace;
     if let (Some(st), Some(rtt)) = (&link.steering, r.rtt.as_mut()) {
         rtt.queue = Some(st.report(shared.sent.load(Relaxed), shared.matched.load(Relaxed)));
     }
     Ok(r)
-}
-
-/// --trace: every CPU, set up before the threads start; the receiver marks each reply (one write a reply), the
-/// sender each frame before send() (a clone of the marker).
-fn start_tracing(
-    host: &Host,
-    args: &RunSpec,
-    nic: &str,
-    at: Placement,
-) -> Result<(Option<Tracing>, Option<Marker>)> {
-    if !args.trace {
-        return Ok((None, None));
-    }
-    let scope = Scope::Receive {
-        nic: nic.to_string(),
-        core: at.core,
-        receive_cpu: at.receive_cpu,
-    };
-    let (t, m) = Tracing::start(host, scope, args.break_us)?;
-    Ok((Some(t), Some(m)))
 }
 
 /// The live view's counters: both series, and the round-trip line.
@@ -180,7 +160,8 @@ struct Threads {
 
 impl Threads {
     /// The receiver first, then the sender (with the series of each); when the sender cannot start, the
-    /// receiver is stopped again. `marker` (--trace) goes to the receiver, a clone of it to the sender.
+    /// receiver is stopped again. `marker` (--trace) goes to the receiver, a clone of it to the sender; the RT
+    /// core's SMI counter to the sender, which runs on it.
     fn start(
         results: &Results,
         (tx, rx): (TxPort, RxPort),
@@ -188,7 +169,7 @@ impl Threads {
         shared: &Arc<Shared>,
         (sender, receiver): (Series, Series),
         hand: Handover,
-        marker: Option<Marker>,
+        (marker, smi): (Option<Marker>, Option<LocalSmi>),
     ) -> Result<Threads> {
         let (args, at, nic) = (results.header.spec, results.header.at, results.nic);
         let sender = Sender {
@@ -199,6 +180,7 @@ impl Threads {
             series: sender,
             limits: Limits::of(args),
             marker: marker.as_ref().and_then(|m| m.try_clone().ok()),
+            smi,
         };
         let receiver = Receiver {
             port: rx,

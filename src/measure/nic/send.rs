@@ -12,6 +12,7 @@ use crate::measure::frame::{self, Probe};
 use crate::measure::rt::{self, RtThread};
 use crate::measure::sampler::{self, Ended, Limits};
 use crate::measure::series::Series;
+use crate::measure::smi::LocalSmi;
 use crate::measure::spec::Mode;
 use crate::sys::clock;
 use crate::sys::xsk::Sent;
@@ -29,6 +30,8 @@ pub(super) struct Sender {
     pub(super) limits: Limits,
     /// --trace: each frame is marked before send(), so that a request with no reply is found in the trace.
     pub(super) marker: Option<Marker>,
+    /// The core's SMI counter, read between cycles (see measure::smi).
+    pub(super) smi: Option<LocalSmi>,
 }
 
 impl Sender {
@@ -46,6 +49,7 @@ impl Sender {
             mut series,
             limits,
             marker,
+            mut smi,
         } = self;
         let first_seq = sh.first_seq;
         let stamped = port.stamped();
@@ -62,7 +66,7 @@ impl Sender {
                 }
             }
         };
-        let ended = sampler::run(&limits, &mut series, &sh.halt, |w| {
+        let ended = sampler::run(&limits, &mut series, &sh.halt, smi.as_mut(), |w| {
             let i = w.index;
             // The stamps of the frames already sent first: after send() the CPU belongs to whatever answers (a
             // reflector woken on this core), so nothing else is done there.

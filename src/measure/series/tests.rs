@@ -103,33 +103,3 @@ fn huge_values_are_clamped_but_max_is_exact() {
     d.record(HIGHEST_NS * 2);
     assert_eq!(d.summary().max_us, (HIGHEST_NS * 2) as f64 / 1000.0);
 }
-
-#[test]
-fn warm_up_leaves_an_empty_series() {
-    let mut s = Series::new("Cyclic", 1000, None);
-    let live = s.live();
-    s.record(1_500_000, Some(500_000));
-    s.warm_up();
-    assert_eq!(live.snapshot(), LiveSnapshot::default());
-    assert_eq!(s.count(), 0);
-    s.record(1_000_100, Some(1_000));
-    let sum = s.summary();
-    assert_eq!(
-        (sum.count, sum.buckets.great, sum.max_us, sum.max_index),
-        (1, 1, 0.1, 0)
-    );
-    assert_eq!(sum.wakeup.unwrap().count, 1);
-}
-
-#[test]
-fn warm_up_takes_the_hand_over_branch_without_the_collector_seeing_it() {
-    let mut s = Series::new("Cyclic", 1000, None);
-    let _collector = s.collector();
-    let before: *const Stats = &*s.cur;
-    s.warm_up();
-    // A new interval in place: the swap ran (its code is touched before measuring).
-    assert!(!std::ptr::eq(before, &*s.cur));
-    // The real channels are back: nothing fresh waits for the RT side, nothing was sent to the collector.
-    assert!(s.fresh.try_recv().is_err());
-    assert_eq!(s.epoch, s.live.epoch.load(Relaxed));
-}

@@ -1,5 +1,5 @@
 //! The guards a run holds while it measures, each undone on drop: the stop flag wired to SIGINT/SIGTERM (and
-//! SIGUSR1 for a reset), the memory lock, and the main thread kept off the RT CPUs.
+//! SIGUSR1 for a reset), the memory lock, and every thread of the process but the RT ones kept off the RT CPUs.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,12 +55,12 @@ impl Drop for StopOnSignal {
     }
 }
 
-/// mlockall for the life of the guard (`rt::lock_memory`, shedding the code mapped so far with `shed_code`).
+/// mlockall for the life of the guard (`rt::lock_memory`).
 pub(crate) struct MemoryLock;
 
 impl MemoryLock {
-    pub(crate) fn acquire(shed_code: bool) -> Result<Self> {
-        crate::measure::rt::lock_memory(shed_code)?;
+    pub(crate) fn acquire() -> Result<Self> {
+        crate::measure::rt::lock_memory()?;
         Ok(MemoryLock)
     }
 }
@@ -94,6 +94,52 @@ impl Drop for OffCore {
     fn drop(&mut self) {
         if let Some(s) = &self.saved {
             let _ = sys::set_affinity(s);
+        }
+    }
+}
+
+/// This process's threads, as the kernel lists them.
+const OWN_TASKS: &str = "/proc/self/task";
+
+/// Every thread of this process kept off the RT CPUs while this lives (where another CPU is allowed), each put
+/// back as it was on drop. Taken before the first RT thread starts: a thread started later inherits its parent's
+/// mask (the RT threads then pin themselves), so from then on nothing of the process but the RT loops runs there.
+pub(crate) struct Confined {
+    saved: Vec<(i32, sys::Cpus)>,
+}
+
+impl Confined {
+    pub(crate) fn apply(rt_cpus: &[usize]) -> Self {
+        let mut saved = Vec::new();
+        if rt_cpus.is_empty() {
+            return Confined { saved };
+        }
+        // The calling thread first: a thread it starts meanwhile inherits the confined mask.
+        let me = sys::thread_id();
+        let others = crate::host::Host::live()
+            .list(OWN_TASKS)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|t| t.parse::<i32>().ok())
+            .filter(|&t| t != me);
+        for tid in std::iter::once(me).chain(others) {
+            let Ok(mask) = sys::affinity_of(tid) else {
+                continue;
+            };
+            let off = rt_cpus.iter().fold(mask.clone(), |s, &c| s.without(c));
+            if !off.is_empty() && sys::set_affinity_of(tid, &off).is_ok() {
+                saved.push((tid, mask));
+            }
+        }
+        Confined { saved }
+    }
+}
+
+impl Drop for Confined {
+    fn drop(&mut self) {
+        // A thread that ended meanwhile is gone (ESRCH): nothing to put back.
+        for (tid, mask) in &self.saved {
+            let _ = sys::set_affinity_of(*tid, mask);
         }
     }
 }

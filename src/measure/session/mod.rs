@@ -1,8 +1,10 @@
-//! What surrounds a measurement, for the cyclic and the NIC run alike (`Session`): the stop flag wired to
-//! SIGINT/SIGTERM (a second signal ends the process), the memory lock, /dev/cpu_dma_latency held at 0, the main
-//! thread kept off the RT CPUs, and the supervision loop that hands the live counters to a `Watch` (the caller's
-//! live view: this module knows no terminal) while the RT threads run. The guards are in guards.rs, the caller's
-//! side (`Watch`, `Gauges`, `Action`, `Extra`) in watch.rs.
+//! What surrounds a measurement, for every kind of run (`Session`): one setup sequence, done in full before the
+//! first RT thread starts (`Session::begin`) — the stop flag wired to SIGINT/SIGTERM (a second signal ends the
+//! process), malloc told to keep what is freed and memory locked, /dev/cpu_dma_latency held at 0, every thread of
+//! the process confined to the housekeeping CPUs, the interference counters opened (the msr driver loaded) and
+//! tracefs set up — and the supervision loop that hands the live counters to a `Watch` (the caller's live view:
+//! this module knows no terminal) while the RT threads run. Nothing of this reaches an RT core once its loop
+//! runs. The guards are in guards.rs, the caller's side (`Watch`, `Gauges`, `Action`, `Extra`) in watch.rs.
 
 mod guards;
 mod watch;
@@ -13,15 +15,19 @@ use std::time::{Duration, Instant};
 
 use super::collect::Collector;
 use super::hlog::Hlog;
+use super::interference::{Counters, Counting};
 use super::result::RunResult;
 use super::result::SeriesSummary;
 use super::rt::DmaLatency;
 use super::series::Series;
+use super::smi::LocalSmi;
 use super::spec::RunSpec;
 use super::store;
 use crate::error::Result;
 use crate::host::Host;
-pub(crate) use guards::{MemoryLock, OffCore, StopOnSignal};
+use crate::trace::marker::Marker;
+use crate::trace::session::{Scope, TraceReport, Tracing};
+pub(crate) use guards::{Confined, MemoryLock, OffCore, StopOnSignal};
 pub(crate) use watch::{Action, Extra, Gauges, Watch};
 
 /// How often the run so far is handed to `Watch::checkpoint`.
@@ -40,6 +46,12 @@ pub(crate) fn checkpoint_every() -> Duration {
 /// The guards of one run, taken before its RT threads start and released when it is finished, and what the main
 /// thread does meanwhile: intervals, resets, the interval log, checkpoints.
 pub(crate) struct Session {
+    // Fields drop in order: the trace and the counters (tracefs put back, the msr driver unloaded) while the
+    // threads are still confined, the memory lock last.
+    tracing: Option<Tracing>,
+    marker: Option<Marker>,
+    counters: Option<Counters>,
+    _confined: Confined,
     signals: StopOnSignal,
     _lock: MemoryLock,
     dma: DmaLatency,
@@ -67,26 +79,54 @@ pub(crate) struct Ended {
     pub(crate) hlog_error: Option<String>,
 }
 
+/// What a run measures on, for its setup: the CPUs its RT threads will run on (every other thread of the process
+/// is kept off them), the core whose interference counters are read, and what `--trace` follows (when asked).
+pub(crate) struct Setup {
+    pub(crate) rt_cpus: Vec<usize>,
+    pub(crate) core: usize,
+    pub(crate) trace: Option<Scope>,
+}
+
 impl Session {
-    /// Installs the signal handlers, locks memory, holds /dev/cpu_dma_latency (a note to `watch` when it cannot:
-    /// that is a tuning, not a precondition) and opens the interval log.
-    pub(crate) fn begin(host: &Host, spec: &RunSpec, watch: &mut dyn Watch) -> Result<Session> {
+    /// The one setup sequence of every run, in this order: the interval log, the signal handlers, malloc's
+    /// trimming off and memory locked, /dev/cpu_dma_latency held (a note to `watch` when it cannot: that is a
+    /// tuning, not a precondition), every thread of the process off `setup.rt_cpus`, the counters of
+    /// `setup.core` opened (the msr driver loaded) and tracefs set up. The caller starts its RT threads after.
+    pub(crate) fn begin(
+        host: &Host,
+        spec: &RunSpec,
+        setup: Setup,
+        watch: &mut dyn Watch,
+    ) -> Result<Session> {
         let started = store::unix_now();
         let hlog = match &spec.hlog {
             Some(p) => Some(Hlog::create(p, wall_now())?),
             None => None,
         };
         let signals = StopOnSignal::install()?;
-        // A cyclic run's loops are warmed up on every path; a NIC run's are not (see `rt::lock_memory`).
-        let lock = MemoryLock::acquire(spec.nic().is_none())?;
+        let lock = MemoryLock::acquire()?;
         let dma = DmaLatency::hold(host);
         if let (Some(note), true) = (&dma.note, host.is_live()) {
             watch.note(note);
         }
+        // Before the counters and the trace: the threads they start inherit the confined mask.
+        let confined = Confined::apply(&setup.rt_cpus);
+        let counters = Counters::open(host, setup.core, spec.counters);
+        let (tracing, marker) = match setup.trace {
+            Some(scope) => {
+                let (t, m) = Tracing::start(host, scope, spec.break_us)?;
+                (Some(t), Some(m))
+            }
+            None => (None, None),
+        };
         Ok(Session {
             signals,
             _lock: lock,
             dma,
+            tracing,
+            marker,
+            counters: Some(counters),
+            _confined: confined,
             started,
             start: Instant::now(),
             interval: Duration::from_secs_f64(spec.hlog_interval_s),
@@ -94,6 +134,26 @@ impl Session {
             last_reset: None,
             resets: 0,
         })
+    }
+
+    /// The trace marker for the RT loop (once), under --trace.
+    pub(crate) fn take_marker(&mut self) -> Option<Marker> {
+        self.marker.take()
+    }
+
+    /// The SMI counter of the counted core, for the RT thread that runs on it (once; see measure::smi).
+    pub(crate) fn smi_reader(&mut self, period_us: u32) -> Option<LocalSmi> {
+        self.counters.as_mut()?.smi_reader(period_us)
+    }
+
+    /// The trace's report, once the RT threads are joined.
+    pub(crate) fn finish_trace(&mut self) -> Option<TraceReport> {
+        self.tracing.take().map(Tracing::finish)
+    }
+
+    /// The interference counters, once the supervision is over.
+    pub(crate) fn take_counters(&mut self) -> Option<Counters> {
+        self.counters.take()
     }
 
     /// The flag SIGINT/SIGTERM set.
@@ -118,14 +178,13 @@ impl Session {
             .collect()
     }
 
-    /// With the main thread off `rt_cpus`: hands `gauges` to `watch` and, until `finished`, ticks it, cuts and
+    /// Hands `gauges` to `watch` and, until `finished`, ticks it (and the interference counters), cuts and
     /// gathers the intervals of `collectors` (into the interval log) and `extra`, resets both on `r` or SIGUSR1
     /// (when the watch allows resets), stops on `q` and passes `partial(collectors, extra)` to the watch once a minute. Threads started by `rt::spawn_rt` unpark this
     /// (the spawning) thread when they end, so it never sleeps longer than a tick after they did.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn supervise<E: Extra>(
         &mut self,
-        rt_cpus: &[usize],
         gauges: Gauges,
         collectors: &mut [Collector],
         extra: &mut E,
@@ -133,7 +192,31 @@ impl Session {
         partial: impl Fn(&Self, &[Collector], &E) -> RunResult,
         finished: impl Fn() -> bool,
     ) {
-        let _off = OffCore::apply(rt_cpus);
+        let mut counters = self.counters.take();
+        match &mut counters {
+            Some(c) => self.supervise_with(
+                gauges,
+                (collectors, extra),
+                &mut Counting {
+                    inner: watch,
+                    counters: c,
+                },
+                partial,
+                finished,
+            ),
+            None => self.supervise_with(gauges, (collectors, extra), watch, partial, finished),
+        }
+        self.counters = counters;
+    }
+
+    fn supervise_with<E: Extra>(
+        &mut self,
+        gauges: Gauges,
+        (collectors, extra): (&mut [Collector], &mut E),
+        watch: &mut dyn Watch,
+        partial: impl Fn(&Self, &[Collector], &E) -> RunResult,
+        finished: impl Fn() -> bool,
+    ) {
         watch.start(gauges);
         let mut next_cut = self.interval;
         let every = checkpoint_every();
@@ -226,7 +309,7 @@ impl Session {
         }
     }
 
-    /// Releases the guards (the DMA latency request first, then signals and the memory lock).
+    /// Releases the guards (the DMA latency request first, then the rest in field order).
     pub(crate) fn finish(self) -> Ended {
         let mut e = self.so_far();
         e.hlog_error = self.hlog.and_then(Hlog::finish);

@@ -1,6 +1,6 @@
 //! GRUB: the command-line step's plan for /etc/default/grub and its drop-ins. The managed parameters go into /var/lib/rmp-eval/cmdline, read by
-//! our drop-in in /etc/default/grub.d. Every candidate layout is evaluated by sourcing it as grub-mkconfig does
-//! (grub_source.rs), and accepted only when the result has each managed parameter once, with our value, and every
+//! our drop-in in /etc/default/grub.d. Every candidate layout is evaluated as grub-mkconfig would source it, read
+//! and never run (grub_source.rs), and accepted only when the result has each managed parameter once, with our value, and every
 //! other parameter of the user's byte for byte, in order. When a drop-in sorting after 99-rmp-eval.cfg undoes
 //! ours, the drop-in is placed later (zz-rmp-eval.cfg); when no placement works, the step is refused.
 
@@ -11,6 +11,7 @@ use super::grub_layout::{
 use super::grub_source::{self as source, Effective};
 use super::line::skipped_notes;
 use super::tokens::{is_safe_token, merge_into, name, same_name, tokens};
+use super::trial::{NoTrial, Trial};
 use super::want::{NoHousekeeping, Want, managed_params};
 use crate::fix::kind::command::CommandChange;
 use crate::fix::kind::file::{CmdlineEdit, FileChange};
@@ -55,6 +56,10 @@ impl BootLoader for Grub {
 
     fn plan(&self, host: &Host, want: &Want, s: &mut Step) -> Result<(), NoHousekeeping> {
         plan(host, want, s)
+    }
+
+    fn trial(&self, host: &Host, params: &[String]) -> Result<Trial, NoTrial> {
+        super::grub_trial::plan(host, params)
     }
 }
 
@@ -142,7 +147,7 @@ fn plan(host: &Host, want: &Want, s: &mut Step) -> Result<(), NoHousekeeping> {
         .map(|(n, _)| n.clone())
         .collect();
     let current = layout_with(&layout, &existing);
-    let eval = |l: &Layout, st: &[u8]| source::evaluate(host, l, st).map_err(Unfit::Grub);
+    let eval = |l: &Layout, st: &[u8]| source::evaluate(l, st).map_err(Unfit::Grub);
     let before = eval(&current, &state_bytes).and_then(|before| {
         // Without our drop-in or its state, what is configured now is the user's own.
         let user = if existing.is_empty() || state.is_empty() {

@@ -2,8 +2,6 @@
 //! drop-in (kernel-cmdline/99-rmp-eval.cfg, which reads the managed parameters from /var/lib/rmp-eval/cmdline)
 //! and the names it may have. What GRUB makes of them: grub_source.rs.
 
-use std::process::ExitStatus;
-
 use crate::host::{Host, HostError};
 
 /// The drop-in installed as /etc/default/grub.d/99-rmp-eval.cfg (see kernel-cmdline/).
@@ -20,7 +18,7 @@ pub(crate) const FILES: &[&str] = &[
     GRUB_DEFAULT,
 ];
 
-/// Why GRUB's files cannot be followed: read, or sourced as grub-mkconfig does (grub_source.rs).
+/// Why GRUB's files cannot be followed: read, or understood as grub-mkconfig would source them (grub_source.rs).
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum GrubError {
     #[error(transparent)]
@@ -29,20 +27,13 @@ pub(crate) enum GrubError {
     NameNotUtf8(String),
     #[error("{0}: a directory where grub-mkconfig sources a file")]
     Directory(String),
-    #[error("scratch directory: {0}")]
-    Scratch(std::io::Error),
-    /// Copying the files into the scratch directory.
-    #[error("{0}")]
-    Copy(std::io::Error),
-    #[error("/bin/sh: {0}")]
-    Shell(std::io::Error),
-    #[error("sourcing the GRUB files did not finish in {0} s")]
-    Timeout(u64),
-    /// The shell failed; `why` is its last line of error output.
-    #[error("sourcing the GRUB files as grub-mkconfig does failed ({status}): {why}")]
-    Sourcing { status: ExitStatus, why: String },
-    #[error("{0} is not UTF-8 after sourcing")]
-    NotUtf8(&'static str),
+    /// A statement or value the reader does not follow (parse::shell), or the shell's syntax error.
+    #[error(transparent)]
+    Read(#[from] crate::parse::shell::ShellError),
+    #[error("{var} cannot be known without running GRUB's files, which rmp-eval never does: {why}")]
+    Unknown { var: &'static str, why: String },
+    #[error("{0} is not UTF-8")]
+    NotUtf8(String),
 }
 
 /// The GRUB files as they are (or as a plan would leave them).

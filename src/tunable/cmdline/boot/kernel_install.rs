@@ -4,6 +4,7 @@
 use super::BootLoader;
 use super::line::{line_change, lossy, skipped_notes};
 use super::tokens::{merge_bytes, tokens_bytes};
+use super::trial::{NoTrial, Trial};
 use super::want::{NoHousekeeping, Want, managed_params};
 use crate::fix::kind::command::CommandChange;
 use crate::fix::{Change, Step};
@@ -83,5 +84,9 @@ impl BootLoader for KernelInstall {
         ));
         skipped_notes(s, &skipped);
         Ok(())
+    }
+
+    fn trial(&self, host: &Host, params: &[String]) -> Result<Trial, NoTrial> {
+        super::sd_trial::plan(host, params)
     }
 }

@@ -4,6 +4,7 @@
 use super::BootLoader;
 use super::line::{line_change, lossy, skipped_notes};
 use super::tokens::{split_first_line, tokens_bytes};
+use super::trial::{NoTrial, Trial};
 use super::want::{NoHousekeeping, Want, managed_params};
 use crate::fix::Step;
 use crate::host::Host;
@@ -14,7 +15,7 @@ const PI_CMDLINES: &[&str] = &["/boot/firmware/cmdline.txt", "/boot/cmdline.txt"
 pub(super) struct PiFirmware;
 
 /// The cmdline.txt this machine has (the first of `PI_CMDLINES` when none).
-fn cmdline_txt(host: &Host) -> Option<&'static str> {
+pub(super) fn cmdline_txt(host: &Host) -> Option<&'static str> {
     PI_CMDLINES.iter().copied().find(|p| host.exists(p))
 }
 
@@ -68,5 +69,9 @@ impl BootLoader for PiFirmware {
         ));
         skipped_notes(s, &skipped);
         Ok(())
+    }
+
+    fn trial(&self, host: &Host, params: &[String]) -> Result<Trial, NoTrial> {
+        super::pi_trial::plan(host, params)
     }
 }
