@@ -7,11 +7,10 @@
 //! dispatches; `apply.rs` orders a whole plan (journal, apply, revert on failure), `undo.rs` a rollback,
 //! `commands/apply_saved.rs` re-applies runtime changes through the same `kind::apply`.
 //!
-//! Adding a step (e.g. `cpuset`): a variant in `crate::remedy::StepId` (+ its name), a planner `fn(&Host,
-//! &Target) -> Step` that reads the machine and returns the `Change`s that differ (see runtime.rs), one arm in
-//! `plan::build` (and in `saved::plan` if it must be re-applied at boot). It then gets journal, rollback, dry-run,
-//! JSON and apply-saved for free. Adding a change kind: a module in `kind/` with the six functions, a variant in
-//! `Change` and in `kind::Entry`; the compiler lists every match to extend.
+//! Adding a step: a tunable (crate::tunable, one module and one line in `registry::TUNABLES`): its plan reads
+//! the machine and returns the `Change`s that differ (see runtime.rs). It then gets journal, rollback, dry-run,
+//! JSON, drift and apply-saved for free. Adding a change kind: a module in `kind/` with the six functions, a
+//! variant in `Change` and in `kind::Entry`; the compiler lists every match to extend.
 
 pub mod apply;
 pub(crate) mod drift;
