@@ -5,7 +5,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::plot::{self, Plot, PlotError};
-use crate::measure::result::{MaxPerInterval, RunResult, SeriesSummary, Verdict};
+use crate::measure::result::{
+    MIN_PASS_CYCLES, MIN_PASS_SECONDS, MaxPerInterval, RunResult, SeriesSummary, Verdict,
+};
 use crate::parse::text::unprintable;
 
 /// HTML-escapes text taken from result files, for text and quoted attributes alike; control characters are shown
@@ -138,19 +140,35 @@ fn guide(p: &Plot) -> String {
     }
 }
 
-fn verdict(v: Verdict) -> (&'static str, &'static str) {
+fn verdict(v: Verdict) -> (&'static str, String) {
     match v {
-        Verdict::Pass => ("pass", "PASS: every period within the Great band"),
+        Verdict::Pass => ("pass", "PASS: every period within the Great band".into()),
         Verdict::Fail => (
             "fail",
-            "FAIL: periods outside the Great band, or frames lost",
+            "FAIL: periods outside the Great band, or frames lost".into(),
         ),
         Verdict::Inconclusive => (
             "inconclusive",
-            "INCONCLUSIVE: too short to call it a pass (at least 10 s and 10 000 cycles)",
+            format!(
+                "INCONCLUSIVE: too short to call it a pass (at least {MIN_PASS_SECONDS} s and {} cycles)",
+                grouped(MIN_PASS_CYCLES)
+            ),
         ),
-        Verdict::Incomplete => ("incomplete", "INCOMPLETE: the run could not finish"),
+        Verdict::Incomplete => ("incomplete", "INCOMPLETE: the run could not finish".into()),
     }
+}
+
+/// A count with its thousands apart, as the report prints them: 10000 → "10 000".
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn identity(name: &str, r: &RunResult) -> String {
@@ -346,6 +364,16 @@ pub(crate) fn write(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_inconclusive_line_names_the_limits_run_judges_by() {
+        assert_eq!(
+            verdict(Verdict::Inconclusive).1,
+            "INCONCLUSIVE: too short to call it a pass (at least 10 s and 10 000 cycles)"
+        );
+        assert_eq!(grouped(1_234_567), "1 234 567");
+        assert_eq!(grouped(999), "999");
+    }
 
     #[test]
     fn each_thread_of_a_thread_run_is_named_with_its_period_and_priority() {
