@@ -16,6 +16,7 @@ mod fleet;
 mod layering;
 mod licences;
 mod nic;
+mod qualify;
 mod report;
 mod root_gate;
 mod run;

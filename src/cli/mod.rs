@@ -14,8 +14,8 @@ mod verbs;
 pub(crate) use legacy::LegacyArgs;
 pub use run::RunArgs;
 pub use verbs::{
-    ApplySavedArgs, CheckArgs, CompareArgs, FixArgs, GenerateArgs, MonitorArgs, ReflectArgs,
-    ReportArgs, RollbackArgs, SnapshotArgs,
+    ApplySavedArgs, CheckArgs, CompareArgs, FixArgs, GenerateArgs, MonitorArgs, QualifyArgs,
+    ReflectArgs, ReportArgs, RollbackArgs, SnapshotArgs,
 };
 
 /// The exit statuses as `--help` ends with them (crate::error::EXIT_STATUS).
@@ -92,6 +92,8 @@ pub enum Command {
     Fix(FixArgs),
     /// Undo everything fix applied, newest first
     Rollback(RollbackArgs),
+    /// Tune and measure unattended across reboots (trial boots first): will this PC hold this cycle time?
+    Qualify(QualifyArgs),
     /// Compare two saved results (file paths, or "last", "before", "after")
     Compare(CompareArgs),
     /// Plots of one or more saved results in one self-contained HTML page (overlaid when several)

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::values::{parse_comm, parse_count, parse_cpu, parse_drift_ppm, parse_seconds};
+use super::values::{
+    parse_comm, parse_count, parse_cpu, parse_drift_ppm, parse_period, parse_seconds,
+};
 
 #[derive(Debug, Clone, Args)]
 pub struct CheckArgs {
@@ -37,9 +39,10 @@ pub struct CheckArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct FixArgs {
-    /// The RT core to tune (CPU 0 is refused: it carries the housekeeping)
+    /// The RT core to tune (default: the last CPU, as check and run; the plan names the core it tunes). CPU 0 is
+    /// refused: it carries the housekeeping
     #[arg(long, value_name = "N", value_parser = parse_cpu, allow_negative_numbers = true)]
-    pub(crate) core: usize,
+    pub(crate) core: Option<usize>,
     /// The EtherCAT NIC to tune
     #[arg(long, short = 'n', value_name = "IF")]
     pub(crate) nic: Option<String>,
@@ -65,6 +68,40 @@ pub struct FixArgs {
 }
 
 #[derive(Debug, Clone, Args)]
+pub struct QualifyArgs {
+    /// The RT core to qualify (needed to start; CPU 0 is refused)
+    #[arg(long, value_name = "N", value_parser = parse_cpu, allow_negative_numbers = true)]
+    pub(crate) core: Option<usize>,
+    /// The EtherCAT NIC its steps tune
+    #[arg(long, short = 'n', value_name = "IF")]
+    pub(crate) nic: Option<String>,
+    /// The target cycle time
+    #[arg(long, value_name = "P", default_value = "1000", value_parser = parse_period)]
+    pub(crate) period_us: u32,
+    /// The cycle times of the sweep, in µs (default: the target and 2×, 4×, 8× its rate)
+    #[arg(long, value_name = "P,...", value_delimiter = ',', value_parser = parse_period)]
+    pub(crate) periods: Option<Vec<u32>>,
+    /// Length of each measurement
+    #[arg(long, value_name = "S", default_value = "60", value_parser = parse_seconds)]
+    pub(crate) seconds: f64,
+    /// A baseline, then each step alone in turn (cumulatively), measured and compared after each
+    #[arg(long)]
+    pub(crate) one_at_a_time: bool,
+    /// Start without asking
+    #[arg(long, short = 'y')]
+    pub(crate) yes: bool,
+    /// Where a qualify under way is, and what it has learned
+    #[arg(long, conflicts_with_all = ["abort", "resume"])]
+    pub(crate) status: bool,
+    /// Undo what the qualify under way applied, and stop it
+    #[arg(long, conflicts_with = "resume")]
+    pub(crate) abort: bool,
+    /// Go on with the qualify under way (run by rmp-eval-qualify.service at each boot)
+    #[arg(long, hide = true)]
+    pub(crate) resume: bool,
+}
+
+#[derive(Debug, Clone, Args)]
 pub struct RollbackArgs {
     /// Show what would be undone and change nothing
     #[arg(long)]
@@ -82,8 +119,8 @@ pub struct RollbackArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
-    /// The earlier result: a JSON file, or "last", "before", "after" (none: fix's before and the after measured
-    /// by itself after the reboot)
+    /// The earlier result: a JSON file, or "last", "before", "after" (none: the newest pair fix made, its own
+    /// before and after, or its before and the after measured by itself after the reboot; said which)
     #[arg(requires = "after")]
     pub(crate) before: Option<String>,
     /// The later result: a JSON file, or "last", "before", "after"

@@ -7,6 +7,7 @@ pub(crate) mod compare;
 pub(crate) mod fix;
 pub(crate) mod generate;
 pub(crate) mod monitor;
+pub(crate) mod qualify;
 pub(crate) mod reflect;
 pub(crate) mod report;
 pub(crate) mod rollback;
@@ -33,6 +34,7 @@ pub fn dispatch(host: &Host, out: Output, cli: Cli) -> Result<Outcome> {
         Some(Command::Run(a)) => run::execute(host, out, w, &a),
         Some(Command::Fix(a)) => fix::execute(host, out, w, &a),
         Some(Command::Rollback(a)) => rollback::execute(host, out, w, &a),
+        Some(Command::Qualify(a)) => qualify::execute(host, out, w, &a),
         Some(Command::Compare(a)) => compare::execute(host, out, w, &a),
         Some(Command::Reflect(a)) => reflect::execute(host, out, w, &a),
         Some(Command::Report(a)) => report::execute(host, out, w, &a),

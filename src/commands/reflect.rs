@@ -120,6 +120,8 @@ pub(crate) fn execute(
     );
     let mut clock = RxClock::new(stamps == TsKind::Hardware);
 
+    // As an RT loop: every page resident before the first frame, nothing given back while it answers.
+    crate::measure::rt::lock_memory()?;
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, Arc::clone(&stop))

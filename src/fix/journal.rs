@@ -10,6 +10,9 @@ pub use super::kind::Entry;
 use crate::error::{Error, Result};
 use crate::host::Host;
 
+mod strict;
+mod untrusted;
+
 /// The journal format this version writes. Version 1 (no `written` fingerprints) is still read.
 pub(crate) const VERSION: u32 = 2;
 const READS: [u32; 2] = [1, 2];
@@ -77,26 +80,37 @@ impl Reserve {
     }
 }
 
+/// The runs' names, oldest first: by their number (999999.json before 1000000.json), then any other name.
 fn list_names(host: &Host) -> Result<Vec<String>> {
-    match host.list(JOURNAL_DIR) {
-        Ok(v) => Ok(v
+    let mut names: Vec<String> = match host.list(JOURNAL_DIR) {
+        Ok(v) => v
             .into_iter()
             .filter(|n| n.ends_with(".json") && !n.starts_with('.'))
-            .collect()),
-        Err(e) if e.is_not_found() => Ok(vec![]),
-        Err(e) => Err(e.into()),
-    }
+            .collect(),
+        Err(e) if e.is_not_found() => vec![],
+        Err(e) => return Err(e.into()),
+    };
+    let number = |n: &str| n.strip_suffix(".json").and_then(|d| d.parse::<u64>().ok());
+    names.sort_by(|a, b| match (number(a), number(b)) {
+        (Some(x), Some(y)) => x.cmp(&y).then_with(|| a.cmp(b)),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.cmp(b),
+    });
+    Ok(names)
 }
 
-/// One run, decoded strictly: a version this program does not read, or any entry it cannot restore exactly
-/// (bad hex, no content), is an error naming the file.
+/// One run, decoded strictly: a version this program does not read, a key given twice, any entry it cannot
+/// restore exactly (bad hex, no content) or must never restore (see `untrusted`), is an error naming the file.
 pub(crate) fn parse(path: &str, text: &str) -> Result<Run> {
     let bad = |why: String| {
         Error::failed(format!(
             "{path}: not a journal rmp-eval can read ({why}); nothing was changed, the file is left in place"
         ))
     };
-    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+    let v = serde_json::from_str::<strict::NoDuplicates>(text)
+        .map_err(|e| bad(e.to_string()))?
+        .0;
     match v.get("version").and_then(serde_json::Value::as_u64) {
         Some(n) if READS.iter().any(|&r| u64::from(r) == n) => {}
         Some(n) => {
@@ -106,7 +120,11 @@ pub(crate) fn parse(path: &str, text: &str) -> Result<Run> {
         }
         None => return Err(bad("no version".into())),
     }
-    serde_json::from_value(v).map_err(|e| bad(e.to_string()))
+    let run: Run = serde_json::from_value(v).map_err(|e| bad(e.to_string()))?;
+    for e in &run.entries {
+        untrusted::entry(e).map_err(bad)?;
+    }
+    Ok(run)
 }
 
 /// Every recorded run, oldest first.
@@ -124,8 +142,12 @@ pub fn load_all(host: &Host) -> Result<Vec<(String, Run)>> {
 }
 
 /// Removes what a killed fix or rollback left half-written: temporary files beside the journal, the state
-/// files and every file the runs name. Returns how many were removed.
-pub(crate) fn remove_stale_temps(host: &Host, runs: &[(String, Run)], also: &[&str]) -> usize {
+/// files and every file the runs name. Returns the paths removed.
+pub(crate) fn remove_stale_temps(
+    host: &Host,
+    runs: &[(String, Run)],
+    also: &[&str],
+) -> Vec<String> {
     let mut files: Vec<String> = vec![
         format!("{JOURNAL_DIR}/x"),
         format!("{}/x", super::STATE_DIR),
@@ -134,7 +156,21 @@ pub(crate) fn remove_stale_temps(host: &Host, runs: &[(String, Run)], also: &[&s
     for (_, r) in runs {
         files.extend(r.entries.iter().map(|e| e.path().to_string()));
     }
-    files.iter().map(|f| host.remove_stale_temps(f).len()).sum()
+    files
+        .iter()
+        .flat_map(|f| host.remove_stale_temps(f))
+        .collect()
+}
+
+/// The line that reports a cleanup of stale temporary files, when there was one.
+pub(crate) fn removed_temps_line(removed: &[String]) -> Option<String> {
+    (!removed.is_empty()).then(|| {
+        format!(
+            "Removed {} temporary file(s) a killed fix or rollback had left: {}",
+            removed.len(),
+            removed.join(", ")
+        )
+    })
 }
 
 /// Now, as yyyy-mm-ddThh:mm:ssZ.
@@ -175,5 +211,57 @@ mod tests {
         let now = utc_now();
         assert_eq!(now.len(), 20);
         assert!(now.starts_with("20") && now.ends_with('Z'));
+    }
+
+    #[test]
+    fn a_journal_from_anyone_cannot_make_rollback_write_what_fix_never_writes() {
+        let refused = |from: &str, to: &str, why: &str| {
+            let e = parse("/j/1.json", &V1.replace(from, to))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("/j/1.json") && e.contains(why), "{to}: {e}");
+        };
+        // 04755 is 2541: a setuid file.
+        refused("\"mode\":420", "\"mode\":2541", "setuid");
+        refused("\"mode\":420", "\"mode\":4095", "setuid");
+        refused("\"/etc/x\"", "\"/etc/shadow\"", "never writes");
+        refused("\"/etc/x\"", "\"/etc/sudoers.d/99-x\"", "never writes");
+        refused("\"/etc/x\"", "\"/etc/passwd\"", "never writes");
+        refused("\"/etc/x\"", "\"/etc/../etc/shadow\"", "`..`");
+        refused("\"/etc/x\"", "\"etc/x\"", "absolute");
+        refused(
+            "\"/proc/sys/kernel/timer_migration\"",
+            "\"/proc/sys/../../etc/x\"",
+            "`..`",
+        );
+        // The same key twice: serde_json would keep the second mode silently.
+        refused("\"mode\":420", "\"mode\":420,\"mode\":2541", "twice");
+        refused("\"version\":1", "\"version\":1,\"version\":1", "twice");
+    }
+
+    #[test]
+    fn runs_are_ordered_by_their_number_not_their_name() {
+        let d = tempfile::tempdir().unwrap();
+        let host = Host::with_root(d.path());
+        let dir = d.path().join(JOURNAL_DIR.trim_start_matches('/'));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (n, core) in [("1000000", 3), ("999999", 2), ("000010", 1)] {
+            std::fs::write(
+                dir.join(format!("{n}.json")),
+                V1.replace("\"core\":1", &format!("\"core\":{core}")),
+            )
+            .unwrap();
+        }
+        let cores: Vec<usize> = load_all(&host)
+            .unwrap()
+            .iter()
+            .map(|(_, r)| r.core)
+            .collect();
+        assert_eq!(cores, [1, 2, 3]);
+        assert!(
+            create(&host, &parse("j", V1).unwrap())
+                .unwrap()
+                .ends_with("/1000001.json")
+        );
     }
 }

@@ -56,11 +56,7 @@ pub(crate) fn parse_only(only: &[String]) -> Result<Vec<StepId>> {
 
 pub fn build(host: &Host, req: &Request) -> Result<Plan> {
     let online = online_cpus(host)?;
-    let t = Target {
-        core: req.core,
-        nic: req.nic.clone(),
-        online: online.clone(),
-    };
+    let t = Target::new(host, req.core, req.nic.clone(), online);
     let mut ids: Vec<StepId> = req.steps.clone();
     // The IRQ deferral check names no remedy of its own: the RPS step zeroes those knobs too.
     if req.failed.contains(&CheckId::NicIrqDefer) && !ids.contains(&StepId::Rps) {
@@ -71,14 +67,13 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
         ids.push(StepId::Irqbalance);
     }
     let mut plan = Plan::default();
-    let isolated = isolated(host, req, &ids);
     for id in StepId::ALL.into_iter().filter(|s| ids.contains(s)) {
         // Every step of StepId::ALL is a tunable (tests/layering.rs); Persist is planned below.
         let Some(tunable) = crate::registry::tunable(id) else {
             continue;
         };
         let mut step = (tunable.plan)(host, &t, &req.failed)?;
-        super::risk::add(&mut step, &t, &isolated);
+        super::risk::add(&mut step, &t);
         plan.steps.push(step);
     }
     let with_changes: Vec<StepId> = plan
@@ -91,16 +86,6 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
         plan.steps.push(p);
     }
     Ok(plan)
-}
-
-/// The CPUs the plan takes out of general use, for the risks it states: the RT core, and its SMT siblings when
-/// the command line isolates them with it.
-fn isolated(host: &Host, req: &Request, ids: &[StepId]) -> Vec<usize> {
-    if ids.contains(&StepId::Cmdline) {
-        crate::tunable::cmdline::isolated(host, req.core, &req.failed)
-    } else {
-        vec![req.core]
-    }
 }
 
 /// Keeps only the chosen steps; persistence is planned again for what remains.

@@ -100,6 +100,14 @@ pub(crate) fn run_loops(
     let mut refs: Vec<&mut Series> = series.iter_mut().collect();
     let mut collectors = session.collectors(&mut refs);
     let width_us = series[0].bands().width_ns() as f64 / 1000.0;
+    session.own_loops(
+        placed
+            .iter()
+            .zip(&series)
+            .filter(|(p, _)| p.cpu == at.core)
+            .map(|(_, s)| s.live())
+            .collect(),
+    );
     let stop = session.stop_flag();
     let on_core = placed.iter().position(|p| p.cpu == at.core).map(|i| {
         let smi = session.smi_reader(placed[i].period_us);

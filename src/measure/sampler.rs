@@ -75,6 +75,7 @@ pub(crate) fn run<F: FnMut(Wake)>(
     let mut prev = 0u64;
     let mut wakeups = 0u64;
     let mut stopped = false;
+    let fault_at = test_seam_fault_cycle();
     loop {
         if stop.load(Relaxed) {
             stopped = true;
@@ -103,6 +104,9 @@ pub(crate) fn run<F: FnMut(Wake)>(
         if let Some(c) = smi.as_deref_mut() {
             c.between_cycles();
         }
+        if fault_at == Some(wakeups) {
+            test_seam_fault();
+        }
         if plan.iterations.is_some_and(|n| series.count() >= n)
             || plan.duration_ns.is_some_and(|d| t - first >= d)
             || (plan.stop_when_late && series.not_great() > 0)
@@ -119,6 +123,28 @@ pub(crate) fn run<F: FnMut(Wake)>(
         stopped,
     }
 }
+
+/// A test seam (`test-seams` only): with RMP_EVAL_TEST_FAULT_CYCLE=N, each loop takes a page fault at its N-th
+/// wakeup — a path the memory lock does not cover, for the page-fault test to see (tests/common/run.rs).
+#[cfg(feature = "test-seams")]
+fn test_seam_fault_cycle() -> Option<u64> {
+    std::env::var("RMP_EVAL_TEST_FAULT_CYCLE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+}
+
+#[cfg(not(feature = "test-seams"))]
+fn test_seam_fault_cycle() -> Option<u64> {
+    None
+}
+
+#[cfg(feature = "test-seams")]
+fn test_seam_fault() {
+    crate::sys::process::take_a_page_fault();
+}
+
+#[cfg(not(feature = "test-seams"))]
+fn test_seam_fault() {}
 
 #[cfg(test)]
 mod tests {

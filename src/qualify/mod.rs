@@ -8,6 +8,7 @@
 //! decides, from the state and what this boot observes (its boot id, its command line, the fix journal), what
 //! to do next — the same decision after a clean stop, a crash or a reboot.
 
+pub(crate) mod drive;
 pub(crate) mod resume;
 pub(crate) mod state;
 

@@ -80,6 +80,8 @@ pub(crate) enum Outcome {
     Reverted,
     /// Its trial boot did not come up healthy: the machine is on the previous command line, the step left out.
     TrialFailed { why: String },
+    /// Not applied: nothing to change on the machine as it was by then, or no trial boot possible here.
+    NotTried { why: String },
 }
 
 /// One step of the plan and what became of it.
@@ -94,6 +96,13 @@ pub(crate) struct StepRecord {
     /// The command line the trial boot was to have.
     #[serde(default)]
     pub(crate) trial_cmdline: Option<String>,
+    /// The checks that failed when the trial was armed (they pick the parameters): the commit plans with
+    /// them, since the trial boot passes those checks itself.
+    #[serde(default)]
+    pub(crate) failed: Vec<String>,
+    /// The program that reboots into the trial (`systemctl reboot`, a Pi's `reboot '0 tryboot'`).
+    #[serde(default)]
+    pub(crate) trial_reboot: Vec<String>,
     /// The measurement with the step in place (one at a time).
     #[serde(default)]
     pub(crate) result: Option<PathBuf>,
@@ -151,6 +160,10 @@ pub(crate) enum Event {
     TrialFailed {
         why: String,
     },
+    /// The step is left out before anything was applied (nothing to change, or no trial boot here).
+    NotTried {
+        why: String,
+    },
     Committing {
         journals: usize,
     },
@@ -202,6 +215,8 @@ impl Qualify {
                     reboot,
                     journals: vec![],
                     trial_cmdline: None,
+                    trial_reboot: vec![],
+                    failed: vec![],
                     result: None,
                     outcome: None,
                 })
@@ -265,6 +280,7 @@ impl Qualify {
                 journals: Some(*journals),
             }),
             (S::Applying { journals: Some(_) }, E::Applied { .. }) if !reboot => measured(),
+            (S::Applying { journals: Some(_) }, E::NotTried { .. }) => self.after_step(Some(index)),
             (S::Applying { journals: Some(_) }, E::TrialArmed { boot_id, .. }) if reboot => {
                 at(S::TrialArmed {
                     boot_id: boot_id.clone(),
@@ -343,6 +359,7 @@ impl Qualify {
             Event::TrialFailed { why } => {
                 self.steps[index].outcome = Some(Outcome::TrialFailed { why })
             }
+            Event::NotTried { why } => self.steps[index].outcome = Some(Outcome::NotTried { why }),
             Event::Measured { result, effect } => {
                 self.steps[index].result = Some(result);
                 self.steps[index].outcome = Some(Outcome::Kept {
@@ -355,6 +372,31 @@ impl Qualify {
         }
     }
 
+    /// The target period (the sweep's first), or sweep period `i`; 1000 µs for a plan without a sweep.
+    pub(crate) fn sweep_period(&self, i: usize) -> u32 {
+        self.sweep.get(i).map_or(1000, |s| s.period_us)
+    }
+
+    /// The program that reboots into the armed trial (the step being worked on).
+    pub(crate) fn reboot_argv(&self) -> Vec<String> {
+        match self.phase {
+            Phase::Step { index, .. } if !self.steps[index].trial_reboot.is_empty() => {
+                self.steps[index].trial_reboot.clone()
+            }
+            _ => vec!["systemctl".into(), "reboot".into()],
+        }
+    }
+
+    /// The measurement step `i` is compared with: the last kept step's, else the baseline.
+    pub(crate) fn previous_result(&self, i: usize) -> Option<PathBuf> {
+        self.steps[..i]
+            .iter()
+            .rev()
+            .filter(|s| matches!(s.outcome, Some(Outcome::Kept { .. })))
+            .find_map(|s| s.result.clone())
+            .or_else(|| self.baseline.clone())
+    }
+
     /// The fix journal runs qualify wrote that are still in force (what `--abort` undoes, newest last): a
     /// reverted step's and a failed trial's were undone when that was recorded.
     pub(crate) fn journals(&self) -> impl Iterator<Item = &str> {
@@ -363,10 +405,29 @@ impl Qualify {
             .filter(|s| {
                 !matches!(
                     s.outcome,
-                    Some(Outcome::Reverted | Outcome::TrialFailed { .. })
+                    Some(
+                        Outcome::Reverted | Outcome::TrialFailed { .. } | Outcome::NotTried { .. }
+                    )
                 )
             })
             .flat_map(|s| s.journals.iter().map(String::as_str))
+    }
+}
+
+impl StepRecord {
+    /// The checks recorded as failed when the trial was armed.
+    pub(crate) fn failed_checks(&self) -> Vec<crate::checks::CheckId> {
+        self.failed
+            .iter()
+            .filter_map(|c| crate::checks::CheckId::parse(c))
+            .collect()
+    }
+
+    /// What a healthy trial boot has on its command line: every parameter of the trial's line.
+    pub(crate) fn trial_params(&self) -> Vec<String> {
+        crate::tunable::cmdline::boot::tokens::tokens(
+            self.trial_cmdline.as_deref().unwrap_or_default(),
+        )
     }
 }
 
@@ -422,6 +483,15 @@ pub(crate) fn save(host: &Host, q: &Qualify) -> Result<()> {
     let text = serde_json::to_string_pretty(q).map_err(|e| Error::failed(e.to_string()))?;
     host.write_atomic(STATE, format!("{text}\n").as_bytes(), None)?;
     Ok(())
+}
+
+/// Forgets qualify (rollback: what it applied is undone, nothing is to be resumed). True when it was there.
+pub(crate) fn remove(host: &Host) -> Result<bool> {
+    if !host.exists(STATE) {
+        return Ok(false);
+    }
+    host.remove_file(STATE)?;
+    Ok(true)
 }
 
 /// Moves the state by `ev` and saves it; on an unexpected event nothing is written.

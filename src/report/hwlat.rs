@@ -181,7 +181,7 @@ fn verdict_line(r: &RunResult, h: &HwlatReport, color: bool) -> String {
             Paint::Red,
         ),
     };
-    super::run::painted_verdict(&text, paint, r.interrupted, color)
+    super::run::painted_verdict(&text, paint, r, color)
 }
 
 #[cfg(test)]

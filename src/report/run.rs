@@ -241,15 +241,20 @@ fn verdict_line(r: &RunResult, color: bool) -> String {
             Paint::Red,
         ),
     };
-    painted_verdict(&text, paint, r.interrupted, color)
+    painted_verdict(&text, paint, r, color)
 }
 
-/// A verdict line wrapped to 80 columns and painted, saying when a signal stopped the run (run's and hwlat's).
-pub(super) fn painted_verdict(text: &str, paint: Paint, interrupted: bool, color: bool) -> String {
+/// A verdict line wrapped to 80 columns and painted, saying what stopped the run when something did (run's and
+/// hwlat's): q, Ctrl+C or SIGTERM.
+pub(super) fn painted_verdict(text: &str, paint: Paint, r: &RunResult, color: bool) -> String {
     let text = crate::report::check::wrap(text, crate::output::DEFAULT_WIDTH, "", "  ");
     let mut s = paint.apply(text.trim_end(), color);
-    if interrupted {
-        s.push_str(" (stopped by a signal)");
+    if r.interrupted {
+        let words = r.stopped_by.map_or(
+            "stopped by a signal",
+            crate::measure::result::StoppedBy::words,
+        );
+        s.push_str(&format!(" ({words})"));
     }
     s.push('\n');
     s

@@ -49,8 +49,8 @@ fn block(title: &str, sources: &[Source], cpu: usize) -> String {
 
 fn counters(i: &Interference) -> String {
     let mut s = format!(
-        "\nOn CPU {} during the run ({} windows of 1 s; the RT thread was preempted {} times):\n",
-        i.cpu, i.windows, i.rt_preempted
+        "\nOn CPU {} during the run ({} windows over {:.1} s; the RT thread was preempted {} times):\n",
+        i.cpu, i.windows, i.seconds, i.rt_preempted
     );
     s.push_str(&block("", &i.sources, i.cpu)[1..]);
     if let Some(w) = &i.worst_window {

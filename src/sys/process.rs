@@ -28,6 +28,28 @@ pub(crate) fn keep_freed_memory() -> bool {
     trim == 1 && mmap == 1
 }
 
+/// A test seam (`test-seams` only): memory unlocked and a page mapped afresh and written, so that the calling
+/// thread takes a page fault — the page-fault test's proof that it sees one (tests/common/run.rs).
+#[cfg(feature = "test-seams")]
+pub(crate) fn take_a_page_fault() {
+    let _ = unlock_all_memory();
+    // SAFETY: a new private anonymous page, written once through the pointer mmap returned; never unmapped (a
+    // test seam, once per run).
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            4096,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        if p != libc::MAP_FAILED {
+            p.cast::<u8>().write_volatile(1);
+        }
+    }
+}
+
 /// munlockall().
 pub(crate) fn unlock_all_memory() -> io::Result<()> {
     nix::sys::mman::munlockall().map_err(io::Error::from)

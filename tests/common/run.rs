@@ -120,3 +120,80 @@ pub fn wait_for_checkpoint(root: &Path, child: &mut std::process::Child) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// Each thread's (name, minor faults, major faults).
+pub type Faults = Vec<(String, u64, u64)>;
+
+/// The minor and major faults (fields 10 and 12 of /proc/PID/task/TID/stat) of each thread of `pid` whose name
+/// starts with `prefix`, by name.
+pub fn thread_faults(pid: u32, prefix: &str) -> Faults {
+    let mut out = Vec::new();
+    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let Ok(stat) = std::fs::read_to_string(t.path().join("stat")) else {
+            continue;
+        };
+        let (Some(open), Some(close)) = (stat.find(" ("), stat.rfind(") ")) else {
+            continue;
+        };
+        let name = &stat[open + 2..close];
+        let f: Vec<&str> = stat[close + 2..].split_whitespace().collect();
+        if name.starts_with(prefix) {
+            out.push((
+                name.to_string(),
+                f[7].parse().unwrap(),
+                f[9].parse().unwrap(),
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The RT threads' faults (named rmp-eval-…) of a run `cmd` spawns (of about 4 s), and of each of `also`'s
+/// processes (every thread named rmp-eval…), read after the first measured cycles (300 ms after the RT threads
+/// appear) and again at 3 s, with a statistics reset (SIGUSR1, as the live view's `r`) between: (before, after).
+pub fn faults_across_a_run(mut cmd: Command, rt_threads: usize, also: &[u32]) -> (Faults, Faults) {
+    let mut child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let read = |pid: u32| {
+        let mut v = thread_faults(pid, "rmp-eval-");
+        for &p in also {
+            v.extend(thread_faults(p, "rmp-eval"));
+        }
+        v
+    };
+    let started = std::time::Instant::now();
+    while thread_faults(child.id(), "rmp-eval-").len() < rt_threads
+        && started.elapsed().as_secs() < 3
+    {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let before = read(child.id());
+    std::thread::sleep(std::time::Duration::from_millis(1500).saturating_sub(started.elapsed()));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGUSR1,
+    )
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(3000).saturating_sub(started.elapsed()));
+    let after = read(child.id());
+    let status = child.wait().unwrap();
+    assert!(matches!(status.code(), Some(0 | 1 | 3)), "{status:?}");
+    assert_eq!(
+        before
+            .iter()
+            .filter(|t| t.0.starts_with("rmp-eval-"))
+            .count(),
+        rt_threads,
+        "{before:?}"
+    );
+    (before, after)
+}

@@ -236,7 +236,7 @@ fn sigint_prints_the_final_report_and_writes_output() {
         stdout.contains("Round trips:") && stdout.contains("Statistics based on"),
         "{stdout}"
     );
-    assert!(stdout.contains("(stopped by a signal)"), "{stdout}");
+    assert!(stdout.contains("(stopped by Ctrl+C (SIGINT))"), "{stdout}");
     // -v: the timestamp rows; veth has no hardware timestamps, and says why (in the result too).
     let why = format!("{}'s driver has no hardware timestamps", v.host);
     assert!(

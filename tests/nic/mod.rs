@@ -2,7 +2,9 @@
 //! apart from rmp-eval; root.
 
 mod af_xdp;
+mod arrival;
 mod endings;
+mod faults;
 mod queues;
 mod receive_path;
 mod reflect;

@@ -180,7 +180,7 @@ fn sigterm_mid_run_prints_the_report_saves_the_result_and_puts_tracefs_back() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
     let out = text(&o.stdout);
     assert!(out.contains("Gaps: 2 (max 212 us)"), "{out}");
-    assert!(out.contains("(stopped by a signal)"), "{out}");
+    assert!(out.contains("(stopped by SIGTERM)"), "{out}");
     assert!(out.contains("Saved: "), "{out}");
     let v: Value = serde_json::from_slice(&std::fs::read(&out_file).unwrap()).unwrap();
     assert_eq!(v["interrupted"], true);

@@ -213,6 +213,7 @@ os.write(fd, b"r"); pump(1.0); os.write(fd, b"q"); pump(60)
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(v["resets"], 1, "r reset once: {v}");
     assert_eq!(v["interrupted"], true, "q ends the run as Ctrl+C does: {v}");
+    assert_eq!(v["stopped_by"], "q", "and the result says it was q: {v}");
     let n = v["series"][0]["count"].as_u64().unwrap();
     assert!(n > 0, "{v}");
     let screen = text(&o.stderr);

@@ -43,11 +43,16 @@ fn interrupted_run(sig: Signal) {
         text(&o.stderr)
     );
     assert!(stdout.contains("Target period: 1000 us"), "{stdout}");
-    assert!(stdout.contains("(stopped by a signal)"), "{stdout}");
+    let words = match sig {
+        Signal::SIGTERM => ("(stopped by SIGTERM)", "sigterm"),
+        _ => ("(stopped by Ctrl+C (SIGINT))", "sigint"),
+    };
+    assert!(stdout.contains(words.0), "{stdout}");
     assert!(stdout.contains("Saved: "), "{stdout}");
     let v: Value =
         serde_json::from_slice(&std::fs::read(&out_file).expect("--output written")).unwrap();
     assert_eq!(v["interrupted"], true);
+    assert_eq!(v["stopped_by"], words.1);
     let count = v["series"][0]["count"].as_u64().unwrap();
     assert!(count > 0, "no period recorded in 0.5 s");
     let saved = results(root.path());

@@ -25,7 +25,9 @@ pub(crate) const WINDOW: Duration = Duration::from_secs(1);
 pub(crate) struct Counters {
     host: Host,
     cpu: usize,
-    live: Option<Arc<Live>>,
+    /// The series of the loops on the counted core: their wakeups are the loop's own timer interrupts, the
+    /// first's worst wakeup names the worst window.
+    live: Vec<Arc<Live>>,
     start: Instant,
     last: Option<(Instant, Snap)>,
     worst_seen: u64,
@@ -44,7 +46,7 @@ impl Counters {
         Counters {
             host: host.clone(),
             cpu,
-            live: None,
+            live: Vec::new(),
             start: Instant::now(),
             last: None,
             worst_seen: 0,
@@ -132,14 +134,22 @@ impl Counters {
         }
     }
 
-    /// The loop started: take the first snapshot. `live` is the RT series' counters (worst wakeup, count).
+    /// The loops on the counted core, every thread of a set (the run's own wakeups); set before `begin`.
+    pub(crate) fn own_loops(&mut self, live: Vec<Arc<Live>>) {
+        self.live = live;
+    }
+
+    /// The loop started: take the first snapshot. `live` is the RT series' counters (worst wakeup, count), when
+    /// `own_loops` did not name them.
     pub(crate) fn begin(&mut self, live: Option<Arc<Live>>) {
         if self.off {
             return;
         }
-        self.live = live;
+        if self.live.is_empty() {
+            self.live.extend(live);
+        }
         self.start = Instant::now();
-        self.last = Some((self.start, snap(&self.host, self.cpu, self.live.as_deref())));
+        self.last = Some((self.start, snap(&self.host, self.cpu, &self.live)));
     }
 
     /// Closes a window when one has passed (or `force`, at the end).
@@ -150,7 +160,7 @@ impl Counters {
         if !force && now.duration_since(*at) < WINDOW || secs <= 0.0 {
             return;
         }
-        let next = snap(&self.host, self.cpu, self.live.as_deref());
+        let next = snap(&self.host, self.cpu, &self.live);
         let mut w = diff(prev, &next, secs);
         w.index = self.report.windows;
         w.start_s = at.duration_since(self.start).as_secs_f64();
@@ -163,7 +173,7 @@ impl Counters {
         }
         let worst = self
             .live
-            .as_ref()
+            .first()
             .map_or(0, |l| l.max_wakeup_ns.load(Relaxed));
         if worst > self.worst_seen {
             self.worst_seen = worst;

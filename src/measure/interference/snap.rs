@@ -3,6 +3,7 @@
 //! window between two snapshots: what grew, ranked.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
 use procfs_core::FromRead;
@@ -36,12 +37,12 @@ pub(super) struct Snap {
     pub(super) tasks: HashMap<u32, TaskSnap>,
     /// Involuntary context switches of this process's SCHED_FIFO threads (the RT loop preempted).
     pub(super) rt_preempted: u64,
-    /// Loop wakeups so far (the series' count plus missed).
+    /// Loop wakeups so far (the count plus missed of every loop on the CPU).
     pub(super) wakeups: u64,
 }
 
-/// The counters of `cpu` now; `live`: the RT series' counters, for the loop's wakeups.
-pub(super) fn snap(host: &Host, cpu: usize, live: Option<&Live>) -> Snap {
+/// The counters of `cpu` now; `live`: the counters of the loops on it, for their wakeups.
+pub(super) fn snap(host: &Host, cpu: usize, live: &[Arc<Live>]) -> Snap {
     let mut s = Snap::default();
     if let Some(i) = host
         .read(INTERRUPTS)
@@ -72,9 +73,10 @@ pub(super) fn snap(host: &Host, cpu: usize, live: Option<&Live>) -> Snap {
             .collect();
     }
     add_threads(host, cpu, &mut s);
-    if let Some(l) = live {
-        s.wakeups = l.count.load(Relaxed) + l.missed.load(Relaxed);
-    }
+    s.wakeups = live
+        .iter()
+        .map(|l| l.count.load(Relaxed) + l.missed.load(Relaxed))
+        .sum();
     s
 }
 

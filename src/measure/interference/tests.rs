@@ -95,3 +95,19 @@ fn a_window_names_what_grew() {
     assert_eq!(sus[0].name, "spinner");
     assert!(sus.iter().any(|s| s.id == Some(38)));
 }
+
+/// Every loop on the core is the run's own: a LinuxCNC set's 25 µs base thread's 40,000 wakeups a second are
+/// not the kernel's ticks, any more than the servo thread's 1,000.
+#[test]
+fn every_loop_on_the_core_counts_as_the_runs_own_wakeups() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let d = tempfile::tempdir().unwrap();
+    let host = crate::host::Host::with_root(d.path());
+    let servo = crate::measure::series::Series::new("servo", 1000, None).live();
+    let base = crate::measure::series::Series::new("base", 25, None).live();
+    servo.count.store(1000, Relaxed);
+    base.count.store(39_990, Relaxed);
+    base.missed.store(10, Relaxed);
+    let s = super::snap::snap(&host, 1, &[servo, base]);
+    assert_eq!(s.wakeups, 41_000);
+}

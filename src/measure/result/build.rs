@@ -61,6 +61,7 @@ impl Header<'_> {
             priority: Some(self.spec.send_priority),
             kernel: crate::measure::measured_kernel(),
             interrupted: s.interrupted,
+            stopped_by: s.stopped_by.filter(|_| s.interrupted),
             dma_latency_held: s.dma_latency_held,
             error: m.error,
             checkpoint: false,

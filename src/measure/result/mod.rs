@@ -6,9 +6,11 @@ use serde::{Deserialize, Serialize};
 
 pub use super::spec::RunMode;
 
+mod arrival;
 mod build;
 mod rtt;
 
+pub(crate) use arrival::{ArrivalCounts, ArrivalReport};
 pub(crate) use build::{Header, Measured};
 pub use rtt::RttSummary;
 pub(crate) use rtt::{EscId, ReplyChecks, StampCounts, Timestamps, XdpReport};
@@ -158,9 +160,12 @@ pub struct RunResult {
     /// Kernel release (uname -r), so that a compare across a reboot shows what changed.
     #[serde(default)]
     pub kernel: String,
-    /// Ended by Ctrl+C or SIGTERM rather than by --duration or --iterations.
+    /// Ended by q, Ctrl+C or SIGTERM rather than by --duration or --iterations.
     #[serde(default)]
     pub interrupted: bool,
+    /// What ended an interrupted run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_by: Option<StoppedBy>,
     /// /dev/cpu_dma_latency was held at 0 during the run.
     #[serde(default)]
     pub dma_latency_held: bool,
@@ -229,6 +234,7 @@ impl RunResult {
             priority: None,
             kernel: String::new(),
             interrupted: false,
+            stopped_by: None,
             dma_latency_held: false,
             error: None,
             checkpoint: false,
@@ -361,6 +367,28 @@ impl RunResult {
             Verdict::Pass
         } else {
             Verdict::Fail
+        }
+    }
+}
+
+/// What stopped a run before its --duration or --iterations (the `stopped_by` key: "q", "sigint", "sigterm").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoppedBy {
+    /// `q` typed in the live view.
+    Q = 1,
+    /// SIGINT: Ctrl+C on the terminal, or kill -INT.
+    Sigint = 2,
+    Sigterm = 3,
+}
+
+impl StoppedBy {
+    /// How the verdict line says it.
+    pub fn words(self) -> &'static str {
+        match self {
+            StoppedBy::Q => "stopped with q",
+            StoppedBy::Sigint => "stopped by Ctrl+C (SIGINT)",
+            StoppedBy::Sigterm => "stopped by SIGTERM",
         }
     }
 }

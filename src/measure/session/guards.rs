@@ -2,12 +2,13 @@
 //! SIGUSR1 for a reset), the memory lock, and every thread of the process but the RT ones kept off the RT CPUs.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
 use signal_hook::{SigId, flag};
 
 use crate::error::{Error, Result};
+use crate::measure::result::StoppedBy;
 use crate::sys::process as sys;
 
 /// SIGINT and SIGTERM set `stop` while this lives, SIGUSR1 sets `reset`; a second one while stop is set exits at once (status 130).
@@ -16,14 +17,17 @@ pub(crate) struct StopOnSignal {
     pub(crate) stop: Arc<AtomicBool>,
     /// SIGUSR1: reset the statistics.
     pub(crate) reset: Arc<AtomicBool>,
+    /// What stopped the run: `StoppedBy` as a number (0: nothing yet).
+    pub(crate) by: Arc<AtomicUsize>,
     ids: Vec<SigId>,
 }
 
 impl StopOnSignal {
     pub(crate) fn install() -> Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
+        let by = Arc::new(AtomicUsize::new(0));
         let mut ids = Vec::new();
-        for sig in [SIGINT, SIGTERM] {
+        for (sig, who) in [(SIGINT, StoppedBy::Sigint), (SIGTERM, StoppedBy::Sigterm)] {
             // The shutdown action must be registered first: it only fires when stop is already set.
             ids.push(
                 flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop))
@@ -33,17 +37,44 @@ impl StopOnSignal {
                 flag::register(sig, Arc::clone(&stop))
                     .map_err(|e| Error::sys("installing the signal handler", e))?,
             );
+            ids.push(
+                flag::register_usize(sig, Arc::clone(&by), who as usize)
+                    .map_err(|e| Error::sys("installing the signal handler", e))?,
+            );
         }
         let reset = Arc::new(AtomicBool::new(false));
         ids.push(
             flag::register(SIGUSR1, Arc::clone(&reset))
                 .map_err(|e| Error::sys("installing the signal handler", e))?,
         );
-        Ok(StopOnSignal { stop, reset, ids })
+        Ok(StopOnSignal {
+            stop,
+            reset,
+            by,
+            ids,
+        })
     }
 
     pub(crate) fn stopped(&self) -> bool {
         self.stop.load(Ordering::SeqCst)
+    }
+
+    /// `q` typed: the run stops as on a signal, and says it was q.
+    pub(crate) fn stop_by_key(&self) {
+        self.by.store(StoppedBy::Q as usize, Ordering::SeqCst);
+        self.stop.store(true, Ordering::SeqCst);
+    }
+
+    /// What stopped the run, once something did.
+    pub(crate) fn stopped_by(&self) -> Option<StoppedBy> {
+        if !self.stopped() {
+            return None;
+        }
+        Some(match self.by.load(Ordering::SeqCst) {
+            x if x == StoppedBy::Q as usize => StoppedBy::Q,
+            x if x == StoppedBy::Sigterm as usize => StoppedBy::Sigterm,
+            _ => StoppedBy::Sigint,
+        })
     }
 }
 

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use super::collect::Collector;
 use super::hlog::Hlog;
 use super::interference::{Counters, Counting};
-use super::result::RunResult;
 use super::result::SeriesSummary;
+use super::result::{RunResult, StoppedBy};
 use super::rt::DmaLatency;
 use super::series::Series;
 use super::smi::LocalSmi;
@@ -71,6 +71,8 @@ pub(crate) struct Ended {
     pub(crate) started: String,
     /// A signal (or `q`) ended the run.
     pub(crate) interrupted: bool,
+    /// Which: q, SIGINT (Ctrl+C) or SIGTERM.
+    pub(crate) stopped_by: Option<StoppedBy>,
     pub(crate) dma_latency_held: bool,
     /// When the statistics were last reset (RFC 3339), and how often.
     pub(crate) reset_at: Option<String>,
@@ -144,6 +146,14 @@ impl Session {
     /// The SMI counter of the counted core, for the RT thread that runs on it (once; see measure::smi).
     pub(crate) fn smi_reader(&mut self, period_us: u32) -> Option<LocalSmi> {
         self.counters.as_mut()?.smi_reader(period_us)
+    }
+
+    /// The series of the loops on the counted core (every thread of a set there): their wakeups are the run's
+    /// own timer interrupts, not the kernel's ticks.
+    pub(crate) fn own_loops(&mut self, live: Vec<Arc<super::series::Live>>) {
+        if let Some(c) = &mut self.counters {
+            c.own_loops(live);
+        }
     }
 
     /// The trace's report, once the RT threads are joined.
@@ -253,7 +263,7 @@ impl Session {
                 self.resets += 1;
             }
             if action == Action::Stop {
-                self.signals.stop.store(true, Ordering::SeqCst);
+                self.signals.stop_by_key();
             }
             if now >= next_checkpoint {
                 next_checkpoint += every;
@@ -302,6 +312,7 @@ impl Session {
         Ended {
             started: store::rfc3339(self.started),
             interrupted: self.signals.stopped(),
+            stopped_by: self.signals.stopped_by(),
             dma_latency_held: self.dma.held(),
             reset_at: self.last_reset.map(store::rfc3339),
             resets: self.resets,

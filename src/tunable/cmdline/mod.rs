@@ -16,11 +16,9 @@ pub(crate) use power::{CSTATES, IDLE_STATES};
 use super::{Persistence, Tunable};
 use crate::checks::CheckId;
 use crate::error::{Error, Result};
-use crate::fix::kind::Entry;
 use crate::fix::runtime::Target;
 use crate::fix::{Step, StepId};
 use crate::host::Host;
-use crate::parse::cpulist;
 use boot::want::Want;
 
 pub(crate) const TUNABLE: Tunable = Tunable {
@@ -30,7 +28,8 @@ pub(crate) const TUNABLE: Tunable = Tunable {
     risks,
 };
 
-/// The kernel command line the failing checks ask for (all of the isolation when none of them failed: --only).
+/// The kernel command line the failing checks ask for (all of the isolation when none of them failed: --only),
+/// for the target's isolated CPUs.
 fn plan(host: &Host, t: &Target, failed: &[CheckId]) -> Result<Step> {
     let f = |c: CheckId| failed.contains(&c);
     let isolation = [
@@ -44,6 +43,7 @@ fn plan(host: &Host, t: &Target, failed: &[CheckId]) -> Result<Step> {
     let mut want = Want {
         core: t.core,
         online: t.online.clone(),
+        siblings: t.siblings(),
         isolcpus: !any || f(CheckId::CoreIsolated) || f(CheckId::SmtSibling),
         nohz_full: !any || f(CheckId::NohzFull) || f(CheckId::SmtSibling),
         rcu_nocbs: !any || f(CheckId::RcuNocbs) || f(CheckId::SmtSibling),
@@ -62,55 +62,37 @@ fn plan(host: &Host, t: &Target, failed: &[CheckId]) -> Result<Step> {
     if f(CheckId::TscReliable) {
         want.extra.push("tsc=reliable".into());
     }
-    if f(CheckId::SmtSibling) {
-        want.siblings = boot::want::siblings(host, t.core);
-    }
-    want.released = released_by_earlier_fixes(host, t.core, &want.siblings);
+    want.released = released_by_earlier_fixes(host, t);
     boot::plan(host, &want).map_err(|e| Error::failed(format!("kernel command line: {e}")))
 }
 
-/// The CPUs the step isolates: the RT core, and its SMT siblings when the SMT check failed.
-pub(crate) fn isolated(host: &Host, core: usize, failed: &[CheckId]) -> Vec<usize> {
-    let mut cpus = vec![core];
-    if failed.contains(&CheckId::SmtSibling) {
-        cpus.extend(boot::want::siblings(host, core));
-    }
-    cpus
-}
-
 /// The CPUs earlier fixes still in the journal isolated on the kernel command line for their RT core, which
-/// the user's own parameters did not hold — less the core (and its siblings) isolated now.
-fn released_by_earlier_fixes(host: &Host, core: usize, siblings: &[usize]) -> Vec<usize> {
-    let runs = crate::fix::journal::load_all(host).unwrap_or_default();
-    let edits = runs.iter().flat_map(|(_, run)| {
-        run.entries.iter().filter_map(|e| match e {
-            Entry::File(f) => f
-                .cmdline
-                .as_ref()
-                .map(|c| (c.added.as_slice(), c.replaced.as_slice())),
-            _ => None,
-        })
-    });
-    let mut own = boot::want::own_isolated(edits);
-    own.retain(|c| *c != core && !siblings.contains(c));
+/// the user's own parameters did not hold — less those isolated now.
+fn released_by_earlier_fixes(host: &Host, t: &Target) -> Vec<usize> {
+    let mut own = crate::fix::earlier::Earlier::load(host).cmdline_isolated();
+    own.retain(|c| !t.isolated.contains(c));
     own
 }
 
-fn risks(_: &Step, t: &Target, isolated: &[usize]) -> Vec<String> {
+fn risks(_: &Step, t: &Target) -> Vec<String> {
     let mut r = vec![
         "a boot configuration change: a command line the kernel rejects can stop the machine booting — pick \
          the previous kernel entry in the boot menu, then `rmp-eval rollback`"
             .to_string(),
     ];
-    let siblings: Vec<usize> = isolated.iter().copied().filter(|&c| c != t.core).collect();
+    let siblings = t.siblings();
     if !siblings.is_empty() {
+        let (them, are) = match siblings.len() {
+            1 => ("the SMT sibling", "is"),
+            _ => ("the SMT siblings", "are"),
+        };
         r.push(format!(
-            "CPU {}, the SMT sibling of CPU {}, is isolated along with it: the machine loses a whole core's \
-             worth of CPUs for other work",
-            cpulist::format(&siblings),
+            "{}, {them} of CPU {}, {are} isolated along with it: the machine loses a whole core's worth of CPUs \
+             for other work",
+            crate::fix::cpus_named(&siblings),
             t.core
         ));
     }
-    r.extend(crate::fix::risk::housekeeping(t, isolated));
+    r.extend(crate::fix::risk::housekeeping(t));
     r
 }

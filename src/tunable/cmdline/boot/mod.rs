@@ -11,18 +11,13 @@
 mod grub;
 pub(crate) mod grub_layout;
 mod grub_source;
-// The trial boots are armed by qualify's driver, which is not in yet: until then, reached from their tests only.
-#[allow(dead_code)]
 pub(crate) mod grub_trial;
 mod kernel_install;
 mod line;
 mod pi;
-#[allow(dead_code)]
 mod pi_trial;
-#[allow(dead_code)]
 mod sd_trial;
 pub(crate) mod tokens;
-#[allow(dead_code)]
 pub(crate) mod trial;
 pub(crate) mod want;
 
@@ -51,7 +46,6 @@ pub(crate) trait BootLoader: Sync {
     fn plan(&self, host: &Host, want: &Want, s: &mut Step) -> Result<(), NoHousekeeping>;
     /// The files and program that boot a command line with `params` put in once, the default untouched
     /// (trial.rs).
-    #[allow(dead_code)]
     fn trial(&self, host: &Host, params: &[String]) -> Result<Trial, NoTrial>;
 }
 
@@ -111,7 +105,6 @@ fn detect(host: &Host) -> (Found, Vec<String>) {
 }
 
 /// The trial boot of `params` on the loader that boots this machine.
-#[allow(dead_code)]
 pub(crate) fn trial(host: &Host, params: &[String]) -> Result<Trial, NoTrial> {
     match detect(host).0 {
         Found::Loader(l) => l.trial(host, params),

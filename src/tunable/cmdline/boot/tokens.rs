@@ -15,14 +15,35 @@ fn is_managed_bytes(managed: &[String], t: &[u8]) -> bool {
         .any(|m| same_name_bytes(name(m).as_bytes(), name_bytes(t)))
 }
 
-/// `merge_into` on bytes: every parameter named in `managed` replaced by its one new value, kept at the end.
+/// `merge_into` on bytes: every parameter named in `managed` replaced by its one new value, where the first of
+/// its name was (else at the end).
 pub(crate) fn merge_bytes(base: &[Vec<u8>], managed: &[String]) -> Vec<Vec<u8>> {
-    let mut out: Vec<Vec<u8>> = base
-        .iter()
-        .filter(|t| !is_managed_bytes(managed, t))
-        .cloned()
-        .collect();
-    out.extend(managed.iter().map(|m| m.as_bytes().to_vec()));
+    // Each managed parameter takes the place of the first of its name in either spelling, so that the user's
+    // order stays (and a rollback that takes fix's parameter out puts theirs back where it was); the others go at
+    // the end, and every other occurrence of the name goes (the kernel would act on one of them only).
+    let managed_of = |t: &[u8]| {
+        managed
+            .iter()
+            .find(|m| same_name_bytes(name(m).as_bytes(), name_bytes(t)))
+    };
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    let mut placed: Vec<&String> = Vec::new();
+    for t in base {
+        match managed_of(t) {
+            Some(m) if !placed.contains(&m) => {
+                out.push(m.as_bytes().to_vec());
+                placed.push(m);
+            }
+            Some(_) => {}
+            None => out.push(t.clone()),
+        }
+    }
+    out.extend(
+        managed
+            .iter()
+            .filter(|m| !placed.contains(m))
+            .map(|m| m.as_bytes().to_vec()),
+    );
     out
 }
 
@@ -84,15 +105,13 @@ pub(crate) fn take_out(now: &[u8], written: &[u8], edit: &CmdlineEdit) -> (Vec<u
     (out, kept.join(" "))
 }
 
-/// Replaces every occurrence of the parameters named in `managed` by their one new value, kept at the end.
+/// `merge_bytes` on text: each parameter named in `managed` replaced by its one new value, in its place.
 pub(crate) fn merge_into(base: &[String], managed: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = base
-        .iter()
-        .filter(|t| !is_managed_bytes(managed, t.as_bytes()))
-        .cloned()
-        .collect();
-    out.extend(managed.iter().cloned());
-    out
+    let bytes: Vec<Vec<u8>> = base.iter().map(|t| t.as_bytes().to_vec()).collect();
+    merge_bytes(&bytes, managed)
+        .into_iter()
+        .map(|t| String::from_utf8_lossy(&t).into_owned())
+        .collect()
 }
 
 /// A token is safe to hand to the GRUB drop-in (a POSIX sh word) and to /etc/kernel/cmdline.
@@ -109,14 +128,18 @@ mod tests {
     #[test]
     fn a_dash_spelled_parameter_is_replaced_and_its_spelling_dropped() {
         // The user's GRUB line of a machine isolated by hand, spelled with dashes as the kernel allows.
-        let base = tokens("quiet nohz-full=2 rcu-nocbs=2 isolcpus=2");
+        // Each takes the place of the user's (in either spelling), a second spelling goes.
+        let base = tokens("quiet nohz-full=2 rcu-nocbs=2 isolcpus=2 nohz_full=2");
         let managed = ["nohz_full=2-3".to_string(), "rcu_nocbs=2-3".to_string()];
         assert_eq!(
             merge_into(&base, &managed),
-            ["quiet", "isolcpus=2", "nohz_full=2-3", "rcu_nocbs=2-3"]
+            ["quiet", "nohz_full=2-3", "rcu_nocbs=2-3", "isolcpus=2"]
         );
         let bytes: Vec<Vec<u8>> = base.iter().map(|t| t.as_bytes().to_vec()).collect();
-        assert_eq!(replaced(&bytes, &managed), ["nohz-full=2", "rcu-nocbs=2"]);
+        assert_eq!(
+            replaced(&bytes, &managed),
+            ["nohz-full=2", "rcu-nocbs=2", "nohz_full=2"]
+        );
         assert_eq!(merge_bytes(&bytes, &managed).len(), 4);
     }
 }

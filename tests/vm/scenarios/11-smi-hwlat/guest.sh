@@ -12,7 +12,14 @@ rec idle rmp-eval run --core 1 --duration 10 --json
 # Bursts of 20 writes (one dd each: one byte of /dev/zero at offset 0xB2 of /dev/port), 10 bursts 0.5 s apart,
 # from a script of their own pinned to CPU 1 (guest.sh runs under sh: no functions handed to another shell).
 cat >/tmp/inject.sh <<'INJECT'
-sleep 3
+# Start when the run says it measures: its RT thread (rmp-eval-rt) exists only once the whole setup is done, the
+# SMI counters' first reading included; a fixed sleep raced a slow setup on a loaded host.
+i=0
+until grep -qsx rmp-eval-rt /proc/[0-9]*/task/*/comm; do
+    i=$((i + 1))
+    [ "$i" -lt 1200 ] || break
+    sleep 0.05
+done
 n=0
 for burst in 1 2 3 4 5 6 7 8 9 10; do
     for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do

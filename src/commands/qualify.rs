@@ -1,0 +1,268 @@
+//! `rmp-eval qualify`: the plan first (the steps it may apply, which are tried in a trial boot first, the
+//! measurements and the time they take), one question (or --yes), then unattended to the end: the driver
+//! (qualify/drive.rs) reboots into each trial boot and rmp-eval-qualify.service resumes it at the next boot
+//! (`qualify --resume`). `--status` says where it is and what it has learned; `--abort` undoes what it applied
+//! and stops it.
+
+use std::io::Write;
+
+use crate::cli::QualifyArgs;
+use crate::error::{Error, Outcome, Result};
+use crate::fix::journal;
+use crate::fix::plan;
+use crate::host::Host;
+use crate::outln;
+use crate::output::Output;
+use crate::qualify::drive::{Drive, Stop};
+use crate::qualify::state::{self, Event, Outcome as StepOutcome, Phase, Qualify};
+use crate::remedy::StepId;
+
+/// The unit that resumes qualify after each boot.
+const UNIT: &str = "rmp-eval-qualify.service";
+
+pub(crate) fn execute(
+    host: &Host,
+    out: Output,
+    w: &mut dyn Write,
+    args: &QualifyArgs,
+) -> Result<Outcome> {
+    if args.status {
+        return status(host, w);
+    }
+    // The fix/rollback lock for the whole run: nothing else changes the machine under qualify.
+    let _lock = journal::lock(host)?;
+    let found =
+        state::load(host)?.filter(|q| !matches!(q.phase, Phase::Done | Phase::Aborted { .. }));
+    if args.abort {
+        return abort(host, out, w, found);
+    }
+    let mut q = match (found, args.resume) {
+        (Some(q), _) => {
+            outln!(
+                w,
+                "qualify: resuming the run started {}: {}",
+                q.started,
+                q.phase.describe()
+            );
+            q
+        }
+        (None, true) => {
+            outln!(w, "qualify: nothing under way");
+            return Ok(Outcome::Good);
+        }
+        (None, false) => match plan_and_ask(host, w, args)? {
+            Some(q) => q,
+            None => return Ok(Outcome::Good),
+        },
+    };
+    state::save(host, &q)?;
+    let stop = Drive {
+        host,
+        out,
+        w: &mut *w,
+        from_unit: args.resume,
+    }
+    .run(&mut q)?;
+    match stop {
+        Stop::Reboot(argv) => reboot(host, w, &argv),
+        Stop::Done => {
+            summary(w, &q);
+            Ok(Outcome::Good)
+        }
+        Stop::Aborted => Ok(Outcome::Good),
+    }
+}
+
+/// The plan: the steps the failing checks name (the command line first: its trial boot comes before the
+/// measurements of the others), the periods, the time; then the one question.
+fn plan_and_ask(host: &Host, w: &mut dyn Write, args: &QualifyArgs) -> Result<Option<Qualify>> {
+    let core = args.core.ok_or_else(|| {
+        Error::usage("qualify: --core N is needed to start (or --status, --abort)")
+    })?;
+    crate::machine::validate_core(host, Some(core))?;
+    if core == 0 {
+        return Err(Error::usage(
+            "--core 0 refused: CPU 0 carries the housekeeping",
+        ));
+    }
+    let ctx = crate::checks::Ctx {
+        core,
+        nic: args.nic.clone(),
+        pid: None,
+        smi_seconds: None,
+    };
+    let (ids, _) = plan::from_findings(&crate::registry::run_all(host, &ctx));
+    let steps: Vec<(StepId, bool)> = ids.iter().map(|&s| (s, s == StepId::Cmdline)).collect();
+    let periods = periods(args);
+    let q = Qualify::new(
+        core,
+        args.nic.clone(),
+        &steps,
+        &periods,
+        args.one_at_a_time,
+        args.seconds,
+    );
+    show_plan(w, &q);
+    if !args.yes {
+        if !crate::sys::term::interactive() {
+            return Err(Error::usage(
+                "qualify: give --yes to start without a terminal",
+            ));
+        }
+        let go = dialoguer::Confirm::new()
+            .with_prompt("Start? (it reboots the machine by itself for each trial boot)")
+            .default(false)
+            .interact()
+            .map_err(|e| Error::failed(format!("prompt: {e}")))?;
+        if !go {
+            return Ok(None);
+        }
+    }
+    Ok(Some(q))
+}
+
+/// The target period and 2×, 4×, 8× its rate, or --periods.
+fn periods(args: &QualifyArgs) -> Vec<u32> {
+    match &args.periods {
+        Some(p) => p.clone(),
+        None => [1, 2, 4, 8]
+            .iter()
+            .map(|d| args.period_us / d)
+            .filter(|&p| p >= 50)
+            .collect(),
+    }
+}
+
+fn show_plan(w: &mut dyn Write, q: &Qualify) {
+    outln!(w, "qualify: CPU {} as the RT core", q.core);
+    outln!(
+        w,
+        "  1. measure the machine as it is ({} s at {} µs)",
+        q.seconds,
+        q.sweep_period(0)
+    );
+    for (i, s) in q.steps.iter().enumerate() {
+        let how = if s.reboot {
+            "tried in a trial boot first (the default boot entry untouched), kept only if that boot comes up \
+             healthy; a reboot"
+        } else {
+            "applied now"
+        };
+        let measured = if q.one_at_a_time {
+            ", then measured and compared"
+        } else {
+            ""
+        };
+        outln!(w, "  {}. step {}: {how}{measured}", i + 2, s.step);
+    }
+    let periods: Vec<String> = q
+        .sweep
+        .iter()
+        .map(|s| format!("{} µs", s.period_us))
+        .collect();
+    outln!(
+        w,
+        "  {}. cycle-time sweep: {} ({} s each)",
+        q.steps.len() + 2,
+        periods.join(", "),
+        q.seconds
+    );
+    let runs = 1 + q.sweep.len() + if q.one_at_a_time { q.steps.len() } else { 0 };
+    let reboots = q.steps.iter().filter(|s| s.reboot).count();
+    outln!(
+        w,
+        "  about {} min of measurement and {reboots} reboot(s); `rmp-eval rollback` undoes every change",
+        (runs as f64 * q.seconds / 60.0).ceil()
+    );
+}
+
+fn reboot(host: &Host, w: &mut dyn Write, argv: &[String]) -> Result<Outcome> {
+    let line = argv.join(" ");
+    let unit = host.exists(&format!("/lib/systemd/system/{UNIT}"));
+    match host.kernel() {
+        Some(k) if unit => {
+            outln!(
+                w,
+                "qualify: rebooting into the trial ({line}); {UNIT} resumes after the boot"
+            );
+            crate::fix::kind::command::run_program(k, argv)?;
+        }
+        _ => outln!(
+            w,
+            "qualify: reboot now ({line}), then run `rmp-eval qualify --resume` once the machine is up \
+             (no {UNIT} here to do it)"
+        ),
+    }
+    Ok(Outcome::Good)
+}
+
+fn status(host: &Host, w: &mut dyn Write) -> Result<Outcome> {
+    let Some(q) = state::load(host)? else {
+        outln!(w, "qualify: nothing under way");
+        return Ok(Outcome::Good);
+    };
+    outln!(
+        w,
+        "qualify started {} on CPU {}: {}",
+        q.started,
+        q.core,
+        q.phase.describe()
+    );
+    summary(w, &q);
+    Ok(Outcome::Good)
+}
+
+/// What qualify has learned: each step's outcome, each period's result.
+fn summary(w: &mut dyn Write, q: &Qualify) {
+    if let Some(b) = &q.baseline {
+        outln!(w, "  baseline: {}", b.display());
+    }
+    for s in &q.steps {
+        let what = match &s.outcome {
+            None => "not yet".to_string(),
+            Some(StepOutcome::Kept { effect: None }) => "applied".into(),
+            Some(StepOutcome::Kept { effect: Some(e) }) => format!("kept ({e:?})"),
+            Some(StepOutcome::Reverted) => "reverted: made the tail significantly worse".into(),
+            Some(StepOutcome::TrialFailed { why }) => format!("trial boot failed, left out: {why}"),
+            Some(StepOutcome::NotTried { why }) => format!("not applied: {why}"),
+        };
+        outln!(w, "  {}: {what}", s.step);
+    }
+    for p in &q.sweep {
+        let r = p
+            .result
+            .as_ref()
+            .map_or("not yet".into(), |r| r.display().to_string());
+        outln!(w, "  {} µs: {r}", p.period_us);
+    }
+}
+
+fn abort(host: &Host, out: Output, w: &mut dyn Write, found: Option<Qualify>) -> Result<Outcome> {
+    let Some(mut q) = found else {
+        outln!(w, "qualify: nothing under way");
+        return Ok(Outcome::Good);
+    };
+    let runs: Vec<String> = q.journals().map(String::from).collect();
+    let mut d = Drive {
+        host,
+        out,
+        w: &mut *w,
+        from_unit: false,
+    };
+    for r in runs.iter().rev() {
+        d.undo(r)?;
+    }
+    state::advance(
+        host,
+        &mut q,
+        Event::Abort {
+            why: "qualify --abort".into(),
+        },
+    )?;
+    outln!(
+        w,
+        "qualify: aborted; what it applied is undone ({} journal run(s))",
+        runs.len()
+    );
+    Ok(Outcome::Good)
+}

@@ -1,0 +1,179 @@
+//! A qualify whose baseline is already measured, driven through its command-line step on the captured Debian 12
+//! RT guest (tests/fixtures) with GRUB's grub.cfg and grubenv from the VM image (tests/fixtures/samples): each
+//! `qualify --resume` is what rmp-eval-qualify.service runs at a boot. No measurement is made (the plan has no
+//! sweep and is not one at a time): what is judged is the boot files, the state and rollback.
+
+use crate::common;
+use common::fix::{Root, Tree, diff, ok, text};
+
+const IMAGE: &str = "/boot/vmlinuz-6.1.0-50-rt-amd64";
+pub(super) const BOOT_A: &str = "6a1f0d7e-9a43-4c59-9c7e-000000000001\n";
+const BOOT_B: &str = "6a1f0d7e-9a43-4c59-9c7e-000000000002\n";
+pub(super) const STATE: &str = "/var/lib/rmp-eval/qualify.json";
+
+pub(super) fn samples(name: &str) -> Vec<u8> {
+    std::fs::read(format!(
+        "{}/tests/fixtures/samples/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+/// The untuned guest with GRUB's generated files, in its first boot, with qualify planned and its baseline
+/// measured: a command-line step, then a sysctl step.
+pub(super) fn planned() -> Root {
+    let r = Root::untuned();
+    std::fs::write(
+        r.path("/boot/grub/grub.cfg"),
+        samples("grub-cfg-debian12-rt-qemu.txt"),
+    )
+    .or_else(|_| {
+        std::fs::create_dir_all(r.path("/boot/grub"))?;
+        std::fs::write(
+            r.path("/boot/grub/grub.cfg"),
+            samples("grub-cfg-debian12-rt-qemu.txt"),
+        )
+    })
+    .unwrap();
+    std::fs::write(
+        r.path("/boot/grub/grubenv"),
+        samples("grubenv-debian12-rt-qemu.bin"),
+    )
+    .unwrap();
+    r.write("/proc/sys/kernel/random/boot_id", BOOT_A);
+    r.write("/proc/mounts", "/dev/vda1 / ext4 rw,relatime 0 0\n");
+    r.write(
+        STATE,
+        r#"{"version":1,"started":"2026-12-06T08:00:00Z","core":1,"nic":null,"one_at_a_time":false,
+            "seconds":10.0,"steps":[{"step":"cmdline","reboot":true},{"step":"sysctl","reboot":false}],
+            "sweep":[],"baseline":"/var/lib/rmp-eval/results/base.json",
+            "phase":{"phase":"step","index":0,"stage":{"stage":"applying","journals":null}}}"#,
+    );
+    r
+}
+
+pub(super) fn state(r: &Root) -> serde_json::Value {
+    serde_json::from_str(&r.read(STATE)).unwrap()
+}
+
+pub(super) fn resume(r: &Root) -> String {
+    let o = r.rmp("qualify", &["--resume"]);
+    ok(&o);
+    text(&o)
+}
+
+/// Boots the trial: a new boot id and the command line the trial entry gives.
+pub(super) fn boot_trial(r: &Root) -> String {
+    let custom = r.read("/boot/grub/custom.cfg");
+    let line = custom
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("linux"))
+        .unwrap()
+        .trim()
+        .strip_prefix(IMAGE)
+        .unwrap()
+        .trim()
+        .to_string();
+    r.write("/proc/sys/kernel/random/boot_id", BOOT_B);
+    r.write("/proc/cmdline", &format!("BOOT_IMAGE={IMAGE} {line}\n"));
+    line
+}
+
+#[test]
+fn a_healthy_trial_boot_is_committed_and_rollback_restores_every_byte() {
+    let r = planned();
+    let start = r.tree();
+    let out = resume(&r);
+    assert!(out.contains("trial boot armed"), "{out}");
+    assert!(out.contains("reboot now (systemctl reboot)"), "{out}");
+    assert!(
+        r.read("/boot/grub/grubenv")
+            .contains("\nnext_entry=rmp-eval-trial\n")
+    );
+    // The default entry's configuration is not touched before the trial has booted.
+    assert!(!r.exists("/etc/default/grub.d/99-rmp-eval.cfg"));
+    assert_eq!(state(&r)["phase"]["stage"]["stage"], "trial_armed");
+    // Resumed in the same boot (killed before the reboot): the trial is not armed twice.
+    let journals = std::fs::read_dir(r.path("/var/lib/rmp-eval/journal"))
+        .unwrap()
+        .count();
+    assert!(resume(&r).contains("reboot now"));
+    assert_eq!(
+        std::fs::read_dir(r.path("/var/lib/rmp-eval/journal"))
+            .unwrap()
+            .count(),
+        journals
+    );
+
+    let line = boot_trial(&r);
+    assert!(
+        line.contains("isolcpus=managed_irq,domain,1") && line.ends_with("panic=10"),
+        "{line}"
+    );
+    r.write("/sys/devices/system/cpu/isolated", "1\n");
+    let out = resume(&r);
+    assert!(out.contains("done"), "{out}");
+    committed_then_rolled_back(&r, &start);
+}
+
+/// Done with the trial committed: the permanent configuration holds the trial's parameters, the trial entry is
+/// gone and grubenv is as it was; then the boot the test made is put back and rollback restores every byte.
+pub(super) fn committed_then_rolled_back(r: &Root, start: &Tree) {
+    let q = state(r);
+    assert_eq!(q["phase"]["phase"], "done", "{q}");
+    assert_eq!(q["steps"][0]["outcome"]["outcome"], "kept");
+    assert!(
+        r.read("/var/lib/rmp-eval/cmdline")
+            .contains("isolcpus=managed_irq,domain,1")
+    );
+    assert!(!r.exists("/boot/grub/custom.cfg"));
+    assert_eq!(
+        std::fs::read(r.path("/boot/grub/grubenv")).unwrap(),
+        samples("grubenv-debian12-rt-qemu.bin")
+    );
+    r.write("/proc/sys/kernel/random/boot_id", BOOT_A);
+    std::fs::write(r.path("/proc/cmdline"), &start["proc/cmdline"].0).unwrap();
+    std::fs::write(
+        r.path("/sys/devices/system/cpu/isolated"),
+        &start["sys/devices/system/cpu/isolated"].0,
+    )
+    .unwrap();
+    ok(&r.rmp("rollback", &["--yes"]));
+    let mut want = start.clone();
+    want.remove(STATE.trim_start_matches('/'));
+    assert_eq!(diff(&want, &r.tree()), Vec::<String>::new());
+}
+
+#[test]
+fn a_trial_boot_that_did_not_come_up_is_recorded_and_leaves_the_default_as_it_was() {
+    let r = planned();
+    resume(&r);
+    // The trial kernel panicked (panic=10) and GRUB booted the default entry: a new boot, the old line.
+    r.write("/proc/sys/kernel/random/boot_id", BOOT_B);
+    let out = resume(&r);
+    assert!(out.contains("the trial boot failed"), "{out}");
+    let q = state(&r);
+    assert_eq!(q["steps"][0]["outcome"]["outcome"], "trial_failed");
+    assert!(
+        q["steps"][0]["outcome"]["why"]
+            .as_str()
+            .unwrap()
+            .contains("isolcpus"),
+        "{q}"
+    );
+    assert!(!r.exists("/boot/grub/custom.cfg"));
+    assert!(!r.exists("/var/lib/rmp-eval/cmdline"));
+    assert_eq!(
+        std::fs::read(r.path("/boot/grub/grubenv")).unwrap(),
+        samples("grubenv-debian12-rt-qemu.bin")
+    );
+    // qualify went on without it: the sysctl step applied.
+    assert_eq!(q["steps"][1]["outcome"]["outcome"], "kept");
+    assert_eq!(q["phase"]["phase"], "done");
+    let out = r.rmp("qualify", &["--status"]);
+    assert!(
+        text(&out).contains("trial boot failed, left out"),
+        "{}",
+        text(&out)
+    );
+}
