@@ -89,6 +89,7 @@ pub(crate) fn run_loops(
         rt_cpus,
         core: at.core,
         trace: spec.trace.then_some(Scope::Cpu(at.core)),
+        signals: None,
     };
     let mut session = Session::begin(host, spec, setup, watch)?;
     let mut series: Vec<Series> = placed
