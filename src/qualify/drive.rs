@@ -10,7 +10,6 @@ use super::resume::{self, Action, Observed};
 use super::state::{self, Effect, Event, Qualify};
 use crate::checks::CheckId;
 use crate::error::{Error, Result};
-use crate::fix::boot::trial::{self, NoTrial};
 use crate::fix::journal::{self, Run};
 use crate::fix::kind::How;
 use crate::fix::plan::{self, Request};
@@ -19,6 +18,7 @@ use crate::host::Host;
 use crate::measure::spec::RunSpec;
 use crate::outln;
 use crate::output::Output;
+use crate::tunable::cmdline::boot::trial::{self, NoTrial};
 
 /// This boot's id: another one means the machine rebooted.
 pub(crate) const BOOT_ID: &str = "/proc/sys/kernel/random/boot_id";
@@ -334,7 +334,7 @@ fn trial_of(host: &Host, plan: &Plan) -> std::result::Result<trial::Trial, NoTri
             _ => None,
         })
         .ok_or_else(|| NoTrial("the command-line step plans no parameters here".into()))?;
-    crate::fix::boot::trial(host, &params)
+    crate::tunable::cmdline::boot::trial(host, &params)
 }
 
 /// compare's verdict as a step's effect: better or worse by its noise rule, anything else no clear change.

@@ -462,7 +462,9 @@ impl StepRecord {
 
     /// What a healthy trial boot has on its command line: every parameter of the trial's line.
     pub(crate) fn trial_params(&self) -> Vec<String> {
-        crate::fix::boot::tokens::tokens(self.trial_cmdline.as_deref().unwrap_or_default())
+        crate::tunable::cmdline::boot::tokens::tokens(
+            self.trial_cmdline.as_deref().unwrap_or_default(),
+        )
     }
 }
 
