@@ -8,7 +8,8 @@
 # dpkg-buildpackage writes its results next to the source tree, so the tree's files (tracked and not ignored) are
 # copied into target/debian-build/ and built there; cargo's target dir is target/package/ (CARGO_TARGET_DIR to
 # change it), kept so that cargo stays incremental across runs. The package reproduces (debian/rules). -d: the
-# build uses the Rust toolchain on PATH (rustup), which dpkg does not see; on a machine with Debian's cargo-web instead, plain `dpkg-buildpackage -us -uc -b` checks Build-Depends.
+# build uses the Rust toolchain on PATH (rustup), which dpkg does not see; on a machine with Debian's cargo-web
+# instead, plain `dpkg-buildpackage -us -uc -b` checks Build-Depends.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$(realpath -m "${1:-$root/target/debian}")

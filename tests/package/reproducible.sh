@@ -18,13 +18,14 @@ rm -rf "$other"
 mkdir -p "$other"
 if [ "$(git -C "$ROOT" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$ROOT" && pwd -P)" ]; then
     (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) | tar -C "$other" -xf -
-    # The copy is no git checkout: give it the date debian/build-debs.sh gave the first build (the commit's).
-    SOURCE_DATE_EPOCH=$(git -C "$ROOT" log -1 --format=%ct)
+    # The copy is no git checkout: the date debian/build-debs.sh gives the first build (the commit's), unless the
+    # caller set one for both (tests/package/run.sh does, in case a commit comes between the two builds).
+    SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$ROOT" log -1 --format=%ct)}
     export SOURCE_DATE_EPOCH
 else
     tar -C "$ROOT" --exclude=./target --exclude=./.git -cf - . | tar -C "$other" -xf -
 fi
-echo "second build in $other (SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-debian/changelog's})"
+echo "second build in $other (SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-from debian/changelog})"
 (umask 0002 && cd "$other" && TZ=Pacific/Chatham LC_ALL=C.UTF-8 LANG=C.UTF-8 ARCHS=amd64 \
     CARGO_TARGET_DIR="$ROOT/target/reproducible/cargo" debian/build-debs.sh "$WORK/second") \
     >"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; fail "the second build"; }

@@ -30,6 +30,12 @@ py() { python3 -c "$@"; }
 apt_chroot() { in_chroot apt-get -y -qq "$@" >"$WORK/apt.log" 2>&1 || { cat "$WORK/apt.log"; fail "apt-get $*"; }; }
 
 version=$(dpkg-parsechangelog -l "$ROOT/debian/changelog" -S Version)
+# One date for every build of this run (debian/build-debs.sh takes the commit's), so that reproducible.sh's
+# second build has the first one's even if a commit comes in between.
+if [ -z "${SOURCE_DATE_EPOCH:-}" ] && [ "$(git -C "$ROOT" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$ROOT" && pwd -P)" ]; then
+    SOURCE_DATE_EPOCH=$(git -C "$ROOT" log -1 --format=%ct)
+    export SOURCE_DATE_EPOCH
+fi
 phase "build rmp-eval $version for amd64 and arm64 (debian/build-debs.sh)"
 "$ROOT/debian/build-debs.sh" "$WORK/debs" >"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; fail "build"; }
 grep '^== built' "$WORK/build.log"
