@@ -152,6 +152,31 @@ impl Counters {
         self.last = Some((self.start, snap(&self.host, self.cpu, &self.live)));
     }
 
+    /// `r`: the windows, the worst window and the SMIs start again from now, as the series do; the window in
+    /// progress is dropped (it began before the reset) and window times count from the reset, as the table's do.
+    pub(crate) fn restart(&mut self) {
+        if self.off || self.last.is_none() {
+            return;
+        }
+        let smi = self.report.smi.take().map(|s| match s.total {
+            Some(_) => Smi::counting(s.cpus, s.driver, WINDOW.as_secs_f64()),
+            None => s,
+        });
+        if let Some((c, last)) = &mut self.smi
+            && let Ok(now) = c.read()
+        {
+            *last = now;
+        }
+        self.report = Interference {
+            cpu: self.cpu,
+            smi,
+            ..Default::default()
+        };
+        self.worst_seen = 0;
+        self.start = Instant::now();
+        self.last = Some((self.start, snap(&self.host, self.cpu, &self.live)));
+    }
+
     /// Closes a window when one has passed (or `force`, at the end).
     pub(crate) fn tick(&mut self, force: bool) {
         let Some((at, prev)) = &self.last else { return };
@@ -216,6 +241,13 @@ impl Watch for Counting<'_> {
     }
     fn checkpoint(&mut self, partial: &RunResult) {
         self.inner.checkpoint(partial);
+    }
+    fn resets(&self) -> bool {
+        self.inner.resets()
+    }
+    fn restarted(&mut self) {
+        self.counters.restart();
+        self.inner.restarted();
     }
 }
 
