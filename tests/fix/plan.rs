@@ -173,3 +173,31 @@ fn without_core_the_plan_names_the_last_cpu_it_tunes() {
         (Some(3), Some("--core"))
     );
 }
+
+/// With no boot loader configuration the command-line step is left to the user; the cpuset step (which cannot
+/// make its partition here: cgroup v1) must then not promise that the reboot isolates the core.
+#[test]
+fn without_a_boot_loader_nothing_promises_isolation_after_the_reboot() {
+    let (code, out) = dry(DESKTOP, &["--core", "1"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("NOT DONE, set by hand: no boot loader configuration found"),
+        "{out}"
+    );
+    let cpuset = out
+        .lines()
+        .find(|l| l.contains("[cpuset]"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(!cpuset.contains("after the reboot only"), "{cpuset}");
+    assert!(
+        cpuset.contains("nothing isolates CPUs 1,5 after a reboot either"),
+        "{cpuset}"
+    );
+    // With a boot loader the reboot does isolate it, and the step says so.
+    let r = Root::untuned();
+    let (_, out) = dry(r.dir.path().to_str().unwrap(), &["--core", "1"]);
+    assert!(
+        out.contains("CPU 1 isolated after the reboot only"),
+        "{out}"
+    );
+}

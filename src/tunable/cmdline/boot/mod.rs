@@ -104,6 +104,16 @@ fn detect(host: &Host) -> (Found, Vec<String>) {
     (f, vec![])
 }
 
+/// Why the command-line step cannot set boot parameters here (no boot loader configuration, or no telling which
+/// one boots), or None when it can.
+pub(crate) fn why_no_loader(host: &Host) -> Option<String> {
+    match detect(host).0 {
+        Found::Loader(_) => None,
+        Found::None => Some("no boot loader configuration was found".into()),
+        Found::Unknown(why) => Some(why),
+    }
+}
+
 /// The trial boot of `params` on the loader that boots this machine.
 pub(crate) fn trial(host: &Host, params: &[String]) -> Result<Trial, NoTrial> {
     match detect(host).0 {
