@@ -40,6 +40,23 @@ fn chosen_core_line(core: usize) -> String {
     )
 }
 
+/// The plan as shown: its prose (why, notes, risks, what is left out or to do by hand) wrapped at the output's
+/// width in terminal cells without breaking a word or a `command`; the changes themselves (diff lines, values,
+/// commands fix runs) are left whole, as they would be copied.
+fn plan_shown(plan: &Plan, live: bool, width: usize) -> String {
+    const PROSE: [&str; 6] = ["why: ", "note: ", "risk: ", "NOT DONE", "refused", "["];
+    render::plan_text(plan, live)
+        .split_inclusive('\n')
+        .map(|l| {
+            if PROSE.iter().any(|p| l.trim_start().starts_with(p)) {
+                crate::report::table::fit(l, width)
+            } else {
+                l.to_string()
+            }
+        })
+        .collect()
+}
+
 /// The plan's JSON with the core it is for.
 fn plan_json(plan: &Plan, core: usize, given: bool) -> serde_json::Value {
     let mut v = render::plan_json(plan);
@@ -56,11 +73,11 @@ fn choose(
     host: &Host,
     req: &Request,
     plan: &Plan,
-    (live, next): (bool, &str),
+    (live, width, next): (bool, usize, &str),
 ) -> Result<Option<Plan>> {
     use dialoguer::MultiSelect;
     let prompt = |e: dialoguer::Error| Error::failed(format!("prompt: {e}"));
-    outln!(w, "{}", render::plan_text(plan, live));
+    outln!(w, "{}", plan_shown(plan, live, width));
     // Persistence follows from the runtime steps picked; it is not a choice of its own.
     let candidates: Vec<&crate::fix::Step> = plan
         .steps
@@ -185,7 +202,7 @@ pub(crate) fn execute(
         if args.json {
             outln!(w, "{}", plan_json(&full, core, args.core.is_some()));
         } else {
-            outln!(w, "{}", render::plan_text(&full, live));
+            outln!(w, "{}", plan_shown(&full, live, out.width));
             if refused.is_empty() && by_hand.is_empty() {
                 outln!(
                     w,
@@ -209,7 +226,7 @@ pub(crate) fn execute(
         if args.json {
             outln!(w, "{}", plan_json(&full, core, args.core.is_some()));
         } else {
-            outln!(w, "{}", render::plan_text(&full, live));
+            outln!(w, "{}", plan_shown(&full, live, out.width));
             outln!(w, "Dry run: nothing was changed.");
         }
         return Ok(Outcome::Good);
@@ -220,7 +237,7 @@ pub(crate) fn execute(
         full
     } else if crate::sys::term::interactive() && !args.json {
         let next = what_next(args, core, measuring);
-        match choose(w, host, &req, &full, (live, &next))? {
+        match choose(w, host, &req, &full, (live, out.width, &next))? {
             Some(p) => p,
             None => {
                 outln!(w, "Nothing applied.");
@@ -229,14 +246,14 @@ pub(crate) fn execute(
         }
     } else {
         if !args.json {
-            outln!(w, "{}", render::plan_text(&full, live));
+            outln!(w, "{}", plan_shown(&full, live, out.width));
         }
         return Err(Error::usage(
             "no terminal to ask on: nothing was changed; pass --yes to apply the plan (or --dry-run to only show it)",
         ));
     };
     if args.yes && !args.json {
-        outln!(w, "{}", render::plan_text(&chosen, live));
+        outln!(w, "{}", plan_shown(&chosen, live, out.width));
     }
     if !args.no_measure && !host.is_live() && !args.json {
         outln!(

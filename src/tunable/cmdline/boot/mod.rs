@@ -143,7 +143,7 @@ pub(crate) fn plan(host: &Host, want: &Want) -> Result<Step, NoHousekeeping> {
                 managed_params(&tokens(&host.read(PROC_CMDLINE).unwrap_or_default()), want)?;
             s.notes.push(crate::fix::Note::ByHand(format!(
                 "no boot loader configuration found (no {}, {}, loader.conf or cmdline.txt): add \
-                 these parameters to the kernel command line: {}",
+                 these parameters to the kernel command line: `{}`",
                 grub_layout::GRUB_DEFAULT,
                 kernel_install::KERNEL_CMDLINE,
                 managed.join(" ")
