@@ -52,7 +52,7 @@ older() { # is version $1 older than $2 (major.minor[.patch], numerically)?
 
 # What the build needs from Debian (debian/control's Build-Depends without the Rust toolchain, which rustup gives).
 needs=(clang gcc libc6-dev)
-[ $install = 1 ] && needs+=(debhelper dpkg-dev fakeroot)
+[ $install = 1 ] && needs+=(debhelper dpkg-dev fakeroot python3)
 missing=()
 for p in "${needs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

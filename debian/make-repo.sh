@@ -2,7 +2,8 @@
 # Builds the signed apt repository users install from (docs/guide.md, "Install and uninstall"), with
 # reprepro: suite bookworm, component main, amd64 and arm64; Release and InRelease signed with KEYID.
 #   debian/make-repo.sh OUTDIR KEYID PACKAGE.deb...
-# OUTDIR gets dists/, pool/ and rmp-eval.asc (the public key, ASCII-armoured, for the users' Signed-By); publish
+# OUTDIR gets dists/, pool/, rmp-eval.asc (the public key, ASCII-armoured, for the users' Signed-By) and sbom/ (each
+# package's SPDX document, sbom/rmp-eval_VERSION_ARCH.spdx.json, as the package installs it); publish
 # OUTDIR as it is. reprepro's own database stays in OUTDIR/.reprepro (not to be published). GNUPGHOME selects the
 # keyring that holds KEYID's secret key. Idempotent: a package already in the repository is replaced.
 set -euo pipefail
@@ -26,6 +27,11 @@ for deb in "$@"; do
     reprepro --basedir "$base" --outdir "$out" --silent includedeb bookworm "$deb"
 done
 reprepro --basedir "$base" --outdir "$out" --silent export bookworm
+mkdir -p "$out/sbom"
+for deb in "$@"; do
+    name=$(dpkg-deb -f "$deb" Package)_$(dpkg-deb -f "$deb" Version)_$(dpkg-deb -f "$deb" Architecture)
+    dpkg-deb --fsys-tarfile "$deb" | tar -xOf - ./usr/share/doc/rmp-eval/rmp-eval.spdx.json >"$out/sbom/$name.spdx.json"
+done
 gpg --batch --armor --export "$key" >"$out/rmp-eval.asc.new"
 [ -s "$out/rmp-eval.asc.new" ] || { echo "debian/make-repo.sh: no public key $key in the keyring" >&2; exit 1; }
 mv "$out/rmp-eval.asc.new" "$out/rmp-eval.asc"

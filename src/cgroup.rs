@@ -25,9 +25,11 @@ const MAX_DIRS: usize = 2000;
 pub(crate) enum Support {
     /// No cgroup2 in /proc/mounts (a cgroup v1-only machine) or /proc/mounts unreadable.
     NoCgroup2,
-    /// cgroup2 is mounted but the cpuset controller is bound elsewhere (a v1 hierarchy in a hybrid layout).
+    /// cgroup2 is mounted but offers no cpuset controller: bound to a v1 hierarchy (a hybrid layout), or the
+    /// mount point cannot be read. `why` says which.
     NoCpuset {
         mount: String,
+        why: String,
     },
     /// The kernel is older than 6.1, the first to accept "isolated" (cgroup/cpuset commit f28e22441f35, merged
     /// for 6.1; 5.15–6.0 refuse the word).
@@ -44,7 +46,7 @@ impl Support {
     pub(crate) fn mount(&self) -> Option<&str> {
         match self {
             Support::NoCgroup2 => None,
-            Support::NoCpuset { mount }
+            Support::NoCpuset { mount, .. }
             | Support::OldKernel { mount, .. }
             | Support::Ready { mount } => Some(mount),
         }
@@ -54,9 +56,7 @@ impl Support {
     pub(crate) fn why_not(&self) -> Option<String> {
         match self {
             Support::NoCgroup2 => Some("cgroup2 is not mounted (cgroup v1 only)".into()),
-            Support::NoCpuset { mount } => Some(format!(
-                "the cpuset controller is not available in cgroup2 at {mount} (bound to a cgroup v1 hierarchy)"
-            )),
+            Support::NoCpuset { why, .. } => Some(why.clone()),
             Support::OldKernel { release, .. } => Some(format!(
                 "kernel {release} is older than 6.1 (no isolated partitions)"
             )),
@@ -66,14 +66,28 @@ impl Support {
 }
 
 pub(crate) fn support(host: &Host) -> Support {
-    let Some(mount) = host.read(MOUNTS).ok().and_then(|m| cgroup2_mount(&m)) else {
+    let mounts = host.read(MOUNTS).unwrap_or_default();
+    let Some(mount) = cgroup2_mount(&mounts) else {
         return Support::NoCgroup2;
     };
-    let ctl = host
-        .read(&format!("{mount}/cgroup.controllers"))
-        .unwrap_or_default();
-    if !has_controller(&ctl, "cpuset") {
-        return Support::NoCpuset { mount };
+    let path = format!("{mount}/cgroup.controllers");
+    let why = match host.read(&path) {
+        Ok(ctl) if has_controller(&ctl, "cpuset") => None,
+        Ok(_) => Some(
+            match crate::parse::cgroup::cgroup1_mount_with(&mounts, "cpuset") {
+                Some(v1) => format!(
+                    "the cpuset controller is bound to the cgroup v1 hierarchy at {v1}, not to cgroup2 at {mount}"
+                ),
+                None => format!("the cpuset controller is not in {path}"),
+            },
+        ),
+        Err(e) => Some(format!(
+            "/proc/mounts has cgroup2 at {mount}, but {path} cannot be read ({})",
+            e.reason()
+        )),
+    };
+    if let Some(why) = why {
+        return Support::NoCpuset { mount, why };
     }
     let release = host.kernel_release().unwrap_or_default();
     match kernel::version(&release) {

@@ -38,8 +38,36 @@ impl Error {
 
 pub(crate) type Result<T> = std::result::Result<T, Error>;
 
-/// What a command found, when it could do its job (2 is an `Error`). README.md ("Exit status") and docs/design.md
-/// list them.
+/// Every exit status and what it means, written once: `--help`, the man page and the checks of README.md's
+/// ("Exit status") and docs/design.md's lists come from it. 2 is every `Error`; the others an `Outcome`.
+pub(crate) const EXIT_STATUS: [(u8, &str); 6] = [
+    (
+        0,
+        "all good (check: nothing failed; run: every sample within the Great band; fix/rollback: done)",
+    ),
+    (
+        1,
+        "the system falls short (a check failed; latency outside Great; frames lost; a dropout)",
+    ),
+    (
+        2,
+        "could not do the job (bad input, no permission, NIC missing, no reply from the SubDevice)",
+    ),
+    (
+        3,
+        "run: inconclusive, too short to judge (too few cycles or seconds); nothing failed in what was measured",
+    ),
+    (
+        4,
+        "check: nothing failed, only warnings (what only a newer kernel or other hardware would change)",
+    ),
+    (
+        5,
+        "check: nothing failed, but a change fix made takes effect at the next reboot",
+    ),
+];
+
+/// What a command found, when it could do its job (2 is an `Error`); `EXIT_STATUS` says what each code means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     /// check: nothing failed; run: every sample Great; fix/rollback: done.
@@ -55,6 +83,15 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    #[cfg(test)]
+    const ALL: [Outcome; 5] = [
+        Outcome::Good,
+        Outcome::ShortFall,
+        Outcome::Inconclusive,
+        Outcome::Warnings,
+        Outcome::RebootPending,
+    ];
+
     pub fn code(self) -> u8 {
         match self {
             Outcome::Good => 0,
@@ -63,5 +100,53 @@ impl Outcome {
             Outcome::Warnings => 4,
             Outcome::RebootPending => 5,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_exit_status_is_in_the_table_and_the_docs_list_the_table() {
+        let codes: Vec<u8> = EXIT_STATUS.iter().map(|(c, _)| *c).collect();
+        let mut used: Vec<u8> = Outcome::ALL.iter().map(|o| o.code()).collect();
+        used.push(2);
+        used.sort_unstable();
+        assert_eq!(used, codes);
+        // README.md's table: one row per code, in order.
+        let readme = include_str!("../README.md");
+        let table = readme
+            .split("## Exit status")
+            .nth(1)
+            .expect("README: ## Exit status");
+        let rows: Vec<u8> = table
+            .lines()
+            .skip_while(|l| !l.starts_with('|'))
+            .take_while(|l| l.starts_with('|'))
+            .filter_map(|l| {
+                l.trim_start_matches('|')
+                    .split('|')
+                    .next()?
+                    .trim()
+                    .parse()
+                    .ok()
+            })
+            .collect();
+        assert_eq!(rows, codes, "README.md's exit status table");
+        // docs/design.md's list: "0 = …, 1 = …".
+        let design = include_str!("../docs/design.md");
+        let list = design
+            .split("- Exit status:")
+            .nth(1)
+            .expect("design.md: - Exit status:");
+        let list = list.split("\n- ").next().unwrap_or_default();
+        let named: Vec<u8> = codes
+            .iter()
+            .copied()
+            .filter(|c| list.contains(&format!("{c} = ")))
+            .collect();
+        assert_eq!(named, codes, "docs/design.md's exit status list");
+        assert!(!list.contains("6 = "));
     }
 }

@@ -42,5 +42,13 @@ if ! "$SCIPY_VENV/bin/python" -c 'import scipy.stats' 2>/dev/null; then
     /usr/bin/python3 -m venv "$SCIPY_VENV"
     "$SCIPY_VENV/bin/pip" install -q scipy >/dev/null
 fi
+# spdx-tools (PyPI, pyspdxtools): an SPDX validator independent of debian/notices.py, which writes the package's SBOM,
+# for tests/package/run.sh, in its own venv.
+SPDX_VENV="${RMP_EVAL_SPDX_VENV:-/var/cache/rmp-eval-tests/spdx-venv}"
+if ! [ -x "$SPDX_VENV/bin/pyspdxtools" ]; then
+    rm -rf "$SPDX_VENV"
+    /usr/bin/python3 -m venv "$SPDX_VENV"
+    "$SPDX_VENV/bin/pip" install -q spdx-tools >/dev/null
+fi
 rustup component add clippy rustfmt >/dev/null 2>&1 || true
 rustup target add aarch64-unknown-linux-gnu >/dev/null

@@ -38,6 +38,9 @@ pub struct Firmware {
     /// The device tree's model, where there is no SMBIOS.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) dt_model: Option<String>,
+    /// Why nothing names the machine, when nothing does: a reader of the result sees a reason, not `{}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) unknown: Option<String>,
 }
 
 /// Reads the identity through `host` (a `--root` tree or snapshot gives its own machine's).
@@ -59,11 +62,24 @@ pub(crate) fn read(host: &Host) -> Firmware {
         bios_version: f("bios_version"),
         bios_date: f("bios_date"),
         dt_model: None,
+        unknown: None,
     };
     if fw.machine_key().is_empty() {
         fw.dt_model = board_model(host).map(|v| sanitize(&v, MAX));
     }
+    if fw.machine_key().is_empty() {
+        fw.unknown = Some(unknown_reason(host.exists(DMI_DIR)).into());
+    }
     fw
+}
+
+/// Why no identity was found: no SMBIOS at all (a VM without it, most arm64 boards) or only empty strings.
+fn unknown_reason(has_dmi: bool) -> &'static str {
+    if has_dmi {
+        "no SMBIOS or device-tree identity: the SMBIOS strings are empty or placeholders and there is no device-tree model"
+    } else {
+        "no SMBIOS or device-tree identity: the kernel exports no SMBIOS table (/sys/class/dmi/id) and there is no device-tree model"
+    }
 }
 
 /// The board's model: the device tree's, else /proc/cpuinfo's "Model" (Raspberry Pi kernels print it).
@@ -117,7 +133,12 @@ impl Firmware {
             (false, true, _) => sys,
             (true, false, _) => format!("board {board}"),
             (true, true, Some(m)) => format!("{m} (board model)"),
-            (true, true, None) => "unknown (no SMBIOS or device-tree identity)".into(),
+            (true, true, None) => format!(
+                "unknown ({})",
+                self.unknown
+                    .as_deref()
+                    .unwrap_or("no SMBIOS or device-tree identity")
+            ),
         }
     }
 
@@ -174,6 +195,34 @@ mod tests {
         let none = read(&Host::with_root(d.path()));
         assert!(none.machine_key().is_empty());
         assert!(none.machine_line().starts_with("unknown"));
+        assert_eq!(pi.unknown, None);
+    }
+
+    #[test]
+    fn a_result_says_why_no_identity_was_found() {
+        let d = tempfile::tempdir().unwrap();
+        let none = read(&Host::with_root(d.path()));
+        let json = serde_json::to_value(&none).unwrap();
+        assert!(
+            json["unknown"]
+                .as_str()
+                .unwrap()
+                .contains("exports no SMBIOS table"),
+            "{json}"
+        );
+        let dmi = d.path().join("sys/class/dmi/id");
+        std::fs::create_dir_all(&dmi).unwrap();
+        for f in ["sys_vendor", "product_name", "board_name"] {
+            std::fs::write(dmi.join(f), "To Be Filled By O.E.M.\n").unwrap();
+        }
+        let placeholders = read(&Host::with_root(d.path()));
+        assert!(
+            placeholders
+                .machine_line()
+                .contains("empty or placeholders"),
+            "{}",
+            placeholders.machine_line()
+        );
     }
 
     #[test]

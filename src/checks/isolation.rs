@@ -104,7 +104,7 @@ fn nohz_full(host: &Host, ctx: &Ctx) -> Eval {
                 Assessment::fail(format!("CPU{cpu} not in nohz_full: {}", shown(&raw)))
             })
         }
-        Err(e) if e.is_not_found() && host.exists(CPU_ISOLATED) => Ok(
+        Err(e) if e.is_not_found() && !super::not_captured(host, CPU_NOHZ_FULL) && host.exists(CPU_ISOLATED) => Ok(
             match machine::cmdline(host)
                 .ok()
                 .as_deref()
@@ -120,6 +120,7 @@ fn nohz_full(host: &Host, ctx: &Ctx) -> Eval {
                  kernel's command line does nothing",
             ),
         ),
+        Err(e) if e.is_not_found() => Err(super::absent(host, CPU_NOHZ_FULL)),
         Err(e) => Err(unknown(format!("{CPU_NOHZ_FULL}: {}", e.reason()))),
     }
 }
@@ -266,7 +267,11 @@ fn smt_sibling(host: &Host, ctx: &Ctx) -> Eval {
         )));
     }
     sibs.retain(|&c| c != cpu);
-    if let Ok(online) = machine::online_cpus(host) {
+    // The kernel drops a sibling from this list when it goes offline; only its own online list may drop one
+    // more (a list guessed from the cpuN directories would hide a sibling that is there).
+    if let Ok(online) = machine::read_cpulist(host, machine::CPU_ONLINE)
+        && !online.is_empty()
+    {
         sibs.retain(|c| online.contains(c));
     }
     if sibs.is_empty() {

@@ -158,6 +158,24 @@ pub(crate) fn read(host: &Host, path: &str) -> Result<String, Unknown> {
         .map_err(|e| unknown(format!("{path}: {}", e.reason())))
 }
 
+/// A file a check needs is absent: on the running machine (or where its snapshot recorded the absence) the
+/// kernel has no such file; in any other tree it was not captured, which says nothing about the kernel.
+pub(crate) fn not_captured(host: &Host, path: &str) -> bool {
+    !host.lacks(path)
+}
+
+/// `Unknown` for an absent file, saying which of the two it is (see `not_captured`).
+pub(crate) fn absent(host: &Host, path: &str) -> Unknown {
+    if not_captured(host, path) {
+        unknown(format!(
+            "{path}: not captured (absent from the tree, and the snapshot does not record that the machine \
+             lacked it)"
+        ))
+    } else {
+        unknown(format!("{path}: not found"))
+    }
+}
+
 /// /proc/interrupts for a check: what it cannot give is the check's unknown.
 pub(crate) fn read_interrupts(
     host: &Host,
@@ -198,6 +216,16 @@ pub(crate) fn shown(list: &str) -> &str {
         "(none)"
     } else {
         list.trim()
+    }
+}
+
+impl Finding {
+    /// A by-hand remedy names the interface the user gave, where its text says IFACE, so it can be pasted.
+    pub(crate) fn for_nic(mut self, nic: Option<&str>) -> Finding {
+        if let (Some(n), Some(b)) = (nic, self.by_hand.as_mut()) {
+            *b = b.replace("IFACE", n);
+        }
+        self
     }
 }
 

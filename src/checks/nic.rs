@@ -132,9 +132,13 @@ fn table<T, E: std::fmt::Display>(
     path: &str,
     parse: impl Fn(&str) -> Result<T, E>,
 ) -> Result<T, Unknown> {
-    let text = host
-        .read(path)
-        .map_err(|e| unknown(format!("{path}: {}", e.reason())))?;
+    let text = host.read(path).map_err(|e| {
+        if e.is_not_found() {
+            super::absent(host, path)
+        } else {
+            unknown(format!("{path}: {}", e.reason()))
+        }
+    })?;
     parse(&text).map_err(|e| unknown(format!("{path}: {e}")))
 }
 
@@ -142,7 +146,7 @@ fn addr_counts(host: &Host, nic: &str) -> Result<(usize, usize), Unknown> {
     // The files are read on the live machine too, so that a snapshot holds them.
     let from_files = (|| {
         let v6 = match host.read(IF_INET6) {
-            Err(e) if e.is_not_found() => 0,
+            Err(e) if e.is_not_found() && host.lacks(IF_INET6) => 0,
             _ => table(host, IF_INET6, |t| {
                 netaddr::v6_count(t, nic).ok_or("not in the kernel's format")
             })?,
@@ -166,20 +170,58 @@ fn nic_quiet(host: &Host, ctx: &Ctx) -> Eval {
         .any(|i| i == nic);
     // No ipv6_route is a kernel without IPv6 (ipv6.disable=1): no IPv6 default route.
     let def6 = match host.read(IPV6_ROUTE) {
-        Err(e) if e.is_not_found() => false,
+        Err(e) if e.is_not_found() && host.lacks(IPV6_ROUTE) => false,
         _ => table(host, IPV6_ROUTE, route::v6_default_ifaces)?
             .iter()
             .any(|i| i == nic),
     };
-    let yn = |b: bool| if b { "yes" } else { "no" };
     let (v4, v6) = addr_counts(host, nic)?;
     Ok(if (v4, v6, def4, def6) == (0, 0, false, false) {
         Assessment::pass("no IPs, no default route")
     } else {
-        Assessment::fail(format!(
-            "v4={v4}, v6={v6}, def4={}, def6={}",
-            yn(def4),
-            yn(def6)
-        ))
+        Assessment::fail(noisy(v4, v6, def4, def6))
     })
+}
+
+/// "2 IPv4 addresses, 1 IPv6 address, the IPv4 default route": what makes the kernel talk on the segment.
+fn noisy(v4: usize, v6: usize, def4: bool, def6: bool) -> String {
+    let count = |n: usize, what: &str| match n {
+        0 => None,
+        1 => Some(format!("1 {what} address")),
+        n => Some(format!("{n} {what} addresses")),
+    };
+    let route = |d: bool, what: &str| d.then(|| format!("the {what} default route"));
+    [
+        count(v4, "IPv4"),
+        count(v6, "IPv6"),
+        route(def4, "IPv4"),
+        route(def6, "IPv6"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::{Assessment, finding};
+
+    #[test]
+    fn a_noisy_nic_says_what_it_carries_in_words() {
+        assert_eq!(
+            noisy(1, 2, true, false),
+            "1 IPv4 address, 2 IPv6 addresses, the IPv4 default route"
+        );
+        assert_eq!(noisy(0, 0, false, true), "the IPv6 default route");
+    }
+
+    #[test]
+    fn the_by_hand_remedy_names_the_interface_given() {
+        let f = finding(&NIC_QUIET, Ok(Assessment::fail("1 IPv4 address"))).for_nic(Some("enp2s0"));
+        let b = f.by_hand.unwrap();
+        assert!(b.contains("`ip addr flush dev enp2s0`"), "{b}");
+        assert!(!b.contains("IFACE"), "{b}");
+    }
 }

@@ -4,6 +4,7 @@ use super::nic::present;
 use super::{Assessment, Check, CheckId, Ctx, Eval, Section, unknown};
 use crate::host::Host;
 use crate::machine::net::NET;
+use crate::parse::kint::{self, Range};
 
 /// Drivers of wired Intel NICs used with EtherCAT masters (SOEM, IgH native drivers, RMP): good latency,
 /// per-queue MSI-X, hardware timestamps on igb/igc.
@@ -32,11 +33,7 @@ const BAD_WIRELESS: &[&str] = &[
 /// Virtual NICs: fine for trying the tool, not for a real EtherCAT segment.
 const VIRTUAL: &[&str] = &["virtio_net", "vmxnet3", "hv_netvsc", "xen-netfront", "veth"];
 
-/// The driver of an interface, from the device/driver symlink (None for virtual interfaces without a device).
-pub(crate) fn driver(host: &Host, nic: &str) -> Option<String> {
-    let p = host.readlink(&format!("{NET}/{nic}/device/driver")).ok()?;
-    p.file_name().map(|f| f.to_string_lossy().into_owned())
-}
+pub(crate) use crate::machine::net::driver;
 
 pub(crate) const NIC_DRIVER: Check = Check {
     id: CheckId::NicDriver,
@@ -55,6 +52,12 @@ pub(crate) const NIC_DRIVER: Check = Check {
 fn nic_driver(host: &Host, ctx: &Ctx) -> Eval {
     let nic = present(host, ctx)?;
     let Some(d) = driver(host, nic) else {
+        // A device without a driver link or a DRIVER= line: a capture that left them out, not a virtual NIC.
+        if host.exists(&format!("{NET}/{nic}/device")) {
+            return Err(unknown(format!(
+                "{NET}/{nic}/device has neither a driver link nor DRIVER= in its uevent (not captured)"
+            )));
+        }
         return Ok(Assessment::info("no device driver (virtual interface)"));
     };
     let d = d.as_str();
@@ -91,7 +94,8 @@ fn nic_speed(host: &Host, ctx: &Ctx) -> Eval {
     let speed = host
         .read_trimmed(&format!("{NET}/{nic}/speed"))
         .ok()
-        .and_then(|s| s.parse::<i64>().ok())
+        // "%d" Mb/s, -1 (SPEED_UNKNOWN) without link.
+        .and_then(|s| kint::int(&s, &Range::new(i32::MIN as i64..=i32::MAX as i64)).ok())
         .filter(|&s| s > 0 && s < 10_000_000);
     let duplex = host.read_trimmed(&format!("{NET}/{nic}/duplex")).ok();
     match (speed, duplex.as_deref()) {

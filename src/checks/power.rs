@@ -1,9 +1,10 @@
 //! Frequency and idle-state checks: the core must not change speed or sleep deeply between cycles.
 
-use super::{Assessment, Check, CheckId, Ctx, Eval, Section, read, unknown};
+use super::{Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, read, unknown};
 use crate::host::Host;
 use crate::machine::{self, CPU_DIR, CPUIDLE_DRIVER as IDLE_DRIVER};
 use crate::parse::cmdline;
+use crate::parse::kint::{self, Range};
 use crate::remedy::StepId;
 
 const INTEL_MAX_CSTATE: &str = "/sys/module/intel_idle/parameters/max_cstate";
@@ -57,10 +58,13 @@ fn cstates(host: &Host, _: &Ctx) -> Eval {
             break;
         }
         if let Ok(v) = host.read_trimmed(path) {
-            return Ok(if v == "0" || v == "1" {
-                Assessment::pass(format!("{name}={v}"))
+            // Both are "uint" module parameters ("%u").
+            let n = kint::uint(&v, &Range::U32)
+                .map_err(|e| unknown(format!("{name}: '{}' {e}", super::sanitize(&v, 24))))?;
+            return Ok(if n <= 1 {
+                Assessment::pass(format!("{name}={n}"))
             } else {
-                Assessment::fail(format!("{name}={v}"))
+                Assessment::fail(format!("{name}={n}"))
             });
         }
     }
@@ -87,36 +91,62 @@ pub(crate) const IDLE_STATES: Check = Check {
     evaluate: idle_states,
 };
 
+/// The cpuidle driver in use, when the kernel names one ("none", "intel_idle", "psci_idle").
+fn idle_driver(host: &Host) -> Result<String, Unknown> {
+    match host.read_trimmed(IDLE_DRIVER) {
+        Ok(d) if super::is_word(&d) => Ok(d),
+        Ok(d) => Err(unknown(format!(
+            "{IDLE_DRIVER}: unexpected value '{}'",
+            super::sanitize(&d, 24)
+        ))),
+        Err(e) if e.is_not_found() => Err(super::absent(host, IDLE_DRIVER)),
+        Err(e) => Err(unknown(format!("{IDLE_DRIVER}: {}", e.reason()))),
+    }
+}
+
+/// No idle state listed for the core: true only without a cpuidle driver. A registered driver gives every
+/// online CPU a cpuidle directory with at least one state, so its absence (or an empty one) is not the kernel's.
+fn no_states(host: &Host, dir: &str, core: usize) -> Eval {
+    let driver = idle_driver(host)?;
+    if driver == "none" {
+        return Ok(Assessment::pass("no idle states (driver none)"));
+    }
+    if host.exists(dir) || !super::not_captured(host, dir) {
+        return Err(unknown(format!(
+            "cpuidle driver {driver} lists no idle states for CPU{core} (the kernel gives each CPU at least one)"
+        )));
+    }
+    Err(super::absent(host, dir))
+}
+
 fn idle_states(host: &Host, ctx: &Ctx) -> Eval {
     let dir = format!("{CPU_DIR}/cpu{}/cpuidle", ctx.core);
     let states = match host.list(&dir) {
         Ok(s) => s,
-        Err(e) if e.is_not_found() => {
-            return match host.read_trimmed(IDLE_DRIVER) {
-                // The kernel names its driver ("none", "intel_idle", "psci_idle"): anything else is not its.
-                Ok(d) if super::is_word(&d) => {
-                    Ok(Assessment::pass(format!("no idle states (driver {d})")))
-                }
-                Ok(d) => Err(unknown(format!("{IDLE_DRIVER}: unexpected value '{d}'"))),
-                Err(_) => Err(unknown("no cpuidle information")),
-            };
-        }
+        Err(e) if e.is_not_found() => return no_states(host, &dir, ctx.core),
         Err(e) => return Err(unknown(format!("{dir}: {}", e.reason()))),
     };
+    if !states.iter().any(|s| s.starts_with("state")) {
+        return no_states(host, &dir, ctx.core);
+    }
     let mut deep = Vec::new();
     let mut seen = 0;
     for s in states.iter().filter(|s| s.starts_with("state")) {
         let name = host
             .read_trimmed(&format!("{dir}/{s}/name"))
             .unwrap_or_else(|_| s.clone());
-        let lat: u64 = read(host, &format!("{dir}/{s}/latency"))?
-            .parse()
-            .map_err(|_| unknown(format!("{dir}/{s}/latency: not a number")))?;
-        let disabled = host
-            .read_trimmed(&format!("{dir}/{s}/disable"))
-            .ok()
-            .as_deref()
-            == Some("1");
+        let num = |f: &str, r: &Range| -> Result<u64, Unknown> {
+            let path = format!("{dir}/{s}/{f}");
+            let v = read(host, &path)?;
+            kint::uint(&v, r)
+                .map_err(|e| unknown(format!("{path}: '{}' {e}", super::sanitize(&v, 24))))
+        };
+        // Exit latency in µs ("%llu"); disable is 0 or 1 (a state the user turned off).
+        let lat = num("latency", &Range::U64)?;
+        let disabled = match host.read_trimmed(&format!("{dir}/{s}/disable")) {
+            Err(e) if e.is_not_found() => false,
+            _ => num("disable", &Range::BOOL)? == 1,
+        };
         seen += 1;
         if !disabled && lat > IDLE_LATENCY_MAX_US {
             deep.push(format!("{name} {lat} µs"));

@@ -23,65 +23,105 @@ pub(crate) const RT_CORE_THREADS: Check = Check {
     evaluate: rt_core_threads,
 };
 
+/// What one thread's files say.
+enum Seen {
+    /// It exited while being read (live), or the snapshot recorded it gone.
+    Gone,
+    /// It exists but its files could not be read or parsed: it could be on the core.
+    Unreadable,
+    /// This many threads a process's status counts whose files the tree does not hold.
+    Uncaptured(usize),
+    Fine,
+    Offends(String),
+}
+
+/// A file of a thread: its text, or what its absence means (gone on the machine, not captured in a tree).
+fn task_file(host: &Host, path: &str) -> Result<String, Seen> {
+    match host.read(path) {
+        Ok(t) => Ok(t),
+        Err(e) if e.is_not_found() && host.lacks(path) => Err(Seen::Gone),
+        Err(_) => Err(Seen::Unreadable),
+    }
+}
+
+/// The thread whose stat and status are under `base` (/proc/P/task/T, or /proc/P for its main thread).
+fn task(host: &Host, base: &str, core: usize) -> Seen {
+    let stat = match task_file(host, &format!("{base}/stat")) {
+        Ok(s) => s,
+        Err(seen) => return seen,
+    };
+    let Some(t) = task::parse_stat(&stat) else {
+        return Seen::Unreadable;
+    };
+    // A kernel thread elsewhere cannot offend: skip reading its status (half the files).
+    if t.is_kthread() && (t.processor != core || t.comm.starts_with("irq/")) {
+        return Seen::Fine;
+    }
+    let status = match task_file(host, &format!("{base}/status")) {
+        Ok(s) => s,
+        Err(seen) => return seen,
+    };
+    let Some(allowed) = task::allowed_list(&status).and_then(|l| cpulist::parse(l).ok()) else {
+        return Seen::Unreadable;
+    };
+    let offends = if t.is_kthread() {
+        allowed != [core]
+    } else {
+        allowed.contains(&core)
+    };
+    if offends {
+        Seen::Offends(format!("{}({})", t.comm, t.tid))
+    } else {
+        Seen::Fine
+    }
+}
+
+/// The threads of process `pid`: each under task/, or, where a tree holds the process without its task/
+/// directory, its main thread from /proc/P itself plus the other threads its status counts, unread.
+fn process(host: &Host, pid: &str, core: usize) -> Vec<Seen> {
+    let dir = format!("{PROC}/{pid}");
+    match host.list(&format!("{dir}/task")) {
+        Ok(tids) => tids
+            .iter()
+            .filter(|t| t.bytes().all(|b| b.is_ascii_digit()))
+            .map(|tid| task(host, &format!("{dir}/task/{tid}"), core))
+            .collect(),
+        Err(e) if e.is_not_found() && host.lacks(&format!("{dir}/task")) => vec![Seen::Gone],
+        Err(e) if e.is_not_found() => {
+            let main = task(host, &dir, core);
+            let threads = host
+                .read(&format!("{dir}/status"))
+                .ok()
+                .and_then(|s| task::threads(&s));
+            // Without a count, at least one thread is unaccounted for: the kernel's status always has it.
+            let others = threads.map_or(1, |n| n - 1);
+            vec![main, Seen::Uncaptured(others)]
+        }
+        Err(_) => vec![Seen::Unreadable],
+    }
+}
+
 fn rt_core_threads(host: &Host, ctx: &Ctx) -> Eval {
     let core = ctx.core;
     let pids = host
         .list(PROC)
         .map_err(|e| unknown(format!("{PROC}: {}", e.reason())))?;
-    let mut seen = 0usize;
-    // Threads that exist but could not be read or parsed: any of them could be on the core.
-    let mut unreadable = 0usize;
+    let (mut seen, mut unreadable) = (0usize, 0usize);
     let mut offenders: Vec<String> = Vec::new();
     for pid in pids
         .iter()
         .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
     {
-        let tids = match host.list(&format!("{PROC}/{pid}/task")) {
-            Ok(t) => t,
-            Err(e) if e.is_not_found() => vec![pid.clone()],
-            Err(_) => {
-                unreadable += 1;
-                continue;
-            }
-        };
-        for tid in tids
-            .iter()
-            .filter(|t| t.bytes().all(|b| b.is_ascii_digit()))
-        {
-            let base = format!("{PROC}/{pid}/task/{tid}");
-            let stat = match host.read(&format!("{base}/stat")) {
-                Ok(s) => s,
-                Err(e) if e.is_not_found() => continue,
-                Err(_) => {
-                    unreadable += 1;
-                    continue;
+        for t in process(host, pid, core) {
+            match t {
+                Seen::Gone => {}
+                Seen::Unreadable => unreadable += 1,
+                Seen::Uncaptured(n) => unreadable += n,
+                Seen::Fine => seen += 1,
+                Seen::Offends(name) => {
+                    seen += 1;
+                    offenders.push(name);
                 }
-            };
-            let Some(t) = task::parse_stat(&stat) else {
-                unreadable += 1;
-                continue;
-            };
-            seen += 1;
-            // A kernel thread elsewhere cannot offend: skip reading its status (half the files).
-            if t.is_kthread() && (t.processor != core || t.comm.starts_with("irq/")) {
-                continue;
-            }
-            let allowed = match host.read(&format!("{base}/status")) {
-                Ok(s) => task::allowed_list(&s).and_then(|l| cpulist::parse(l).ok()),
-                Err(e) if e.is_not_found() => continue,
-                Err(_) => None,
-            };
-            let Some(allowed) = allowed else {
-                unreadable += 1;
-                continue;
-            };
-            let offends = if t.is_kthread() {
-                allowed != [core]
-            } else {
-                allowed.contains(&core)
-            };
-            if offends {
-                offenders.push(format!("{}({})", t.comm, t.tid));
             }
         }
     }

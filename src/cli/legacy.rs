@@ -84,6 +84,7 @@ impl LegacyArgs {
             txq: None,
             rxq: None,
             path: crate::measure::spec::NicPath::AfPacket,
+            no_arrival: false,
             until_confident: None,
             threads: Vec::new(),
             profile: None,

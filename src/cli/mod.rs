@@ -18,14 +18,14 @@ pub use verbs::{
     ReflectArgs, ReportArgs, RollbackArgs, SnapshotArgs,
 };
 
-pub(crate) const EXIT_CODES: &str = "\
-Exit status:
-  0  all good (check: nothing failed; run: every sample within the Great band; fix/rollback: done)
-  1  the system falls short (a check failed; latency outside Great; frames lost; a dropout)
-  2  could not do the job (bad input, no permission, NIC missing, no reply from the SubDevice)
-  3  run: inconclusive, too short to judge (too few cycles or seconds); nothing failed in what was measured
-  4  check: nothing failed, only warnings (what only a newer kernel or other hardware would change)
-  5  check: nothing failed, but a change fix made takes effect at the next reboot";
+/// The exit statuses as `--help` ends with them (crate::error::EXIT_STATUS).
+pub(crate) fn exit_codes() -> String {
+    let mut t = String::from("Exit status:");
+    for (code, meaning) in crate::error::EXIT_STATUS {
+        t.push_str(&format!("\n  {code}  {meaning}"));
+    }
+    t
+}
 
 /// What bare `rmp-eval` prints: the four verbs, one example each (80 columns).
 pub const SHORT_USAGE: &str = "\
@@ -63,7 +63,7 @@ configuration checks, then the cyclic test (no --nic) or the sender/receiver tes
     version,
     about = "Evaluate, measure and tune a Linux PC for real-time EtherCAT motion control",
     long_about = LONG_ABOUT,
-    after_help = EXIT_CODES,
+    after_help = exit_codes(),
     disable_help_subcommand = true
 )]
 pub struct Cli {

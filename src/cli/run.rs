@@ -68,6 +68,10 @@ pub struct RunArgs {
     /// transmits there too (--txq, if given, must be the same)
     #[arg(long, value_enum, value_name = "PATH", default_value_t = NicPath::AfPacket)]
     pub(crate) path: NicPath,
+    /// NIC mode, EtherCAT: leave out the two datagrams that read when each frame reached the first SubDevice
+    /// (its distributed clock's receive time; 28 bytes a frame)
+    #[arg(long, requires = "nic")]
+    pub(crate) no_arrival: bool,
     /// Cycle period in microseconds
     #[arg(long, short = 's', visible_alias = "send-sleep", value_name = "US", default_value_t = RunSpec::PERIOD_US,
           value_parser = parse_us, allow_negative_numbers = true)]
@@ -92,7 +96,7 @@ pub struct RunArgs {
     pub(crate) threads: Vec<crate::measure::spec::ThreadSpec>,
     /// A seed's thread set on --core: linuxcnc (LinuxCNC's latency-test: servo 1 ms at FIFO 97, base 25us at 98),
     /// linuxcnc-servo (the servo thread only: hardware step generation), rmp (RMP's 8 threads: sender and receiver
-    /// at --period with --send-priority/--receive-priority, six periodic threads below them); a --thread of a
+    /// at --period-us with --send-priority/--receive-priority, six periodic threads below them); a --thread of a
     /// profile thread's name replaces it, others are added
     #[arg(long, value_name = "NAME", value_parser = parse_profile, conflicts_with_all = ["nic", "trace"])]
     pub(crate) profile: Option<crate::measure::profile::Profile>,
@@ -104,7 +108,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "BYTES", value_parser = parse_pktlen,
           allow_negative_numbers = true)]
     pub(crate) pktlen: Option<u16>,
-    /// EtherCAT: the working counter every reply must carry (default: the one the first reply had)
+    /// EtherCAT: the working counter every reply must carry (default: the one most of the 1 s preflight's
+    /// replies carried, the first of them on a tie)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), allow_negative_numbers = true)]
     pub(crate) expect_wkc: Option<u16>,
     /// A reply later than this is a missed cycle (default: the period)
@@ -259,6 +264,7 @@ impl RunArgs {
             txq: self.txq,
             rxq: self.rxq,
             path: self.path,
+            arrival: !self.no_arrival && self.mode == Mode::Ecat,
         }))
     }
 }
@@ -275,6 +281,25 @@ mod tests {
             panic!("not run")
         };
         a.spec()
+    }
+
+    #[test]
+    fn expect_wkc_help_says_the_preflight_majority_is_the_default() {
+        use clap::CommandFactory;
+        let mut cmd = Cli::command();
+        let help = cmd
+            .find_subcommand_mut("run")
+            .unwrap()
+            .render_long_help()
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            help.contains("default: the one most of the 1 s preflight's replies carried"),
+            "{help}"
+        );
+        assert!(!help.contains("the first reply had"), "{help}");
     }
 
     #[test]

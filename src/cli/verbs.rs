@@ -39,9 +39,10 @@ pub struct CheckArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct FixArgs {
-    /// The RT core to tune (CPU 0 is refused: it carries the housekeeping)
+    /// The RT core to tune (default: the last CPU, as check and run; the plan names the core it tunes). CPU 0 is
+    /// refused: it carries the housekeeping
     #[arg(long, value_name = "N", value_parser = parse_cpu, allow_negative_numbers = true)]
-    pub(crate) core: usize,
+    pub(crate) core: Option<usize>,
     /// The EtherCAT NIC to tune
     #[arg(long, short = 'n', value_name = "IF")]
     pub(crate) nic: Option<String>,
@@ -118,8 +119,8 @@ pub struct RollbackArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
-    /// The earlier result: a JSON file, or "last", "before", "after" (none: fix's before and the after measured
-    /// by itself after the reboot)
+    /// The earlier result: a JSON file, or "last", "before", "after" (none: the newest pair fix made, its own
+    /// before and after, or its before and the after measured by itself after the reboot; said which)
     #[arg(requires = "after")]
     pub(crate) before: Option<String>,
     /// The later result: a JSON file, or "last", "before", "after"

@@ -25,6 +25,12 @@ pub(crate) fn context(
         checks::nic::require(host, n)?;
     }
     let core = machine::validate_core(host, core)?;
+    if let Ok(machine::Online {
+        derived: Some(how), ..
+    }) = machine::online(host)
+    {
+        eprintln!("note: {}", crate::parse::text::sanitize(&how, 300));
+    }
     Ok(Ctx {
         core,
         nic: nic_name.map(str::to_string),

@@ -10,6 +10,7 @@ use crate::error::{Error, Outcome, Result};
 use crate::host::Host;
 use crate::measure::result::RunResult;
 use crate::measure::store;
+use crate::outln;
 use crate::output::{self, Output};
 use crate::parse::text::sanitize;
 use crate::report::compare::{Trend, compare, render_text};
@@ -46,7 +47,13 @@ pub(crate) fn execute(
 ) -> Result<Outcome> {
     let (bp, ap) = match (&args.before, &args.after) {
         (Some(b), Some(a)) => (store::resolve(host, b)?, store::resolve(host, a)?),
-        _ => crate::after_boot_state::pair(host)?,
+        _ => {
+            let c = crate::after_boot_state::pair(host)?;
+            if !args.json {
+                outln!(w, "Comparing {}.", c.what);
+            }
+            (c.before, c.after)
+        }
     };
     let (bn, an) = (
         sanitize(&bp.display().to_string(), 200),

@@ -15,14 +15,37 @@ use crate::outln;
 use crate::output::Output;
 use std::io::Write;
 
-pub(crate) fn check_core(host: &Host, core: usize) -> Result<()> {
-    if core == 0 {
-        return Err(Error::usage(
-            "--core 0 refused: CPU 0 carries the housekeeping (boot-time IRQs, timers, RCU) and cannot be isolated; \
-             pick another CPU",
-        ));
+/// The RT core fix tunes: --core, else the last online CPU (as check and run choose it).
+pub(crate) fn check_core(host: &Host, core: Option<usize>) -> Result<usize> {
+    let chosen = crate::machine::validate_core(host, core)?;
+    if chosen == 0 {
+        return Err(Error::usage(match core {
+            Some(_) => {
+                "--core 0 refused: CPU 0 carries the housekeeping (boot-time IRQs, timers, RCU) and cannot be \
+                 isolated; pick another CPU"
+            }
+            None => {
+                "this machine has one online CPU (0): nothing can be isolated for the RT thread"
+            }
+        }));
     }
-    crate::machine::validate_core(host, Some(core)).map(|_| ())
+    Ok(chosen)
+}
+
+/// The line that heads the plan when --core did not name the core: fix changes the machine for it.
+fn chosen_core_line(core: usize) -> String {
+    format!(
+        "RT core: CPU {core}, the last online CPU (no --core given; `--core N` tunes another). The steps below \
+         isolate it."
+    )
+}
+
+/// The plan's JSON with the core it is for.
+fn plan_json(plan: &Plan, core: usize, given: bool) -> serde_json::Value {
+    let mut v = render::plan_json(plan);
+    v["core"] = core.into();
+    v["core_chosen"] = (if given { "--core" } else { "last_online_cpu" }).into();
+    v
 }
 
 /// The terminal path: the whole plan first (diffs, devices, risks), then the step picker (all proposed steps
@@ -88,7 +111,7 @@ pub(crate) fn execute(
     w: &mut dyn Write,
     args: &FixArgs,
 ) -> Result<Outcome> {
-    check_core(host, args.core)?;
+    let core = check_core(host, args.core)?;
     if let Some(n) = &args.nic {
         crate::checks::nic::require(host, n)?;
     }
@@ -103,13 +126,20 @@ pub(crate) fn execute(
                 "{e}; fix adds nothing on top of a journal that cannot be rolled back"
             ))
         })?;
-        journal::remove_stale_temps(host, &runs, &crate::fix::known_targets());
+        let removed = journal::remove_stale_temps(host, &runs, &crate::fix::known_targets());
+        if let Some(line) = journal::removed_temps_line(&removed) {
+            if args.json {
+                eprintln!("{line}");
+            } else {
+                outln!(w, "{line}");
+            }
+        }
         Some(lock)
     } else {
         None
     };
     let ctx = Ctx {
-        core: args.core,
+        core,
         nic: args.nic.clone(),
         pid: None,
         smi_seconds: None,
@@ -120,13 +150,16 @@ pub(crate) fn execute(
         steps = plan::parse_only(only)?;
     }
     let req = Request {
-        core: args.core,
+        core,
         nic: args.nic.clone(),
         steps,
         failed,
     };
     let full = plan::build(host, &req)?;
     let live = host.is_live();
+    if args.core.is_none() && !args.json {
+        outln!(w, "{}\n", chosen_core_line(core));
+    }
     let refused: Vec<String> = full
         .steps
         .iter()
@@ -140,7 +173,7 @@ pub(crate) fn execute(
         .collect();
     if full.is_empty() {
         if args.json {
-            outln!(w, "{}", render::plan_json(&full));
+            outln!(w, "{}", plan_json(&full, core, args.core.is_some()));
         } else {
             outln!(w, "{}", render::plan_text(&full, live));
             if refused.is_empty() && by_hand.is_empty() {
@@ -164,7 +197,7 @@ pub(crate) fn execute(
     }
     if args.dry_run {
         if args.json {
-            outln!(w, "{}", render::plan_json(&full));
+            outln!(w, "{}", plan_json(&full, core, args.core.is_some()));
         } else {
             outln!(w, "{}", render::plan_text(&full, live));
             outln!(w, "Dry run: nothing was changed.");
@@ -210,11 +243,11 @@ pub(crate) fn execute(
         )
     });
     let before = if measuring {
-        Some(measure::measure(w, host, out, args, "before")?)
+        Some(measure::measure(w, host, out, args, core, "before")?)
     } else {
         None
     };
-    let report = apply::apply(host, &chosen, args.core, args.nic.as_deref())?;
+    let report = apply::apply(host, &chosen, core, args.nic.as_deref())?;
     // What the kernel refused (managed IRQs) was never fix's value: the monitor must not call it drift.
     let kernel_refused: Vec<String> = report
         .outcomes
@@ -232,11 +265,11 @@ pub(crate) fn execute(
     if let Some(before) = &before
         && now
     {
-        measure::after(w, host, out, args, before, &report.undo)?;
+        measure::after(w, host, out, args, core, before, &report.undo)?;
     }
     let reboot = report.outcomes.iter().any(|o| o.reboot);
     if let (true, Some((_, bpath))) = (reboot, &before) {
-        measure::arm_after_boot(host, args, bpath)?;
+        measure::arm_after_boot(host, args, core, bpath)?;
     }
     if reboot && !args.json {
         let how = if before.is_some() {

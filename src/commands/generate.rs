@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use clap::CommandFactory;
 use clap_complete::Shell;
 
-use crate::cli::{Cli, EXIT_CODES, GenerateArgs};
+use crate::cli::{Cli, GenerateArgs};
 use crate::error::{Error, Outcome, Result};
 use crate::registry::doc::roff;
 
@@ -132,10 +132,8 @@ fn man_pages(
 /// EXIT STATUS (from the same text as `--help`), FILES (what the package installs and fix keeps) and SEE ALSO.
 fn main_page_tail() -> String {
     let mut t = String::from(".SH \"EXIT STATUS\"\n");
-    for line in EXIT_CODES.lines().skip(1) {
-        let line = line.trim();
-        let (code, text) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-        t.push_str(&format!(".TP\n\\fB{code}\\fR\n{}\n", roff(text.trim())));
+    for (code, text) in crate::error::EXIT_STATUS {
+        t.push_str(&format!(".TP\n\\fB{code}\\fR\n{}\n", roff(text)));
     }
     t.push_str(".SH FILES\n");
     for (path, what) in FILES {

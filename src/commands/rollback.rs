@@ -22,6 +22,8 @@ fn preview(host: &Host, runs: &[(String, journal::Run)], how: How) -> (String, V
     let mut conflicts = 0;
     // A target a newer run puts back is, for the older runs, as that run leaves it: not a later edit.
     let mut newer: Vec<(String, bool)> = Vec::new();
+    // The files the rollback removes, as it comes to the directories fix made for them.
+    let mut removed: Vec<String> = Vec::new();
     for (path, run) in runs.iter().rev() {
         let state = if run.complete { "" } else { ", interrupted" };
         text.push_str(&format!(
@@ -32,13 +34,16 @@ fn preview(host: &Host, runs: &[(String, journal::Run)], how: How) -> (String, V
         ));
         let mut entries = Vec::new();
         let mut mine = Vec::new();
+        let mut users = undo::UsersParams::default();
         for e in run.entries.iter().rev() {
             let before = newer.iter().find(|(p, _)| p == e.path()).map(|x| x.1);
-            let r = match before {
-                Some(true) => Ok(Restored::Conflict(
+            let r = match (before, e, users.keeps(host, e)) {
+                (_, _, Some(kept)) => Ok(kept),
+                (Some(true), _, _) => Ok(Restored::Conflict(
                     "changed since fix (see the newer run above)".into(),
                 )),
-                Some(false) => kind::restore(
+                (_, journal::Entry::Dir(d), _) => kind::dir::preview(host, d, &removed),
+                (Some(false), _, _) => kind::restore(
                     host,
                     e,
                     How {
@@ -46,7 +51,7 @@ fn preview(host: &Host, runs: &[(String, journal::Run)], how: How) -> (String, V
                         force: true,
                     },
                 ),
-                None => kind::restore(
+                (None, _, _) => kind::restore(
                     host,
                     e,
                     How {
@@ -55,7 +60,13 @@ fn preview(host: &Host, runs: &[(String, journal::Run)], how: How) -> (String, V
                     },
                 ),
             };
+            if let Ok(r) = &r {
+                users.saw(e, r);
+            }
             mine.push((e.path().to_string(), matches!(r, Ok(Restored::Conflict(_)))));
+            if matches!(r, Ok(Restored::Removed)) {
+                removed.push(e.path().to_string());
+            }
             let (action, what, diff) = match &r {
                 Ok(r) => {
                     let (a, w) = render::restored_text(r, true);
@@ -86,6 +97,18 @@ fn preview(host: &Host, runs: &[(String, journal::Run)], how: How) -> (String, V
     (text, json_runs, conflicts)
 }
 
+/// Removes what a killed fix or rollback left half-written, and says so (on stderr beside JSON).
+fn clean_up(w: &mut dyn Write, host: &Host, runs: &[(String, journal::Run)], json: bool) {
+    let removed = journal::remove_stale_temps(host, runs, &crate::fix::known_targets());
+    if let Some(line) = journal::removed_temps_line(&removed) {
+        if json {
+            eprintln!("{line}");
+        } else {
+            outln!(w, "{line}");
+        }
+    }
+}
+
 fn confirm(prompt: &str) -> Result<bool> {
     dialoguer::Confirm::new()
         .with_prompt(prompt)
@@ -107,10 +130,10 @@ pub(crate) fn execute(
         Some(journal::lock(host)?)
     };
     let runs = journal::load_all(host)?;
-    if !args.dry_run {
-        journal::remove_stale_temps(host, &runs, &crate::fix::known_targets());
-    }
     if runs.is_empty() {
+        if !args.dry_run {
+            clean_up(w, host, &runs, args.json);
+        }
         if !args.dry_run && crate::after_boot_state::disarm(host)? && !args.json {
             outln!(w, "The after-boot measurement fix had armed is disarmed.");
         }
@@ -161,6 +184,8 @@ pub(crate) fn execute(
             ))?;
         }
     }
+    // Only now, with the rollback confirmed: a refused one changes nothing.
+    clean_up(w, host, &runs, args.json);
     if crate::after_boot_state::disarm(host)? && !args.json {
         outln!(w, "The after-boot measurement fix had armed is disarmed.");
     }

@@ -54,6 +54,11 @@ pub(crate) fn execute(
     args: &RunArgs,
 ) -> Result<Outcome> {
     let at = validate(host, args)?;
+    // Before anything is printed or made (the checks, the core's lock file in the tree): a NIC run measures this
+    // machine's interface, which a tree does not have.
+    if args.nic.is_some() && !host.is_live() {
+        return Err(Error::usage("--nic measures the live machine: drop --root"));
+    }
     let dest = args
         .prometheus
         .as_deref()

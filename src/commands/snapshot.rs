@@ -176,6 +176,7 @@ pub fn snapshot_into(src: &Host, out: &Path) -> Result<Stats> {
     let manifest = serde_json::json!({
         "rmp_eval_version": env!("CARGO_PKG_VERSION"),
         "unreadable": c.unreadable,
+        "absent": c.absent,
     });
     c.put(UNREADABLE, manifest.to_string().as_bytes())
         .map_err(|e| failed("recording unreadable files", e))?;

@@ -20,8 +20,8 @@ const MORE_FOLLOWS: u16 = 0x8000;
 /// EtherCAT command codes used here (the rest pass through the codec unnamed).
 pub(crate) mod cmd {
     pub(crate) const NOP: u8 = 0x00;
+    pub(crate) const APRD: u8 = 0x01;
     pub(crate) const BRD: u8 = 0x07;
-    #[cfg(test)]
     pub(crate) const BWR: u8 = 0x08;
 }
 

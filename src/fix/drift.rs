@@ -41,7 +41,7 @@ fn sysctl(host: &Host) -> Option<Step> {
         };
         let kind = match knob.want {
             Want::NotOnCore => ValueKind::CpuList,
-            Want::Equals(_) | Want::AtLeast(_) => ValueKind::Exact,
+            Want::Equals(..) | Want::AtLeast(..) => ValueKind::Exact,
         };
         value(&mut s, host, &knob.path(), want, kind, false);
     }

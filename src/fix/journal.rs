@@ -142,8 +142,12 @@ pub fn load_all(host: &Host) -> Result<Vec<(String, Run)>> {
 }
 
 /// Removes what a killed fix or rollback left half-written: temporary files beside the journal, the state
-/// files and every file the runs name. Returns how many were removed.
-pub(crate) fn remove_stale_temps(host: &Host, runs: &[(String, Run)], also: &[&str]) -> usize {
+/// files and every file the runs name. Returns the paths removed.
+pub(crate) fn remove_stale_temps(
+    host: &Host,
+    runs: &[(String, Run)],
+    also: &[&str],
+) -> Vec<String> {
     let mut files: Vec<String> = vec![
         format!("{JOURNAL_DIR}/x"),
         format!("{}/x", super::STATE_DIR),
@@ -152,7 +156,21 @@ pub(crate) fn remove_stale_temps(host: &Host, runs: &[(String, Run)], also: &[&s
     for (_, r) in runs {
         files.extend(r.entries.iter().map(|e| e.path().to_string()));
     }
-    files.iter().map(|f| host.remove_stale_temps(f).len()).sum()
+    files
+        .iter()
+        .flat_map(|f| host.remove_stale_temps(f))
+        .collect()
+}
+
+/// The line that reports a cleanup of stale temporary files, when there was one.
+pub(crate) fn removed_temps_line(removed: &[String]) -> Option<String> {
+    (!removed.is_empty()).then(|| {
+        format!(
+            "Removed {} temporary file(s) a killed fix or rollback had left: {}",
+            removed.len(),
+            removed.join(", ")
+        )
+    })
 }
 
 /// Now, as yyyy-mm-ddThh:mm:ssZ.

@@ -16,6 +16,7 @@
 pub mod apply;
 pub(crate) mod boot;
 pub(crate) mod drift;
+pub(crate) mod earlier;
 pub mod ethtool;
 pub mod journal;
 pub mod kind;
@@ -47,6 +48,16 @@ pub(crate) fn known_targets() -> Vec<&'static str> {
     v.extend(boot::files());
     v.extend([boot::grub_trial::CUSTOM_CFG, boot::grub_trial::GRUBENV]);
     v
+}
+
+/// "CPU 3" or "CPUs 3,7": a CPU list as a plan's sentence names it.
+pub(crate) fn cpus_named(cpus: &[usize]) -> String {
+    let list = crate::parse::cpulist::format(cpus);
+    if cpus.len() == 1 {
+        format!("CPU {list}")
+    } else {
+        format!("CPUs {list}")
+    }
 }
 
 /// How a kernel value reads back, so that "3" and "00000003" count as the same mask.

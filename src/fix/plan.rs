@@ -57,11 +57,7 @@ pub(crate) fn parse_only(only: &[String]) -> Result<Vec<StepId>> {
 
 pub fn build(host: &Host, req: &Request) -> Result<Plan> {
     let online = online_cpus(host)?;
-    let t = Target {
-        core: req.core,
-        nic: req.nic.clone(),
-        online: online.clone(),
-    };
+    let t = Target::new(host, req.core, req.nic.clone(), online);
     let mut ids: Vec<StepId> = req.steps.clone();
     // The IRQ deferral check names no remedy of its own: the RPS step zeroes those knobs too.
     if req.failed.contains(&CheckId::NicIrqDefer) && !ids.contains(&StepId::Rps) {
@@ -72,13 +68,12 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
         ids.push(StepId::Irqbalance);
     }
     let mut plan = Plan::default();
-    let isolated = isolated(host, req, &ids);
     for id in StepId::ALL.into_iter().filter(|s| ids.contains(s)) {
         let mut step = match crate::registry::tunable(id) {
             Some(tunable) => (tunable.plan)(host, &t, &req.failed)?,
             None => other(host, req, &t, id)?,
         };
-        super::risk::add(&mut step, &t, &isolated);
+        super::risk::add(&mut step, &t);
         plan.steps.push(step);
     }
     let with_changes: Vec<StepId> = plan
@@ -93,26 +88,16 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
     Ok(plan)
 }
 
-/// The CPUs the plan takes out of general use, for the risks it states: the RT core, and its SMT siblings when
-/// the command line isolates them with it.
-fn isolated(host: &Host, req: &Request, ids: &[StepId]) -> Vec<usize> {
-    let mut isolated = vec![req.core];
-    if ids.contains(&StepId::Cmdline) && req.failed.contains(&CheckId::SmtSibling) {
-        isolated.extend(boot::want::siblings(host, req.core));
-    }
-    isolated
-}
-
 /// The steps that are not a tunable of their own (crate::registry::TUNABLES plans those).
 fn other(host: &Host, req: &Request, t: &Target, id: StepId) -> Result<Step> {
     Ok(match id {
-        StepId::Cmdline => cmdline(host, req, &t.online)?,
+        StepId::Cmdline => cmdline(host, req, t)?,
         other => unreachable!("{other}: a tunable"),
     })
 }
 
-/// The kernel command line the failing checks ask for.
-fn cmdline(host: &Host, req: &Request, online: &[usize]) -> Result<Step> {
+/// The kernel command line the failing checks ask for, for the target's isolated CPUs.
+fn cmdline(host: &Host, req: &Request, t: &Target) -> Result<Step> {
     let f = |c: CheckId| req.failed.contains(&c);
     let isolation = [
         CheckId::CoreIsolated,
@@ -124,7 +109,8 @@ fn cmdline(host: &Host, req: &Request, online: &[usize]) -> Result<Step> {
     let any = isolation.iter().any(|c| f(*c));
     let mut want = Want {
         core: req.core,
-        online: online.to_vec(),
+        online: t.online.clone(),
+        siblings: t.siblings(),
         isolcpus: !any || f(CheckId::CoreIsolated) || f(CheckId::SmtSibling),
         nohz_full: !any || f(CheckId::NohzFull) || f(CheckId::SmtSibling),
         rcu_nocbs: !any || f(CheckId::RcuNocbs) || f(CheckId::SmtSibling),
@@ -143,28 +129,15 @@ fn cmdline(host: &Host, req: &Request, online: &[usize]) -> Result<Step> {
     if f(CheckId::TscReliable) {
         want.extra.push("tsc=reliable".into());
     }
-    if f(CheckId::SmtSibling) {
-        want.siblings = boot::want::siblings(host, req.core);
-    }
-    want.released = released_by_earlier_fixes(host, req.core, &want.siblings);
+    want.released = released_by_earlier_fixes(host, t);
     boot::plan(host, &want).map_err(|e| Error::failed(format!("kernel command line: {e}")))
 }
 
 /// The CPUs earlier fixes still in the journal isolated on the kernel command line for their RT core, which
-/// the user's own parameters did not hold — less the core (and its siblings) isolated now.
-fn released_by_earlier_fixes(host: &Host, core: usize, siblings: &[usize]) -> Vec<usize> {
-    let runs = super::journal::load_all(host).unwrap_or_default();
-    let edits = runs.iter().flat_map(|(_, run)| {
-        run.entries.iter().filter_map(|e| match e {
-            super::kind::Entry::File(f) => f
-                .cmdline
-                .as_ref()
-                .map(|c| (c.added.as_slice(), c.replaced.as_slice())),
-            _ => None,
-        })
-    });
-    let mut own = boot::want::own_isolated(edits);
-    own.retain(|c| *c != core && !siblings.contains(c));
+/// the user's own parameters did not hold — less those isolated now.
+fn released_by_earlier_fixes(host: &Host, t: &Target) -> Vec<usize> {
+    let mut own = super::earlier::Earlier::load(host).cmdline_isolated();
+    own.retain(|c| !t.isolated.contains(c));
     own
 }
 

@@ -141,7 +141,7 @@ pub(crate) fn restored_text(r: &Restored, dry_run: bool) -> (&'static str, Strin
 
 pub(crate) fn took_text(t: &Took) -> String {
     match t {
-        Took::Took => "took".into(),
+        Took::Took => "set and read back".into(),
         Took::Differs(now) => format!("did NOT take (reads {now})"),
         Took::Refused(why) => {
             format!(
@@ -189,4 +189,15 @@ pub(crate) fn report_json(r: &Report) -> Value {
         })
         .collect();
     json!({"journal": r.journal, "applied": outcomes})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_that_took_says_it_was_set_and_read_back() {
+        assert_eq!(took_text(&Took::Took), "set and read back");
+        assert!(took_text(&Took::Differs("3".into())).contains("did NOT take"));
+    }
 }

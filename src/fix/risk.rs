@@ -5,38 +5,32 @@ use super::runtime::Target;
 use super::{Step, StepId};
 use crate::parse::cpulist;
 
-/// Adds the risks of `s` (a planned step) as notes. `isolated`: every CPU the plan takes out of general use
-/// (the RT core and, when the SMT check failed, its siblings). A step left to do by hand takes the same risks.
-pub(crate) fn add(s: &mut Step, t: &Target, isolated: &[usize]) {
+/// Adds the risks of `s` (a planned step) as notes. A step left to do by hand takes the same risks.
+pub(crate) fn add(s: &mut Step, t: &Target) {
     if s.changes.is_empty() && s.by_hand().is_none() {
         return;
     }
-    for r in of(s, t, isolated) {
+    for r in of(s, t) {
         s.notes.push(super::Note::Risk(r.to_string()));
     }
 }
 
 /// "CPU 1 of 2 … one CPU (0) is left for everything else".
-pub(crate) fn housekeeping(t: &Target, isolated: &[usize]) -> Option<String> {
-    let left: Vec<usize> = t
-        .online
-        .iter()
-        .copied()
-        .filter(|c| !isolated.contains(c))
-        .collect();
-    let taken = cpulist::format(isolated);
+pub(crate) fn housekeeping(t: &Target) -> Option<String> {
+    let left = t.housekeeping();
+    let taken = super::cpus_named(&t.isolated);
     let n = t.online.len();
     match left.len() {
         0 => Some(format!(
-            "CPU {taken} is every online CPU: nothing is left for the rest of the system"
+            "{taken} is every online CPU: nothing is left for the rest of the system"
         )),
         1 => Some(format!(
-            "isolating CPU {taken} of {n} leaves one housekeeping CPU ({}) for everything else: every other task, \
+            "isolating {taken} of {n} leaves one housekeeping CPU ({}) for everything else: every other task, \
              interrupt and kernel thread shares it, so the desktop and services get slower",
             left[0]
         )),
         l if l * 2 <= n => Some(format!(
-            "isolating CPU {taken} leaves {l} of {n} CPUs ({}) for everything else",
+            "isolating {taken} leaves {l} of {n} CPUs ({}) for everything else",
             cpulist::format(&left)
         )),
         _ => None,
@@ -53,9 +47,9 @@ pub(crate) fn alone(t: &Target, what: &str) -> Option<String> {
     }
 }
 
-fn of(s: &Step, t: &Target, isolated: &[usize]) -> Vec<String> {
+fn of(s: &Step, t: &Target) -> Vec<String> {
     let mut r = Vec::new();
-    let siblings: Vec<usize> = isolated.iter().copied().filter(|&c| c != t.core).collect();
+    let siblings = t.siblings();
     match s.id {
         StepId::Cmdline => {
             r.push(
@@ -64,14 +58,18 @@ fn of(s: &Step, t: &Target, isolated: &[usize]) -> Vec<String> {
                     .into(),
             );
             if !siblings.is_empty() {
+                let (them, are) = match siblings.len() {
+                    1 => ("the SMT sibling", "is"),
+                    _ => ("the SMT siblings", "are"),
+                };
                 r.push(format!(
-                    "CPU {}, the SMT sibling of CPU {}, is isolated along with it: the machine loses a whole \
-                     core's worth of CPUs for other work",
-                    cpulist::format(&siblings),
+                    "{}, {them} of CPU {}, {are} isolated along with it: the machine loses a whole core's worth \
+                     of CPUs for other work",
+                    super::cpus_named(&siblings),
                     t.core
                 ));
             }
-            r.extend(housekeeping(t, isolated));
+            r.extend(housekeeping(t));
         }
         StepId::NicCoalesce => r.push(
             "one interrupt per frame: at high frame rates the CPU that takes them does more work"
@@ -81,7 +79,7 @@ fn of(s: &Step, t: &Target, isolated: &[usize]) -> Vec<String> {
         StepId::Persist => {}
         _ => {
             if let Some(tunable) = crate::registry::tunable(s.id) {
-                r.extend((tunable.risks)(s, t, isolated));
+                r.extend((tunable.risks)(s, t, &t.isolated));
             }
         }
     }
@@ -94,11 +92,12 @@ mod tests {
     use crate::fix::Change;
     use crate::fix::kind::value::ValueChange;
 
-    fn target(online: &[usize]) -> Target {
+    fn target(online: &[usize], isolated: &[usize]) -> Target {
         Target {
             core: 1,
             nic: None,
             online: online.to_vec(),
+            isolated: isolated.to_vec(),
         }
     }
 
@@ -118,37 +117,37 @@ mod tests {
     #[test]
     fn isolating_one_of_two_cpus_says_one_is_left() {
         let s = with(StepId::Cmdline, "/etc/x");
-        let r = of(&s, &target(&[0, 1]), &[1]).join("\n");
+        let r = of(&s, &target(&[0, 1], &[1])).join("\n");
         assert!(
             r.contains("isolating CPU 1 of 2 leaves one housekeeping CPU (0)"),
             "{r}"
         );
         // Eight CPUs, one isolated: no housekeeping warning, only the boot one.
-        let r = of(&s, &target(&[0, 1, 2, 3, 4, 5, 6, 7]), &[1]);
+        let r = of(&s, &target(&[0, 1, 2, 3, 4, 5, 6, 7], &[1]));
         assert_eq!(r.len(), 1, "{r:?}");
     }
 
     #[test]
     fn an_isolated_smt_sibling_is_named() {
         let s = with(StepId::Cmdline, "/etc/x");
-        let r = of(&s, &target(&[0, 1, 2, 3]), &[1, 3]).join("\n");
+        let r = of(&s, &target(&[0, 1, 2, 3], &[1, 3])).join("\n");
         assert!(r.contains("CPU 3, the SMT sibling of CPU 1"), "{r}");
         assert!(r.contains("leaves 2 of 4 CPUs (0,2)"), "{r}");
     }
 
     #[test]
     fn rt_throttling_is_a_risk_only_when_the_step_turns_it_off() {
-        let t = target(&[0, 1]);
+        let t = target(&[0, 1], &[1]);
         let off = with(StepId::Sysctl, "/proc/sys/kernel/sched_rt_runtime_us");
-        assert!(of(&off, &t, &[1]).join("").contains("runaway SCHED_FIFO"));
+        assert!(of(&off, &t).join("").contains("runaway SCHED_FIFO"));
         let other = with(StepId::Sysctl, "/proc/sys/kernel/timer_migration");
-        assert!(of(&other, &t, &[1]).is_empty());
+        assert!(of(&other, &t).is_empty());
     }
 
     #[test]
     fn a_step_without_changes_takes_no_risk() {
         let mut s = crate::fix::runtime::step(StepId::Governor, "t", "w");
-        add(&mut s, &target(&[0, 1]), &[1]);
+        add(&mut s, &target(&[0, 1], &[1]));
         assert!(s.notes.is_empty());
     }
 }

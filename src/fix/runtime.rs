@@ -14,9 +14,35 @@ pub struct Target {
     pub core: usize,
     pub nic: Option<String>,
     pub online: Vec<usize>,
+    /// The CPUs fix isolates: the core and its online SMT siblings (they share its caches and pipeline), sorted.
+    /// Worked out once, here, so that every step — command line, workqueues, watchdog, IRQs, irqbalance,
+    /// cpuset, and apply-saved at boot — keeps the same CPUs apart.
+    pub isolated: Vec<usize>,
 }
 
 impl Target {
+    /// The target of `core`, its SMT siblings read from the machine's topology.
+    pub fn new(host: &Host, core: usize, nic: Option<String>, online: Vec<usize>) -> Target {
+        let mut isolated = crate::machine::smt_siblings(host, core);
+        isolated.retain(|c| online.contains(c));
+        isolated.push(core);
+        isolated.sort_unstable();
+        isolated.dedup();
+        Target {
+            core,
+            nic,
+            online,
+            isolated,
+        }
+    }
+    /// The isolated CPUs other than the core.
+    pub(crate) fn siblings(&self) -> Vec<usize> {
+        self.isolated
+            .iter()
+            .copied()
+            .filter(|&c| c != self.core)
+            .collect()
+    }
     /// The width of the machine's CPU masks.
     pub(crate) fn nbits(&self) -> usize {
         self.online.last().map_or(1, |m| m + 1)
@@ -25,7 +51,7 @@ impl Target {
         self.online
             .iter()
             .copied()
-            .filter(|&c| c != self.core)
+            .filter(|c| !self.isolated.contains(c))
             .collect()
     }
 }

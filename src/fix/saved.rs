@@ -147,8 +147,8 @@ fn follow_nic(host: &Host, s: &mut Step, nic: &str) {
     {
         s.note(format!(
             "IRQs that {nic}'s driver requests when it is next brought up are pinned only after a reboot \
-             (no rmp-eval-nic@ unit for it, or systemd is not running): run `rmp-eval apply-saved --nic \
-             {nic}` after bringing it up"
+             (no rmp-eval-nic@ unit for it, or systemd is not running): run `rmp-eval apply-saved \
+             --nic={nic}` after bringing it up"
         ));
         return;
     }
@@ -183,11 +183,7 @@ pub(crate) fn plan(
     online: Vec<usize>,
     scope: Scope,
 ) -> Result<Vec<Step>> {
-    let t = Target {
-        core: saved.core,
-        nic: saved.nic.clone(),
-        online,
-    };
+    let t = Target::new(host, saved.core, saved.nic.clone(), online);
     let mut steps = Vec::new();
     for id in saved.steps.iter().filter_map(|s| StepId::parse(s)) {
         let step = match (persistence(id), scope) {

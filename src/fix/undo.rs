@@ -6,6 +6,57 @@ use super::kind::{self, Entry, How, Restored};
 use crate::error::Error;
 use crate::host::Host;
 
+/// Whether parameters the user added to fix's command-line state file stay in it through a rollback: then the
+/// GRUB drop-in fix made, which hands that file to GRUB, stays too — else they would stop taking effect while the
+/// file still holds them, and the next fix would bring them back unasked. Fed every entry of a run in the order
+/// they are restored (the state file comes before the drop-in, which was journaled first).
+#[derive(Default)]
+pub(crate) struct UsersParams {
+    state_restored: bool,
+    kept: Option<String>,
+}
+
+impl UsersParams {
+    pub(crate) fn saw(&mut self, e: &Entry, r: &Restored) {
+        if e.path() != super::CMDLINE_STATE {
+            return;
+        }
+        self.state_restored = true;
+        if let Restored::Merged(k) = r
+            && k.split(' ').any(|t| t.starts_with('+'))
+        {
+            self.kept = Some(k.clone());
+        }
+    }
+
+    /// What becomes of `e` instead of its restore: kept, when it is a GRUB drop-in fix created and the state file
+    /// keeps the user's parameters (this rollback merged them, or an earlier one did and they are still there).
+    pub(crate) fn keeps(&self, host: &Host, e: &Entry) -> Option<Restored> {
+        let Entry::File(f) = e else { return None };
+        if f.previous_bytes().is_some() || !super::boot::grub_layout::is_our_dropin_path(&f.path) {
+            return None;
+        }
+        let params = match &self.kept {
+            Some(k) => k.clone(),
+            None if !self.state_restored => {
+                let now = host.read(super::CMDLINE_STATE).unwrap_or_default();
+                let toks = super::boot::tokens::tokens(&now);
+                if toks.is_empty() {
+                    return None;
+                }
+                toks.join(" ")
+            }
+            None => return None,
+        };
+        Some(Restored::Kept(format!(
+            "kept: it hands the parameters you added to {} ({params}) to GRUB, so that they still take effect; \
+             to drop them, take them out of that file and run `rmp-eval rollback` again (it then removes this \
+             file)",
+            super::CMDLINE_STATE
+        )))
+    }
+}
+
 /// The command that undoes fix on `host`, as the user types it: under `--root DIR` the rollback must be given
 /// the same root, or it would undo this machine's journal instead. The directory is quoted for a shell when it
 /// needs it (it is only shown, never run).
@@ -52,8 +103,19 @@ pub fn undo(host: &Host, run: &Run, how: How) -> Undone {
     // Indices of the entries the run keeps: not restored, or a directory still holding a kept file.
     let mut keep = Vec::new();
     let mut kept_dirs = Vec::new();
+    let mut users = UsersParams::default();
     for (i, e) in run.entries.iter().enumerate().rev() {
-        match kind::restore(host, e, how) {
+        if let Some(r) = users.keeps(host, e) {
+            // Stays in the journal: the next rollback removes it once the user's parameters are gone.
+            keep.push(i);
+            u.done.push((e.path().to_string(), r));
+            continue;
+        }
+        let restored = kind::restore(host, e, how);
+        if let Ok(r) = &restored {
+            users.saw(e, r);
+        }
+        match restored {
             Ok(r @ Restored::Conflict(_)) => {
                 keep.push(i);
                 u.done.push((e.path().to_string(), r));

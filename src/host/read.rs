@@ -39,6 +39,8 @@ pub(crate) type Loaded = Shared<Cache>;
 #[derive(Default)]
 pub(crate) struct Cache {
     pub(super) failures: OnceLock<BTreeMap<String, Failure>>,
+    /// The paths a snapshot recorded as absent from the machine it was taken on.
+    pub(super) absent: OnceLock<std::collections::BTreeSet<String>>,
     root_fd: OnceLock<OwnedFd>,
 }
 

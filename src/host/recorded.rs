@@ -1,8 +1,10 @@
 //! What a snapshot could not read. `snapshot` records each unreadable path with the reason (`UNREADABLE`, at the
 //! root of the copy); a Host on that copy reports the recorded reason for the path, not "not found": a file the
-//! support engineer's machine refused is not a file that machine lacks.
+//! support engineer's machine refused is not a file that machine lacks. It records as well the paths the checks
+//! looked for that the machine did not have (`absent`): in a tree, only those are "not in this kernel"; any other
+//! missing file was not captured, and a check cannot take its absence for the feature's.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 
 use super::read::KINDS;
@@ -94,6 +96,30 @@ impl Host {
         serde_json::from_slice::<File>(&bytes)
             .map(|f| f.unreadable)
             .unwrap_or_default()
+    }
+
+    fn load_absent(&self) -> BTreeSet<String> {
+        #[derive(serde::Deserialize)]
+        struct File {
+            #[serde(default)]
+            absent: BTreeSet<String>,
+        }
+        let Ok(bytes) = self.read_raw(UNREADABLE) else {
+            return BTreeSet::new();
+        };
+        serde_json::from_slice::<File>(&bytes)
+            .map(|f| f.absent)
+            .unwrap_or_default()
+    }
+
+    /// Whether a file absent at `abs` is one the machine lacks: on the running machine always (the kernel
+    /// would show it), in a tree only where the snapshot recorded it absent — elsewhere it was not captured.
+    pub(crate) fn lacks(&self, abs: &str) -> bool {
+        if self.is_live() {
+            return true;
+        }
+        let set = self.loaded.absent.get_or_init(|| self.load_absent());
+        set.contains(&super::normalize(abs))
     }
 
     /// NotFound becomes the recorded failure when a snapshot recorded one.

@@ -172,7 +172,12 @@ impl Host {
             let gone = pid != std::process::id() as i32 && crate::sys::process::is_gone(pid);
             if gone && e.file_type().is_ok_and(|t| t.is_file()) && fs::remove_file(e.path()).is_ok()
             {
-                removed.push(n);
+                // As the machine names it (under --root, the path inside the tree).
+                let p = e.path();
+                let shown = p
+                    .strip_prefix(&self.root)
+                    .map_or_else(|_| p.display().to_string(), |r| format!("/{}", r.display()));
+                removed.push(shown);
             }
         }
         removed
@@ -237,7 +242,7 @@ mod tests {
         std::fs::write(d.path().join("etc").join(&mine), "x").unwrap();
         assert_eq!(
             h.remove_stale_temps("/etc/link"),
-            [".link.rmp-eval.4194303"]
+            ["/etc/.link.rmp-eval.4194303"]
         );
         assert!(d.path().join("etc").join(&mine).exists());
     }

@@ -3,7 +3,7 @@
 
 use super::net::NET;
 use crate::host::{Host, HostError};
-use crate::parse::{cpulist, interrupts};
+use crate::parse::{cpulist, interrupts, irqname};
 
 pub(crate) const INTERRUPTS: &str = "/proc/interrupts";
 pub(crate) const SOFTIRQS: &str = "/proc/softirqs";
@@ -40,9 +40,18 @@ pub(crate) fn irq_affinity(host: &Host, n: u32) -> Option<Vec<usize>> {
         })
 }
 
+/// The virtio device behind a virtio NIC ("virtio2"): its queue vectors carry that name, not the interface's.
+pub(crate) fn virtio_device(host: &Host, nic: &str) -> Option<String> {
+    host.readlink(&format!("{NET}/{nic}/device"))
+        .ok()
+        .and_then(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()))
+        .filter(|d| d.starts_with("virtio") && d[6..].bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// The IRQ numbers of a NIC: its PCI MSI/MSI-X vectors (device/msi_irqs), plus /proc/interrupts rows whose action
-/// is the interface name or starts with "<name>-" (igb "enp2s0-TxRx-0", genet "eth0"), plus "virtioN-" rows
-/// of a virtio NIC. The original matched any row containing the name as a substring, so eth1 claimed eth10's.
+/// the drivers' naming gives to it (parse::irqname: "enp2s0", "enp2s0-TxRx-0", "eth0:rx-0", "i40e-eth0-TxRx-0",
+/// the virtio device's "virtioN-input.0"). The original matched any row containing the name as a substring, so
+/// eth1 claimed eth10's.
 pub(crate) fn nic_irqs(host: &Host, nic: &str, ints: &interrupts::Interrupts) -> Vec<u32> {
     let mut out: Vec<u32> = host
         .list(&format!("{NET}/{nic}/device/msi_irqs"))
@@ -50,20 +59,13 @@ pub(crate) fn nic_irqs(host: &Host, nic: &str, ints: &interrupts::Interrupts) ->
         .iter()
         .filter_map(|n| n.parse().ok())
         .collect();
-    let virtio = host
-        .readlink(&format!("{NET}/{nic}/device"))
-        .ok()
-        .and_then(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()))
-        .filter(|d| d.starts_with("virtio") && d[6..].bytes().all(|b| b.is_ascii_digit()));
+    let virtio = virtio_device(host, nic);
     for row in &ints.rows {
         let Some(n) = row.irq() else { continue };
-        let hit = row.actions().iter().any(|a| {
-            *a == nic
-                || a.strip_prefix(nic).is_some_and(|r| r.starts_with('-'))
-                || virtio
-                    .as_deref()
-                    .is_some_and(|v| a.strip_prefix(v).is_some_and(|r| r.starts_with('-')))
-        });
+        let hit = row
+            .actions()
+            .iter()
+            .any(|a| irqname::owned_part(a, nic, virtio.as_deref()).is_some());
         if hit {
             out.push(n);
         }

@@ -56,33 +56,90 @@ pub(crate) fn read_cpulist(host: &Host, path: &str) -> HostResult<Vec<usize>> {
     cpulist::parse(&text).map_err(|e| invalid(path, e))
 }
 
-/// The online CPUs, ascending. Falls back to `present`, then to the cpuN directories, so that a damaged
-/// snapshot still names its CPUs.
-pub fn online_cpus(host: &Host) -> Result<Vec<usize>, HostError> {
+pub(crate) const CPU_OFFLINE: &str = "/sys/devices/system/cpu/offline";
+
+/// The online CPUs, and how they were found when the kernel's `online` list could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Online {
+    pub(crate) cpus: Vec<usize>,
+    /// Set when `online` was not read: where the list comes from instead (a damaged or partial snapshot).
+    pub(crate) derived: Option<String>,
+}
+
+/// Whether cpuN/online (present for CPUs that can be taken offline) reads 0.
+fn cpu_says_offline(host: &Host, n: usize) -> bool {
+    host.read_trimmed(&format!("{CPU_DIR}/cpu{n}/online"))
+        .is_ok_and(|v| v == "0")
+}
+
+/// The cpuN directories (each CPU the kernel knows of has one), minus those whose cpuN/online reads 0.
+fn cpu_dirs(host: &Host) -> Vec<usize> {
+    let Ok(names) = host.list(CPU_DIR) else {
+        return Vec::new();
+    };
+    let mut v: Vec<usize> = names
+        .iter()
+        .filter_map(|n| n.strip_prefix("cpu"))
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .filter_map(|n| n.parse().ok())
+        .filter(|&n| n <= cpulist::MAX_CPU)
+        .filter(|&n| !cpu_says_offline(host, n))
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// The online CPUs, ascending: the kernel's `online` list; without it, `present` (else the cpuN directories)
+/// minus the `offline` list and minus each CPU whose cpuN/online is 0 — and `derived` says so.
+pub(crate) fn online(host: &Host) -> Result<Online, HostError> {
     let first = match read_cpulist(host, CPU_ONLINE) {
-        Ok(v) if !v.is_empty() => return Ok(v),
+        Ok(v) if !v.is_empty() => {
+            return Ok(Online {
+                cpus: v,
+                derived: None,
+            });
+        }
         Ok(_) => invalid(CPU_ONLINE, "empty CPU list"),
         Err(e) => e,
     };
-    if let Ok(v) = read_cpulist(host, CPU_PRESENT)
-        && !v.is_empty()
-    {
-        return Ok(v);
+    let offline = read_cpulist(host, CPU_OFFLINE).ok();
+    let (mut cpus, from) = match read_cpulist(host, CPU_PRESENT) {
+        Ok(v) if !v.is_empty() => (v, "present"),
+        _ => (cpu_dirs(host), "the cpuN directories"),
+    };
+    // A CPU whose own online file says 0 is offline whatever `present` says.
+    cpus.retain(|c| offline.as_ref().is_none_or(|o| !o.contains(c)) && !cpu_says_offline(host, *c));
+    if cpus.is_empty() {
+        return Err(first);
     }
-    if let Ok(names) = host.list(CPU_DIR) {
-        let mut v: Vec<usize> = names
-            .iter()
-            .filter_map(|n| n.strip_prefix("cpu"))
-            .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-            .filter_map(|n| n.parse().ok())
-            .filter(|&n| n <= cpulist::MAX_CPU)
-            .collect();
-        v.sort_unstable();
-        if !v.is_empty() {
-            return Ok(v);
-        }
-    }
-    Err(first)
+    let minus = match &offline {
+        Some(o) if !o.is_empty() => format!(" minus offline {}", cpulist::format(o)),
+        Some(_) => " (offline lists none)".to_string(),
+        None => " (offline not readable either: a CPU may be offline unseen)".to_string(),
+    };
+    Ok(Online {
+        derived: Some(format!(
+            "{CPU_ONLINE}: {}; online CPUs taken as {from}{minus}: {}",
+            first.reason(),
+            cpulist::format(&cpus)
+        )),
+        cpus,
+    })
+}
+
+/// The online CPUs, ascending (see `online`).
+pub fn online_cpus(host: &Host) -> Result<Vec<usize>, HostError> {
+    online(host).map(|o| o.cpus)
+}
+
+/// The SMT siblings of `core` (not the core itself), from its topology; none where it cannot be read.
+pub(crate) fn smt_siblings(host: &Host, core: usize) -> Vec<usize> {
+    let path = format!("{CPU_DIR}/cpu{core}/topology/thread_siblings_list");
+    read_cpulist(host, &path)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|&c| c != core)
+        .collect()
 }
 
 /// The kernel's nr_cpu_ids (the width of its CPU lists: "N" and "all" on the command line mean up to it):
@@ -113,6 +170,15 @@ pub(crate) fn validate_cpu(host: &Host, n: Option<usize>, option: &str) -> Resul
     match n {
         None => Ok(last),
         Some(c) if cpus.contains(&c) => Ok(c),
+        Some(c)
+            if read_cpulist(host, CPU_OFFLINE).is_ok_and(|o| o.contains(&c))
+                || cpu_says_offline(host, c) =>
+        {
+            Err(Error::usage(format!(
+                "{option} {c}: CPU{c} is offline (online: {})",
+                cpulist::format(&cpus)
+            )))
+        }
         Some(c) => Err(Error::usage(format!(
             "{option} {c}: no such online CPU (online: {})",
             cpulist::format(&cpus)
@@ -139,9 +205,11 @@ pub(crate) fn require_cpu_dir(host: &Host, core: usize) -> Result<(), Error> {
     Ok(())
 }
 
-/// The kernel command line, split.
+/// The kernel command line, split; one longer than the kernel keeps is none it printed (not parsed).
 pub(crate) fn cmdline(host: &Host) -> HostResult<Vec<cmdline::Param>> {
-    Ok(cmdline::parse(&host.read(PROC_CMDLINE)?))
+    let text = host.read(PROC_CMDLINE)?;
+    cmdline::check_size(&text, machine(host).as_deref()).map_err(|e| invalid(PROC_CMDLINE, e))?;
+    Ok(cmdline::parse(&text))
 }
 
 /// `uname -r`: from /proc/sys/kernel/osrelease, so that it also works on a snapshot (uname(2) on the running

@@ -12,6 +12,38 @@ pub(crate) fn live_address_counts(host: &Host, nic: &str) -> Option<(usize, usiz
     crate::sys::netdev::address_counts(nic).ok()
 }
 
+/// The driver of an interface: the device/driver link's name, else the DRIVER= line of device/uevent (a capture
+/// may keep the file and not the link). None for a virtual interface without a device, or a name that is no
+/// driver's.
+pub(crate) fn driver(host: &Host, nic: &str) -> Option<String> {
+    let from_link = host
+        .readlink(&format!("{NET}/{nic}/device/driver"))
+        .ok()
+        .and_then(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()));
+    let name = match from_link {
+        Some(n) => n,
+        None => {
+            let uevent = host.read(&format!("{NET}/{nic}/device/uevent")).ok()?;
+            uevent_driver(&uevent)?.to_string()
+        }
+    };
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b));
+    ok.then_some(name)
+}
+
+/// The DRIVER= value of a device's uevent file.
+pub(crate) fn uevent_driver(uevent: &str) -> Option<&str> {
+    uevent
+        .lines()
+        .find_map(|l| l.strip_prefix("DRIVER="))
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+}
+
 /// The interface's transmit and receive queues, counted from /sys/class/net/IF/queues (tx-N, rx-N); None when
 /// that directory cannot be read.
 pub(crate) fn queue_counts(host: &Host, nic: &str) -> Option<(usize, usize)> {

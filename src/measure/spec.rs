@@ -164,6 +164,9 @@ pub struct NicSpec {
     pub(crate) rxq: Option<u16>,
     /// Through AF_PACKET (the default) or an AF_XDP socket (`run --path af_xdp`).
     pub(crate) path: NicPath,
+    /// EtherCAT: each frame latches its receive time in the SubDevices' distributed clocks and reads the first
+    /// one's previous latch (off: `--no-arrival`).
+    pub(crate) arrival: bool,
 }
 
 impl NicSpec {
@@ -177,6 +180,7 @@ impl NicSpec {
             txq: None,
             rxq: None,
             path: NicPath::AfPacket,
+            arrival: true,
         }
     }
 }

@@ -8,6 +8,41 @@ pub struct Param {
     pub(crate) value: Option<String>,
 }
 
+/// The kernel keeps at most COMMAND_LINE_SIZE - 1 bytes of its command line (the size counts the NUL):
+/// arch/x86/include/asm/setup.h 2048, arch/arm64/include/uapi/asm/setup.h 4096. `arch` is `uname -m`; another
+/// or an unknown one gets the largest, so that no real command line is refused.
+pub(crate) fn command_line_size(arch: Option<&str>) -> usize {
+    match arch {
+        Some("x86_64" | "i386" | "i486" | "i586" | "i686") => 2048,
+        _ => 4096,
+    }
+}
+
+/// Why a /proc/cmdline is none the kernel printed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum CmdlineError {
+    #[error("{len} bytes, longer than the kernel's command line can be ({max} on {arch})")]
+    TooLong {
+        len: usize,
+        max: usize,
+        arch: String,
+    },
+}
+
+/// `text` as /proc/cmdline holds it (the line and its newline), if the kernel could have printed it.
+pub(crate) fn check_size(text: &str, arch: Option<&str>) -> Result<(), CmdlineError> {
+    let line = text.strip_suffix('\n').unwrap_or(text);
+    let size = command_line_size(arch);
+    if line.len() >= size {
+        return Err(CmdlineError::TooLong {
+            len: line.len(),
+            max: size - 1,
+            arch: arch.unwrap_or("an unknown architecture").to_string(),
+        });
+    }
+    Ok(())
+}
+
 /// Splits a command line into parameters, in order. Unbalanced quotes run to the end, as in the kernel.
 pub fn parse(s: &str) -> Vec<Param> {
     let mut out = Vec::new();
@@ -106,6 +141,22 @@ mod tests {
         assert_eq!(isolcpus_list(get(&p, "isolcpus").unwrap()), "2-3");
         assert_eq!(isolcpus_list("nohz,domain,1"), "1");
         assert_eq!(isolcpus_list("4-7"), "4-7");
+    }
+
+    #[test]
+    fn a_line_longer_than_the_kernel_keeps_is_refused() {
+        let line = |n: usize| format!("{}\n", "x".repeat(n));
+        assert!(check_size(&line(2047), Some("x86_64")).is_ok());
+        assert!(check_size(&line(2048), Some("x86_64")).is_err());
+        assert!(check_size(&line(4095), Some("aarch64")).is_ok());
+        assert!(check_size(&line(4096), Some("aarch64")).is_err());
+        assert!(check_size(&line(4095), None).is_ok());
+        assert_eq!(
+            check_size(&line(1 << 20), Some("x86_64"))
+                .unwrap_err()
+                .to_string(),
+            "1048576 bytes, longer than the kernel's command line can be (2047 on x86_64)"
+        );
     }
 
     #[test]

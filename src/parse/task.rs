@@ -63,6 +63,16 @@ pub fn allowed_list(status: &str) -> Option<&str> {
         .map(str::trim)
 }
 
+/// The "Threads" count of a process's status file (its threads, the main one included).
+pub fn threads(status: &str) -> Option<usize> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| crate::parse::kint::uint(v.trim(), &crate::parse::kint::Range::U32).ok())
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|&n| n > 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,5 +102,9 @@ mod tests {
         assert!(parse_stat("1 (x) S 1 2").is_none());
         let st = "Name:\tbash\nCpus_allowed:\t1\nCpus_allowed_list:\t0\n";
         assert_eq!(allowed_list(st), Some("0"));
+        assert_eq!(threads(st), None);
+        // The lines of fixtures/debian12-rt-qemu-isolated/proc/1/status as the kernel writes them.
+        assert_eq!(threads("Name:\tsystemd\nThreads:\t1\n"), Some(1));
+        assert_eq!(threads("Threads:\t07\n"), None);
     }
 }

@@ -102,7 +102,7 @@ pub fn run_all(host: &Host, ctx: &Ctx) -> Vec<Finding> {
         .iter()
         .filter(|c| c.section != Section::Nic || ctx.nic.is_some())
         .filter(|c| c.section != Section::Process || ctx.pid.is_some())
-        .map(|c| finding(c, (c.evaluate)(host, ctx)))
+        .map(|c| finding(c, (c.evaluate)(host, ctx)).for_nic(ctx.nic.as_deref()))
         .collect()
 }
 

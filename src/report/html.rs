@@ -5,7 +5,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::plot::{self, Plot, PlotError};
-use crate::measure::result::{MaxPerInterval, RunResult, SeriesSummary, Verdict};
+use crate::measure::result::{
+    MIN_PASS_CYCLES, MIN_PASS_SECONDS, MaxPerInterval, RunResult, SeriesSummary, Verdict,
+};
 use crate::parse::text::unprintable;
 
 /// HTML-escapes text taken from result files, for text and quoted attributes alike; control characters are shown
@@ -138,24 +140,42 @@ fn guide(p: &Plot) -> String {
     }
 }
 
-fn verdict(v: Verdict) -> (&'static str, &'static str) {
+/// The banner's class and text; a round-trip run can also fail on its frames, a cyclic run cannot.
+fn verdict(v: Verdict, frames: bool) -> (&'static str, String) {
     match v {
-        Verdict::Pass => ("pass", "PASS: every period within the Great band"),
-        Verdict::Fail => (
+        Verdict::Pass => ("pass", "PASS: every period within the Great band".into()),
+        Verdict::Fail if frames => (
             "fail",
-            "FAIL: periods outside the Great band, or frames lost",
+            "FAIL: periods outside the Great band, or frames lost".into(),
         ),
+        Verdict::Fail => ("fail", "FAIL: periods outside the Great band".into()),
         Verdict::Inconclusive => (
             "inconclusive",
-            "INCONCLUSIVE: too short to call it a pass (at least 10 s and 10 000 cycles)",
+            format!(
+                "INCONCLUSIVE: too short to call it a pass (at least {MIN_PASS_SECONDS} s and {} cycles)",
+                grouped(MIN_PASS_CYCLES)
+            ),
         ),
-        Verdict::Incomplete => ("incomplete", "INCOMPLETE: the run could not finish"),
+        Verdict::Incomplete => ("incomplete", "INCOMPLETE: the run could not finish".into()),
     }
+}
+
+/// A count with its thousands apart, as the report prints them: 10000 → "10 000".
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn identity(name: &str, r: &RunResult) -> String {
     let mut t = String::new();
-    let (class, text) = verdict(r.verdict);
+    let (class, text) = verdict(r.verdict, r.rtt.is_some());
     let _ = write!(
         t,
         "<section class=\"result\"><h2>{}</h2><p class=\"verdict {class}\" data-verdict=\"{class}\">{text}</p><table>",
@@ -346,6 +366,22 @@ pub(crate) fn write(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_inconclusive_line_names_the_limits_run_judges_by() {
+        assert_eq!(
+            verdict(Verdict::Inconclusive, false).1,
+            "INCONCLUSIVE: too short to call it a pass (at least 10 s and 10 000 cycles)"
+        );
+        assert_eq!(grouped(1_234_567), "1 234 567");
+        assert_eq!(grouped(999), "999");
+    }
+
+    #[test]
+    fn a_cyclic_runs_banner_does_not_speak_of_frames() {
+        assert!(!verdict(Verdict::Fail, false).1.contains("frames"));
+        assert!(verdict(Verdict::Fail, true).1.contains("frames lost"));
+    }
 
     #[test]
     fn each_thread_of_a_thread_run_is_named_with_its_period_and_priority() {

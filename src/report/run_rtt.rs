@@ -31,6 +31,10 @@ pub(crate) fn render_rtt(r: &RttSummary) -> String {
     if let Some(x) = &r.xdp {
         s.push_str(&render_xdp(x));
     }
+    if let Some(a) = &r.arrival {
+        s.push_str(&a.line());
+        s.push('\n');
+    }
     const MAX_BINS: usize = 40;
     let bins = r.bins_us();
     let shown = bins.iter().filter(|b| b.1 > 0).count();

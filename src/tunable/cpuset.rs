@@ -1,7 +1,8 @@
 //! The cpuset step: isolate the RT core now, without a reboot, as a cgroup v2 isolated partition (kernel 6.1+).
-//! It works with systemd rather than beside it: a slice unit (rmp_eval_rt.slice, AllowedCPUs=core) makes systemd
-//! create the cgroup, give it the core and keep the cpuset controller enabled up to it — so a daemon-reload or a
-//! unit start does not undo it — and fix turns that cgroup into an isolated partition (kind/partition.rs).
+//! It works with systemd rather than beside it: a slice unit (rmp_eval_rt.slice, AllowedCPUs= the core and its
+//! SMT siblings, the target's isolated CPUs) makes systemd create the cgroup, give it those CPUs and keep the
+//! cpuset controller enabled up to it — so a daemon-reload or a unit start does not undo it — and fix turns that
+//! cgroup into an isolated partition (kind/partition.rs).
 //! At boot, rmp-eval.service (apply-saved) makes it again, until the boot parameters (isolcpus=) isolate the core:
 //! then the step plans nothing. What a partition does not do (the boot parameters' part): stop the tick
 //! (nohz_full), move RCU callbacks (rcu_nocbs), keep IRQs off the core (irqaffinity).
@@ -29,22 +30,18 @@ pub(crate) const TUNABLE: Tunable = Tunable {
     step: StepId::Cpuset,
     persistence: Persistence::Boot,
     plan: |host, t, _| Ok(cpuset(host, t)),
-    risks: |_, t, _| {
-        crate::fix::risk::housekeeping(t, &[t.core])
-            .into_iter()
-            .collect()
-    },
+    risks: |_, t, _| crate::fix::risk::housekeeping(t).into_iter().collect(),
 };
 
 /// A member for the slice (a process that only sleeps, on the isolated core), so that systemd keeps the slice's
 /// cgroup — the partition — while it runs, and a delegated cgroup that measurements move into.
-fn holder_unit(core: usize) -> String {
+fn holder_unit(cpus: &str) -> String {
     format!(
         "# Written by `rmp-eval fix` (cpuset step); `rmp-eval rollback` removes it.\n\
          # Keeps rmp_eval_rt.slice's cgroup (the RT core's isolated partition) in existence; rmp-eval places its\n\
          # measurements in this service's delegated cgroup.\n\
          [Unit]\n\
-         Description=rmp-eval: holder of the RT core's isolated CPU partition (CPU {core})\n\
+         Description=rmp-eval: holder of the RT core's isolated CPU partition ({cpus})\n\
          Documentation=man:rmp-eval(8)\n\
          \n\
          [Service]\n\
@@ -54,17 +51,18 @@ fn holder_unit(core: usize) -> String {
     )
 }
 
-fn slice_unit(core: usize) -> String {
+/// `cpus`: the isolated CPUs as a list ("3,7"), `named`: as the description names them ("CPUs 3,7").
+fn slice_unit(cpus: &str, named: &str) -> String {
     format!(
         "# Written by `rmp-eval fix` (cpuset step); `rmp-eval rollback` removes it.\n\
-         # The RT core's cgroup: systemd gives it CPU {core} and keeps the cpuset controller on; rmp-eval makes it\n\
+         # The RT core's cgroup: systemd gives it {named} and keeps the cpuset controller on; rmp-eval makes it\n\
          # an isolated cpuset partition (no load balancing, no other task on the core).\n\
          [Unit]\n\
-         Description=rmp-eval: isolated CPU partition of the RT core (CPU {core})\n\
+         Description=rmp-eval: isolated CPU partition of the RT core ({named})\n\
          Documentation=man:rmp-eval(8)\n\
          \n\
          [Slice]\n\
-         AllowedCPUs={core}\n"
+         AllowedCPUs={cpus}\n"
     )
 }
 
@@ -76,22 +74,23 @@ fn cpuset(host: &Host, t: &Target) -> Step {
          of every other task's CPUs now (measured by fix's \"after\"). It does not stop the tick (nohz_full), \
          move RCU callbacks (rcu_nocbs) or keep IRQs off the core (irqaffinity): those need the reboot",
     );
-    let core = t.core;
+    let set = &t.isolated;
+    let named = crate::fix::cpus_named(set);
     let boot = host
         .read_trimmed(CPU_ISOLATED)
         .ok()
         .and_then(|r| cpulist::parse(&r).ok())
         .unwrap_or_default();
-    if boot.contains(&core) {
+    if set.iter().all(|c| boot.contains(c)) {
         s.note(format!(
-            "isolcpus= already isolates CPU{core}: no partition needed (the boot parameters have taken over)"
+            "isolcpus= already isolates {named}: no partition needed (the boot parameters have taken over)"
         ));
         return s;
     }
     let support = cgroup::support(host);
     let Support::Ready { mount } = support else {
         s.note(format!(
-            "not possible here: {}; CPU{core} is isolated after the reboot only",
+            "not possible here: {}; {named} isolated after the reboot only",
             support.why_not().unwrap_or_default()
         ));
         return s;
@@ -103,25 +102,13 @@ fn cpuset(host: &Host, t: &Target) -> Step {
         );
         return s;
     }
-    // Another cgroup that claims the core would make the partition invalid ("not exclusive").
-    for p in cgroup::partitions(host, &mount) {
-        if p.name != SLICE && p.cpus.contains(&core) {
-            s.note(format!(
-                "CPU{core} belongs to cgroup partition {} already: left as it is",
-                p.name
-            ));
-            return s;
-        }
-    }
-    if let Some(other) = claimed_by(host, &mount, core) {
-        s.note(format!(
-            "cgroup {other} asks for CPU{core} in its cpuset.cpus (AllowedCPUs=): an isolated partition would be \
-             invalid; left as it is"
-        ));
+    if let Some(why) = taken(host, &mount, set) {
+        s.note(why);
         return s;
     }
-    file(&mut s, host, SLICE_FILE, slice_unit(core));
-    file(&mut s, host, HOLDER_FILE, holder_unit(core));
+    let list = cpulist::format(set);
+    file(&mut s, host, SLICE_FILE, slice_unit(&list, &named));
+    file(&mut s, host, HOLDER_FILE, holder_unit(&named));
     if !s.changes.is_empty() {
         s.changes.push(Change::Command(CommandChange {
             argv: vec!["systemctl".into(), "daemon-reload".into()],
@@ -139,12 +126,13 @@ fn cpuset(host: &Host, t: &Target) -> Step {
         .ok()
         .and_then(|r| cpulist::parse(&r).ok())
         .unwrap_or_default();
-    if now != Some(PartitionState::Isolated) || cpus != [core] {
+    if now != Some(PartitionState::Isolated) || cpus != *set {
         s.changes.push(Change::Partition(PartitionChange {
             mount,
             slice: SLICE.into(),
             holder: HOLDER.into(),
-            core,
+            core: t.core,
+            cpus: set.clone(),
             before: match now {
                 None => "none (the slice is not running)".into(),
                 Some(PartitionState::Member) => "member".into(),
@@ -157,6 +145,27 @@ fn cpuset(host: &Host, t: &Target) -> Step {
         }));
     }
     s
+}
+
+/// Why another cgroup keeps the partition from being made: one that claims a CPU of `set` would make it invalid
+/// ("not exclusive").
+fn taken(host: &Host, mount: &str, set: &[usize]) -> Option<String> {
+    for p in cgroup::partitions(host, mount) {
+        if let Some(c) = set.iter().find(|c| p.name != SLICE && p.cpus.contains(c)) {
+            return Some(format!(
+                "CPU{c} belongs to cgroup partition {} already: left as it is",
+                p.name
+            ));
+        }
+    }
+    set.iter().find_map(|&c| {
+        claimed_by(host, mount, c).map(|other| {
+            format!(
+                "cgroup {other} asks for CPU{c} in its cpuset.cpus (AllowedCPUs=): an isolated partition would be \
+                 invalid; left as it is"
+            )
+        })
+    })
 }
 
 /// A top-level cgroup other than ours whose cpuset.cpus names the core.

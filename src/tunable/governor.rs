@@ -6,6 +6,7 @@ use crate::fix::{Step, StepId, ValueKind};
 use crate::host::Host;
 use crate::machine::{self, CPU_DIR};
 use crate::parse::cpuinfo;
+use crate::parse::kint::{self, Range};
 
 use super::{Persistence, Tunable};
 
@@ -61,7 +62,8 @@ fn cpu_frequency(host: &Host, ctx: &Ctx) -> Eval {
     // kHz. Zero, or beyond 100 GHz, is not a frequency (garbage must not pass as "locked", nor overflow).
     let num = |f: &str| -> Result<Option<u64>, Unknown> {
         match host.read_trimmed(&format!("{base}/{f}")) {
-            Ok(v) => match v.parse::<u64>() {
+            // "%u" kHz.
+            Ok(v) => match kint::uint(&v, &Range::U32) {
                 Ok(k) if (1..=100_000_000).contains(&k) => Ok(Some(k)),
                 _ => Err(unknown(format!(
                     "{f}: '{}' is not a frequency in kHz",
@@ -72,24 +74,29 @@ fn cpu_frequency(host: &Host, ctx: &Ctx) -> Eval {
             Err(e) => Err(unknown(format!("{f}: {}", e.reason()))),
         }
     };
-    let (cur, min, max) = (
-        num("scaling_cur_freq")?,
-        num("scaling_min_freq")?,
-        num("scaling_max_freq")?,
-    );
+    // scaling_cur_freq is cpufreq's idea of the clock; cpuinfo_cur_freq the hardware's, where the driver reads it.
+    // (cpuinfo_cur_freq is root's to read: one it may not read is simply not there.)
+    let hw = format!("{base}/cpuinfo_cur_freq");
+    let cur = match num("scaling_cur_freq")? {
+        Some(c) => Some(c),
+        None if host.read_trimmed(&hw).is_ok() => num("cpuinfo_cur_freq")?,
+        None => None,
+    };
+    let (min, max) = (num("scaling_min_freq")?, num("scaling_max_freq")?);
+    let governor = host.read_trimmed(&format!("{base}/scaling_governor")).ok();
     match (cur, min, max) {
         (Some(c), Some(lo), Some(hi)) if lo == hi && c.abs_diff(hi) <= hi * 5 / 100 => {
             Ok(Assessment::pass(format!("{hi} kHz (locked)")))
         }
-        (Some(c), Some(lo), Some(hi)) => {
-            let d = if lo == hi {
-                format!("cur={c} kHz, locked={hi} kHz")
-            } else {
-                format!("cur={c} kHz, min={lo} kHz, max={hi} kHz")
+        // An open range decides it whatever the clock reads now.
+        (c, Some(lo), Some(hi)) if lo != hi || c.is_some() => {
+            let d = match c {
+                Some(c) if lo == hi => format!("cur={c} kHz, locked={hi} kHz"),
+                Some(c) => format!("cur={c} kHz, min={lo} kHz, max={hi} kHz"),
+                None => format!("min={lo} kHz, max={hi} kHz (current frequency not readable)"),
             };
             // The governor step sets the performance governor and nothing else: once it is set, the range
             // is the firmware's or the driver's to lock.
-            let governor = host.read_trimmed(&format!("{base}/scaling_governor")).ok();
             Ok(if governor.as_deref() == Some("performance") {
                 Assessment::fail(d).instead(LOCK_BY_HAND)
             } else {

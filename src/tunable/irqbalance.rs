@@ -37,22 +37,42 @@ pub(crate) const CHECK: Check = Check {
     evaluate: irqbalance,
 };
 
-/// Whether a process named `name` runs, from /proc/PID/comm (works on snapshots, which keep comm files).
+/// A process's name: its comm file, else the name in its stat line (a snapshot may hold one without the other).
+/// Ok(None) when the process is gone (exited while being read, or recorded so by the snapshot).
+fn process_name(host: &Host, pid: &str) -> Result<Option<String>, ()> {
+    let comm = format!("{PROC}/{pid}/comm");
+    match host.read_trimmed(&comm) {
+        Ok(c) => return Ok(Some(c)),
+        Err(e) if !e.is_not_found() => return Err(()),
+        Err(_) => {}
+    }
+    // comm gone from the machine (live, or recorded so) is the process gone.
+    if host.lacks(&comm) {
+        return Ok(None);
+    }
+    let stat = format!("{PROC}/{pid}/stat");
+    match host.read_bytes(&stat) {
+        Ok(b) => crate::parse::task::stat(&b).map(|s| Some(s.comm)).ok_or(()),
+        Err(_) => Err(()),
+    }
+}
+
+/// Whether a process named `name` runs, from /proc/PID/comm or /proc/PID/stat (works on snapshots, which keep
+/// them).
 fn process_running(host: &Host, name: &str) -> Result<bool, Unknown> {
     let pids = host
         .list(PROC)
         .map_err(|e| unknown(format!("{PROC}: {}", e.reason())))?;
-    // A process that exits meanwhile is gone (not found); one that cannot be read might be `name`.
+    // A process that exits meanwhile is gone (not found); one whose name cannot be read might be `name`.
     let mut unreadable = 0;
     for p in pids
         .iter()
         .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
     {
-        match host.read_trimmed(&format!("{PROC}/{p}/comm")) {
-            Ok(c) if c == name => return Ok(true),
+        match process_name(host, p) {
+            Ok(Some(c)) if c == name => return Ok(true),
             Ok(_) => {}
-            Err(e) if e.is_not_found() => {}
-            Err(_) => unreadable += 1,
+            Err(()) => unreadable += 1,
         }
     }
     if unreadable > 0 {
@@ -110,10 +130,34 @@ fn irqbalance(host: &Host, ctx: &Ctx) -> Eval {
     })
 }
 
+const BANNED: &str = "IRQBALANCE_BANNED_CPULIST=";
+
+/// The value of a line that sets irqbalance's banned list.
+fn banned_setting(line: &str) -> Option<String> {
+    line.trim_start()
+        .strip_prefix(BANNED)
+        .map(|v| v.trim().trim_matches('"').to_string())
+}
+
+/// The CPUs the last setting of the banned list in `text` names (as the shell that sources it keeps the last).
+fn banned_cpus(text: &str) -> Vec<usize> {
+    text.lines()
+        .rev()
+        .find_map(banned_setting)
+        .and_then(|v| cpulist::parse(&v).ok())
+        .unwrap_or_default()
+}
+
+/// irqbalance (1.8 and later: IRQBALANCE_BANNED_CPULIST; before, that name is ignored) keeps IRQs off the CPUs
+/// the running kernel isolates (isolated, nohz_full) by itself while no banned list is set, and an explicit list
+/// replaces that. So fix sets a list only while the boot parameters do not cover the isolated CPUs yet (before
+/// the reboot, or without the command-line step), and takes its own list out again once they do: then
+/// irqbalance follows the boot parameters wherever they move. The list holds the user's own CPUs, the target's
+/// isolated CPUs and those the running kernel isolates — less the CPUs earlier fixes put there for another core.
 fn plan(host: &Host, t: &Target) -> Step {
     let mut s = step(
         StepId::Irqbalance,
-        "irqbalance: ban the RT core",
+        "irqbalance: keep IRQs off the isolated CPUs",
         "irqbalance moves IRQs back onto the RT core every 10 s",
     );
     let Ok(text) = host.read(IRQBALANCE_DEFAULTS) else {
@@ -122,43 +166,33 @@ fn plan(host: &Host, t: &Target) -> Step {
         ));
         return s;
     };
-    let key = "IRQBALANCE_BANNED_CPULIST=";
-    let setting = |l: &str| {
-        l.trim_start()
-            .strip_prefix(key)
-            .map(|v| v.trim().trim_matches('"').to_string())
-    };
-    // Setting the list replaces irqbalance's own default of avoiding isolated and nohz_full CPUs: keep those.
-    let mut banned = vec![t.core];
+    let earlier = crate::fix::earlier::Earlier::load(host);
+    let ours = earlier.added_to_file(IRQBALANCE_DEFAULTS, banned_cpus);
+    let mut users = banned_cpus(&text);
+    users.retain(|c| !ours.contains(c));
+    let mut kernel = Vec::new();
     for f in ["isolated", "nohz_full"] {
         let v = host.read(&format!("{CPU_DIR}/{f}")).unwrap_or_default();
-        banned.extend(cpulist::parse(&v).unwrap_or_default());
+        kernel.extend(cpulist::parse(&v).unwrap_or_default());
     }
-    for l in text.lines() {
-        if let Some(v) = setting(l) {
-            banned.extend(cpulist::parse(&v).unwrap_or_default());
-        }
-    }
-    let line = format!("{key}{}", cpulist::format(&banned));
-    let mut lines: Vec<String> = Vec::new();
-    let mut placed = false;
-    for l in text.lines() {
-        if setting(l).is_none() {
-            lines.push(l.to_string());
-        } else if !placed {
-            lines.push(line.clone());
-            placed = true;
-        }
-    }
-    if !placed {
-        // Next to Debian's commented-out example, else at the end.
-        match lines.iter().position(|l| l.trim() == format!("#{key}")) {
-            Some(i) => lines.insert(i + 1, line),
-            None => lines.push(line),
-        }
-    }
-    let mut new = lines.join("\n");
-    new.push('\n');
+    let covered = t.isolated.iter().all(|c| kernel.contains(c));
+    let line = if users.is_empty() && covered {
+        s.note(format!(
+            "the running kernel isolates {} (isolated, nohz_full): irqbalance keeps IRQs off them by itself while \
+             no banned list is set, so none is",
+            crate::fix::cpus_named(&t.isolated)
+        ));
+        None
+    } else {
+        // CPUs the kernel isolates because an earlier fix asked are not the user's: they leave with that fix.
+        let released = earlier.cmdline_isolated();
+        kernel.retain(|c| !released.contains(c) || t.isolated.contains(c));
+        let mut banned = users;
+        banned.extend(&t.isolated);
+        banned.extend(kernel);
+        Some(format!("{BANNED}{}", cpulist::format(&banned)))
+    };
+    let new = with_banned(&text, line);
     if new != text {
         file(&mut s, host, IRQBALANCE_DEFAULTS, new);
         let argv = ["systemctl", "try-restart", "irqbalance.service"]
@@ -171,4 +205,28 @@ fn plan(host: &Host, t: &Target) -> Step {
         }));
     }
     s
+}
+
+/// `text` with its banned-list settings replaced by `line` (where the first was, else next to Debian's
+/// commented-out example, else at the end), or taken out.
+fn with_banned(text: &str, line: Option<String>) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut placed = false;
+    for l in text.lines() {
+        if banned_setting(l).is_none() {
+            lines.push(l.to_string());
+        } else if !placed {
+            lines.extend(line.clone());
+            placed = true;
+        }
+    }
+    if let (false, Some(line)) = (placed, line) {
+        match lines.iter().position(|l| l.trim() == format!("#{BANNED}")) {
+            Some(i) => lines.insert(i + 1, line),
+            None => lines.push(line),
+        }
+    }
+    let mut new = lines.join("\n");
+    new.push('\n');
+    new
 }

@@ -9,12 +9,15 @@ use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, unknown};
 use crate::fix::runtime::{Target, step, value};
 use crate::fix::{Step, StepId, ValueKind};
 use crate::host::Host;
+use crate::parse::kint::{self, Range};
 
 use super::{Persistence, Tunable};
 
 /// 0: stopped; 1: ksmd runs; 2: stopped and every merged page unmerged (Documentation/admin-guide/mm/ksm.rst).
 pub(crate) const KSM_RUN: &str = "/sys/kernel/mm/ksm/run";
-const PAGES_SHARED: &str = "/sys/kernel/mm/ksm/pages_shared";
+/// How many more places share the merged pages: the pages merging saved (pages_shared counts the shared
+/// pages themselves, one per set of identical pages).
+const PAGES_SHARING: &str = "/sys/kernel/mm/ksm/pages_sharing";
 /// The service that starts ksmd again under memory pressure (Debian and Fedora's ksmtuned package).
 const KSMTUNED: &[&str] = &[
     "/lib/systemd/system/ksmtuned.service",
@@ -44,20 +47,23 @@ pub(crate) const CHECK: Check = Check {
 fn ksm(host: &Host, _: &Ctx) -> Eval {
     let run = match host.read_trimmed(KSM_RUN) {
         Ok(v) => v,
-        Err(e) if e.is_not_found() => return Ok(Assessment::info("no KSM in this kernel")),
+        Err(e) if e.is_not_found() && host.lacks(KSM_RUN) => {
+            return Ok(Assessment::info("no KSM in this kernel"));
+        }
+        Err(e) if e.is_not_found() => return Err(crate::checks::absent(host, KSM_RUN)),
         Err(e) => return Err(unknown(format!("{KSM_RUN}: {}", e.reason()))),
     };
-    let shared = host
-        .read_trimmed(PAGES_SHARED)
+    let saved = host
+        .read_trimmed(PAGES_SHARING)
         .ok()
-        .and_then(|v| v.parse::<u64>().ok());
-    let merged = match shared {
-        Some(n) if n > 0 => format!(", {n} pages merged"),
+        .and_then(|v| kint::uint(&v, &Range::U64).ok());
+    let saved = match saved {
+        Some(n) if n > 0 => format!(", {n} pages saved by merging"),
         _ => String::new(),
     };
     match run.as_str() {
-        "1" => Ok(Assessment::fail(format!("run=1 (ksmd scanning{merged})"))),
-        "0" => Ok(Assessment::pass(format!("run=0 (stopped{merged})"))),
+        "1" => Ok(Assessment::fail(format!("run=1 (ksmd scanning{saved})"))),
+        "0" => Ok(Assessment::pass(format!("run=0 (stopped{saved})"))),
         "2" => Ok(Assessment::pass("run=2 (stopped, pages unmerged)")),
         v => Err(unknown(format!(
             "{KSM_RUN}: unexpected value '{}'",
@@ -101,21 +107,23 @@ mod tests {
     use super::*;
     use crate::checks::Status;
 
-    fn tree(run: Option<&str>, shared: Option<&str>) -> tempfile::TempDir {
+    fn tree(run: Option<&str>, sharing: Option<&str>) -> tempfile::TempDir {
         let d = tempfile::tempdir().unwrap();
         let dir = d.path().join("sys/kernel/mm/ksm");
         std::fs::create_dir_all(&dir).unwrap();
         if let Some(r) = run {
             std::fs::write(dir.join("run"), r).unwrap();
         }
-        if let Some(s) = shared {
-            std::fs::write(dir.join("pages_shared"), s).unwrap();
+        // One page shared by 256 mappings: pages_shared 1, pages_sharing 255 (mm/ksm.c counts the extra ones).
+        std::fs::write(dir.join("pages_shared"), "1\n").unwrap();
+        if let Some(s) = sharing {
+            std::fs::write(dir.join("pages_sharing"), s).unwrap();
         }
         d
     }
 
     fn status(run: Option<&str>) -> (Status, String) {
-        let d = tree(run, Some("1234\n"));
+        let d = tree(run, Some("255\n"));
         let host = Host::with_root(d.path());
         let ctx = Ctx {
             core: 1,
@@ -133,13 +141,14 @@ mod tests {
         assert_eq!(status(Some("1\n")).0, Status::Fail);
         assert_eq!(
             status(Some("1\n")).1,
-            "run=1 (ksmd scanning, 1234 pages merged)"
+            "run=1 (ksmd scanning, 255 pages saved by merging)"
         );
         assert_eq!(status(Some("0\n")).0, Status::Pass);
         assert_eq!(status(Some("2\n")).0, Status::Pass);
         assert_eq!(status(Some("yes\n")).0, Status::Unknown);
         assert_eq!(status(Some("")).0, Status::Unknown);
-        assert_eq!(status(None).0, Status::Info);
+        // Absent from a tree: not captured (the snapshot records what the machine lacked).
+        assert_eq!(status(None).0, Status::Unknown);
     }
 
     #[test]
@@ -148,6 +157,7 @@ mod tests {
             core: 1,
             nic: None,
             online: vec![0, 1],
+            isolated: vec![1],
         };
         let running = tree(Some("1\n"), None);
         let s = plan(&Host::with_root(running.path()), &t, &[]);

@@ -9,6 +9,7 @@ use crate::fix::runtime::{Target, step, value};
 use crate::fix::{Step, StepId, ValueKind};
 use crate::host::Host;
 use crate::machine::net::NET;
+use crate::parse::kint::{self, Range};
 use crate::parse::mask;
 
 pub(crate) const TUNABLE: Tunable = Tunable {
@@ -77,10 +78,17 @@ pub(crate) const NIC_IRQ_DEFER: Check = Check {
 
 fn nic_irq_defer(host: &Host, ctx: &Ctx) -> Eval {
     let nic = present(host, ctx)?;
-    let defer = crate::checks::read(host, &format!("{NET}/{nic}/napi_defer_hard_irqs"))?;
-    let gro = crate::checks::read(host, &format!("{NET}/{nic}/gro_flush_timeout"))?;
+    // napi_defer_hard_irqs is "%u" (at most S32_MAX), gro_flush_timeout "%lu" nanoseconds.
+    let num = |f: &str, r: &Range| -> Result<u64, crate::checks::Unknown> {
+        let path = format!("{NET}/{nic}/{f}");
+        let v = crate::checks::read(host, &path)?;
+        kint::uint(&v, r)
+            .map_err(|e| unknown(format!("{f}: '{}' {e}", crate::checks::sanitize(&v, 24))))
+    };
+    let defer = num("napi_defer_hard_irqs", &Range::new(0..=i32::MAX as i64))?;
+    let gro = num("gro_flush_timeout", &Range::U64)?;
     let d = format!("napi_defer_hard_irqs={defer}, gro_flush_timeout={gro}");
-    Ok(if defer == "0" && gro == "0" {
+    Ok(if defer == 0 && gro == 0 {
         Assessment::pass(d)
     } else {
         Assessment::fail(d)

@@ -30,9 +30,10 @@ pub(crate) const CHECK: Check = Check {
 fn thp(host: &Host, _: &Ctx) -> Eval {
     let v = match host.read_trimmed(THP_ENABLED) {
         Ok(v) => v,
-        Err(e) if e.is_not_found() => {
+        Err(e) if e.is_not_found() && host.lacks(THP_ENABLED) => {
             return Ok(Assessment::info("no transparent huge pages in this kernel"));
         }
+        Err(e) if e.is_not_found() => return Err(crate::checks::absent(host, THP_ENABLED)),
         Err(e) => return Err(unknown(format!("{THP_ENABLED}: {}", e.reason()))),
     };
     let sel = v

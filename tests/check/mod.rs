@@ -4,6 +4,7 @@ mod cgroup_isolation;
 mod cli;
 mod controller_process;
 mod docs;
+mod fail_closed;
 mod firmware;
 mod fixture_roots;
 mod report_lines;

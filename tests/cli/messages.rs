@@ -17,9 +17,9 @@ fn rmp(args: &[&str]) -> (Option<i32>, String, String) {
 fn parser_messages_are_whole() {
     let cases: &[(&[&str], &str)] = &[
         (
-            &["fix", "--dry-run"],
-            "rmp-eval: the following required arguments were not provided: --core <N>\n\
-             Usage: rmp-eval fix --core <N> --dry-run\n",
+            &["reflect"],
+            "rmp-eval: the following required arguments were not provided: --nic <IF>\n\
+             Usage: rmp-eval reflect --nic <IF>\n",
         ),
         (
             &["chek"],
@@ -125,4 +125,19 @@ fn without_sched_fifo_permission_run_says_so_before_printing_checks() {
         "rmp-eval: no permission for SCHED_FIFO priority 42: run as root (or with CAP_SYS_NICE)\n"
     );
     assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
+}
+
+#[test]
+fn a_nic_run_under_root_is_refused_before_it_prints_or_makes_anything() {
+    let r = common::fix::Root::untuned();
+    let start = r.tree();
+    let o = r.rmp("run", &["--nic", "enp0s2", "--duration", "1"]);
+    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert_eq!(
+        err,
+        "rmp-eval: --nic measures the live machine: drop --root\n"
+    );
+    assert!(out.is_empty(), "{out}");
+    assert_eq!(common::fix::diff(&start, &r.tree()), Vec::<String>::new());
 }

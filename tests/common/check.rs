@@ -52,6 +52,26 @@ pub fn check_json(root: &Path, extra: &[&str]) -> (Option<i32>, serde_json::Valu
     (o.status.code(), v)
 }
 
+/// `check --json` on a root whose stderr holds one note, and that note says `says` (a tree whose `online` is
+/// unreadable: the CPUs come from elsewhere, and check says so).
+pub fn check_json_noting(
+    root: &Path,
+    extra: &[&str],
+    says: &str,
+) -> (Option<i32>, serde_json::Value) {
+    let mut args = vec!["--root", root.to_str().unwrap(), "check", "--json"];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    let err = text(&o.stderr);
+    assert!(
+        err.starts_with("note: ") && err.lines().count() == 1 && err.contains(says),
+        "stderr: {err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&o.stdout)));
+    (o.status.code(), v)
+}
+
 /// (status, detail) of check `id`.
 pub fn verdict(doc: &serde_json::Value, id: &str) -> (String, String) {
     let c = doc["checks"]

@@ -38,6 +38,12 @@ pub const UNTUNED: &str = concat!(
     "/tests/fixtures/debian12-rt-qemu-untuned.tar.gz"
 );
 
+/// The hand-made 8-thread SMT desktop (tests/fixtures/README.md: an i7-7700, CPU N's SMT sibling is N+4).
+pub const DESKTOP: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/desktop-i7-smt-untuned"
+);
+
 pub struct Root {
     pub dir: tempfile::TempDir,
 }
@@ -60,6 +66,27 @@ impl Root {
             .unwrap();
         assert!(st.success(), "cannot unpack {UNTUNED}");
         Root { dir }
+    }
+
+    /// A copy of the SMT desktop, with GRUB's defaults file (Debian's) so that the command line has a loader.
+    pub fn desktop() -> Root {
+        let dir = tempfile::Builder::new()
+            .prefix("fx-desktop-")
+            .tempdir()
+            .unwrap();
+        let st = Command::new("cp")
+            .args(["-a", &format!("{DESKTOP}/.")])
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(st.success(), "cp -a {DESKTOP}");
+        let r = Root { dir };
+        r.write(
+            "/etc/default/grub",
+            "GRUB_DEFAULT=0\nGRUB_TIMEOUT=5\nGRUB_DISTRIBUTOR=Debian\nGRUB_CMDLINE_LINUX_DEFAULT=\"quiet\"\n\
+             GRUB_CMDLINE_LINUX=\"\"\n",
+        );
+        r
     }
 
     /// The untuned capture with tests/fixtures/cgroup/OVERLAY laid over it (a cgroup tree of another layout).

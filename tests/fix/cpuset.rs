@@ -98,10 +98,29 @@ fn a_failing_core_isolated_check_brings_the_step_with_the_command_line() {
 
 #[test]
 fn where_it_cannot_work_it_plans_nothing_and_says_why() {
-    let cases: [(Root, &str); 6] = [
+    let cases: [(Root, &str); 8] = [
         (
             root("no-cpuset", true),
-            "cpuset controller is not available in cgroup2 at /sys/fs/cgroup/unified",
+            "the cpuset controller is bound to the cgroup v1 hierarchy at /sys/fs/cgroup/cpuset, not to cgroup2 \
+             at /sys/fs/cgroup/unified",
+        ),
+        (
+            {
+                // /proc/mounts names cgroup2, but the mount point is not there: said as it is, not as "v1".
+                let r = ready();
+                r.remove("/sys/fs/cgroup");
+                r
+            },
+            "/proc/mounts has cgroup2 at /sys/fs/cgroup, but /sys/fs/cgroup/cgroup.controllers cannot be read",
+        ),
+        (
+            {
+                let r = ready();
+                r.remove("/sys/fs/cgroup");
+                std::os::unix::fs::symlink("nowhere", r.path("/sys/fs/cgroup")).unwrap();
+                r
+            },
+            "/proc/mounts has cgroup2 at /sys/fs/cgroup, but /sys/fs/cgroup/cgroup.controllers cannot be read",
         ),
         (root("v1-only", true), "cgroup2 is not mounted"),
         (root("valid", false), "systemd is not the init system"),
@@ -119,7 +138,7 @@ fn where_it_cannot_work_it_plans_nothing_and_says_why() {
                 r.write("/sys/devices/system/cpu/isolated", "1\n");
                 r
             },
-            "isolcpus= already isolates CPU1",
+            "isolcpus= already isolates CPU 1",
         ),
         (
             {

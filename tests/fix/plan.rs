@@ -151,3 +151,25 @@ fn under_root_the_undo_hint_names_the_root_and_works() {
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     assert_eq!(fix_support::diff(&start, &r.tree()), Vec::<String>::new());
 }
+
+#[test]
+fn without_core_the_plan_names_the_last_cpu_it_tunes() {
+    // As check and run choose it: the last online CPU (7 on the desktop), named before anything else.
+    let (code, out) = dry(DESKTOP, &["--only", "workqueue"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.starts_with("RT core: CPU 7, the last online CPU (no --core given"),
+        "{out}"
+    );
+    assert!(out.contains("ff → 77"), "{out}");
+    let (_, json) = dry(DESKTOP, &["--only", "workqueue", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["core"], 7, "{json}");
+    assert_eq!(v["core_chosen"], "last_online_cpu", "{json}");
+    let (_, json) = dry(DESKTOP, &["--core", "3", "--only", "workqueue", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        (v["core"].as_u64(), v["core_chosen"].as_str()),
+        (Some(3), Some("--core"))
+    );
+}

@@ -291,7 +291,9 @@ fn units_and_udev_rule_call_what_the_cli_accepts() {
         assert!(u.contains("ConditionPathExists=/var/lib/rmp-eval/runtime.json"));
     }
     let nic_cmd = exec(nic_unit).replace("%i", "enp2s0");
-    for cmd in [exec(unit), &nic_cmd] {
+    // A name the kernel allows that reads as an option when passed on its own.
+    let dash_cmd = exec(nic_unit).replace("%i", "-x");
+    for cmd in [exec(unit), &nic_cmd, &dash_cmd] {
         let argv: Vec<&str> = cmd.split_whitespace().collect();
         assert_eq!(argv[0], "/usr/sbin/rmp-eval", "{cmd}");
         let cli =
@@ -301,5 +303,12 @@ fn units_and_udev_rule_call_what_the_cli_accepts() {
             "{cmd}"
         );
     }
-    assert!(nic_cmd.ends_with("--nic enp2s0 --follow"), "{nic_cmd}");
+    assert!(nic_cmd.ends_with("--nic=enp2s0 --follow"), "{nic_cmd}");
+    let argv: Vec<&str> = dash_cmd.split_whitespace().collect();
+    let Some(rmp_eval::cli::Command::ApplySaved(a)) =
+        rmp_eval::cli::Cli::try_parse_from(&argv).unwrap().command
+    else {
+        panic!("{dash_cmd}");
+    };
+    assert!(format!("{a:?}").contains(r#"nic: Some("-x")"#), "{a:?}");
 }

@@ -105,11 +105,7 @@ fn irq_rps_and_sysctl_applied_verified_and_rolled_back_for_real() {
         vec![0, 1]
     );
 
-    let t = Target {
-        core,
-        nic: Some(name.clone()),
-        online,
-    };
+    let t = Target::new(&host, core, Some(name.clone()), online);
     let rps = rmp_eval::tunable::rps::plan(&host, &t);
     assert_eq!(rps.changes.len(), 1, "{rps:?}");
     let by_hand = |id: StepId, path: &str, before: &str, after: &str, kind| Step {
@@ -214,11 +210,7 @@ fn every_irq_off_the_core_with_managed_ones_reported() {
     let core = *online.last().unwrap();
     let start = affinities();
     let _guard = Originals(start.clone());
-    let t = Target {
-        core,
-        nic: None,
-        online,
-    };
+    let t = Target::new(&host, core, None, online);
     let step = irq_affinity::irq_affinity(&host, &t);
     if step.changes.is_empty() {
         eprintln!("nothing routed to CPU {core}: nothing to show");

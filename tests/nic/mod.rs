@@ -2,6 +2,7 @@
 //! apart from rmp-eval; root.
 
 mod af_xdp;
+mod arrival;
 mod endings;
 mod faults;
 mod queues;

@@ -54,7 +54,12 @@ fn assert_all_matched(v: &Value, frames: u64, mode: &str) {
         .iter()
         .map(|s| s["label"].as_str().unwrap())
         .collect();
-    assert_eq!(labels, ["Sender", "Receiver"]);
+    // EtherCAT through reflect (a SubDevice with DC): the frames' arrival at it too.
+    if mode == "ecat" {
+        assert_eq!(labels, ["Sender", "Receiver", "Arrival"]);
+    } else {
+        assert_eq!(labels, ["Sender", "Receiver"]);
+    }
     assert_eq!(
         v["series"][0]["count"],
         frames - 1,
@@ -106,26 +111,31 @@ fn ecat_round_trips_through_reflect_and_tshark_sees_our_fields() {
     );
     assert!(rows.len() >= 10, "{rows:?}");
     let rows: Vec<Vec<&str>> = rows.iter().map(|r| r.split(';').collect()).collect();
-    let (reqs, reps): (Vec<_>, Vec<_>) = rows.iter().partition(|r| r[6] == "0,0");
+    let (reqs, reps): (Vec<_>, Vec<_>) = rows.iter().partition(|r| r[6] == "0,0,0,0");
     let mut idxs = Vec::new();
     for req in &reqs {
-        // Request: the interface's MAC (bit 0x02 clear), BRD + NOP, datagram lengths 2 and 12, working counters 0.
+        // Request: the interface's MAC (bit 0x02 clear), BRD + NOP, then the arrival datagrams (APRD of 0x0918
+        // before BWR to 0x0900), datagram lengths 2, 12, 8 and 4, working counters 0.
         assert_eq!(req[0], req_src, "{req:?}");
         assert_eq!(
-            req[7], "60",
-            "54 bytes of EtherCAT padded to the Ethernet minimum: {req:?}"
+            req[7], "90",
+            "54 bytes of EtherCAT and 36 of arrival datagrams: {req:?}"
         );
         assert_eq!(req[1], "0x0001", "EtherCAT type 1: commands");
         assert_eq!(
             (req[2], req[4], req[5]),
-            ("0x07,0x00", "0x0000,0x0000", "2,12"),
+            (
+                "0x07,0x00,0x01,0x08",
+                "0x0000,0x0000,0x0918,0x0900",
+                "2,12,8,4"
+            ),
             "{req:?}"
         );
         let idx = req[3].split(',').next().unwrap();
         assert_eq!(
             req[3],
-            format!("{idx},{idx}"),
-            "both datagrams carry the frame's index"
+            format!("{idx},{idx},{idx},{idx}"),
+            "every datagram carries the frame's index"
         );
         idxs.push(u8::from_str_radix(idx.trim_start_matches("0x"), 16).unwrap());
     }
@@ -141,10 +151,11 @@ fn ecat_round_trips_through_reflect_and_tshark_sees_our_fields() {
         idxs.windows(2).all(|w| w[1] != w[0]) && whole <= idxs.len() / 2,
         "a new index per frame, the next one once the capture is whole: {idxs:02x?}"
     );
-    // Replies: the index of a request, BRD counted once by the SubDevice, NOP untouched, bit 0x02 in the MAC.
+    // Replies: the index of a request, BRD counted once by the SubDevice, NOP untouched, the read of the
+    // receive time and the latching write counted once, bit 0x02 in the MAC.
     assert!(reps.len() >= 4, "{rows:?}");
     for rep in &reps {
-        assert_eq!(rep[6], "1,0", "{rep:?}");
+        assert_eq!(rep[6], "1,0,1,1", "{rep:?}");
         assert_eq!(rep[0], rep_src, "{rep:?}");
     }
     // Each answers a captured request from where the capture is whole; before it a late reply may answer a

@@ -51,6 +51,19 @@ for _ in range(100):
 sys.exit(1)
 EOF
 
+step "each package's SBOM is published beside the repository, as the package carries it, and is valid SPDX"
+SPDX_VENV=${RMP_EVAL_SPDX_VENV:-/var/cache/rmp-eval-tests/spdx-venv}
+for deb in "$DEB_AMD64" "$DEB_ARM64"; do
+    arch=$(dpkg-deb -f "$deb" Architecture)
+    python3 -c 'import sys, urllib.request; sys.stdout.buffer.write(urllib.request.urlopen(sys.argv[1]).read())' \
+        "http://127.0.0.1:$port/sbom/rmp-eval_${version}_$arch.spdx.json" >"$WORK/sbom-$arch.json" ||
+        fail "no SBOM served for $arch"
+    dpkg-deb --fsys-tarfile "$deb" | tar -xOf - ./usr/share/doc/rmp-eval/rmp-eval.spdx.json |
+        cmp -s - "$WORK/sbom-$arch.json" || fail "the published $arch SBOM is not the one in the package"
+    "$SPDX_VENV/bin/pyspdxtools" -i "$WORK/sbom-$arch.json" >"$WORK/spdx-$arch.log" 2>&1 ||
+        { cat "$WORK/spdx-$arch.log"; fail "pyspdxtools refuses the published $arch SBOM"; }
+done
+
 step "a clean bookworm chroot adds the repository as docs/tasks/package.md says and installs rmp-eval"
 # The block after the marker line in docs/tasks/package.md, run as it is written with REPO in the environment.
 block() { awk '/<!-- apt-repository: tests\/package\/repo.sh -->/ { on = 1; next } on && /^```sh/ { inside = 1; next }

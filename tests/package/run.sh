@@ -41,6 +41,37 @@ phase "lintian on both packages"
 lintian -EvIL +pedantic --fail-on error,warning "$DEB_AMD64" "$DEB_ARM64" || fail "lintian"
 awk '/^[^#[:space:]]/ && prev !~ /^#/ { print FILENAME ": override without a comment: " $0; bad = 1 }
      { prev = $0 } END { exit bad }' "$ROOT"/debian/*.lintian-overrides || fail "lintian override without a reason"
+phase "the crates' notices, X-Cargo-Built-Using and the SBOM (pyspdxtools) of both packages"
+
+SPDX_VENV=${RMP_EVAL_SPDX_VENV:-/var/cache/rmp-eval-tests/spdx-venv}
+for deb in "$DEB_AMD64" "$DEB_ARM64"; do
+    arch=$(dpkg-deb -f "$deb" Architecture)
+    d="$WORK/notices-$arch"
+    mkdir -p "$d"
+    dpkg-deb -x "$deb" "$d"
+    doc="$d/usr/share/doc/rmp-eval"
+    [ -s "$doc/THIRD-PARTY" ] || fail "$arch: no /usr/share/doc/rmp-eval/THIRD-PARTY"
+    zcat -f "$doc/copyright" | grep -q /usr/share/doc/rmp-eval/THIRD-PARTY || fail "$arch: copyright does not point to THIRD-PARTY"
+    built=$(dpkg-deb -f "$deb" X-Cargo-Built-Using)
+    [ -n "$built" ] || fail "$arch: no X-Cargo-Built-Using"
+    "$SPDX_VENV/bin/pyspdxtools" -i "$doc/rmp-eval.spdx.json" >"$WORK/spdx.log" 2>&1 ||
+        { cat "$WORK/spdx.log"; fail "$arch: pyspdxtools refuses the SBOM"; }
+    # The three lists agree, every crate has a licence text in THIRD-PARTY, and each SBOM checksum is Cargo.lock's.
+    py '
+import json, re, sys, tomllib
+arch, built, doc, lock = sys.argv[1:]
+want = set(re.findall(r"([A-Za-z0-9_-]+) \(= ([^)]+)\)", built))
+sbom = json.load(open(doc + "/rmp-eval.spdx.json"))
+crates = {(p["name"], p["versionInfo"]): p for p in sbom["packages"] if p["name"] != "rmp-eval"}
+tp = open(doc + "/THIRD-PARTY").read()
+sums = {(p["name"], p["version"]): p.get("checksum") for p in tomllib.load(open(lock, "rb"))["package"]}
+bad = [f"{n} {v}" for n, v in want if f"\n{n} {v}: " not in tp or not re.search(rf"[ ,]{re.escape(n)} {re.escape(v)} \(", tp)]
+bad += [f"{k} checksum" for k, p in crates.items() if p["checksums"][0]["checksumValue"] != sums.get(k)]
+if set(crates) != want or bad or len(want) < 20:
+    sys.exit(f"{arch}: X-Cargo-Built-Using, SBOM and THIRD-PARTY disagree: {sorted(want ^ set(crates))} {bad}")
+print(f"{arch}: {len(want)} crates, each in THIRD-PARTY with its texts and in the SBOM with the sha256 of Cargo.lock")
+' "$arch" "$built" "$doc" "$ROOT/Cargo.lock" || fail "$arch: notices"
+done
 phase "local apt repository and chroot"
 
 repo="$WORK/repo"

@@ -78,7 +78,7 @@ fn a_missing_or_garbage_route_table_is_unknown_not_quiet() {
     fs::remove_file(&route).unwrap();
     assert_unknown(
         judged(d.path(), &NIC, "nic_quiet"),
-        "/proc/net/route: not found",
+        "/proc/net/route: not captured",
     );
     for garbage in [&b""[..], b"zz\x01 q\n", b"\x00\x01\x02\xff"] {
         fs::write(&route, garbage).unwrap();
@@ -93,7 +93,8 @@ fn a_missing_or_garbage_route_table_is_unknown_not_quiet() {
     fs::write(&route, bad).unwrap();
     assert_unknown(judged(d.path(), &NIC, "nic_quiet"), "is not a route");
     fs::write(&route, &captured).unwrap();
-    // The other tables it reads: garbage there is unknown too; missing IPv6 files are a kernel without IPv6.
+    // The other tables it reads: garbage there is unknown too; missing IPv6 files are a kernel without IPv6 where
+    // the snapshot recorded them absent, and not captured elsewhere.
     fs::write(d.path().join("proc/net/fib_trie"), "zz\x01 q\n").unwrap();
     assert_unknown(judged(d.path(), &NIC, "nic_quiet"), "/proc/net/fib_trie");
     fs::write(d.path().join("proc/net/fib_trie"), "").unwrap();
@@ -103,6 +104,12 @@ fn a_missing_or_garbage_route_table_is_unknown_not_quiet() {
     assert_unknown(judged(d.path(), &NIC, "nic_quiet"), "/proc/net/ipv6_route");
     fs::remove_file(d.path().join("proc/net/ipv6_route")).unwrap();
     fs::remove_file(d.path().join("proc/net/if_inet6")).unwrap();
+    assert_unknown(judged(d.path(), &NIC, "nic_quiet"), "not captured");
+    fs::write(
+        d.path().join("rmp-eval-unreadable.json"),
+        r#"{"unreadable":{},"absent":["/proc/net/ipv6_route","/proc/net/if_inet6"]}"#,
+    )
+    .unwrap();
     assert_eq!(judged(d.path(), &NIC, "nic_quiet").0, "pass");
 }
 
@@ -281,12 +288,12 @@ fn unpacked_of(pid: u32) -> Vec<std::path::PathBuf> {
 fn a_tarball_over_the_bounds_is_refused_with_one_line() {
     let d = tempfile::tempdir().unwrap();
     let bomb = d.path().join("bomb.tar.gz");
-    tarball(&bomb, 100_001, &[]);
+    tarball(&bomb, 200_001, &[]);
     let o = common::check::run(&["--root", bomb.to_str().unwrap(), "check"]);
     assert_eq!(o.status.code(), Some(2));
     let err = common::check::text(&o.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("more than 100000 members"), "{err}");
+    assert!(err.contains("more than 200000 members"), "{err}");
     let big = d.path().join("big.tar.gz");
     let chunk = vec![b'x'; 60 << 20];
     tarball(
@@ -296,11 +303,15 @@ fn a_tarball_over_the_bounds_is_refused_with_one_line() {
             (b"proc/a", &chunk),
             (b"proc/b", &chunk),
             (b"proc/c", &chunk),
+            (b"proc/d", &chunk),
+            (b"proc/e", &chunk),
+            (b"proc/f", &chunk),
+            (b"proc/g", &chunk),
         ],
     );
     let o = common::check::run(&["--root", big.to_str().unwrap(), "check"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(common::check::text(&o.stderr).contains("unpacks to more than 128 MiB"));
+    assert!(common::check::text(&o.stderr).contains("unpacks to more than 384 MiB"));
 }
 
 #[test]
@@ -346,6 +357,44 @@ fn sigterm_or_sigint_during_the_unpack_leaves_nothing_behind() {
             unpacked_of(pid).is_empty(),
             "SIG{sig}: {:?} left",
             unpacked_of(pid)
+        );
+    }
+}
+
+#[test]
+fn sigterm_sighup_or_sigint_during_the_removal_leaves_nothing_behind() {
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().join("t.tar.gz");
+    tarball(&t, 2_000, &[]);
+    for sig in ["TERM", "HUP", "INT"] {
+        let flag = d.path().join(format!("removing-{sig}"));
+        let mut c = std::process::Command::new(common::check::bin())
+            .arg("--root")
+            .arg(&t)
+            .arg("check")
+            .env("RMP_EVAL_TEST_PAUSE_REMOVAL", &flag)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = c.id();
+        let t0 = std::time::Instant::now();
+        while !flag.exists() && t0.elapsed().as_secs() < 120 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(flag.exists(), "SIG{sig}: the removal never began");
+        assert!(!unpacked_of(pid).is_empty(), "SIG{sig}: nothing to remove");
+        let k = std::process::Command::new("kill")
+            .args([&format!("-{sig}"), &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(k.success());
+        fs::remove_file(&flag).unwrap();
+        c.wait().unwrap();
+        assert_eq!(
+            unpacked_of(pid),
+            Vec::<std::path::PathBuf>::new(),
+            "SIG{sig}: left behind"
         );
     }
 }

@@ -20,11 +20,12 @@ pub(super) fn after(
     host: &Host,
     out: Output,
     args: &FixArgs,
+    core: usize,
     before: &(RunResult, PathBuf),
     undo: &str,
 ) -> Result<()> {
     let (b, bpath) = before;
-    let (a, apath) = measure(w, host, out, args, "after").map_err(|e| {
+    let (a, apath) = measure(w, host, out, args, core, "after").map_err(|e| {
         Error::failed(format!(
             "the changes are applied (undo: `{undo}`), but the after measurement failed: {e}"
         ))
@@ -35,18 +36,24 @@ pub(super) fn after(
             let nic = args
                 .nic
                 .as_ref()
-                .map(|n| format!(" --nic {n}"))
+                .map(|n| format!(" --nic={n}"))
                 .unwrap_or_default();
             outln!(
                 w,
                 "No comparison: {why}, so it is shorter than the before. The changes are applied (undo: `{undo}`); \
                  measure again with `rmp-eval run --core {}{nic} --duration {}` and `rmp-eval compare {} last`.",
-                args.core,
+                core,
                 args.measure_seconds,
                 bpath.display()
             );
         }
         return Ok(());
+    }
+    // Bare `compare` shows this pair from now on; a failure to record it costs only that.
+    if let Err(e) = crate::after_boot_state::record_fix_pair(host, bpath.clone(), apath.clone()) {
+        eprintln!(
+            "rmp-eval: note: `rmp-eval compare` without arguments will not find this pair: {e}"
+        );
     }
     if !args.json {
         let c = crate::report::compare::compare(
@@ -71,8 +78,16 @@ pub(super) fn after(
 }
 
 /// Arms rmp-eval-after-boot.service to measure the "after" once the machine has rebooted into the changes.
-pub(super) fn arm_after_boot(host: &Host, args: &FixArgs, before: &Path) -> Result<()> {
-    crate::after_boot_state::arm(host, &fix_spec(args).armed(before.to_path_buf(), args.core))
+pub(super) fn arm_after_boot(
+    host: &Host,
+    args: &FixArgs,
+    core: usize,
+    before: &Path,
+) -> Result<()> {
+    crate::after_boot_state::arm(
+        host,
+        &fix_spec(args, core).armed(before.to_path_buf(), core),
+    )
 }
 
 /// A measurement of --measure-seconds on the RT core (NIC mode with --nic), saved under results/ as `label`.
@@ -81,6 +96,7 @@ pub(super) fn measure(
     host: &Host,
     out: Output,
     args: &FixArgs,
+    core: usize,
     label: &str,
 ) -> Result<(RunResult, PathBuf)> {
     if !args.json {
@@ -88,20 +104,27 @@ pub(super) fn measure(
             w,
             "Measuring {label} the changes for {} s on CPU {} …",
             args.measure_seconds,
-            args.core
+            core
         );
     }
     let before = label == "before";
-    let (r, path) = crate::job::measure_saved(host, out, w, &fix_spec(args), args.json, label)
-        .map_err(|e| {
-            if before {
-                Error::failed(format!(
-                    "the before measurement failed, nothing was changed (--no-measure skips it): {e}"
-                ))
-            } else {
-                e
-            }
-        })?;
+    let (r, path) = crate::job::measure_saved(
+        host,
+        out,
+        w,
+        &fix_spec(args, core),
+        args.json,
+        label,
+    )
+    .map_err(|e| {
+        if before {
+            Error::failed(format!(
+                "the before measurement failed, nothing was changed (--no-measure skips it): {e}"
+            ))
+        } else {
+            e
+        }
+    })?;
     // A before cut short (q, Ctrl+C, SIGTERM) is no baseline, and the user asked to stop: fix stops too.
     if let (true, Some(why)) = (before, cut_short(&r, args)) {
         return Err(Error::failed(format!(
@@ -127,9 +150,9 @@ fn cut_short(r: &RunResult, args: &FixArgs) -> Option<String> {
 }
 
 /// What fix's before and after measure (and the after-boot measurement repeats).
-fn fix_spec(args: &FixArgs) -> RunSpec {
+fn fix_spec(args: &FixArgs, core: usize) -> RunSpec {
     RunSpec {
-        core: Some(args.core),
+        core: Some(core),
         workload: match &args.nic {
             Some(n) => Workload::Nic(NicSpec::new(n.clone())),
             None => Workload::Cyclic,

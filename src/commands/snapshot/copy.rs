@@ -8,7 +8,7 @@
 //! O_NOFOLLOW. What could not be read is recorded (host::UNREADABLE) with the reason, so that examining the copy
 //! gives the verdict the source gave.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
 use std::io;
 use std::path::Path;
@@ -24,6 +24,8 @@ pub(crate) struct Copier<'a> {
     /// Source directories already resolved: abs → real abs (no links in it).
     dirs: HashMap<String, Option<String>>,
     pub(crate) unreadable: BTreeMap<String, Failure>,
+    /// What the checks looked for and the machine did not have (host::Host::lacks reads it back).
+    pub(crate) absent: BTreeSet<String>,
     pub(crate) copied: usize,
 }
 
@@ -53,6 +55,7 @@ impl<'a> Copier<'a> {
             tree: SafeTree::new(out),
             dirs: HashMap::new(),
             unreadable: BTreeMap::new(),
+            absent: BTreeSet::new(),
             copied: 0,
         }
     }
@@ -126,7 +129,14 @@ impl<'a> Copier<'a> {
     pub(crate) fn copy(&mut self, abs: &str) -> io::Result<()> {
         let real = match self.resolve(abs, &mut 0) {
             Ok(Some(r)) => r,
-            Ok(None) => return Ok(()),
+            // Absent from the source: recorded as the machine's lack only where the source says so (a live
+            // machine; a tree whose own snapshot recorded it), not for a file a tree merely did not capture.
+            Ok(None) => {
+                if self.src.lacks(abs) {
+                    self.absent.insert(normalize(abs));
+                }
+                return Ok(());
+            }
             Err(Fail::Dst(e)) => return Err(e),
             Err(Fail::Src(e)) => {
                 self.record(abs, &e);

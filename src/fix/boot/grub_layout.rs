@@ -94,6 +94,13 @@ pub(crate) fn is_ours(name: &str) -> bool {
     name.ends_with("rmp-eval.cfg")
 }
 
+/// A path of our drop-in in /etc/default/grub.d.
+pub(crate) fn is_our_dropin_path(path: &str) -> bool {
+    path.strip_prefix(GRUB_D)
+        .and_then(|r| r.strip_prefix('/'))
+        .is_some_and(|n| !n.contains('/') && is_ours(n))
+}
+
 /// A name for our drop-in that sorts after `last` (by bytes, as dash's glob sorts, and in the usual locales,
 /// which compare the letters first): "zz.cfg" gives "zz~rmp-eval.cfg".
 pub(crate) fn name_after(last: &str) -> String {

@@ -51,15 +51,27 @@ pub(crate) fn name_bytes(tok: &[u8]) -> &[u8] {
         .map_or(tok, |i| &tok[..i])
 }
 
-/// `merge_into` on bytes: every parameter named in `managed` replaced by its one new value, kept at the end.
+/// `merge_into` on bytes: every parameter named in `managed` replaced by its one new value, where the first of
+/// its name was (else at the end).
 pub(crate) fn merge_bytes(base: &[Vec<u8>], managed: &[String]) -> Vec<Vec<u8>> {
-    let names: Vec<&[u8]> = managed.iter().map(|t| name(t).as_bytes()).collect();
-    let mut out: Vec<Vec<u8>> = base
-        .iter()
-        .filter(|t| !names.contains(&name_bytes(t)))
-        .cloned()
-        .collect();
-    out.extend(managed.iter().map(|m| m.as_bytes().to_vec()));
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    let mut placed: Vec<&str> = Vec::new();
+    for t in base {
+        match managed.iter().find(|m| name(m).as_bytes() == name_bytes(t)) {
+            Some(m) if !placed.contains(&name(m)) => {
+                out.push(m.as_bytes().to_vec());
+                placed.push(name(m));
+            }
+            Some(_) => {}
+            None => out.push(t.clone()),
+        }
+    }
+    out.extend(
+        managed
+            .iter()
+            .filter(|m| !placed.contains(&name(m)))
+            .map(|m| m.as_bytes().to_vec()),
+    );
     out
 }
 
@@ -137,13 +149,26 @@ pub(crate) fn last_value(toks: &[String], param: &str) -> Option<String> {
 
 /// Replaces every occurrence of the parameters named in `managed` by their one new value, kept at the end.
 pub(crate) fn merge_into(base: &[String], managed: &[String]) -> Vec<String> {
-    let names: Vec<&str> = managed.iter().map(|t| name(t)).collect();
-    let mut out: Vec<String> = base
-        .iter()
-        .filter(|t| !names.contains(&name(t)))
-        .cloned()
-        .collect();
-    out.extend(managed.iter().cloned());
+    // Each managed parameter takes the place of the first of its name, so that the user's order stays (and a
+    // rollback that takes fix's parameter out puts theirs back where it was); the others go at the end.
+    let mut out: Vec<String> = Vec::new();
+    let mut placed: Vec<&str> = Vec::new();
+    for t in base {
+        match managed.iter().find(|m| name(m) == name(t)) {
+            Some(m) if !placed.contains(&name(m)) => {
+                out.push(m.clone());
+                placed.push(name(m));
+            }
+            Some(_) => {}
+            None => out.push(t.clone()),
+        }
+    }
+    out.extend(
+        managed
+            .iter()
+            .filter(|m| !placed.contains(&name(m)))
+            .cloned(),
+    );
     out
 }
 

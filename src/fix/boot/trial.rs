@@ -108,8 +108,8 @@ mod tests {
             s(&[
                 "root=UUID=1",
                 "ro",
-                "quiet",
                 "isolcpus=1",
+                "quiet",
                 "nohz_full=1",
                 "panic=10"
             ])

@@ -1,13 +1,12 @@
 //! Kernel command-line parameters fix manages, merged with what is already configured: `isolcpus=2` plus RT
 //! core 3 becomes one `isolcpus=managed_irq,domain,2-3`; never a parameter twice; other parameters untouched.
-//! What is wanted comes from the failing checks (plan.rs) and two machine facts read here (the idle driver's
-//! C-state parameters, the core's SMT siblings); the merge is pure. The same for every boot loader.
+//! What is wanted comes from the failing checks (plan.rs) and a machine fact read here (the idle driver's
+//! C-state parameters); the merge is pure. The same for every boot loader.
 
 #[cfg(test)]
 use super::tokens::{is_safe_token, merge_into, tokens};
 use super::tokens::{last_value, name};
 use crate::host::Host;
-use crate::machine::CPU_DIR;
 use crate::parse::cpulist::{self, CpuListError};
 
 const INTEL_IDLE: &str = "/sys/module/intel_idle";
@@ -60,10 +59,14 @@ impl Want {
     /// The plan's note on the CPUs given back to housekeeping, when there are any.
     pub(crate) fn released_note(&self) -> Option<String> {
         (!self.released.is_empty()).then(|| {
+            let (was, it) = match self.released.len() {
+                1 => ("was", "it goes"),
+                _ => ("were", "they go"),
+            };
             format!(
-                "CPU {} was isolated by an earlier `rmp-eval fix` for another RT core, not by you: it goes back \
-                 to the housekeeping CPUs (your own parameters are kept; rollback restores every file as it was)",
-                cpulist::format(&self.released)
+                "{} {was} isolated by an earlier `rmp-eval fix` for another RT core, not by you: {it} back to the \
+                 housekeeping CPUs (your own parameters are kept; rollback restores every file as it was)",
+                crate::fix::cpus_named(&self.released)
             )
         })
     }
@@ -123,17 +126,6 @@ pub(crate) fn cstate_caps(host: &Host) -> Vec<(&'static str, u32)> {
     } else {
         vec![("cpuidle.off", 1)]
     }
-}
-
-/// The SMT siblings of `core` (not the core itself), from its topology.
-pub(crate) fn siblings(host: &Host, core: usize) -> Vec<usize> {
-    let path = format!("{CPU_DIR}/cpu{core}/topology/thread_siblings_list");
-    let list = host.read(&path).unwrap_or_default();
-    crate::parse::cpulist::parse(&list)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|&c| c != core)
-        .collect()
 }
 
 /// isolcpus flags (tuned's realtime profile uses managed_irq,domain).
@@ -290,7 +282,11 @@ mod tests {
         );
         let merged = merge_into(&cur, &m);
         assert_eq!(merged.iter().filter(|t| name(t) == "isolcpus").count(), 1);
-        assert_eq!(merged[..2], ["quiet", "console=ttyS0"]);
+        // The user's order stays: the merged value where theirs was.
+        assert_eq!(
+            merged[..3],
+            ["quiet", "isolcpus=managed_irq,domain,2-3", "console=ttyS0"]
+        );
     }
 
     #[test]

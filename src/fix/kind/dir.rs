@@ -31,18 +31,35 @@ pub(crate) fn missing_parents(host: &Host, path: &str) -> Vec<String> {
 }
 
 pub(crate) fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
+    preview_or_restore(host, s, how, &[])
+}
+
+/// The preview of `restore`, given the files the rollback removes before it comes to the directory (`removed`,
+/// paths): what is left in it then decides, as in the real run.
+pub(crate) fn preview(host: &Host, s: &Saved, removed: &[String]) -> Result<Restored> {
+    let how = How {
+        dry_run: true,
+        force: false,
+    };
+    preview_or_restore(host, s, how, removed)
+}
+
+fn preview_or_restore(host: &Host, s: &Saved, how: How, removed: &[String]) -> Result<Restored> {
     if !host.is_dir(&s.path) {
         return Ok(Restored::Unchanged);
     }
-    // A preview cannot know what the entries before it will have removed by then.
-    if how.dry_run {
-        return Ok(Restored::Removed);
-    }
-    if !host.list(&s.path)?.is_empty() {
+    let left = host
+        .list(&s.path)?
+        .into_iter()
+        .filter(|n| !removed.contains(&format!("{}/{n}", s.path)))
+        .count();
+    if left > 0 {
         return Ok(Restored::Kept(
             "created by fix, holds other files now: left".into(),
         ));
     }
-    host.remove_dir(&s.path)?;
+    if !how.dry_run {
+        host.remove_dir(&s.path)?;
+    }
     Ok(Restored::Removed)
 }

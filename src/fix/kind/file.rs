@@ -61,6 +61,17 @@ pub struct Saved {
     pub(crate) cmdline: Option<CmdlineEdit>,
 }
 
+impl Saved {
+    /// The file's bytes before fix (None: it did not exist).
+    pub(crate) fn previous_bytes(&self) -> Option<&[u8]> {
+        self.previous.as_ref().map(|p| p.content.bytes())
+    }
+    /// What fix wrote (None: removed, or a version 1 journal).
+    pub(crate) fn written_bytes(&self) -> Option<&[u8]> {
+        self.written.as_ref().map(Content::bytes)
+    }
+}
+
 pub(crate) fn record(host: &Host, c: &FileChange) -> Result<Vec<Entry>> {
     let mut out: Vec<Entry> = dir::missing_parents(host, &c.path)
         .into_iter()

@@ -27,6 +27,8 @@ pub struct PartitionChange {
     /// The service in the slice whose start makes systemd create the slice's cgroup.
     pub(crate) holder: String,
     pub(crate) core: usize,
+    /// The partition's CPUs: the core and its SMT siblings.
+    pub(crate) cpus: Vec<usize>,
     /// cpuset.cpus.partition now ("member"; "none" when the slice's cgroup does not exist yet).
     pub(crate) before: String,
 }
@@ -86,17 +88,17 @@ pub(crate) fn verify(host: &Host, c: &PartitionChange) -> Took {
             .map(|r| cpulist::parse(&r).unwrap_or_default())
     };
     if let Some(iso) = list("cpuset.cpus.isolated")
-        && !iso.contains(&c.core)
+        && let Some(cpu) = c.cpus.iter().find(|x| !iso.contains(x))
     {
-        return Took::Differs(format!("CPU{} is not in cpuset.cpus.isolated", c.core));
+        return Took::Differs(format!("CPU{cpu} is not in cpuset.cpus.isolated"));
     }
-    match list("cpuset.cpus.effective") {
-        Some(root) if root.contains(&c.core) => Took::Differs(format!(
-            "the root cgroup still has CPU{} (cpuset.cpus.effective {})",
-            c.core,
+    let root = list("cpuset.cpus.effective").unwrap_or_default();
+    match c.cpus.iter().find(|x| root.contains(x)) {
+        Some(cpu) => Took::Differs(format!(
+            "the root cgroup still has CPU{cpu} (cpuset.cpus.effective {})",
             cpulist::format(&root)
         )),
-        _ => Took::Took,
+        None => Took::Took,
     }
 }
 
@@ -147,5 +149,6 @@ pub(crate) fn json(c: &PartitionChange) -> Value {
     json!({
         "kind": "partition", "target": c.file(), "before": c.before, "after": "isolated",
         "reboot_required": false, "slice": c.slice, "holder": c.holder, "core": c.core,
+        "cpus": cpulist::format(&c.cpus),
     })
 }

@@ -6,7 +6,11 @@
 //! replies, with another tag, are never taken for ours):
 //! - ecat: datagram 1 is BRD of 2 bytes at register 0x0000 (the ESC type: a harmless read that every SubDevice
 //!   answers, as SOEM's detection does; WKC = the number of SubDevices), datagram 2 a NOP whose data carries the
-//!   mark (an ESC passes NOP data through untouched). Both datagrams have index = sequence mod 256.
+//!   mark (an ESC passes NOP data through untouched). With the arrival datagrams (`Probe::with_arrival`, 36 bytes
+//!   more), datagram 3 is APRD of 8 bytes at 0x0918 of the first SubDevice (its processing unit's receive time:
+//!   the previous frame's latch, as it comes before the write) and datagram 4 BWR of 4 bytes to 0x0900, which
+//!   latches this frame's receive time in every SubDevice with DC (docs/how-it-measures.md). Every datagram has
+//!   index = sequence mod 256.
 //! - raw: EtherType 0x88B5 (IEEE local experimental), the mark, zero padding.
 //! - udp: IPv4 + UDP built here (no IP stack), to the echo port 7 of the peer (addresses from the options, the
 //!   peer's MAC from ARP).
@@ -19,7 +23,7 @@ use super::spec::Mode;
 use crate::ethercat::codec::{self, DG_HLEN, ECAT_HLEN, ETH_HLEN, ETHERTYPE_ECAT, WKC_LEN, cmd};
 
 pub(crate) use super::ipv4::{ip_checksum, udp_checksum};
-pub(crate) use reply::{Reject, Reply, parse_reply, probe_seq, read_mark};
+pub(crate) use reply::{DcRead, Reject, Reply, parse_reply, probe_seq, read_mark};
 
 pub(crate) const ETHERTYPE_RAW: u16 = 0x88B5;
 pub(crate) const ETHERTYPE_IPV4: u16 = 0x0800;
@@ -38,6 +42,13 @@ pub(crate) const DST_IP: [u8; 4] = [169, 254, 88, 2];
 pub(crate) const MIN_FRAME: usize = 60;
 
 const ECAT_BRD_LEN: usize = 2;
+/// The arrival datagrams: the read of the previous latch, the write that latches.
+const DC_READ_LEN: usize = 8;
+const DC_LATCH_LEN: usize = 4;
+pub(crate) const DC_RECV_TIME_PU: u16 = 0x0918;
+pub(crate) const DC_RECV_TIME_P0: u16 = 0x0900;
+/// What the arrival datagrams add to a frame.
+pub(crate) const ARRIVAL_BYTES: usize = 2 * (DG_HLEN + WKC_LEN) + DC_READ_LEN + DC_LATCH_LEN;
 const ECAT_MARK_OFF: usize = ETH_HLEN + ECAT_HLEN + DG_HLEN + ECAT_BRD_LEN + WKC_LEN + DG_HLEN;
 const IP_OFF: usize = ETH_HLEN;
 const UDP_OFF: usize = IP_OFF + 20;
@@ -60,7 +71,8 @@ fn mark_off(mode: Mode) -> usize {
     }
 }
 
-/// Shortest probe of a mode, in bytes with the Ethernet header and without FCS.
+/// Shortest probe of a mode, in bytes with the Ethernet header and without FCS (EtherCAT: without the arrival
+/// datagrams).
 pub(crate) fn min_len(mode: Mode) -> usize {
     mark_off(mode) + MARK_LEN + if mode == Mode::Ecat { WKC_LEN } else { 0 }
 }
@@ -135,9 +147,55 @@ pub(crate) struct Probe {
     mode: Mode,
     buf: [u8; MAX_FRAME],
     len: usize,
+    /// Where the arrival datagrams start (EtherCAT `with_arrival`).
+    arrival: Option<usize>,
 }
 
 impl Probe {
+    /// `new` with the arrival datagrams after the mark (EtherCAT; other modes have none): the frame is
+    /// `ARRIVAL_BYTES` longer than without, or `wire` bytes if that is longer.
+    pub(crate) fn with_arrival(mode: Mode, a: &Addrs, wire: usize, tag: u32) -> Probe {
+        if mode != Mode::Ecat {
+            return Probe::new(mode, a, wire, tag);
+        }
+        let content = if wire == MIN_FRAME {
+            min_len(mode)
+        } else {
+            wire.saturating_sub(ARRIVAL_BYTES).max(min_len(mode))
+        };
+        let len = (content + ARRIVAL_BYTES).clamp(wire, MAX_FRAME);
+        let mut p = Probe::new(mode, a, content.max(MIN_FRAME), tag);
+        p.len = len;
+        let b = &mut p.buf;
+        b[content..len].fill(0);
+        codec::put_ecat_header(b, content + ARRIVAL_BYTES - ETH_HLEN - ECAT_HLEN);
+        // The NOP's length flags get "more follows".
+        b[ECAT_MARK_OFF - DG_HLEN + 7] |= 0x80;
+        let o = codec::put_datagram_header(
+            b,
+            content,
+            cmd::APRD,
+            0,
+            0,
+            DC_RECV_TIME_PU,
+            DC_READ_LEN,
+            true,
+        );
+        codec::put_datagram_header(
+            b,
+            o + DC_READ_LEN + WKC_LEN,
+            cmd::BWR,
+            0,
+            0,
+            DC_RECV_TIME_P0,
+            DC_LATCH_LEN,
+            false,
+        );
+        p.arrival = Some(content);
+        p.set_seq(0);
+        p
+    }
+
     /// A probe of `wire` bytes (see `wire_len`). EtherCAT probes go to broadcast from the interface's MAC with bit
     /// 0x02 cleared: a SubDevice returns them with it set, which tells an answer from a request. Raw probes go to
     /// broadcast, UDP ones to the peer's MAC; both come from the interface's MAC, so replies reach us without
@@ -154,6 +212,7 @@ impl Probe {
             mode,
             buf: [0; MAX_FRAME],
             len: wire,
+            arrival: None,
         };
         let b = &mut p.buf;
         b[0..6].copy_from_slice(if mode == Mode::Udp {
@@ -225,6 +284,10 @@ impl Probe {
             Mode::Ecat => {
                 b[ETH_HLEN + ECAT_HLEN + 1] = seq as u8;
                 b[ECAT_MARK_OFF - DG_HLEN + 1] = seq as u8;
+                if let Some(o) = self.arrival {
+                    b[o + 1] = seq as u8;
+                    b[o + DG_HLEN + DC_READ_LEN + WKC_LEN + 1] = seq as u8;
+                }
             }
             Mode::Raw => {}
             Mode::Udp => {
@@ -241,6 +304,11 @@ impl Probe {
 
     pub(crate) fn frame(&self) -> &[u8] {
         &self.buf[..self.len]
+    }
+
+    /// The frame carries the arrival datagrams.
+    pub(crate) fn has_arrival(&self) -> bool {
+        self.arrival.is_some()
     }
 }
 

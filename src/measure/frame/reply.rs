@@ -1,7 +1,8 @@
 //! The replies to our probes: each checked against the mode's layout and its mark, and matched by sequence number.
 
 use super::{
-    ECAT_BRD_LEN, ETHERTYPE_RAW, IP_OFF, KIND_REQUEST, MAGIC, MARK_LEN, UDP_ECHO_PORT, UDP_SRC_PORT,
+    DC_RECV_TIME_P0, DC_RECV_TIME_PU, ECAT_BRD_LEN, ETHERTYPE_RAW, IP_OFF, KIND_REQUEST, MAGIC,
+    MARK_LEN, UDP_ECHO_PORT, UDP_SRC_PORT,
 };
 use super::{ip_checksum, mark_off};
 use crate::ethercat::codec::{self, ETH_HLEN, cmd};
@@ -25,6 +26,17 @@ pub(crate) struct Reply {
     pub(crate) tag: u32,
     pub(crate) wkc: u16,
     pub(crate) esc: [u8; 2],
+    /// The arrival datagrams' answer, when the probe had them.
+    pub(crate) dc: Option<DcRead>,
+}
+
+/// What the arrival datagrams came back with: the first SubDevice's latch before this frame (0x0918) and the WKCs
+/// of that read and of the latching write (0: no SubDevice with DC answered).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DcRead {
+    pub(crate) latch: u64,
+    pub(crate) read_wkc: u16,
+    pub(crate) latch_wkc: u16,
 }
 
 /// Why a received frame is not a reply.
@@ -73,6 +85,7 @@ pub(crate) fn parse_reply(mode: Mode, frame: &[u8]) -> Result<Reply, Reject> {
                 tag: m.tag,
                 wkc: 0,
                 esc: [0, 0],
+                dc: None,
             })
         }
         Mode::Udp => {
@@ -90,6 +103,7 @@ pub(crate) fn parse_reply(mode: Mode, frame: &[u8]) -> Result<Reply, Reject> {
                 tag: m.tag,
                 wkc: 0,
                 esc: [0, 0],
+                dc: None,
             })
         }
     }
@@ -121,5 +135,39 @@ fn parse_ecat_reply(frame: &[u8]) -> Result<Reply, Reject> {
         tag,
         wkc: brd.wkc,
         esc: [brd.data[0], brd.data[1]],
+        dc: dc_read(it, seq)?,
     })
+}
+
+/// The arrival datagrams after the mark, if the probe had them: APRD of 0x0918, then BWR to 0x0900.
+fn dc_read<'a>(
+    mut it: impl Iterator<Item = Result<codec::Datagram<'a>, codec::EcatError>>,
+    seq: u32,
+) -> Result<Option<DcRead>, Reject> {
+    let bad = Reject::Invalid("malformed arrival datagrams");
+    let Some(read) = it.next() else {
+        return Ok(None);
+    };
+    let read = read.map_err(|_| bad)?;
+    let latch = it.next().ok_or(bad)?.map_err(|_| bad)?;
+    if read.cmd != cmd::APRD
+        || read.ado != DC_RECV_TIME_PU
+        || read.data.len() != 8
+        || latch.cmd != cmd::BWR
+        || latch.ado != DC_RECV_TIME_P0
+    {
+        return Err(Reject::Invalid("not our probe (arrival datagrams)"));
+    }
+    if read.idx != seq as u8 || latch.idx != seq as u8 {
+        return Err(Reject::Invalid(
+            "datagram index does not match the sequence",
+        ));
+    }
+    let mut v = [0u8; 8];
+    v.copy_from_slice(read.data);
+    Ok(Some(DcRead {
+        latch: u64::from_le_bytes(v),
+        read_wkc: read.wkc,
+        latch_wkc: latch.wkc,
+    }))
 }

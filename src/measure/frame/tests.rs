@@ -121,7 +121,8 @@ fn ecat_probe_layout_and_reply() {
             seq: 0x1234_5678,
             tag: 0,
             wkc: 0,
-            esc: [0, 0]
+            esc: [0, 0],
+            dc: None,
         })
     );
     let mut r = f.to_vec();
@@ -136,6 +137,7 @@ fn ecat_probe_layout_and_reply() {
                 crate::ethercat::esc::ESC_TYPE,
                 crate::ethercat::esc::ESC_REVISION
             ],
+            dc: None,
         })
     );
     // A reply whose index disagrees with its sequence is someone else's.
@@ -151,6 +153,65 @@ fn ecat_probe_layout_and_reply() {
         parse_reply(Mode::Ecat, &soem),
         Err(Reject::Invalid(_))
     ));
+}
+
+#[test]
+fn the_arrival_datagrams_read_the_previous_frames_latch_and_latch_their_own() {
+    let mut p = Probe::with_arrival(Mode::Ecat, &Addrs::broadcast(MAC), MIN_FRAME, 9);
+    assert!(p.has_arrival());
+    assert_eq!(p.frame().len(), min_len(Mode::Ecat) + ARRIVAL_BYTES);
+    assert_eq!(ARRIVAL_BYTES, 36);
+    let mut r = reflector(MAC);
+    let mut latches = Vec::new();
+    for (seq, rx_ns) in [(1u32, 10_000u64), (2, 1_010_000), (3, 2_009_500)] {
+        p.set_seq(seq);
+        let d: Vec<_> = codec::datagrams(p.frame())
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let got: Vec<_> = d.iter().map(|d| (d.cmd, d.idx, d.ado)).collect();
+        let i = seq as u8;
+        assert_eq!(
+            got,
+            [
+                (cmd::BRD, i, 0),
+                (cmd::NOP, i, 0),
+                (cmd::APRD, i, 0x0918),
+                (cmd::BWR, i, 0x0900)
+            ],
+            "the read before the latching write"
+        );
+        let mut f = p.frame().to_vec();
+        r.echo_in_place(&mut f, rx_ns).unwrap();
+        let reply = parse_reply(Mode::Ecat, &f).unwrap();
+        let dc = reply.dc.unwrap();
+        assert_eq!(
+            (reply.seq, reply.wkc, dc.read_wkc, dc.latch_wkc),
+            (seq, 1, 1, 1)
+        );
+        latches.push(dc.latch);
+    }
+    assert_eq!(latches[0], 0, "nothing latched before the first frame");
+    assert_eq!(
+        latches[2] - latches[1],
+        1_000_000,
+        "each reply carries the frame before's latch"
+    );
+    // --pktlen: the frame has the length asked for, the arrival datagrams at its end.
+    let p = Probe::with_arrival(Mode::Ecat, &Addrs::broadcast(MAC), 300, 9);
+    assert_eq!(p.frame().len(), 300);
+    let mut f = p.frame().to_vec();
+    r.echo_in_place(&mut f, 3_000_000).unwrap();
+    assert!(parse_reply(Mode::Ecat, &f).unwrap().dc.is_some());
+    // A SubDevice without DC: both arrival datagrams keep WKC 0, the BRD still counts it.
+    let mut f = p.frame().to_vec();
+    let mut none = Echoer::new(Chain::with_dc(1, 0, None), MAC, DST_IP);
+    none.echo_in_place(&mut f, 0).unwrap();
+    let reply = parse_reply(Mode::Ecat, &f).unwrap();
+    assert_eq!(
+        (reply.wkc, reply.dc.map(|d| (d.read_wkc, d.latch_wkc))),
+        (1, Some((0, 0)))
+    );
 }
 
 #[test]

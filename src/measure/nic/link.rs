@@ -94,7 +94,11 @@ impl Link {
         }
         let (addrs, arp) = peer(nic, mac, args)?;
         let tag = frame::run_tag();
-        let probe = Probe::new(args.mode, &addrs, wire, tag);
+        let probe = if args.arrival {
+            Probe::with_arrival(args.mode, &addrs, wire, tag)
+        } else {
+            Probe::new(args.mode, &addrs, wire, tag)
+        };
         // Before the sockets, as in the struct: on an error below, they close before it drops.
         let flags = FlagsGuard::new(nic)?;
         for note in queue::restore_leftovers(host) {

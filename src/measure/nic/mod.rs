@@ -5,6 +5,7 @@
 //! arp.rs). The main thread starts the threads, supervises them (here) and builds the result (results.rs).
 
 mod arp;
+mod arrival;
 mod link;
 mod port;
 mod recv;
@@ -32,6 +33,7 @@ use crate::error::Result;
 use crate::host::Host;
 use crate::trace::marker::Marker;
 use crate::trace::session::Scope;
+use arrival::Arrival;
 use link::Link;
 use port::{RxPort, TxPort};
 use recv::Receiver;
@@ -74,9 +76,14 @@ pub(crate) fn run(
     let shared = Arc::new(Shared::new(first_seq, link.tag));
     let mut sender = Series::new("Sender", args.period_us, args.bucket_width_us);
     let mut receiver = Series::new("Receiver", args.period_us, args.bucket_width_us);
-    let mut collectors = session.collectors(&mut [&mut sender, &mut receiver]);
+    let mut arrival = probe
+        .has_arrival()
+        .then(|| Series::new(ARRIVAL, args.period_us, args.bucket_width_us));
+    let mut all: Vec<&mut Series> = vec![&mut sender, &mut receiver];
+    all.extend(arrival.as_mut());
+    let mut collectors = session.collectors(&mut all);
     let results = Results::new((args, nic), at, label, &link, (&answers, learned), &sender);
-    let gauges = gauges(args, &sender, &receiver, &shared);
+    let gauges = gauges(args, [&sender, &receiver], arrival.as_ref(), &shared);
     let (hand, mut rtts) = rtt_collect::pair(frames_sent(&shared));
     let ports = link
         .take_ports()
@@ -86,7 +93,7 @@ pub(crate) fn run(
         ports,
         probe,
         &shared,
-        (sender, receiver),
+        (sender, receiver, arrival.map(Arrival::new)),
         hand,
         (marker, smi),
     )?;
@@ -96,7 +103,7 @@ pub(crate) fn run(
         &mut collectors,
         &mut rtts,
         watch,
-        |s, cs, rtts| results.partial(s, cs, rtts),
+        |s, cs, rtts| results.partial(s, cs, rtts, &shared),
         || {
             if stop.load(Relaxed) {
                 shared.halt.store(true, Relaxed);
@@ -107,14 +114,17 @@ pub(crate) fn run(
     let (sent, received) = threads.join(&shared);
     let trace = session.finish_trace();
     let counted = session.take_counters().map(|c| c.into_report());
-    let ((sender, ended), (receiver, m, rtt_epoch)) = (sent?, received?);
-    let series = session.finish_series(collectors, vec![sender, receiver]);
+    let ((sender, ended), (receiver, m, rtt_epoch, arrival)) = (sent?, received?);
+    let drift = arrival.as_ref().and_then(|a| a.fit.drift_ppm());
+    let mut all = vec![sender, receiver];
+    all.extend(arrival.map(|a| a.series));
+    let series = session.finish_series(collectors, all);
     let s = session.finish();
     if let Some(e) = &s.hlog_error {
         watch.note(e);
     }
     rtts.finish(m, rtt_epoch);
-    let mut r = results.at_end(series, &rtts, &ended, &shared, &s);
+    let mut r = results.at_end(series, &rtts, (&ended, drift), &shared, &s);
     r.interference = counted
         .filter(|_| args.counters)
         .map(|c| super::cyclic::settle(host, args, at, c, None));
@@ -125,16 +135,26 @@ pub(crate) fn run(
     Ok(r)
 }
 
-/// The live view's counters: both series, and the round-trip line.
-fn gauges(args: &RunSpec, sender: &Series, receiver: &Series, shared: &Arc<Shared>) -> Gauges {
+/// The label of the arrival series.
+pub(crate) const ARRIVAL: &str = "Arrival";
+
+/// The live view's counters: the series, and the round-trip line.
+fn gauges(
+    args: &RunSpec,
+    [sender, receiver]: [&Series; 2],
+    arrival: Option<&Series>,
+    shared: &Arc<Shared>,
+) -> Gauges {
     let extra = Arc::clone(shared);
+    let mut series = vec![
+        ("Sender".into(), sender.live()),
+        ("Receiver".into(), receiver.live()),
+    ];
+    series.extend(arrival.map(|a| (ARRIVAL.into(), a.live())));
     Gauges {
         period_us: args.period_us,
         bucket_width_us: args.bucket_width_us,
-        series: vec![
-            ("Sender".into(), sender.live()),
-            ("Receiver".into(), receiver.live()),
-        ],
+        series,
         periods_us: Vec::new(),
         extra: Some(Box::new(move || extra.live_line())),
     }
@@ -148,9 +168,9 @@ fn frames_sent(shared: &Arc<Shared>) -> Box<dyn Fn() -> (u64, u64)> {
 
 /// What the sender returns: its series and how its loop ended.
 type Sent = (Series, sampler::Ended);
-/// What the receiver returns: its series, the matcher with the last interval of round trips, and that interval's
-/// reset generation.
-type Received = (Series, Matcher, u64);
+/// What the receiver returns: its series, the matcher with the last interval of round trips, that interval's
+/// reset generation, and the arrival series with its line.
+type Received = (Series, Matcher, u64, Option<Arrival>);
 
 /// The two RT threads of a run.
 struct Threads {
@@ -167,7 +187,7 @@ impl Threads {
         (tx, rx): (TxPort, RxPort),
         probe: Probe,
         shared: &Arc<Shared>,
-        (sender, receiver): (Series, Series),
+        (sender, receiver, arrival): (Series, Series, Option<Arrival>),
         hand: Handover,
         (marker, smi): (Option<Marker>, Option<LocalSmi>),
     ) -> Result<Threads> {
@@ -189,6 +209,7 @@ impl Threads {
             expect_wkc: results.rtt.expect_wkc,
             shared: Arc::clone(shared),
             series: receiver,
+            arrival,
             hand,
             marker,
         };

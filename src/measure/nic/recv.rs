@@ -5,9 +5,10 @@ use std::io;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
 
-use super::ANSWER_TIMEOUT;
+use super::arrival::Arrival;
 use super::port::RxPort;
 use super::shared::Shared;
+use super::{ANSWER_TIMEOUT, Received};
 use crate::error::Result;
 use crate::measure::frame::{self, MAX_FRAME, Reject};
 use crate::measure::rt::{self, RtThread};
@@ -104,6 +105,8 @@ pub(super) struct Receiver {
     pub(super) shared: Arc<Shared>,
     /// The inter-arrival period of the replies (the original's Receiver row).
     pub(super) series: Series,
+    /// The frames' arrival at the first SubDevice, when the probe reads it.
+    pub(super) arrival: Option<Arrival>,
     pub(super) hand: Handover,
     /// --trace: each matched reply is marked in the trace, with its frame index, its send time and its round trip
     /// as this thread saw them.
@@ -113,16 +116,12 @@ pub(super) struct Receiver {
 impl Receiver {
     /// Starts the receiver on `cpu` at SCHED_FIFO `priority` (above the sender's); the thread returns its series,
     /// the matcher with the last interval of round trips, and that interval's reset generation.
-    pub(super) fn spawn(
-        self,
-        cpu: usize,
-        priority: u8,
-    ) -> Result<RtThread<(Series, Matcher, u64)>> {
+    pub(super) fn spawn(self, cpu: usize, priority: u8) -> Result<RtThread<Received>> {
         rt::spawn_rt("rmp-eval-recv", cpu, priority, move || self.run())
     }
 
     /// Takes replies until the sender is done and the last ones had time to come back, or until replies stop.
-    fn run(self) -> (Series, Matcher, u64) {
+    fn run(self) -> Received {
         let Receiver {
             mut port,
             mode,
@@ -130,6 +129,7 @@ impl Receiver {
             expect_wkc,
             shared,
             mut series,
+            mut arrival,
             mut hand,
             marker,
         } = self;
@@ -184,6 +184,9 @@ impl Receiver {
                                 if prev_rx != 0 {
                                     series.record(now - prev_rx, None);
                                 }
+                                if let (Some(a), Some(dc)) = (&mut arrival, reply.dc) {
+                                    a.on_reply(reply.seq, dc, sh);
+                                }
                                 prev_rx = now;
                                 if !user_stamps && sh.tx_stamp(reply.seq).is_none() {
                                     pending.push(reply.seq);
@@ -225,6 +228,6 @@ impl Receiver {
         }
         m.finish(send_time);
         let epoch = hand.epoch();
-        (series, m, epoch)
+        (series, m, epoch, arrival)
     }
 }

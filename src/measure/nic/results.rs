@@ -7,8 +7,9 @@ use super::link::{Answers, Link, Ports};
 use super::shared::Shared;
 use super::stop::{self, Counts, Local};
 use crate::measure::collect::Collector;
+use crate::measure::frame;
 use crate::measure::result::{
-    EscId, Header, Measured, RttSummary, RunResult, SeriesSummary, XdpReport,
+    ArrivalReport, EscId, Header, Measured, RttSummary, RunResult, SeriesSummary, XdpReport,
 };
 use crate::measure::rtt_collect::{Context, RttCollector};
 use crate::measure::sampler;
@@ -98,14 +99,55 @@ impl<'a> Results<'a> {
     }
 
     /// A checkpoint: the series and the round trips so far.
-    pub(super) fn partial(&self, s: &Session, cs: &[Collector], rtts: &RttCollector) -> RunResult {
+    pub(super) fn partial(
+        &self,
+        s: &Session,
+        cs: &[Collector],
+        rtts: &RttCollector,
+        shared: &Shared,
+    ) -> RunResult {
+        let mut rtt = self.summary(rtts, false);
+        let series = self.with_arrival(
+            cs.iter().map(Collector::summary).collect(),
+            &mut rtt,
+            shared,
+            None,
+        );
         let m = Measured {
-            series: cs.iter().map(Collector::summary).collect(),
-            rtt: Some(self.summary(rtts, false)),
+            series,
+            rtt: Some(rtt),
             duration_s: round3(s.elapsed_s()),
             error: None,
         };
         self.header.result(m, &s.so_far())
+    }
+
+    /// The arrival line into `rtt`, and the arrival series kept only when it was measured: a run without it has
+    /// the series it always had.
+    fn with_arrival(
+        &self,
+        mut series: Vec<SeriesSummary>,
+        rtt: &mut RttSummary,
+        shared: &Shared,
+        drift: Option<f64>,
+    ) -> Vec<SeriesSummary> {
+        let at = series.iter().position(|x| x.label == super::ARRIVAL);
+        let report = match (self.nic.mode, at) {
+            (Mode::Ecat, Some(i)) => {
+                let c = shared.arrival.counts(series[i].count);
+                ArrivalReport::of(c, frame::ARRIVAL_BYTES as u32, drift)
+            }
+            (Mode::Ecat, None) => ArrivalReport::off("not measured: left out (--no-arrival)"),
+            (m, _) => ArrivalReport::off(&format!(
+                "not measured: {} frames carry no EtherCAT datagram to read a SubDevice's clock",
+                m.name()
+            )),
+        };
+        if let (false, Some(i)) = (report.measured, at) {
+            series.remove(i);
+        }
+        rtt.arrival = Some(report);
+        series
     }
 
     /// The run's result once both threads have ended. When the replies stopped: verdict incomplete, with `error`,
@@ -114,7 +156,7 @@ impl<'a> Results<'a> {
         &self,
         series: Vec<SeriesSummary>,
         rtts: &RttCollector,
-        ended: &sampler::Ended,
+        (ended, drift): (&sampler::Ended, Option<f64>),
         shared: &Shared,
         s: &Ended,
     ) -> RunResult {
@@ -144,6 +186,7 @@ impl<'a> Results<'a> {
                 .load(Relaxed)
                 .saturating_sub(shared.unsent_at_end.load(Relaxed));
         }
+        let series = self.with_arrival(series, &mut rtt, shared, drift);
         let m = Measured {
             series,
             rtt: Some(rtt),

@@ -73,6 +73,7 @@ impl Sender {
             take_stamps(&mut buf);
             let seq = first_seq.wrapping_add(i as u32);
             probe.set_seq(seq);
+            sh.set_deadline(seq, w.deadline_ns);
             sh.user_tx[i as usize % sh.user_tx.len()].store(clock::realtime_ns(), Relaxed);
             // Counted before send(): the receiver (higher priority, same core) may take the TX stamp or even the
             // reply before send() returns here.

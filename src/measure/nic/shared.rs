@@ -6,6 +6,7 @@ use std::sync::atomic::{
     Ordering::Release,
 };
 
+use crate::measure::result::ArrivalCounts;
 use crate::measure::rtt::RING;
 use crate::measure::tstamp::Stamps;
 
@@ -44,6 +45,31 @@ pub(crate) struct Shared {
     pub(crate) unmatched: AtomicU64,
     pub(crate) duplicates: AtomicU64,
     pub(crate) max_rtt_ns: AtomicU64,
+    /// The scheduled send time (CLOCK_MONOTONIC) of each frame, by sequence, for the arrival line.
+    deadlines: Box<[AtomicU64]>,
+    /// What the arrival datagrams gave (written by the receiver).
+    pub(crate) arrival: ArrivalAtomics,
+}
+
+/// `ArrivalCounts` as the receiver stores them.
+#[derive(Default)]
+pub(crate) struct ArrivalAtomics {
+    pub(crate) latches: AtomicU64,
+    pub(crate) unanswered: AtomicU64,
+    pub(crate) zero: AtomicU64,
+    pub(crate) unlatched: AtomicU64,
+}
+
+impl ArrivalAtomics {
+    pub(crate) fn counts(&self, intervals: u64) -> ArrivalCounts {
+        ArrivalCounts {
+            latches: self.latches.load(Relaxed),
+            unanswered: self.unanswered.load(Relaxed),
+            zero: self.zero.load(Relaxed),
+            unlatched: self.unlatched.load(Relaxed),
+            intervals,
+        }
+    }
 }
 
 impl Shared {
@@ -70,6 +96,8 @@ impl Shared {
             unmatched: AtomicU64::new(0),
             duplicates: AtomicU64::new(0),
             max_rtt_ns: AtomicU64::new(0),
+            deadlines: (0..RING).map(|_| AtomicU64::new(0)).collect(),
+            arrival: ArrivalAtomics::default(),
         }
     }
 
@@ -104,6 +132,16 @@ impl Shared {
     /// Frames that did not go out: the kernel refused them, or the AF_XDP socket's own ring was full.
     pub(crate) fn not_sent(&self) -> u64 {
         self.send_errors.load(Relaxed) + self.ring_full.load(Relaxed)
+    }
+
+    /// The sender's side: frame `seq` is scheduled for `deadline_ns`.
+    pub(crate) fn set_deadline(&self, seq: u32, deadline_ns: u64) {
+        self.deadlines[self.slot(seq)].store(deadline_ns, Relaxed);
+    }
+
+    /// The scheduled send time of frame `seq` (within the last RING frames).
+    pub(crate) fn deadline(&self, seq: u32) -> u64 {
+        self.deadlines[self.slot(seq)].load(Relaxed)
     }
 
     /// The round-trip line under the live table.

@@ -6,9 +6,11 @@ use serde::{Deserialize, Serialize};
 
 pub use super::spec::RunMode;
 
+mod arrival;
 mod build;
 mod rtt;
 
+pub(crate) use arrival::{ArrivalCounts, ArrivalReport};
 pub(crate) use build::{Header, Measured};
 pub use rtt::RttSummary;
 pub(crate) use rtt::{EscId, ReplyChecks, StampCounts, Timestamps, XdpReport};

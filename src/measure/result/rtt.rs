@@ -61,6 +61,9 @@ pub struct RttSummary {
     /// refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) xdp: Option<XdpReport>,
+    /// EtherCAT: when the frames reached the first SubDevice (its distributed clock), or why not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) arrival: Option<super::ArrivalReport>,
     /// Frames not sent, the budget, and the working counter checks (flat keys in the JSON).
     #[serde(flatten)]
     pub(crate) checks: ReplyChecks,

@@ -58,6 +58,7 @@ pub(super) fn summarize(st: &RttStats, ctx: &Context) -> RttSummary {
         queue: None,
         path: "af_packet".into(),
         xdp: None,
+        arrival: None,
         checks: ReplyChecks {
             not_sent: ctx.not_sent,
             budget_us: ctx.budget_ns as f64 / 1000.0,

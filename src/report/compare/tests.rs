@@ -310,3 +310,20 @@ fn runs_through_different_nic_paths_are_flagged() {
         c.unfair
     );
 }
+
+#[test]
+fn a_run_with_no_cycles_compared_with_itself_is_fair() {
+    // A run stopped before its first cycle (count 0), compared with itself: the same length, not "differ".
+    let mut empty = Series::new("Cyclic", 1000, None);
+    empty.record(1_000_000, None);
+    let mut s = empty.summary();
+    s.count = 0;
+    let r = RunResult {
+        duration_s: 0.0,
+        series: vec![s],
+        ..RunResult::for_test(vec![])
+    };
+    let c = compare(&r, &r, "r.json", "r.json");
+    assert!(c.unfair.is_empty(), "{:?}", c.unfair);
+    assert!(!render_text(&c, false).contains("differ in length"));
+}

@@ -146,6 +146,7 @@ fn result(rtt: bool) -> RunResult {
             queue: None,
             path: "af_packet".into(),
             xdp: None,
+            arrival: None,
             late: 0,
             unmatched: 1,
             duplicates: 0,

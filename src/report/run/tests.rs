@@ -103,6 +103,7 @@ fn rtt_section_prints_nrtm_line() {
         queue: None,
         path: "af_packet".into(),
         xdp: None,
+        arrival: None,
         checks: Default::default(),
     };
     let t = render_rtt(&rtt);

@@ -26,6 +26,7 @@ fn target(nic: &str) -> Target {
         core: 3,
         nic: Some(nic.into()),
         online: vec![0, 1, 2, 3],
+        isolated: vec![3],
     }
 }
 

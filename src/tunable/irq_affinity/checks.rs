@@ -2,11 +2,13 @@
 //! NIC's IRQs pinned to the core.
 
 use crate::checks::nic::present;
-use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, read_interrupts, unknown};
+use crate::checks::{
+    Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, read_interrupts, unknown,
+};
 use crate::fix::StepId;
 use crate::host::Host;
 use crate::machine::irq::{DEFAULT_SMP_AFFINITY, INTERRUPTS, PROC_IRQ, irq_affinity, nic_irqs};
-use crate::parse::{cpulist, mask};
+use crate::parse::{cpulist, interrupts, mask};
 
 /// Offenders named in a detail line; the rest are counted.
 const SHOW: usize = 3;
@@ -30,8 +32,25 @@ pub(crate) const UNRELATED_IRQS: Check = Check {
     evaluate: unrelated_irqs,
 };
 
+/// /proc/interrupts has one column per online CPU (show_interrupts walks the online mask): a header that names
+/// other CPUs than the online list is not this machine's table at that moment, and its counts prove nothing.
+fn header_matches_online(host: &Host, ints: &interrupts::Interrupts) -> Result<(), Unknown> {
+    let Ok(online) = crate::machine::online_cpus(host) else {
+        return Ok(());
+    };
+    if ints.cpus != online {
+        return Err(unknown(format!(
+            "{INTERRUPTS} has columns for CPUs {} but the online CPUs are {}",
+            cpulist::format(&ints.cpus),
+            cpulist::format(&online)
+        )));
+    }
+    Ok(())
+}
+
 fn unrelated_irqs(host: &Host, ctx: &Ctx) -> Eval {
     let ints = read_interrupts(host)?;
+    header_matches_online(host, &ints)?;
     let col = ints
         .column(ctx.core)
         .ok_or_else(|| unknown("could not map CPU column"))?;

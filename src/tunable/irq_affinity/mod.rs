@@ -53,14 +53,27 @@ pub fn irq_affinity(host: &Host, t: &Target) -> Step {
         "an interrupt handled on the RT core delays the RT thread; the NIC's own interrupts belong there",
     );
     let hk = t.housekeeping();
+    let earlier = crate::fix::earlier::Earlier::load(host);
+    // The CPUs of `now` off the isolated ones, with those an earlier fix took out for its RT core given back.
+    let off = |path: &str, now: Vec<usize>| -> Option<Vec<usize>> {
+        let mut want = now.clone();
+        let back = earlier.removed_from_value(path);
+        want.extend(back.into_iter().filter(|c| t.online.contains(c)));
+        want.retain(|c| !t.isolated.contains(c));
+        want.sort_unstable();
+        want.dedup();
+        if want.is_empty() {
+            want = hk.clone();
+        }
+        (want != now).then_some(want)
+    };
     // The default first: an IRQ a driver allocates while the values below are written starts on the new default,
     // and one allocated before it is in the list a second planning reads (apply-saved plans twice).
     let def = format!("{PROC_IRQ}/default_smp_affinity");
     if let Ok(now) = host.read(&def)
         && let Ok(cpus) = mask::parse(&now)
+        && let Some(want) = off(&def, cpus)
     {
-        let rest: Vec<usize> = cpus.into_iter().filter(|&c| c != t.core).collect();
-        let want = if rest.is_empty() { hk.clone() } else { rest };
         value(
             &mut s,
             host,
@@ -91,9 +104,8 @@ pub fn irq_affinity(host: &Host, t: &Target) -> Step {
         };
         let want = if nic.contains(&irq) {
             vec![t.core]
-        } else if cpus.contains(&t.core) {
-            let rest: Vec<usize> = cpus.into_iter().filter(|&c| c != t.core).collect();
-            if rest.is_empty() { hk.clone() } else { rest }
+        } else if let Some(want) = off(&path, cpus) {
+            want
         } else {
             continue;
         };
@@ -147,11 +159,7 @@ mod tests {
             "/tests/fixtures/seed-i3-13100te"
         );
         let host = Host::with_root(root);
-        let t = Target {
-            core: 1,
-            nic: Some("enp2s0".into()),
-            online: vec![0, 1, 2, 3],
-        };
+        let t = Target::new(&host, 1, Some("enp2s0".into()), vec![0, 1, 2, 3]);
         let paths = |s: &Step| -> Vec<String> {
             s.changes
                 .iter()

@@ -155,7 +155,7 @@ fn plan(host: &Host, t: &Target, failed: &[CheckId]) -> Step {
         let want = knob.target(&t.housekeeping());
         let kind = match knob.want {
             Want::NotOnCore => ValueKind::CpuList,
-            Want::Equals(_) | Want::AtLeast(_) => ValueKind::Exact,
+            Want::Equals(..) | Want::AtLeast(..) => ValueKind::Exact,
         };
         // A failing check's key; with --only and no failing check, the keys not yet as wanted; and the keys an
         // earlier fix put in the file. Nothing else, so that a second fix changes nothing.
