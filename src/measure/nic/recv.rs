@@ -131,7 +131,7 @@ impl Receiver {
             mut series,
             mut arrival,
             mut hand,
-            marker,
+            mut marker,
         } = self;
         let sh: &Shared = &shared;
         let user_stamps = port.user_stamps();
@@ -175,7 +175,7 @@ impl Receiver {
                                 totals.matched += 1;
                                 // One write(2) from a stack buffer: the send in CLOCK_MONOTONIC (the trace clock) is
                                 // now less the round trip this thread saw (send()'s realtime stamp to now).
-                                if let Some(mk) = &marker {
+                                if let Some(mk) = marker.as_mut() {
                                     let rtt = real.saturating_sub(send_time(reply.seq));
                                     let frame = u64::from(reply.seq.wrapping_sub(sh.first_seq));
                                     mk.mark(frame, now.saturating_sub(rtt), rtt);
