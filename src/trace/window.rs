@@ -106,7 +106,12 @@ impl Window {
         } else {
             0
         };
-        if self.period_ns.is_some() && self.cur_ts.first().is_some_and(|&t| t + 2 * HORIZON_NS < ts) {
+        if self.period_ns.is_some()
+            && self
+                .cur_ts
+                .first()
+                .is_some_and(|&t| t + 2 * HORIZON_NS < ts)
+        {
             old = old.max(self.cur_ts.partition_point(|&t| t + HORIZON_NS < ts));
         }
         if old > 0 {
@@ -243,7 +248,10 @@ mod tests {
         );
         assert_eq!(a.cycle, 292);
         assert_eq!((&a.verdict, &a.culprits), (&b.verdict, &b.culprits));
-        assert!(c.last_ns > c.first_ns, "rates come from every event, not the markers");
+        assert!(
+            c.last_ns > c.first_ns,
+            "rates come from every event, not the markers"
+        );
     }
 
     #[test]
