@@ -156,7 +156,7 @@ pub fn snapshot_into(src: &Host, out: &Path) -> Result<Stats> {
     let paths = widen(src, paths);
     let failed = |what: &str, e: std::io::Error| Error::failed(format!("snapshot: {what}: {e}"));
     fs::create_dir_all(out).map_err(|e| failed("output directory", e))?;
-    let mut c = Copier::new(src, out);
+    let mut c = Copier::new(src, out, &paths);
     for p in &paths {
         let p = normalize(p);
         if p == UNREADABLE {
@@ -271,5 +271,32 @@ mod tests {
             assert!(w.contains(&p.to_string()), "{p} missing from {w:?}");
         }
         assert!(!w.iter().any(|p| p.contains("default_smp_affinity/")));
+    }
+
+    #[test]
+    fn processes_started_after_the_checks_are_not_in_the_copy() {
+        let src = tempfile::tempdir().unwrap();
+        let h = Host::with_root(src.path());
+        for p in ["/proc/7/comm", "/proc/7/task/7/stat", "/proc/7/task/9/stat"] {
+            h.write_atomic(p, b"x\n", None).unwrap();
+        }
+        // What the checks read; PID 8 and thread 9 start afterwards, directories with nothing captured.
+        let wanted: Vec<String> = [
+            "/proc",
+            "/proc/7/comm",
+            "/proc/7/task",
+            "/proc/7/task/7/stat",
+        ]
+        .map(String::from)
+        .to_vec();
+        h.write_atomic("/proc/8/comm", b"new\n", None).unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let mut c = Copier::new(&h, out.path(), &wanted);
+        for p in &wanted {
+            c.copy(p).unwrap();
+        }
+        let copy = Host::with_root(out.path());
+        assert_eq!(copy.list("/proc").unwrap(), vec!["7".to_string()]);
+        assert_eq!(copy.list("/proc/7/task").unwrap(), vec!["7".to_string()]);
     }
 }

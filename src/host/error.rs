@@ -26,6 +26,12 @@ pub enum HostError {
 
 impl HostError {
     pub(crate) fn from_io(path: &str, e: io::Error) -> Self {
+        // ESRCH: a /proc file whose process exited after it was opened is as gone as one never found.
+        if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ESRCH) {
+            return HostError::NotFound {
+                path: path.to_string(),
+            };
+        }
         match e.kind() {
             io::ErrorKind::NotFound => HostError::NotFound {
                 path: path.to_string(),
@@ -72,3 +78,16 @@ impl HostError {
 }
 
 pub(crate) type HostResult<T> = Result<T, HostError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_process_gone_after_open_is_not_found() {
+        let e = |n| HostError::from_io("/proc/9/comm", io::Error::from_raw_os_error(n));
+        assert!(e(libc::ESRCH).is_not_found());
+        assert!(e(libc::ENOENT).is_not_found());
+        assert!(!e(libc::EIO).is_not_found());
+    }
+}

@@ -100,6 +100,7 @@ pub(crate) fn run_loops(
             core: at.core,
             period_ns: on_core_period_ns(placed, at.core),
         }),
+        signals: None,
     };
     let mut session = Session::begin(host, spec, setup, watch)?;
     let mut series: Vec<Series> = placed

@@ -50,6 +50,7 @@ pub(crate) fn run(
         rt_cpus: Vec::new(),
         core: at.core,
         trace: None,
+        signals: None,
     };
     let session = Session::begin(
         host,

@@ -9,4 +9,5 @@ mod queues;
 mod receive_path;
 mod reflect;
 mod round_trips;
+mod signalled_setup;
 mod verdict;

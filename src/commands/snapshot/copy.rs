@@ -27,6 +27,9 @@ pub(crate) struct Copier<'a> {
     /// What the checks looked for and the machine did not have (host::Host::lacks reads it back).
     pub(crate) absent: BTreeSet<String>,
     pub(crate) copied: usize,
+    /// Every path the copy was asked for, so that listing /proc names only the processes the checks read:
+    /// one started between the checks and the copy would be a directory without its files.
+    wanted: BTreeSet<String>,
 }
 
 /// A failure to read the source (recorded) or to write the copy (fatal).
@@ -49,8 +52,9 @@ fn loop_error(abs: &str) -> HostError {
 }
 
 impl<'a> Copier<'a> {
-    pub(crate) fn new(src: &'a Host, out: &Path) -> Self {
+    pub(crate) fn new(src: &'a Host, out: &Path, wanted: &[String]) -> Self {
         Copier {
+            wanted: wanted.iter().map(|p| normalize(p)).collect(),
             src,
             tree: SafeTree::new(out),
             dirs: HashMap::new(),
@@ -173,6 +177,17 @@ impl<'a> Copier<'a> {
         }
     }
 
+    /// Whether a path at or under `dir` was asked for.
+    fn wanted_under(&self, dir: &str) -> bool {
+        let below = format!("{dir}/");
+        self.wanted.contains(dir)
+            || self
+                .wanted
+                .range(below.clone()..)
+                .next()
+                .is_some_and(|p| p.starts_with(&below))
+    }
+
     /// Entries of a directory that are directories (cpuN, stateN, rx-N, PIDs), the links of /sys/class/net and
     /// the files of msi_irqs (their names are the data), so that listing the copy names the same things.
     fn placeholders(&mut self, abs: &str, dir: &str) -> io::Result<()> {
@@ -185,6 +200,9 @@ impl<'a> Copier<'a> {
         };
         for name in names {
             let child = format!("{}/{name}", dir.trim_end_matches('/'));
+            if is_task_list(dir) && !self.wanted_under(&child) {
+                continue;
+            }
             let Ok(m) = fs::symlink_metadata(self.src.path(&child)) else {
                 continue;
             };
@@ -198,4 +216,14 @@ impl<'a> Copier<'a> {
         }
         Ok(())
     }
+}
+
+/// /proc and a process's task directory: their entries are processes and threads, which come and go.
+fn is_task_list(dir: &str) -> bool {
+    let proc = crate::machine::PROC;
+    dir == proc
+        || dir
+            .strip_prefix(proc)
+            .and_then(|r| r.strip_suffix("/task"))
+            .is_some_and(|pid| pid.len() > 1 && pid[1..].bytes().all(|b| b.is_ascii_digit()))
 }

@@ -17,7 +17,7 @@ use crate::measure::frame::{self, Addrs, Probe, Reply};
 use crate::measure::netif::FlagsGuard;
 use crate::measure::queue::{self, Steering};
 use crate::measure::rawsock::RawSocket;
-use crate::measure::session::Watch;
+use crate::measure::session::{StopOnSignal, Watch};
 use crate::measure::spec::{Mode, NicPath, NicSpec, Placement};
 use crate::measure::tstamp::{self, TsKind};
 use crate::sys::{ifname, netdev};
@@ -152,9 +152,28 @@ impl Link {
     /// least one SubDevice), then a few more at once, so that the working counter is learned from more than one
     /// reply; returns the next sequence number and the answers. Runs before the RT threads, so it may take its
     /// time. Then bounds the receiver's blocking reads: its loop looks at its flags between frames.
-    pub(super) fn preflight(&mut self, probe: &mut Probe, mode: Mode) -> Result<(u32, Answers)> {
+    /// A signal meanwhile ends it with an error: nothing was measured, and the link's drop puts back what it changed.
+    pub(super) fn preflight(
+        &mut self,
+        probe: &mut Probe,
+        mode: Mode,
+        signals: &StopOnSignal,
+    ) -> Result<(u32, Answers)> {
+        test_seam_pause_preflight();
+        let stopped = || {
+            signals.stopped_by().map(|by| {
+                Error::failed(format!(
+                    "{} before the measurement began: nothing measured",
+                    by.words()
+                ))
+            })
+        };
+        if let Some(e) = stopped() {
+            return Err(e);
+        }
         let mut seq = 0u32;
-        let first = self.answer(probe, mode, &mut seq, ANSWER_TIMEOUT)?;
+        let first = self.answer(probe, mode, &mut seq, ANSWER_TIMEOUT);
+        let first = stopped().map_or(first, Err)?;
         let mut answers = Answers {
             first,
             wkc: vec![first.wkc],
@@ -164,6 +183,9 @@ impl Link {
                 Ok(r) => answers.wkc.push(r.wkc),
                 Err(_) => break,
             }
+        }
+        if let Some(e) = stopped() {
+            return Err(e);
         }
         if let Ports::Packet { rxs, .. } = &self.ports {
             rxs.set_recv_timeout(Duration::from_millis(50))?;
@@ -208,6 +230,26 @@ impl Link {
         Err(no_answer(mode, sock.name()))
     }
 }
+
+/// A test seam (`test-seams` only, as fix/apply.rs's): with RMP_EVAL_TEST_PAUSE_PREFLIGHT=PATH, the preflight
+/// writes PATH once the link is set up and waits until it is removed (at most 60 s), so that a test can signal the
+/// run there: tests/nic/signalled_setup.rs.
+#[cfg(feature = "test-seams")]
+fn test_seam_pause_preflight() {
+    let Some(flag) = std::env::var_os("RMP_EVAL_TEST_PAUSE_PREFLIGHT") else {
+        return;
+    };
+    let _ = std::fs::write(&flag, "preflight\n");
+    for _ in 0..600 {
+        if !std::path::Path::new(&flag).exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[cfg(not(feature = "test-seams"))]
+fn test_seam_pause_preflight() {}
 
 /// A reply the preflight takes: this run's tag, to one of its probes, and for EtherCAT processed by a SubDevice.
 fn valid(mode: Mode, bytes: &[u8], tag: u32, seqs: std::ops::Range<u32>) -> Option<Reply> {

@@ -26,7 +26,7 @@ use super::rtt::Matcher;
 use super::rtt_collect::{self, Handover};
 use super::sampler::{self, Limits};
 use super::series::Series;
-use super::session::{Gauges, Session, Setup, Watch};
+use super::session::{Gauges, Session, Setup, StopOnSignal, Watch};
 use super::smi::LocalSmi;
 use super::spec::{Mode, NicSpec, Placement, RunSpec};
 use crate::error::Result;
@@ -54,9 +54,12 @@ pub(crate) fn run(
     label: &str,
     watch: &mut dyn Watch,
 ) -> Result<RunResult> {
-    // Declared first, so dropped last: after the threads are joined (the sockets, then the flags guard: see Link).
+    // Before the first change to the interface, and dropped after the link: a signal during the setup, the
+    // preflight or the putting back ends the run through the drops below instead of killing the process.
+    let signals = StopOnSignal::install()?;
+    // Declared before the threads, so dropped after them (the sockets, then the flags guard: see Link).
     let (mut link, mut probe) = Link::open(host, nic, at, watch)?;
-    let (first_seq, answers) = link.preflight(&mut probe, nic.mode)?;
+    let (first_seq, answers) = link.preflight(&mut probe, nic.mode, &signals)?;
     let (learned, disagreed) = link::learn_wkc(&answers.wkc);
     if let (Some(note), None, Mode::Ecat) = (&disagreed, nic.round_trip.expect_wkc, nic.mode) {
         watch.note(note);
@@ -69,6 +72,7 @@ pub(crate) fn run(
             core: at.core,
             receive_cpu: at.receive_cpu,
         }),
+        signals: Some(signals.share()),
     };
     let mut session = Session::begin(host, args, setup, watch)?;
     let marker = session.take_marker();

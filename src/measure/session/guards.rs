@@ -55,6 +55,17 @@ impl StopOnSignal {
         })
     }
 
+    /// The same flags without owning the handlers (they stay registered for as long as `self` lives): for a run
+    /// that installs them before its first change to the machine and hands them to its session later.
+    pub(crate) fn share(&self) -> StopOnSignal {
+        StopOnSignal {
+            stop: Arc::clone(&self.stop),
+            reset: Arc::clone(&self.reset),
+            by: Arc::clone(&self.by),
+            ids: Vec::new(),
+        }
+    }
+
     pub(crate) fn stopped(&self) -> bool {
         self.stop.load(Ordering::SeqCst)
     }

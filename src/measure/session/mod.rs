@@ -87,6 +87,8 @@ pub(crate) struct Setup {
     pub(crate) rt_cpus: Vec<usize>,
     pub(crate) core: usize,
     pub(crate) trace: Option<Scope>,
+    /// Handlers installed before the run's first change to the machine (`StopOnSignal::share`), else installed here.
+    pub(crate) signals: Option<StopOnSignal>,
 }
 
 impl Session {
@@ -105,7 +107,10 @@ impl Session {
             Some(p) => Some(Hlog::create(p, wall_now())?),
             None => None,
         };
-        let signals = StopOnSignal::install()?;
+        let signals = match setup.signals {
+            Some(s) => s,
+            None => StopOnSignal::install()?,
+        };
         let lock = MemoryLock::acquire()?;
         let dma = DmaLatency::hold(host);
         if let (Some(note), true) = (&dma.note, host.is_live()) {
