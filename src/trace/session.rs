@@ -152,7 +152,7 @@ impl Tracing {
             Scope::Cpu { .. } => Default::default(),
         };
         let window = match &scope {
-            Scope::Cpu { period_ns, .. } => Window::new(keep).from_previous_deadline(*period_ns),
+            Scope::Cpu { period_ns, .. } => Window::new(keep).cut_at_previous_deadline(*period_ns),
             Scope::Receive { .. } => Window::new(keep).tracking_lost(),
         };
         let collector = Collector::spawn(source, window, rt)

@@ -42,7 +42,7 @@ impl Window {
 
     /// The cyclic loop, which marks only late cycles: a window is the trace from one period before the late
     /// cycle's deadline to its marker.
-    pub(crate) fn from_previous_deadline(mut self, period_ns: u64) -> Self {
+    pub(crate) fn cut_at_previous_deadline(mut self, period_ns: u64) -> Self {
         self.period_ns = Some(period_ns);
         self
     }
@@ -228,7 +228,7 @@ mod tests {
             .filter(|l| !l.contains("tracing_mark_write") || l.contains(" c=292 "))
             .map(|l| format!("{l}\n"))
             .collect();
-        let mut w = Window::new(Keep::Worst).from_previous_deadline(1_000_000);
+        let mut w = Window::new(Keep::Worst).cut_at_previous_deadline(1_000_000);
         for chunk in alone.as_bytes().chunks(777) {
             w.feed(chunk);
         }
