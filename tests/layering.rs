@@ -561,3 +561,74 @@ fn only_the_listed_files_ask_whether_the_host_is_live() {
          the machine, move a fact's live/tree reading into machine/, or list the file here with why"
     );
 }
+
+/// The `StepId` variants a source text names in `StepId::ALL` (src/remedy.rs).
+fn all_steps(remedy: &str) -> BTreeSet<String> {
+    let start = remedy.find("const ALL").expect("StepId::ALL");
+    let body = &remedy[start
+        ..remedy[start..]
+            .find("];")
+            .map_or(remedy.len(), |e| start + e)];
+    body.split("StepId::")
+        .skip(1)
+        .map(|s| {
+            s.chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect()
+        })
+        .collect()
+}
+
+/// Every fix step is a tunable: one module under src/tunable names it as its `step`, and registry::TUNABLES
+/// lists that module's tunable. Adding a knob is one module plus one registry line.
+#[test]
+fn every_step_id_has_a_tunable() {
+    let src = sources();
+    let text = |rel: &str| {
+        src.iter()
+            .find(|(r, _)| r == rel)
+            .map(|(_, t)| t.clone())
+            .unwrap_or_else(|| panic!("{rel} not found"))
+    };
+    let steps = all_steps(&text("src/remedy.rs"));
+    assert_eq!(steps.len(), 13, "{steps:?}");
+    let registry = code_only(&text("src/registry/mod.rs"));
+    let mut tunables = BTreeSet::new();
+    for (rel, t) in src.iter().filter(|(r, _)| r.starts_with("src/tunable/")) {
+        let code = code_only(t);
+        for (i, _) in code.match_indices(": Tunable = Tunable {") {
+            let konst = code[..i].rsplit(' ').next().unwrap_or_default().to_string();
+            let step: String = code[i..]
+                .split_once("step: StepId::")
+                .map(|(_, r)| {
+                    r.chars()
+                        .take_while(|c| c.is_ascii_alphanumeric())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let module = rel
+                .trim_start_matches("src/")
+                .trim_end_matches(".rs")
+                .trim_end_matches("/mod")
+                .replace('/', "::");
+            assert!(
+                registry.contains(&format!("&{module}::{konst},")),
+                "{rel}: {konst} is not in registry::TUNABLES"
+            );
+            tunables.insert(step);
+        }
+    }
+    assert_eq!(
+        tunables, steps,
+        "steps without a tunable, or tunables of no step"
+    );
+}
+
+#[test]
+fn the_check_reads_the_steps() {
+    let remedy = "pub const ALL: [StepId; 2] = [\n StepId::Cmdline,\n StepId::NicEee,\n];\nfn x() { StepId::Persist }";
+    assert_eq!(
+        all_steps(remedy).into_iter().collect::<Vec<_>>(),
+        ["Cmdline", "NicEee"]
+    );
+}

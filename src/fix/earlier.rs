@@ -3,10 +3,11 @@
 //! use — while what was there before any fix (the user's) stays. The same rule for every step that holds a CPU
 //! list: the command line (boot/want.rs), irqbalance's banned list, the IRQs' affinities.
 
+use super::ValueKind;
 use super::journal::{self, Entry, Run};
-use super::{ValueKind, boot};
 use crate::host::Host;
 use crate::parse::{cpulist, mask};
+use crate::tunable::cmdline::boot;
 
 /// The runs of the journal, oldest first (none where it cannot be read: fix refuses such a journal itself).
 pub(crate) struct Earlier {

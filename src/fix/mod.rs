@@ -7,14 +7,12 @@
 //! dispatches; `apply.rs` orders a whole plan (journal, apply, revert on failure), `undo.rs` a rollback,
 //! `commands/apply_saved.rs` re-applies runtime changes through the same `kind::apply`.
 //!
-//! Adding a step (e.g. `cpuset`): a variant in `crate::remedy::StepId` (+ its name), a planner `fn(&Host,
-//! &Target) -> Step` that reads the machine and returns the `Change`s that differ (see runtime.rs), one arm in
-//! `plan::build` (and in `saved::plan` if it must be re-applied at boot). It then gets journal, rollback, dry-run,
-//! JSON and apply-saved for free. Adding a change kind: a module in `kind/` with the six functions, a variant in
-//! `Change` and in `kind::Entry`; the compiler lists every match to extend.
+//! Adding a step: a tunable (crate::tunable, one module and one line in `registry::TUNABLES`): its plan reads
+//! the machine and returns the `Change`s that differ (see runtime.rs). It then gets journal, rollback, dry-run,
+//! JSON, drift and apply-saved for free. Adding a change kind: a module in `kind/` with the six functions, a
+//! variant in `Change` and in `kind::Entry`; the compiler lists every match to extend.
 
 pub mod apply;
-pub(crate) mod boot;
 pub(crate) mod drift;
 pub(crate) mod earlier;
 pub mod ethtool;
@@ -45,8 +43,11 @@ pub(crate) fn known_targets() -> Vec<&'static str> {
         crate::tunable::sysctl::SYSCTL_FILE,
         crate::tunable::irqbalance::IRQBALANCE_DEFAULTS,
     ];
-    v.extend(boot::files());
-    v.extend([boot::grub_trial::CUSTOM_CFG, boot::grub_trial::GRUBENV]);
+    v.extend(crate::tunable::cmdline::boot::files());
+    v.extend([
+        crate::tunable::cmdline::boot::grub_trial::CUSTOM_CFG,
+        crate::tunable::cmdline::boot::grub_trial::GRUBENV,
+    ]);
     v
 }
 

@@ -1,9 +1,8 @@
 //! From failing checks (or --only) to a Plan: which steps, in remedy::ALL order, each planned against the
 //! machine as it is. Reads, never writes.
 
-use super::boot::want::Want;
 use super::runtime::Target;
-use super::{Plan, Step, StepId, boot, saved};
+use super::{Plan, StepId, saved};
 use crate::checks::{CheckId, Finding, Status};
 use crate::error::{Error, Result};
 use crate::host::Host;
@@ -69,10 +68,11 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
     }
     let mut plan = Plan::default();
     for id in StepId::ALL.into_iter().filter(|s| ids.contains(s)) {
-        let mut step = match crate::registry::tunable(id) {
-            Some(tunable) => (tunable.plan)(host, &t, &req.failed)?,
-            None => other(host, req, &t, id)?,
+        // Every step of StepId::ALL is a tunable (tests/layering.rs); Persist is planned below.
+        let Some(tunable) = crate::registry::tunable(id) else {
+            continue;
         };
+        let mut step = (tunable.plan)(host, &t, &req.failed)?;
         super::risk::add(&mut step, &t);
         plan.steps.push(step);
     }
@@ -86,59 +86,6 @@ pub fn build(host: &Host, req: &Request) -> Result<Plan> {
         plan.steps.push(p);
     }
     Ok(plan)
-}
-
-/// The steps that are not a tunable of their own (crate::registry::TUNABLES plans those).
-fn other(host: &Host, req: &Request, t: &Target, id: StepId) -> Result<Step> {
-    Ok(match id {
-        StepId::Cmdline => cmdline(host, req, t)?,
-        other => unreachable!("{other}: a tunable"),
-    })
-}
-
-/// The kernel command line the failing checks ask for, for the target's isolated CPUs.
-fn cmdline(host: &Host, req: &Request, t: &Target) -> Result<Step> {
-    let f = |c: CheckId| req.failed.contains(&c);
-    let isolation = [
-        CheckId::CoreIsolated,
-        CheckId::NohzFull,
-        CheckId::RcuNocbs,
-        CheckId::Irqaffinity,
-        CheckId::SmtSibling,
-    ];
-    let any = isolation.iter().any(|c| f(*c));
-    let mut want = Want {
-        core: req.core,
-        online: t.online.clone(),
-        siblings: t.siblings(),
-        isolcpus: !any || f(CheckId::CoreIsolated) || f(CheckId::SmtSibling),
-        nohz_full: !any || f(CheckId::NohzFull) || f(CheckId::SmtSibling),
-        rcu_nocbs: !any || f(CheckId::RcuNocbs) || f(CheckId::SmtSibling),
-        irqaffinity: !any || f(CheckId::Irqaffinity) || f(CheckId::SmtSibling),
-        ..Default::default()
-    };
-    if f(CheckId::Cstates) || f(CheckId::IdleStates) {
-        want.cstates = boot::want::cstate_caps(host);
-    }
-    if let Ok(rel) = crate::machine::kernel_release(host) {
-        want.old_kernel = crate::fix::boot::want::older_than(&rel, 5, 6);
-    }
-    if f(CheckId::SkewTick) {
-        want.extra.push("skew_tick=1".into());
-    }
-    if f(CheckId::TscReliable) {
-        want.extra.push("tsc=reliable".into());
-    }
-    want.released = released_by_earlier_fixes(host, t);
-    boot::plan(host, &want).map_err(|e| Error::failed(format!("kernel command line: {e}")))
-}
-
-/// The CPUs earlier fixes still in the journal isolated on the kernel command line for their RT core, which
-/// the user's own parameters did not hold — less those isolated now.
-fn released_by_earlier_fixes(host: &Host, t: &Target) -> Vec<usize> {
-    let mut own = super::earlier::Earlier::load(host).cmdline_isolated();
-    own.retain(|c| !t.isolated.contains(c));
-    own
 }
 
 /// Keeps only the chosen steps; persistence is planned again for what remains.
@@ -166,21 +113,40 @@ mod tests {
 
     #[test]
     fn every_step_is_planned_by_a_tunable_or_here() {
-        // The captured Debian 12 RT guest (tests/fixtures/README.md), with its virtio NIC.
-        let root = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/debian12-rt-qemu-untuned"
-        );
-        let host = Host::with_root(root);
+        // Captured machines (tests/fixtures/README.md) with their NICs: the Debian 12 RT guest (virtio), a
+        // desktop i7 with SMT, the seed's i3-13100TE (igc, with its snapshot's ethtool readings).
+        let roots = [
+            ("debian12-rt-qemu-untuned", "enp0s2"),
+            ("desktop-i7-smt-untuned", "enp3s0"),
+            ("seed-i3-13100te", "enp2s0"),
+        ];
+        // What none of the captures needs: no systemd and cgroup v2 partition support in their trees, no cpufreq
+        // governor other than performance, ksmd stopped, RPS masks zero. Every other step must change something
+        // on at least one of them: a step that plans nothing on three untuned machines plans nothing anywhere.
+        let nothing_to_do = [StepId::Cpuset, StepId::Governor, StepId::Ksm, StepId::Rps];
         for id in StepId::ALL {
-            let req = Request {
-                core: 1,
-                nic: Some("enp0s2".into()),
-                steps: vec![id],
-                failed: vec![],
-            };
-            let plan = build(&host, &req).unwrap_or_else(|e| panic!("{id}: {e}"));
-            assert!(plan.steps.iter().any(|s| s.id == id), "{id}: not planned");
+            let mut changes = 0;
+            for (root, nic) in roots {
+                let host = Host::with_root(format!(
+                    "{}/tests/fixtures/{root}",
+                    env!("CARGO_MANIFEST_DIR")
+                ));
+                let req = Request {
+                    core: 1,
+                    nic: Some(nic.into()),
+                    steps: vec![id],
+                    failed: vec![],
+                };
+                let plan = build(&host, &req).unwrap_or_else(|e| panic!("{id} on {root}: {e}"));
+                let step = plan.steps.iter().find(|s| s.id == id);
+                let step = step.unwrap_or_else(|| panic!("{id} on {root}: not planned"));
+                changes += step.changes.len();
+            }
+            assert_eq!(
+                changes == 0,
+                nothing_to_do.contains(&id),
+                "{id}: {changes} changes on the captured machines"
+            );
         }
     }
 }

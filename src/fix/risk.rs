@@ -1,8 +1,8 @@
 //! What each step costs or can break, said in the plan before anyone says yes. Worked out
 //! from the step's own changes and the machine's CPUs, so a risk is stated only where this plan takes it.
 
+use super::Step;
 use super::runtime::Target;
-use super::{Step, StepId};
 use crate::parse::cpulist;
 
 /// Adds the risks of `s` (a planned step) as notes. A step left to do by hand takes the same risks.
@@ -47,49 +47,16 @@ pub(crate) fn alone(t: &Target, what: &str) -> Option<String> {
     }
 }
 
+/// The risks the step's tunable states (Persist, fix's own, takes none).
 fn of(s: &Step, t: &Target) -> Vec<String> {
-    let mut r = Vec::new();
-    let siblings = t.siblings();
-    match s.id {
-        StepId::Cmdline => {
-            r.push(
-                "a boot configuration change: a command line the kernel rejects can stop the machine booting — \
-                 pick the previous kernel entry in the boot menu, then `rmp-eval rollback`"
-                    .into(),
-            );
-            if !siblings.is_empty() {
-                let (them, are) = match siblings.len() {
-                    1 => ("the SMT sibling", "is"),
-                    _ => ("the SMT siblings", "are"),
-                };
-                r.push(format!(
-                    "{}, {them} of CPU {}, {are} isolated along with it: the machine loses a whole core's worth \
-                     of CPUs for other work",
-                    super::cpus_named(&siblings),
-                    t.core
-                ));
-            }
-            r.extend(housekeeping(t));
-        }
-        StepId::NicCoalesce => r.push(
-            "one interrupt per frame: at high frame rates the CPU that takes them does more work"
-                .into(),
-        ),
-        StepId::NicEee => r.push("the link no longer saves power when idle".into()),
-        StepId::Persist => {}
-        _ => {
-            if let Some(tunable) = crate::registry::tunable(s.id) {
-                r.extend((tunable.risks)(s, t, &t.isolated));
-            }
-        }
-    }
-    r
+    crate::registry::tunable(s.id).map_or_else(Vec::new, |tunable| (tunable.risks)(s, t))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::fix::Change;
+    use crate::fix::StepId;
     use crate::fix::kind::value::ValueChange;
 
     fn target(online: &[usize], isolated: &[usize]) -> Target {

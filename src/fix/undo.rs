@@ -33,14 +33,16 @@ impl UsersParams {
     /// keeps the user's parameters (this rollback merged them, or an earlier one did and they are still there).
     pub(crate) fn keeps(&self, host: &Host, e: &Entry) -> Option<Restored> {
         let Entry::File(f) = e else { return None };
-        if f.previous_bytes().is_some() || !super::boot::grub_layout::is_our_dropin_path(&f.path) {
+        if f.previous_bytes().is_some()
+            || !crate::tunable::cmdline::boot::grub_layout::is_our_dropin_path(&f.path)
+        {
             return None;
         }
         let params = match &self.kept {
             Some(k) => k.clone(),
             None if !self.state_restored => {
                 let now = host.read(super::CMDLINE_STATE).unwrap_or_default();
-                let toks = super::boot::tokens::tokens(&now);
+                let toks = crate::tunable::cmdline::boot::tokens::tokens(&now);
                 if toks.is_empty() {
                     return None;
                 }

@@ -310,7 +310,7 @@ pub(crate) fn settle(
         smi_seconds: None,
     };
     // Status names as check's JSON spells them.
-    let nohz = match (crate::checks::isolation::NOHZ_FULL.evaluate)(host, &ctx) {
+    let nohz = match (crate::tunable::cmdline::NOHZ_FULL.evaluate)(host, &ctx) {
         Ok(a) => (
             serde_json::to_value(a.status)
                 .ok()

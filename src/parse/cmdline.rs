@@ -1,5 +1,7 @@
-//! The kernel command line (/proc/cmdline) split as the kernel does: whitespace separates parameters, double
-//! quotes may enclose spaces (`dyndbg="file x.c +p"`, `"quiet splash"`), and "--" ends the kernel's part.
+//! The kernel command line, split as the kernel does: whitespace separates parameters, double quotes may enclose
+//! spaces (`dyndbg="file x.c +p"`, `"quiet splash"`), and "--" ends the kernel's part. A parameter's name is
+//! the same with `-` or `_` (kernel/params.c `parameqn`: `nohz-full=2` is `nohz_full=2`). The one tokenizer:
+//! the checks read /proc/cmdline through `parse`, fix edits command-line files through `tokens`/`tokens_bytes`.
 
 /// One parameter: `key` or `key=value` (quotes removed).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,32 +47,11 @@ pub(crate) fn check_size(text: &str, arch: Option<&str>) -> Result<(), CmdlineEr
 
 /// Splits a command line into parameters, in order. Unbalanced quotes run to the end, as in the kernel.
 pub fn parse(s: &str) -> Vec<Param> {
-    let mut out = Vec::new();
-    let mut chars = s.chars().peekable();
-    loop {
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
-        if chars.peek().is_none() {
-            break;
-        }
-        let mut tok = String::new();
-        let mut in_quote = false;
-        while let Some(&c) = chars.peek() {
-            if c.is_whitespace() && !in_quote {
-                break;
-            }
-            chars.next();
-            if c == '"' {
-                in_quote = !in_quote;
-                continue;
-            }
-            tok.push(c);
-        }
-        if tok == "--" {
-            break;
-        }
-        let p = match tok.split_once('=') {
+    tokens(s)
+        .into_iter()
+        .map(|t| t.replace('"', ""))
+        .take_while(|t| t != "--")
+        .map(|tok| match tok.split_once('=') {
             Some((k, v)) => Param {
                 key: k.to_string(),
                 value: Some(v.to_string()),
@@ -79,20 +60,93 @@ pub fn parse(s: &str) -> Vec<Param> {
                 key: tok,
                 value: None,
             },
-        };
-        out.push(p);
-    }
-    out
+        })
+        .collect()
 }
 
-/// The value of the last `key=…` (the kernel applies most parameters in order, so the last one wins).
-/// `Some("")` for a bare `key` or `key=`.
+/// The value of the last `key=…` in either spelling (the kernel applies most parameters in order, so the last
+/// one wins). `Some("")` for a bare `key` or `key=`.
 pub fn get<'a>(params: &'a [Param], key: &str) -> Option<&'a str> {
     params
         .iter()
         .rev()
-        .find(|p| p.key == key)
+        .find(|p| same_name(&p.key, key))
         .map(|p| p.value.as_deref().unwrap_or(""))
+}
+
+/// Splits a command line as the kernel does: on whitespace, except inside double quotes (kept in the token).
+pub(crate) fn tokens(line: &str) -> Vec<String> {
+    split(line.chars(), '"', char::is_whitespace)
+        .into_iter()
+        .map(String::from_iter)
+        .collect()
+}
+
+/// `tokens` on bytes: a command-line file may hold bytes that are not UTF-8, and they must come back as they were.
+pub(crate) fn tokens_bytes(line: &[u8]) -> Vec<Vec<u8>> {
+    split(line.iter().copied(), b'"', |c: u8| c.is_ascii_whitespace())
+}
+
+/// The one splitter behind `tokens` and `tokens_bytes`: on `space`, except between `quote`s (kept in the token).
+fn split<T: Copy + PartialEq>(
+    items: impl Iterator<Item = T>,
+    quote: T,
+    space: impl Fn(T) -> bool,
+) -> Vec<Vec<T>> {
+    let mut out = Vec::new();
+    let mut cur = Vec::new();
+    let mut quoted = false;
+    for c in items {
+        if c == quote {
+            quoted = !quoted;
+            cur.push(c);
+        } else if space(c) && !quoted {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+        } else {
+            cur.push(c);
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// A token's parameter name ("isolcpus" of "isolcpus=2"), as written.
+pub(crate) fn name(tok: &str) -> &str {
+    tok.split_once('=').map_or(tok, |(n, _)| n)
+}
+
+/// `name` on bytes.
+pub(crate) fn name_bytes(tok: &[u8]) -> &[u8] {
+    tok.iter()
+        .position(|&b| b == b'=')
+        .map_or(tok, |i| &tok[..i])
+}
+
+/// Whether two parameter names are one parameter to the kernel: `-` and `_` are alike.
+pub(crate) fn same_name(a: &str, b: &str) -> bool {
+    same_name_bytes(a.as_bytes(), b.as_bytes())
+}
+
+/// `same_name` on bytes.
+pub(crate) fn same_name_bytes(a: &[u8], b: &[u8]) -> bool {
+    let dash = |c: &u8| if *c == b'-' { b'_' } else { *c };
+    a.len() == b.len() && a.iter().map(dash).eq(b.iter().map(dash))
+}
+
+/// The value of the last token named `param` in either spelling (the one the kernel acts on for most
+/// parameters).
+pub(crate) fn last_value(toks: &[String], param: &str) -> Option<String> {
+    toks.iter()
+        .rev()
+        .find(|t| same_name(name(t), param))
+        .map(|t| {
+            t.split_once('=')
+                .map_or(String::new(), |(_, v)| v.to_string())
+        })
 }
 
 /// The CPU list of an `isolcpus=` value without its flags (`managed_irq,domain,1-3` → `1-3`).
@@ -141,6 +195,33 @@ mod tests {
         assert_eq!(isolcpus_list(get(&p, "isolcpus").unwrap()), "2-3");
         assert_eq!(isolcpus_list("nohz,domain,1"), "1");
         assert_eq!(isolcpus_list("4-7"), "4-7");
+    }
+
+    #[test]
+    fn tokens_keep_quoted_values() {
+        // /proc/cmdline of the captured untuned guest, plus a quoted value as the kernel allows.
+        let t = tokens(
+            "BOOT_IMAGE=/boot/vmlinuz-6.1.0-50-rt-amd64 root=UUID=1 ro console=ttyS0,115200 foo=\"a b\"\n",
+        );
+        assert_eq!(t.len(), 5);
+        assert_eq!(t[4], "foo=\"a b\"");
+        assert_eq!(name(&t[1]), "root");
+        assert_eq!(last_value(&t, "console").as_deref(), Some("ttyS0,115200"));
+    }
+
+    #[test]
+    fn a_parameter_reads_in_either_spelling() {
+        // kernel/params.c parameqn: '-' and '_' are alike in a name, not in a value.
+        let p = parse("nohz-full=2 rcu_nocbs=2 intel-idle.max_cstate=0 foo=a-b");
+        assert_eq!(get(&p, "nohz_full"), Some("2"));
+        assert_eq!(get(&p, "rcu-nocbs"), Some("2"));
+        assert_eq!(get(&p, "intel_idle.max_cstate"), Some("0"));
+        assert_eq!(get(&p, "nohz"), None);
+        assert!(same_name("a-b_c", "a_b-c"));
+        assert!(!same_name("nohz_full", "nohz_fullx"));
+        let t = tokens("nohz-full=2 nohz_full=3");
+        assert_eq!(last_value(&t, "nohz_full").as_deref(), Some("3"));
+        assert_eq!(last_value(&t[..1], "nohz_full").as_deref(), Some("2"));
     }
 
     #[test]

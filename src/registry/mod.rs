@@ -5,8 +5,8 @@
 pub mod doc;
 
 use crate::checks::{
-    Check, CheckId, Ctx, Finding, Section, after_boot, finding, firmware, isolation, nic, nic_hw,
-    nic_irq, noise, pi, power, process, system, threads,
+    Check, CheckId, Ctx, Finding, Section, after_boot, finding, firmware, nic, nic_hw, nic_irq, pi,
+    process, system, threads,
 };
 use crate::host::Host;
 use crate::remedy::StepId;
@@ -21,26 +21,26 @@ pub static CHECKS: &[Check] = &[
     system::CLOCKSOURCE,
     system::AF_XDP,
     system::FUTEX_HASH,
-    noise::SKEW_TICK,
-    noise::TSC_RELIABLE,
+    tunable::cmdline::SKEW_TICK,
+    tunable::cmdline::TSC_RELIABLE,
     tunable::sysctl::NMI_WATCHDOG,
     tunable::thp::CHECK,
     tunable::ksm::CHECK,
     tunable::sysctl::STAT_INTERVAL,
     tunable::sysctl::NUMA_BALANCING,
     after_boot::AFTER_BOOT,
-    isolation::CORE_ISOLATED,
-    isolation::NOHZ_FULL,
-    isolation::RCU_NOCBS,
+    tunable::cmdline::CORE_ISOLATED,
+    tunable::cmdline::NOHZ_FULL,
+    tunable::cmdline::RCU_NOCBS,
     tunable::governor::GOVERNOR,
     tunable::governor::CPU_FREQUENCY,
-    isolation::IRQAFFINITY,
+    tunable::cmdline::IRQAFFINITY,
     tunable::irq_affinity::UNRELATED_IRQS,
-    isolation::SMT_SIBLING,
-    power::CSTATES,
+    tunable::cmdline::SMT_SIBLING,
+    tunable::cmdline::CSTATES,
     tunable::turbo::CHECK,
     pi::PI_CLOCK,
-    power::IDLE_STATES,
+    tunable::cmdline::IDLE_STATES,
     tunable::irq_affinity::DEFAULT_AFFINITY,
     tunable::irqbalance::CHECK,
     tunable::workqueue::CHECK,
@@ -72,6 +72,7 @@ pub static CHECKS: &[Check] = &[
 
 /// Every fix step that is a tunable of its own (`crate::tunable`); the others are planned in `crate::fix`.
 pub(crate) static TUNABLES: &[&Tunable] = &[
+    &tunable::cmdline::TUNABLE,
     &tunable::cpuset::TUNABLE,
     &tunable::governor::TUNABLE,
     &tunable::turbo::TUNABLE,

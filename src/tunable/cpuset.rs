@@ -30,7 +30,7 @@ pub(crate) const TUNABLE: Tunable = Tunable {
     step: StepId::Cpuset,
     persistence: Persistence::Boot,
     plan: |host, t, _| Ok(cpuset(host, t)),
-    risks: |_, t, _| crate::fix::risk::housekeeping(t).into_iter().collect(),
+    risks: |_, t| crate::fix::risk::housekeeping(t).into_iter().collect(),
 };
 
 /// A member for the slice (a process that only sleeps, on the isolated core), so that systemd keeps the slice's

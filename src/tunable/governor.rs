@@ -154,6 +154,6 @@ fn plan(host: &Host, t: &Target, _: &[CheckId]) -> Step {
     s
 }
 
-fn risks(_: &Step, _: &Target, _: &[usize]) -> Vec<String> {
+fn risks(_: &Step, _: &Target) -> Vec<String> {
     vec!["the CPU stays at its highest clock: more power and heat (a fanless PC may throttle when hot)".into()]
 }

@@ -95,7 +95,7 @@ fn plan(host: &Host, _: &Target, _: &[CheckId]) -> Step {
     s
 }
 
-fn risks(_: &Step, _: &Target, _: &[usize]) -> Vec<String> {
+fn risks(_: &Step, _: &Target) -> Vec<String> {
     vec![
         "ksmd stops merging: guests and programs that shared pages through it use more memory as they write them"
             .into(),

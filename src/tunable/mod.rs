@@ -5,6 +5,7 @@
 //! through. The change kinds a step is made of are the executor's (`crate::fix::kind`): they journal, apply,
 //! verify and revert every step alike.
 
+pub(crate) mod cmdline;
 pub(crate) mod cpuset;
 pub(crate) mod ethtool;
 pub(crate) mod governor;
@@ -32,9 +33,7 @@ pub(crate) struct Tunable {
     /// checks that failed pick what to set where the step covers several checks (empty: as --only asks).
     pub(crate) plan: fn(&Host, &Target, &[CheckId]) -> Result<Step>,
     /// What the planned step costs the machine (shown as risks in the plan when it changes something).
-    /// `isolated`: every CPU the plan takes out of general use (the RT core, and its SMT siblings when the
-    /// command line isolates them too).
-    pub(crate) risks: fn(&Step, &Target, &[usize]) -> Vec<String>,
+    pub(crate) risks: fn(&Step, &Target) -> Vec<String>,
 }
 
 /// What keeps a tunable's setting across reboots: the one place apply-saved (at boot, and when an interface
@@ -61,6 +60,6 @@ impl Persistence {
 }
 
 /// The risks of a step that takes none.
-pub(crate) fn no_risks(_: &Step, _: &Target, _: &[usize]) -> Vec<String> {
+pub(crate) fn no_risks(_: &Step, _: &Target) -> Vec<String> {
     Vec::new()
 }

@@ -19,7 +19,7 @@ pub(crate) const TUNABLE: Tunable = Tunable {
     risks,
 };
 
-fn risks(_: &Step, _: &Target, _: &[usize]) -> Vec<String> {
+fn risks(_: &Step, _: &Target) -> Vec<String> {
     vec![
         "received packets are processed only on the CPU that takes the NIC's interrupt: less throughput for \
          other traffic on that NIC"

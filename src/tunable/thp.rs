@@ -66,7 +66,7 @@ fn plan(host: &Host, _: &Target, _: &[CheckId]) -> Step {
     s
 }
 
-fn risks(_: &Step, _: &Target, _: &[usize]) -> Vec<String> {
+fn risks(_: &Step, _: &Target) -> Vec<String> {
     vec![
         "transparent huge pages off: programs that rely on them (databases, JVMs) may lose some throughput".into(),
     ]

@@ -57,6 +57,6 @@ fn plan(host: &Host, _: &Target, _: &[CheckId]) -> Step {
     s
 }
 
-fn risks(_: &Step, _: &Target, _: &[usize]) -> Vec<String> {
+fn risks(_: &Step, _: &Target) -> Vec<String> {
     vec!["turbo off: every CPU loses its peak clock speed, other work runs slower".into()]
 }

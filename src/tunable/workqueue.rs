@@ -57,7 +57,7 @@ fn plan(host: &Host, t: &Target, _: &[CheckId]) -> Step {
     s
 }
 
-fn risks(_: &Step, t: &Target, _: &[usize]) -> Vec<String> {
+fn risks(_: &Step, t: &Target) -> Vec<String> {
     crate::fix::risk::alone(t, "all unbound kernel work")
         .into_iter()
         .collect()

@@ -285,16 +285,17 @@ fn one(seed: u64) -> Option<String> {
     None
 }
 
-/// RMP_EVAL_TEST_LAYOUT=SEED runs that one layout (the seed a failure names) and keeps its tree.
+/// A debugging aid, not a test: RMP_EVAL_TEST_LAYOUT=SEED runs that one layout (the seed a failure names) and
+/// keeps its tree.
 #[test]
+#[ignore = "a debugging aid: RMP_EVAL_TEST_LAYOUT=SEED cargo test --test it -- --ignored one_layout_by_its_seed"]
 fn one_layout_by_its_seed() {
-    if let Some(seed) = std::env::var("RMP_EVAL_TEST_LAYOUT")
+    let seed = std::env::var("RMP_EVAL_TEST_LAYOUT")
         .ok()
         .and_then(|s| s.parse().ok())
-    {
-        KEEP.store(true, std::sync::atomic::Ordering::Relaxed);
-        eprintln!("{:?}", one(seed));
-    }
+        .expect("RMP_EVAL_TEST_LAYOUT=SEED names the layout to run");
+    KEEP.store(true, std::sync::atomic::Ordering::Relaxed);
+    eprintln!("{:?}", one(seed));
 }
 
 static KEEP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);

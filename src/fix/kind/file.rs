@@ -10,8 +10,8 @@ use similar::TextDiff;
 use super::file_content::{Content, SavedFile};
 use super::{Entry, How, Restored, Took, dir};
 use crate::error::Result;
-use crate::fix::boot::tokens;
 use crate::host::{FileMeta, Host};
+use crate::tunable::cmdline::boot::tokens;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileChange {

@@ -21,7 +21,7 @@ pub(crate) const COALESCE: Tunable = Tunable {
     step: StepId::NicCoalesce,
     persistence: Persistence::Nic { each_nic: None },
     plan: |host, t, _| Ok(coalesce(host, t)),
-    risks: |_, _, _| {
+    risks: |_, _| {
         vec![
             "one interrupt per frame: at high frame rates the CPU that takes them does more work"
                 .into(),
@@ -33,7 +33,7 @@ pub(crate) const EEE: Tunable = Tunable {
     step: StepId::NicEee,
     persistence: Persistence::Nic { each_nic: None },
     plan: |host, t, _| Ok(eee(host, t)),
-    risks: |_, _, _| vec!["the link no longer saves power when idle".into()],
+    risks: |_, _| vec!["the link no longer saves power when idle".into()],
 };
 
 /// Why a NIC step has no readings to plan from; the step's note.

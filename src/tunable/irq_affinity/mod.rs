@@ -24,7 +24,7 @@ pub(crate) const TUNABLE: Tunable = Tunable {
     risks,
 };
 
-fn risks(_: &Step, t: &Target, _: &[usize]) -> Vec<String> {
+fn risks(_: &Step, t: &Target) -> Vec<String> {
     crate::fix::risk::alone(t, "every other device's interrupt")
         .into_iter()
         .collect()

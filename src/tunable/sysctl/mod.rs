@@ -188,7 +188,7 @@ fn writes(s: &Step, file: &str) -> bool {
     })
 }
 
-fn risks(s: &Step, t: &Target, _: &[usize]) -> Vec<String> {
+fn risks(s: &Step, t: &Target) -> Vec<String> {
     let mut r = Vec::new();
     if writes(s, "sched_rt_runtime_us") {
         r.push(

@@ -10,7 +10,7 @@ use super::grub_layout::{
 };
 use super::grub_source::{self as source, Effective};
 use super::line::skipped_notes;
-use super::tokens::{is_safe_token, merge_into, name, tokens};
+use super::tokens::{is_safe_token, merge_into, name, same_name, tokens};
 use super::trial::{NoTrial, Trial};
 use super::want::{NoHousekeeping, Want, managed_params};
 use crate::fix::kind::command::CommandChange;
@@ -87,7 +87,7 @@ const OURS_HEADER: &[u8] = b"# /etc/default/grub.d/99-rmp-eval.cfg -- installed 
 fn check(after: &Effective, user: &[String], state: &[String]) -> Result<(), Unfit> {
     let p = after.params();
     for t in state {
-        let same: Vec<&String> = p.iter().filter(|x| name(x) == name(t)).collect();
+        let same: Vec<&String> = p.iter().filter(|x| same_name(name(x), name(t))).collect();
         match same.as_slice() {
             [one] if *one == t => {}
             [one] => {
@@ -107,7 +107,7 @@ fn check(after: &Effective, user: &[String], state: &[String]) -> Result<(), Unf
     }
     let rest: Vec<&String> = p
         .iter()
-        .filter(|x| !state.iter().any(|t| name(t) == name(x)))
+        .filter(|x| !state.iter().any(|t| same_name(name(t), name(x))))
         .collect();
     if rest
         .iter()
@@ -179,7 +179,7 @@ fn plan(host: &Host, want: &Want, s: &mut Step) -> Result<(), NoHousekeeping> {
     let user_rest: Vec<String> = user
         .params()
         .into_iter()
-        .filter(|x| !new_state.iter().any(|t| name(t) == name(x)))
+        .filter(|x| !new_state.iter().any(|t| same_name(name(t), name(x))))
         .collect();
     let line = format!("{}\n", new_state.join(" ")).into_bytes();
     let mut reasons = Vec::new();
@@ -243,7 +243,7 @@ fn plan(host: &Host, want: &Want, s: &mut Step) -> Result<(), NoHousekeeping> {
             added: managed.clone(),
             replaced: state
                 .iter()
-                .filter(|t| managed.iter().any(|m| name(m) == name(t)))
+                .filter(|t| managed.iter().any(|m| same_name(name(m), name(t))))
                 .cloned()
                 .collect(),
         });

@@ -6,9 +6,9 @@ use crate::fix::{Plan, Step, StepId};
 /// grub.cfg and grubenv as update-grub wrote them in the PREEMPT_RT Debian 12 guest of tests/vm (image
 /// base-73f83d25b77ccac1, /boot/grub after its first boot).
 const GRUB_CFG_VM: &str =
-    include_str!("../../../../tests/fixtures/samples/grub-cfg-debian12-rt-qemu.txt");
+    include_str!("../../../../../tests/fixtures/samples/grub-cfg-debian12-rt-qemu.txt");
 const GRUBENV_VM: &[u8] =
-    include_bytes!("../../../../tests/fixtures/samples/grubenv-debian12-rt-qemu.bin");
+    include_bytes!("../../../../../tests/fixtures/samples/grubenv-debian12-rt-qemu.bin");
 const RUNNING: &str = "BOOT_IMAGE=/boot/vmlinuz-6.1.0-50-rt-amd64 root=UUID=d4f18350-3f96-4d0b-86ee-f1cf61643631 ro console=ttyS0,115200 quiet\n";
 const EXT4: &str = "/dev/vda1 / ext4 rw,relatime 0 0\nproc /proc proc rw 0 0\n";
 

@@ -1,7 +1,9 @@
 //! Is the RT core kept free of other work: isolcpus, nohz_full, rcu_nocbs, irqaffinity, its SMT sibling.
 
-use super::{Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, read, shown, unknown};
 use crate::cgroup::{self, Partition};
+use crate::checks::{
+    Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, read, shown, unknown,
+};
 use crate::host::Host;
 use crate::machine::{self, CPU_ISOLATED, CPU_NOHZ_FULL};
 use crate::parse::cgroup::PartitionState;
@@ -104,7 +106,7 @@ fn nohz_full(host: &Host, ctx: &Ctx) -> Eval {
                 Assessment::fail(format!("CPU{cpu} not in nohz_full: {}", shown(&raw)))
             })
         }
-        Err(e) if e.is_not_found() && !super::not_captured(host, CPU_NOHZ_FULL) && host.exists(CPU_ISOLATED) => Ok(
+        Err(e) if e.is_not_found() && !crate::checks::not_captured(host, CPU_NOHZ_FULL) && host.exists(CPU_ISOLATED) => Ok(
             match machine::cmdline(host)
                 .ok()
                 .as_deref()
@@ -120,7 +122,7 @@ fn nohz_full(host: &Host, ctx: &Ctx) -> Eval {
                  kernel's command line does nothing",
             ),
         ),
-        Err(e) if e.is_not_found() => Err(super::absent(host, CPU_NOHZ_FULL)),
+        Err(e) if e.is_not_found() => Err(crate::checks::absent(host, CPU_NOHZ_FULL)),
         Err(e) => Err(unknown(format!("{CPU_NOHZ_FULL}: {}", e.reason()))),
     }
 }
@@ -149,7 +151,7 @@ fn rcu_nocbs(host: &Host, ctx: &Ctx) -> Eval {
     let cpu = ctx.core;
     let params = machine::cmdline(host)
         .map_err(|e| unknown(format!("{}: {}", machine::PROC_CMDLINE, e.reason())))?;
-    let config = super::system::kernel_config(host).ok();
+    let config = crate::checks::system::kernel_config(host).ok();
     // Only what the config says outright counts ("=y", or "# … is not set"): a partial config proves nothing.
     let built = |name: &str| {
         let c = config.as_deref()?;

@@ -1,6 +1,6 @@
 //! Frequency and idle-state checks: the core must not change speed or sleep deeply between cycles.
 
-use super::{Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, read, unknown};
+use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, read, unknown};
 use crate::host::Host;
 use crate::machine::{self, CPU_DIR, CPUIDLE_DRIVER as IDLE_DRIVER};
 use crate::parse::cmdline;
@@ -59,8 +59,9 @@ fn cstates(host: &Host, _: &Ctx) -> Eval {
         }
         if let Ok(v) = host.read_trimmed(path) {
             // Both are "uint" module parameters ("%u").
-            let n = kint::uint(&v, &Range::U32)
-                .map_err(|e| unknown(format!("{name}: '{}' {e}", super::sanitize(&v, 24))))?;
+            let n = kint::uint(&v, &Range::U32).map_err(|e| {
+                unknown(format!("{name}: '{}' {e}", crate::checks::sanitize(&v, 24)))
+            })?;
             return Ok(if n <= 1 {
                 Assessment::pass(format!("{name}={n}"))
             } else {
@@ -94,12 +95,12 @@ pub(crate) const IDLE_STATES: Check = Check {
 /// The cpuidle driver in use, when the kernel names one ("none", "intel_idle", "psci_idle").
 fn idle_driver(host: &Host) -> Result<String, Unknown> {
     match host.read_trimmed(IDLE_DRIVER) {
-        Ok(d) if super::is_word(&d) => Ok(d),
+        Ok(d) if crate::checks::is_word(&d) => Ok(d),
         Ok(d) => Err(unknown(format!(
             "{IDLE_DRIVER}: unexpected value '{}'",
-            super::sanitize(&d, 24)
+            crate::checks::sanitize(&d, 24)
         ))),
-        Err(e) if e.is_not_found() => Err(super::absent(host, IDLE_DRIVER)),
+        Err(e) if e.is_not_found() => Err(crate::checks::absent(host, IDLE_DRIVER)),
         Err(e) => Err(unknown(format!("{IDLE_DRIVER}: {}", e.reason()))),
     }
 }
@@ -111,12 +112,12 @@ fn no_states(host: &Host, dir: &str, core: usize) -> Eval {
     if driver == "none" {
         return Ok(Assessment::pass("no idle states (driver none)"));
     }
-    if host.exists(dir) || !super::not_captured(host, dir) {
+    if host.exists(dir) || !crate::checks::not_captured(host, dir) {
         return Err(unknown(format!(
             "cpuidle driver {driver} lists no idle states for CPU{core} (the kernel gives each CPU at least one)"
         )));
     }
-    Err(super::absent(host, dir))
+    Err(crate::checks::absent(host, dir))
 }
 
 fn idle_states(host: &Host, ctx: &Ctx) -> Eval {
@@ -139,7 +140,7 @@ fn idle_states(host: &Host, ctx: &Ctx) -> Eval {
             let path = format!("{dir}/{s}/{f}");
             let v = read(host, &path)?;
             kint::uint(&v, r)
-                .map_err(|e| unknown(format!("{path}: '{}' {e}", super::sanitize(&v, 24))))
+                .map_err(|e| unknown(format!("{path}: '{}' {e}", crate::checks::sanitize(&v, 24))))
         };
         // Exit latency in µs ("%llu"); disable is 0 or 1 (a state the user turned off).
         let lat = num("latency", &Range::U64)?;

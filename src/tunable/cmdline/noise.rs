@@ -1,7 +1,7 @@
 //! Further sources of noise on the RT core: tick skew, clocksource watchdog, NMI and soft-lockup watchdogs,
 //! transparent huge pages, vmstat updates, NUMA balancing, unbound workqueues.
 
-use super::{Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, read, unknown};
+use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, read, unknown};
 use crate::host::Host;
 use crate::machine::{self, CURRENT_CLOCKSOURCE, PROC_CMDLINE};
 use crate::parse::cmdline;
@@ -45,7 +45,7 @@ pub(crate) const TSC_RELIABLE: Check = Check {
 
 fn tsc_reliable(host: &Host, _: &Ctx) -> Eval {
     let cs = read(host, CURRENT_CLOCKSOURCE)?;
-    if !super::is_word(&cs) {
+    if !crate::checks::is_word(&cs) {
         return Err(unknown("current_clocksource: unexpected value"));
     }
     if cs != "tsc" {

@@ -54,7 +54,7 @@ mod tests {
 
     /// config.txt as Debian's raspi-firmware writes it (tests/fixtures/samples); cmdline.txt hand-made.
     const CONFIG: &str =
-        include_str!("../../../tests/fixtures/samples/rpi4-config-debian-raspi-firmware.txt");
+        include_str!("../../../../tests/fixtures/samples/rpi4-config-debian-raspi-firmware.txt");
     const CMDLINE: &str = "console=tty0 console=ttyS1,115200 root=LABEL=RASPIROOT rw fsck.repair=yes rootwait\n# a note\n";
 
     #[test]
@@ -69,7 +69,9 @@ mod tests {
         put("/boot/firmware/cmdline.txt", CMDLINE);
         put("/proc/device-tree/model", "Raspberry Pi 4 Model B Rev 1.5");
         let h = Host::with_root(d.path());
-        let t = crate::fix::boot::trial(&h, &["isolcpus=3".into(), "nohz_full=3".into()]).unwrap();
+        let t =
+            crate::tunable::cmdline::boot::trial(&h, &["isolcpus=3".into(), "nohz_full=3".into()])
+                .unwrap();
         let files: Vec<(&str, String)> = t
             .changes
             .iter()

@@ -21,7 +21,7 @@ pub(crate) mod tokens;
 pub(crate) mod trial;
 pub(crate) mod want;
 
-use super::{Step, StepId};
+use crate::fix::{Step, StepId};
 use crate::host::Host;
 use crate::machine::PROC_CMDLINE;
 use tokens::tokens;
@@ -124,13 +124,14 @@ pub(crate) fn plan(host: &Host, want: &Want) -> Result<Step, NoHousekeeping> {
         notes: vec![],
     };
     let (found, notes) = detect(host);
-    s.notes.extend(notes.into_iter().map(super::Note::Info));
+    s.notes
+        .extend(notes.into_iter().map(crate::fix::Note::Info));
     match found {
         Found::Loader(l) => l.plan(host, want, &mut s)?,
         Found::None => {
             let (managed, _) =
                 managed_params(&tokens(&host.read(PROC_CMDLINE).unwrap_or_default()), want)?;
-            s.notes.push(super::Note::ByHand(format!(
+            s.notes.push(crate::fix::Note::ByHand(format!(
                 "no boot loader configuration found (no {}, {}, loader.conf or cmdline.txt): add \
                  these parameters to the kernel command line: {}",
                 grub_layout::GRUB_DEFAULT,

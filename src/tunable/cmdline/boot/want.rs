@@ -5,7 +5,7 @@
 
 #[cfg(test)]
 use super::tokens::{is_safe_token, merge_into, tokens};
-use super::tokens::{last_value, name};
+use super::tokens::{last_value, name, same_name};
 use crate::host::Host;
 use crate::parse::cpulist::{self, CpuListError};
 
@@ -107,14 +107,7 @@ pub(crate) fn own_isolated<'a>(
 
 /// True for a kernel release older than `major.minor` ("5.4.0-150-generic" < 5.6); unknown → false.
 pub(crate) fn older_than(release: &str, major: u32, minor: u32) -> bool {
-    let mut it = release.split(|c: char| !c.is_ascii_digit());
-    match (
-        it.next().and_then(|m| m.parse::<u32>().ok()),
-        it.next().and_then(|m| m.parse::<u32>().ok()),
-    ) {
-        (Some(a), Some(b)) => (a, b) < (major, minor),
-        _ => false,
-    }
+    crate::parse::kernel::version(release).is_some_and(|(a, b, _)| (a, b) < (major, minor))
 }
 
 /// The C-state caps for this machine's idle driver.
@@ -177,7 +170,7 @@ pub(crate) fn managed_params(
     }
     isolated.sort_unstable();
     isolated.dedup();
-    if w.isolcpus && !skipped.iter().any(|s| name(s) == "isolcpus") {
+    if w.isolcpus && !skipped.iter().any(|s| same_name(name(s), "isolcpus")) {
         let (mut flags, _) = last_value(current, "isolcpus")
             .and_then(|v| split_isolcpus(&v).ok())
             .unwrap_or_default();
@@ -315,6 +308,30 @@ mod tests {
         // Without the journal's knowledge the old core stays isolated beside the new one.
         let (m, _) = managed_params(&cur, &want(1)).unwrap();
         assert_eq!(m[0], "isolcpus=managed_irq,domain,1-3");
+    }
+
+    #[test]
+    fn dash_spelled_parameters_are_merged_by_the_kernels_rule() {
+        // GRUB_CMDLINE_LINUX="quiet nohz-full=2 rcu-nocbs=2", fix --core 3 --only cmdline.
+        let cur = tokens("quiet nohz-full=2 rcu-nocbs=2");
+        let (m, skipped) = managed_params(&cur, &want(3)).unwrap();
+        assert!(skipped.is_empty(), "{skipped:?}");
+        assert!(m.contains(&"nohz_full=2-3".to_string()), "{m:?}");
+        assert!(m.contains(&"rcu_nocbs=2-3".to_string()), "{m:?}");
+        let merged = merge_into(&cur, &m);
+        assert!(
+            !merged
+                .iter()
+                .any(|t| t.starts_with("nohz-full") || t.starts_with("rcu-nocbs")),
+            "{merged:?}"
+        );
+        assert_eq!(
+            merged
+                .iter()
+                .filter(|t| same_name(name(t), "nohz_full"))
+                .count(),
+            1
+        );
     }
 
     #[test]

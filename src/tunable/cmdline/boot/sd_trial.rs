@@ -133,7 +133,7 @@ mod tests {
         put(LOADER_INFO, &efi_var("systemd-boot 252"));
         put("/etc/kernel/cmdline", b"root=UUID=1 ro quiet\n");
         let h = Host::with_root(d.path());
-        let t = crate::fix::boot::trial(&h, &["isolcpus=1".into()]).unwrap();
+        let t = crate::tunable::cmdline::boot::trial(&h, &["isolcpus=1".into()]).unwrap();
         assert_eq!(
             t.cmdline.join(" "),
             "root=UUID=1 ro quiet isolcpus=1 panic=10"

@@ -5,7 +5,7 @@
 use crate::host::{Host, HostError};
 
 /// The drop-in installed as /etc/default/grub.d/99-rmp-eval.cfg (see kernel-cmdline/).
-pub(crate) const DROPIN: &str = include_str!("../../../kernel-cmdline/99-rmp-eval.cfg");
+pub(crate) const DROPIN: &str = include_str!("../../../../kernel-cmdline/99-rmp-eval.cfg");
 pub(crate) const DROPIN_NAME: &str = "99-rmp-eval.cfg";
 /// The name fix gives the drop-in when another one sorts after 99-rmp-eval.cfg and undoes its work.
 pub(crate) const LATE_NAME: &str = "zz-rmp-eval.cfg";
