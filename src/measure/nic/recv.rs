@@ -185,7 +185,7 @@ impl Receiver {
                                     series.record(now - prev_rx, None);
                                 }
                                 if let (Some(a), Some(dc)) = (&mut arrival, reply.dc) {
-                                    a.on_reply(reply.seq, dc, sh);
+                                    a.on_reply(reply.seq, dc, sh, now);
                                 }
                                 prev_rx = now;
                                 if !user_stamps && sh.tx_stamp(reply.seq).is_none() {
