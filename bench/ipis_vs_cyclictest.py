@@ -10,7 +10,6 @@ Run as root from the repository:  bench/ipis_vs_cyclictest.py [--pairs 5] [--sec
 Build first: cargo build --release.  Not a test: counts here depend on the machine and what else runs on it.
 """
 
-import argparse
 import json
 import os
 import shutil
@@ -21,7 +20,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cyclic_vs_cyclictest import REPO, last_cpu, timed  # noqa: E402
+from cyclic_vs_cyclictest import pair_args, timed  # noqa: E402
 
 ROWS = ("CAL", "TLB", "RES")
 
@@ -96,14 +95,7 @@ def per_min(x, row):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--pairs", type=int, default=5)
-    ap.add_argument("--seconds", type=int, default=20)
-    ap.add_argument("--cpu", type=int, default=last_cpu())
-    ap.add_argument("--prio", type=int, default=42)
-    ap.add_argument("--interval", type=int, default=1000)
-    ap.add_argument("--bin", default=os.path.join(REPO, "target/release/rmp-eval"))
-    args = ap.parse_args()
+    args = pair_args()
     if os.geteuid() != 0:
         raise SystemExit("run as root (SCHED_FIFO, mlockall, /proc/interrupts of the run)")
     args.smi = smi_capable(args.cpu)
