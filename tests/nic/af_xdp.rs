@@ -93,7 +93,7 @@ fn brief(rtt: &Value) -> Value {
 /// The record a run keeps while its program is attached.
 fn record(iface: &str) -> std::path::PathBuf {
     // src/measure/nic/xdp.rs: RECORD_DIR.
-    std::path::Path::new("/run/rmp-eval/xdp").join(iface)
+    std::path::Path::new("/run/rmp-eval/xdp").join(key(iface))
 }
 
 fn sigterm(c: &Child) {
