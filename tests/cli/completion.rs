@@ -78,10 +78,12 @@ zpty -b z 'zsh -f -i'
 zpty -w z "bindkey -e; PS1='> '; fpath=($1 \$fpath); autoload -U compinit; compinit -u -D"
 zpty -n -w z "$2"$'\t'
 sleep 1
-zpty -n -w z $'\x01echo @@\x05@@\n'
-sleep 1
+zpty -n -w z $'\x01echo @@\x05@@; echo done$((6*7))\n'
 out=''
-while zpty -r -t z line; do out+="$line"; done
+# Until the line ran (only its output holds "done42"), however slow the machine.
+while [[ $out != *done42* ]] && (( SECONDS < 60 )); do
+    if zpty -r -t z line; then out+="$line"; else sleep 0.1; fi
+done
 zpty -d z
 print -r -- "$out"
 "#;
