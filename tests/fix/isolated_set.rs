@@ -177,3 +177,27 @@ fn irqbalance_is_left_to_itself_once_the_kernel_isolates_the_cpus() {
         text(&o)
     );
 }
+
+#[test]
+fn dash_spelled_parameters_are_merged_and_their_spelling_dropped() {
+    // The kernel reads `nohz-full` as `nohz_full`: the user's CPU 2 stays isolated with the core and its sibling,
+    // each parameter once; rollback gives the user's line back as it was.
+    let r = Root::desktop();
+    let grub = "GRUB_DEFAULT=0\nGRUB_CMDLINE_LINUX_DEFAULT=\"quiet\"\n\
+                GRUB_CMDLINE_LINUX=\"quiet nohz-full=2 rcu-nocbs=2\"\n";
+    r.write("/etc/default/grub", grub);
+    let start = r.tree();
+    let o = fix(&r, "3", "cmdline");
+    let line = r.grub_line();
+    assert_eq!(param(&line, "nohz_full"), "2-3,7", "{}", text(&o));
+    assert_eq!(param(&line, "rcu_nocbs"), "2-3,7");
+    assert!(
+        !line
+            .iter()
+            .any(|t| t.starts_with("nohz-full") || t.starts_with("rcu-nocbs")),
+        "{line:?}"
+    );
+    ok(&r.rmp("rollback", &["--yes"]));
+    assert_eq!(r.read("/etc/default/grub"), grub);
+    assert_eq!(common::fix::diff(&start, &r.tree()), Vec::<String>::new());
+}
