@@ -87,6 +87,18 @@ pub struct QualifyArgs {
     /// A baseline, then each step alone in turn (cumulatively), measured and compared after each
     #[arg(long)]
     pub(crate) one_at_a_time: bool,
+    /// The claim each period of the sweep is measured for: fewer than RATE cycles outside the Great band (1/h,
+    /// 1/day, 1/10min) with 95 % confidence — each period runs until that is proved (with none seen: −ln 0.05 ≈ 3
+    /// periods of RATE) or until the first cycle outside Great breaks it (default: --seconds each)
+    #[arg(long, value_name = "RATE", value_parser = crate::cli::values::parse_rate)]
+    pub(crate) confidence: Option<f64>,
+    /// The most time the plan's measurements may take in all (30m, 8h, 2d): a plan that needs more is refused
+    /// before anything is changed
+    #[arg(long, value_name = "TIME", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub(crate) budget: Option<f64>,
+    /// Measure every step and period under load: stress-ng on the housekeeping CPUs, any of cpu, io, vm, net, irq
+    #[arg(long, value_name = "KIND,...", value_delimiter = ',', value_parser = crate::cli::values::parse_load)]
+    pub(crate) load: Vec<crate::measure::load::LoadKind>,
     /// Start without asking
     #[arg(long, short = 'y')]
     pub(crate) yes: bool,

@@ -16,6 +16,7 @@ use crate::output::Output;
 use crate::qualify::drive::{Drive, Stop};
 use crate::qualify::state::{self, Event, Outcome as StepOutcome, Phase, Qualify};
 use crate::remedy::StepId;
+use crate::report::tail::span;
 
 /// The unit that resumes qualify after each boot.
 const UNIT: &str = "rmp-eval-qualify.service";
@@ -94,7 +95,7 @@ fn plan_and_ask(host: &Host, w: &mut dyn Write, args: &QualifyArgs) -> Result<Op
     let (ids, _) = plan::from_findings(&crate::registry::run_all(host, &ctx));
     let steps: Vec<(StepId, bool)> = ids.iter().map(|&s| (s, s == StepId::Cmdline)).collect();
     let periods = periods(args);
-    let q = Qualify::new(
+    let mut q = Qualify::new(
         core,
         args.nic.clone(),
         &steps,
@@ -102,6 +103,10 @@ fn plan_and_ask(host: &Host, w: &mut dyn Write, args: &QualifyArgs) -> Result<Op
         args.one_at_a_time,
         args.seconds,
     );
+    q.confidence_per_hour = args.confidence.map(|per_s| per_s * 3600.0);
+    q.load = args.load.clone();
+    q.budget_s = args.budget;
+    within_budget(&q)?;
     show_plan(w, &q);
     if !args.yes {
         if !crate::sys::term::interactive() {
@@ -121,6 +126,20 @@ fn plan_and_ask(host: &Host, w: &mut dyn Write, args: &QualifyArgs) -> Result<Op
     Ok(Some(q))
 }
 
+/// A plan whose measurements may take longer than --budget is refused before anything is changed.
+fn within_budget(q: &Qualify) -> Result<()> {
+    match q.budget_s {
+        Some(b) if q.planned_seconds() > b => Err(Error::usage(format!(
+            "qualify: the plan's measurements may take {} ({:.0} s), more than --budget {} ({b:.0} s): give a \
+             longer budget, a smaller --confidence claim, fewer --periods or shorter --seconds",
+            span(q.planned_seconds()),
+            q.planned_seconds().ceil(),
+            span(b)
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The target period and 2×, 4×, 8× its rate, or --periods.
 fn periods(args: &QualifyArgs) -> Vec<u32> {
     match &args.periods {
@@ -137,8 +156,8 @@ fn show_plan(w: &mut dyn Write, q: &Qualify) {
     outln!(w, "qualify: CPU {} as the RT core", q.core);
     outln!(
         w,
-        "  1. measure the machine as it is ({} s at {} µs)",
-        q.seconds,
+        "  1. measure the machine as it is ({} at {} µs)",
+        span(q.seconds),
         q.sweep_period(0)
     );
     for (i, s) in q.steps.iter().enumerate() {
@@ -155,25 +174,52 @@ fn show_plan(w: &mut dyn Write, q: &Qualify) {
         };
         outln!(w, "  {}. step {}: {how}{measured}", i + 2, s.step);
     }
+    show_sweep(w, q);
+    let reboots = q.steps.iter().filter(|s| s.reboot).count();
+    let budget = q
+        .budget_s
+        .map_or(String::new(), |b| format!(" (--budget {})", span(b)));
+    outln!(
+        w,
+        "  at most {} of measurement{budget} and {reboots} reboot(s); `rmp-eval rollback` undoes every change",
+        span(q.planned_seconds())
+    );
+}
+
+/// The sweep's line: its periods, how long each runs (the claim it is to prove), the load.
+fn show_sweep(w: &mut dyn Write, q: &Qualify) {
     let periods: Vec<String> = q
         .sweep
         .iter()
         .map(|s| format!("{} µs", s.period_us))
         .collect();
+    let each = match q.confidence_per_hour {
+        Some(per_h) => format!(
+            "each until it proves, at 95 %, a rate of cycles outside Great below {}: up to {} each, or until the first \
+             such cycle",
+            crate::report::tail::rate(per_h),
+            span(
+                (0..q.sweep.len())
+                    .map(|i| q.sweep_seconds(i))
+                    .fold(0.0, f64::max)
+            )
+        ),
+        None => format!("{} each", span(q.seconds)),
+    };
     outln!(
         w,
-        "  {}. cycle-time sweep: {} ({} s each)",
+        "  {}. cycle-time sweep: {} ({each})",
         q.steps.len() + 2,
-        periods.join(", "),
-        q.seconds
+        periods.join(", ")
     );
-    let runs = 1 + q.sweep.len() + if q.one_at_a_time { q.steps.len() } else { 0 };
-    let reboots = q.steps.iter().filter(|s| s.reboot).count();
-    outln!(
-        w,
-        "  about {} min of measurement and {reboots} reboot(s); `rmp-eval rollback` undoes every change",
-        (runs as f64 * q.seconds / 60.0).ceil()
-    );
+    if !q.load.is_empty() {
+        let kinds: Vec<&str> = q.load.iter().map(|k| k.name()).collect();
+        outln!(
+            w,
+            "  every measurement under load: stress-ng {} on the housekeeping CPUs",
+            kinds.join(", ")
+        );
+    }
 }
 
 fn reboot(host: &Host, w: &mut dyn Write, argv: &[String]) -> Result<Outcome> {

@@ -72,7 +72,7 @@ impl Drive<'_> {
             let stop = match resume::next(q, &seen) {
                 Action::Start => self.event(q, Event::Start),
                 Action::MeasureBaseline => {
-                    let (p, _) = self.measure(q, q.sweep_period(0), "qualify-baseline")?;
+                    let (p, _) = self.measure(q, q.sweep_period(0), "qualify-baseline", None)?;
                     self.event(q, Event::BaselineMeasured(p))
                 }
                 Action::Apply(i) => self.apply(q, i),
@@ -91,7 +91,12 @@ impl Drive<'_> {
                 Action::Revert(i) => self.revert(q, i),
                 Action::MeasureSweep(i) => {
                     let period = q.sweep[i].period_us;
-                    let (p, _) = self.measure(q, period, &format!("qualify-{period}us"))?;
+                    let (p, _) = self.measure(
+                        q,
+                        period,
+                        &format!("qualify-{period}us"),
+                        q.confidence_per_hour,
+                    )?;
                     self.event(q, Event::SweepMeasured(p))
                 }
                 Action::Report => return Ok(Stop::Done),
@@ -107,11 +112,21 @@ impl Drive<'_> {
         Ok(())
     }
 
-    fn measure(&mut self, q: &Qualify, period_us: u32, label: &str) -> Result<(PathBuf, f64)> {
+    /// One measurement of `period_us` under the plan's loads: `seconds` long, or (a sweep period under
+    /// --confidence, `claim` per hour) until the claim is proved or broken.
+    fn measure(
+        &mut self,
+        q: &Qualify,
+        period_us: u32,
+        label: &str,
+        claim: Option<f64>,
+    ) -> Result<(PathBuf, f64)> {
         let spec = RunSpec {
             core: Some(q.core),
             period_us,
-            duration: Some(q.seconds),
+            duration: claim.is_none().then_some(q.seconds),
+            load: q.load.clone(),
+            until_confident: claim.map(|per_h| per_h / 3600.0),
             ..RunSpec::default()
         };
         let (_, path) = crate::job::measure_saved(self.host, self.out, self.w, &spec, true, label)?;
@@ -258,7 +273,7 @@ impl Drive<'_> {
         })?;
         let period = q.sweep_period(0);
         let label = format!("qualify-step-{}", q.steps[i].step);
-        let (after, _) = self.measure(q, period, &label)?;
+        let (after, _) = self.measure(q, period, &label, None)?;
         let c = crate::report::compare::compare(
             &crate::measure::store::load(&before)?,
             &crate::measure::store::load(&after)?,

@@ -132,6 +132,16 @@ pub(crate) struct Qualify {
     pub(crate) sweep: Vec<SweepRecord>,
     #[serde(default)]
     pub(crate) baseline: Option<PathBuf>,
+    /// `--confidence`: each sweep period runs until it proves fewer than this many cycles outside the Great band
+    /// per hour (95 %), or until the first one; None: `seconds` each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) confidence_per_hour: Option<f64>,
+    /// `--load`: every measurement runs under these stress-ng loads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) load: Vec<crate::measure::load::LoadKind>,
+    /// `--budget`, seconds: the plan's measurements were checked to fit in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) budget_s: Option<f64>,
     pub(crate) phase: Phase,
 }
 
@@ -229,6 +239,9 @@ impl Qualify {
                 })
                 .collect(),
             baseline: None,
+            confidence_per_hour: None,
+            load: vec![],
+            budget_s: None,
             phase: Phase::Planned,
         }
     }
@@ -385,6 +398,30 @@ impl Qualify {
             }
             _ => vec!["systemctl".into(), "reboot".into()],
         }
+    }
+
+    /// The longest sweep period `i` may run, seconds: until its claim is proved (none outside Great), or `seconds`.
+    pub(crate) fn sweep_seconds(&self, i: usize) -> f64 {
+        let period = self.sweep[i].period_us;
+        match self.confidence_per_hour {
+            Some(per_h) => {
+                let cycles = crate::measure::confidence::cycles_to_prove(per_h / 3600.0, period);
+                cycles as f64 * f64::from(period) / 1e6
+            }
+            None => self.seconds,
+        }
+    }
+
+    /// The longest the plan's measurements may take, seconds: the baseline, each step measured alone (one at a
+    /// time), each period of the sweep.
+    pub(crate) fn planned_seconds(&self) -> f64 {
+        let steps = if self.one_at_a_time {
+            self.steps.len()
+        } else {
+            0
+        };
+        let sweep: f64 = (0..self.sweep.len()).map(|i| self.sweep_seconds(i)).sum();
+        (1 + steps) as f64 * self.seconds + sweep
     }
 
     /// The measurement step `i` is compared with: the last kept step's, else the baseline.

@@ -18,8 +18,7 @@ fn pysoem_config_init_finds_one_subdevice() {
     let Some(py) = pysoem_python() else { return };
     let v = Veth::new();
     let r = v.reflect(&[]);
-    // Six frames, not two: under load the capture can begin after SOEM's first request (its reply then comes
-    // first), and a detection SOEM repeats puts a late reply before the next request.
+    // Six frames, not two: a detection SOEM repeats puts a late reply before the next request.
     let cap = Capture::start(&v.host, "ether proto 0x88a4", 6);
     let o = Command::new(&py)
         .args([
@@ -49,7 +48,8 @@ fn pysoem_config_init_finds_one_subdevice() {
         .unwrap();
     let n: u64 = line.split_whitespace().nth(2).unwrap().parse().unwrap();
     assert!(n > 10 && line.contains(&format!("{n} EtherCAT")), "{out}");
-    // SOEM's first request in the capture and its answer, as tshark decodes them: the request leaves with
+    // SOEM's first request (the capture's first frame: it was live before SOEM started) and its answer, as
+    // tshark decodes them: the request leaves with
     // working counter 0 from SOEM's MAC, the reply (same command and index) has bit 0x02 set in its source MAC, as
     // a real ESC returns it, and working counter 1.
     let rows = cap.fields(&["eth.src", "ecat.cmd", "ecat.idx", "ecat.cnt"], &[]);
@@ -58,6 +58,10 @@ fn pysoem_config_init_finds_one_subdevice() {
         .iter()
         .position(|r| r[0] == "01:01:01:01:01:01")
         .unwrap_or_else(|| panic!("no request from SOEM: {rows:?}"));
+    assert_eq!(
+        req, 0,
+        "the capture begins with SOEM's first request: {rows:?}"
+    );
     let rep = rows[req + 1..]
         .iter()
         .find(|r| r[0] != rows[req][0] && (r[1], r[2]) == (rows[req][1], rows[req][2]))

@@ -139,17 +139,11 @@ fn ecat_round_trips_through_reflect_and_tshark_sees_our_fields() {
         );
         idxs.push(u8::from_str_radix(idx.trim_start_matches("0x"), 16).unwrap());
     }
-    // The capture is whole from its last gap on: on a loaded machine CI saw 0x01-0x03 captured, 0x04 not, then
-    // every frame from 0x05, although the run counted every frame sent and answered (above) — most likely libpcap
-    // dropping what arrived while it swapped its filter in, after tshark said "Capturing on". From there each
-    // request carries the next index, and that stretch is most of what was captured.
-    let whole = idxs
-        .windows(2)
-        .rposition(|w| w[1] != w[0].wrapping_add(1))
-        .map_or(0, |i| i + 1);
+    // The capture is whole (live before the run: common::tshark's sentinel), so each request carries the next
+    // index.
     assert!(
-        idxs.windows(2).all(|w| w[1] != w[0]) && whole <= idxs.len() / 2,
-        "a new index per frame, the next one once the capture is whole: {idxs:02x?}"
+        idxs.windows(2).all(|w| w[1] == w[0].wrapping_add(1)),
+        "the next index in every frame: {idxs:02x?}"
     );
     // Replies: the index of a request, BRD counted once by the SubDevice, NOP untouched, the read of the
     // receive time and the latching write counted once, bit 0x02 in the MAC.
@@ -158,13 +152,10 @@ fn ecat_round_trips_through_reflect_and_tshark_sees_our_fields() {
         assert_eq!(rep[6], "1,0,1,1", "{rep:?}");
         assert_eq!(rep[0], rep_src, "{rep:?}");
     }
-    // Each answers a captured request from where the capture is whole; before it a late reply may answer a
-    // request sent while the capture was not.
-    let index = |r: &[&str]| u8::from_str_radix(&r[3][2..4], 16).unwrap();
-    let first = idxs[whole];
+    // Each answers a captured request.
     let orphans = reps
         .iter()
-        .filter(|rep| index(rep) >= first && !reqs.iter().any(|q| q[3] == rep[3]))
+        .filter(|rep| !reqs.iter().any(|q| q[3] == rep[3]))
         .count();
     assert_eq!(orphans, 0, "replies to no captured request: {rows:?}");
 }

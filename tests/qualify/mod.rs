@@ -2,4 +2,5 @@
 //! (committed when healthy, undone when not), and rollback leaving every file byte-identical.
 
 mod killed;
+mod options;
 mod trial_cycle;
