@@ -59,7 +59,10 @@ pub(crate) fn execute(
         sanitize(&bp.display().to_string(), 200),
         sanitize(&ap.display().to_string(), 200),
     );
-    let (b, a) = (store::load(&bp)?, store::load(&ap)?);
+    let (b, a) = (
+        crate::qualify::result::run_of(&bp)?,
+        crate::qualify::result::run_of(&ap)?,
+    );
     validate(&b, &bn)?;
     validate(&a, &an)?;
     comparable(&b, &a)?;

@@ -68,6 +68,9 @@ pub(crate) fn execute(
         Stop::Reboot(argv) => reboot(host, w, &argv),
         Stop::Done => {
             summary(w, &q);
+            let (json, html) = crate::qualify::result::write(host, &q)?;
+            outln!(w, "qualify: {}", crate::qualify::result::build(&q).verdict);
+            outln!(w, "Result: {}\nReport: {}", json.display(), html.display());
             Ok(Outcome::Good)
         }
         Stop::Aborted => Ok(Outcome::Good),

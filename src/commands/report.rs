@@ -29,7 +29,7 @@ pub(crate) fn load(host: &Host, names: &[String]) -> Result<Vec<(String, RunResu
     for n in names {
         let p = store::resolve(host, n)?;
         let shown = sanitize(&p.display().to_string(), 200);
-        let r = store::load(&p)?;
+        let r = crate::qualify::result::run_of(&p)?;
         validate(&r, &shown)?;
         let stem = p
             .file_stem()
@@ -56,6 +56,19 @@ pub(crate) fn execute(
             "-o {}: not a file in an existing directory",
             args.output.display()
         )));
+    }
+    // One qualification result: its own page (the answer, the steps, the cycle times, the plots).
+    if let [one] = args.results.as_slice()
+        && let Some(q) = crate::qualify::result::read(&store::resolve(host, one)?)
+    {
+        let page = crate::report::qualification_html::page(&q)?;
+        let tmp = args.output.with_extension("html.tmp");
+        std::fs::write(&tmp, page)
+            .map_err(|e| Error::sys(format!("writing {}", tmp.display()), e))?;
+        std::fs::rename(&tmp, &args.output)
+            .map_err(|e| Error::sys(format!("writing {}", args.output.display()), e))?;
+        crate::outln!(w, "Report: {}", args.output.display());
+        return Ok(Outcome::Good);
     }
     let results = load(host, &args.results)?;
     let path = html::write(&results, &args.output, args.svg.as_deref())?;

@@ -155,6 +155,18 @@ pub(crate) const MAX_RESULT_BYTES: u64 = 64 * 1024 * 1024;
 /// Reads a saved result; a file that is not one is a one-line usage error. Results are mailed around: the
 /// file is opened without blocking (a FIFO is refused, not waited on) and its size is bounded.
 pub fn load(path: &Path) -> Result<RunResult> {
+    let name = crate::parse::text::sanitize(&path.display().to_string(), 200);
+    let bytes = read_bounded(path)?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        Error::usage(format!(
+            "{name}: not an rmp-eval result ({})",
+            crate::parse::text::sanitize(&e.to_string(), 120)
+        ))
+    })
+}
+
+/// A result file's bytes: opened without blocking (a FIFO is refused, not waited on), a regular file, bounded.
+pub(crate) fn read_bounded(path: &Path) -> Result<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let name = crate::parse::text::sanitize(&path.display().to_string(), 200);
@@ -175,12 +187,7 @@ pub fn load(path: &Path) -> Result<RunResult> {
     f.take(MAX_RESULT_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| err(e.to_string()))?;
-    serde_json::from_slice(&bytes).map_err(|e| {
-        err(format!(
-            "not an rmp-eval result ({})",
-            crate::parse::text::sanitize(&e.to_string(), 120)
-        ))
-    })
+    Ok(bytes)
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use crate::measure::result::{RunResult, SeriesSummary};
 use crate::report::noise::{self, Evidence};
 use crate::report::table::{Cell, Paint, painted, render, us};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Trend {
     Better,

@@ -298,7 +298,7 @@ fn identity(name: &str, r: &RunResult) -> String {
     t
 }
 
-const STYLE: &str = "body{font-family:sans-serif;max-width:960px;margin:1em auto;color:#222}\
+pub(crate) const STYLE: &str = "body{font-family:sans-serif;max-width:960px;margin:1em auto;color:#222}\
 table{border-collapse:collapse;margin:.5em 0}th,td{text-align:left;padding:2px 8px;border-bottom:1px solid #ddd}\
 .verdict{font-weight:bold;padding:4px 8px;display:inline-block}.pass{background:#d7f5dc}.fail{background:#f8d7d7}\
 .incomplete{background:#f5ecd7}figure{margin:1em 0}";
@@ -316,6 +316,14 @@ pub(crate) fn page(results: &[(String, &RunResult)], plots: &[Plot]) -> String {
     for (n, r) in results {
         h.push_str(&identity(n, r));
     }
+    h.push_str(&figures(plots));
+    h.push_str("</body></html>\n");
+    h
+}
+
+/// The plots as figures, each with its data attributes and its reading guide.
+pub(crate) fn figures(plots: &[Plot]) -> String {
+    let mut h = String::new();
     for p in plots {
         let _ = write!(
             h,
@@ -332,7 +340,6 @@ pub(crate) fn page(results: &[(String, &RunResult)], plots: &[Plot]) -> String {
             esc(&guide(p))
         );
     }
-    h.push_str("</body></html>\n");
     h
 }
 

@@ -14,6 +14,8 @@ pub(crate) mod live;
 pub(crate) mod noise;
 pub(crate) mod plot;
 pub mod prometheus;
+pub(crate) mod qualification;
+pub(crate) mod qualification_html;
 pub(crate) mod run;
 pub(crate) mod run_rtt;
 pub(crate) mod table;

@@ -2,5 +2,6 @@
 //! (committed when healthy, undone when not), and rollback leaving every file byte-identical.
 
 mod killed;
+mod measured;
 mod options;
 mod trial_cycle;

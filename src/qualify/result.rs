@@ -1,0 +1,117 @@
+//! The qualification result, built from the state once qualify is done: every measurement it made embedded
+//! (report/qualification.rs), each step's effect as compare judges it against the state before it, each period's
+//! pass or fail; written as JSON and HTML under /var/lib/rmp-eval/qualification/.
+
+use std::path::{Path, PathBuf};
+
+use super::state::{Outcome, Qualify};
+use crate::error::{Error, Result};
+use crate::host::Host;
+use crate::measure::result::RunResult;
+use crate::report::compare::compare;
+use crate::report::qualification::{self as q11n, PeriodRow, Qualification, StepRow};
+
+/// Where the results go, named by the time the plan was accepted.
+pub(crate) const DIR: &str = "/var/lib/rmp-eval/qualification";
+
+/// A measurement qualify saved; a file gone since is shown as not measured, not an error.
+fn load(p: Option<&PathBuf>) -> Option<RunResult> {
+    p.and_then(|p| crate::measure::store::load(p).ok())
+}
+
+fn step_row(q: &Qualify, i: usize) -> StepRow {
+    let s = &q.steps[i];
+    let (outcome, why) = match &s.outcome {
+        None => ("not_reached", None),
+        Some(Outcome::Kept { effect: None }) => ("applied", None),
+        Some(Outcome::Kept { .. }) => ("kept", None),
+        Some(Outcome::Reverted) => ("reverted", Some("made the tail significantly worse".into())),
+        Some(Outcome::TrialFailed { why }) => ("trial_failed", Some(why.clone())),
+        Some(Outcome::NotTried { why }) => ("not_tried", Some(why.clone())),
+    };
+    let result = load(s.result.as_ref());
+    let judged = match (&result, load(q.previous_result(i).as_ref())) {
+        (Some(after), Some(before)) => Some(compare(&before, after, "before", s.step.as_str())),
+        _ => None,
+    };
+    StepRow {
+        step: s.step.to_string(),
+        reboot: s.reboot,
+        outcome: outcome.into(),
+        why,
+        trial_cmdline: s.trial_cmdline.clone(),
+        effect: judged.as_ref().map(|c| c.verdict),
+        compare_summary: judged.map(|c| c.summary),
+        result,
+    }
+}
+
+/// The result of a finished qualify.
+pub(crate) fn build(q: &Qualify) -> Qualification {
+    let periods: Vec<PeriodRow> = q
+        .sweep
+        .iter()
+        .map(|p| PeriodRow::of(p.period_us, load(p.result.as_ref())))
+        .collect();
+    let smallest = periods
+        .iter()
+        .filter(|p| p.passed)
+        .map(|p| p.period_us)
+        .min();
+    Qualification {
+        kind: q11n::KIND.into(),
+        version: q11n::VERSION,
+        started: q.started.clone(),
+        finished: crate::wallclock::rfc3339_now(),
+        core: q.core,
+        nic: q.nic.clone(),
+        period_us: q.sweep_period(0),
+        one_at_a_time: q.one_at_a_time,
+        seconds: q.seconds,
+        confidence_per_hour: q.confidence_per_hour,
+        load: q.load.iter().map(|k| k.name().to_string()).collect(),
+        budget_s: q.budget_s,
+        baseline: load(q.baseline.as_ref()),
+        steps: (0..q.steps.len()).map(|i| step_row(q, i)).collect(),
+        verdict: q11n::verdict(&periods),
+        smallest_safe_period_us: smallest,
+        periods,
+    }
+}
+
+/// Writes the result's JSON and HTML (atomically, fsynced); returns their real paths.
+pub(crate) fn write(host: &Host, q: &Qualify) -> Result<(PathBuf, PathBuf)> {
+    let r = build(q);
+    let stem: String = q
+        .started
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    let json = format!("{DIR}/{stem}.json");
+    let html = format!("{DIR}/{stem}.html");
+    let text = serde_json::to_vec_pretty(&r).map_err(|e| Error::failed(e.to_string()))?;
+    host.create_dir_all(DIR)?;
+    host.write_atomic(&json, &text, None)?;
+    let page = crate::report::qualification_html::page(&r)?;
+    host.write_atomic(&html, page.as_bytes(), None)?;
+    Ok((host.path(&json), host.path(&html)))
+}
+
+/// A file `report` or `compare` was given: a qualification result (Some) or not (None: read it as a run's).
+pub(crate) fn read(path: &Path) -> Option<Qualification> {
+    let bytes = crate::measure::store::read_bounded(path).ok()?;
+    q11n::parse(&bytes)
+}
+
+/// A file's run result; of a qualification result, the measurement that stands for the qualified machine.
+pub(crate) fn run_of(p: &Path) -> Result<RunResult> {
+    match read(p) {
+        Some(q) => q.tuned().cloned().ok_or_else(|| {
+            Error::usage(format!(
+                "{}: a qualification without any measurement",
+                crate::parse::text::sanitize(&p.display().to_string(), 200)
+            ))
+        }),
+        None => crate::measure::store::load(p),
+    }
+}
