@@ -13,11 +13,15 @@ fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let object = out.join("probe.bpf.o");
     let clang = std::env::var("CLANG").unwrap_or_else(|_| "clang".to_string());
+    // -g writes the directory clang runs in (the source tree) into the object's debug info, which the binary
+    // embeds: map it to "." so that the binary does not depend on where it was built.
+    let dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     let status = Command::new(&clang)
         .args([
             "-O2", "-g", "-target", "bpfel", "-Wall", "-Werror", "-c", SOURCE, "-o",
         ])
         .arg(&object)
+        .arg(format!("-fdebug-prefix-map={dir}=."))
         .status();
     match status {
         Ok(s) if s.success() => {}

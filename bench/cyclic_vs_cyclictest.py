@@ -109,7 +109,8 @@ def cyclictest(args, tmp):
     return {"median_us": median, "cycles": total, "cpu_s": cpu, "rss_kb": rss, "max_us": mx, "argv": argv}
 
 
-def main():
+def pair_args():
+    """The options of an A B comparison with cyclictest: pairs, seconds, CPU, priority, interval, binary."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--seconds", type=int, default=20)
@@ -117,7 +118,11 @@ def main():
     ap.add_argument("--prio", type=int, default=42)
     ap.add_argument("--interval", type=int, default=1000)
     ap.add_argument("--bin", default=os.path.join(REPO, "target/release/rmp-eval"))
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def main():
+    args = pair_args()
     if os.geteuid() != 0:
         raise SystemExit("run as root (SCHED_FIFO, mlockall)")
     tmp = tempfile.mkdtemp(prefix="cy-bench-")

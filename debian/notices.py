@@ -116,6 +116,12 @@ def third_party(root, crates, target):
     return "\n".join(out) + "\n"
 
 
+def rustc_version():
+    """The compiler that cargo runs, e.g. "rustc 1.95.0 (59807616e 2026-04-14)", written "rustc-1.95.0 (...)"."""
+    out = subprocess.run([os.environ.get("RUSTC", "rustc"), "-V"], check=True, capture_output=True, text=True).stdout
+    return out.strip().replace(" ", "-", 1)
+
+
 def sbom(root, crates, edges, target):
     def ref(key):
         return "SPDXRef-Package-" + re.sub(r"[^A-Za-z0-9.-]", "-", f"{key[0]}-{key[1]}")
@@ -150,7 +156,9 @@ def sbom(root, crates, edges, target):
         "spdxVersion": "SPDX-2.3", "dataLicense": "CC0-1.0", "SPDXID": "SPDXRef-DOCUMENT",
         "name": f"{root['name']}-{root['version']}-{target}",
         "documentNamespace": f"https://example.invalid/rmp-eval/spdx/{root['name']}-{root['version']}-{target}-{digest}",
-        "creationInfo": {"created": created, "creators": ["Tool: rmp-eval-debian-notices.py"]},
+        # The compiler too: a rebuild reproduces the package only with the same rustc (docs/tasks/package.md).
+        "creationInfo": {"created": created,
+                         "creators": ["Tool: rmp-eval-debian-notices.py", f"Tool: {rustc_version()}"]},
         "packages": packages, "relationships": rels,
     }
 

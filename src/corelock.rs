@@ -4,7 +4,8 @@
 //! for each other as they did before; a lock file that cannot be made (no /run, not root) does not stop a
 //! measurement — it only means the monitor cannot see it.
 //!
-//! Who measures on a NIC: a NIC run holds /run/rmp-eval/measure-nic-IF.lock exclusively, taken without waiting; a
+//! Who measures on a NIC: a NIC run holds /run/rmp-eval/measure-nic-KEY.lock exclusively (KEY: the interface's
+//! network namespace and index, `machine::net::nic_key`; /run is one directory for every namespace), taken without waiting; a
 //! second run on the same interface is refused (two MainDevices on one segment answer each other's frames, and
 //! each run's verdict would be about the other's traffic).
 
@@ -43,10 +44,10 @@ pub(crate) fn try_exclusive(host: &Host, core: usize) -> Result<Option<CoreLock>
         .map_err(|e| Error::sys(format!("locking {DIR}/measure-cpu{core}.lock"), e))
 }
 
-/// Held by the one NIC run on `nic` (a validated interface name); a second is refused with one line. As with the
-/// core's lock, a lock file that cannot be made does not stop the run.
-pub(crate) fn nic_exclusive(host: &Host, nic: &str) -> Result<Option<CoreLock>> {
-    let name = format!("{DIR}/measure-nic-{nic}.lock");
+/// Held by the one NIC run on `nic` (a validated interface name, `key` its namespace and index); a second is
+/// refused with one line. As with the core's lock, a lock file that cannot be made does not stop the run.
+pub(crate) fn nic_exclusive(host: &Host, nic: &str, key: &str) -> Result<Option<CoreLock>> {
+    let name = format!("{DIR}/measure-nic-{key}.lock");
     let opened = host.create_dir_all(DIR).ok().and_then(|_| {
         OpenOptions::new()
             .create(true)
@@ -90,10 +91,10 @@ mod tests {
     fn one_run_per_nic() {
         let d = tempfile::tempdir().unwrap();
         let h = Host::with_root(d.path());
-        let first = nic_exclusive(&h, "eth1")
+        let first = nic_exclusive(&h, "eth1", "net1-if3")
             .unwrap()
             .expect("lock file under the root");
-        let e = nic_exclusive(&h, "eth1")
+        let e = nic_exclusive(&h, "eth1", "net1-if3")
             .err()
             .expect("a second run is refused");
         assert!(
@@ -102,10 +103,14 @@ mod tests {
             "{e}"
         );
         assert!(
-            nic_exclusive(&h, "eth2").unwrap().is_some(),
+            nic_exclusive(&h, "eth2", "net1-if4").unwrap().is_some(),
             "another NIC is free"
         );
+        assert!(
+            nic_exclusive(&h, "eth1", "net2-if3").unwrap().is_some(),
+            "the eth1 of another network namespace is free"
+        );
         drop(first);
-        assert!(nic_exclusive(&h, "eth1").unwrap().is_some());
+        assert!(nic_exclusive(&h, "eth1", "net1-if3").unwrap().is_some());
     }
 }

@@ -12,6 +12,8 @@ apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends \
     reprepro gnupg xz-utils \
     debootstrap gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static binfmt-support \
     cmake python3-venv python3-dev gcc libc6-dev >/dev/null
+# diffoscope-minimal: says what differs when the package does not reproduce (tests/package/reproducible.sh).
+apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends diffoscope-minimal >/dev/null
 # clang: build.rs compiles the XDP program of `run --path af_xdp` (BPF bytecode, the same for amd64 and arm64).
 apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends clang >/dev/null
 # chromium: opens the HTML report headless (tests/report.rs); stress-ng: run --load (tests/run/load.rs).

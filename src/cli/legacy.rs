@@ -85,6 +85,7 @@ impl LegacyArgs {
             rxq: None,
             path: crate::measure::spec::NicPath::AfPacket,
             no_arrival: false,
+            sync0_shift: None,
             until_confident: None,
             threads: Vec::new(),
             profile: None,

@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 
 use super::values::{
     parse_count, parse_cpu, parse_load, parse_pktlen, parse_priority, parse_profile, parse_rate,
-    parse_seconds, parse_thread, parse_us,
+    parse_seconds, parse_shift_us, parse_thread, parse_us,
 };
 use crate::measure::spec::{Mode, NicPath, NicSpec, RoundTrip, RunSpec, ThreadSet, Workload};
 
@@ -72,6 +72,11 @@ pub struct RunArgs {
     /// (its distributed clock's receive time; 28 bytes a frame)
     #[arg(long, requires = "nic")]
     pub(crate) no_arrival: bool,
+    /// NIC mode, EtherCAT with arrival: the SYNC0 shift the controller will use (µs from the cycle's start): the
+    /// result says the smallest margin, the frames that reached the first SubDevice after SYNC0 and their rate
+    /// (the smallest shift the run supports is said without it)
+    #[arg(long, value_name = "US", requires = "nic", conflicts_with = "no_arrival", value_parser = parse_shift_us)]
+    pub(crate) sync0_shift: Option<u32>,
     /// Cycle period in microseconds
     #[arg(long, short = 's', visible_alias = "send-sleep", value_name = "US", default_value_t = RunSpec::PERIOD_US,
           value_parser = parse_us, allow_negative_numbers = true)]
@@ -265,6 +270,7 @@ impl RunArgs {
             rxq: self.rxq,
             path: self.path,
             arrival: !self.no_arrival && self.mode == Mode::Ecat,
+            sync0_shift_us: self.sync0_shift,
         }))
     }
 }

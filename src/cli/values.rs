@@ -120,6 +120,11 @@ pub(crate) fn parse_us(s: &str) -> Result<u32, ValueError> {
     whole(s, 1, 1_000_000).map(|v| v as u32)
 }
 
+/// A SYNC0 shift in microseconds after the cycle's start: 0 (SYNC0 at the start) to 1 000 000.
+pub(crate) fn parse_shift_us(s: &str) -> Result<u32, ValueError> {
+    whole(s, 0, 1_000_000).map(|v| v as u32)
+}
+
 /// A SCHED_FIFO priority: 1 to 99.
 pub(crate) fn parse_priority(s: &str) -> Result<u8, ValueError> {
     whole(s, 1, 99).map(|v| v as u8)

@@ -40,6 +40,23 @@ fn chosen_core_line(core: usize) -> String {
     )
 }
 
+/// The plan as shown: its prose (why, notes, risks, what is left out or to do by hand) wrapped at the output's
+/// width in terminal cells without breaking a word or a `command`; the changes themselves (diff lines, values,
+/// commands fix runs) are left whole, as they would be copied.
+fn plan_shown(plan: &Plan, live: bool, width: usize) -> String {
+    const PROSE: [&str; 6] = ["why: ", "note: ", "risk: ", "NOT DONE", "refused", "["];
+    render::plan_text(plan, live)
+        .split_inclusive('\n')
+        .map(|l| {
+            if PROSE.iter().any(|p| l.trim_start().starts_with(p)) {
+                crate::report::table::fit(l, width)
+            } else {
+                l.to_string()
+            }
+        })
+        .collect()
+}
+
 /// The plan's JSON with the core it is for.
 fn plan_json(plan: &Plan, core: usize, given: bool) -> serde_json::Value {
     let mut v = render::plan_json(plan);
@@ -48,19 +65,19 @@ fn plan_json(plan: &Plan, core: usize, given: bool) -> serde_json::Value {
     v
 }
 
-/// The terminal path: the whole plan first (diffs, devices, risks), then the step picker (all proposed steps
-/// preselected), then a confirmation of the pick; "n" there goes back to the picker with the pick kept, Esc or q
-/// in the picker leaves without changing anything.
+/// The terminal path: the whole plan first (diffs, devices, risks), then one question — the step picker (all
+/// proposed steps preselected), whose Enter applies the pick and whose prompt says what follows (`next`). Enter with
+/// nothing picked asks again; Esc or q leaves without changing anything.
 fn choose(
     w: &mut dyn Write,
     host: &Host,
     req: &Request,
     plan: &Plan,
-    live: bool,
+    (live, width, next): (bool, usize, &str),
 ) -> Result<Option<Plan>> {
-    use dialoguer::{Confirm, MultiSelect};
+    use dialoguer::MultiSelect;
     let prompt = |e: dialoguer::Error| Error::failed(format!("prompt: {e}"));
-    outln!(w, "{}", render::plan_text(plan, live));
+    outln!(w, "{}", plan_shown(plan, live, width));
     // Persistence follows from the runtime steps picked; it is not a choice of its own.
     let candidates: Vec<&crate::fix::Step> = plan
         .steps
@@ -69,9 +86,10 @@ fn choose(
         .collect();
     let items: Vec<String> = candidates.iter().map(|s| render::pick_item(s)).collect();
     let mut defaults = vec![true; items.len()];
+    outln!(w, "Enter applies the steps picked below: {next}.");
     loop {
         let picked = MultiSelect::new()
-            .with_prompt("Steps to apply (space toggles, enter accepts, Esc leaves)")
+            .with_prompt("Steps to apply (space toggles, Enter applies, Esc or q leaves)")
             .items(&items)
             .defaults(&defaults)
             .interact_opt()
@@ -83,25 +101,34 @@ fn choose(
         let ids: Vec<StepId> = picked.iter().map(|&i| candidates[i].id).collect();
         let chosen = plan::select(host, req, plan, &ids);
         if chosen.is_empty() {
-            outln!(w, "No step picked.");
-        } else {
-            let n = chosen.changes().count();
-            let names: Vec<String> = chosen.steps.iter().map(|s| s.id.to_string()).collect();
             outln!(
                 w,
-                "Picked: {} ({n} change(s), shown above).",
-                names.join(", ")
+                "No step picked: pick one with space, or leave with Esc or q."
             );
+            continue;
         }
-        let yes = !chosen.is_empty()
-            && Confirm::new()
-                .with_prompt("Apply these changes? (n: back to the steps)")
-                .default(false)
-                .interact()
-                .map_err(prompt)?;
-        if yes {
-            return Ok(Some(chosen));
-        }
+        let n = chosen.changes().count();
+        let names: Vec<String> = chosen.steps.iter().map(|s| s.id.to_string()).collect();
+        outln!(
+            w,
+            "Picked: {} ({n} change(s), shown above).",
+            names.join(", ")
+        );
+        return Ok(Some(chosen));
+    }
+}
+
+/// What happens once the user says yes, for the picker's line: the measurements and how long each takes.
+fn what_next(args: &FixArgs, core: usize, measuring: bool) -> String {
+    if measuring {
+        let s = args.measure_seconds;
+        format!(
+            "first {s} s measuring CPU {core} as it is (\"before\"), then the changes, then {s} s measuring again \
+             (\"after\", for the changes that take effect now) and the comparison; q or Ctrl+C during the before \
+             stops fix with nothing changed"
+        )
+    } else {
+        "the changes, then what each took (no measurement)".to_string()
     }
 }
 
@@ -175,7 +202,7 @@ pub(crate) fn execute(
         if args.json {
             outln!(w, "{}", plan_json(&full, core, args.core.is_some()));
         } else {
-            outln!(w, "{}", render::plan_text(&full, live));
+            outln!(w, "{}", plan_shown(&full, live, out.width));
             if refused.is_empty() && by_hand.is_empty() {
                 outln!(
                     w,
@@ -199,15 +226,18 @@ pub(crate) fn execute(
         if args.json {
             outln!(w, "{}", plan_json(&full, core, args.core.is_some()));
         } else {
-            outln!(w, "{}", render::plan_text(&full, live));
+            outln!(w, "{}", plan_shown(&full, live, out.width));
             outln!(w, "Dry run: nothing was changed.");
         }
         return Ok(Outcome::Good);
     }
+    // Under --root the tree is not this machine: measuring here would compare the wrong thing.
+    let measuring = !args.no_measure && host.is_live();
     let chosen = if args.yes {
         full
     } else if crate::sys::term::interactive() && !args.json {
-        match choose(w, host, &req, &full, live)? {
+        let next = what_next(args, core, measuring);
+        match choose(w, host, &req, &full, (live, out.width, &next))? {
             Some(p) => p,
             None => {
                 outln!(w, "Nothing applied.");
@@ -216,17 +246,15 @@ pub(crate) fn execute(
         }
     } else {
         if !args.json {
-            outln!(w, "{}", render::plan_text(&full, live));
+            outln!(w, "{}", plan_shown(&full, live, out.width));
         }
         return Err(Error::usage(
             "no terminal to ask on: nothing was changed; pass --yes to apply the plan (or --dry-run to only show it)",
         ));
     };
     if args.yes && !args.json {
-        outln!(w, "{}", render::plan_text(&chosen, live));
+        outln!(w, "{}", plan_shown(&chosen, live, out.width));
     }
-    // Under --root the tree is not this machine: measuring here would compare the wrong thing.
-    let measuring = !args.no_measure && host.is_live();
     if !args.no_measure && !host.is_live() && !args.json {
         outln!(
             w,

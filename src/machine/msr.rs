@@ -70,7 +70,13 @@ pub(crate) fn virtual_machine(host: &Host) -> bool {
 /// Reads register `reg` of `cpu`; the error says why.
 pub(crate) fn read(host: &Host, cpu: usize, reg: u64) -> Result<u64, MsrError> {
     let path = dev(cpu);
-    host.read_u64_at(&path, reg).map_err(|e| match e {
+    host.read_u64_at(&path, reg)
+        .map_err(|e| why(host, path, reg, e))
+}
+
+/// Why `path` (register `reg`) could not be opened or read, from what `Host` said.
+pub(crate) fn why(host: &Host, path: String, reg: u64, e: HostError) -> MsrError {
+    match e {
         // check reads files only: it says what would load the driver rather than loading it.
         HostError::NotFound { .. } if host.is_live() => MsrError::NoDriver { path },
         HostError::NotFound { .. } => MsrError::NotInTree { path },
@@ -82,7 +88,7 @@ pub(crate) fn read(host: &Host, cpu: usize, reg: u64) -> Result<u64, MsrError> {
             }
         }
         other => MsrError::Host(other),
-    })
+    }
 }
 
 /// The SMI count of `cpu` (the register's low 32 bits; the rest is reserved).

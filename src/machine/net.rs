@@ -4,6 +4,58 @@ use crate::host::Host;
 
 /// One directory per interface (operstate, carrier, speed, device/, queues/ …).
 pub(crate) const NET: &str = "/sys/class/net";
+/// The calling process's network namespace (a link to "net:[INODE]").
+const NETNS: &str = "/proc/self/ns/net";
+
+/// Which interface a NIC run's lock and records are about: its network namespace and index, never its name alone
+/// (/run is one directory for every namespace, and `eth1` in two of them is two NICs): "net{INODE}-if{INDEX}".
+pub(crate) fn nic_key(host: &Host, nic: &str) -> crate::error::Result<String> {
+    let idx = crate::sys::netdev::ifindex(nic)?;
+    let ns = host
+        .readlink(NETNS)
+        .ok()
+        .and_then(|l| parse_netns(&l.to_string_lossy()))
+        .ok_or_else(|| crate::error::Error::failed(format!("cannot read {NETNS}")))?;
+    Ok(format!("net{ns}-if{idx}"))
+}
+
+/// What a key found in /run names from this process's network namespace.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Keyed {
+    /// An interface of this namespace, by its name now.
+    Here(String),
+    /// This namespace's, but no interface has that index any more.
+    Gone,
+    /// Another namespace's: a run there puts it back.
+    Elsewhere,
+    /// Not a key.
+    Unreadable,
+}
+
+pub(crate) fn keyed(host: &Host, key: &str) -> Keyed {
+    let Some((ns, idx)) = parse_key(key) else {
+        return Keyed::Unreadable;
+    };
+    let here = host
+        .readlink(NETNS)
+        .ok()
+        .and_then(|l| parse_netns(&l.to_string_lossy()));
+    if here != Some(ns) {
+        return Keyed::Elsewhere;
+    }
+    crate::sys::netdev::name_of(idx).map_or(Keyed::Gone, Keyed::Here)
+}
+
+/// "net:[4026531840]" → 4026531840.
+pub(crate) fn parse_netns(link: &str) -> Option<u64> {
+    link.strip_prefix("net:[")?.strip_suffix(']')?.parse().ok()
+}
+
+/// "net4026531840-if7" → (4026531840, 7).
+pub(crate) fn parse_key(key: &str) -> Option<(u64, u32)> {
+    let (ns, idx) = key.strip_prefix("net")?.split_once("-if")?;
+    Some((ns.parse().ok()?, idx.parse().ok()?))
+}
 
 /// The IPv4 and IPv6 addresses `nic` has, from the running kernel (getifaddrs); None under --root or when the
 /// kernel does not answer (the routing files then say).
@@ -168,7 +220,18 @@ pub(crate) fn parse_kind(link_type: &str, uevent: &str, entries: &[String]) -> K
 
 #[cfg(test)]
 mod tests {
-    use super::{Kind, parse_kind};
+    use super::{Kind, parse_key, parse_kind, parse_netns};
+
+    #[test]
+    fn keys_name_the_namespace_and_the_index() {
+        // readlink /proc/self/ns/net on the Debian 12 host of this repository's CI.
+        assert_eq!(parse_netns("net:[4026531840]"), Some(4026531840));
+        assert_eq!(parse_netns("mnt:[4026531840]"), None);
+        assert_eq!(parse_key("net4026531840-if7"), Some((4026531840, 7)));
+        for junk in ["eth0", "net-if7", "net1-ifx", "net1if7"] {
+            assert_eq!(parse_key(junk), None, "{junk}");
+        }
+    }
 
     fn names(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_string).collect()

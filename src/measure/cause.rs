@@ -103,14 +103,28 @@ pub(crate) fn for_arch(name: &str) -> Remedy {
             CheckId::RtCoreThreads,
             "another task is being woken on the core",
         ),
-        "CAL" | "TLB" | "IWI" | "call_function" | "call_function_single" | "irq_work" => {
-            Remedy::fix(
-                StepId::Cmdline,
-                "isolcpus=/nohz_full= keep cross-CPU kernel work away",
-            )
-        }
+        // A TLB shootdown reaches a core only from the process running there: its memory unmapped or remapped
+        // by another of its threads (the program measured: rmp-eval locks and keeps its own). No boot parameter
+        // stops that.
+        "TLB" | "tlb" => Remedy::none(
+            "the program on the core changed its memory mappings from another thread (TLB shootdown): keep \
+             memory allocated and locked for the program's life",
+        ),
+        "CAL" | "IWI" | "call_function" | "call_function_single" | "irq_work" => Remedy::fix(
+            StepId::Cmdline,
+            "isolcpus=/nohz_full= keep cross-CPU kernel work away",
+        ),
         _ => Remedy::none("hardware or firmware interrupt: not tunable from Linux"),
     }
+}
+
+/// An interrupt that rmp-eval itself sent to the core (a cross-CPU read of its SMI counter: a function call): the
+/// instrument's, not the machine's, so no step of `fix` is the answer.
+pub(crate) fn for_own(name: &str) -> Remedy {
+    Remedy::none(&format!(
+        "rmp-eval's own {name}: it read the core's SMI counter from another CPU (the RT thread could not); not the \
+         machine's, nothing to fix"
+    ))
 }
 
 /// A System Management Interrupt: the firmware took the CPU; only the BIOS setup (or another board) changes it.
@@ -162,6 +176,10 @@ mod tests {
         );
         assert_eq!(for_softirq("NET_RX").id, "rps");
         assert_eq!(for_arch("NMI").kind, RemedyKind::None);
+        // What the measured process or rmp-eval itself causes is never a fix step.
+        assert_eq!(for_arch("TLB").kind, RemedyKind::None);
+        assert_eq!(for_own("CAL").kind, RemedyKind::None);
+        assert_eq!(for_arch("CAL").id, "cmdline");
         assert_eq!(
             for_irq().command(3),
             "rmp-eval fix --core 3 --only irq_affinity"

@@ -73,6 +73,14 @@ struct OnCore {
     smi: Option<LocalSmi>,
 }
 
+/// The period of the loop on the counted core (a set has one there at most), for the trace's windows.
+fn on_core_period_ns(placed: &[Placed], core: usize) -> u64 {
+    placed
+        .iter()
+        .find(|p| p.cpu == core)
+        .map_or(0, |p| u64::from(p.period_us) * 1000)
+}
+
 /// Runs `loops` and builds the result (a set's through `loops.finish`).
 pub(crate) fn run_loops(
     host: &Host,
@@ -88,7 +96,10 @@ pub(crate) fn run_loops(
     let setup = Setup {
         rt_cpus,
         core: at.core,
-        trace: spec.trace.then_some(Scope::Cpu(at.core)),
+        trace: spec.trace.then(|| Scope::Cpu {
+            core: at.core,
+            period_ns: on_core_period_ns(placed, at.core),
+        }),
         signals: None,
     };
     let mut session = Session::begin(host, spec, setup, watch)?;
@@ -239,7 +250,7 @@ fn spawn_all(
             });
         match rt::spawn_rt(&p.thread, p.cpu, p.priority, move || {
             let ended = sampler::run(&plan, &mut s, &flag, mine.smi.as_mut(), |w| {
-                if let (Some(m), true) = (&mine.marker, w.index > 0) {
+                if let (Some(m), true) = (mine.marker.as_mut(), w.index > 0) {
                     m.mark(
                         w.index - 1,
                         w.deadline_ns,

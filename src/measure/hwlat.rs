@@ -1,8 +1,10 @@
 //! `run --hwlat`: the kernel's hardware latency detector (the hwlat tracer) on the RT core and one housekeeping CPU
 //! for the run's length instead of the cyclic loop. A kernel thread spins with interrupts off and records every gap
 //! in its time readings: what stops a CPU beneath Linux (SMIs, firmware) and no tuning of Linux removes. The main
-//! thread reads the gaps from trace_pipe and the SMI counters every READ_EVERY; the session's guards give the stop
-//! flag, and tracefs is put back as found on every exit (a kill -9 by the next run, from its record).
+//! thread reads the gaps from trace_pipe every READ_EVERY, and the SMI counts that a thread pinned to each CPU
+//! counted reads there as often (a local read: the main thread's read of another CPU's register would be an IPI to
+//! the CPU measured); the session's guards give the stop flag, and tracefs is put back as found on every exit (a
+//! kill -9 by the next run, from its record).
 
 mod gaps;
 
@@ -15,7 +17,7 @@ use gaps::{Gaps, SmiTimeline};
 use super::result::{Header, Measured, RunResult, Verdict};
 use super::series::Bands;
 use super::session::{Ended, Session, Setup, Watch};
-use super::smi::{MsrDriver, SmiCounter};
+use super::smi::{MsrDriver, OwnCpuReaders};
 use super::spec::{Placement, RunMode, RunSpec};
 use crate::error::{Error, Result};
 use crate::host::Host;
@@ -102,9 +104,13 @@ pub(crate) fn run(
     reader.read();
     // The kernel refuses to change current_tracer (EBUSY) while trace_pipe is open: close it before the restore.
     let Reader {
-        pipe, gaps, smi, ..
+        pipe,
+        gaps,
+        smi,
+        counter,
+        ..
     } = reader;
-    drop(pipe);
+    drop((pipe, counter));
     drop(tracer);
     let report = gaps.finish(&smi);
     Ok(result(&header, &session.finish(), report, start))
@@ -115,7 +121,7 @@ struct Reader {
     pipe: std::fs::File,
     buf: Vec<u8>,
     gaps: Gaps,
-    counter: Option<SmiCounter>,
+    counter: Option<OwnCpuReaders>,
     smi: SmiTimeline,
 }
 
@@ -131,7 +137,7 @@ impl Reader {
         }
         let Some(c) = &self.counter else { return };
         match c.read() {
-            Ok(counts) => self.smi.reading(now_ns(), counts),
+            Ok((counts, span)) => self.smi.reading(span, counts),
             Err(why) => {
                 self.smi.lost(&why.to_string());
                 self.counter = None;
@@ -159,10 +165,10 @@ fn cpus(host: &Host, core: usize) -> Result<Vec<usize>> {
     Ok(cpus)
 }
 
-fn smi_counter(host: &Host, core: usize, driver: String) -> (Option<SmiCounter>, SmiTimeline) {
-    match SmiCounter::open(host, core) {
-        Ok((c, first)) => {
-            let t = SmiTimeline::counting(c.cpus.clone(), now_ns(), first);
+fn smi_counter(host: &Host, core: usize, driver: String) -> (Option<OwnCpuReaders>, SmiTimeline) {
+    match OwnCpuReaders::start(host, core, READ_EVERY) {
+        Ok((c, (first, (from, _)))) => {
+            let t = SmiTimeline::counting(c.cpus.clone(), from, first);
             (Some(c), t)
         }
         Err(why) => (None, SmiTimeline::not_counted(format!("{why} ({driver})"))),
@@ -207,10 +213,6 @@ pub(crate) fn verdict(r: &HwlatReport) -> Verdict {
     } else {
         Verdict::Fail
     }
-}
-
-fn now_ns() -> i128 {
-    i128::from(crate::sys::clock::realtime_ns())
 }
 
 #[cfg(test)]

@@ -3,14 +3,19 @@
 //! by the RT thread on that core (a local rdmsr, as cyclictest --smi does), between its cycles (after the wakeup's
 //! time is taken), every ~100 ms, into an atomic the supervising thread reads once a counters window; that keeps
 //! late cycles attributable to the second that held the SMIs, which a reading before and after the run alone
-//! would not. The supervising thread reads the housekeeping CPU's itself, through `Host`. An SMI stops the CPU for the
+//! would not. The supervising thread reads the housekeeping CPU's itself, through `Host`. `run --hwlat` has no RT
+//! thread and its detector runs on both CPUs counted: a thread pinned to each reads that CPU's counter there
+//! (`OwnCpuReaders`). An SMI stops the CPU for the
 //! firmware's handler, invisibly to the kernel: only this counter shows it. Where it cannot be read (arm64, AMD,
 //! no msr driver, not root) the result says that SMIs were not counted and why — never a zero.
 
 use std::os::unix::fs::FileExt;
 use std::process::Command;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -87,14 +92,9 @@ impl SmiCounter {
         if let Some(why) = msr::not_x86(host) {
             return Err(why);
         }
-        let mut cpus = vec![rt];
-        let online = crate::machine::online_cpus(host).unwrap_or_default();
-        if let Some(&h) = online.iter().find(|&&c| c != rt) {
-            cpus.push(h);
-        }
         let c = SmiCounter {
             host: host.clone(),
-            cpus,
+            cpus: pair(host, rt),
             local: None,
         };
         let first = c.read()?;
@@ -107,9 +107,18 @@ impl SmiCounter {
             .enumerate()
             .map(|(i, &cpu)| match (i, &self.local) {
                 (0, Some(v)) => local_value(v.load(Relaxed), cpu),
-                _ => msr::smi_count(&self.host, cpu),
+                _ => {
+                    test_seam_record_read(cpu);
+                    msr::smi_count(&self.host, cpu)
+                }
             })
             .collect()
+    }
+
+    /// Whether the RT core's counter is read by the thread running there (else `read` reads it from the calling
+    /// thread's CPU: a function-call IPI to the core when that is another CPU, as the supervisor's is).
+    pub(crate) fn core_read_locally(&self) -> bool {
+        self.local.is_some()
     }
 
     /// The reader for the RT thread on the RT core, starting from `last` (the core's count read before the
@@ -121,12 +130,157 @@ impl SmiCounter {
         self.local = Some(Arc::clone(&value));
         let every = (LOCAL_EVERY_US / u64::from(period_us.max(1))).max(1);
         Some(LocalSmi {
+            cpu: self.cpus[0],
             file,
             every,
             left: every,
             value,
         })
     }
+}
+
+/// The RT core and one housekeeping CPU (the first other online one).
+fn pair(host: &Host, rt: usize) -> Vec<usize> {
+    let mut cpus = vec![rt];
+    let online = crate::machine::online_cpus(host).unwrap_or_default();
+    cpus.extend(online.into_iter().find(|&c| c != rt));
+    cpus
+}
+
+/// One CPU's last reading by its own thread: the value (as `LocalSmi` keeps it) and when it was taken.
+#[derive(Debug, Clone, Copy, Default)]
+struct Reading {
+    value: u64,
+    at_ns: i128,
+}
+
+/// The SMI counters of the RT core and one housekeeping CPU, each read by a thread pinned to that CPU every
+/// `every` (SCHED_OTHER: it runs between the detector's samples): a local rdmsr, where another thread's read would
+/// send the CPU an IPI. Stopped and joined when dropped.
+pub(crate) struct OwnCpuReaders {
+    pub(crate) cpus: Vec<usize>,
+    last: Vec<Arc<Mutex<Reading>>>,
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+/// The counts of a reading of every CPU, and the span of times (realtime ns) in which they were taken.
+pub(crate) type Counts = (Vec<u64>, (i128, i128));
+
+impl OwnCpuReaders {
+    /// Starts the readers; returns once each has its first reading (which must succeed), with those readings.
+    pub(crate) fn start(
+        host: &Host,
+        rt: usize,
+        every: Duration,
+    ) -> Result<(OwnCpuReaders, Counts), MsrError> {
+        if let Some(why) = msr::not_x86(host) {
+            return Err(why);
+        }
+        let mut r = OwnCpuReaders {
+            cpus: pair(host, rt),
+            last: Vec::new(),
+            stop: Arc::new(AtomicBool::new(false)),
+            threads: Vec::new(),
+        };
+        for cpu in r.cpus.clone() {
+            let (last, thread) = r.spawn(host, cpu, every)?;
+            r.last.push(last);
+            r.threads.push(thread);
+        }
+        let first = r.read()?;
+        Ok((r, first))
+    }
+
+    /// Each CPU's last reading; the first failed one's reason.
+    pub(crate) fn read(&self) -> Result<Counts, MsrError> {
+        let mut span = (i128::MAX, i128::MIN);
+        let mut counts = Vec::new();
+        for (m, &cpu) in self.last.iter().zip(&self.cpus) {
+            let r = *m.lock().unwrap_or_else(PoisonError::into_inner);
+            counts.push(local_value(r.value, cpu)?);
+            span = (span.0.min(r.at_ns), span.1.max(r.at_ns));
+        }
+        Ok((counts, span))
+    }
+
+    /// A thread pinned to `cpu` reading its counter every `every`, once its first reading is in.
+    fn spawn(
+        &self,
+        host: &Host,
+        cpu: usize,
+        every: Duration,
+    ) -> Result<(Arc<Mutex<Reading>>, JoinHandle<()>), MsrError> {
+        let path = msr::dev(cpu);
+        let io = |e| {
+            msr::why(
+                host,
+                path.clone(),
+                msr::SMI_COUNT,
+                HostError::from_io(&path, e),
+            )
+        };
+        let file = std::fs::File::open(host.path(&path)).map_err(io)?;
+        let last = Arc::new(Mutex::new(Reading::default()));
+        let (mine, stop) = (Arc::clone(&last), Arc::clone(&self.stop));
+        let (first, in_) = std::sync::mpsc::sync_channel(1);
+        let thread = std::thread::Builder::new()
+            .name("rmp-eval-smi".into())
+            .spawn(move || {
+                // Off its CPU a read would be the cross-CPU one this thread is there to avoid.
+                let pinned = pin(cpu);
+                let mut first = Some(first);
+                loop {
+                    let value = match &pinned {
+                        Ok(()) => read_register(&file, cpu),
+                        Err(e) => failed(e),
+                    };
+                    let at_ns = i128::from(crate::sys::clock::realtime_ns());
+                    *mine.lock().unwrap_or_else(PoisonError::into_inner) = Reading { value, at_ns };
+                    if let Some(f) = first.take() {
+                        let _ = f.send(());
+                    }
+                    if value & READ_FAILED != 0 || stop.load(Relaxed) {
+                        return;
+                    }
+                    std::thread::sleep(every);
+                }
+            })
+            .map_err(io)?;
+        let _ = in_.recv();
+        Ok((last, thread))
+    }
+}
+
+/// Keeps the calling thread on `cpu`.
+fn pin(cpu: usize) -> std::io::Result<()> {
+    let only = crate::sys::process::Cpus::of(&[cpu])
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    crate::sys::process::set_affinity(&only)
+}
+
+impl Drop for OwnCpuReaders {
+    fn drop(&mut self) {
+        self.stop.store(true, Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// One pread of MSR_SMI_COUNT through `file` (CPU `cpu`'s register): the count, or READ_FAILED and the errno.
+fn read_register(file: &std::fs::File, cpu: usize) -> u64 {
+    test_seam_record_read(cpu);
+    let mut b = [0u8; 8];
+    match file.read_at(&mut b, msr::SMI_COUNT) {
+        Ok(8) => u64::from_le_bytes(b) & 0xffff_ffff,
+        Ok(_) => READ_FAILED | libc::EIO as u64,
+        Err(e) => failed(&e),
+    }
+}
+
+fn failed(e: &std::io::Error) -> u64 {
+    READ_FAILED | (e.raw_os_error().unwrap_or(libc::EIO) as u64 & 0xffff)
 }
 
 /// A value the RT thread kept: its count, or the errno of a failed read.
@@ -141,6 +295,7 @@ fn local_value(v: u64, cpu: usize) -> Result<u64, MsrError> {
 /// The RT core's SMI counter as its own RT thread reads it: an open /dev/cpu/N/msr and the value shared with the
 /// supervising thread.
 pub(crate) struct LocalSmi {
+    cpu: usize,
     file: std::fs::File,
     every: u64,
     left: u64,
@@ -160,15 +315,40 @@ impl LocalSmi {
 
     /// One pread of MSR_SMI_COUNT on this CPU (the calling thread must run on the counted core).
     pub(crate) fn read(&self) {
-        let mut b = [0u8; 8];
-        let v = match self.file.read_at(&mut b, msr::SMI_COUNT) {
-            Ok(8) => u64::from_le_bytes(b) & 0xffff_ffff,
-            Ok(_) => READ_FAILED | libc::EIO as u64,
-            Err(e) => READ_FAILED | (e.raw_os_error().unwrap_or(libc::EIO) as u64 & 0xffff),
-        };
-        self.value.store(v, Relaxed);
+        self.value
+            .store(read_register(&self.file, self.cpu), Relaxed);
     }
 }
+
+/// A test seam, compiled only with the `test-seams` feature (see fix/apply.rs's): with RMP_EVAL_TEST_MSR_FILE set,
+/// each reading of a CPU's SMI counter appends "CPU ALLOWED" (the register's CPU, the reading thread's allowed
+/// CPUs), so that a test sees whether a reading could cross CPUs: tests/run/hwlat.rs.
+#[cfg(feature = "test-seams")]
+fn test_seam_record_read(cpu: usize) {
+    use std::io::Write;
+    let Some(out) = std::env::var_os("RMP_EVAL_TEST_MSR_FILE") else {
+        return;
+    };
+    let status = Host::live()
+        .read("/proc/thread-self/status")
+        .unwrap_or_default();
+    let allowed = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap_or("?")
+        .trim()
+        .to_string();
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(out)
+    {
+        let _ = writeln!(f, "{cpu} {allowed}");
+    }
+}
+
+#[cfg(not(feature = "test-seams"))]
+fn test_seam_record_read(_cpu: usize) {}
 
 /// A window of the counters that held SMIs on the RT core.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

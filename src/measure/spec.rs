@@ -167,6 +167,8 @@ pub struct NicSpec {
     /// EtherCAT: each frame latches its receive time in the SubDevices' distributed clocks and reads the first
     /// one's previous latch (off: `--no-arrival`).
     pub(crate) arrival: bool,
+    /// The SYNC0 shift to judge the arrivals against (µs after the cycle's start; `--sync0-shift`).
+    pub(crate) sync0_shift_us: Option<u32>,
 }
 
 impl NicSpec {
@@ -181,6 +183,7 @@ impl NicSpec {
             rxq: None,
             path: NicPath::AfPacket,
             arrival: true,
+            sync0_shift_us: None,
         }
     }
 }

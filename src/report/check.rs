@@ -14,7 +14,11 @@ use crate::output::Output;
 const RULE: &str = "━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━";
 const RULE_ASCII: &str =
     "-------------------------------------------------------------------------";
-const TITLE_WIDTH: usize = 36;
+use crate::report::table::visible_width;
+
+const TITLE_WIDTH: usize = 38;
+/// Cells of the status mark and the space after it: ✔️ (two cells) then three spaces, `FAIL` then one.
+const MARK_WIDTH: usize = 5;
 
 /// Counts by status and the fix steps that failing checks name.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -87,21 +91,23 @@ fn colour(st: Status) -> &'static str {
 
 /// One check line: title padded as the original did, symbol, reason, and the fix step of a failure.
 pub fn line(f: &Finding, out: Output) -> String {
-    // The emoji with a variation selector take one column less than they count; ASCII marks are 4 wide.
-    let pad = if !out.utf8 {
-        " "
-    } else if matches!(f.status, Status::Pass | Status::Info | Status::Warn) {
-        "    "
-    } else {
-        "   "
-    };
     let mark = symbol(f.status, out.utf8);
     let sym = if out.color {
         format!("{}{mark}\x1b[0m", colour(f.status))
     } else {
         mark.to_string()
     };
-    let mut s = format!("{:<w$}{sym}{pad}{}", f.title, f.detail, w = TITLE_WIDTH);
+    // Padded in terminal cells (a mark such as ✔️ or ❌ takes two), so the details line up whatever the mark;
+    // a title as wide as the column still gets its space.
+    let title_pad = TITLE_WIDTH.saturating_sub(visible_width(f.title)).max(1);
+    let mark_pad = MARK_WIDTH.saturating_sub(visible_width(mark)).max(1);
+    let mut s = format!(
+        "{}{}{sym}{}{}",
+        f.title,
+        " ".repeat(title_pad),
+        " ".repeat(mark_pad),
+        f.detail
+    );
     let tag = match (f.remedy, &f.by_hand) {
         (Some(r), _) => format!("[fix: {r}]"),
         (None, Some(_)) => "[by hand, below]".to_string(),
@@ -189,13 +195,15 @@ pub(crate) fn by_hand_block(findings: &[Finding], width: usize) -> String {
     s
 }
 
-/// Word-wraps `text` to `width` columns: the first line after `first`, the others after `rest`.
+/// Word-wraps `text` to `width` terminal cells: the first line after `first`, the others after `rest`; a
+/// `command` in backquotes is never broken.
 pub(crate) fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
     let mut out = String::new();
     let mut line = first.to_string();
     let mut empty = true;
-    for word in text.split_whitespace() {
-        if !empty && line.chars().count() + 1 + word.chars().count() > width {
+    for word in crate::report::table::words(text) {
+        let w = crate::report::table::visible_width(&word);
+        if !empty && crate::report::table::visible_width(&line) + 1 + w > width {
             out.push_str(&line);
             out.push('\n');
             line = rest.to_string();
@@ -204,7 +212,7 @@ pub(crate) fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String 
         if !empty {
             line.push(' ');
         }
-        line.push_str(word);
+        line.push_str(&word);
         empty = false;
     }
     out.push_str(&line);

@@ -40,7 +40,7 @@ pub(crate) fn render_final_in(r: &RunResult, color: bool, columns: usize) -> Str
     }
     s.push('\n');
     s.push_str(&percentile_table(r, color));
-    let mut prose = format!("Duration: {}\n", duration(r.duration_s));
+    let mut prose = format!("Duration: {}{}\n", duration(r.duration_s), since_reset(r));
     for x in &r.series {
         prose.push_str(&worst_line(r, x));
     }
@@ -60,6 +60,16 @@ pub(crate) fn render_final_in(r: &RunResult, color: bool, columns: usize) -> Str
     prose.push_str(&verdict_line(r, color));
     s.push_str(&fit(&prose, columns));
     s
+}
+
+/// After a reset: the span the duration, the table and the counters cover.
+fn since_reset(r: &RunResult) -> String {
+    match &r.reset_at {
+        Some(at) if r.resets > 0 => format!(
+            " (since the statistics were reset at {at}: the table, the windows and the SMIs cover the same span)"
+        ),
+        _ => String::new(),
+    }
 }
 
 /// The period a run aimed at, or with several threads each one's (and the profile they came from).

@@ -124,24 +124,46 @@ pub(crate) fn duration(secs: f64) -> String {
     )
 }
 
-/// The columns `s` takes on a terminal: its characters, less the ANSI escape sequences (colour).
+/// The cells `s` takes on a terminal: each character's width (two for ✔️, ❌ and other wide symbols, none for a
+/// combining mark), less the ANSI escape sequences (colour).
 pub(crate) fn visible_width(s: &str) -> usize {
+    use unicode_width::UnicodeWidthStr;
     let mut n = 0;
-    let mut esc = false;
-    for c in s.chars() {
-        match (esc, c) {
-            (false, '\x1b') => esc = true,
-            (true, c) if c.is_ascii_alphabetic() => esc = false,
-            (true, _) => {}
-            (false, _) => n += 1,
+    let mut rest = s;
+    while let Some(at) = rest.find('\x1b') {
+        n += rest[..at].width();
+        let tail = &rest[at + 1..];
+        let end = tail
+            .find(|c: char| c.is_ascii_alphabetic())
+            .map_or(tail.len(), |e| e + 1);
+        rest = &tail[end..];
+    }
+    n + rest.width()
+}
+
+/// The words of `text` as a line may be broken between them: split at spaces, except inside `backquotes` — a
+/// command the user will copy stays on one line, however long.
+pub(crate) fn words(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut open = false;
+    for w in text.split_whitespace() {
+        match (open, out.last_mut()) {
+            (true, Some(last)) => {
+                last.push(' ');
+                last.push_str(w);
+            }
+            _ => out.push(w.to_string()),
+        }
+        if w.matches('`').count() % 2 == 1 {
+            open = !open;
         }
     }
-    n
+    out
 }
 
 /// Every line of `text` that is wider than `columns` word-wrapped to them (the terminal would wrap it anyway, and
 /// a wrapped line breaks a redraw): continuation lines indented two more than the line; a word wider than a line
-/// is cut. Lines that fit (tables chosen to fit) are left as they are.
+/// is cut, but never a `command`. Lines that fit (tables chosen to fit) are left as they are.
 pub(crate) fn fit(text: &str, columns: usize) -> String {
     let mut out = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
@@ -157,8 +179,8 @@ pub(crate) fn fit(text: &str, columns: usize) -> String {
         let rest = " ".repeat((lead + 2).min(columns / 2));
         let mut cur = " ".repeat(lead);
         let mut empty = true;
-        for word in body.split_whitespace() {
-            for piece in cut(word, columns.saturating_sub(rest.len()).max(1)) {
+        for word in words(body) {
+            for piece in cut(&word, columns.saturating_sub(rest.len()).max(1)) {
                 let w = visible_width(&piece);
                 if !empty && visible_width(&cur) + 1 + w > columns {
                     out.push_str(&cur);
@@ -179,9 +201,10 @@ pub(crate) fn fit(text: &str, columns: usize) -> String {
     out
 }
 
-/// `word` in pieces of at most `max` characters (a word with escapes is left whole: colour words are short).
+/// `word` in pieces of at most `max` characters (a word with escapes is left whole: colour words are short; so is
+/// a `command`, which is copied).
 fn cut(word: &str, max: usize) -> Vec<String> {
-    if word.contains('\x1b') || word.chars().count() <= max {
+    if word.contains('\x1b') || word.contains('`') || word.chars().count() <= max {
         return vec![word.to_string()];
     }
     let chars: Vec<char> = word.chars().collect();
@@ -191,6 +214,30 @@ fn cut(word: &str, max: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn widths_are_terminal_cells_and_commands_stay_whole() {
+        // ✔️ is U+2714 with the emoji variation selector: two cells, as ❌; escapes take none.
+        assert_eq!(visible_width("✔️"), 2);
+        assert_eq!(visible_width("❌"), 2);
+        assert_eq!(visible_width("\x1b[32m✔️\x1b[0m ok"), 5);
+        assert_eq!(
+            words("run `rmp-eval fix --core 7` now"),
+            ["run", "`rmp-eval fix --core 7`", "now"]
+        );
+        let t = "Summary: 5 passed, 25 failed; `rmp-eval fix --core 7` repairs: turbo, sysctl\n";
+        let wrapped = fit(t, 30);
+        assert!(
+            wrapped
+                .lines()
+                .any(|l| l.trim() == "`rmp-eval fix --core 7`"),
+            "{wrapped}"
+        );
+        let long = "see `apt install linux-image-rt-amd64-unsigned-with-a-long-name`\n";
+        assert!(
+            fit(long, 20).contains("`apt install linux-image-rt-amd64-unsigned-with-a-long-name`")
+        );
+    }
 
     #[test]
     fn fit_wraps_only_lines_wider_than_the_terminal() {

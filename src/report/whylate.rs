@@ -14,6 +14,12 @@ pub(crate) fn render(r: &RunResult) -> String {
         s.push_str(&counters(i));
     }
     if let Some(t) = &r.trace {
+        if r.resets > 0 {
+            // The trace follows the late cycles of the whole run: it is not restarted by a reset.
+            s.push_str(
+                "The trace below covers the whole run, from before the statistics were reset.\n",
+            );
+        }
         s.push_str(&trace(t));
     }
     s

@@ -86,6 +86,22 @@ pub(crate) fn ifindex(name: &str) -> Result<i32> {
     Ok(idx as i32)
 }
 
+/// The name of the interface whose index is `idx` in this network namespace, if there is one.
+pub(crate) fn name_of(idx: u32) -> Option<String> {
+    let mut buf = [0 as libc::c_char; libc::IF_NAMESIZE];
+    // SAFETY: `buf` holds IF_NAMESIZE bytes, what if_indextoname(3) may write (the name and its NUL).
+    let p = unsafe { libc::if_indextoname(idx, buf.as_mut_ptr()) };
+    if p.is_null() {
+        return None;
+    }
+    let bytes: Vec<u8> = buf
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8(bytes).ok()
+}
+
 /// The interface's flags (IFF_UP, IFF_PROMISC, …).
 pub(crate) fn flags(name: &str) -> io::Result<u32> {
     let mut r = ifreq(name);

@@ -45,7 +45,7 @@ fn on_cpu(text: &str, core: usize) -> Vec<Line<'_>> {
 }
 
 /// The deadline in trace time: the marker's dl when the trace clock is CLOCK_MONOTONIC (as set), else W − lat.
-fn deadline(m: &Mark, w: u64) -> u64 {
+pub(crate) fn deadline(m: &Mark, w: u64) -> u64 {
     if m.deadline_ns <= w && w - m.deadline_ns < m.lat_ns + 1_000_000 {
         m.deadline_ns
     } else {

@@ -80,7 +80,7 @@ pub struct Collected {
     pub lost: u64,
     /// Tick hrtimer expiries on the CPU (tick_nohz_handler, tick_sched_timer).
     pub ticks: u64,
-    /// Trace time of the first and last marker (ns), for rates.
+    /// Trace time of the first and last event (ns), for rates.
     pub first_ns: u64,
     pub last_ns: u64,
 }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::collect::{Collected, Collector, Keep, Kept, Source};
-use super::marker::Marker;
+use super::marker::{Gate, Marker};
 use super::raw::NoRaw;
 use super::raw::read::RawPipes;
 use super::raw::{Schema, saved_cmdlines};
@@ -26,7 +26,8 @@ pub struct TraceReport {
     pub events: Vec<String>,
     /// Windows were kept for cycles later than this; None: the worst cycle only.
     pub break_us: Option<u32>,
-    /// Cycles marked, and cycles over break_us.
+    /// Markers read (the cyclic loop marks only late cycles: over break_us, or without it each new worst), and
+    /// cycles over break_us.
     pub marks: u64,
     pub over_break: u64,
     /// Events the kernel dropped; a window with lost events may miss a cause.
@@ -64,8 +65,8 @@ pub struct TraceReport {
 /// What is traced.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Scope {
-    /// The cyclic loop's CPU only.
-    Cpu(usize),
+    /// The cyclic loop's CPU only; the loop on it wakes every `period_ns` and marks only its late cycles.
+    Cpu { core: usize, period_ns: u64 },
     /// NIC mode: every online CPU (the NIC's IRQ and NET_RX can run anywhere), the replies on `nic` marked by the
     /// receiver thread on `receive_cpu`; `core` is the sender's.
     Receive {
@@ -111,7 +112,7 @@ impl Tracing {
     ) -> Result<(Tracing, Marker), TraceError> {
         let mut fs = Tracefs::open(host)?;
         let (cpus, rt, pipe_cpu) = match &scope {
-            Scope::Cpu(c) => (vec![*c], vec![*c], Some(*c)),
+            Scope::Cpu { core, .. } => (vec![*core], vec![*core], Some(*core)),
             Scope::Receive {
                 core, receive_cpu, ..
             } => (
@@ -121,8 +122,12 @@ impl Tracing {
             ),
         };
         fs.configure(&cpus, pipe_cpu.is_none())?;
-        let marker = Marker::new(fs.marker()?);
-        let keep = break_us.map_or(Keep::Worst, |b| Keep::Over(u64::from(b) * 1000));
+        let over_ns = break_us.map(|b| u64::from(b) * 1000);
+        let keep = over_ns.map_or(Keep::Worst, Keep::Over);
+        let marker = match &scope {
+            Scope::Cpu { .. } => Marker::gated(fs.marker()?, Gate::new(over_ns)),
+            Scope::Receive { .. } => Marker::new(fs.marker()?),
+        };
         let (schema, source, reader) = match raw(&fs, &cpus) {
             Ok(r) => (Some(r.schema()), Source::Raw(r), "raw".to_string()),
             Err(why) => (
@@ -144,10 +149,10 @@ impl Tracing {
                     NicIrqs { ids: irqs, names }
                 })
                 .unwrap_or_default(),
-            Scope::Cpu(_) => Default::default(),
+            Scope::Cpu { .. } => Default::default(),
         };
         let window = match &scope {
-            Scope::Cpu(_) => Window::new(keep),
+            Scope::Cpu { period_ns, .. } => Window::new(keep).cut_at_previous_deadline(*period_ns),
             Scope::Receive { .. } => Window::new(keep).tracking_lost(),
         };
         let collector = Collector::spawn(source, window, rt)
@@ -212,7 +217,7 @@ fn report(
     let (events, timerlat) = (&fs.events, fs.timerlat);
     let span = c.last_ns.saturating_sub(c.first_ns) as f64 / 1e9;
     let (cpu, what) = match scope {
-        Scope::Cpu(c) => (*c, format!("CPU {c}")),
+        Scope::Cpu { core, .. } => (*core, format!("CPU {core}")),
         Scope::Receive {
             nic, receive_cpu, ..
         } => (
@@ -222,7 +227,7 @@ fn report(
     };
     let mut raw = format!(
         "# rmp-eval run --trace: {what}, trace_clock mono, events {}\n# the windows before late cycles (from \
-         the previous cycle's marker to the late one's), worst first; markers are \"rmp-eval c=CYCLE dl=DEADLINE_NS \
+         the previous cycle's deadline, or NIC mode the previous reply's marker, to the late one's), worst first; markers are \"rmp-eval c=CYCLE dl=DEADLINE_NS \
          lat=LATENCY_NS\"\n",
         events.join(",")
     );
@@ -257,7 +262,7 @@ fn report(
         explained: texts
             .iter()
             .filter_map(|text| match scope {
-                Scope::Cpu(c) => explain(text, *c),
+                Scope::Cpu { core, .. } => explain(text, *core),
                 Scope::Receive {
                     nic,
                     core,
@@ -271,7 +276,7 @@ fn report(
         unanswered: c.unanswered,
         nic: match scope {
             Scope::Receive { nic, .. } => Some(nic.clone()),
-            Scope::Cpu(_) => None,
+            Scope::Cpu { .. } => None,
         },
         nic_irqs: nic_irqs.ids.clone(),
         raw,

@@ -66,6 +66,18 @@ fn slice_unit(cpus: &str, named: &str) -> String {
     )
 }
 
+/// When no partition can be made now: whether the boot parameters isolate the core after a reboot — only when the
+/// command-line step can set them, which it cannot without a boot loader configuration it knows.
+fn after_reboot(host: &Host, named: &str) -> String {
+    match crate::tunable::cmdline::boot::why_no_loader(host) {
+        None => format!("{named} isolated after the reboot only"),
+        Some(why) => format!(
+            "nothing isolates {named} after a reboot either: {why}, so the command-line step cannot set \
+             isolcpus= (add its parameters by hand, as that step says)"
+        ),
+    }
+}
+
 fn cpuset(host: &Host, t: &Target) -> Step {
     let mut s = step(
         StepId::Cpuset,
@@ -90,16 +102,18 @@ fn cpuset(host: &Host, t: &Target) -> Step {
     let support = cgroup::support(host);
     let Support::Ready { mount } = support else {
         s.note(format!(
-            "not possible here: {}; {named} isolated after the reboot only",
-            support.why_not().unwrap_or_default()
+            "not possible here: {}; {}",
+            support.why_not().unwrap_or_default(),
+            after_reboot(host, &named)
         ));
         return s;
     };
     if !host.is_dir(SYSTEMD_RUNNING) {
-        s.note(
+        s.note(format!(
             "systemd is not the init system: rmp-eval makes the partition only in a systemd slice (a cgroup \
-             made beside the init system's hierarchy would not be kept); isolated after the reboot only",
-        );
+             made beside the init system's hierarchy would not be kept); {}",
+            after_reboot(host, &named)
+        ));
         return s;
     }
     if let Some(why) = taken(host, &mount, set) {

@@ -128,3 +128,8 @@ pub fn on_a_terminal(setup: &str, program: &str) -> std::process::Command {
         .env("SHELL", "/bin/sh");
     c
 }
+
+/// The terminal cells `s` takes (two for ✔️ and other wide symbols), as rmp-eval counts them.
+pub fn cells(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}

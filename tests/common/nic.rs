@@ -383,3 +383,13 @@ impl Drop for Bridge {
         let _ = ip(&["netns", "del", &self.ns]);
     }
 }
+
+/// The name a NIC run gives its lock and records for `iface` of this process's network namespace (src/machine/net.rs:
+/// `nic_key`): "net{namespace inode}-if{index}".
+pub fn key(iface: &str) -> String {
+    let ns = std::fs::read_link("/proc/self/ns/net").unwrap();
+    let ns = ns.to_string_lossy();
+    let inode = ns.trim_start_matches("net:[").trim_end_matches(']');
+    let idx = std::fs::read_to_string(format!("/sys/class/net/{iface}/ifindex")).unwrap();
+    format!("net{inode}-if{}", idx.trim())
+}

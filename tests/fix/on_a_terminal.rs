@@ -1,5 +1,5 @@
-//! The terminal path: fix on a pseudo-terminal (util-linux `script`), steps picked in the MultiSelect (failing
-//! ones preselected; space toggles, enter accepts) and the Confirm after the diffs. Keys go through the pty.
+//! The terminal path: fix on a pseudo-terminal (util-linux `script`), steps picked in the MultiSelect after the
+//! diffs (failing ones preselected; space toggles, Enter applies: the one question). Keys go through the pty.
 
 use crate::common;
 use common::fix as fix_support;
@@ -33,12 +33,16 @@ fn fix_on_a_terminal(r: &Root, keys: &[&str]) -> (Option<i32>, String) {
 }
 
 #[test]
-fn pick_steps_and_confirm_on_a_terminal() {
+fn one_question_picks_the_steps_and_applies_them() {
     let r = Root::untuned();
-    // Space deselects the first step (sysctl), enter accepts, y confirms: only the workqueue mask changes.
-    let (code, out) = fix_on_a_terminal(&r, &[" ", "\r", "y"]);
+    // Space deselects the first step (sysctl), Enter applies: only the workqueue mask changes, nothing else asked.
+    let (code, out) = fix_on_a_terminal(&r, &[" ", "\r"]);
     assert_eq!(code, Some(0), "{out}");
-    assert!(out.contains("Apply these changes?"), "{out}");
+    assert!(!out.contains("Apply these changes?"), "{out}");
+    assert!(
+        out.contains("Enter applies the steps picked below: the changes, then what each took"),
+        "{out}"
+    );
     assert_eq!(r.read("/sys/devices/virtual/workqueue/cpumask"), "1\n");
     assert_eq!(
         r.read("/proc/sys/kernel/timer_migration"),
@@ -51,31 +55,17 @@ fn pick_steps_and_confirm_on_a_terminal() {
 }
 
 #[test]
-fn saying_no_goes_back_to_the_steps_and_esc_leaves_changing_nothing() {
+fn nothing_picked_asks_again_and_q_leaves_changing_nothing() {
     let r = Root::untuned();
     let start = r.tree();
-    // Enter accepts, n goes back to the picker (it used to end fix), q leaves it.
-    let (code, out) = fix_on_a_terminal(&r, &["\r", "n", "q"]);
+    // Both steps deselected (space, down, space), Enter: asked again; q leaves.
+    let (code, out) = fix_on_a_terminal(&r, &[" ", "\x1b[B", " ", "\r", "q"]);
     assert_eq!(code, Some(0), "{out}");
-    let confirm = out.find("Apply these changes?").expect(&out);
+    let none = out.find("No step picked").expect(&out);
     let last_picker = out.rfind("Steps to apply").expect(&out);
-    assert!(
-        last_picker > confirm,
-        "n did not go back to the picker:\n{out}"
-    );
+    assert!(last_picker > none, "not asked again:\n{out}");
     assert!(out.contains("Nothing applied"), "{out}");
     assert_eq!(diff(&start, &r.tree()), Vec::<String>::new());
-}
-
-#[test]
-fn after_no_a_new_pick_is_applied() {
-    let r = Root::untuned();
-    // Accept all, say n, then deselect sysctl (the first item, still preselected), accept, say y.
-    let (code, out) = fix_on_a_terminal(&r, &["\r", "n", " ", "\r", "y"]);
-    assert_eq!(code, Some(0), "{out}");
-    assert_eq!(r.read("/sys/devices/virtual/workqueue/cpumask"), "1\n");
-    assert_eq!(r.read("/proc/sys/kernel/timer_migration"), "1\n", "{out}");
-    assert_eq!(r.rmp("rollback", &["--yes"]).status.code(), Some(0));
 }
 
 #[test]
@@ -203,15 +193,14 @@ fn r_during_fixs_before_measurement_resets_nothing() {
     };
     let core = common::rt_core();
     // The live view's r resets a run; fix's before and after are compared, so each must cover its 3 s.
-    let (code, out) = live_fix_on_a_terminal(
-        core,
-        &[
-            ("Steps to apply", "\r"),
-            ("Apply these", "y"),
-            ("Elapsed 00:00:01", "r"),
-        ],
-    );
+    let (code, out) =
+        live_fix_on_a_terminal(core, &[("Steps to apply", "\r"), ("Elapsed 00:00:01", "r")]);
     assert_eq!(code, Some(0), "{out}");
+    // The one question said what its Enter starts, and for how long.
+    assert!(
+        out.contains(&format!("first 3 s measuring CPU {core} as it is")),
+        "{out}"
+    );
     let (before, after) = (saved(&out, "Before:"), saved(&out, "After:"));
     for r in [&before, &after] {
         assert_eq!(r["resets"].as_u64().unwrap_or(0), 0, "{r}");
@@ -236,14 +225,8 @@ fn stopping_fixs_before_measurement_stops_fix_before_any_change() {
     // q in the live view, then Ctrl+C (the pty turns it into SIGINT): each ends the before early, and a cut-short
     // before is no baseline to apply on.
     for key in ["q", "\x03"] {
-        let (code, out) = live_fix_on_a_terminal(
-            core,
-            &[
-                ("Steps to apply", "\r"),
-                ("Apply these", "y"),
-                ("Elapsed 00:00:01", key),
-            ],
-        );
+        let (code, out) =
+            live_fix_on_a_terminal(core, &[("Steps to apply", "\r"), ("Elapsed 00:00:01", key)]);
         assert_eq!(code, Some(2), "{key:?}:\n{out}");
         assert!(
             out.contains("the before measurement was stopped after")
@@ -272,7 +255,6 @@ fn an_after_measurement_stopped_early_is_not_compared() {
         core,
         &[
             ("Steps to apply", "\r"),
-            ("Apply these", "y"),
             ("Measuring after", ""),
             ("Elapsed 00:00:01", "q"),
         ],

@@ -173,3 +173,64 @@ fn without_core_the_plan_names_the_last_cpu_it_tunes() {
         (Some(3), Some("--core"))
     );
 }
+
+/// With no boot loader configuration the command-line step is left to the user; the cpuset step (which cannot
+/// make its partition here: cgroup v1) must then not promise that the reboot isolates the core.
+#[test]
+fn without_a_boot_loader_nothing_promises_isolation_after_the_reboot() {
+    let (code, out) = dry(DESKTOP, &["--core", "1"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("NOT DONE, set by hand: no boot loader configuration found"),
+        "{out}"
+    );
+    // The step's line, joined again where the plan wrapped it at 80 cells.
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    let cpuset = flat
+        .split("[cpuset]")
+        .nth(1)
+        .and_then(|rest| rest.split(" [").next())
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(!cpuset.contains("after the reboot only"), "{cpuset}");
+    assert!(
+        cpuset.contains("nothing isolates CPUs 1,5 after a reboot either"),
+        "{cpuset}"
+    );
+    // With a boot loader the reboot does isolate it, and the step says so.
+    let r = Root::untuned();
+    let (_, out) = dry(r.dir.path().to_str().unwrap(), &["--core", "1"]);
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("CPU 1 isolated after the reboot only"),
+        "{out}"
+    );
+}
+
+/// The plan's prose is wrapped at 80 terminal cells between words; what the user copies (a `command`, the
+/// parameters to add) and the changes themselves are never split.
+#[test]
+fn the_plan_is_wrapped_at_80_cells_between_words_and_commands_stay_whole() {
+    let (_, out) = dry(DESKTOP, &["--core", "1"]);
+    for l in out.lines() {
+        let t = l.trim_start();
+        let prose = ["why: ", "note: ", "risk: ", "NOT DONE"]
+            .iter()
+            .any(|p| t.starts_with(p));
+        if prose {
+            assert!(
+                common::cells(l) <= 80,
+                "{} cells: {l}\n{out}",
+                common::cells(l)
+            );
+        }
+    }
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("the udev rule"), "{out}");
+    assert!(
+        out.lines().any(|l| l
+            .trim()
+            .starts_with("`isolcpus=managed_irq,domain,1,5 nohz_full=1,5")
+            && l.trim().ends_with("tsc=reliable`")),
+        "the parameters to add are one line:\n{out}"
+    );
+}

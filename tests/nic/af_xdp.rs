@@ -66,8 +66,12 @@ fn assert_xdp_result(v: &Value, shown: Option<&str>) {
     if mode == "generic" {
         assert!(x["why_generic"].is_string(), "{x}");
     }
+    // veth has no zero-copy AF_XDP (no ndo_xsk_wakeup): the kernel refuses the zero-copy bind with EOPNOTSUPP.
     assert_eq!(x["zero_copy"], false, "veth has no zero-copy AF_XDP: {x}");
-    assert!(x["why_copy"].is_string(), "{x}");
+    assert_eq!(
+        x["why_copy"], "Operation not supported (os error 95)",
+        "{x}"
+    );
     assert_eq!(x["queue"], 0);
     let st = &rtt["stamps"];
     assert_eq!(st["send_time"], rtt["count"], "{st}");
@@ -89,7 +93,7 @@ fn brief(rtt: &Value) -> Value {
 /// The record a run keeps while its program is attached.
 fn record(iface: &str) -> std::path::PathBuf {
     // src/measure/nic/xdp.rs: RECORD_DIR.
-    std::path::Path::new("/run/rmp-eval/xdp").join(iface)
+    std::path::Path::new("/run/rmp-eval/xdp").join(key(iface))
 }
 
 fn sigterm(c: &Child) {
@@ -176,6 +180,37 @@ fn an_independent_reflector_answers_through_af_xdp() {
     let val = json(&o);
     assert_xdp_result(&val, None);
     assert_eq!(val["rtt"]["wkc_errors"], 0);
+    assert_eq!(xdp_shown(&v.host), None);
+}
+
+/// Zero-copy is asked for first; veth refuses it, and the report says so in one line beside the copy mode it got.
+#[test]
+fn veths_refusal_of_zero_copy_is_one_line_beside_copy_mode() {
+    if !common::require_root("af_xdp_zero_copy_refused") {
+        return;
+    }
+    let _live = common::lock::LIVE.shared();
+    let v = Veth::new();
+    let r = v.reflect(&[]);
+    let o = run_nic(&v.host, &["--path", "af_xdp", "--iterations", "200"]);
+    let _ = r.stop();
+    let out = text(&o.stdout);
+    assert!(
+        matches!(o.status.code(), Some(0 | 1 | 3)),
+        "{out}{}",
+        text(&o.stderr)
+    );
+    let path: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("Path: AF_XDP"))
+        .collect();
+    assert!(path.len() == 1 && path[0].contains(", copy mode;"), "{out}");
+    let refused: Vec<&str> = out.lines().filter(|l| l.contains("zero-copy")).collect();
+    assert_eq!(
+        refused,
+        ["  zero-copy refused: Operation not supported (os error 95)"],
+        "{out}"
+    );
     assert_eq!(xdp_shown(&v.host), None);
 }
 

@@ -217,3 +217,64 @@ fn departure_jitter_lengthens_the_arrival_deviations_where_the_round_trip_does_n
     let p50 = jittered["rtt"]["p50_us"].as_f64().unwrap();
     eprintln!("median round trip with the spinner: {p50} us");
 }
+
+/// `--sync0-shift` on veth against `reflect`'s distributed clock: the arrivals after each cycle's start, drift
+/// removed, judged against a shift no frame can meet (0: every judged frame late) and one every frame meets.
+#[test]
+fn the_sync0_margin_judges_every_frame_against_the_shift() {
+    if !common::require_root("the_sync0_margin_judges_every_frame_against_the_shift") {
+        return;
+    }
+    let _live = common::lock::LIVE.shared();
+    let v = Veth::new();
+    let r = v.reflect(&[]);
+    let run = |shift: &str| {
+        let o = run_nic(
+            &v.host,
+            &["--iterations", "1500", "--json", "--sync0-shift", shift],
+        );
+        let j = json(&o);
+        let s = arrival(&j)["sync0"].clone();
+        assert!(s.is_object(), "no sync0: {}", arrival(&j));
+        eprintln!("--sync0-shift {shift} on veth: {s}");
+        (j, s)
+    };
+    let (j, s) = run("0");
+    let frames = s["frames"].as_u64().unwrap();
+    // 8 blocks of 128 latches settle the clocks' line; the rest of the ~1,500 are judged.
+    assert_eq!(s["settling"], 1024, "{s}");
+    assert!(
+        frames > 0 && frames + 1024 <= arrival(&j)["latches"].as_u64().unwrap(),
+        "{s}"
+    );
+    // A frame reaches the SubDevice after its scheduled send: every arrival after the start, so with SYNC0 at
+    // the cycle's start every frame judged was late.
+    let a = &s["after_start"];
+    assert!(a["min_us"].as_f64().unwrap() > 0.0, "{s}");
+    assert_eq!(s["late"], frames, "{s}");
+    let max = a["max_us"].as_f64().unwrap();
+    assert_eq!(s["smallest_shift_us"].as_f64().unwrap(), max.ceil(), "{s}");
+    assert!(s["min_margin_us"].as_f64().unwrap() < 0.0, "{s}");
+    assert_eq!(s["late_rate"]["cycles"], frames, "{s}");
+    // A shift of a second: no frame of this run came that late (the run stops on a reply a second late).
+    let (_, s) = run("1000000");
+    assert_eq!(s["late"], 0, "{s}");
+    assert!(s["min_margin_us"].as_f64().unwrap() > 0.0, "{s}");
+    r.stop();
+    // Without DC: not measured, and no margin said.
+    let r = v.reflect(&["--no-dc"]);
+    let o = run_nic(
+        &v.host,
+        &["--iterations", "100", "--json", "--sync0-shift", "500"],
+    );
+    r.stop();
+    let j = json(&o);
+    assert_eq!(arrival(&j)["measured"], false);
+    assert!(arrival(&j).get("sync0").is_none(), "{}", arrival(&j));
+    // With the arrival datagrams left out there is nothing to judge: refused in one line.
+    let o = run_nic(
+        &v.host,
+        &["--iterations", "10", "--no-arrival", "--sync0-shift", "500"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+}

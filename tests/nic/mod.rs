@@ -5,6 +5,7 @@ mod af_xdp;
 mod arrival;
 mod endings;
 mod faults;
+mod namespaces;
 mod queues;
 mod receive_path;
 mod reflect;

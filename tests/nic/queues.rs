@@ -20,7 +20,7 @@ fn xps(iface: &str) -> Vec<String> {
 }
 
 fn record(iface: &str) -> std::path::PathBuf {
-    std::path::Path::new(RECORDS).join(iface)
+    std::path::Path::new(RECORDS).join(key(iface))
 }
 
 fn ethtool_ok(c: &mut Command) {
@@ -151,7 +151,7 @@ fn a_killed_runs_steering_is_put_back_by_the_next_run() {
     let before = xps(&v.host);
     // Both runs keep their records in a directory of their own: any other NIC run would put the killed one's back.
     let records = tempdir();
-    let kept = records.path().join(&v.host);
+    let kept = records.path().join(key(&v.host));
     let mut child = nic_run(
         &v.host,
         &[

@@ -69,12 +69,12 @@ fn signalled_at_preflight(
             "XPS of tx-2 set"
         );
         assert!(
-            queues.join(&v.host).exists(),
+            queues.join(key(&v.host)).exists(),
             "the steering's record is there"
         );
     }
     if extra.contains(&"af_xdp") {
-        assert!(xdp_attached(&v.host) && xdp.join(&v.host).exists());
+        assert!(xdp_attached(&v.host) && xdp.join(key(&v.host)).exists());
     }
     // SAFETY: kill(2) on our own child's pid.
     unsafe { libc::kill(child.id() as i32, sig) };
@@ -115,9 +115,12 @@ fn a_signal_at_the_preflight_puts_back_the_steering_and_the_program() {
         assert_eq!(xps(&v.host), before, "XPS put back after {said}");
         assert!(!xdp_attached(&v.host), "no program left after {said}");
         assert!(
-            !records.path().join("queues").join(&v.host).exists(),
+            !records.path().join("queues").join(key(&v.host)).exists(),
             "{said}"
         );
-        assert!(!records.path().join("xdp").join(&v.host).exists(), "{said}");
+        assert!(
+            !records.path().join("xdp").join(key(&v.host)).exists(),
+            "{said}"
+        );
     }
 }

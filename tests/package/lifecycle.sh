@@ -64,7 +64,11 @@ drop_in=/etc/default/grub.d/99-rmp-eval.cfg
 version=$(dpkg-parsechangelog -l "$ROOT/debian/changelog" -S Version)
 next="$version+lifetest1"
 step "build N+1 = $next (changelog entry, changed drop-in, journal version 3)"
-src="$WORK/src"
+# At a fixed path, with a cargo target dir of its own: debian/rules names the source tree in RUSTFLAGS (to remap it),
+# which cargo's fingerprint covers; at a new path, or sharing the first build's target dir, every crate would compile
+# again on each run.
+src="$ROOT/target/lifecycle-next"
+rm -rf "$src"
 mkdir -p "$src"
 if git -C "$ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) | tar -C "$src" -xf -
@@ -94,7 +98,7 @@ EOF
 if [ -n "${RMP_EVAL_LIFECYCLE_NEXT:-}" ]; then
     mkdir -p "$WORK/debs" && cp "$RMP_EVAL_LIFECYCLE_NEXT" "$WORK/debs/"
 else
-    CARGO_TARGET_DIR="$ROOT/target" ARCHS=amd64 "$src/debian/build-debs.sh" "$WORK/debs" >"$WORK/build.log" 2>&1 ||
+    CARGO_TARGET_DIR="$ROOT/target/lifecycle-cargo" ARCHS=amd64 "$src/debian/build-debs.sh" "$WORK/debs" >"$WORK/build.log" 2>&1 ||
         { tail -30 "$WORK/build.log"; fail "build of N+1"; }
 fi
 DEB_NEXT="$WORK/debs/rmp-eval_${next}_amd64.deb"

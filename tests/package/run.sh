@@ -2,7 +2,8 @@
 # The package suite (root): builds the amd64 and arm64 .deb, lints both, installs the amd64 one with apt from a local
 # repository into a clean bookworm chroot, uses it, removes and purges it and shows nothing of it remains; the signed
 # repository (repo.sh); README.md's first command from a clone (from-clone.sh); upgrade, downgrade, remove and purge with fix applied (lifecycle.sh); runs the arm64 binary
-# under qemu on the Raspberry Pi 4 fixture and compares its verdicts with the amd64 binary's.
+# under qemu on the Raspberry Pi 4 fixture and compares its verdicts with the amd64 binary's; builds the amd64 package
+# again elsewhere and compares the two byte for byte (reproducible.sh).
 # Caches (kept between runs): cargo's target/, debootstrap's packages in $CACHE. Prints the time of each phase.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -29,6 +30,12 @@ py() { python3 -c "$@"; }
 apt_chroot() { in_chroot apt-get -y -qq "$@" >"$WORK/apt.log" 2>&1 || { cat "$WORK/apt.log"; fail "apt-get $*"; }; }
 
 version=$(dpkg-parsechangelog -l "$ROOT/debian/changelog" -S Version)
+# One date for every build of this run (debian/build-debs.sh takes the commit's), so that reproducible.sh's
+# second build has the first one's even if a commit comes in between.
+if [ -z "${SOURCE_DATE_EPOCH:-}" ] && [ "$(git -C "$ROOT" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$ROOT" && pwd -P)" ]; then
+    SOURCE_DATE_EPOCH=$(git -C "$ROOT" log -1 --format=%ct)
+    export SOURCE_DATE_EPOCH
+fi
 phase "build rmp-eval $version for amd64 and arm64 (debian/build-debs.sh)"
 "$ROOT/debian/build-debs.sh" "$WORK/debs" >"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; fail "build"; }
 grep '^== built' "$WORK/build.log"
@@ -72,6 +79,9 @@ if set(crates) != want or bad or len(want) < 20:
 print(f"{arch}: {len(want)} crates, each in THIRD-PARTY with its texts and in the SBOM with the sha256 of Cargo.lock")
 ' "$arch" "$built" "$doc" "$ROOT/Cargo.lock" || fail "$arch: notices"
 done
+phase "reproducible: the amd64 package built again elsewhere is the same (tests/package/reproducible.sh)"
+
+"$ROOT/tests/package/reproducible.sh" "$DEB_AMD64" "$WORK/reproducible" || fail "reproducible build"
 phase "local apt repository and chroot"
 
 repo="$WORK/repo"

@@ -303,7 +303,9 @@ fn a_gap_gets_the_smi_counted_while_it_happened() {
     for cpu in 0..=last {
         set(cpu, 41);
     }
+    let reads = root.path().join("msr-reads");
     let child = run_on(root.path(), &["--hwlat", "--duration", "3", "--json"])
+        .env("RMP_EVAL_TEST_MSR_FILE", &reads)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -343,4 +345,19 @@ fn a_gap_gets_the_smi_counted_while_it_happened() {
     assert_eq!(h["gaps"][0]["smis"], 1, "{h}");
     assert_eq!(h["smis"], serde_json::json!([1, 1]), "{h}");
     assert!(h.get("smi_not_counted").is_none(), "{h}");
+    // Every reading of a counter was taken by a thread allowed on that CPU alone: a local rdmsr, where a read
+    // from another CPU is an IPI to the CPU the detector measures (the binary's test seam, src/measure/smi.rs).
+    let reads = std::fs::read_to_string(&reads).expect("the readings were recorded");
+    let mut read: Vec<&str> = Vec::new();
+    for l in reads.lines() {
+        let (cpu, allowed) = l.split_once(' ').unwrap();
+        assert_eq!(
+            cpu, allowed,
+            "CPU {cpu}'s counter read by a thread allowed on {allowed}:\n{reads}"
+        );
+        read.push(cpu);
+    }
+    read.sort_unstable();
+    read.dedup();
+    assert_eq!(read.len(), h["cpus"].as_array().unwrap().len(), "{reads}");
 }

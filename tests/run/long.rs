@@ -366,3 +366,62 @@ fn nic_checkpoints_carry_the_round_trips_and_sigusr1_resets_them() {
     let hist = rmp_eval::measure::dist::decode(v["rtt"]["hdr"].as_str().unwrap()).unwrap();
     assert_eq!(hist.len(), rtts, "the stored histogram restarted too");
 }
+
+/// After a reset (SIGUSR1, the path `r` takes), everything the result says covers the span the table does:
+/// the duration, the interference windows and the worst window count from the reset, not from the start. The
+/// bounds are causal, not timings: the reset comes 2 s after the RT thread was seen, so the span after it is at
+/// most the run's wall time less 2 s, and the periods the table counts fit in the duration.
+#[test]
+fn a_reset_restarts_the_duration_and_the_windows_with_the_table() {
+    if !common::require_root("a_reset_restarts_the_duration_and_the_windows_with_the_table") {
+        return;
+    }
+    let _live = common::lock::LIVE.shared();
+    let started = Instant::now();
+    let mut child = Command::new(bin())
+        .args(["run", "--no-config", "--core"])
+        .arg(common::rt_core().to_string())
+        .args(["--duration", "6", "--json"])
+        .env(common::RESULTS_ENV, common::results_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    while thread_faults(child.id(), "rmp-eval-").is_empty() {
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::SIGUSR1,
+    )
+    .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let wall = started.elapsed().as_secs_f64();
+    assert_measured(&o);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["resets"], 1, "{v}");
+
+    let duration = v["duration_s"].as_f64().unwrap();
+    let s = &v["series"][0];
+    let periods = s["count"].as_f64().unwrap() + s["missed"].as_f64().unwrap_or(0.0);
+    assert!(
+        duration <= wall - 2.0,
+        "duration {duration} s of a {wall} s run reset after 2 s"
+    );
+    assert!(
+        periods * 0.001 <= duration + 0.002,
+        "{periods} periods in {duration} s"
+    );
+    let i = &v["interference"];
+    let windows = i["windows"].as_f64().unwrap();
+    assert!(
+        windows <= duration.ceil() + 1.0,
+        "{windows} windows in {duration} s"
+    );
+    assert!(i["seconds"].as_f64().unwrap() <= duration + 1.0, "{i}");
+    if let Some(w) = i["worst_window"].as_object() {
+        assert!(w["start_s"].as_f64().unwrap() <= duration, "{i}");
+    }
+}

@@ -102,6 +102,12 @@ fn a_fifo90_spinner_is_named_by_the_trace_and_the_counters() {
     }
     let explained = t["explained"].as_array().unwrap();
     assert!(!explained.is_empty(), "no late cycle kept: {t}");
+    // The loop wrote a marker for the cycles over --break-us only (a marker every period would be ~15,000 here).
+    assert!(t["marks"].as_u64().unwrap() > 0, "{t}");
+    assert_eq!(
+        t["marks"], t["over_break"],
+        "a marker for an on-time cycle: {t}"
+    );
     let named = explained.iter().any(|e| {
         e["culprits"].as_array().unwrap().iter().any(|c| {
             c["kind"] == "thread"

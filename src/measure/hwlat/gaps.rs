@@ -241,8 +241,10 @@ impl SmiTimeline {
         ));
     }
 
-    /// A reading at `at_ns` (CLOCK_REALTIME).
-    pub(crate) fn reading(&mut self, at_ns: i128, now: Vec<u64>) {
+    /// A reading taken in `(earliest, latest)` (each CPU's counter by its own thread, at its own moment): its SMIs
+    /// go into the interval from the previous reading's earliest moment to this one's latest, which holds them
+    /// whatever order the CPUs were read in.
+    pub(crate) fn reading(&mut self, (earliest, latest): (i128, i128), now: Vec<u64>) {
         let (Some(total), Some((from, prev))) = (&mut self.total, &self.last) else {
             return;
         };
@@ -255,9 +257,9 @@ impl SmiTimeline {
             *t += d;
         }
         if deltas.iter().any(|&d| d > 0) && self.held.len() < MAX_SMI_INTERVALS {
-            self.held.push((*from, at_ns, deltas));
+            self.held.push((*from, latest, deltas));
         }
-        self.last = Some((at_ns, now));
+        self.last = Some((earliest, now));
     }
 
     /// SMIs on `cpu`'s counter in the intervals that overlap [from, to]; None when not counted or the span lies
@@ -355,9 +357,9 @@ mod tests {
     fn a_gap_gets_the_smis_of_the_readings_around_it() {
         let s = |x: f64| (x * 1e9) as i128;
         let mut t = SmiTimeline::counting(vec![1, 0], s(100.0), vec![5, 7]);
-        t.reading(s(100.1), vec![5, 7]);
-        t.reading(s(100.2), vec![6, 8]);
-        t.reading(s(102.0), vec![6, 8]);
+        t.reading((s(100.1), s(100.1)), vec![5, 7]);
+        t.reading((s(100.2), s(100.2)), vec![6, 8]);
+        t.reading((s(102.0), s(102.0)), vec![6, 8]);
         // The kernel stamps a sample once: an SMI within its width on either side is in it.
         assert_eq!(t.between(1, s(99.9), s(100.15)), Some(1));
         assert_eq!(t.between(1, s(101.0), s(102.0)), Some(0));
@@ -372,5 +374,16 @@ mod tests {
         t.lost("EIO");
         assert_eq!(t.between(1, s(99.9), s(100.15)), None);
         assert!(t.not_counted.unwrap().contains("EIO"));
+    }
+
+    #[test]
+    fn each_cpus_own_reading_moment_bounds_its_smis() {
+        // CPU 1 read at 100.0 and 100.5, CPU 0 at 100.4 and 100.9: an SMI that CPU 1 counted is put between 100.0
+        // (the earlier reading's earliest) and 100.9, so a gap at 100.2 gets it.
+        let s = |x: f64| (x * 1e9) as i128;
+        let mut t = SmiTimeline::counting(vec![1, 0], s(100.0), vec![5, 7]);
+        t.reading((s(100.5), s(100.9)), vec![6, 7]);
+        assert_eq!(t.between(1, s(100.2), s(100.2)), Some(1));
+        assert_eq!(t.between(1, s(99.0), s(99.9)), None, "before the readings");
     }
 }

@@ -37,6 +37,8 @@ pub(crate) struct Counters {
     kernel: Option<Kernel>,
     /// The SMI counters and their last reading; the msr driver while the run needs it.
     smi: Option<(SmiCounter, Vec<u64>)>,
+    /// Reads of the counted core's SMI counter from another CPU (each a function-call IPI to it: CAL).
+    remote_reads: u64,
     _driver: Option<MsrDriver>,
     pub(crate) report: Interference,
 }
@@ -53,6 +55,7 @@ impl Counters {
             off: false,
             kernel: host.kernel(),
             smi: None,
+            remote_reads: 0,
             _driver: None,
             report: Interference {
                 cpu,
@@ -114,6 +117,7 @@ impl Counters {
     /// This window's SMIs per CPU counted, or None (not counted, or the counter stopped being readable).
     fn smi_window(&mut self) -> Option<Vec<u64>> {
         let (c, last) = self.smi.as_mut()?;
+        self.remote_reads += u64::from(!c.core_read_locally());
         match c.read() {
             Ok(now) => {
                 let d = last
@@ -149,6 +153,33 @@ impl Counters {
             self.live.extend(live);
         }
         self.start = Instant::now();
+        let mut first = snap(&self.host, self.cpu, &self.live);
+        first.own.insert("CAL".into(), self.remote_reads);
+        self.last = Some((self.start, first));
+    }
+
+    /// `r`: the windows, the worst window and the SMIs start again from now, as the series do; the window in
+    /// progress is dropped (it began before the reset) and window times count from the reset, as the table's do.
+    pub(crate) fn restart(&mut self) {
+        if self.off || self.last.is_none() {
+            return;
+        }
+        let smi = self.report.smi.take().map(|s| match s.total {
+            Some(_) => Smi::counting(s.cpus, s.driver, WINDOW.as_secs_f64()),
+            None => s,
+        });
+        if let Some((c, last)) = &mut self.smi
+            && let Ok(now) = c.read()
+        {
+            *last = now;
+        }
+        self.report = Interference {
+            cpu: self.cpu,
+            smi,
+            ..Default::default()
+        };
+        self.worst_seen = 0;
+        self.start = Instant::now();
         self.last = Some((self.start, snap(&self.host, self.cpu, &self.live)));
     }
 
@@ -160,7 +191,8 @@ impl Counters {
         if !force && now.duration_since(*at) < WINDOW || secs <= 0.0 {
             return;
         }
-        let next = snap(&self.host, self.cpu, &self.live);
+        let mut next = snap(&self.host, self.cpu, &self.live);
+        next.own.insert("CAL".into(), self.remote_reads);
         let mut w = diff(prev, &next, secs);
         w.index = self.report.windows;
         w.start_s = at.duration_since(self.start).as_secs_f64();
@@ -216,6 +248,13 @@ impl Watch for Counting<'_> {
     }
     fn checkpoint(&mut self, partial: &RunResult) {
         self.inner.checkpoint(partial);
+    }
+    fn resets(&self) -> bool {
+        self.inner.resets()
+    }
+    fn restarted(&mut self) {
+        self.counters.restart();
+        self.inner.restarted();
     }
 }
 

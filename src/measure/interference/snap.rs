@@ -39,6 +39,8 @@ pub(super) struct Snap {
     pub(super) rt_preempted: u64,
     /// Loop wakeups so far (the count plus missed of every loop on the CPU).
     pub(super) wakeups: u64,
+    /// Row name ("CAL") → interrupts rmp-eval sent to the CPU so far, counted where it sent them.
+    pub(super) own: BTreeMap<String, u64>,
 }
 
 /// The counters of `cpu` now; `live`: the counters of the loops on it, for their wakeups.
@@ -170,6 +172,18 @@ pub(super) fn diff(a: &Snap, b: &Snap, secs: f64) -> Window {
             continue;
         }
         let numbered = name.bytes().all(|c| c.is_ascii_digit());
+        // What rmp-eval sent is its own source; the row keeps the rest (the counts cannot go below what it sent).
+        let own = b.own.get(name).copied().unwrap_or(0);
+        let own = own
+            .saturating_sub(a.own.get(name).copied().unwrap_or(0))
+            .min(d);
+        if own > 0 {
+            sources.push(Source::new(SourceKind::Own, name.clone(), None, own, secs));
+        }
+        let d = d - own;
+        if d == 0 {
+            continue;
+        }
         sources.push(Source::new(
             if numbered {
                 SourceKind::Irq

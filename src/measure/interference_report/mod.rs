@@ -22,6 +22,9 @@ pub(crate) enum SourceKind {
     Tick,
     /// System Management Interrupts (MSR_SMI_COUNT): the firmware.
     Smi,
+    /// Interrupts of a /proc/interrupts row (`name`: CAL) that rmp-eval itself sent to the core, counted where
+    /// it sends them: the instrument's, taken out of the row's count.
+    Own,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -61,6 +64,7 @@ impl Source {
             SourceKind::Tick => cause::for_arch("tick"),
             SourceKind::Thread => cause::for_task(&name),
             SourceKind::Smi => cause::for_smi(),
+            SourceKind::Own => cause::for_own(&name),
         };
         Source {
             kind,
@@ -93,6 +97,7 @@ impl Source {
             }
             (SourceKind::Tick, _) => "local timer ticks".into(),
             (SourceKind::Smi, _) => "SMIs (firmware)".into(),
+            (SourceKind::Own, _) => format!("{} interrupts sent by rmp-eval itself", self.name),
             _ => format!("{} interrupts", self.name),
         }
     }

@@ -6,12 +6,16 @@
 //! frames the one that arrived soonest after its schedule (the least delayed: delays only ever add, so the
 //! minimum follows the clocks and not the jitter, as a PTP servo's minimum filter does) is a point of a
 //! least-squares line; its slope − 1 is the drift.
+//! The same line puts each arrival in this machine's time for the SYNC0 margin (`Sync0`).
 //! In the receiver thread: arithmetic and relaxed stores only.
 
 use std::sync::atomic::Ordering::Relaxed;
 
 use super::shared::Shared;
+use crate::measure::confidence::TailRate;
+use crate::measure::dist::{Dist, HIGHEST_NS, round3};
 use crate::measure::frame::DcRead;
+use crate::measure::result::{DistSummary, Sync0Report};
 use crate::measure::series::Series;
 
 /// The least-squares line latch = a + b × deadline, over sums from the first point (f64: a run of days at 1 kHz
@@ -46,6 +50,19 @@ impl Fit {
         }
         let slope = (self.n * self.sxy - self.sx * self.sy) / var;
         Some((slope - 1.0) * 1e6)
+    }
+
+    /// The latch the line expects for a frame scheduled at `x_ns` (None below 2 points or over no time).
+    pub(crate) fn predict(&self, x_ns: u64) -> Option<u64> {
+        let var = self.n * self.sxx - self.sx * self.sx;
+        let (x0, y0) = self.origin?;
+        if self.n < 2.0 || var <= 0.0 {
+            return None;
+        }
+        let b = (self.n * self.sxy - self.sx * self.sy) / var;
+        let a = (self.sy - b * self.sx) / self.n;
+        let x = x_ns.wrapping_sub(x0) as i64 as f64;
+        Some(y0.wrapping_add((a + b * x).round() as i64 as u64))
     }
 }
 
@@ -85,6 +102,7 @@ pub(super) struct Arrival {
     last: Option<(u32, u64)>,
     block: Block,
     pub(super) fit: Fit,
+    pub(super) sync0: Sync0,
 }
 
 impl Arrival {
@@ -95,12 +113,13 @@ impl Arrival {
             last: None,
             block: Block::default(),
             fit: Fit::default(),
+            sync0: Sync0::new(),
         }
     }
 
-    /// A matched reply to frame `seq` with the arrival datagrams' answer.
+    /// A matched reply to frame `seq`, received at `rx` (CLOCK_MONOTONIC), with the arrival datagrams' answer.
     #[inline]
-    pub(super) fn on_reply(&mut self, seq: u32, dc: DcRead, sh: &Shared) {
+    pub(super) fn on_reply(&mut self, seq: u32, dc: DcRead, sh: &Shared, rx: u64) {
         let c = &sh.arrival;
         if dc.read_wkc == 0 {
             c.unanswered.fetch_add(1, Relaxed);
@@ -109,7 +128,9 @@ impl Arrival {
         } else if self.latched == Some(seq.wrapping_sub(1)) {
             let frame = seq.wrapping_sub(1);
             c.latches.fetch_add(1, Relaxed);
-            if let Some((x, y)) = self.block.add(sh.deadline(frame), dc.latch) {
+            let deadline = sh.deadline(frame);
+            self.sync0.on_latch(frame, deadline, dc.latch, &self.fit);
+            if let Some((x, y)) = self.block.add(deadline, dc.latch) {
                 self.fit.add(x, y);
             }
             if let Some((prev, at)) = self.last
@@ -124,6 +145,112 @@ impl Arrival {
             c.unlatched.fetch_add(1, Relaxed);
         }
         self.latched = (dc.latch_wkc > 0).then_some(seq);
+        self.sync0.on_reply(seq, rx);
+    }
+}
+
+/// Blocks of the minimum filter before the clocks' line is trusted: a DC master too lets its drift compensation
+/// settle before it starts SYNC0 (about 1 s at 1 kHz).
+const SETTLE_BLOCKS: f64 = 8.0;
+/// Deviations are recorded from −BIAS up: below the clocks' line by at most the scatter of the least delayed
+/// frames, microseconds. Near BIAS the histogram resolves ~1 µs.
+pub(crate) const BIAS_NS: i64 = 1_000_000;
+
+/// When each frame reached the first SubDevice after its cycle's start (its scheduled send), in this machine's
+/// time: the latch less the clocks' line (the drift removed as a DC master's drift compensation removes it,
+/// continuously, from the line known so far), anchored by the earliest reply — a frame reached the SubDevice
+/// before its reply came back, so the arrival is at most (its deviation − frame j's deviation) + j's round
+/// trip from its schedule, for every frame j; the smallest such anchor is kept. What is recorded is the
+/// deviation; the anchor is added at the end.
+pub(crate) struct Sync0 {
+    pub(crate) dev: Dist,
+    /// min over frames of (reply received − scheduled send − deviation), ns.
+    pub(crate) anchor: Option<i64>,
+    /// Frames not judged: the clocks' line had not settled.
+    pub(crate) settling: u64,
+    /// The last reply: its sequence and when it came (CLOCK_MONOTONIC).
+    last_rx: Option<(u32, u64)>,
+}
+
+impl Sync0 {
+    pub(crate) fn new() -> Sync0 {
+        Sync0 {
+            dev: Dist::new(),
+            anchor: None,
+            settling: 0,
+            last_rx: None,
+        }
+    }
+
+    /// A reply to `seq` came at `rx`.
+    #[inline]
+    fn on_reply(&mut self, seq: u32, rx: u64) {
+        self.last_rx = Some((seq, rx));
+    }
+
+    /// Frame `frame`, scheduled at `deadline`, latched `latch`; `fit` the clocks' line so far. Called before
+    /// the reply that carried the latch is noted, so `last_rx` is still frame's own reply when it came.
+    #[inline]
+    fn on_latch(&mut self, frame: u32, deadline: u64, latch: u64, fit: &Fit) {
+        let Some(on_line) = fit.predict(deadline).filter(|_| fit.n >= SETTLE_BLOCKS) else {
+            self.settling += 1;
+            return;
+        };
+        let dev = latch.wrapping_sub(on_line) as i64;
+        self.dev.record((dev + BIAS_NS).max(0) as u64);
+        if let Some((seq, rx)) = self.last_rx
+            && seq == frame
+        {
+            let a = rx.wrapping_sub(deadline) as i64 - dev;
+            self.anchor = Some(self.anchor.map_or(a, |x| x.min(a)));
+        }
+    }
+}
+
+impl Sync0 {
+    /// What the run supports, judged at `shift_us` when given (None: no frame judged, or no reply anchored it).
+    pub(crate) fn report(&self, shift_us: Option<u32>, period_us: u32) -> Option<Sync0Report> {
+        let anchor = self.anchor?;
+        let n = self.dev.count();
+        if n == 0 {
+            return None;
+        }
+        // From a recorded deviation to the arrival after the cycle's start, µs.
+        let at = |v: f64| round3(v + (anchor - BIAS_NS) as f64 / 1000.0);
+        let d = self.dev.summary();
+        let after_start = DistSummary {
+            count: d.count,
+            min_us: at(d.min_us),
+            avg_us: at(d.avg_us),
+            p50_us: at(d.p50_us),
+            p99_us: at(d.p99_us),
+            p999_us: at(d.p999_us),
+            p9999_us: at(d.p9999_us),
+            max_us: at(d.max_us),
+            hdr: String::new(),
+        };
+        let late = shift_us.map(|s| {
+            // Arrivals after SYNC0: recorded deviations above shift − anchor (+ the bias), to the histogram's 0.1 %.
+            let over = i64::from(s) * 1000 - anchor + BIAS_NS;
+            match u64::try_from(over) {
+                Ok(t) if t < self.dev.max_ns() => self.dev.hist().count_between(t + 1, HIGHEST_NS),
+                Ok(_) => 0,
+                Err(_) => n,
+            }
+        });
+        let exposure_s = n as f64 * f64::from(period_us) / 1e6;
+        Some(Sync0Report {
+            frames: n,
+            settling: self.settling,
+            smallest_shift_us: after_start.max_us.ceil().max(0.0),
+            shift_us,
+            min_margin_us: shift_us.map(|s| round3(f64::from(s) - after_start.max_us)),
+            late,
+            late_rate: shift_us
+                .zip(late)
+                .map(|(s, k)| TailRate::of(f64::from(s), k, exposure_s)),
+            after_start,
+        })
     }
 }
 
@@ -157,5 +284,58 @@ mod tests {
             (n - 40.0).abs() > 1.0,
             "delays that grow pull a plain fit off: {n}"
         );
+    }
+
+    #[test]
+    fn the_sync0_margin_follows_the_arrivals_with_the_drift_removed() {
+        // A SubDevice clock 40 ppm fast; each frame reaches it 30 µs after its schedule plus 0–50 µs (one in 128
+        // on time), and its reply comes back 10 µs later: what is said is an upper bound, 10 µs over the truth.
+        let (mut s, mut b, mut f) = (Sync0::new(), Block::default(), Fit::default());
+        let mut truth = Vec::new();
+        for k in 0..20_000u32 {
+            let x = 1_000_000_000 + u64::from(k) * 1_000_000;
+            let jitter = if k % 128 == 7 {
+                0
+            } else {
+                (u64::from(k) * 7919) % 50_001
+            };
+            let o = 30_000 + jitter;
+            let latch = 777_000_000_000 + x + x / 25_000 + o;
+            s.on_reply(k, x + o + 10_000);
+            s.on_latch(k, x, latch, &f);
+            if let Some((x, y)) = b.add(x, latch) {
+                f.add(x, y);
+            }
+            if k >= 1024 {
+                truth.push(o + 10_000);
+            }
+        }
+        assert_eq!(
+            s.settling, 1024,
+            "the first 8 blocks settle the clocks' line"
+        );
+        let r = s.report(Some(85), 1000).unwrap();
+        assert_eq!(r.frames, 20_000 - 1024);
+        let max = *truth.iter().max().unwrap() as f64 / 1000.0;
+        assert!(
+            (r.after_start.max_us - max).abs() < 1.5,
+            "{} vs {max}",
+            r.after_start.max_us
+        );
+        assert_eq!(r.smallest_shift_us, r.after_start.max_us.ceil());
+        assert_eq!(r.min_margin_us, Some(round3(85.0 - r.after_start.max_us)));
+        // Late: arrivals after 85 µs, to the histogram's resolution (~1 µs here).
+        let late = r.late.unwrap();
+        let sure = truth.iter().filter(|&&a| a > 86_100).count() as u64;
+        let maybe = truth.iter().filter(|&&a| a > 83_900).count() as u64;
+        assert!(sure <= late && late <= maybe, "{sure} <= {late} <= {maybe}");
+        assert_eq!(r.late_rate.as_ref().unwrap().cycles, late);
+        // A shift past every arrival: none late, and the rate bound is the rule of three over the run.
+        let r = s.report(Some(200), 1000).unwrap();
+        assert_eq!((r.late, r.min_margin_us.unwrap() > 0.0), (Some(0), true));
+        assert!(r.line().contains("none late"), "{}", r.line());
+        // Without a shift: the smallest one the run supports, nothing judged.
+        let r = s.report(None, 1000).unwrap();
+        assert_eq!((r.late, r.shift_us), (None, None));
     }
 }

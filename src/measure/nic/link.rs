@@ -81,7 +81,8 @@ impl Link {
         if let Some(why) = crate::machine::net::kind(host, nic).refusal(nic) {
             return Err(Error::usage(why));
         }
-        let lock = crate::corelock::nic_exclusive(host, nic)?;
+        let key = crate::machine::net::nic_key(host, nic)?;
+        let lock = crate::corelock::nic_exclusive(host, nic, &key)?;
         let mac = netdev::mac(nic)
             .map_err(|e| Error::sys(format!("reading the MAC address of {nic}"), e))?;
         let mtu =
@@ -104,16 +105,16 @@ impl Link {
         for note in queue::restore_leftovers(host) {
             watch.note(&note);
         }
-        let steering = Steering::apply(host, args, at.core)?;
+        let steering = Steering::apply(host, args, at.core, &key)?;
         // On either path: a killed af_xdp run's program would take the probe's replies from an AF_PACKET run too.
-        if let Some(note) = xdp::restore_leftover(host, nic) {
+        if let Some(note) = xdp::restore_leftover(host, nic, &key) {
             watch.note(&note);
         }
         let (ports, (stamps, stamps_why)) = match args.path {
             NicPath::AfPacket => packet_ports(host, nic, args, watch)?,
             NicPath::AfXdp => {
                 let queue = u32::from(args.rxq.unwrap_or(0));
-                let x = XdpPath::open(host, nic, frame::ethertype(args.mode), queue)?;
+                let x = XdpPath::open(host, (nic, &key), frame::ethertype(args.mode), queue)?;
                 let why =
                     "AF_XDP frames carry no socket timestamps: the clock is read in user space"
                         .to_string();

@@ -120,6 +120,9 @@ pub(crate) fn run(
     let counted = session.take_counters().map(|c| c.into_report());
     let ((sender, ended), (receiver, m, rtt_epoch, arrival)) = (sent?, received?);
     let drift = arrival.as_ref().and_then(|a| a.fit.drift_ppm());
+    let sync0 = arrival
+        .as_ref()
+        .and_then(|a| a.sync0.report(nic.sync0_shift_us, args.period_us));
     let mut all = vec![sender, receiver];
     all.extend(arrival.map(|a| a.series));
     let series = session.finish_series(collectors, all);
@@ -128,7 +131,7 @@ pub(crate) fn run(
         watch.note(e);
     }
     rtts.finish(m, rtt_epoch);
-    let mut r = results.at_end(series, &rtts, (&ended, drift), &shared, &s);
+    let mut r = results.at_end(series, &rtts, (&ended, drift, sync0), &shared, &s);
     r.interference = counted
         .filter(|_| args.counters)
         .map(|c| super::cyclic::settle(host, args, at, c, None));

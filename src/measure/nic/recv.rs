@@ -131,7 +131,7 @@ impl Receiver {
             mut series,
             mut arrival,
             mut hand,
-            marker,
+            mut marker,
         } = self;
         let sh: &Shared = &shared;
         let user_stamps = port.user_stamps();
@@ -175,7 +175,7 @@ impl Receiver {
                                 totals.matched += 1;
                                 // One write(2) from a stack buffer: the send in CLOCK_MONOTONIC (the trace clock) is
                                 // now less the round trip this thread saw (send()'s realtime stamp to now).
-                                if let Some(mk) = &marker {
+                                if let Some(mk) = marker.as_mut() {
                                     let rtt = real.saturating_sub(send_time(reply.seq));
                                     let frame = u64::from(reply.seq.wrapping_sub(sh.first_seq));
                                     mk.mark(frame, now.saturating_sub(rtt), rtt);
@@ -185,7 +185,7 @@ impl Receiver {
                                     series.record(now - prev_rx, None);
                                 }
                                 if let (Some(a), Some(dc)) = (&mut arrival, reply.dc) {
-                                    a.on_reply(reply.seq, dc, sh);
+                                    a.on_reply(reply.seq, dc, sh, now);
                                 }
                                 prev_rx = now;
                                 if !user_stamps && sh.tx_stamp(reply.seq).is_none() {

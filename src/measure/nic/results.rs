@@ -9,7 +9,8 @@ use super::stop::{self, Counts, Local};
 use crate::measure::collect::Collector;
 use crate::measure::frame;
 use crate::measure::result::{
-    ArrivalReport, EscId, Header, Measured, RttSummary, RunResult, SeriesSummary, XdpReport,
+    ArrivalReport, EscId, Header, Measured, RttSummary, RunResult, SeriesSummary, Sync0Report,
+    XdpReport,
 };
 use crate::measure::rtt_collect::{Context, RttCollector};
 use crate::measure::sampler;
@@ -111,7 +112,7 @@ impl<'a> Results<'a> {
             cs.iter().map(Collector::summary).collect(),
             &mut rtt,
             shared,
-            None,
+            (None, None),
         );
         let m = Measured {
             series,
@@ -129,13 +130,15 @@ impl<'a> Results<'a> {
         mut series: Vec<SeriesSummary>,
         rtt: &mut RttSummary,
         shared: &Shared,
-        drift: Option<f64>,
+        (drift, sync0): (Option<f64>, Option<Sync0Report>),
     ) -> Vec<SeriesSummary> {
         let at = series.iter().position(|x| x.label == super::ARRIVAL);
         let report = match (self.nic.mode, at) {
             (Mode::Ecat, Some(i)) => {
                 let c = shared.arrival.counts(series[i].count);
-                ArrivalReport::of(c, frame::ARRIVAL_BYTES as u32, drift)
+                let mut r = ArrivalReport::of(c, frame::ARRIVAL_BYTES as u32, drift);
+                r.sync0 = sync0.filter(|_| r.measured);
+                r
             }
             (Mode::Ecat, None) => ArrivalReport::off("not measured: left out (--no-arrival)"),
             (m, _) => ArrivalReport::off(&format!(
@@ -156,7 +159,7 @@ impl<'a> Results<'a> {
         &self,
         series: Vec<SeriesSummary>,
         rtts: &RttCollector,
-        (ended, drift): (&sampler::Ended, Option<f64>),
+        (ended, drift, sync0): (&sampler::Ended, Option<f64>, Option<Sync0Report>),
         shared: &Shared,
         s: &Ended,
     ) -> RunResult {
@@ -186,7 +189,7 @@ impl<'a> Results<'a> {
                 .load(Relaxed)
                 .saturating_sub(shared.unsent_at_end.load(Relaxed));
         }
-        let series = self.with_arrival(series, &mut rtt, shared, drift);
+        let series = self.with_arrival(series, &mut rtt, shared, (drift, sync0));
         let m = Measured {
             series,
             rtt: Some(rtt),

@@ -1,7 +1,7 @@
 //! `run --path af_xdp`: the AF_XDP socket on one queue and the XDP program that feeds it the probe's replies
 //! (xdp/probe.bpf.c), with the record that lets the next run clean up after a killed one.
 //!
-//! Before the program is attached, a record "IFINDEX MODE" is written under /run/rmp-eval/xdp/IF (through Host), and
+//! Before the program is attached, a record "IFINDEX MODE" is written under /run/rmp-eval/xdp/KEY (`machine::net::nic_key`, through Host), and
 //! rewritten before the generic-mode attempt; it is removed once the program is detached (`XdpPath` drops). Where the
 //! kernel attaches through a bpf_link (5.9 on), it detaches the program itself when the process dies, even by
 //! kill -9; before that, or if the link outlived the process, the next run on IF finds the record, sees the
@@ -39,6 +39,8 @@ pub(crate) struct XdpPath {
     pub(crate) halves: Option<(XskTx, XskRx)>,
     host: Host,
     name: String,
+    /// The record's name (`machine::net::nic_key`).
+    key: String,
     /// The link had its carrier when the run began: a driver that restarts the port to detach a native program
     /// drops it for a few seconds, and the interface is left as found only once it is back.
     was_running: bool,
@@ -47,7 +49,13 @@ pub(crate) struct XdpPath {
 impl XdpPath {
     /// Opens the socket on `nic`'s queue `queue` (zero-copy, else copy), loads the program for `ethertype` and
     /// attaches it (native, else generic). Refuses an interface that has an XDP program already.
-    pub(crate) fn open(host: &Host, nic: &str, ethertype: u16, queue: u32) -> Result<XdpPath> {
+    /// `key` names the record (`machine::net::nic_key`).
+    pub(crate) fn open(
+        host: &Host,
+        (nic, key): (&str, &str),
+        ethertype: u16,
+        queue: u32,
+    ) -> Result<XdpPath> {
         let ifindex = netdev::ifindex(nic)? as u32;
         if let Some((id, _)) = xdp::attached(ifindex)
             .map_err(|e| Error::sys(format!("reading the XDP program of {nic}"), e))?
@@ -57,7 +65,7 @@ impl XdpPath {
         let was_running = running(nic);
         let sock = open_socket(nic, queue)?;
         let mut program = xdp::load(ethertype, queue, sock.fd())?;
-        let (mode, native_refused) = attach(host, nic, ifindex, &mut program)?;
+        let (mode, native_refused) = attach(host, (nic, key), ifindex, &mut program)?;
         wait_carrier(nic);
         let facts = XdpFacts {
             mode,
@@ -72,6 +80,7 @@ impl XdpPath {
             halves: Some((sock.tx, sock.rx)),
             host: host.clone(),
             name: nic.to_string(),
+            key: key.to_string(),
             was_running,
         })
     }
@@ -123,7 +132,7 @@ fn open_socket(nic: &str, queue: u32) -> Result<Xsk> {
 impl Drop for XdpPath {
     fn drop(&mut self) {
         drop(self.program.take());
-        let _ = self.host.remove_file(&record_path(&self.name));
+        let _ = self.host.remove_file(&record_path(&self.key));
         // igb restarts the port to detach a native program (seen in the PREEMPT_RT guest): the next run would
         // find the link down and its first send refused. The kernel releases the program's link in deferred work,
         // so the restart may come after the drop: first until no program is attached (2 s at most), then until
@@ -145,17 +154,17 @@ impl Drop for XdpPath {
 /// Native mode first, generic when the driver refuses it; each attempt recorded before it is made.
 fn attach(
     host: &Host,
-    nic: &str,
+    (nic, key): (&str, &str),
     ifindex: u32,
     program: &mut xdp::Program,
 ) -> Result<(Mode, Option<String>)> {
     let mut refused = None;
     for mode in [Mode::Native, Mode::Generic] {
-        record(host, nic, ifindex, mode)?;
+        record(host, (nic, key), ifindex, mode)?;
         match program.attach(ifindex, mode) {
             Ok(()) => return Ok((mode, refused)),
             Err(AttachError::Busy) => {
-                let _ = host.remove_file(&record_path(nic));
+                let _ = host.remove_file(&record_path(key));
                 return Err(Error::failed(format!(
                     "{nic} already has an XDP program: rmp-eval does not replace it (--path af_packet measures \
                      without one)"
@@ -164,7 +173,7 @@ fn attach(
             Err(AttachError::Failed(e)) => refused = Some(e.to_string()),
         }
     }
-    let _ = host.remove_file(&record_path(nic));
+    let _ = host.remove_file(&record_path(key));
     Err(Error::failed(format!(
         "attaching the XDP program to {nic}: {}",
         refused.unwrap_or_default()
@@ -179,8 +188,8 @@ fn someones_program(nic: &str, id: u32) -> Error {
     ))
 }
 
-fn record_path(name: &str) -> String {
-    format!("{RECORD_DIR}/{name}")
+fn record_path(key: &str) -> String {
+    format!("{RECORD_DIR}/{key}")
 }
 
 fn mode_name(m: Mode) -> &'static str {
@@ -206,19 +215,19 @@ fn decode(s: &str) -> Option<(u32, Mode)> {
     w.next().is_none().then_some((ifindex, mode))
 }
 
-fn record(host: &Host, nic: &str, ifindex: u32, mode: Mode) -> Result<()> {
+fn record(host: &Host, (nic, key): (&str, &str), ifindex: u32, mode: Mode) -> Result<()> {
     let io = |e: crate::host::HostError| {
         Error::failed(format!("recording the XDP attachment of {nic}: {e}"))
     };
     host.create_dir_all(RECORD_DIR).map_err(io)?;
-    host.write_atomic(&record_path(nic), encode(ifindex, mode).as_bytes(), None)
+    host.write_atomic(&record_path(key), encode(ifindex, mode).as_bytes(), None)
         .map_err(io)
 }
 
 /// What a killed run left on `nic` (whose NIC lock this run holds, so no live run owns the record): its program
 /// detached when it is still there and rmp-eval's; one line for the user, or none without a record.
-pub(crate) fn restore_leftover(host: &Host, nic: &str) -> Option<String> {
-    let path = record_path(nic);
+pub(crate) fn restore_leftover(host: &Host, nic: &str, key: &str) -> Option<String> {
+    let path = record_path(key);
     let text = host.read(&path).ok()?;
     let msg = match (ifname::validate(nic), decode(&text)) {
         (Ok(()), Some((ifindex, mode))) => settle(nic, ifindex, mode),
@@ -284,13 +293,13 @@ mod tests {
     fn an_unreadable_record_is_dropped_with_a_line() {
         let dir = tempfile::tempdir().unwrap();
         let host = Host::with_root(dir.path());
-        assert_eq!(restore_leftover(&host, "lo"), None);
+        assert_eq!(restore_leftover(&host, "lo", "net1-if1"), None);
         host.create_dir_all(RECORD_DIR).unwrap();
-        host.write_atomic(&record_path("lo"), b"junk", None)
+        host.write_atomic(&record_path("net1-if1"), b"junk", None)
             .unwrap();
-        let said = restore_leftover(&host, "lo").unwrap();
+        let said = restore_leftover(&host, "lo", "net1-if1").unwrap();
         assert!(said.contains("unreadable"), "{said}");
-        assert!(!host.exists(&record_path("lo")));
+        assert!(!host.exists(&record_path("net1-if1")));
     }
 
     #[test]
@@ -300,13 +309,13 @@ mod tests {
         let host = Host::with_root(dir.path());
         host.create_dir_all(RECORD_DIR).unwrap();
         host.write_atomic(
-            &record_path("lo"),
+            &record_path("net1-if1"),
             encode(1, Mode::Generic).as_bytes(),
             None,
         )
         .unwrap();
-        let said = restore_leftover(&host, "lo").unwrap();
+        let said = restore_leftover(&host, "lo", "net1-if1").unwrap();
         assert!(said.contains("already detached"), "{said}");
-        assert!(!host.exists(&record_path("lo")));
+        assert!(!host.exists(&record_path("net1-if1")));
     }
 }

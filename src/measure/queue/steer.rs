@@ -10,7 +10,7 @@
 use super::{QueueReport, delta};
 use crate::error::{Error, Result};
 use crate::host::Host;
-use crate::machine::net::xps_path;
+use crate::machine::net::{self, Keyed, xps_path};
 use crate::measure::frame;
 use crate::measure::spec::{Mode, NicSpec};
 use crate::parse::mask;
@@ -24,6 +24,8 @@ pub(crate) const RECORD_DIR: &str = "/run/rmp-eval/queues";
 pub(crate) struct Steering {
     host: Host,
     nic: String,
+    /// The record's name: the interface's namespace and index (`machine::net::nic_key`).
+    key: String,
     /// XPS masks changed: (queue, the text read before).
     xps: Vec<(usize, String)>,
     /// The flow rule's location.
@@ -35,8 +37,8 @@ pub(crate) struct Steering {
     before: Option<Vec<(String, u64)>>,
 }
 
-fn record_path(nic: &str) -> String {
-    format!("{RECORD_DIR}/{nic}")
+fn record_path(key: &str) -> String {
+    format!("{RECORD_DIR}/{key}")
 }
 
 /// The driver's name, for messages ("the driver veth").
@@ -47,14 +49,20 @@ fn driver(nic: &str) -> String {
 }
 
 impl Steering {
-    /// Steers as `spec` asks (nothing when it asks for no queue); `cpu` is the sender's CPU.
-    pub(crate) fn apply(host: &Host, spec: &NicSpec, cpu: usize) -> Result<Option<Steering>> {
+    /// Steers as `spec` asks (nothing when it asks for no queue); `cpu` is the sender's CPU, `key` the interface's
+    /// (`machine::net::nic_key`).
+    pub(crate) fn apply(
+        host: &Host,
+        spec: &NicSpec,
+        cpu: usize,
+        key: &str,
+    ) -> Result<Option<Steering>> {
         let nic = spec.name.as_str();
         if spec.txq.is_none() && spec.rxq.is_none() {
             return Ok(None);
         }
         ifname::validate(nic)?;
-        if let Some(pid) = owner(host, nic) {
+        if let Some(pid) = owner(host, key) {
             return Err(Error::failed(format!(
                 "another run (pid {pid}) is steering the queues of {nic}: wait until it ends"
             )));
@@ -63,6 +71,7 @@ impl Steering {
         let mut s = Steering {
             host: host.clone(),
             nic: nic.to_string(),
+            key: key.to_string(),
             xps: Vec::new(),
             rule: None,
             txq: spec.txq,
@@ -156,7 +165,7 @@ impl Steering {
         }
         self.host.create_dir_all(RECORD_DIR)?;
         self.host
-            .write_atomic(&record_path(&self.nic), text.as_bytes(), None)?;
+            .write_atomic(&record_path(&self.key), text.as_bytes(), None)?;
         Ok(())
     }
 
@@ -205,14 +214,14 @@ impl Drop for Steering {
         }
         // Kept when something could not be put back: the next run tries again.
         if ok {
-            let _ = self.host.remove_file(&record_path(&self.nic));
+            let _ = self.host.remove_file(&record_path(&self.key));
         }
     }
 }
 
-/// The live run whose record steers `nic`'s queues, if any.
-fn owner(host: &Host, nic: &str) -> Option<i32> {
-    let text = host.read(&record_path(nic)).ok()?;
+/// The live run whose record steers the queues of the interface `key` names, if any.
+fn owner(host: &Host, key: &str) -> Option<i32> {
+    let text = host.read(&record_path(key)).ok()?;
     let pid: i32 = text
         .lines()
         .next()?
@@ -224,20 +233,37 @@ fn owner(host: &Host, nic: &str) -> Option<i32> {
 }
 
 /// Puts back what a run that did not end (kill -9) left steered, from its records; one line per record. A record
-/// whose run is still alive (another run on another NIC) is that run's to put back.
+/// whose run is still alive (another run on another NIC) is that run's to put back, and one of another network
+/// namespace is for a run there.
 pub(crate) fn restore_leftovers(host: &Host) -> Vec<String> {
+    restore_keyed(host, |key| net::keyed(host, key))
+}
+
+/// `restore_leftovers` with the interface each record's key names found by `keyed`.
+fn restore_keyed(host: &Host, keyed: impl Fn(&str) -> Keyed) -> Vec<String> {
     let mut said = Vec::new();
-    for nic in host.list(RECORD_DIR).unwrap_or_default() {
-        let path = record_path(&nic);
-        if owner(host, &nic).is_some() {
+    for key in host.list(RECORD_DIR).unwrap_or_default() {
+        let path = record_path(&key);
+        if owner(host, &key).is_some() {
             continue;
         }
+        let nic = match keyed(&key) {
+            Keyed::Here(nic) => nic,
+            Keyed::Elsewhere => continue,
+            Keyed::Gone => {
+                let _ = host.remove_file(&path);
+                said.push(format!(
+                    "dropped the queue record {path}: its interface is gone"
+                ));
+                continue;
+            }
+            Keyed::Unreadable => {
+                let _ = host.remove_file(&path);
+                said.push(format!("dropped an unreadable queue record {path}"));
+                continue;
+            }
+        };
         let text = host.read(&path).unwrap_or_default();
-        if ifname::validate(&nic).is_err() {
-            let _ = host.remove_file(&path);
-            said.push(format!("dropped an unreadable queue record {path}"));
-            continue;
-        }
         let mut failed = Vec::new();
         for line in text.lines() {
             let w: Vec<&str> = line.split_whitespace().collect();
@@ -283,11 +309,19 @@ mod tests {
         host.write_atomic(&xps_path("eth9", 1), b"2\n", None)
             .unwrap();
         host.create_dir_all(RECORD_DIR).unwrap();
+        host.write_atomic(&record_path("net1-if9"), b"xps 1 0\n", None)
+            .unwrap();
         host.write_atomic(&record_path("eth9"), b"xps 1 0\n", None)
             .unwrap();
-        host.write_atomic(&record_path("bad name"), b"xps 1 0\n", None)
+        // Another namespace's record: left for a run there, even with an interface of the same name here.
+        host.write_atomic(&record_path("net2-if9"), b"xps 1 1\n", None)
             .unwrap();
-        let said = restore_leftovers(&host);
+        let keyed = |key: &str| match net::parse_key(key) {
+            Some((1, 9)) => Keyed::Here("eth9".into()),
+            Some(_) => Keyed::Elsewhere,
+            None => Keyed::Unreadable,
+        };
+        let said = restore_keyed(&host, keyed);
         assert_eq!(host.read_trimmed(&xps_path("eth9", 1)).unwrap(), "0");
         assert!(
             said.iter()
@@ -295,15 +329,15 @@ mod tests {
             "{said:?}"
         );
         assert!(said.iter().any(|s| s.contains("unreadable")), "{said:?}");
-        assert!(host.list(RECORD_DIR).unwrap().is_empty());
+        assert_eq!(host.list(RECORD_DIR).unwrap(), ["net2-if9"]);
         // A record whose run is alive (this process, say) is that run's: left as it is.
         let mine = format!("pid {}\nxps 1 0\n", std::process::id());
-        host.write_atomic(&record_path("eth9"), mine.as_bytes(), None)
+        host.write_atomic(&record_path("net1-if9"), mine.as_bytes(), None)
             .unwrap();
         host.write_atomic(&xps_path("eth9", 1), b"2\n", None)
             .unwrap();
-        assert!(restore_leftovers(&host).is_empty());
+        assert!(restore_keyed(&host, keyed).is_empty());
         assert_eq!(host.read_trimmed(&xps_path("eth9", 1)).unwrap(), "2");
-        assert_eq!(owner(&host, "eth9"), Some(std::process::id() as i32));
+        assert_eq!(owner(&host, "net1-if9"), Some(std::process::id() as i32));
     }
 }

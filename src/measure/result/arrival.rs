@@ -3,6 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::DistSummary;
+use crate::measure::confidence::TailRate;
+
 /// What the run's arrival datagrams gave.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct ArrivalReport {
@@ -25,6 +28,9 @@ pub(crate) struct ArrivalReport {
     /// fast): the slope of the least-squares line through (scheduled send time, receive time) − 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) drift_ppm: Option<f64>,
+    /// The SYNC0 margin the arrivals support (when measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) sync0: Option<Sync0Report>,
 }
 
 /// The counts the receiver kept.
@@ -50,6 +56,7 @@ impl ArrivalReport {
             zero: 0,
             unlatched: 0,
             drift_ppm: None,
+            sync0: None,
         }
     }
 
@@ -85,11 +92,21 @@ impl ArrivalReport {
             zero: c.zero,
             unlatched: c.unlatched,
             drift_ppm: drift_ppm.filter(|_| c.intervals > 0),
+            sync0: None,
         }
     }
 
-    /// The line the final table shows under the round trips.
+    /// The lines the final table shows under the round trips.
     pub(crate) fn line(&self) -> String {
+        let sync0 = self
+            .sync0
+            .as_ref()
+            .map(|s| format!("\n{}", s.line()))
+            .unwrap_or_default();
+        self.arrival_line() + &sync0
+    }
+
+    fn arrival_line(&self) -> String {
         match (&self.why_not, self.drift_ppm) {
             (Some(w), _) => format!("Arrival at the first SubDevice: {w}"),
             (None, d) => format!(
@@ -101,6 +118,61 @@ impl ArrivalReport {
                     .unwrap_or_default()
             ),
         }
+    }
+}
+
+/// The SYNC0 margin that the arrivals support (docs/how-it-measures.md, "SYNC0 margin"): when each frame reached
+/// the first SubDevice after its cycle's start (its scheduled send), with the drift between the two clocks removed.
+/// Assumes SYNC0 aligned to the period and in step with the cycle's start, as a DC master configures it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Sync0Report {
+    /// Frames judged; the first ones, while the clocks' line settled (8 blocks of 128), are not.
+    pub(crate) frames: u64,
+    pub(crate) settling: u64,
+    /// Arrival after the cycle's start, µs: per frame an upper bound (anchored by the earliest reply, so too
+    /// late by at most that reply's way back), no HDR histogram.
+    pub(crate) after_start: DistSummary,
+    /// The smallest SYNC0 shift that left no frame of this run late: the latest arrival, rounded up to 1 µs.
+    pub(crate) smallest_shift_us: f64,
+    /// With --sync0-shift: the shift judged, the smallest margin (shift − latest arrival; negative when frames
+    /// came after SYNC0), how many came after it, and their rate with its 95 % bounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) shift_us: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) min_margin_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) late: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) late_rate: Option<TailRate>,
+}
+
+impl Sync0Report {
+    /// The lines the final table shows under the arrival line.
+    pub(crate) fn line(&self) -> String {
+        let a = &self.after_start;
+        let mut s = format!(
+            "SYNC0: frames reached the first SubDevice at most {:.1} us after their cycle's start (p50 {:.1}, \
+             p99.9 {:.1}; {} frames, drift removed); a shift of {} us leaves none of them late",
+            a.max_us, a.p50_us, a.p999_us, self.frames, self.smallest_shift_us
+        );
+        if let (Some(shift), Some(m), Some(late), Some(r)) = (
+            self.shift_us,
+            self.min_margin_us,
+            self.late,
+            &self.late_rate,
+        ) {
+            let when = if late == 0 {
+                "none late".to_string()
+            } else {
+                format!("{late} late")
+            };
+            s.push_str(&format!(
+                "\nSYNC0 shift {shift} us: smallest margin {m:.1} us, {when} in {:.0} s; fewer than {:.3} late \
+                 per hour at 95 %",
+                r.exposure_s, r.per_hour_at_most
+            ));
+        }
+        s
     }
 }
 

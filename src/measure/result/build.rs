@@ -49,7 +49,10 @@ impl Header<'_> {
         };
         RunResult {
             period_us: self.spec.period_us,
-            duration_s: m.duration_s,
+            // After a reset, the span the series cover: from the reset on.
+            duration_s: s
+                .since_reset_s
+                .map_or(m.duration_s, |d| d.min(m.duration_s)),
             mode: self.mode,
             verdict,
             series: m.series,

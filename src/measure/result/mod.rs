@@ -10,7 +10,7 @@ mod arrival;
 mod build;
 mod rtt;
 
-pub(crate) use arrival::{ArrivalCounts, ArrivalReport};
+pub(crate) use arrival::{ArrivalCounts, ArrivalReport, Sync0Report};
 pub(crate) use build::{Header, Measured};
 pub use rtt::RttSummary;
 pub(crate) use rtt::{EscId, ReplyChecks, StampCounts, Timestamps, XdpReport};

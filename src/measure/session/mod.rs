@@ -62,6 +62,9 @@ pub(crate) struct Session {
     hlog: Option<Hlog>,
     last_reset: Option<u64>,
     resets: u64,
+    /// Since the session began: the last reset, and the end of the supervision (the RT threads' end).
+    reset_after: Option<Duration>,
+    supervised_until: Option<Duration>,
 }
 
 /// What the session records into the result.
@@ -77,6 +80,8 @@ pub(crate) struct Ended {
     /// When the statistics were last reset (RFC 3339), and how often.
     pub(crate) reset_at: Option<String>,
     pub(crate) resets: u64,
+    /// Seconds from the last reset to the end (or to now, at a checkpoint): the span the result covers.
+    pub(crate) since_reset_s: Option<f64>,
     /// Why the interval log is incomplete, when it is.
     pub(crate) hlog_error: Option<String>,
 }
@@ -140,6 +145,8 @@ impl Session {
             hlog,
             last_reset: None,
             resets: 0,
+            reset_after: None,
+            supervised_until: None,
         })
     }
 
@@ -264,7 +271,9 @@ impl Session {
                     c.reset(now.as_secs_f64());
                 }
                 extra.reset(now.as_secs_f64());
+                watch.restarted();
                 self.last_reset = Some(store::unix_now());
+                self.reset_after = Some(now);
                 self.resets += 1;
             }
             if action == Action::Stop {
@@ -279,6 +288,7 @@ impl Session {
                 watch.checkpoint(&r);
             }
         }
+        self.supervised_until = Some(self.start.elapsed());
         watch.end();
     }
 
@@ -321,6 +331,12 @@ impl Session {
             dma_latency_held: self.dma.held(),
             reset_at: self.last_reset.map(store::rfc3339),
             resets: self.resets,
+            since_reset_s: self.reset_after.map(|r| {
+                let end = self
+                    .supervised_until
+                    .unwrap_or_else(|| self.start.elapsed());
+                end.saturating_sub(r).as_secs_f64()
+            }),
             hlog_error: None,
         }
     }

@@ -63,4 +63,7 @@ pub(crate) trait Watch {
     fn resets(&self) -> bool {
         true
     }
+    /// The statistics were restarted (`r`, SIGUSR1): what the watch counts besides the series (the interference
+    /// counters' windows, worst window and SMIs) starts again too, so that the result covers one span.
+    fn restarted(&mut self) {}
 }

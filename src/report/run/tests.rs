@@ -302,3 +302,26 @@ fn tables_are_sized_not_word_wrapped() {
     let narrow = crate::report::tail::render_tail(&r, 40);
     assert!(narrow.lines().any(|l| l.chars().count() > 40), "{narrow}");
 }
+
+#[test]
+fn after_a_reset_the_duration_says_which_span_it_covers() {
+    let plain = render_final_in(&sample(), false, usize::MAX);
+    assert!(
+        !plain.contains("since the statistics were reset"),
+        "{plain}"
+    );
+    let r = RunResult {
+        resets: 1,
+        reset_at: Some("2026-12-06T10:00:13Z".into()),
+        ..sample()
+    };
+    let t = render_final_in(&r, false, usize::MAX);
+    let flat = t.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(
+            "Duration: 00:01:02.445 (since the statistics were reset at 2026-12-06T10:00:13Z: the table, the \
+             windows and the SMIs cover the same span)"
+        ),
+        "{t}"
+    );
+}

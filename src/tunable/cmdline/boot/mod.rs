@@ -104,6 +104,16 @@ fn detect(host: &Host) -> (Found, Vec<String>) {
     (f, vec![])
 }
 
+/// Why the command-line step cannot set boot parameters here (no boot loader configuration, or no telling which
+/// one boots), or None when it can.
+pub(crate) fn why_no_loader(host: &Host) -> Option<String> {
+    match detect(host).0 {
+        Found::Loader(_) => None,
+        Found::None => Some("no boot loader configuration was found".into()),
+        Found::Unknown(why) => Some(why),
+    }
+}
+
 /// The trial boot of `params` on the loader that boots this machine.
 pub(crate) fn trial(host: &Host, params: &[String]) -> Result<Trial, NoTrial> {
     match detect(host).0 {
@@ -133,7 +143,7 @@ pub(crate) fn plan(host: &Host, want: &Want) -> Result<Step, NoHousekeeping> {
                 managed_params(&tokens(&host.read(PROC_CMDLINE).unwrap_or_default()), want)?;
             s.notes.push(crate::fix::Note::ByHand(format!(
                 "no boot loader configuration found (no {}, {}, loader.conf or cmdline.txt): add \
-                 these parameters to the kernel command line: {}",
+                 these parameters to the kernel command line: `{}`",
                 grub_layout::GRUB_DEFAULT,
                 kernel_install::KERNEL_CMDLINE,
                 managed.join(" ")
