@@ -23,8 +23,11 @@ const MAX_DIRS: usize = 2000;
 /// Can this machine make a cgroup v2 isolated partition, and where is cgroup2?
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Support {
-    /// No cgroup2 in /proc/mounts (a cgroup v1-only machine) or /proc/mounts unreadable.
-    NoCgroup2,
+    /// No cgroup2 in /proc/mounts, or /proc/mounts unreadable: `why` says which, and names the cgroup v1
+    /// hierarchy of the cpuset controller only where the mounts list one.
+    NoCgroup2 {
+        why: String,
+    },
     /// cgroup2 is mounted but offers no cpuset controller: bound to a v1 hierarchy (a hybrid layout), or the
     /// mount point cannot be read. `why` says which.
     NoCpuset {
@@ -45,7 +48,7 @@ pub(crate) enum Support {
 impl Support {
     pub(crate) fn mount(&self) -> Option<&str> {
         match self {
-            Support::NoCgroup2 => None,
+            Support::NoCgroup2 { .. } => None,
             Support::NoCpuset { mount, .. }
             | Support::OldKernel { mount, .. }
             | Support::Ready { mount } => Some(mount),
@@ -55,7 +58,7 @@ impl Support {
     /// Why a partition cannot be made here, or None when it can.
     pub(crate) fn why_not(&self) -> Option<String> {
         match self {
-            Support::NoCgroup2 => Some("cgroup2 is not mounted (cgroup v1 only)".into()),
+            Support::NoCgroup2 { why } => Some(why.clone()),
             Support::NoCpuset { why, .. } => Some(why.clone()),
             Support::OldKernel { release, .. } => Some(format!(
                 "kernel {release} is older than 6.1 (no isolated partitions)"
@@ -66,9 +69,22 @@ impl Support {
 }
 
 pub(crate) fn support(host: &Host) -> Support {
-    let mounts = host.read(MOUNTS).unwrap_or_default();
+    let mounts = match host.read(MOUNTS) {
+        Ok(m) => m,
+        Err(e) => {
+            return Support::NoCgroup2 {
+                why: format!("{MOUNTS} cannot be read ({})", e.reason()),
+            };
+        }
+    };
     let Some(mount) = cgroup2_mount(&mounts) else {
-        return Support::NoCgroup2;
+        let why = match crate::parse::cgroup::cgroup1_mount_with(&mounts, "cpuset") {
+            Some(v1) => {
+                format!("cgroup2 is not mounted (the cpuset controller is on cgroup v1 at {v1})")
+            }
+            None => format!("{MOUNTS} lists no cgroup2 mount"),
+        };
+        return Support::NoCgroup2 { why };
     };
     let path = format!("{mount}/cgroup.controllers");
     let why = match host.read(&path) {

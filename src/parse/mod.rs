@@ -7,6 +7,7 @@ pub mod cpuinfo;
 pub mod cpulist;
 pub(crate) mod defaults;
 pub(crate) mod dmi;
+pub(crate) mod dpkg;
 pub(crate) mod ftrace;
 pub mod hwlat;
 pub mod interrupts;

@@ -97,7 +97,12 @@ fn irqbalance(host: &Host, ctx: &Ctx) -> Eval {
     }
     let core = ctx.core;
     let defaults = host.read(IRQBALANCE_DEFAULTS).unwrap_or_default();
-    if let Some(l) = shell_var(&defaults, "IRQBALANCE_BANNED_CPULIST") {
+    // irqbalance reads the mask first (1.8 and later too, with a warning), the list only from 1.8 on.
+    if let Some(m) = shell_var(&defaults, "IRQBALANCE_BANNED_CPUS").filter(|m| !m.is_empty()) {
+        return Ok(banned_by_mask(m, core));
+    }
+    let list = shell_var(&defaults, "IRQBALANCE_BANNED_CPULIST");
+    if let Some(l) = list.filter(|_| installed(host) != Some(Form::Mask)) {
         let banned = cpulist::parse(l).unwrap_or_default();
         return Ok(if banned.contains(&core) {
             Assessment::pass(format!("running, banned CPUs {l}"))
@@ -108,14 +113,7 @@ fn irqbalance(host: &Host, ctx: &Ctx) -> Eval {
         });
     }
     if let Some(m) = shell_var(&defaults, "IRQBALANCE_BANNED_CPUS") {
-        let banned = mask::parse(m).unwrap_or_default();
-        return Ok(if banned.contains(&core) {
-            Assessment::pass(format!("running, banned mask {m}"))
-        } else {
-            Assessment::fail(format!(
-                "running, CPU{core} not in IRQBALANCE_BANNED_CPUS={m}"
-            ))
-        });
+        return Ok(banned_by_mask(m, core));
     }
     let in_list = |p: &str| {
         host.read_trimmed(p)
@@ -130,22 +128,87 @@ fn irqbalance(host: &Host, ctx: &Ctx) -> Eval {
     })
 }
 
-const BANNED: &str = "IRQBALANCE_BANNED_CPULIST=";
-
-/// The value of a line that sets irqbalance's banned list.
-fn banned_setting(line: &str) -> Option<String> {
-    line.trim_start()
-        .strip_prefix(BANNED)
-        .map(|v| v.trim().trim_matches('"').to_string())
+fn banned_by_mask(m: &str, core: usize) -> Assessment {
+    if mask::parse(m).unwrap_or_default().contains(&core) {
+        Assessment::pass(format!("running, banned mask {m}"))
+    } else {
+        Assessment::fail(format!(
+            "running, CPU{core} not in IRQBALANCE_BANNED_CPUS={m}"
+        ))
+    }
 }
 
-/// The CPUs the last setting of the banned list in `text` names (as the shell that sources it keeps the last).
+const BANNED: &str = "IRQBALANCE_BANNED_CPULIST=";
+/// The hex mask every irqbalance reads, before the list where it knows both.
+const BANNED_MASK: &str = "IRQBALANCE_BANNED_CPUS=";
+
+/// The form of the banned CPUs the installed irqbalance reads: the list from 1.8 on, the mask before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    List,
+    Mask,
+}
+
+/// The form the irqbalance dpkg installed reads; None when dpkg does not say (another packager, a build of
+/// one's own).
+fn installed(host: &Host) -> Option<Form> {
+    let status = host.read("/var/lib/dpkg/status").ok()?;
+    let v = crate::parse::dpkg::installed_version(&status, "irqbalance")?;
+    let (major, minor, _) = crate::parse::kernel::version(v)?;
+    Some(if (major, minor) < (1, 8) {
+        Form::Mask
+    } else {
+        Form::List
+    })
+}
+
+/// The CPUs a line that sets the banned list or mask names; None for any other line.
+fn banned_setting(line: &str) -> Option<Vec<usize>> {
+    let l = line.trim_start();
+    let value = |v: &str| v.trim().trim_matches('"').to_string();
+    if let Some(v) = l.strip_prefix(BANNED) {
+        return Some(cpulist::parse(&value(v)).unwrap_or_default());
+    }
+    let v = l.strip_prefix(BANNED_MASK)?;
+    Some(mask::parse(&value(v)).unwrap_or_default())
+}
+
+/// The CPUs the last setting of the banned list and of the mask in `text` name (as the shell that sources it
+/// keeps the last of each).
 fn banned_cpus(text: &str) -> Vec<usize> {
-    text.lines()
-        .rev()
-        .find_map(banned_setting)
-        .and_then(|v| cpulist::parse(&v).ok())
-        .unwrap_or_default()
+    let last = |prefix: &str| {
+        text.lines()
+            .rev()
+            .filter(|l| l.trim_start().starts_with(prefix))
+            .find_map(banned_setting)
+            .unwrap_or_default()
+    };
+    let mut cpus = last(BANNED);
+    cpus.extend(last(BANNED_MASK));
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus
+}
+
+/// The lines that ban `cpus` in the form the installed irqbalance reads; both where it is not known (every
+/// version reads the mask, the list outlives it).
+fn banned_lines(host: &Host, t: &Target, cpus: &[usize], s: &mut Step) -> Vec<String> {
+    let list = format!("{BANNED}{}", cpulist::format(cpus));
+    let mask = format!("{BANNED_MASK}{}", mask::format(cpus, t.nbits()));
+    match installed(host) {
+        Some(Form::List) => vec![list],
+        Some(Form::Mask) => {
+            s.note("irqbalance before 1.8 reads the banned CPUs as a mask (IRQBALANCE_BANNED_CPUS) only");
+            vec![mask]
+        }
+        None => {
+            s.note(
+                "the installed irqbalance's version is not known (dpkg does not list it): the banned CPUs are \
+                 set both as a mask, which every version reads, and as a list, which 1.8 and later read",
+            );
+            vec![mask, list]
+        }
+    }
 }
 
 /// irqbalance (1.8 and later: IRQBALANCE_BANNED_CPULIST; before, that name is ignored) keeps IRQs off the CPUs
@@ -176,13 +239,13 @@ fn plan(host: &Host, t: &Target) -> Step {
         kernel.extend(cpulist::parse(&v).unwrap_or_default());
     }
     let covered = t.isolated.iter().all(|c| kernel.contains(c));
-    let line = if users.is_empty() && covered {
+    let lines = if users.is_empty() && covered {
         s.note(format!(
             "the running kernel isolates {} (isolated, nohz_full): irqbalance keeps IRQs off them by itself while \
              no banned list is set, so none is",
             crate::fix::cpus_named(&t.isolated)
         ));
-        None
+        Vec::new()
     } else {
         // CPUs the kernel isolates because an earlier fix asked are not the user's: they leave with that fix.
         let released = earlier.cmdline_isolated();
@@ -190,9 +253,11 @@ fn plan(host: &Host, t: &Target) -> Step {
         let mut banned = users;
         banned.extend(&t.isolated);
         banned.extend(kernel);
-        Some(format!("{BANNED}{}", cpulist::format(&banned)))
+        banned.sort_unstable();
+        banned.dedup();
+        banned_lines(host, t, &banned, &mut s)
     };
-    let new = with_banned(&text, line);
+    let new = with_banned(&text, &lines);
     if new != text {
         file(&mut s, host, IRQBALANCE_DEFAULTS, new);
         let argv = ["systemctl", "try-restart", "irqbalance.service"]
@@ -207,26 +272,77 @@ fn plan(host: &Host, t: &Target) -> Step {
     s
 }
 
-/// `text` with its banned-list settings replaced by `line` (where the first was, else next to Debian's
+/// `text` with its banned-list and mask settings replaced by `new` (where the first was, else next to Debian's
 /// commented-out example, else at the end), or taken out.
-fn with_banned(text: &str, line: Option<String>) -> String {
+fn with_banned(text: &str, new: &[String]) -> String {
     let mut lines: Vec<String> = Vec::new();
     let mut placed = false;
     for l in text.lines() {
         if banned_setting(l).is_none() {
             lines.push(l.to_string());
         } else if !placed {
-            lines.extend(line.clone());
+            lines.extend_from_slice(new);
             placed = true;
         }
     }
-    if let (false, Some(line)) = (placed, line) {
+    if !placed && !new.is_empty() {
         match lines.iter().position(|l| l.trim() == format!("#{BANNED}")) {
-            Some(i) => lines.insert(i + 1, line),
-            None => lines.push(line),
-        }
+            Some(i) => lines.splice(i + 1..i + 1, new.iter().cloned()),
+            None => lines.splice(lines.len().., new.iter().cloned()),
+        };
     }
     let mut new = lines.join("\n");
     new.push('\n');
     new
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_check_reads_the_form_the_installed_irqbalance_reads() {
+        // irqbalance runs (pid 1 here); CPU 3 is not isolated. 1.7 ignores the list, every version reads the mask
+        // first (1.9.2's setup_banned_cpus), so the mask decides where both are set.
+        let d = tempfile::tempdir().unwrap();
+        let h = Host::with_root(d.path());
+        let w = |p: &str, t: &str| h.write_atomic(p, t.as_bytes(), None).unwrap();
+        w("/proc/1/comm", "irqbalance\n");
+        let ctx = Ctx {
+            core: 3,
+            nic: None,
+            pid: None,
+            smi_seconds: None,
+        };
+        let status =
+            |v: &str| format!("Package: irqbalance\nStatus: install ok installed\nVersion: {v}\n");
+        w(IRQBALANCE_DEFAULTS, "IRQBALANCE_BANNED_CPULIST=3\n");
+        w("/var/lib/dpkg/status", &status("1.9.2-1"));
+        assert_eq!(
+            irqbalance(&h, &ctx).unwrap().status,
+            crate::checks::Status::Pass
+        );
+        w("/var/lib/dpkg/status", &status("1.7.0-5"));
+        assert_eq!(
+            irqbalance(&h, &ctx).unwrap().status,
+            crate::checks::Status::Fail
+        );
+        w(
+            IRQBALANCE_DEFAULTS,
+            "IRQBALANCE_BANNED_CPULIST=3\nIRQBALANCE_BANNED_CPUS=08\n",
+        );
+        assert_eq!(
+            irqbalance(&h, &ctx).unwrap().status,
+            crate::checks::Status::Pass
+        );
+        w("/var/lib/dpkg/status", &status("1.9.2-1"));
+        w(
+            IRQBALANCE_DEFAULTS,
+            "IRQBALANCE_BANNED_CPULIST=3\nIRQBALANCE_BANNED_CPUS=01\n",
+        );
+        assert_eq!(
+            irqbalance(&h, &ctx).unwrap().status,
+            crate::checks::Status::Fail
+        );
+    }
 }

@@ -393,3 +393,13 @@ pub fn key(iface: &str) -> String {
     let idx = std::fs::read_to_string(format!("/sys/class/net/{iface}/ifindex")).unwrap();
     format!("net{inode}-if{}", idx.trim())
 }
+
+/// The XPS masks of `iface`'s four transmit queues (the pairs of `Veth::with_queues(4)`), as sysfs gives them.
+pub fn xps(iface: &str) -> Vec<String> {
+    (0..4)
+        .map(|q| {
+            std::fs::read_to_string(format!("/sys/class/net/{iface}/queues/tx-{q}/xps_cpus"))
+                .unwrap()
+        })
+        .collect()
+}

@@ -98,7 +98,7 @@ fn a_failing_core_isolated_check_brings_the_step_with_the_command_line() {
 
 #[test]
 fn where_it_cannot_work_it_plans_nothing_and_says_why() {
-    let cases: [(Root, &str); 8] = [
+    let cases: [(Root, &str); 9] = [
         (
             root("no-cpuset", true),
             "the cpuset controller is bound to the cgroup v1 hierarchy at /sys/fs/cgroup/cpuset, not to cgroup2 \
@@ -122,7 +122,19 @@ fn where_it_cannot_work_it_plans_nothing_and_says_why() {
             },
             "/proc/mounts has cgroup2 at /sys/fs/cgroup, but /sys/fs/cgroup/cgroup.controllers cannot be read",
         ),
-        (root("v1-only", true), "cgroup2 is not mounted"),
+        (
+            root("v1-only", true),
+            "cgroup2 is not mounted (the cpuset controller is on cgroup v1 at /sys/fs/cgroup/cpuset)",
+        ),
+        (
+            {
+                // No /proc/mounts in the tree: nothing says the machine is cgroup v1.
+                let r = ready();
+                r.remove("/proc/mounts");
+                r
+            },
+            "/proc/mounts cannot be read",
+        ),
         (root("valid", false), "systemd is not the init system"),
         (
             {

@@ -1,11 +1,14 @@
 //! Issue 9: 1,000 seeded random GRUB layouts built from the shell forms real /etc/default/grub files and grub.d
 //! drop-ins use (double, single and no quotes, escaped quotes, comments, CRLF, no final newline, `export`,
 //! appends of $GRUB_CMDLINE_LINUX, ${X:+…}, drop-ins sorting before and after ours, existing isolcpus /
-//! nohz_full / rcu_nocbs with flags, ranges and `all`). For each, the command-line step of fix (the library,
-//! as `fix --only cmdline` runs it), then GRUB's effective line computed here by sourcing the files with dash
-//! and with bash as grub-mkconfig does: each managed parameter once, the RT core isolated, every other
+//! nohz_full / rcu_nocbs with flags, ranges and `all`, in either spelling: `nohz-full` is `nohz_full` to the
+//! kernel), on four-CPU machines and eight-thread ones whose RT core has an SMT sibling (numbered N+4 as Intel
+//! does, or N-1 as AMD does). For each, the command-line step of fix (the library, as `fix --only cmdline` runs
+//! it), then GRUB's effective line computed here by sourcing the files with dash and with bash as grub-mkconfig
+//! does: each managed parameter once in either spelling, the RT core and its sibling isolated, every other
 //! parameter of the user's byte-identical and in order — or the step refused with a reason and nothing
-//! changed. Then rollback: the tree identical (content, mode, owner, links, directories).
+//! changed. Then the steps that hold a CPU set (workqueues, watchdog, irqbalance, IRQ affinity): each keeps the
+//! same CPUs apart. Then rollback: the tree identical (content, mode, owner, links, directories).
 
 use crate::common;
 use common::Rng;
@@ -49,8 +52,12 @@ const PARAMS: &[&str] = &[
     "isolcpus=nohz,1",
     "nohz_full=2",
     "nohz_full=1-2",
+    "nohz-full=2",
+    "nohz-full=1,5",
     "rcu_nocbs=all",
     "rcu_nocbs=1,2",
+    "rcu-nocbs=2",
+    "rcu-nocbs=all",
     "irqaffinity=0",
 ];
 
@@ -104,13 +111,56 @@ fn file(rng: &mut Rng, lines: Vec<String>) -> Vec<u8> {
     t.into_bytes()
 }
 
-fn layout(rng: &mut Rng, dir: &Path) {
+/// The machine's CPUs and the kernel values the steps that hold a CPU set read, at their boot defaults: four
+/// CPUs, or eight threads with the RT core's SMT sibling. Returns the CPUs fix must isolate.
+fn machine(rng: &mut Rng, w: &dyn Fn(&str, &[u8])) -> Vec<usize> {
+    let (cpus, mask, isolated) = match rng.below(3) {
+        0 => ("0-3", "f", vec![CORE]),
+        1 => ("0-7", "ff", vec![CORE, CORE + 4]),
+        _ => ("0-7", "ff", vec![CORE - 1, CORE]),
+    };
+    w(
+        "sys/devices/system/cpu/online",
+        format!("{cpus}\n").as_bytes(),
+    );
+    let siblings = rmp_eval::parse::cpulist::format(&isolated);
+    for c in &isolated {
+        let topology = format!("sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list");
+        w(&topology, format!("{siblings}\n").as_bytes());
+    }
+    w(
+        "sys/devices/virtual/workqueue/cpumask",
+        format!("{mask}\n").as_bytes(),
+    );
+    w(
+        "proc/sys/kernel/watchdog_cpumask",
+        format!("{cpus}\n").as_bytes(),
+    );
+    w(
+        "proc/irq/default_smp_affinity",
+        format!("{mask}\n").as_bytes(),
+    );
+    w(
+        "proc/irq/16/smp_affinity_list",
+        format!("{cpus}\n").as_bytes(),
+    );
+    if rng.chance(80) {
+        // Debian's /etc/default/irqbalance.
+        w(
+            "etc/default/irqbalance",
+            b"#Configuration for the irqbalance daemon\n\n#IRQBALANCE_ONESHOT=\n#IRQBALANCE_BANNED_CPULIST=\n",
+        );
+    }
+    isolated
+}
+
+fn layout(rng: &mut Rng, dir: &Path) -> Vec<usize> {
     let w = |rel: &str, b: &[u8]| {
         let p = dir.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, b).unwrap();
     };
-    w("sys/devices/system/cpu/online", b"0-3\n");
+    let isolated = machine(rng, &w);
     w("proc/sys/kernel/osrelease", b"6.1.0-50-rt-amd64\n");
     if rng.chance(92) {
         let mut lines = vec!["# If you change this file, run 'update-grub'".to_string()];
@@ -142,6 +192,7 @@ fn layout(rng: &mut Rng, dir: &Path) {
             w(&format!("etc/default/grub.d/{n}"), &file(rng, lines));
         }
     }
+    isolated
 }
 
 /// GRUB_CMDLINE_LINUX and _DEFAULT after sourcing the tree's files in grub-mkconfig's order with `shell`, as
@@ -165,8 +216,17 @@ fn both(root: &Path) -> Result<Vec<String>, String> {
     dash
 }
 
-fn name(t: &str) -> &str {
-    t.split_once('=').map_or(t, |(n, _)| n)
+/// A parameter's name as the kernel compares it (kernel/params.c parameqn: `-` and `_` alike).
+fn name(t: &str) -> String {
+    t.split_once('=').map_or(t, |(n, _)| n).replace('-', "_")
+}
+
+/// The value of parameter `p` (in either spelling) on `line` the kernel acts on: the last.
+fn value<'a>(line: &'a [String], p: &str) -> &'a str {
+    line.iter()
+        .rfind(|x| name(x) == p)
+        .and_then(|x| x.split_once('='))
+        .map_or("", |(_, v)| v)
 }
 
 /// The CPUs of a list value, isolcpus flags left out.
@@ -187,7 +247,7 @@ fn one(seed: u64) -> Option<String> {
             .tempdir()
             .unwrap(),
     };
-    layout(&mut rng, r.dir.path());
+    let isolated = layout(&mut rng, r.dir.path());
     if KEEP.load(std::sync::atomic::Ordering::Relaxed) {
         let keep = tempfile::Builder::new()
             .prefix("fx-gen-keep-")
@@ -252,21 +312,25 @@ fn one(seed: u64) -> Option<String> {
         let same: Vec<&String> = line.iter().filter(|x| name(x) == name(t)).collect();
         assert_eq!(same, [t], "{} not once as fix set it: {}", name(t), ctx());
     }
-    for p in ["isolcpus", "nohz_full"] {
-        let v = line
-            .iter()
-            .find_map(|x| x.strip_prefix(&format!("{p}=")))
-            .unwrap();
+    for p in ["isolcpus", "nohz_full", "rcu_nocbs"] {
+        let v = value(&line, p);
         assert!(
-            cpus(v).contains(&CORE),
-            "{p}={v} misses core {CORE}: {}",
+            v == "all" && p == "rcu_nocbs" || isolated.iter().all(|c| cpus(v).contains(c)),
+            "{p}={v} misses one of {isolated:?}: {}",
             ctx()
         );
     }
+    let v = value(&line, "irqaffinity");
+    assert!(
+        !cpus(v).iter().any(|c| isolated.contains(c)),
+        "irqaffinity={v} holds one of {isolated:?}: {}",
+        ctx()
+    );
     let is_managed = |x: &String| state.iter().any(|t| name(t) == name(x));
     let rest: Vec<&String> = line.iter().filter(|x| !is_managed(x)).collect();
     let want: Vec<&String> = user.iter().filter(|x| !is_managed(x)).collect();
     assert_eq!(rest, want, "the user's other parameters changed: {}", ctx());
+    cpu_set_steps(&host, &r, &isolated, seed);
     // Rollback, as the command does it.
     for (path, run) in journal::load_all(&host).unwrap().iter().rev() {
         let u = undo::undo(&host, run, How::default());
@@ -283,6 +347,59 @@ fn one(seed: u64) -> Option<String> {
         "seed {seed}: {report:?}"
     );
     None
+}
+
+/// The steps that hold a CPU set, planned and applied after the command line: each keeps `isolated` apart.
+fn cpu_set_steps(host: &Host, r: &Root, isolated: &[usize], seed: u64) {
+    let req = Request {
+        core: CORE,
+        nic: None,
+        steps: vec![
+            StepId::Workqueue,
+            StepId::Sysctl,
+            StepId::Irqbalance,
+            StepId::IrqAffinity,
+        ],
+        failed: vec![],
+    };
+    let plan = plan::build(host, &req).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+    apply::apply(host, &plan, CORE, None).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+    let read = |p: &str| {
+        std::fs::read_to_string(r.path(p)).unwrap_or_else(|e| panic!("seed {seed}: {p}: {e}"))
+    };
+    let online =
+        rmp_eval::parse::cpulist::parse(read("/sys/devices/system/cpu/online").trim()).unwrap();
+    let others: Vec<usize> = online
+        .iter()
+        .copied()
+        .filter(|c| !isolated.contains(c))
+        .collect();
+    let list = rmp_eval::parse::cpulist::format(&others);
+    // The kernel's hex mask of the others, one digit for every four CPUs (at most eight here).
+    let bits: u32 = others.iter().map(|c| 1 << c).sum();
+    let mask = format!("{bits:0w$x}", w = online.len().div_ceil(4));
+    for (path, want) in [
+        ("/sys/devices/virtual/workqueue/cpumask", &mask),
+        ("/proc/sys/kernel/watchdog_cpumask", &list),
+        ("/proc/irq/default_smp_affinity", &mask),
+        ("/proc/irq/16/smp_affinity_list", &list),
+    ] {
+        assert_eq!(
+            read(path).trim(),
+            want.as_str(),
+            "seed {seed}: {path}, {isolated:?} isolated"
+        );
+    }
+    if let Ok(text) = std::fs::read_to_string(r.path("/etc/default/irqbalance")) {
+        let banned = text
+            .lines()
+            .find_map(|l| l.strip_prefix("IRQBALANCE_BANNED_CPULIST="));
+        assert_eq!(
+            banned,
+            Some(rmp_eval::parse::cpulist::format(isolated).as_str()),
+            "seed {seed}: {text}"
+        );
+    }
 }
 
 /// A debugging aid, not a test: RMP_EVAL_TEST_LAYOUT=SEED runs that one layout (the seed a failure names) and

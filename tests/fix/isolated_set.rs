@@ -177,3 +177,75 @@ fn irqbalance_is_left_to_itself_once_the_kernel_isolates_the_cpus() {
         text(&o)
     );
 }
+
+#[test]
+fn dash_spelled_parameters_are_merged_and_their_spelling_dropped() {
+    // The kernel reads `nohz-full` as `nohz_full`: the user's CPU 2 stays isolated with the core and its sibling,
+    // each parameter once; rollback gives the user's line back as it was.
+    let r = Root::desktop();
+    let grub = "GRUB_DEFAULT=0\nGRUB_CMDLINE_LINUX_DEFAULT=\"quiet\"\n\
+                GRUB_CMDLINE_LINUX=\"quiet nohz-full=2 rcu-nocbs=2\"\n";
+    r.write("/etc/default/grub", grub);
+    let start = r.tree();
+    let o = fix(&r, "3", "cmdline");
+    let line = r.grub_line();
+    assert_eq!(param(&line, "nohz_full"), "2-3,7", "{}", text(&o));
+    assert_eq!(param(&line, "rcu_nocbs"), "2-3,7");
+    assert!(
+        !line
+            .iter()
+            .any(|t| t.starts_with("nohz-full") || t.starts_with("rcu-nocbs")),
+        "{line:?}"
+    );
+    ok(&r.rmp("rollback", &["--yes"]));
+    assert_eq!(r.read("/etc/default/grub"), grub);
+    assert_eq!(common::fix::diff(&start, &r.tree()), Vec::<String>::new());
+}
+
+/// The desktop with irqbalance `version` installed, as dpkg's status file says (Debian 12's paragraph, its version
+/// changed).
+fn with_irqbalance(version: &str) -> Root {
+    let r = Root::desktop();
+    r.write(
+        "/var/lib/dpkg/status",
+        &format!(
+            "Package: irqbalance\nStatus: install ok installed\nPriority: optional\nSection: utils\n\
+             Architecture: amd64\nVersion: {version}\n\n"
+        ),
+    );
+    r
+}
+
+/// Every line of irqbalance's settings that bans CPUs, in order.
+fn banned_lines(r: &Root) -> Vec<String> {
+    r.read("/etc/default/irqbalance")
+        .lines()
+        .filter(|l| l.starts_with("IRQBALANCE_BANNED_CPU"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn irqbalance_gets_the_form_its_version_reads() {
+    // Before 1.8 irqbalance knows the mask only (CPUs 3 and 7: 88); from 1.8 on the list, which a mask would
+    // override (it is read first), so a mask of the user's own is folded into the list; unknown: both.
+    let old = with_irqbalance("1.7.0-5");
+    let start = old.tree();
+    fix(&old, "3", "irqbalance");
+    assert_eq!(banned_lines(&old), ["IRQBALANCE_BANNED_CPUS=88"]);
+    ok(&old.rmp("rollback", &["--yes"]));
+    assert_eq!(common::fix::diff(&start, &old.tree()), Vec::<String>::new());
+    let new = with_irqbalance("1.9.2-1");
+    new.write(
+        "/etc/default/irqbalance",
+        "#IRQBALANCE_BANNED_CPUS=\nIRQBALANCE_BANNED_CPUS=01\n#IRQBALANCE_BANNED_CPULIST=\n",
+    );
+    fix(&new, "3", "irqbalance");
+    assert_eq!(banned_lines(&new), ["IRQBALANCE_BANNED_CPULIST=0,3,7"]);
+    let unknown = Root::desktop();
+    fix(&unknown, "3", "irqbalance");
+    assert_eq!(
+        banned_lines(&unknown),
+        ["IRQBALANCE_BANNED_CPUS=88", "IRQBALANCE_BANNED_CPULIST=3,7"]
+    );
+}

@@ -174,6 +174,72 @@ fn without_core_the_plan_names_the_last_cpu_it_tunes() {
     );
 }
 
+/// Every key of `v`'s objects, nested ones included.
+fn keys(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                out.push(k.clone());
+                keys(x, out);
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| keys(x, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_key_of_fixs_json_is_in_docs_json_md() {
+    // The whole plan for the desktop (every step, with the cpuset partition a cgroup v2 tree gives), then the
+    // report of a fix that changed something: docs/json.md names each key, as `key` or "key".
+    let r = Root::desktop();
+    let overlay = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/cgroup/valid/.");
+    let st = Command::new("cp")
+        .args(["-a", overlay])
+        .arg(r.dir.path())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    std::fs::create_dir_all(r.path("/run/systemd/system")).unwrap();
+    let root = r.dir.path().to_str().unwrap();
+    let (code, plan) = dry(root, &["--core", "3", "--nic", "enp3s0", "--json"]);
+    assert_eq!(code, Some(0), "{plan}");
+    let o = r.rmp(
+        "fix",
+        &[
+            "--core",
+            "3",
+            "--only",
+            "workqueue",
+            "--yes",
+            "--no-measure",
+            "--json",
+        ],
+    );
+    let applied = String::from_utf8_lossy(&o.stdout).into_owned();
+    let docs =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/json.md")).unwrap();
+    let mut all = Vec::new();
+    for text in [&plan, &applied] {
+        let v: serde_json::Value =
+            serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"));
+        keys(&v, &mut all);
+    }
+    for kind in ["file", "value", "command", "partition"] {
+        assert!(
+            plan.contains(&format!("\"kind\":\"{kind}\"")),
+            "no {kind} change: {plan}"
+        );
+    }
+    all.sort();
+    all.dedup();
+    let missing: Vec<&String> = all
+        .iter()
+        .filter(|k| !docs.contains(&format!("`{k}`")) && !docs.contains(&format!("\"{k}\"")))
+        .collect();
+    assert!(missing.is_empty(), "not in docs/json.md: {missing:?}");
+}
+
 /// With no boot loader configuration the command-line step is left to the user; the cpuset step (which cannot
 /// make its partition here: cgroup v1) must then not promise that the reboot isolates the core.
 #[test]

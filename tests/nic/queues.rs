@@ -10,15 +10,6 @@ use std::time::{Duration, Instant};
 
 const RECORDS: &str = "/run/rmp-eval/queues";
 
-fn xps(iface: &str) -> Vec<String> {
-    (0..4)
-        .map(|q| {
-            std::fs::read_to_string(format!("/sys/class/net/{iface}/queues/tx-{q}/xps_cpus"))
-                .unwrap()
-        })
-        .collect()
-}
-
 fn record(iface: &str) -> std::path::PathBuf {
     std::path::Path::new(RECORDS).join(key(iface))
 }

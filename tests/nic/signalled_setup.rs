@@ -12,15 +12,6 @@ use std::time::{Duration, Instant};
 const QUEUES: &str = "/run/rmp-eval/queues";
 const XDP: &str = "/run/rmp-eval/xdp";
 
-fn xps(iface: &str) -> Vec<String> {
-    (0..4)
-        .map(|q| {
-            std::fs::read_to_string(format!("/sys/class/net/{iface}/queues/tx-{q}/xps_cpus"))
-                .unwrap()
-        })
-        .collect()
-}
-
 fn xdp_attached(iface: &str) -> bool {
     let o = std::process::Command::new("ip")
         .args(["-o", "link", "show", iface])

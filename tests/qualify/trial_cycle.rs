@@ -182,3 +182,38 @@ fn a_trial_boot_that_did_not_come_up_is_recorded_and_leaves_the_default_as_it_wa
         text(&out)
     );
 }
+
+#[test]
+fn rollback_after_grub_booted_the_trial_restores_grubenv_without_force() {
+    let r = planned();
+    let start = r.tree();
+    assert!(resume(&r).contains("trial boot armed"));
+    // The trial boot: grub.cfg's header cleared next_entry with save_env (in place, padded to 1024 bytes).
+    let env = r.read("/boot/grub/grubenv");
+    let mut cleared = env
+        .replacen("next_entry=rmp-eval-trial\n", "next_entry=\n", 1)
+        .into_bytes();
+    cleared.resize(1024, b'#');
+    assert_ne!(cleared, env.as_bytes());
+    std::fs::write(r.path("/boot/grub/grubenv"), &cleared).unwrap();
+    boot_trial(&r);
+    // The engineer gives up before qualify judged the trial: an ordinary rollback puts every byte back.
+    let o = r.rmp("rollback", &["--yes"]);
+    ok(&o);
+    assert!(!text(&o).contains("changed since fix"), "{}", text(&o));
+    assert_eq!(
+        std::fs::read(r.path("/boot/grub/grubenv")).unwrap(),
+        samples("grubenv-debian12-rt-qemu.bin")
+    );
+    assert!(!r.exists("/boot/grub/custom.cfg"));
+    let mut want = start.clone();
+    want.remove(STATE.trim_start_matches('/'));
+    for f in ["proc/cmdline", "proc/sys/kernel/random/boot_id"] {
+        want.remove(f);
+    }
+    let mut now = r.tree();
+    for f in ["proc/cmdline", "proc/sys/kernel/random/boot_id"] {
+        now.remove(f);
+    }
+    assert_eq!(diff(&want, &now), Vec::<String>::new());
+}

@@ -11,7 +11,7 @@ use super::file_content::{Content, SavedFile};
 use super::{Entry, How, Restored, Took, dir};
 use crate::error::Result;
 use crate::host::{FileMeta, Host};
-use crate::tunable::cmdline::boot::tokens;
+use crate::tunable::cmdline::boot::{grub_trial, tokens};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileChange {
@@ -142,7 +142,9 @@ pub(crate) fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
         return Ok(Restored::Unchanged);
     }
     let edited = match (&s.written, &now) {
-        (Some(w), Some(n)) => w.bytes() != n.as_slice(),
+        (Some(w), Some(n)) => {
+            w.bytes() != n.as_slice() && !grub_trial::cleared_by_grub(&s.path, w.bytes(), n)
+        }
         (Some(_), None) => true,
         (None, _) => false,
     };

@@ -75,8 +75,8 @@ fn read(path: &str, bytes: &[u8], vars: &mut Vars) -> Result<(), GrubError> {
     shell::source(path, text, vars).map_err(GrubError::Read)
 }
 
-/// What our drop-in does when sourced: with the state file non-empty, every parameter named in it is taken out
-/// of both variables (a word ends at a blank outside double quotes; the blanks before a kept word stay, leading
+/// What our drop-in does when sourced: with the state file non-empty, every parameter named in it (in either
+/// spelling, `-` or `_`) is taken out of both variables (a word ends at a blank outside double quotes; the blanks before a kept word stay, leading
 /// and trailing ones go), and the state's line (without its final newlines) is appended to _DEFAULT.
 fn ours(vars: &mut Vars, state: &[u8]) -> Result<(), GrubError> {
     if state.is_empty() {
@@ -89,7 +89,7 @@ fn ours(vars: &mut Vars, state: &[u8]) -> Result<(), GrubError> {
     let mut names: String = params
         .split([' ', '\t', '\n'])
         .filter(|w| !w.is_empty())
-        .map(|w| format!(" {}", w.split('=').next().unwrap_or(w)))
+        .map(|w| format!(" {}", name_of(w)))
         .collect();
     names.push(' ');
     for var in [LINUX, LINUX_DEFAULT] {
@@ -110,7 +110,12 @@ fn ours(vars: &mut Vars, state: &[u8]) -> Result<(), GrubError> {
     Ok(())
 }
 
-/// `line` without the words whose name (up to the first `=`) is in `names` (" a b "), as the drop-in's
+/// A word's name up to the first `=`, every `-` as `_` (the drop-in's rmp_eval_name).
+fn name_of(word: &str) -> String {
+    word.split('=').next().unwrap_or(word).replace('-', "_")
+}
+
+/// `line` without the words whose name (as `name_of` gives it) is in `names` (" a b "), as the drop-in's
 /// rmp_eval_drop does it.
 fn without(line: &str, names: &str) -> String {
     let blank = |c: char| matches!(c, ' ' | '\t' | '\n');
@@ -133,8 +138,7 @@ fn without(line: &str, names: &str) -> String {
             .map_or(rest.len(), |(i, _)| i);
         let word = &rest[..end];
         rest = &rest[end..];
-        let name = word.split('=').next().unwrap_or(word);
-        if !names.contains(&format!(" {name} ")) {
+        if !names.contains(&format!(" {} ", name_of(word))) {
             if !kept.is_empty() {
                 kept.push_str(sep);
             }

@@ -105,6 +105,22 @@ pub(crate) fn with_next_entry(env: Option<&[u8]>) -> Result<Vec<u8>, NoTrial> {
     Ok(bytes)
 }
 
+/// Whether `now` is grubenv as fix wrote it (`written`) after GRUB booted the trial: grub.cfg's header clears
+/// next_entry with save_env (the value emptied in place, the block padded back to its size), grub-editenv
+/// unsets it (the line gone). That is the trial working, not someone's edit: rollback restores the file.
+pub(crate) fn cleared_by_grub(path: &str, written: &[u8], now: &[u8]) -> bool {
+    let set = format!("next_entry={TRIAL_ID}\n");
+    let text = String::from_utf8_lossy(written);
+    if path != GRUBENV || written.len() != ENV_SIZE || !text.contains(&set) {
+        return false;
+    }
+    ["next_entry=\n", ""].iter().any(|cleared| {
+        let mut b = text.replacen(&set, cleared, 1).into_bytes();
+        b.resize(ENV_SIZE, b'#');
+        b == now
+    })
+}
+
 /// Whether GRUB can clear next_entry where grubenv lives: not on btrfs, ZFS, LVM or software RAID.
 fn save_env_works(mounts: &str) -> Result<(), NoTrial> {
     let best = mounts
