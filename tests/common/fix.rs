@@ -92,17 +92,29 @@ impl Root {
     /// The untuned capture with tests/fixtures/cgroup/OVERLAY laid over it (a cgroup tree of another layout).
     pub fn untuned_with_cgroup(overlay: &str) -> Root {
         let r = Root::untuned();
+        r.overlay_cgroup(overlay);
+        r
+    }
+
+    /// The desktop capture on systemd with a valid cgroup v2 tree (where the cpuset step plans a partition).
+    pub fn desktop_with_cgroup_v2() -> Root {
+        let r = Root::desktop();
+        r.overlay_cgroup("valid");
+        std::fs::create_dir_all(r.path("/run/systemd/system")).unwrap();
+        r
+    }
+
+    fn overlay_cgroup(&self, overlay: &str) {
         let src = format!(
             "{}/tests/fixtures/cgroup/{overlay}/.",
             env!("CARGO_MANIFEST_DIR")
         );
         let st = Command::new("cp")
             .args(["-a", &src])
-            .arg(r.dir.path())
+            .arg(self.dir.path())
             .status()
             .unwrap();
         assert!(st.success(), "cp -a {src}");
-        r
     }
 
     pub fn path(&self, abs: &str) -> PathBuf {

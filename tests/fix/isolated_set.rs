@@ -97,15 +97,7 @@ fn every_step_keeps_the_core_and_its_sibling_apart() {
 
 #[test]
 fn the_cpuset_partition_holds_the_core_and_its_sibling() {
-    let r = Root::desktop();
-    let overlay = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/cgroup/valid/.");
-    let st = std::process::Command::new("cp")
-        .args(["-a", overlay])
-        .arg(r.dir.path())
-        .status()
-        .unwrap();
-    assert!(st.success());
-    std::fs::create_dir_all(r.path("/run/systemd/system")).unwrap();
+    let r = Root::desktop_with_cgroup_v2();
     let o = r.rmp("fix", &["--core", "3", "--only", "cpuset", "--dry-run"]);
     let out = text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}");

@@ -192,15 +192,7 @@ fn keys(v: &serde_json::Value, out: &mut Vec<String>) {
 fn every_key_of_fixs_json_is_in_docs_json_md() {
     // The whole plan for the desktop (every step, with the cpuset partition a cgroup v2 tree gives), then the
     // report of a fix that changed something: docs/json.md names each key, as `key` or "key".
-    let r = Root::desktop();
-    let overlay = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/cgroup/valid/.");
-    let st = Command::new("cp")
-        .args(["-a", overlay])
-        .arg(r.dir.path())
-        .status()
-        .unwrap();
-    assert!(st.success());
-    std::fs::create_dir_all(r.path("/run/systemd/system")).unwrap();
+    let r = Root::desktop_with_cgroup_v2();
     let root = r.dir.path().to_str().unwrap();
     let (code, plan) = dry(root, &["--core", "3", "--nic", "enp3s0", "--json"]);
     assert_eq!(code, Some(0), "{plan}");
