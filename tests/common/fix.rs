@@ -287,3 +287,15 @@ impl Drop for Link {
         let _ = Command::new("ip").args(["link", "del", &self.0]).status();
     }
 }
+
+/// The command line fix's plan says GRUB's normal entries get (the backquoted value of the note "GRUB, normal
+/// entries, after:", which the plan may have moved whole to the next line).
+pub fn grub_after_note(plan: &str) -> String {
+    let at = plan
+        .find("note: GRUB, normal entries, after:")
+        .unwrap_or_else(|| panic!("no after: note in {plan}"));
+    let rest = &plan[at..];
+    let open = rest.find('`').expect("a backquoted command line") + 1;
+    let close = open + rest[open..].find('`').expect("its closing backquote");
+    rest[open..close].to_string()
+}

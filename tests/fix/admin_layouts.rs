@@ -250,12 +250,9 @@ fn d5_a_drop_in_sorting_after_ours() {
     assert_eq!(values(&line, "nohz_full"), ["3"], "{line:?}");
     assert!(line.contains(&"splash".to_string()), "{line:?}");
     let said = out(&o);
-    let after = said
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("note: GRUB, normal entries, after: "))
-        .unwrap();
+    let after = common::fix::grub_after_note(&said);
     assert_eq!(
-        kernel_tokens(after),
+        kernel_tokens(&after),
         line,
         "the plan's after: line is what GRUB gets"
     );

@@ -36,11 +36,8 @@ fn cloud_dropin_existing_isolcpus_and_quotes() {
     );
     // The plan's own evaluation of GRUB agrees with the shells.
     let out = String::from_utf8_lossy(&o.stdout);
-    let after = out
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("note: GRUB, normal entries, after: "))
-        .unwrap();
-    assert_eq!(fix_support::kernel_tokens(after), line);
+    let after = common::fix::grub_after_note(&out);
+    assert_eq!(fix_support::kernel_tokens(&after), line);
     r.rolls_back_to(&start);
 }
 

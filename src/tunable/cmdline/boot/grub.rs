@@ -257,11 +257,11 @@ fn plan(host: &Host, want: &Want, s: &mut Step) -> Result<(), NoHousekeeping> {
         }));
     }
     s.note(format!(
-        "GRUB, normal entries, now:   {}",
+        "GRUB, normal entries, now:   `{}`",
         before.params().join(" ")
     ));
     s.note(format!(
-        "GRUB, normal entries, after: {}",
+        "GRUB, normal entries, after: `{}`",
         after.params().join(" ")
     ));
     skipped_notes(s, &skipped);
