@@ -7,24 +7,11 @@
 use crate::common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::check::*;
 
 fn copy(name: &str) -> (tempfile::TempDir, PathBuf) {
-    let d = tempfile::Builder::new()
-        .prefix("ck-closed")
-        .tempdir()
-        .unwrap();
-    let st = Command::new("cp")
-        .arg("-a")
-        .arg(fixture(name))
-        .arg(d.path().join("root"))
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let root = d.path().join("root");
-    (d, root)
+    fixture_copy(name)
 }
 
 fn at(root: &Path, path: &str) -> PathBuf {

@@ -6,23 +6,11 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::Command;
 
 use common::check::*;
 
 fn copy_fixture(name: &str) -> tempfile::TempDir {
-    let d = tempfile::Builder::new()
-        .prefix("ck-verdict")
-        .tempdir()
-        .unwrap();
-    let st = Command::new("cp")
-        .arg("-a")
-        .arg(fixture(name))
-        .arg(d.path().join("root"))
-        .status()
-        .unwrap();
-    assert!(st.success());
-    d
+    fixture_copy(name).0
 }
 
 fn finding<'a>(doc: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {

@@ -89,3 +89,20 @@ pub fn verdict(doc: &serde_json::Value, id: &str) -> (String, String) {
 pub fn status(doc: &serde_json::Value, id: &str) -> String {
     verdict(doc, id).0
 }
+
+/// A copy of fixture `name` at DIR/root, to change as a test needs: the directory (removed when dropped) and the root.
+pub fn fixture_copy(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let d = tempfile::Builder::new()
+        .prefix("ck-copy")
+        .tempdir()
+        .unwrap();
+    let st = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(fixture(name))
+        .arg(d.path().join("root"))
+        .status()
+        .unwrap();
+    assert!(st.success(), "cp -a {name}");
+    let root = d.path().join("root");
+    (d, root)
+}
