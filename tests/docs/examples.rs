@@ -80,7 +80,10 @@ fn parse_marker(file: &Path, head: &str, body: &[&str]) -> Example {
             Some(("tail", n)) => ex.tail = Some(n.parse().unwrap()),
             None if word == "live" => ex.kind = Kind::Live,
             None if word == "manual" => ex.kind = Kind::Manual,
-            _ => panic!("{}: unknown word {word:?} in an example marker", file.display()),
+            _ => panic!(
+                "{}: unknown word {word:?} in an example marker",
+                file.display()
+            ),
         }
     }
     for line in body {
@@ -94,7 +97,11 @@ fn parse_marker(file: &Path, head: &str, body: &[&str]) -> Example {
             panic!("{}: example marker line {line:?}", file.display());
         }
     }
-    assert!(!ex.commands.is_empty(), "{}: an example marker without a `$ ` command", file.display());
+    assert!(
+        !ex.commands.is_empty(),
+        "{}: an example marker without a `$ ` command",
+        file.display()
+    );
     ex
 }
 
@@ -109,7 +116,9 @@ fn examples_in(file: &Path) -> Vec<Example> {
             i += 1;
             continue;
         };
-        let end = (i..lines.len()).find(|&j| lines[j].trim() == "-->").expect("an unclosed example marker");
+        let end = (i..lines.len())
+            .find(|&j| lines[j].trim() == "-->")
+            .expect("an unclosed example marker");
         let mut ex = parse_marker(file, head, &lines[i + 1..end]);
         let open = end + 1;
         assert!(
@@ -118,9 +127,14 @@ fn examples_in(file: &Path) -> Vec<Example> {
             file.display(),
             open + 1
         );
-        let close = (open + 1..lines.len()).find(|&j| lines[j].starts_with("```")).expect("an unclosed block");
+        let close = (open + 1..lines.len())
+            .find(|&j| lines[j].starts_with("```"))
+            .expect("an unclosed block");
         ex.block = open..close + 1;
-        ex.shown = lines[open + 1..close].iter().map(|s| s.to_string()).collect();
+        ex.shown = lines[open + 1..close]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         out.push(ex);
         i = close + 1;
     }
@@ -155,13 +169,24 @@ fn render(ex: &Example, results: Option<&Path>, whole: bool) -> Vec<String> {
     script += "exit 0\n";
     let mut cmd = Command::new("bash");
     cmd.arg("-c").arg(&script).current_dir(dir.path());
-    cmd.env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default()));
+    cmd.env(
+        "PATH",
+        format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        ),
+    );
     cmd.env("NO_COLOR", "1").env_remove("COLUMNS");
     if let Some(r) = results {
         cmd.env(common::RESULTS_ENV, r);
     }
     let st = cmd.status().unwrap();
-    assert!(st.success(), "{}: the example's script failed: {script}", ex.file.display());
+    assert!(
+        st.success(),
+        "{}: the example's script failed: {script}",
+        ex.file.display()
+    );
     let mut shown = vec![];
     for (i, c) in ex.commands.iter().enumerate() {
         shown.push(format!("$ {c}"));
@@ -210,7 +235,13 @@ fn shape(line: &str) -> Option<String> {
             .trim_end_matches('|')
             .split('|')
             .map(|c| c.trim())
-            .map(|c| if c.contains(|x: char| x.is_ascii_digit()) { "N".to_string() } else { c.to_string() })
+            .map(|c| {
+                if c.contains(|x: char| x.is_ascii_digit()) {
+                    "N".to_string()
+                } else {
+                    c.to_string()
+                }
+            })
             .collect();
         return Some(format!("| {} |", cells.join(" | ")));
     }
@@ -222,7 +253,10 @@ fn shape(line: &str) -> Option<String> {
     }
     // A check's row is "name   status   detail": its name is the format, the detail is the machine's.
     let column = t.find("   ").unwrap_or(t.len());
-    let cut = t.find(|c: char| c.is_ascii_digit() || c == ':').unwrap_or(t.len()).min(column);
+    let cut = t
+        .find(|c: char| c.is_ascii_digit() || c == ':')
+        .unwrap_or(t.len())
+        .min(column);
     let words: Vec<&str> = t[..cut].split_whitespace().collect();
     Some(words.join(" "))
 }
@@ -267,12 +301,24 @@ fn fixture_examples_are_what_the_binary_prints() {
     if blessing() {
         return bless(&[Kind::Fixture]);
     }
-    let exs: Vec<Example> = all_examples().into_iter().filter(|e| e.kind == Kind::Fixture).collect();
-    assert!(exs.len() >= 4, "the README's and the guide's fixture examples are marked: {}", exs.len());
+    let exs: Vec<Example> = all_examples()
+        .into_iter()
+        .filter(|e| e.kind == Kind::Fixture)
+        .collect();
+    assert!(
+        exs.len() >= 4,
+        "the README's and the guide's fixture examples are marked: {}",
+        exs.len()
+    );
     for ex in exs {
         let now = shapes(&render(&ex, None, false));
         let shown = shapes(&ex.shown);
-        assert_eq!(shown, now, "{}: the example's lines are not the binary's; {REGENERATE}", where_(&ex));
+        assert_eq!(
+            shown,
+            now,
+            "{}: the example's lines are not the binary's; {REGENERATE}",
+            where_(&ex)
+        );
     }
 }
 
@@ -285,7 +331,10 @@ fn live_examples_have_the_binary_format() {
         }
         return;
     }
-    let exs: Vec<Example> = all_examples().into_iter().filter(|e| e.kind == Kind::Live).collect();
+    let exs: Vec<Example> = all_examples()
+        .into_iter()
+        .filter(|e| e.kind == Kind::Live)
+        .collect();
     assert!(!exs.is_empty(), "the README's run example is marked live");
     if !common::require_root("live examples") {
         return;
@@ -295,7 +344,12 @@ fn live_examples_have_the_binary_format() {
     for ex in exs {
         let now = shapes(&render(&ex, Some(results.path()), true));
         // What a live run lists under a heading (the interrupts, threads and wrapped text) is this moment's.
-        let headings: Vec<String> = ex.shown.iter().filter(|l| !l.starts_with([' ', '\t'])).cloned().collect();
+        let headings: Vec<String> = ex
+            .shown
+            .iter()
+            .filter(|l| !l.starts_with([' ', '\t']))
+            .cloned()
+            .collect();
         for s in shapes(&headings) {
             assert!(
                 now.contains(&s),
@@ -310,13 +364,19 @@ fn live_examples_have_the_binary_format() {
 #[test]
 fn the_shape_of_a_line_is_its_format_not_its_numbers() {
     let s = |l: &str| shape(l).unwrap();
-    assert_eq!(s("| Cyclic |  9830 |   9643 | 9895.4 |"), s("| Cyclic | 1 | 2 | 3.5 |"));
+    assert_eq!(
+        s("| Cyclic |  9830 |   9643 | 9895.4 |"),
+        s("| Cyclic | 1 | 2 | 3.5 |")
+    );
     assert_ne!(
         s("| Label  | Count | < 125us | Max Latency | index |"),
         s("| Label  | Count | < 125us | Max dev | at |")
     );
     assert_eq!(s("Verdict: fail — 187 period(s)"), "Verdict");
-    assert_eq!(s("Cyclic max period: 10895.4us at index 188"), "Cyclic max period");
+    assert_eq!(
+        s("Cyclic max period: 10895.4us at index 188"),
+        "Cyclic max period"
+    );
     assert_eq!(shape("    wrapped text of the line above"), None);
     assert_eq!(s("|--------+-------|"), "|- 2 columns");
 }
@@ -328,7 +388,9 @@ fn every_example_of_a_command_is_marked() {
         let lines: Vec<&str> = text.lines().collect();
         for (i, w) in lines.windows(2).enumerate() {
             let shows_a_command = w[0].starts_with("```")
-                && ["$ rmp-eval", "$ sudo rmp-eval", "$ sudo ip netns exec"].iter().any(|p| w[1].starts_with(p));
+                && ["$ rmp-eval", "$ sudo rmp-eval", "$ sudo ip netns exec"]
+                    .iter()
+                    .any(|p| w[1].starts_with(p));
             let marked = i > 0 && lines[i - 1] == "-->";
             assert!(
                 !shows_a_command || marked,
