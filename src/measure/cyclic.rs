@@ -386,14 +386,34 @@ mod tests {
             receive_cpu: 1,
         };
         let spec = RunSpec::default();
-        let root = |t: &str| Host::with_root(format!("{}/tests/fixtures/{t}", env!("CARGO_MANIFEST_DIR")));
-        let isolated = settle(&root("debian12-rt-qemu-isolated"), &spec, at, counted(), None);
+        let root =
+            |t: &str| Host::with_root(format!("{}/tests/fixtures/{t}", env!("CARGO_MANIFEST_DIR")));
+        let isolated = settle(
+            &root("debian12-rt-qemu-isolated"),
+            &spec,
+            at,
+            counted(),
+            None,
+        );
         let cal = remedy(&isolated, "CAL");
         assert_eq!(cal.len(), 3, "run, worst window, suspects");
-        assert!(cal.iter().all(|r| r.kind == RemedyKind::None && r.why.contains("already isolated")));
+        assert!(
+            cal.iter()
+                .all(|r| r.kind == RemedyKind::None && r.why.contains("already isolated"))
+        );
         // What the step still removes keeps its remedy.
-        assert!(remedy(&isolated, "virtio1-input.0").iter().all(|r| r.id == "irq_affinity"));
-        let untuned = settle(&root("debian12-rt-qemu-untuned"), &spec, at, counted(), None);
+        assert!(
+            remedy(&isolated, "virtio1-input.0")
+                .iter()
+                .all(|r| r.id == "irq_affinity")
+        );
+        let untuned = settle(
+            &root("debian12-rt-qemu-untuned"),
+            &spec,
+            at,
+            counted(),
+            None,
+        );
         assert!(remedy(&untuned, "CAL").iter().all(|r| r.id == "cmdline"));
     }
 
@@ -406,7 +426,11 @@ mod tests {
         for name in ["CAL", "RES"] {
             let r = remedy(&i, name);
             assert!(!r.is_empty());
-            assert!(r.iter().all(|r| r.kind == RemedyKind::None && r.why.contains("receiver")), "{r:?}");
+            assert!(
+                r.iter()
+                    .all(|r| r.kind == RemedyKind::None && r.why.contains("receiver")),
+                "{r:?}"
+            );
         }
     }
 }

@@ -277,7 +277,10 @@ impl Interference {
 
     /// Every source the result shows: the run's, the worst window's and the suspects.
     fn shown_mut(&mut self) -> impl Iterator<Item = &mut Source> {
-        let window = self.worst_window.iter_mut().flat_map(|w| w.sources.iter_mut());
+        let window = self
+            .worst_window
+            .iter_mut()
+            .flat_map(|w| w.sources.iter_mut());
         self.sources
             .iter_mut()
             .chain(window)
@@ -298,7 +301,9 @@ impl Interference {
     /// or as cross-CPU calls, the run's own, not another task's or the kernel's (after `settle_suspects`).
     pub(crate) fn settle_receiver(&mut self) {
         for s in self.shown_mut() {
-            if s.kind == SourceKind::Interrupt && (s.name == "RES" || cause::is_cross_cpu_call(&s.name)) {
+            if s.kind == SourceKind::Interrupt
+                && (s.name == "RES" || cause::is_cross_cpu_call(&s.name))
+            {
                 s.remedy = cause::for_receiver_wakeup(&s.name);
             }
         }
