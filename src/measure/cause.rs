@@ -110,7 +110,7 @@ pub(crate) fn for_arch(name: &str) -> Remedy {
             "the program on the core changed its memory mappings from another thread (TLB shootdown): keep \
              memory allocated and locked for the program's life",
         ),
-        "CAL" | "IWI" | "call_function" | "call_function_single" | "irq_work" => Remedy::fix(
+        n if is_cross_cpu_call(n) => Remedy::fix(
             StepId::Cmdline,
             "isolcpus=/nohz_full= keep cross-CPU kernel work away",
         ),
@@ -124,6 +124,35 @@ pub(crate) fn for_own(name: &str) -> Remedy {
     Remedy::none(&format!(
         "rmp-eval's own {name}: it read the core's SMI counter from another CPU (the RT thread could not); not the \
          machine's, nothing to fix"
+    ))
+}
+
+/// Whether a non-device interrupt (a /proc/interrupts row or an irq_vectors/ipi event) is a cross-CPU call: work
+/// another CPU asked the core to do.
+pub(crate) fn is_cross_cpu_call(name: &str) -> bool {
+    matches!(
+        name,
+        "CAL" | "IWI" | "call_function" | "call_function_single" | "irq_work"
+    )
+}
+
+/// A cross-CPU call on a core the command line already isolates (isolcpus= and nohz_full= in force): the step that
+/// sets them is done and cannot stop it, so it is not named again.
+pub(crate) fn for_call_on_isolated(name: &str) -> Remedy {
+    Remedy::none(&format!(
+        "{name} on a core already isolated (isolcpus=, nohz_full=): kernel work meant for every CPU (code \
+         patching, expedited RCU, a flush of another CPU's caches or TLB) still reaches it; no boot parameter \
+         stops it; the counters do not say which CPU or task sent it"
+    ))
+}
+
+/// A wakeup interrupt (RES, or a cross-CPU call carrying a queued wakeup) in a NIC run whose receiver thread runs
+/// on the core: the receive path on another CPU wakes the receiver there, as it must for each reply.
+pub(crate) fn for_receiver_wakeup(name: &str) -> Remedy {
+    Remedy::none(&format!(
+        "{name}: the run's own receiver thread on this core is woken by the receive path on the CPU that took the \
+         NIC's interrupt (a wakeup from another CPU is an interrupt here); part of what a NIC run measures, not \
+         another task; with --trace the receive path names the waking CPU and task"
     ))
 }
 

@@ -296,6 +296,11 @@ fn join_all(threads: Vec<Joined>) -> Result<(Vec<Series>, Ended)> {
 }
 
 /// The counters' run totals with their suspects and the tick truth, read against check's nohz_full verdict.
+/// Whether `check` passes for the run's core.
+fn passes(host: &Host, ctx: &crate::checks::Ctx, check: &crate::checks::Check) -> bool {
+    (check.evaluate)(host, ctx).is_ok_and(|a| a.status == crate::checks::Status::Pass)
+}
+
 pub(crate) fn settle(
     host: &Host,
     spec: &RunSpec,
@@ -321,6 +326,9 @@ pub(crate) fn settle(
         Err(crate::checks::Unknown(why)) => ("unknown".to_string(), why),
     };
     i.settle_suspects(u32::from(spec.send_priority));
+    if nohz.0 == "pass" && passes(host, &ctx, &crate::tunable::cmdline::CORE_ISOLATED) {
+        i.settle_isolated();
+    }
     i.settle_firmware();
     i.settle_ticks(
         (nohz.0.as_str(), nohz.1.as_str()),
@@ -329,4 +337,100 @@ pub(crate) fn settle(
         traced_ticks,
     );
     i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::cause::RemedyKind;
+    use crate::measure::interference_report::{Source, SourceKind, Window};
+
+    /// A run whose worst window held CAL, RES and a device IRQ on CPU 1, as the counters report them.
+    fn counted() -> Interference {
+        let w = Window {
+            seconds: 1.0,
+            worst_wakeup_us: Some(80.0),
+            sources: vec![
+                Source::new(SourceKind::Interrupt, "CAL".into(), None, 3, 1.0),
+                Source::new(SourceKind::Interrupt, "RES".into(), None, 2, 1.0),
+                Source::new(SourceKind::Irq, "virtio1-input.0".into(), Some(28), 1, 1.0),
+            ],
+            ..Window::default()
+        };
+        let mut i = Interference {
+            cpu: 1,
+            worst_window: Some(w.clone()),
+            ..Default::default()
+        };
+        i.add(&w);
+        i
+    }
+
+    fn remedy<'a>(i: &'a Interference, name: &str) -> Vec<&'a crate::measure::cause::Remedy> {
+        let w = i.worst_window.iter().flat_map(|w| &w.sources);
+        i.sources
+            .iter()
+            .chain(w)
+            .chain(&i.suspects)
+            .filter(|s| s.name == name)
+            .map(|s| &s.remedy)
+            .collect()
+    }
+
+    /// The captured RT guest with CPU 1 isolated by fix (isolcpus, nohz_full on its command line): a CAL there is
+    /// never sent to `fix --only cmdline`, which is in force; on the untuned guest it is.
+    #[test]
+    fn a_cross_cpu_call_on_a_core_already_isolated_is_not_sent_to_fix() {
+        let at = Placement {
+            core: 1,
+            receive_cpu: 1,
+        };
+        let spec = RunSpec::default();
+        let root =
+            |t: &str| Host::with_root(format!("{}/tests/fixtures/{t}", env!("CARGO_MANIFEST_DIR")));
+        let isolated = settle(
+            &root("debian12-rt-qemu-isolated"),
+            &spec,
+            at,
+            counted(),
+            None,
+        );
+        let cal = remedy(&isolated, "CAL");
+        assert_eq!(cal.len(), 3, "run, worst window, suspects");
+        assert!(
+            cal.iter()
+                .all(|r| r.kind == RemedyKind::None && r.why.contains("already isolated"))
+        );
+        // What the step still removes keeps its remedy.
+        assert!(
+            remedy(&isolated, "virtio1-input.0")
+                .iter()
+                .all(|r| r.id == "irq_affinity")
+        );
+        let untuned = settle(
+            &root("debian12-rt-qemu-untuned"),
+            &spec,
+            at,
+            counted(),
+            None,
+        );
+        assert!(remedy(&untuned, "CAL").iter().all(|r| r.id == "cmdline"));
+    }
+
+    /// A NIC run with its receiver on the core: RES and CAL are the receiver's own wakeups, never a fix step.
+    #[test]
+    fn a_receivers_wakeups_are_the_runs_own() {
+        let mut i = counted();
+        i.settle_suspects(42);
+        i.settle_receiver();
+        for name in ["CAL", "RES"] {
+            let r = remedy(&i, name);
+            assert!(!r.is_empty());
+            assert!(
+                r.iter()
+                    .all(|r| r.kind == RemedyKind::None && r.why.contains("receiver")),
+                "{r:?}"
+            );
+        }
+    }
 }

@@ -6,7 +6,8 @@
 # A scenario's guest is amd64 unless its directory has a file `arch` saying arm64 (Debian arm64 on qemu's virt
 # machine, UEFI + GRUB EFI; build-image-arm64.sh). Environment: RMP_VM_ARCH = amd64 (default), arm64 or all:
 # the architectures whose scenarios run by default; RMP_VM_CACHE (default /var/cache/rmp-eval-vm),
-# RMP_VM_BOOT_TIMEOUT (s per boot), RMP_VM_LIST=1 only prints the scenarios that would run (with their arch), RMP_VM_KEEP=1 keeps the work directory (console logs, the guest's records) for
+# RMP_VM_BOOT_TIMEOUT (s per boot), RMP_VM_LONG=1 also runs the long scenarios (a file `long` in their directory:
+# left out of the default set, which CI runs, unless this is set; naming one runs it), RMP_VM_LIST=1 only prints the scenarios that would run (with their arch), RMP_VM_KEEP=1 keeps the work directory (console logs, the guest's records) for
 # a post-mortem, RMP_VM_DEB=FILE / RMP_VM_DEB_ARM64=FILE install that package instead of building one from this tree.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -28,6 +29,7 @@ names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
     for d in "$VM_DIR"/scenarios/*/; do
         n=$(basename "$d")
+        [ -f "$d/long" ] && [ "${RMP_VM_LONG:-0}" != 1 ] && continue
         case " $wanted " in *" $(scenario_arch "$n") "*) names+=("$n") ;; esac
     done
 fi
@@ -80,6 +82,14 @@ for name in "${names[@]}"; do
     mkdir -p "$share/pkg" "$share/out"
     cp "${deb[$VM_ARCH]}" "$share/pkg/"
     cp "$VM_DIR/guest/common.sh" "$sdir/guest.sh" "$share/"
+    # What a scenario brings from the host (a tool the image lacks): its share.sh fills the share.
+    if [ -f "$sdir/share.sh" ] && ! bash "$sdir/share.sh" "$share"; then
+        echo "FAIL $name: its share.sh failed"
+        failed=1 nfail=$((nfail + 1))
+        continue
+    fi
+    # A scenario whose boot runs longer than the default timeout says how long one may take (file boot-timeout, s).
+    BOOT_TIMEOUT=${RMP_VM_BOOT_TIMEOUT:-$(cat "$sdir/boot-timeout" 2>/dev/null || echo 900)}
     qemu-img create -q -f qcow2 -b "${base[$VM_ARCH]}" -F qcow2 "$dir/disk.qcow2"
     log "scenario $name ($VM_ARCH)"
     # How the guest boots: amd64 from its disk (BIOS, GRUB); arm64 through the UEFI firmware and GRUB EFI, or, for

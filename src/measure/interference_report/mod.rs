@@ -275,6 +275,40 @@ impl Interference {
         });
     }
 
+    /// Every source the result shows: the run's, the worst window's and the suspects.
+    fn shown_mut(&mut self) -> impl Iterator<Item = &mut Source> {
+        let window = self
+            .worst_window
+            .iter_mut()
+            .flat_map(|w| w.sources.iter_mut());
+        self.sources
+            .iter_mut()
+            .chain(window)
+            .chain(self.suspects.iter_mut())
+    }
+
+    /// The command line already isolates the core (isolcpus=, nohz_full= in force): a cross-CPU call's remedy says
+    /// that no boot parameter stops it instead of naming the step that set them (after `settle_suspects`).
+    pub(crate) fn settle_isolated(&mut self) {
+        for s in self.shown_mut() {
+            if s.kind == SourceKind::Interrupt && cause::is_cross_cpu_call(&s.name) {
+                s.remedy = cause::for_call_on_isolated(&s.name);
+            }
+        }
+    }
+
+    /// A NIC run whose receiver thread runs on the core: its wakeups from the CPU that took the reply come as RES
+    /// or as cross-CPU calls, the run's own, not another task's or the kernel's (after `settle_suspects`).
+    pub(crate) fn settle_receiver(&mut self) {
+        for s in self.shown_mut() {
+            if s.kind == SourceKind::Interrupt
+                && (s.name == "RES" || cause::is_cross_cpu_call(&s.name))
+            {
+                s.remedy = cause::for_receiver_wakeup(&s.name);
+            }
+        }
+    }
+
     /// Picks the suspects of the worst window for a loop at `loop_prio`.
     pub(crate) fn settle_suspects(&mut self, loop_prio: u32) {
         self.suspects = self

@@ -134,7 +134,13 @@ pub(crate) fn run(
     let mut r = results.at_end(series, &rtts, (&ended, drift, sync0), &shared, &s);
     r.interference = counted
         .filter(|_| args.counters)
-        .map(|c| super::cyclic::settle(host, args, at, c, None));
+        .map(|c| super::cyclic::settle(host, args, at, c, None))
+        .map(|mut i| {
+            if at.receive_cpu == at.core {
+                i.settle_receiver();
+            }
+            i
+        });
     r.trace = trace;
     if let (Some(st), Some(rtt)) = (&link.steering, r.rtt.as_mut()) {
         rtt.queue = Some(st.report(shared.sent.load(Relaxed), shared.matched.load(Relaxed)));
