@@ -6,7 +6,8 @@
 # A scenario's guest is amd64 unless its directory has a file `arch` saying arm64 (Debian arm64 on qemu's virt
 # machine, UEFI + GRUB EFI; build-image-arm64.sh). Environment: RMP_VM_ARCH = amd64 (default), arm64 or all:
 # the architectures whose scenarios run by default; RMP_VM_CACHE (default /var/cache/rmp-eval-vm),
-# RMP_VM_BOOT_TIMEOUT (s per boot), RMP_VM_LIST=1 only prints the scenarios that would run (with their arch), RMP_VM_KEEP=1 keeps the work directory (console logs, the guest's records) for
+# RMP_VM_BOOT_TIMEOUT (s per boot), RMP_VM_LONG=1 also runs the scenarios marked long (a file `long` in the
+# scenario's directory: many boots, left out of the default run to keep CI in its budget), RMP_VM_LIST=1 only prints the scenarios that would run (with their arch), RMP_VM_KEEP=1 keeps the work directory (console logs, the guest's records) for
 # a post-mortem, RMP_VM_DEB=FILE / RMP_VM_DEB_ARM64=FILE install that package instead of building one from this tree.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -28,6 +29,8 @@ names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
     for d in "$VM_DIR"/scenarios/*/; do
         n=$(basename "$d")
+        # A scenario with a file `long` (many boots) runs by default only with RMP_VM_LONG=1; by name, always.
+        [ -f "$d/long" ] && [ "${RMP_VM_LONG:-0}" != 1 ] && continue
         case " $wanted " in *" $(scenario_arch "$n") "*) names+=("$n") ;; esac
     done
 fi
