@@ -38,6 +38,14 @@ pub(crate) enum ValueError {
     NotLoad(String),
     #[error("'{0}' is not a clock drift (ppm, -1000 to 1000)")]
     NotDrift(String),
+    #[error(
+        "'{0}' is not a kernel parameter qualify can try (NAME or NAME=VALUE: letters, digits and _.,=:-/+)"
+    )]
+    NotKernelParam(String),
+    #[error(
+        "{0}= is the trial boot's own (a trial that panics must reboot by itself); leave it out"
+    )]
+    TrialsOwnParam(String),
 }
 
 /// The bounds of a whole number, as a refusal states them: "1 to 99", "1 or more".
@@ -195,6 +203,26 @@ pub(crate) fn parse_rate(s: &str) -> Result<f64, ValueError> {
         Ok(rate)
     } else {
         Err(bad())
+    }
+}
+
+/// A kernel parameter of the user's (qualify --cmdline-extra): one token a boot loader's line can carry as it
+/// is, named; not panic= or BOOT_IMAGE=, which the trial boot and the loader set.
+pub(crate) fn parse_kernel_param(s: &str) -> Result<String, ValueError> {
+    use crate::tunable::cmdline::boot::tokens::{is_safe_token, name, same_name};
+    let named = name(s)
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphanumeric());
+    if !is_safe_token(s) || !named {
+        return Err(ValueError::NotKernelParam(s.into()));
+    }
+    match ["panic", "BOOT_IMAGE"]
+        .into_iter()
+        .find(|n| same_name(n, name(s)))
+    {
+        Some(n) => Err(ValueError::TrialsOwnParam(n.into())),
+        None => Ok(s.into()),
     }
 }
 

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::values::{
-    parse_comm, parse_count, parse_cpu, parse_drift_ppm, parse_period, parse_seconds,
+    parse_comm, parse_count, parse_cpu, parse_drift_ppm, parse_kernel_param, parse_period,
+    parse_seconds,
 };
 
 #[derive(Debug, Clone, Args)]
@@ -99,6 +100,10 @@ pub struct QualifyArgs {
     /// Measure every step and period under load: stress-ng on the housekeeping CPUs, any of cpu, io, vm, net, irq
     #[arg(long, value_name = "KIND,...", value_delimiter = ',', value_parser = crate::cli::values::parse_load)]
     pub(crate) load: Vec<crate::measure::load::LoadKind>,
+    /// Your own kernel parameters (root=, a driver's option, …), put on the command line with the tuning's: booted
+    /// in the trial first and kept with it only if that boot comes up healthy
+    #[arg(long, value_name = "PARAM,...", value_delimiter = ',', value_parser = parse_kernel_param)]
+    pub(crate) cmdline_extra: Vec<String>,
     /// Start without asking
     #[arg(long, short = 'y')]
     pub(crate) yes: bool,

@@ -181,6 +181,7 @@ pub(crate) fn execute(
         nic: args.nic.clone(),
         steps,
         failed,
+        cmdline_extra: vec![],
     };
     let full = plan::build(host, &req)?;
     let live = host.is_live();

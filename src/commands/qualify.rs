@@ -95,7 +95,11 @@ fn plan_and_ask(host: &Host, w: &mut dyn Write, args: &QualifyArgs) -> Result<Op
         pid: None,
         smi_seconds: None,
     };
-    let (ids, _) = plan::from_findings(&crate::registry::run_all(host, &ctx));
+    let (mut ids, _) = plan::from_findings(&crate::registry::run_all(host, &ctx));
+    // The user's own parameters go on the command line even where the checks ask nothing of it.
+    if !args.cmdline_extra.is_empty() && !ids.contains(&StepId::Cmdline) {
+        ids.insert(0, StepId::Cmdline);
+    }
     let steps: Vec<(StepId, bool)> = ids.iter().map(|&s| (s, s == StepId::Cmdline)).collect();
     let periods = periods(args);
     let mut q = Qualify::new(
@@ -109,6 +113,7 @@ fn plan_and_ask(host: &Host, w: &mut dyn Write, args: &QualifyArgs) -> Result<Op
     q.confidence_per_hour = args.confidence.map(|per_s| per_s * 3600.0);
     q.load = args.load.clone();
     q.budget_s = args.budget;
+    q.cmdline_extra = args.cmdline_extra.clone();
     within_budget(&q)?;
     show_plan(w, &q);
     if !args.yes {
@@ -175,7 +180,12 @@ fn show_plan(w: &mut dyn Write, q: &Qualify) {
         } else {
             ""
         };
-        outln!(w, "  {}. step {}: {how}{measured}", i + 2, s.step);
+        let extra = if s.step == StepId::Cmdline && !q.cmdline_extra.is_empty() {
+            format!(" (with your {})", q.cmdline_extra.join(" "))
+        } else {
+            String::new()
+        };
+        outln!(w, "  {}. step {}{extra}: {how}{measured}", i + 2, s.step);
     }
     show_sweep(w, q);
     let reboots = q.steps.iter().filter(|s| s.reboot).count();

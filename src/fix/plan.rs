@@ -16,6 +16,8 @@ pub struct Request {
     pub steps: Vec<StepId>,
     /// Ids of the checks that failed (they pick the kernel parameters).
     pub failed: Vec<CheckId>,
+    /// The user's own kernel parameters for the command-line step (validated by the caller).
+    pub cmdline_extra: Vec<String>,
 }
 
 pub fn online_cpus(host: &Host) -> Result<Vec<usize>> {
@@ -56,7 +58,8 @@ pub(crate) fn parse_only(only: &[String]) -> Result<Vec<StepId>> {
 
 pub fn build(host: &Host, req: &Request) -> Result<Plan> {
     let online = online_cpus(host)?;
-    let t = Target::new(host, req.core, req.nic.clone(), online);
+    let mut t = Target::new(host, req.core, req.nic.clone(), online);
+    t.cmdline_extra = req.cmdline_extra.clone();
     let mut ids: Vec<StepId> = req.steps.clone();
     // The IRQ deferral check names no remedy of its own: the RPS step zeroes those knobs too.
     if req.failed.contains(&CheckId::NicIrqDefer) && !ids.contains(&StepId::Rps) {
@@ -136,6 +139,7 @@ mod tests {
                     nic: Some(nic.into()),
                     steps: vec![id],
                     failed: vec![],
+                    cmdline_extra: vec![],
                 };
                 let plan = build(&host, &req).unwrap_or_else(|e| panic!("{id} on {root}: {e}"));
                 let step = plan.steps.iter().find(|s| s.id == id);

@@ -35,6 +35,7 @@ fn reconcile(host: &Host, ctx: &Ctx, findings: &mut [Finding]) {
         nic: ctx.nic.clone(),
         steps,
         failed,
+        cmdline_extra: vec![],
     };
     let planned = match plan::build(host, &req) {
         Ok(p) => p,

@@ -65,6 +65,7 @@ mod tests {
             nic: None,
             online: online.to_vec(),
             isolated: isolated.to_vec(),
+            cmdline_extra: vec![],
         }
     }
 

@@ -18,6 +18,8 @@ pub struct Target {
     /// Worked out once, here, so that every step — command line, workqueues, watchdog, IRQs, irqbalance,
     /// cpuset, and apply-saved at boot — keeps the same CPUs apart.
     pub isolated: Vec<usize>,
+    /// The user's own kernel parameters, put on the command line with the tuning's (qualify --cmdline-extra).
+    pub cmdline_extra: Vec<String>,
 }
 
 impl Target {
@@ -33,6 +35,7 @@ impl Target {
             nic,
             online,
             isolated,
+            cmdline_extra: vec![],
         }
     }
     /// The isolated CPUs other than the core.

@@ -151,6 +151,7 @@ impl Drive<'_> {
             nic: q.nic.clone(),
             steps: vec![id],
             failed,
+            cmdline_extra: q.cmdline_extra.clone(),
         };
         plan::build(self.host, &req)
     }

@@ -142,6 +142,9 @@ pub(crate) struct Qualify {
     /// `--budget`, seconds: the plan's measurements were checked to fit in it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) budget_s: Option<f64>,
+    /// `--cmdline-extra`: the user's own kernel parameters, tried and committed with the command-line step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) cmdline_extra: Vec<String>,
     pub(crate) phase: Phase,
 }
 
@@ -242,6 +245,7 @@ impl Qualify {
             confidence_per_hour: None,
             load: vec![],
             budget_s: None,
+            cmdline_extra: vec![],
             phase: Phase::Planned,
         }
     }

@@ -158,6 +158,7 @@ mod tests {
             nic: None,
             online: vec![0, 1],
             isolated: vec![1],
+            cmdline_extra: vec![],
         };
         let running = tree(Some("1\n"), None);
         let s = plan(&Host::with_root(running.path()), &t, &[]);

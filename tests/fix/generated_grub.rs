@@ -283,6 +283,7 @@ fn one(seed: u64) -> Option<String> {
         nic: None,
         steps: vec![StepId::Cmdline],
         failed: vec![],
+        cmdline_extra: vec![],
     };
     let plan = plan::build(&host, &req).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
     if let Some(why) = plan.steps[0].refusal() {
@@ -361,6 +362,7 @@ fn cpu_set_steps(host: &Host, r: &Root, isolated: &[usize], seed: u64) {
             StepId::IrqAffinity,
         ],
         failed: vec![],
+        cmdline_extra: vec![],
     };
     let plan = plan::build(host, &req).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
     apply::apply(host, &plan, CORE, None).unwrap_or_else(|e| panic!("seed {seed}: {e}"));

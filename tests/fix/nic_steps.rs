@@ -121,6 +121,7 @@ fn veth_answers_eopnotsupp_for_its_step_and_rps_still_applies() {
         nic: Some(name.clone()),
         steps: vec![StepId::Rps, StepId::NicCoalesce, StepId::NicEee],
         failed: vec![],
+        cmdline_extra: vec![],
     };
     let mut p = plan::build(&host, &req).unwrap();
     for id in [StepId::NicCoalesce, StepId::NicEee] {

@@ -354,3 +354,12 @@ def judge_cmdline_cycle(j, boots=(1, 2, 3), core=1):
         # The fix must have changed grub.cfg in between, or the comparison above proves nothing.
         j.expect(files_differ(os.path.join(g1, "grub.cfg"), j.path(b2, "grub", "grub.cfg")),
                  "grub.cfg was the same after fix: update-grub did not run")
+
+
+def load_json(path):
+    """A JSON file the guest copied out, or None when it is missing or not JSON (the judge then says what lacks)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None

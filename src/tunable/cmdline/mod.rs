@@ -62,6 +62,7 @@ fn plan(host: &Host, t: &Target, failed: &[CheckId]) -> Result<Step> {
     if f(CheckId::TscReliable) {
         want.extra.push("tsc=reliable".into());
     }
+    want.extra.extend(t.cmdline_extra.iter().cloned());
     want.released = released_by_earlier_fixes(host, t);
     boot::plan(host, &want).map_err(|e| Error::failed(format!("kernel command line: {e}")))
 }

@@ -27,6 +27,7 @@ fn target(nic: &str) -> Target {
         nic: Some(nic.into()),
         online: vec![0, 1, 2, 3],
         isolated: vec![3],
+        cmdline_extra: vec![],
     }
 }
 

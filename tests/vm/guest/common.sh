@@ -76,3 +76,9 @@ first_nic_up() {
         sleep 1
     done
 }
+
+# The machine may reboot by itself during this boot (the program under test reboots it): the host then goes on
+# with the next boot even though this boot's script did not finish.
+may_reboot_by_itself() {
+    : >"$OUT/self-reboot$BOOT"
+}
