@@ -319,7 +319,9 @@ pub(crate) fn settle(
         Err(crate::checks::Unknown(why)) => (crate::checks::Status::Unknown, why),
     };
     i.settle_suspects(u32::from(spec.send_priority));
-    if nohz.0 == crate::checks::Status::Pass && passes(host, &ctx, &crate::tunable::cmdline::CORE_ISOLATED) {
+    if nohz.0 == crate::checks::Status::Pass
+        && passes(host, &ctx, &crate::tunable::cmdline::CORE_ISOLATED)
+    {
         i.settle_isolated();
     }
     i.settle_firmware();
