@@ -64,12 +64,14 @@ fn key_in(v: &Veth, name: &str) -> String {
     format!("net{ns}-if{}", idx.trim())
 }
 
-/// The queue record the run with `pid` keeps, if there is one.
+/// The queue record the run with `pid` keeps, if there is one (not the temporary file it is written to first,
+/// `.KEY.rmp-eval.PID`, which is renamed over it).
 fn record_of(pid: u32) -> Option<std::path::PathBuf> {
     let mine = format!("pid {pid}\n");
     std::fs::read_dir("/run/rmp-eval/queues")
         .ok()?
         .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
         .map(|e| e.path())
         .find(|p| std::fs::read_to_string(p).is_ok_and(|s| s.starts_with(&mine)))
 }
