@@ -15,9 +15,12 @@ pub(crate) struct Intervals<'a> {
     pub(crate) duration_s: f64,
 }
 
+/// (seconds, µs).
+type Point = (f64, f64);
+
 /// The whole intervals as points at their ends, and the last one when the run ended inside it (its end, its max),
 /// which covers less time than the others and so is no point of the same line.
-fn points(s: &Intervals) -> (Vec<(f64, f64)>, Option<(f64, f64)>) {
+fn points(s: &Intervals) -> (Vec<Point>, Option<Point>) {
     let step = s.maxima.interval_s;
     let whole = if step > 0.0 {
         ((s.duration_s / step) + 1e-9).floor() as usize
@@ -76,7 +79,7 @@ fn ticks(lo: f64, hi: f64) -> Vec<f64> {
 /// Max per interval over the run, one line per series; the budget W marked when every series has the same. The
 /// x axis ends at the longest run's end; an interval the run ended inside is drawn as a lone circle.
 pub(crate) fn max_per_interval(series: &[Intervals]) -> Result<Option<Plot>, PlotError> {
-    let drawn: Vec<(Curve, Option<(f64, f64)>)> = series
+    let drawn: Vec<(Curve, Option<Point>)> = series
         .iter()
         .map(|s| {
             let (line, partial) = points(s);
