@@ -227,13 +227,17 @@ fn report_renders_in_chromium_with_plots_matching_the_results() {
             texts(f)
         );
     }
-    // Overlays have a legend naming each result.
-    for n in ["a", "b", "nic"] {
-        assert!(
-            texts(&figs[0]).iter().any(|t| t.starts_with(n)),
-            "no legend entry {n}"
-        );
-    }
+    // Overlays have a legend naming each result by its run label (all three "run", told apart by their start),
+    // never by its file's name.
+    let legend: Vec<String> = texts(&figs[0])
+        .into_iter()
+        .filter(|t| t.ends_with(" Cyclic") || t.ends_with(" Sender"))
+        .collect();
+    assert_eq!(legend.len(), 3, "{legend:?}");
+    assert!(legend.iter().all(|t| t.starts_with("run ")), "{legend:?}");
+    legend
+        .iter()
+        .for_each(|t| assert_eq!(legend.iter().filter(|u| *u == t).count(), 1));
     assert!(
         texts(&figs[0]).iter().any(|t| t.starts_with("budget ")),
         "the budget is marked"
@@ -245,14 +249,26 @@ fn report_renders_in_chromium_with_plots_matching_the_results() {
         );
     }
     band_layout(dir, &dir.join("histogram.svg"), &page);
-    assert_eq!(attr(&figs[2], "data-max-us"), dev_max);
-    assert!(
-        texts(&figs[2])
+    for id in ["histogram", "max-per-interval", "percentiles", "rtt"] {
+        labels_inside_and_apart(dir, &dir.join(format!("{id}.svg")), &page);
+    }
+    // The max per interval ends at the longest run's end, its budget (W of the 500 µs period) marked.
+    let longest = max_of(
+        results
             .iter()
-            .any(|t| t == "99.999%" || t == "99.99%"),
-        "{:?}",
-        texts(&figs[2])
+            .map(|v| v["duration_s"].as_f64().unwrap())
+            .collect(),
     );
+    assert_eq!(attr(&figs[1], "data-x-max"), longest);
+    assert!(texts(&figs[1]).contains(&"budget 62.5 µs".to_string()));
+    assert_eq!(attr(&figs[2], "data-max-us"), dev_max);
+    for want in ["99.999%", "deviation from the period (µs)"] {
+        assert!(
+            texts(&figs[2]).iter().any(|t| t == want),
+            "no '{want}' in {:?}",
+            texts(&figs[2])
+        );
+    }
     // Chromium's own services (update, accounts) talk to Google even headless; nothing else may appear.
     let log = std::fs::read_to_string(&netlog).unwrap();
     let foreign: Vec<&str> = log
@@ -281,9 +297,10 @@ const p = document.createElement("pre"); p.id = "layout"; p.textContent = JSON.s
 document.body.appendChild(p);
 "#;
 
-/// Lays the histogram `svg` (also inline in the report `page`) out in Chromium and asserts its bands readable: each
-/// at least 30 px wide with its name inside it, the names clear of each other and of every other text.
-fn band_layout(dir: &Path, svg: &Path, page: &Path) {
+type Box = (f64, f64, f64, f64);
+
+/// Chromium's layout of `svg` (also inline in the report `page`): each `<text>` with its box, and the bands' boxes.
+fn layout(dir: &Path, svg: &Path, page: &Path) -> (Vec<(String, Box)>, Vec<Box>) {
     let s = std::fs::read_to_string(svg).unwrap();
     assert!(
         std::fs::read_to_string(page).unwrap().contains(&s),
@@ -310,16 +327,46 @@ fn band_layout(dir: &Path, svg: &Path, page: &Path) {
         let f = |k: &str| v[k].as_f64().unwrap();
         (f("x"), f("y"), f("w"), f("h"))
     };
-    let apart = |a: (f64, f64, f64, f64), c: (f64, f64, f64, f64)| {
-        a.0 + a.2 <= c.0 || c.0 + c.2 <= a.0 || a.1 + a.3 <= c.1 || c.1 + c.3 <= a.1
-    };
-    let texts: Vec<(String, (f64, f64, f64, f64))> = l["texts"]
+    let texts = l["texts"]
         .as_array()
         .unwrap()
         .iter()
         .map(|t| (t["t"].as_str().unwrap().to_string(), b(t)))
         .collect();
-    let bands: Vec<_> = l["bands"].as_array().unwrap().iter().map(b).collect();
+    (
+        texts,
+        l["bands"].as_array().unwrap().iter().map(b).collect(),
+    )
+}
+
+fn apart(a: Box, c: Box) -> bool {
+    a.0 + a.2 <= c.0 || c.0 + c.2 <= a.0 || a.1 + a.3 <= c.1 || c.1 + c.3 <= a.1
+}
+
+/// Every label of the plot `svg` whole inside its 900 × 420 image (none cut at an edge) and clear of every other.
+fn labels_inside_and_apart(dir: &Path, svg: &Path, page: &Path) -> Vec<(String, Box)> {
+    let (texts, _) = layout(dir, svg, page);
+    for (i, (t, a)) in texts.iter().enumerate() {
+        assert!(
+            a.0 >= 0.0 && a.1 >= 0.0 && a.0 + a.2 <= 900.0 && a.1 + a.3 <= 420.0,
+            "{}: '{t}' {a:?} cut at the image's edge",
+            svg.display()
+        );
+        for (u, c) in &texts[i + 1..] {
+            assert!(
+                apart(*a, *c),
+                "{}: '{t}' {a:?} overlaps '{u}' {c:?}",
+                svg.display()
+            );
+        }
+    }
+    texts
+}
+
+/// Lays the histogram `svg` (also inline in the report `page`) out in Chromium and asserts its bands readable: each
+/// at least 30 px wide with its name inside it, the names clear of each other and of every other text.
+fn band_layout(dir: &Path, svg: &Path, page: &Path) {
+    let (texts, bands) = layout(dir, svg, page);
     let names = ["Great", "Good", "Poor", "Bad", "Pathetic"];
     assert_eq!(bands.len(), 5, "{}: {bands:?}", svg.display());
     for (i, name) in names.iter().enumerate() {
@@ -437,18 +484,28 @@ fn a_thread_run_gets_a_histogram_per_thread_with_its_own_bands() {
             texts.contains(&format!("budget {width} µs").as_str()),
             "{texts:?}"
         );
-        for run in ["first", "second"] {
-            assert!(
-                texts.contains(&format!("{run} {thread}").as_str()),
-                "{texts:?}"
-            );
-        }
+        // Both runs, by their run label ("run", told apart by their start), not by file ("first", "second").
+        let named: Vec<&&str> = texts
+            .iter()
+            .filter(|t| t.starts_with("run ") && t.ends_with(&format!(" {thread}")))
+            .collect();
+        assert_eq!(named.len(), 2, "{texts:?}");
+        assert!(
+            !texts
+                .iter()
+                .any(|t| t.starts_with("first") || t.starts_with("second")),
+            "{texts:?}"
+        );
         let svg = dir.join(format!("{}.svg", f["id"].as_str().unwrap()));
         band_layout(dir, &svg, &page);
     }
-    // The percentiles and the max per interval overlay every thread of both runs.
+    // The percentiles and the max per interval overlay every thread of both runs, their labels clear of each other
+    // and inside the image ("10000" too).
     assert_eq!(attr(&figs[2], "data-curves"), "4");
     assert_eq!(attr(&figs[3], "data-curves"), "4");
+    for id in ["max-per-interval", "percentiles"] {
+        labels_inside_and_apart(dir, &dir.join(format!("{id}.svg")), &page);
+    }
 }
 
 /// Markup that closes the SVG and opens an element, a quote that would end an attribute, and control bytes (ESC,
@@ -651,7 +708,7 @@ fn hostile_strings_in_results_stay_text_in_chromium_and_the_svgs_stay_xml() {
     }
     let d = tempfile::tempdir().unwrap();
     let dir = d.path();
-    // Two results, so that every plot draws a legend; their file names (the results' names) are hostile too.
+    // Two results, so that every plot draws a legend; their labels (the results' names) and file names are hostile.
     let mut files = Vec::new();
     for (n, smbios) in [
         (
@@ -776,9 +833,8 @@ fn hostile_strings_in_results_stay_text_in_chromium_and_the_svgs_stay_xml() {
     );
     for f in names {
         let texts = strs(&f["texts"]);
-        let name = "<img src=x onerror=alert(3)>\" onmouseover=\"alert(4)\\u{1b}]0;t\\u{7}";
         assert!(
-            texts.iter().any(|t| t.starts_with(name)),
+            texts.iter().any(|t| t.starts_with(SHOWN)),
             "{}: {texts:?}",
             f["id"]
         );

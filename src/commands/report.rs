@@ -17,7 +17,7 @@ use crate::report::html;
 /// At most this many results overlaid: beyond it a plot is unreadable.
 pub(crate) const MAX_RESULTS: usize = 6;
 
-/// Loads the named results (file paths or last/before/after), each with a name for the legend.
+/// Loads the named results (file paths or last/before/after), each with a name for the legend (`legend_names`).
 pub(crate) fn load(host: &Host, names: &[String]) -> Result<Vec<(String, RunResult)>> {
     if names.len() > MAX_RESULTS {
         return Err(Error::usage(format!(
@@ -37,7 +37,12 @@ pub(crate) fn load(host: &Host, names: &[String]) -> Result<Vec<(String, RunResu
             .unwrap_or_else(|| n.clone());
         out.push((sanitize(&stem, 80), r));
     }
-    Ok(out)
+    let names = html::legend_names(&out);
+    Ok(names
+        .into_iter()
+        .zip(out)
+        .map(|(n, (_, r))| (n, r))
+        .collect())
 }
 
 pub(crate) fn execute(

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::plot::{self, Plot, PlotError};
 use crate::measure::result::{
-    MIN_PASS_CYCLES, MIN_PASS_SECONDS, MaxPerInterval, RunResult, SeriesSummary, Verdict,
+    MIN_PASS_CYCLES, MIN_PASS_SECONDS, RunResult, SeriesSummary, Verdict,
 };
 use crate::parse::text::unprintable;
 
@@ -28,11 +28,42 @@ pub(crate) fn esc(s: &str) -> String {
     o
 }
 
+/// The name each result (file name, result) goes by in the legends and headings: its run label (run, before,
+/// after; the file's name when it has none), with its start time where two share a label, and a number where they
+/// share that too.
+pub(crate) fn legend_names(results: &[(String, RunResult)]) -> Vec<String> {
+    let label = |(file, r): &(String, RunResult)| {
+        if r.label.is_empty() {
+            file.clone()
+        } else {
+            crate::parse::text::sanitize(&r.label, 80)
+        }
+    };
+    let labels: Vec<String> = results.iter().map(label).collect();
+    let timed: Vec<String> = results
+        .iter()
+        .zip(&labels)
+        .map(|((_, r), l)| match r.started.get(11..19) {
+            Some(t) if labels.iter().filter(|x| *x == l).count() > 1 => format!("{l} {t}"),
+            _ => l.clone(),
+        })
+        .collect();
+    timed
+        .iter()
+        .enumerate()
+        .map(|(i, n)| match timed.iter().filter(|x| *x == n).count() {
+            1 => n.clone(),
+            _ => format!("{n} #{}", i + 1),
+        })
+        .collect()
+}
+
 /// The series of one deviation histogram: a thread of `run --thread` results (matched by its label across them),
-/// or, of results without threads, each one's first series. Members: (legend name, series, its band width W).
+/// or, of results without threads, each one's first series. Members: (legend name, series, its band width W, the
+/// seconds its run covered).
 struct Group<'a> {
     thread: Option<&'a SeriesSummary>,
-    members: Vec<(String, &'a SeriesSummary, f64)>,
+    members: Vec<(String, &'a SeriesSummary, f64, f64)>,
 }
 
 fn groups<'a>(results: &[(String, &'a RunResult)]) -> Vec<Group<'a>> {
@@ -45,7 +76,7 @@ fn groups<'a>(results: &[(String, &'a RunResult)]) -> Vec<Group<'a>> {
             threads
         };
         for s in picked {
-            let member = (format!("{n} {}", s.label), s, r.width_of(s));
+            let member = (format!("{n} {}", s.label), s, r.width_of(s), r.duration_s);
             let key = s.thread.map(|_| s.label.as_str());
             match gs
                 .iter_mut()
@@ -83,15 +114,22 @@ pub(crate) fn plots(results: &[(String, &RunResult)]) -> Result<Vec<Plot>, PlotE
         let curves: Vec<(String, String, f64)> = g
             .members
             .iter()
-            .map(|(n, s, _)| (n.clone(), s.hdr.clone(), s.max_us))
+            .map(|(n, s, _, _)| (n.clone(), s.hdr.clone(), s.max_us))
             .collect();
         let width = Some(g.members[0].2).filter(|w| *w > 0.0);
         out.push(plot::histogram(id, &title, width, &curves)?);
     }
     let all: Vec<_> = gs.iter().flat_map(|g| g.members.iter()).collect();
-    let intervals: Vec<(String, &MaxPerInterval, f64)> = all
+    let intervals: Vec<plot::Intervals> = all
         .iter()
-        .filter_map(|(n, s, w)| Some((n.clone(), s.max_per_interval.as_ref()?, *w)))
+        .filter_map(|(n, s, w, d)| {
+            Some(plot::Intervals {
+                name: n.clone(),
+                maxima: s.max_per_interval.as_ref()?,
+                width_us: *w,
+                duration_s: *d,
+            })
+        })
         .collect();
     if let Some(p) = plot::max_per_interval(&intervals)? {
         out.push(p);
@@ -99,9 +137,9 @@ pub(crate) fn plots(results: &[(String, &RunResult)]) -> Result<Vec<Plot>, PlotE
     if !all.is_empty() {
         let dev: Vec<(String, String, f64)> = all
             .iter()
-            .map(|(n, s, _)| (n.clone(), s.hdr.clone(), s.max_us))
+            .map(|(n, s, _, _)| (n.clone(), s.hdr.clone(), s.max_us))
             .collect();
-        out.push(plot::percentiles(&dev)?);
+        out.push(plot::percentiles(&dev, "deviation from the period")?);
     }
     let rtt: Vec<(String, String, f64)> = results
         .iter()
@@ -122,7 +160,9 @@ pub(crate) fn plots(results: &[(String, &RunResult)]) -> Result<Vec<Plot>, PlotE
 fn guide(p: &Plot) -> String {
     match (p.id.as_str(), p.band_width_us) {
         ("max-per-interval", _) => {
-            "The largest deviation of each interval of the run: when the late cycles came, one stall or many.".into()
+            "The largest deviation of each interval of the run (log scale): when the late cycles came, one stall \
+            or many. An interval the run ended inside, shorter than the others, is a circle at the run's end."
+                .into()
         }
         ("percentiles", _) => "The deviation that 50 %, 90 %, 99 % … 99.999 % of the cycles stayed within: the \
             tail the histogram's counts hide (HdrHistogram's plot)."
@@ -403,6 +443,36 @@ mod tests {
         assert!(
             t.contains("<tr><th>base thread</th><td>250 us period, SCHED_FIFO 80, CPU 1, bands of 31.25 us</td></tr>"),
             "{t}"
+        );
+    }
+
+    #[test]
+    fn results_are_named_by_their_run_label_and_told_apart_by_their_start() {
+        let r = |label: &str, started: &str| {
+            let mut r = RunResult::for_test(vec![]);
+            r.label = label.into();
+            r.started = started.into();
+            r
+        };
+        let results = [
+            (
+                "20261206T100000Z-before".to_string(),
+                r("before", "2026-12-06T10:00:00Z"),
+            ),
+            ("a".to_string(), r("run", "2026-12-06T10:05:00Z")),
+            ("b".to_string(), r("run", "2026-12-06T10:06:30Z")),
+            ("c".to_string(), r("run", "2026-12-06T10:06:30Z")),
+            ("old".to_string(), r("", "")),
+        ];
+        assert_eq!(
+            legend_names(&results),
+            [
+                "before",
+                "run 10:05:00",
+                "run 10:06:30 #3",
+                "run 10:06:30 #4",
+                "old"
+            ]
         );
     }
 

@@ -103,7 +103,7 @@ fn bands(w: f64, x_min: f64, x_max: f64) -> Vec<(usize, f64, f64)> {
 }
 
 /// "0.01", "1", "20", "5000": a log axis' tick.
-fn tick(v: &f64) -> String {
+pub(crate) fn tick(v: &f64) -> String {
     let s = format!("{v:.3}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
@@ -149,6 +149,7 @@ pub(crate) fn histogram(
         let mut chart = ChartBuilder::on(&root)
             .margin(12)
             .margin_top(12 + TITLE + strip)
+            .margin_right(super::RIGHT_MARGIN)
             .x_label_area_size(40)
             .y_label_area_size(70)
             .build_cartesian_2d((x_min..x_max).log_scale(), (FLOOR..y_max).log_scale())

@@ -12,10 +12,12 @@ mod interval;
 mod percentiles;
 
 pub(crate) use histogram::histogram;
-pub(crate) use interval::max_per_interval;
+pub(crate) use interval::{Intervals, max_per_interval};
 pub(crate) use percentiles::percentiles;
 
 pub(crate) const SIZE: (u32, u32) = (900, 420);
+/// Room right of the plot, px: the last x tick's label ("99.999%", "10000") is centred on the plot's edge.
+const RIGHT_MARGIN: u32 = 36;
 const COLORS: [RGBColor; 6] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),

@@ -2,14 +2,18 @@
 
 use plotters::prelude::*;
 
-use super::{Curve, Plot, PlotError, SIZE, draw_curves, err, legend, nice_ceil};
+use super::{Curve, Plot, PlotError, RIGHT_MARGIN, SIZE, draw_curves, err, legend, nice_ceil};
 use crate::measure::dist::decode;
 
 /// The percentiles plotted: 0 %, then 90, 99, … 99.999 % and points between, on a "nines" axis.
 const NINES_MAX: f64 = 5.0;
 
-/// Percentile distribution (HdrHistogram's plot): latency over −log10(1 − q), ticks labelled 50 % … 99.999 %.
-pub(crate) fn percentiles(curves_in: &[(String, String, f64)]) -> Result<Plot, PlotError> {
+/// Percentile distribution (HdrHistogram's plot): the value over −log10(1 − q), ticks labelled 0 % … 99.999 %;
+/// `what` names the value on the y axis ("deviation from the period", "wakeup latency").
+pub(crate) fn percentiles(
+    curves_in: &[(String, String, f64)],
+    what: &str,
+) -> Result<Plot, PlotError> {
     let curves: Vec<Curve> = curves_in
         .iter()
         .map(|(n, hdr, max)| {
@@ -44,6 +48,7 @@ pub(crate) fn percentiles(curves_in: &[(String, String, f64)]) -> Result<Plot, P
         let mut chart = ChartBuilder::on(&root)
             .caption("Percentile distribution", ("sans-serif", 18))
             .margin(12)
+            .margin_right(RIGHT_MARGIN)
             .x_label_area_size(40)
             .y_label_area_size(70)
             .build_cartesian_2d(0f64..NINES_MAX, 0f64..y_max)
@@ -51,7 +56,7 @@ pub(crate) fn percentiles(curves_in: &[(String, String, f64)]) -> Result<Plot, P
         chart
             .configure_mesh()
             .x_desc("percentile")
-            .y_desc("latency (µs)")
+            .y_desc(format!("{what} (µs)"))
             .x_labels(6)
             .x_label_formatter(&|x| {
                 let p = 100.0 * (1.0 - 10f64.powf(-x));

@@ -92,10 +92,13 @@ fn a_hostile_curve_name_is_text_in_the_svg() {
         &[(name, hdr_of(&[1_000]), 1.0)],
     )
     .unwrap();
-    let p2 = percentiles(&[
-        ("a\x1b".into(), hdr_of(&[1_000]), 1.0),
-        ("<b>".into(), hdr_of(&[1_000]), 1.0),
-    ])
+    let p2 = percentiles(
+        &[
+            ("a\x1b".into(), hdr_of(&[1_000]), 1.0),
+            ("<b>".into(), hdr_of(&[1_000]), 1.0),
+        ],
+        "deviation from the period",
+    )
     .unwrap();
     for svg in [&p.svg, &p2.svg] {
         assert!(!svg.chars().any(|c| c.is_control() && c != '\n'), "{svg}");
@@ -120,4 +123,43 @@ fn the_log_axis_shows_every_band_an_octave_wide_however_long_the_tail() {
     // Without bands (round trips of 20-60 µs): from the power of ten under the least.
     let rtt = vec![("r".to_string(), hdr_of(&[20_000, 60_000]), 60.0)];
     assert_eq!(histogram::x_range(None, &rtt), (10.0, 80.0));
+}
+
+#[test]
+fn max_per_interval_ends_at_the_runs_end_on_a_log_axis_with_the_budget_clear_of_the_x_axis() {
+    // A 20.4 s run in 1 s intervals: 20 whole ones, then 0.4 s; one 8 ms stall, the rest a few µs; W 125 µs.
+    let mut max_us: Vec<f64> = (0..21).map(|i| 3.0 + f64::from(i % 3)).collect();
+    max_us[9] = 8_000.0;
+    max_us[20] = 2.0;
+    let m = crate::measure::result::MaxPerInterval {
+        interval_s: 1.0,
+        max_us,
+    };
+    let s = Intervals {
+        name: "run".into(),
+        maxima: &m,
+        width_us: 125.0,
+        duration_s: 20.4,
+    };
+    let p = max_per_interval(&[s]).unwrap().unwrap();
+    assert_eq!(p.x_max, 20.4, "the axis ends at the run's end");
+    // The line has the 20 whole intervals; the partial one is a lone circle at 20.4 s.
+    let line = p
+        .svg
+        .split("<polyline")
+        .find(|l| l.to_ascii_lowercase().contains("#1f77b4"))
+        .unwrap_or_else(|| panic!("no curve: {}", p.svg));
+    let pts = line
+        .split("points=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    assert_eq!(pts.split_whitespace().count(), 20, "{pts}");
+    assert_eq!(p.svg.matches("<circle").count(), 1, "{}", p.svg);
+    // Log scale: the budget line sits far above the x axis (the plot's bottom, about y 368 of 420) and its label
+    // over it, right of the y axis' ticks.
+    let (x, y, _) = text_at(&p.svg, "budget 125 µs");
+    assert!(y < 300.0 && x > 70.0, "budget label at ({x}, {y})");
 }
