@@ -1,7 +1,7 @@
 //! The licence gate: every crate that can end up in the shipped binary (the non-dev, non-proc-macro dependencies of
 //! rmp-eval as `cargo metadata --filter-platform` resolves them, for amd64 and arm64) is under a licence of the
-//! allow-list, no crate is linked in two versions, and every direct dependency has its row in HACKING.md's
-//! dependency table. What the package lists (debian/notices.py, which writes THIRD-PARTY and the SBOM) is checked to
+//! allow-list, no crate is linked in two versions, and every direct dependency says why in a comment above
+//! its line in Cargo.toml. What the package lists (debian/notices.py, which writes THIRD-PARTY and the SBOM) is checked to
 //! be within what this gate read.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -191,31 +191,35 @@ fn every_linked_crate_is_under_an_allowed_licence_in_one_version() {
     }
 }
 
-/// The crates named in the first column of HACKING.md's table under "## Dependencies and why".
-fn hacking_table() -> BTreeSet<String> {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/HACKING.md")).unwrap();
+/// The crates whose Cargo.toml line under [dependencies] has a comment above it naming the crate in backquotes
+/// (the comment above a group of lines names each crate of the group).
+fn crates_with_a_reason() -> BTreeSet<String> {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")).unwrap();
     let section = text
-        .split("\n## Dependencies and why")
+        .split("\n[dependencies]\n")
         .nth(1)
-        .expect("HACKING.md has a section Dependencies and why");
-    let section = section.split("\n## ").next().unwrap();
-    section
-        .lines()
-        .filter_map(|l| l.strip_prefix("| "))
-        .filter_map(|l| l.split(" |").next())
-        .flat_map(|first| {
-            first
-                .split('`')
-                .skip(1)
-                .step_by(2)
-                .map(str::to_string)
-                .collect::<Vec<_>>()
-        })
-        .collect()
+        .expect("Cargo.toml has [dependencies]");
+    let section = section.split("\n[").next().unwrap();
+    let (mut reason, mut in_comment, mut named) = (String::new(), false, BTreeSet::new());
+    for line in section.lines() {
+        if let Some(c) = line.strip_prefix('#') {
+            if !in_comment {
+                reason.clear();
+            }
+            in_comment = true;
+            reason.push_str(c);
+        } else if let Some((name, _)) = line.split_once(" = ") {
+            in_comment = false;
+            if reason.contains(&format!("`{}`", name.trim())) {
+                named.insert(name.trim().to_string());
+            }
+        }
+    }
+    named
 }
 
 #[test]
-fn every_direct_dependency_has_its_row_in_hacking() {
+fn every_direct_dependency_says_why_in_cargo_toml() {
     let meta = metadata(TARGETS[0]);
     let root = meta["resolve"]["root"].as_str().unwrap();
     let pkg = meta["packages"]
@@ -224,7 +228,7 @@ fn every_direct_dependency_has_its_row_in_hacking() {
         .iter()
         .find(|p| p["id"] == root)
         .unwrap();
-    let table = hacking_table();
+    let table = crates_with_a_reason();
     assert!(table.contains("clap"), "{table:?}");
     let missing: Vec<&str> = pkg["dependencies"]
         .as_array()
@@ -236,7 +240,7 @@ fn every_direct_dependency_has_its_row_in_hacking() {
         .collect();
     assert!(
         missing.is_empty(),
-        "direct dependencies without a row in HACKING.md's table: {missing:?}"
+        "direct dependencies without a comment above their line in Cargo.toml that names them and says why: {missing:?}"
     );
 }
 

@@ -42,7 +42,7 @@ impl Drop for Unpacked {
     }
 }
 
-/// A test seam (HACKING.md; compiled only with the `test-seams` feature): with RMP_EVAL_TEST_PAUSE_REMOVAL=PATH,
+/// A test seam (Cargo.toml's `test-seams` feature lists them; compiled only with the `test-seams` feature): with RMP_EVAL_TEST_PAUSE_REMOVAL=PATH,
 /// the unpacked tree's removal writes PATH, signals held, and waits until it is removed (at most 60 s), so that
 /// a test can send a signal there: tests/untrusted/garbage_is_unknown.rs.
 #[cfg(feature = "test-seams")]

@@ -1,6 +1,6 @@
 //! Property tests (proptest) over the snapshot's reader and writer and over compare's input: random small
 //! machine trees with mutated files, links aimed anywhere and FIFOs; mutated result files. Fixed seed and case
-//! count in CI (tests/untrusted/fuzz/mod.rs); HACKING.md says how to run longer.
+//! count in CI (tests/untrusted/fuzz/mod.rs); tests/untrusted/mod.rs says how to run longer.
 
 use std::fs;
 use std::os::unix::fs::symlink;

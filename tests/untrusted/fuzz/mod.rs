@@ -1,7 +1,7 @@
 //! The fuzzing harness the property tests share: a fixed seed, a fixed number of cases (RMP_FUZZ_CASES, default
 //! 256; RMP_FUZZ_SEED picks another seed), inputs made by mutating a corpus of real captures, and a hang detector.
 //! `parsers` covers every parser in src/parse, `inputs` the snapshot's reader and writer and compare's input;
-//! `cargo test --release --test it fuzz::` runs both (HACKING.md: longer runs).
+//! `cargo test --release --test it fuzz::` runs both (tests/untrusted/mod.rs: longer runs).
 
 mod inputs;
 mod parsers;

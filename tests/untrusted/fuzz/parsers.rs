@@ -1,6 +1,6 @@
 //! Property tests (proptest) over every parser in src/parse, from a fixed seed corpus of real captures mutated
 //! at random: no panic, no hang, errors one clean short line, and garbage never parsed into a confident answer
-//! where the checks would turn it into a pass. CI runs a fixed number of cases from a fixed seed; HACKING.md says
+//! where the checks would turn it into a pass. CI runs a fixed number of cases from a fixed seed; tests/untrusted/mod.rs says
 //! how to run longer (RMP_FUZZ_CASES, RMP_FUZZ_SEED).
 
 use super::{clean_line, config, mutated, run};
