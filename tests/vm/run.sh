@@ -29,9 +29,9 @@ names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
     for d in "$VM_DIR"/scenarios/*/; do
         n=$(basename "$d")
-        # A long scenario (a file `long`) runs by default only with RMP_VM_LONG=1; a benchmark (a file `manual`)
-        # only when named.
+        # A scenario with a file `long` (many boots) runs by default only with RMP_VM_LONG=1; by name, always.
         [ -f "$d/long" ] && [ "${RMP_VM_LONG:-0}" != 1 ] && continue
+        # A benchmark (a file `manual`) runs only when named.
         [ -f "$d/manual" ] && continue
         case " $wanted " in *" $(scenario_arch "$n") "*) names+=("$n") ;; esac
     done
