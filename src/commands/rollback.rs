@@ -137,6 +137,9 @@ pub(crate) fn execute(
         if !args.dry_run && crate::after_boot_state::disarm(host)? && !args.json {
             outln!(w, "The after-boot measurement fix had armed is disarmed.");
         }
+        if !args.dry_run {
+            crate::fix::trial::pending::forget(host)?;
+        }
         if args.json {
             outln!(
                 w,
@@ -188,6 +191,12 @@ pub(crate) fn execute(
     clean_up(w, host, &runs, args.json);
     if crate::after_boot_state::disarm(host)? && !args.json {
         outln!(w, "The after-boot measurement fix had armed is disarmed.");
+    }
+    if crate::fix::trial::pending::forget(host)? && !args.json {
+        outln!(
+            w,
+            "fix's trial boot is forgotten (its entry is undone with the rest)."
+        );
     }
     if crate::qualify::state::remove(host)? && !args.json {
         outln!(

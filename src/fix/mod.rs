@@ -24,6 +24,7 @@ pub mod render;
 pub(crate) mod risk;
 pub mod runtime;
 pub(crate) mod saved;
+pub(crate) mod trial;
 pub mod undo;
 
 use serde::{Deserialize, Serialize};

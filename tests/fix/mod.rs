@@ -16,3 +16,4 @@ mod plan;
 mod rollback_says;
 mod safety;
 mod this_machine;
+mod trial_boot;

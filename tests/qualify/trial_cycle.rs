@@ -7,41 +7,17 @@ use crate::common;
 use common::fix::{Root, Tree, diff, ok, text};
 
 const IMAGE: &str = "/boot/vmlinuz-6.1.0-50-rt-amd64";
-pub(super) const BOOT_A: &str = "6a1f0d7e-9a43-4c59-9c7e-000000000001\n";
-const BOOT_B: &str = "6a1f0d7e-9a43-4c59-9c7e-000000000002\n";
+use common::fix::{BOOT_A, BOOT_B};
 pub(super) const STATE: &str = "/var/lib/rmp-eval/qualify.json";
 
 pub(super) fn samples(name: &str) -> Vec<u8> {
-    std::fs::read(format!(
-        "{}/tests/fixtures/samples/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap()
+    common::fix::sample_bytes(name)
 }
 
 /// The untuned guest with GRUB's generated files, in its first boot, with qualify planned and its baseline
 /// measured: a command-line step, then a sysctl step.
 pub(super) fn planned() -> Root {
-    let r = Root::untuned();
-    std::fs::write(
-        r.path("/boot/grub/grub.cfg"),
-        samples("grub-cfg-debian12-rt-qemu.txt"),
-    )
-    .or_else(|_| {
-        std::fs::create_dir_all(r.path("/boot/grub"))?;
-        std::fs::write(
-            r.path("/boot/grub/grub.cfg"),
-            samples("grub-cfg-debian12-rt-qemu.txt"),
-        )
-    })
-    .unwrap();
-    std::fs::write(
-        r.path("/boot/grub/grubenv"),
-        samples("grubenv-debian12-rt-qemu.bin"),
-    )
-    .unwrap();
-    r.write("/proc/sys/kernel/random/boot_id", BOOT_A);
-    r.write("/proc/mounts", "/dev/vda1 / ext4 rw,relatime 0 0\n");
+    let r = Root::untuned_grub();
     r.write(
         STATE,
         r#"{"version":1,"started":"2026-12-06T08:00:00Z","core":1,"nic":null,"one_at_a_time":false,
