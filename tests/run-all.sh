@@ -8,9 +8,12 @@ if [ "$(id -u)" = 0 ]; then export RMP_EVAL_REQUIRE_ROOT="${RMP_EVAL_REQUIRE_ROO
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 cargo test --all-targets -- --test-threads=2
-for suite in tests/package/run.sh tests/vm/run.sh; do
-    if [ -x "$suite" ]; then
-        echo "== $suite"
-        "$suite"
-    fi
-done
+# The VM suite installs the package the package suite built and checked, instead of building it a second time.
+debs=$(mktemp -d /tmp/run-all-debs.XXXXXX)
+trap 'rm -rf "$debs"' EXIT
+echo "== tests/package/run.sh"
+RMP_EVAL_PKG_KEEP=$debs tests/package/run.sh
+echo "== tests/vm/run.sh"
+deb=$(find "$debs" -name 'rmp-eval_*_amd64.deb')
+[ -n "$deb" ] || { echo "tests/run-all.sh: the package suite left no amd64 package" >&2; exit 1; }
+RMP_VM_DEB=$deb tests/vm/run.sh

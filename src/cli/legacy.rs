@@ -14,7 +14,7 @@ pub(crate) struct LegacyArgs {
     /// Network interface card name (NIC test instead of the cyclic test)
     #[arg(long, short = 'n', value_name = "IF")]
     pub(crate) nic: Option<String>,
-    /// Number of iterations (default: infinite)
+    /// Number of iterations: cycles (periods spanned, measured and missed together; default: infinite)
     #[arg(long, short = 'i', value_name = "N", value_parser = parse_count,
           allow_negative_numbers = true)]
     pub(crate) iterations: Option<u64>,

@@ -85,7 +85,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "TIME", value_parser = parse_seconds, conflicts_with = "iterations",
           allow_negative_numbers = true)]
     pub(crate) duration: Option<f64>,
-    /// Run N cycles (default: until Ctrl+C)
+    /// Run N cycles: N periods spanned, the ones measured and the ones missed (woken too late for) together, as
+    /// the original's iterations; each --thread its own periods (default: until Ctrl+C)
     #[arg(long, short = 'i', value_name = "N", value_parser = parse_count,
           allow_negative_numbers = true)]
     pub(crate) iterations: Option<u64>,

@@ -11,7 +11,7 @@ use super::smi::LocalSmi;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Limits {
     pub(crate) period_ns: u64,
-    /// Stop after this many recorded periods.
+    /// Stop once the run spans this many periods, counted and missed together (the original's iterations: cycles).
     pub(crate) iterations: Option<u64>,
     /// Stop at the first wakeup this long after the start.
     pub(crate) duration_ns: Option<u64>,
@@ -74,6 +74,8 @@ pub(crate) fn run<F: FnMut(Wake)>(
     let mut first = 0u64;
     let mut prev = 0u64;
     let mut wakeups = 0u64;
+    // The periods since the first wakeup, recorded or skipped: unlike the series' counts, `r` does not clear it.
+    let mut spanned = 0u64;
     let mut stopped = false;
     let fault_at = test_seam_fault_cycle();
     loop {
@@ -92,6 +94,7 @@ pub(crate) fn run<F: FnMut(Wake)>(
             first = t;
         } else {
             series.record(t - prev, Some(t.saturating_sub(next)));
+            spanned += 1;
         }
         prev = t;
         wakeups += 1;
@@ -99,7 +102,12 @@ pub(crate) fn run<F: FnMut(Wake)>(
         if next <= t {
             let skipped = (t - next) / period + 1;
             next += skipped * period;
-            series.add_missed(skipped);
+            // Deadlines beyond the last of `iterations` are not the run's: they were never due.
+            let due = plan
+                .iterations
+                .map_or(skipped, |n| skipped.min(n.saturating_sub(spanned)));
+            series.add_missed(due);
+            spanned += due;
         }
         if let Some(c) = smi.as_deref_mut() {
             c.between_cycles();
@@ -107,7 +115,7 @@ pub(crate) fn run<F: FnMut(Wake)>(
         if fault_at == Some(wakeups) {
             test_seam_fault();
         }
-        if plan.iterations.is_some_and(|n| series.count() >= n)
+        if plan.iterations.is_some_and(|n| spanned >= n)
             || plan.duration_ns.is_some_and(|d| t - first >= d)
             || (plan.stop_when_late && series.not_great() > 0)
         {
@@ -165,12 +173,33 @@ mod tests {
         };
         let end = run(&plan, &mut s, &stop, None, |_| calls += 1);
         let sum = s.summary();
-        assert_eq!(sum.count, 50);
-        assert_eq!(calls, 51);
-        assert_eq!(sum.buckets.total(), 50);
+        assert_eq!(sum.count + sum.missed, 50);
+        assert_eq!(calls, sum.count + 1);
+        assert_eq!(sum.buckets.total(), sum.count);
         assert!(!end.stopped);
-        assert_eq!(sum.wakeup.unwrap().count, 50);
+        assert_eq!(sum.wakeup.unwrap().count, sum.count);
         assert!(end.elapsed_ns > 0);
+    }
+
+    #[test]
+    fn iterations_are_the_periods_spanned_missed_ones_included() {
+        // Each wakeup sleeps 50 periods before the next: every later wakeup finds whole periods passed, whatever
+        // the machine's speed, so periods are missed; counted and missed still add up to the cycles asked for.
+        let mut s = Series::new("Cyclic", 1, None);
+        let stop = AtomicBool::new(false);
+        let plan = Limits {
+            period_ns: 1_000,
+            iterations: Some(500),
+            duration_ns: None,
+            stop_when_late: false,
+            start_ns: None,
+        };
+        run(&plan, &mut s, &stop, None, |_| {
+            std::thread::sleep(std::time::Duration::from_micros(50))
+        });
+        let sum = s.summary();
+        assert!(sum.missed > 0, "{sum:?}");
+        assert_eq!(sum.count + sum.missed, 500, "{sum:?}");
     }
 
     #[test]
@@ -186,7 +215,7 @@ mod tests {
         };
         let end = run(&plan, &mut s, &stop, None, |_| {});
         assert!(end.stopped);
-        assert_eq!(s.count(), 0);
+        assert_eq!(s.summary().count, 0);
     }
 
     #[test]

@@ -143,11 +143,6 @@ impl Series {
         self.bands
     }
 
-    /// Periods recorded since the start or the last reset.
-    pub(crate) fn count(&self) -> u64 {
-        self.n
-    }
-
     /// Periods outside the Great band since the start or the last reset.
     #[inline]
     pub(crate) fn not_great(&self) -> u64 {

@@ -41,6 +41,7 @@ pub(crate) fn render_final_in(r: &RunResult, color: bool, columns: usize) -> Str
     s.push('\n');
     s.push_str(&percentile_table(r, color));
     let mut prose = format!("Duration: {}{}\n", duration(r.duration_s), since_reset(r));
+    prose.push_str(&cycles_line(r));
     for x in &r.series {
         prose.push_str(&worst_line(r, x));
     }
@@ -70,6 +71,22 @@ fn since_reset(r: &RunResult) -> String {
         ),
         _ => String::new(),
     }
+}
+
+/// `-i N`: the cycles asked for are periods spanned, the counted and the missed ones together.
+fn cycles_line(r: &RunResult) -> String {
+    let Some(n) = r.iterations else {
+        return String::new();
+    };
+    let spans: Vec<String> = r
+        .series
+        .iter()
+        .map(|x| format!("{} {} counted + {} missed", x.label, x.count, x.missed))
+        .collect();
+    format!(
+        "Cycles: {n} asked for (-i), each a period the run spans, counted or missed: {}\n",
+        spans.join("; ")
+    )
 }
 
 /// The period a run aimed at, or with several threads each one's (and the profile they came from).

@@ -300,6 +300,27 @@ pub fn run_nic(iface: &str, extra: &[&str]) -> Output {
     nic_run(iface, extra).output().unwrap()
 }
 
+/// The frames a NIC run's result says it sent: one at each of the sender's wakeups, the first (which only starts
+/// its clock) too. `--iterations N` spans N periods, missed ones included, so a loaded machine sends fewer than N + 1.
+pub fn frames_sent(result: &serde_json::Value) -> u64 {
+    assert_eq!(result["series"][0]["label"], "Sender", "{result}");
+    result["series"][0]["count"].as_u64().unwrap() + 1
+}
+
+/// `run_nic` with the result also written as JSON (`--output`): the report on stdout, the result beside it.
+pub fn run_nic_with_result(iface: &str, extra: &[&str]) -> (Output, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("result.json");
+    let mut args = extra.to_vec();
+    args.extend(["--output", file.to_str().unwrap()]);
+    let o = run_nic(iface, &args);
+    let j = std::fs::read(&file)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_else(|| panic!("no result: {}", text(&o.stderr)));
+    (o, j)
+}
+
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }

@@ -8,6 +8,39 @@ use run_common::*;
 use serde_json::Value;
 
 #[test]
+fn iterations_are_the_cycles_spanned_missed_ones_included() {
+    if !common::require_root("iterations_are_the_cycles_spanned_missed_ones_included") {
+        return;
+    }
+    let _live = common::lock::LIVE.shared();
+    let root = root_tree();
+    let out = root.path().join("result.json");
+    // A 1 µs period: no wakeup comes within a microsecond of its deadline, so periods are missed on any machine.
+    let o = run_on(
+        root.path(),
+        &["--period-us", "1", "-i", "500", "-o", out.to_str().unwrap()],
+    )
+    .output()
+    .unwrap();
+    assert_measured(&o);
+    let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let s = &v["series"][0];
+    let (counted, missed) = (s["count"].as_u64().unwrap(), s["missed"].as_u64().unwrap());
+    assert!(missed > 0, "{s}");
+    assert_eq!(counted + missed, 500, "{s}");
+    assert_eq!(v["iterations"], 500);
+    let report = text(&o.stdout);
+    let flat = report.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(&format!(
+            "Cycles: 500 asked for (-i), each a period the run spans, counted or missed: Cyclic {counted} \
+             counted + {missed} missed"
+        )),
+        "{report}"
+    );
+}
+
+#[test]
 fn short_run_json_has_count_keys_and_bands_summing_to_count() {
     if !common::require_root("json") {
         return;
@@ -50,18 +83,21 @@ fn short_run_json_has_count_keys_and_bands_summing_to_count() {
         assert!(s.get(k).is_some(), "missing series.{k}");
     }
     assert_eq!(s["label"], "Cyclic");
-    assert_eq!(s["count"], 300);
+    // 300 periods spanned: the measured ones and those the loop woke too late for.
+    let n = s["count"].as_u64().unwrap();
+    assert_eq!(n + s["missed"].as_u64().unwrap(), 300, "{s}");
+    assert_eq!(v["iterations"], 300);
     let b = &s["buckets"];
     let sum: u64 = ["great", "good", "poor", "bad", "pathetic"]
         .iter()
         .map(|k| b[*k].as_u64().unwrap())
         .sum();
-    assert_eq!(sum, 300);
-    assert_eq!(s["wakeup"]["count"], 300);
-    assert!(s["max_index"].as_u64().unwrap() < 300);
+    assert_eq!(sum, n);
+    assert_eq!(s["wakeup"]["count"], n);
+    assert!(s["max_index"].as_u64().unwrap() < n);
     // Exit status and verdict agree with the bands; 300 cycles are too few for a pass: all Great is
     // inconclusive (exit 3), anything else a failure.
-    let all_great = b["great"] == 300;
+    let all_great = b["great"] == n;
     assert_eq!(
         v["verdict"],
         if all_great { "inconclusive" } else { "fail" }

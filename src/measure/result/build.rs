@@ -75,6 +75,7 @@ impl Header<'_> {
             interference: None,
             trace: None,
             claim: None,
+            iterations: self.spec.iterations,
             profile: None,
             linuxcnc: None,
             hwlat: None,

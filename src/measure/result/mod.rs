@@ -195,6 +195,9 @@ pub struct RunResult {
     /// `--until-confident`: the claim asked for and whether the run proved it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claim: Option<Claim>,
+    /// `-i N`: the cycles asked for — the periods each series spans, its `count` and `missed` together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<u64>,
     /// `run --profile`: its name (the threads are the series').
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<String>,
@@ -245,6 +248,7 @@ impl RunResult {
             interference: None,
             trace: None,
             claim: None,
+            iterations: None,
             profile: None,
             linuxcnc: None,
             hwlat: None,
