@@ -53,6 +53,7 @@ impl Sender {
         } = self;
         let first_seq = sh.first_seq;
         let stamped = port.stamped();
+        let delay = test_seam_send_delay();
         let mut buf = [0u8; frame::MAX_FRAME + 64];
         // Software stamps are queued during send(), hardware ones a little later: each cycle takes what is there.
         // AF_XDP has none: its round trips are timed in user space (see `RxPort::user_stamps`).
@@ -74,6 +75,11 @@ impl Sender {
             let seq = first_seq.wrapping_add(i as u32);
             probe.set_seq(seq);
             sh.set_deadline(seq, w.deadline_ns);
+            if let Some((every, ns)) = delay
+                && seq % every == 0
+            {
+                clock::sleep_until_monotonic(w.deadline_ns + ns);
+            }
             sh.user_tx[i as usize % sh.user_tx.len()].store(clock::realtime_ns(), Relaxed);
             // Counted before send(): the receiver (higher priority, same core) may take the TX stamp or even the
             // reply before send() returns here.
@@ -106,4 +112,20 @@ impl Sender {
         sh.sender_done.store(true, Release);
         (series, ended)
     }
+}
+
+/// A test seam (`test-seams` only): with RMP_EVAL_TEST_SEND_DELAY=N:US, each frame whose sequence number is a
+/// multiple of N leaves US µs after its cycle's start, not at once — departure jitter the sender's wakeup does not
+/// see and the round trip, which starts at the transmit stamp, does not carry (tests/nic/arrival.rs).
+#[cfg(feature = "test-seams")]
+fn test_seam_send_delay() -> Option<(u32, u64)> {
+    let v = std::env::var("RMP_EVAL_TEST_SEND_DELAY").ok()?;
+    let (n, us) = v.split_once(':')?;
+    let n: u32 = n.parse().ok().filter(|&n| n > 0)?;
+    Some((n, us.parse::<u64>().ok()? * 1000))
+}
+
+#[cfg(not(feature = "test-seams"))]
+fn test_seam_send_delay() -> Option<(u32, u64)> {
+    None
 }
