@@ -95,9 +95,15 @@ impl Drive<'_> {
         }
     }
 
+    /// Moves the state by `ev` and says where it is now — once: a stage that begins again, or a step's
+    /// "applying" that records its journal count, is not news.
     fn event(&mut self, q: &mut Qualify, ev: Event) -> Result<()> {
+        let was = q.phase.describe();
         state::advance(self.host, q, ev)?;
-        outln!(self.w, "qualify: {}", q.phase.describe());
+        let now = q.phase.describe();
+        if now != was {
+            outln!(self.w, "qualify: {now}");
+        }
         Ok(())
     }
 

@@ -133,6 +133,14 @@ fn a_trial_boot_that_did_not_come_up_is_recorded_and_leaves_the_default_as_it_wa
     r.write("/proc/sys/kernel/random/boot_id", BOOT_B);
     let out = resume(&r);
     assert!(out.contains("the trial boot failed"), "{out}");
+    // Each phase is said once: the next step's "applying" is not repeated when it records its journal count.
+    assert_eq!(
+        out.lines()
+            .filter(|l| *l == "qualify: step 2: applying")
+            .count(),
+        1,
+        "{out}"
+    );
     let q = state(&r);
     assert_eq!(q["steps"][0]["outcome"]["outcome"], "trial_failed");
     assert!(
@@ -192,4 +200,24 @@ fn rollback_after_grub_booted_the_trial_restores_grubenv_without_force() {
         now.remove(f);
     }
     assert_eq!(diff(&want, &now), Vec::<String>::new());
+}
+
+#[test]
+fn killed_after_done_before_the_result_was_written_the_resume_writes_it() {
+    let r = planned();
+    // The state says done, the process died before the result: nothing under /var/lib/rmp-eval/qualification.
+    let mut q = state(&r);
+    q["phase"] = serde_json::json!({"phase": "done"});
+    r.write(STATE, &q.to_string());
+    let out = resume(&r);
+    assert!(out.contains("Result: "), "{out}");
+    let dir = r.path("/var/lib/rmp-eval/qualification");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["20261206T080000Z.html", "20261206T080000Z.json"]);
+    // Written once: the next boot's resume has nothing to do.
+    assert!(resume(&r).contains("nothing under way"));
 }
