@@ -107,6 +107,14 @@ pub(crate) fn write(host: &Host, q: &Qualify) -> Result<(PathBuf, PathBuf)> {
     Ok((host.path(&json), host.path(&html)))
 }
 
+/// The newest qualification result written (names are the UTC start, so they sort in time); None: none, or
+/// not readable as one.
+pub(crate) fn latest(host: &Host) -> Option<Qualification> {
+    let names = host.list(DIR).ok()?;
+    let newest = names.iter().filter(|n| n.ends_with(".json")).max()?;
+    q11n::parse(&host.read_bytes(&format!("{DIR}/{newest}")).ok()?)
+}
+
 /// A file `report` or `compare` was given: a qualification result (Some) or not (None: read it as a run's).
 pub(crate) fn read(path: &Path) -> Option<Qualification> {
     let bytes = crate::measure::store::read_bounded(path).ok()?;

@@ -3,5 +3,6 @@
 
 mod killed;
 mod measured;
+mod metrics;
 mod options;
 mod trial_cycle;
