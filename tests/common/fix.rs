@@ -370,3 +370,20 @@ pub fn journal_runs(r: &Root) -> usize {
         .count()
     })
 }
+
+/// The machine boots GRUB's trial entry (custom.cfg): a new boot id (BOOT_B) and the command line that entry
+/// gives. Returns its parameters (the kernel image aside).
+pub fn boot_grub_trial(r: &Root) -> String {
+    let custom = r.read("/boot/grub/custom.cfg");
+    let linux = custom
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("linux"))
+        .unwrap()
+        .trim()
+        .to_string();
+    r.write("/proc/sys/kernel/random/boot_id", BOOT_B);
+    r.write("/proc/cmdline", &format!("BOOT_IMAGE={linux}\n"));
+    linux
+        .split_once(' ')
+        .map_or(String::new(), |(_, params)| params.to_string())
+}

@@ -45,15 +45,7 @@ fn stage(r: &Root, file: &str) -> String {
 
 /// The machine boots the trial entry: a new boot, its command line, CPU 1 isolated.
 fn boot_trial(r: &Root) {
-    let custom = r.read("/boot/grub/custom.cfg");
-    let line = custom
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("linux"))
-        .unwrap()
-        .trim()
-        .to_string();
-    r.write("/proc/sys/kernel/random/boot_id", BOOT_B);
-    r.write("/proc/cmdline", &format!("BOOT_IMAGE={line}\n"));
+    common::fix::boot_grub_trial(r);
     r.write("/sys/devices/system/cpu/isolated", "1\n");
 }
 

@@ -6,7 +6,6 @@
 use crate::common;
 use common::fix::{Root, Tree, diff, ok, text};
 
-const IMAGE: &str = "/boot/vmlinuz-6.1.0-50-rt-amd64";
 use common::fix::{BOOT_A, BOOT_B};
 pub(super) const STATE: &str = "/var/lib/rmp-eval/qualify.json";
 
@@ -40,19 +39,7 @@ pub(super) fn resume(r: &Root) -> String {
 
 /// Boots the trial: a new boot id and the command line the trial entry gives.
 pub(super) fn boot_trial(r: &Root) -> String {
-    let custom = r.read("/boot/grub/custom.cfg");
-    let line = custom
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("linux"))
-        .unwrap()
-        .trim()
-        .strip_prefix(IMAGE)
-        .unwrap()
-        .trim()
-        .to_string();
-    r.write("/proc/sys/kernel/random/boot_id", BOOT_B);
-    r.write("/proc/cmdline", &format!("BOOT_IMAGE={IMAGE} {line}\n"));
-    line
+    common::fix::boot_grub_trial(r)
 }
 
 #[test]
