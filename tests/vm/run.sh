@@ -28,6 +28,8 @@ names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
     for d in "$VM_DIR"/scenarios/*/; do
         n=$(basename "$d")
+        # A benchmark (a file `manual`) runs only when named.
+        [ -f "$d/manual" ] && continue
         case " $wanted " in *" $(scenario_arch "$n") "*) names+=("$n") ;; esac
     done
 fi
