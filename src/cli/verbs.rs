@@ -66,6 +66,14 @@ pub struct FixArgs {
     /// Print JSON
     #[arg(long)]
     pub(crate) json: bool,
+    /// Boot a kernel command-line change once before keeping it: a one-time boot entry (GRUB next_entry,
+    /// systemd-boot oneshot, Raspberry Pi tryboot), the default untouched; at that boot
+    /// rmp-eval-after-boot.service checks it and makes it permanent, or undoes it and says why
+    #[arg(long)]
+    pub(crate) trial_boot: bool,
+    /// Where fix's trial boot is, or how the last one ended
+    #[arg(long, conflicts_with_all = ["dry_run", "yes", "only", "trial_boot"])]
+    pub(crate) status: bool,
 }
 
 #[derive(Debug, Clone, Args)]

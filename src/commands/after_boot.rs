@@ -22,6 +22,9 @@ const SETTLE: &str = "RMP_EVAL_AFTER_BOOT_SETTLE_SECONDS";
 
 /// `rmp-eval after-boot` (the unit's ExecStart).
 pub(crate) fn execute(host: &Host, out: Output, w: &mut dyn Write) -> Result<Outcome> {
+    // fix's trial boot first: it is judged by this boot (the unit's command, hence `from_unit`), before any
+    // measurement, and made permanent or undone.
+    crate::fix::trial::pending::resume(host, w, true)?;
     let Some(mut a) = state::load(host, ARMED)? else {
         outln!(w, "after-boot: nothing armed");
         return Ok(Outcome::Good);

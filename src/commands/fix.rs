@@ -6,9 +6,9 @@ mod measure;
 use crate::checks::Ctx;
 use crate::cli::FixArgs;
 use crate::error::{Error, Outcome, Result};
-use crate::fix::apply;
 use crate::fix::kind::Took;
 use crate::fix::plan::{self, Request};
+use crate::fix::trial::pending;
 use crate::fix::{Plan, StepId, journal, render};
 use crate::host::Host;
 use crate::outln;
@@ -138,6 +138,9 @@ pub(crate) fn execute(
     w: &mut dyn Write,
     args: &FixArgs,
 ) -> Result<Outcome> {
+    if args.status {
+        return trial_status(host, w);
+    }
     let core = check_core(host, args.core)?;
     if let Some(n) = &args.nic {
         crate::checks::nic::require(host, n)?;
@@ -183,7 +186,10 @@ pub(crate) fn execute(
         failed,
         cmdline_extra: vec![],
     };
-    let full = plan::build(host, &req)?;
+    let (full, trial) = match args.trial_boot {
+        true => pending::tried_first(host, plan::build(host, &req)?),
+        false => (plan::build(host, &req)?, None),
+    };
     let live = host.is_live();
     if args.core.is_none() && !args.json {
         outln!(w, "{}\n", chosen_core_line(core));
@@ -276,7 +282,8 @@ pub(crate) fn execute(
     } else {
         None
     };
-    let report = apply::apply(host, &chosen, core, args.nic.as_deref())?;
+    let on = (core, args.nic.as_deref());
+    let report = pending::apply(host, &chosen, trial.as_ref(), on, &req.failed)?;
     // What the kernel refused (managed IRQs) was never fix's value: the monitor must not call it drift.
     let kernel_refused: Vec<String> = report
         .outcomes
@@ -299,6 +306,9 @@ pub(crate) fn execute(
     let reboot = report.outcomes.iter().any(|o| o.reboot);
     if let (true, Some((_, bpath))) = (reboot, &before) {
         measure::arm_after_boot(host, args, core, bpath)?;
+    }
+    if let (true, Some(p)) = (args.trial_boot && !args.json, pending::load(host)?) {
+        outln!(w, "{}", p.describe());
     }
     if reboot && !args.json {
         let how = if before.is_some() {
@@ -327,4 +337,18 @@ pub(crate) fn execute(
     } else {
         Outcome::Good
     })
+}
+
+/// `fix --status`: where fix's trial boot is, or how the last one ended.
+fn trial_status(host: &Host, w: &mut dyn Write) -> Result<Outcome> {
+    match pending::status(host)? {
+        Some(p) => {
+            outln!(w, "{}", p.describe());
+            if let Some(j) = &p.judged {
+                outln!(w, "  {j}");
+            }
+        }
+        None => outln!(w, "fix has armed no trial boot (`fix --trial-boot`)."),
+    }
+    Ok(Outcome::Good)
 }

@@ -195,6 +195,9 @@ pub(crate) fn execute(
             "rmp_eval_monitor.prom",
             &metrics(&per_step, remaining, reapplied, d, now),
         )?;
+        if let Some(q) = crate::qualify::result::latest(host) {
+            prometheus::export_qualification(d, &q)?;
+        }
         outln!(w, "monitor: metrics in {}", d.dir());
     }
     Ok(if remaining > 0 {

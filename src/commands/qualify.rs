@@ -32,10 +32,14 @@ pub(crate) fn execute(
     }
     // The fix/rollback lock for the whole run: nothing else changes the machine under qualify.
     let _lock = journal::lock(host)?;
-    let found =
-        state::load(host)?.filter(|q| !matches!(q.phase, Phase::Done | Phase::Aborted { .. }));
+    let found = state::load(host)?.filter(|q| match q.phase {
+        Phase::Aborted { .. } => false,
+        // Done, but killed before its result was written: the resume writes it.
+        Phase::Done => !crate::qualify::result::written(host, q),
+        _ => true,
+    });
     if args.abort {
-        return abort(host, out, w, found);
+        return abort(host, out, w, found.filter(|q| q.phase != Phase::Done));
     }
     let mut q = match (found, args.resume) {
         (Some(q), _) => {
@@ -83,6 +87,7 @@ fn plan_and_ask(host: &Host, w: &mut dyn Write, args: &QualifyArgs) -> Result<Op
     let core = args.core.ok_or_else(|| {
         Error::usage("qualify: --core N is needed to start (or --status, --abort)")
     })?;
+    crate::qualify::check_step_seconds(args.one_at_a_time, args.seconds)?;
     crate::machine::validate_core(host, Some(core))?;
     if core == 0 {
         return Err(Error::usage(

@@ -43,6 +43,12 @@ fn stop_what_depends(
     if crate::after_boot_state::disarm(host)? && !args.json {
         outln!(w, "The after-boot measurement fix had armed is disarmed.");
     }
+    if crate::fix::trial::pending::forget(host)? && !args.json {
+        outln!(
+            w,
+            "fix's trial boot is forgotten (its entry is undone with the rest)."
+        );
+    }
     Ok(())
 }
 

@@ -25,6 +25,7 @@ pub(crate) mod risk;
 pub(crate) mod rollback;
 pub mod runtime;
 pub(crate) mod saved;
+pub(crate) mod trial;
 pub mod undo;
 
 use serde::{Deserialize, Serialize};

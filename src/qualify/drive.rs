@@ -10,18 +10,14 @@ use super::resume::{self, Action, Observed};
 use super::state::{self, Effect, Event, Qualify};
 use crate::checks::CheckId;
 use crate::error::{Error, Result};
-use crate::fix::journal::{self, Run};
-use crate::fix::kind::How;
 use crate::fix::plan::{self, Request};
-use crate::fix::{Change, Plan, Step, StepId};
+use crate::fix::trial::{self, runs};
+use crate::fix::{Plan, StepId};
 use crate::host::Host;
 use crate::measure::spec::RunSpec;
 use crate::outln;
 use crate::output::Output;
-use crate::tunable::cmdline::boot::trial::{self, NoTrial};
-
-/// This boot's id: another one means the machine rebooted.
-pub(crate) const BOOT_ID: &str = "/proc/sys/kernel/random/boot_id";
+use crate::tunable::cmdline::boot::trial::NoTrial;
 
 /// Why the driver stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,16 +37,9 @@ pub(crate) struct Drive<'a> {
     pub(crate) from_unit: bool,
 }
 
-/// The journal runs, oldest first (their names sort in creation order).
-fn runs(host: &Host) -> Result<Vec<(String, Run)>> {
-    let mut r = journal::load_all(host)?;
-    r.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(r)
-}
-
 fn observe(host: &Host, q: &Qualify) -> Result<Observed> {
     use state::{Phase, Stage};
-    let boot_id = host.read(BOOT_ID).unwrap_or_default().trim().to_string();
+    let boot_id = trial::boot_id(host);
     let began = match &q.phase {
         Phase::Step {
             stage: Stage::Applying { journals: Some(n) } | Stage::Committing { journals: Some(n) },
@@ -59,7 +48,7 @@ fn observe(host: &Host, q: &Qualify) -> Result<Observed> {
         _ => None,
     };
     let stage_run = match began {
-        Some(n) => runs(host)?.get(n).map(|(_, r)| r.complete),
+        Some(n) => trial::run_after(host, n)?.map(|(_, complete)| complete),
         None => None,
     };
     Ok(Observed { boot_id, stage_run })
@@ -106,9 +95,15 @@ impl Drive<'_> {
         }
     }
 
+    /// Moves the state by `ev` and says where it is now — once: a stage that begins again, or a step's
+    /// "applying" that records its journal count, is not news.
     fn event(&mut self, q: &mut Qualify, ev: Event) -> Result<()> {
+        let was = q.phase.describe();
         state::advance(self.host, q, ev)?;
-        outln!(self.w, "qualify: {}", q.phase.describe());
+        let now = q.phase.describe();
+        if now != was {
+            outln!(self.w, "qualify: {now}");
+        }
         Ok(())
     }
 
@@ -174,31 +169,18 @@ impl Drive<'_> {
             let r = crate::fix::apply::apply(self.host, &plan, q.core, q.nic.as_deref())?;
             return self.event(q, Event::Applied { journal: r.journal });
         }
-        let t = match trial_of(self.host, &plan) {
-            Ok(t) => t,
+        let (step, t) = match trial::step_of(self.host, &plan) {
+            Ok(st) => st,
             Err(NoTrial(why)) => return self.event(q, Event::NotTried { why }),
         };
-        let step = Step {
-            id: StepId::Cmdline,
-            title: "Trial boot of the kernel command line".into(),
-            why: t.how.clone(),
-            changes: t.changes.clone(),
-            notes: vec![],
-        };
-        let r = crate::fix::apply::apply(self.host, &Plan { steps: vec![step] }, q.core, None)?;
+        let journal = trial::arm(self.host, &step, q.core)?.journal;
         outln!(self.w, "qualify: trial boot armed: {}", t.how);
-        let boot_id = self
-            .host
-            .read(BOOT_ID)
-            .unwrap_or_default()
-            .trim()
-            .to_string();
         q.steps[i].trial_reboot = t.reboot.clone();
         self.event(
             q,
             Event::TrialArmed {
-                journal: r.journal,
-                boot_id,
+                journal,
+                boot_id: trial::boot_id(self.host),
                 cmdline: t.cmdline.join(" "),
             },
         )
@@ -218,21 +200,9 @@ impl Drive<'_> {
     }
 
     fn judge(&mut self, q: &mut Qualify, i: usize) -> Result<()> {
-        let params = q.steps[i].trial_params();
-        let running = self
-            .host
-            .read(crate::machine::PROC_CMDLINE)
-            .unwrap_or_default();
-        let isolated = self
-            .host
-            .read(crate::machine::CPU_ISOLATED)
-            .unwrap_or_default();
-        let health = trial::judge(&params, &running, self.from_unit, &isolated, q.core);
-        outln!(
-            self.w,
-            "qualify: this boot's command line: {}",
-            running.trim()
-        );
+        let cmdline = q.steps[i].trial_cmdline.clone().unwrap_or_default();
+        let (health, running) = trial::judge(self.host, &cmdline, self.from_unit, q.core);
+        outln!(self.w, "qualify: this boot's command line: {running}");
         // A failed trial's entry is undone now, a healthy one's once the commit is written.
         if let Some(trial_run) = q.steps[i].journals.first().cloned()
             && !health.ok()
@@ -251,20 +221,18 @@ impl Drive<'_> {
     fn commit(&mut self, q: &mut Qualify, i: usize) -> Result<()> {
         let journals = runs(self.host)?.len();
         self.event(q, Event::Committing { journals })?;
-        let plan = self.plan(q, q.steps[i].step, q.steps[i].failed_checks())?;
-        crate::fix::apply::apply(self.host, &plan, q.core, q.nic.as_deref())?;
+        trial::commit(
+            self.host,
+            q.core,
+            q.nic.as_deref(),
+            q.steps[i].failed_checks(),
+        )?;
         self.finish_commit(q, i)
     }
 
     fn finish_commit(&mut self, q: &mut Qualify, i: usize) -> Result<()> {
-        let (path, _) = runs(self.host)?
-            .pop()
-            .ok_or_else(|| Error::failed("qualify: the commit's journal run is gone"))?;
-        if let Some(trial_run) = q.steps[i].journals.first().cloned()
-            && trial_run != path
-        {
-            self.undo(&trial_run)?;
-        }
+        let path =
+            trial::finish_commit(self.host, q.steps[i].journals.first().map(String::as_str))?;
         self.event(q, Event::Committed { journal: path })
     }
 
@@ -299,43 +267,10 @@ impl Drive<'_> {
         self.event(q, Event::Reverted)
     }
 
-    /// Undoes one journal run (gone already: nothing to do) and removes it. Forced: what qualify wrote is put
-    /// back even where the only later writer changed it (GRUB clearing next_entry in grubenv).
+    /// Undoes one journal run (gone already: nothing to do) and removes it (fix's trial machinery: forced).
     pub(crate) fn undo(&mut self, path: &str) -> Result<()> {
-        let Some((_, run)) = runs(self.host)?.into_iter().find(|(p, _)| p == path) else {
-            return Ok(());
-        };
-        let how = How {
-            dry_run: false,
-            force: true,
-        };
-        let u = crate::fix::undo::undo(self.host, &run, how);
-        if !u.problems.is_empty() {
-            return Err(Error::failed(format!(
-                "qualify: undoing {path}: {}",
-                u.problems.join("; ")
-            )));
-        }
-        for argv in &run.after_restore {
-            if let Some(k) = self.host.kernel() {
-                crate::fix::kind::command::run_program(k, argv)?;
-            }
-        }
-        self.host.remove_file(path)?;
-        Ok(())
+        trial::undo_run(self.host, path).map_err(|e| Error::failed(format!("qualify: {e}")))
     }
-}
-
-/// The trial of a command-line plan: its managed parameters booted once.
-fn trial_of(host: &Host, plan: &Plan) -> std::result::Result<trial::Trial, NoTrial> {
-    let params: Vec<String> = plan
-        .changes()
-        .find_map(|c| match c {
-            Change::File(f) => f.cmdline.as_ref().map(|e| e.added.clone()),
-            _ => None,
-        })
-        .ok_or_else(|| NoTrial("the command-line step plans no parameters here".into()))?;
-    crate::tunable::cmdline::boot::trial(host, &params)
 }
 
 /// compare's verdict as a step's effect: better or worse by its noise rule, anything else no clear change.

@@ -79,22 +79,40 @@ pub(crate) fn build(q: &Qualify) -> Qualification {
     }
 }
 
-/// Writes the result's JSON and HTML (atomically, fsynced); returns their real paths.
-pub(crate) fn write(host: &Host, q: &Qualify) -> Result<(PathBuf, PathBuf)> {
-    let r = build(q);
+/// The result's JSON and HTML paths, named by the time the plan was accepted (so names sort in time).
+fn paths(q: &Qualify) -> (String, String) {
     let stem: String = q
         .started
         .chars()
         .filter(|c| c.is_ascii_alphanumeric())
         .collect();
-    let json = format!("{DIR}/{stem}.json");
-    let html = format!("{DIR}/{stem}.html");
+    (format!("{DIR}/{stem}.json"), format!("{DIR}/{stem}.html"))
+}
+
+/// Whether the result of `q` is written (both files: the page is written last).
+pub(crate) fn written(host: &Host, q: &Qualify) -> bool {
+    let (json, html) = paths(q);
+    host.exists(&json) && host.exists(&html)
+}
+
+/// Writes the result's JSON and HTML (atomically, fsynced); returns their real paths.
+pub(crate) fn write(host: &Host, q: &Qualify) -> Result<(PathBuf, PathBuf)> {
+    let r = build(q);
+    let (json, html) = paths(q);
     let text = serde_json::to_vec_pretty(&r).map_err(|e| Error::failed(e.to_string()))?;
     host.create_dir_all(DIR)?;
     host.write_atomic(&json, &text, None)?;
     let page = crate::report::qualification_html::page(&r)?;
     host.write_atomic(&html, page.as_bytes(), None)?;
     Ok((host.path(&json), host.path(&html)))
+}
+
+/// The newest qualification result written (names are the UTC start, so they sort in time); None: none, or
+/// not readable as one.
+pub(crate) fn latest(host: &Host) -> Option<Qualification> {
+    let names = host.list(DIR).ok()?;
+    let newest = names.iter().filter(|n| n.ends_with(".json")).max()?;
+    q11n::parse(&host.read_bytes(&format!("{DIR}/{newest}")).ok()?)
 }
 
 /// A file `report` or `compare` was given: a qualification result (Some) or not (None: read it as a run's).

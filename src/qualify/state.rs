@@ -463,13 +463,6 @@ impl StepRecord {
             .filter_map(|c| crate::checks::CheckId::parse(c))
             .collect()
     }
-
-    /// What a healthy trial boot has on its command line: every parameter of the trial's line.
-    pub(crate) fn trial_params(&self) -> Vec<String> {
-        crate::tunable::cmdline::boot::tokens::tokens(
-            self.trial_cmdline.as_deref().unwrap_or_default(),
-        )
-    }
 }
 
 impl Phase {

@@ -44,6 +44,19 @@ pub const DESKTOP: &str = concat!(
     "/tests/fixtures/desktop-i7-smt-untuned"
 );
 
+/// The boot a tree starts in, and the one after its reboot.
+pub const BOOT_A: &str = "6a1f0d7e-9a43-4c59-9c7e-000000000001\n";
+pub const BOOT_B: &str = "6a1f0d7e-9a43-4c59-9c7e-000000000002\n";
+
+/// A captured sample's bytes (tests/fixtures/samples).
+pub fn sample_bytes(name: &str) -> Vec<u8> {
+    std::fs::read(format!(
+        "{}/tests/fixtures/samples/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
 pub struct Root {
     pub dir: tempfile::TempDir,
 }
@@ -66,6 +79,22 @@ impl Root {
             .unwrap();
         assert!(st.success(), "cannot unpack {UNTUNED}");
         Root { dir }
+    }
+
+    /// The untuned capture with GRUB's generated files from the VM image (tests/fixtures/samples: grub.cfg and
+    /// grubenv), in a boot of known id on ext4: where a trial boot can be armed.
+    pub fn untuned_grub() -> Root {
+        let r = Root::untuned();
+        for (path, sample) in [
+            ("/boot/grub/grub.cfg", "grub-cfg-debian12-rt-qemu.txt"),
+            ("/boot/grub/grubenv", "grubenv-debian12-rt-qemu.bin"),
+        ] {
+            std::fs::create_dir_all(r.path("/boot/grub")).unwrap();
+            std::fs::write(r.path(path), sample_bytes(sample)).unwrap();
+        }
+        r.write("/proc/sys/kernel/random/boot_id", BOOT_A);
+        r.write("/proc/mounts", "/dev/vda1 / ext4 rw,relatime 0 0\n");
+        r
     }
 
     /// A copy of the SMT desktop, with GRUB's defaults file (Debian's) so that the command line has a loader.
@@ -298,4 +327,63 @@ pub fn grub_after_note(plan: &str) -> String {
     let open = rest.find('`').expect("a backquoted command line") + 1;
     let close = open + rest[open..].find('`').expect("its closing backquote");
     rest[open..close].to_string()
+}
+
+/// Runs `rmp-eval CMD --root ROOT ARGS` until fix's executor pauses between two changes (the test seam
+/// RMP_EVAL_TEST_PAUSE_FILE), and kills it there (SIGKILL).
+pub fn killed_mid_run(r: &Root, cmd: &str, args: &[&str]) {
+    use std::time::{Duration, Instant};
+    let scratch = tempfile::tempdir().unwrap();
+    let flag = scratch.path().join("paused");
+    let mut child = Command::new(BIN)
+        .args([cmd, "--root"])
+        .arg(r.dir.path())
+        .args(args)
+        .env("RMP_EVAL_TEST_PAUSE_FILE", &flag)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !flag.exists() {
+        assert!(t0.elapsed() < Duration::from_secs(60), "{cmd} never paused");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "{cmd} ended before pausing"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// How many journal runs the root holds.
+pub fn journal_runs(r: &Root) -> usize {
+    std::fs::read_dir(r.path("/var/lib/rmp-eval/journal")).map_or(0, |d| {
+        d.filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".json")
+        })
+        .count()
+    })
+}
+
+/// The machine boots GRUB's trial entry (custom.cfg): a new boot id (BOOT_B) and the command line that entry
+/// gives. Returns its parameters (the kernel image aside).
+pub fn boot_grub_trial(r: &Root) -> String {
+    let custom = r.read("/boot/grub/custom.cfg");
+    let linux = custom
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("linux"))
+        .unwrap()
+        .trim()
+        .to_string();
+    r.write("/proc/sys/kernel/random/boot_id", BOOT_B);
+    r.write("/proc/cmdline", &format!("BOOT_IMAGE={linux}\n"));
+    linux
+        .split_once(' ')
+        .map_or(String::new(), |(_, params)| params.to_string())
 }

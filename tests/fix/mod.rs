@@ -23,3 +23,4 @@ mod plan;
 mod rollback_says;
 mod safety;
 mod this_machine;
+mod trial_boot;

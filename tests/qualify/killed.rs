@@ -3,52 +3,13 @@
 //! rollback still restores every byte. The kill lands between two changes of fix's executor (the test seam
 //! RMP_EVAL_TEST_PAUSE_FILE, compiled into test builds only).
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
 use super::trial_cycle::{boot_trial, committed_then_rolled_back, planned, resume, state};
-use crate::common::fix::{BIN, Root};
+use crate::common;
+use common::fix::{Root, journal_runs};
 
-/// Runs `qualify --resume` until fix's executor pauses between two changes, and kills it there.
+/// `qualify --resume` killed between two changes of fix's executor.
 fn killed_mid_run(r: &Root) {
-    let scratch = tempfile::tempdir().unwrap();
-    let flag = scratch.path().join("paused");
-    let mut child = Command::new(BIN)
-        .args(["qualify", "--root"])
-        .arg(r.dir.path())
-        .arg("--resume")
-        .env("RMP_EVAL_TEST_PAUSE_FILE", &flag)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    while !flag.exists() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "qualify never paused"
-        );
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "qualify ended before pausing"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
-}
-
-fn journal_runs(r: &Root) -> usize {
-    std::fs::read_dir(r.path("/var/lib/rmp-eval/journal")).map_or(0, |d| {
-        d.filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .ends_with(".json")
-        })
-        .count()
-    })
+    common::fix::killed_mid_run(r, "qualify", &["--resume"]);
 }
 
 #[test]

@@ -4,5 +4,6 @@
 mod cmdline_extra;
 mod killed;
 mod measured;
+mod metrics;
 mod options;
 mod trial_cycle;

@@ -83,3 +83,26 @@ fn the_plan_shows_the_claim_the_load_and_the_budget() {
     );
     assert!(!r.exists(STATE));
 }
+
+#[test]
+fn one_at_a_time_with_measurements_too_short_to_judge_a_step_is_refused() {
+    let r = Root::untuned();
+    let err = refused(
+        &r,
+        &["--core", "1", "--one-at-a-time", "--seconds", "5", "--yes"],
+    );
+    assert!(
+        err.contains("--one-at-a-time needs --seconds 10 or more"),
+        "{err}"
+    );
+    // 10 s is enough: the plan is shown (and refused here only for want of a terminal to ask on).
+    let o = r.rmp(
+        "qualify",
+        &["--core", "1", "--one-at-a-time", "--seconds", "10"],
+    );
+    assert!(
+        text(&o).contains("then measured and compared"),
+        "{}",
+        text(&o)
+    );
+}

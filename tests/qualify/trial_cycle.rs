@@ -6,42 +6,17 @@
 use crate::common;
 use common::fix::{Root, Tree, diff, ok, text};
 
-const IMAGE: &str = "/boot/vmlinuz-6.1.0-50-rt-amd64";
-pub(super) const BOOT_A: &str = "6a1f0d7e-9a43-4c59-9c7e-000000000001\n";
-const BOOT_B: &str = "6a1f0d7e-9a43-4c59-9c7e-000000000002\n";
+use common::fix::{BOOT_A, BOOT_B};
 pub(super) const STATE: &str = "/var/lib/rmp-eval/qualify.json";
 
 pub(super) fn samples(name: &str) -> Vec<u8> {
-    std::fs::read(format!(
-        "{}/tests/fixtures/samples/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap()
+    common::fix::sample_bytes(name)
 }
 
 /// The untuned guest with GRUB's generated files, in its first boot, with qualify planned and its baseline
 /// measured: a command-line step, then a sysctl step.
 pub(super) fn planned() -> Root {
-    let r = Root::untuned();
-    std::fs::write(
-        r.path("/boot/grub/grub.cfg"),
-        samples("grub-cfg-debian12-rt-qemu.txt"),
-    )
-    .or_else(|_| {
-        std::fs::create_dir_all(r.path("/boot/grub"))?;
-        std::fs::write(
-            r.path("/boot/grub/grub.cfg"),
-            samples("grub-cfg-debian12-rt-qemu.txt"),
-        )
-    })
-    .unwrap();
-    std::fs::write(
-        r.path("/boot/grub/grubenv"),
-        samples("grubenv-debian12-rt-qemu.bin"),
-    )
-    .unwrap();
-    r.write("/proc/sys/kernel/random/boot_id", BOOT_A);
-    r.write("/proc/mounts", "/dev/vda1 / ext4 rw,relatime 0 0\n");
+    let r = Root::untuned_grub();
     r.write(
         STATE,
         r#"{"version":1,"started":"2026-12-06T08:00:00Z","core":1,"nic":null,"one_at_a_time":false,
@@ -64,19 +39,7 @@ pub(super) fn resume(r: &Root) -> String {
 
 /// Boots the trial: a new boot id and the command line the trial entry gives.
 pub(super) fn boot_trial(r: &Root) -> String {
-    let custom = r.read("/boot/grub/custom.cfg");
-    let line = custom
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("linux"))
-        .unwrap()
-        .trim()
-        .strip_prefix(IMAGE)
-        .unwrap()
-        .trim()
-        .to_string();
-    r.write("/proc/sys/kernel/random/boot_id", BOOT_B);
-    r.write("/proc/cmdline", &format!("BOOT_IMAGE={IMAGE} {line}\n"));
-    line
+    common::fix::boot_grub_trial(r)
 }
 
 #[test]
@@ -157,6 +120,14 @@ fn a_trial_boot_that_did_not_come_up_is_recorded_and_leaves_the_default_as_it_wa
     r.write("/proc/sys/kernel/random/boot_id", BOOT_B);
     let out = resume(&r);
     assert!(out.contains("the trial boot failed"), "{out}");
+    // Each phase is said once: the next step's "applying" is not repeated when it records its journal count.
+    assert_eq!(
+        out.lines()
+            .filter(|l| *l == "qualify: step 2: applying")
+            .count(),
+        1,
+        "{out}"
+    );
     let q = state(&r);
     assert_eq!(q["steps"][0]["outcome"]["outcome"], "trial_failed");
     assert!(
@@ -216,4 +187,24 @@ fn rollback_after_grub_booted_the_trial_restores_grubenv_without_force() {
         now.remove(f);
     }
     assert_eq!(diff(&want, &now), Vec::<String>::new());
+}
+
+#[test]
+fn killed_after_done_before_the_result_was_written_the_resume_writes_it() {
+    let r = planned();
+    // The state says done, the process died before the result: nothing under /var/lib/rmp-eval/qualification.
+    let mut q = state(&r);
+    q["phase"] = serde_json::json!({"phase": "done"});
+    r.write(STATE, &q.to_string());
+    let out = resume(&r);
+    assert!(out.contains("Result: "), "{out}");
+    let dir = r.path("/var/lib/rmp-eval/qualification");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["20261206T080000Z.html", "20261206T080000Z.json"]);
+    // Written once: the next boot's resume has nothing to do.
+    assert!(resume(&r).contains("nothing under way"));
 }

@@ -1,5 +1,6 @@
 //! Prometheus text exposition for node_exporter's textfile collector: `check`, `run` and `monitor` each write
-//! their own file (rmp_eval_check.prom, rmp_eval_run.prom, rmp_eval_monitor.prom) and the identity goes in
+//! their own file (rmp_eval_check.prom, rmp_eval_run.prom, rmp_eval_monitor.prom; the monitor also
+//! rmp_eval_qualify.prom, the latest qualification's verdict) and the identity goes in
 //! rmp_eval_info.prom, so that no metric family is written by two files (node_exporter refuses duplicates).
 //! Each file is replaced atomically (temporary file, rename). Names: prefix `rmp_eval_`, seconds, `_total` for
 //! counters; labels are ids from a closed set (check ids, sections, series labels, step ids), never run ids.
@@ -15,6 +16,7 @@ use crate::host::Host;
 use crate::measure::result::RunResult;
 
 mod check;
+mod qualify;
 mod run;
 mod text;
 
@@ -134,6 +136,14 @@ pub(crate) fn export_run(dest: &Dest, k: &KernelInfo, r: &RunResult, now: u64) -
     dest.save_totals(&totals)?;
     dest.write("rmp_eval_info.prom", &info(k))?;
     dest.write("rmp_eval_run.prom", &run(r, &totals, now))
+}
+
+/// Writes rmp_eval_qualify.prom: the verdict of qualification `q`.
+pub(crate) fn export_qualification(
+    dest: &Dest,
+    q: &crate::report::qualification::Qualification,
+) -> Result<()> {
+    dest.write("rmp_eval_qualify.prom", &qualify::qualification(q))
 }
 
 #[cfg(test)]
