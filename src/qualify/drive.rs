@@ -226,6 +226,7 @@ impl Drive<'_> {
             q.core,
             q.nic.as_deref(),
             q.steps[i].failed_checks(),
+            &q.cmdline_extra,
         )?;
         self.finish_commit(q, i)
     }

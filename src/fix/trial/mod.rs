@@ -78,18 +78,20 @@ pub(crate) fn judge(host: &Host, cmdline: &str, from_unit: bool, core: usize) ->
 }
 
 /// Writes the permanent command line: the command-line step planned with the checks that picked the trial's
-/// parameters (the trial boot passes them itself). One journal run.
+/// parameters and the user's own extra ones the trial carried (the trial boot passes them itself). One journal run.
 pub(crate) fn commit(
     host: &Host,
     core: usize,
     nic: Option<&str>,
     failed: Vec<CheckId>,
+    cmdline_extra: &[String],
 ) -> Result<()> {
     let req = Request {
         core,
         nic: nic.map(String::from),
         steps: vec![StepId::Cmdline],
         failed,
+        cmdline_extra: cmdline_extra.to_vec(),
     };
     let plan = plan::build(host, &req)?;
     super::apply::apply(host, &plan, core, nic)?;

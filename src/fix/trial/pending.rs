@@ -310,7 +310,7 @@ pub(crate) fn resume(host: &Host, w: &mut dyn Write, from_unit: bool) -> Result<
                     .iter()
                     .filter_map(|c| crate::checks::CheckId::parse(c))
                     .collect();
-                super::commit(host, p.core, p.nic.as_deref(), failed)?;
+                super::commit(host, p.core, p.nic.as_deref(), failed, &[])?;
             }
             Action::FinishCommit => {
                 let Stage::Committing { trial, .. } = &p.stage else {
