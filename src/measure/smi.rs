@@ -343,7 +343,8 @@ fn test_seam_record_read(cpu: usize) {
         .append(true)
         .open(out)
     {
-        let _ = writeln!(f, "{cpu} {allowed}");
+        // One write per line: with O_APPEND the readers of two CPUs never interleave within a line.
+        let _ = f.write_all(format!("{cpu} {allowed}\n").as_bytes());
     }
 }
 

@@ -98,7 +98,7 @@ pub struct SeriesSummary {
     pub(crate) early: u64,
     /// Periods skipped because the thread woke after the next deadline had passed.
     #[serde(default)]
-    pub(crate) missed: u64,
+    pub missed: u64,
     /// Wakeup latency (now − scheduled time, cyclictest's metric), for threads that sleep to a schedule.
     #[serde(default)]
     pub(crate) wakeup: Option<DistSummary>,
