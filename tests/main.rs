@@ -11,6 +11,7 @@
 mod check;
 mod cli;
 mod common;
+mod docs;
 mod fix;
 mod fleet;
 mod layering;

@@ -47,3 +47,12 @@ pub fn dispatch(host: &Host, out: Output, cli: Cli) -> Result<Outcome> {
         None => run::execute(host, out, w, &cli.legacy.to_run()),
     }
 }
+
+/// A note beside a command's report: on stderr beside JSON (stdout stays one document), else on the writer.
+pub(crate) fn note(w: &mut dyn std::io::Write, json: bool, line: &str) {
+    if json {
+        eprintln!("{line}");
+    } else {
+        crate::outln!(w, "{line}");
+    }
+}

@@ -22,6 +22,7 @@ pub mod plan;
 pub(crate) mod reconcile;
 pub mod render;
 pub(crate) mod risk;
+pub(crate) mod rollback;
 pub mod runtime;
 pub(crate) mod saved;
 pub mod undo;

@@ -21,6 +21,9 @@ use crate::machine::PROC_CMDLINE;
 
 pub(super) struct Grub;
 
+/// What turns /etc/default/grub into the boot configuration.
+const UPDATE_GRUB: &str = "update-grub";
+
 impl BootLoader for Grub {
     fn what(&self) -> &'static str {
         "GRUB's /etc/default/grub"
@@ -52,6 +55,10 @@ impl BootLoader for Grub {
 
     fn files(&self) -> &'static [&'static str] {
         files::FILES
+    }
+
+    fn program(&self) -> Option<&'static str> {
+        Some(UPDATE_GRUB)
     }
 
     fn plan(&self, host: &Host, want: &Want, s: &mut Step) -> Result<(), NoHousekeeping> {
@@ -251,7 +258,7 @@ fn plan(host: &Host, want: &Want, s: &mut Step) -> Result<(), NoHousekeeping> {
     }
     if !s.changes.is_empty() {
         s.changes.push(Change::Command(CommandChange {
-            argv: vec!["update-grub".to_string()],
+            argv: vec![UPDATE_GRUB.to_string()],
             again_on_rollback: true,
             reboot: true,
         }));

@@ -23,6 +23,9 @@ const LOADER_INFO: &str =
 
 pub(super) struct KernelInstall;
 
+/// What installs the kernel with /etc/kernel/cmdline into the boot entries.
+const KERNEL_INSTALL: &str = "kernel-install";
+
 impl BootLoader for KernelInstall {
     fn what(&self) -> &'static str {
         "systemd-boot's /etc/kernel/cmdline or loader.conf"
@@ -45,6 +48,10 @@ impl BootLoader for KernelInstall {
         &[KERNEL_CMDLINE]
     }
 
+    fn program(&self) -> Option<&'static str> {
+        Some(KERNEL_INSTALL)
+    }
+
     fn plan(&self, host: &Host, want: &Want, s: &mut Step) -> Result<(), NoHousekeeping> {
         let before = host.read_bytes(KERNEL_CMDLINE).ok();
         let base: Vec<Vec<u8>> = match &before {
@@ -65,13 +72,8 @@ impl BootLoader for KernelInstall {
             s.changes.push(c);
             let rel = host.kernel_release().unwrap_or_default();
             if !rel.is_empty() {
-                let argv = [
-                    "kernel-install",
-                    "add",
-                    &rel,
-                    &format!("/boot/vmlinuz-{rel}"),
-                ]
-                .map(String::from);
+                let argv = [KERNEL_INSTALL, "add", &rel, &format!("/boot/vmlinuz-{rel}")]
+                    .map(String::from);
                 s.changes.push(Change::Command(CommandChange {
                     argv: argv.to_vec(),
                     again_on_rollback: true,

@@ -42,6 +42,10 @@ pub(crate) trait BootLoader: Sync {
     fn unused(&self, host: &Host) -> String;
     /// The files fix may write for it (where a killed run may have left a temporary file).
     fn files(&self) -> &'static [&'static str];
+    /// The program that makes its files take effect at the next boot (run again after a rollback), if any.
+    fn program(&self) -> Option<&'static str> {
+        None
+    }
     /// Adds its changes (the files, then the command that makes them effective) and notes to the step.
     fn plan(&self, host: &Host, want: &Want, s: &mut Step) -> Result<(), NoHousekeeping>;
     /// The files and program that boot a command line with `params` put in once, the default untouched
@@ -57,6 +61,12 @@ pub(crate) const LOADERS: &[&dyn BootLoader] =
 /// The files of every layout.
 pub(crate) fn files() -> impl Iterator<Item = &'static str> {
     LOADERS.iter().flat_map(|l| l.files().iter().copied())
+}
+
+/// Whether `argv` runs a loader's program: after it the old command line returns only at the next boot.
+pub(crate) fn rebuilds_boot(argv: &[String]) -> bool {
+    argv.first()
+        .is_some_and(|p| LOADERS.iter().any(|l| l.program() == Some(p.as_str())))
 }
 
 /// Which loader boots the machine.
