@@ -3,9 +3,12 @@
 veth pair, through AF_PACKET and AF_XDP, with and without --txq 0: alternating runs, ROUNDS of each.
 
 Usage (root): bench/arrival_vs_wakeup.py [ROUNDS] [SECONDS]. Prints, per configuration, the medians over its runs of
-the Sender's and the Arrival's p50/p99/max |deviation| (us), and the Pearson correlation between the Sender's and the
-Arrival's per-second maximum deviations over every second of every run: how much of the wire-level jitter the
-wakeup jitter explains (r^2).
+the Sender's and the Arrival's p50/p99/max |deviation| (us), their ratios (Arrival / Sender), and the Pearson
+correlation between the Sender's and the Arrival's per-second maximum deviations over every second of every run: how
+much of the wire-level jitter the wakeup jitter explains (r^2).
+In the PREEMPT_RT guest through qemu's igb: `RMP_VM_KEEP=1 tests/vm/run.sh b1-arrival-bench` (its guest runs the same
+alternation), then bench/arrival_vs_wakeup.py --results WORKDIR/b1-arrival-bench/share/out/b1 reads its records
+(bench-<config>-<round>.json).
 """
 import json
 import os
@@ -58,7 +61,25 @@ def pearson(xs, ys):
     return sxy / (sxx * syy) ** 0.5 if sxx and syy else float("nan")
 
 
+def from_results(d):
+    """The guest's records: bench-<config with - for ' --txq 0'>-<round>.json."""
+    got = {c: [] for c in CONFIGS}
+    for name in CONFIGS:
+        stem = "bench-" + name.replace(" --txq 0", "-txq0") + "-"
+        for f in sorted(os.listdir(d)):
+            if f.startswith(stem) and f.endswith(".json") and f[len(stem):-5].isdigit():
+                try:
+                    with open(os.path.join(d, f)) as fh:
+                        got[name].append(json.load(fh))
+                except (OSError, ValueError) as e:
+                    print(f"{f}: {e}", file=sys.stderr)
+    return got
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--results":
+        table(from_results(sys.argv[2]))
+        return
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     secs = sys.argv[2] if len(sys.argv) > 2 else "5"
     refl = setup()
@@ -77,12 +98,17 @@ def main():
         refl.wait()
         subprocess.run(["ip", "link", "del", HOST])
         subprocess.run(["ip", "netns", "del", NS])
-    print("| path | runs | Sender p50 / p99 / max (us) | Arrival p50 / p99 / max (us) | r (per-second max) | r² |")
-    print("|---|---|---|---|---|---|")
+    table(got)
+
+
+def table(got):
+    print("| path | runs | Sender p50 / p99 / max (us) | Arrival p50 / p99 / max (us) | Arrival / Sender p50, p99 "
+          "| r (per-second max) | r² |")
+    print("|---|---|---|---|---|---|---|")
     for name, runs in got.items():
         runs = [r for r in runs if any(s["label"] == "Arrival" for s in r["series"])]
         if not runs:
-            print(f"| {name} | 0 | | | | |")
+            print(f"| {name} | 0 | | | | | |")
             continue
         med = lambda k, lab: statistics.median(absdev(series(r, lab))[k] for r in runs)
         xs, ys = [], []
@@ -93,8 +119,10 @@ def main():
             xs += a[:n]
             ys += b[:n]
         r = pearson(xs, ys)
+        ratio = lambda k: med(k, "Arrival") / med(k, "Sender") if med(k, "Sender") else float("nan")
         print(f"| {name} | {len(runs)} | {med(0,'Sender'):.1f} / {med(1,'Sender'):.1f} / {med(2,'Sender'):.0f} | "
-              f"{med(0,'Arrival'):.1f} / {med(1,'Arrival'):.1f} / {med(2,'Arrival'):.0f} | {r:.2f} | {r*r:.2f} |")
+              f"{med(0,'Arrival'):.1f} / {med(1,'Arrival'):.1f} / {med(2,'Arrival'):.0f} | "
+              f"{ratio(0):.2f}, {ratio(1):.2f} | {r:.2f} | {r*r:.2f} |")
 
 
 if __name__ == "__main__":

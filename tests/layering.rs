@@ -230,6 +230,7 @@ fn code_only(text: &str) -> String {
     let mut i = 0;
     while i < b.len() {
         let rest = &text[i..];
+        let from = i;
         if rest.starts_with("//") {
             i += rest.find('\n').unwrap_or(rest.len());
         } else if rest.starts_with("/*") {
@@ -257,7 +258,9 @@ fn code_only(text: &str) -> String {
             i += c.len_utf8();
             continue;
         }
+        // The lines a literal or comment spans stay lines, so that line numbers and lengths hold.
         out.push(' ');
+        out.extend(text[from..i.min(b.len())].matches('\n').map(|_| '\n'));
     }
     out
 }
@@ -631,4 +634,182 @@ fn the_check_reads_the_steps() {
         all_steps(remedy).into_iter().collect::<Vec<_>>(),
         ["Cmdline", "NicEee"]
     );
+}
+
+/// Each `fn` with a body in `code` (from `code_only`): its name, first line (1-based) and length in lines, from
+/// `fn` to the closing brace.
+fn functions(code: &str) -> Vec<(String, usize, usize)> {
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices("fn ") {
+        if i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_') {
+            continue;
+        }
+        let name: String = code[i + 3..]
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let Some(open) = code[i..].find(['{', ';']).map(|o| i + o) else {
+            continue;
+        };
+        if name.is_empty() || b[open] == b';' {
+            continue; // a fn pointer type, or a declaration without a body
+        }
+        let mut depth = 0;
+        let close = (open..b.len())
+            .find(|&j| {
+                depth += match b[j] {
+                    b'{' => 1,
+                    b'}' => -1,
+                    _ => 0,
+                };
+                depth == 0
+            })
+            .unwrap_or(b.len() - 1);
+        let first = code[..i].matches('\n').count() + 1;
+        out.push((name, first, code[i..close].matches('\n').count() + 1));
+    }
+    out
+}
+
+/// The longest a function under src/commands may be: a command parses, calls one function and prints its report.
+const COMMAND_FN_LINES: usize = 60;
+
+/// Command functions still longer, (file, fn, why) — each a piece of work, not a rule.
+const LONG_COMMAND_FNS: &[(&str, &str, &str)] = &[
+    (
+        "src/commands/fix.rs",
+        "execute",
+        "fix --trial-boot is being added to it; the plan's outcome moves to fix/ after that",
+    ),
+    (
+        "src/commands/reflect.rs",
+        "execute",
+        "the reflector's setup and its live loop, to move below commands",
+    ),
+    (
+        "src/commands/monitor.rs",
+        "execute",
+        "the monitor's loop, to move below commands",
+    ),
+    (
+        "src/commands/generate.rs",
+        "writes_every_page_and_completion_from_the_cli",
+        "a test: one page per assertion block",
+    ),
+    (
+        "src/commands/fix/measure.rs",
+        "after",
+        "fix's after-measurement and comparison, to move with fix's outcome",
+    ),
+];
+
+#[test]
+fn no_command_function_over_60_lines() {
+    let mut long = BTreeSet::new();
+    for (rel, text) in sources()
+        .iter()
+        .filter(|(r, _)| r.starts_with("src/commands/"))
+    {
+        for (name, line, len) in functions(&code_only(text)) {
+            if len > COMMAND_FN_LINES {
+                long.insert((rel.clone(), name, format!("{rel}:{line}: {len} lines")));
+            }
+        }
+    }
+    let known: BTreeSet<(String, String)> = LONG_COMMAND_FNS
+        .iter()
+        .map(|(f, n, _)| (f.to_string(), n.to_string()))
+        .collect();
+    let new: Vec<&String> = long
+        .iter()
+        .filter(|(f, n, _)| !known.contains(&(f.clone(), n.clone())))
+        .map(|(_, _, at)| at)
+        .collect();
+    assert!(
+        new.is_empty(),
+        "command functions over {COMMAND_FN_LINES} lines: move the work below commands (fix/, job/, report/ …) \
+         and leave the command parsing, one call and printing:\n{new:#?}"
+    );
+    let stale: Vec<&(String, String)> = known
+        .iter()
+        .filter(|(f, n)| !long.iter().any(|(lf, ln, _)| lf == f && ln == n))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "listed in LONG_COMMAND_FNS but no longer long: take them off the list: {stale:?}"
+    );
+}
+
+#[test]
+fn the_check_measures_a_function() {
+    let code = code_only(concat!(
+        "fn a() {\n    let s = \"{\n}\";\n    if x { y() }\n}\n",
+        "type F = fn(u8) -> u8;\ntrait T { fn d(&self); }\n",
+        "fn b<T>(x: T) -> Vec<T>\nwhere T: Copy\n{\n    vec![x]\n}\n",
+    ));
+    let got: Vec<(String, usize, usize)> = functions(&code);
+    assert_eq!(
+        got,
+        [("a".to_string(), 1, 5), ("b".to_string(), 8, 5)],
+        "{code}"
+    );
+}
+
+/// Commands print typed reports (Serialize structs beside the work they report), never JSON built by hand.
+#[test]
+fn no_json_macro_under_commands() {
+    let built: Vec<String> = sources()
+        .into_iter()
+        .filter(|(rel, t)| rel.starts_with("src/commands/") && code_only(t).contains("json!"))
+        .map(|(rel, _)| rel)
+        .collect();
+    assert!(
+        built.is_empty(),
+        "json! under src/commands: print a typed Serialize report instead: {built:?}"
+    );
+}
+
+/// The kernel command line is split by one tokenizer, `parse::cmdline` (on whitespace, except inside double
+/// quotes): no other code keeps a quoted-or-not state while splitting words.
+const OTHER_QUOTE_SPLITTERS: &[(&str, &str)] = &[(
+    "src/tunable/cmdline/boot/grub_source.rs",
+    "`without` models the drop-in's shell function word by word, its separators kept",
+)];
+
+#[test]
+fn one_command_line_tokenizer() {
+    let splitting: BTreeSet<String> = sources()
+        .into_iter()
+        .filter(|(rel, _)| rel != "src/parse/cmdline.rs")
+        .filter(|(_, t)| quote_state(&code_only(t)))
+        .map(|(rel, _)| rel)
+        .collect();
+    let listed: BTreeSet<String> = OTHER_QUOTE_SPLITTERS
+        .iter()
+        .map(|(f, _)| f.to_string())
+        .collect();
+    assert_eq!(
+        splitting, listed,
+        "split a command line with crate::parse::cmdline::tokens (or tokens_bytes), not a tokenizer of your own"
+    );
+}
+
+/// Whether code keeps a quote state: a `quoted`/`in_quote(s)` flag flipped (`= !q`, `^=`).
+fn quote_state(code: &str) -> bool {
+    ["quoted", "in_quote", "in_quotes", "inquote"]
+        .iter()
+        .any(|q| code.contains(&format!("{q} = !{q}")) || code.contains(&format!("{q} ^=")))
+}
+
+#[test]
+fn the_check_sees_a_second_tokenizer() {
+    assert!(quote_state(&code_only(
+        "let mut quoted = false; for c in s.chars() { if c == '\"' { quoted = !quoted; } }"
+    )));
+    assert!(quote_state(&code_only(
+        "let mut in_quote = false; in_quote ^= c == b'\"';"
+    )));
+    assert!(!quote_state(&code_only("let quoted = format!(\"'{x}'\");")));
 }

@@ -36,6 +36,20 @@ pub enum Status {
     Info,
 }
 
+impl Status {
+    /// The status as check's JSON spells it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail => "fail",
+            Status::Warn => "warn",
+            Status::Pending => "pending",
+            Status::Unknown => "unknown",
+            Status::Info => "info",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Section {
@@ -247,5 +261,24 @@ pub(crate) fn finding(c: &Check, e: Eval) -> Finding {
         detail: sanitize(&a.detail, DETAIL_MAX),
         remedy,
         by_hand,
+    }
+}
+
+#[cfg(test)]
+mod status_tests {
+    use super::Status;
+
+    #[test]
+    fn a_status_is_named_as_json_spells_it() {
+        for s in [
+            Status::Pass,
+            Status::Fail,
+            Status::Warn,
+            Status::Pending,
+            Status::Unknown,
+            Status::Info,
+        ] {
+            assert_eq!(serde_json::to_value(s).unwrap(), s.name());
+        }
     }
 }

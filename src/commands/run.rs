@@ -8,9 +8,9 @@ use crate::cli::RunArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::host::Host;
 use crate::job::Job;
-use crate::measure::result::{CheckCounts, Verdict};
-use crate::measure::spec::Placement;
+use crate::measure::result::{CheckCounts, RunResult, Verdict};
 use crate::measure::spec::Workload;
+use crate::measure::spec::{Placement, RunSpec};
 use crate::measure::store;
 use crate::output::Output;
 
@@ -47,15 +47,14 @@ fn writable(opt: &str, out: &Path) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn execute(
+/// What is checked and prepared before anything is printed or made (the checks, the core's lock file in the
+/// tree): the CPUs, the files to write, the metrics' destination, and permission for SCHED_FIFO.
+fn prepare(
     host: &Host,
-    out: Output,
-    w: &mut dyn Write,
     args: &RunArgs,
-) -> Result<Outcome> {
+) -> Result<(Placement, RunSpec, Option<crate::report::prometheus::Dest>)> {
     let at = validate(host, args)?;
-    // Before anything is printed or made (the checks, the core's lock file in the tree): a NIC run measures this
-    // machine's interface, which a tree does not have.
+    // A NIC run measures this machine's interface, which a tree does not have.
     if args.nic.is_some() && !host.is_live() {
         return Err(Error::usage("--nic measures the live machine: drop --root"));
     }
@@ -72,6 +71,80 @@ pub(crate) fn execute(
         None => spec.send_priority,
     };
     crate::measure::rt::probe_fifo(priority)?;
+    Ok((at, spec, dest))
+}
+
+/// Under --root: what the run measures (this machine, or --hwlat's tracefs in the tree).
+fn root_note(host: &Host, out: Output, w: &mut dyn Write, spec: &RunSpec) {
+    let note = match spec.workload == Workload::Hwlat {
+        true => format!(
+            "Note: --root {}: --hwlat drives the tracefs under it (a tree, not this machine's kernel) and keeps \
+             the results there.",
+            host.root().display()
+        ),
+        false => measured_here(host),
+    };
+    crate::out!(
+        w,
+        "{}",
+        crate::report::check::wrap(&note, out.width, "", "  ")
+    );
+}
+
+/// The final report: JSON, or the table with what it was measured under.
+fn show(w: &mut dyn Write, out: Output, args: &RunArgs, result: &RunResult) -> Result<()> {
+    if args.json {
+        let text =
+            serde_json::to_string_pretty(result).map_err(|e| Error::failed(e.to_string()))?;
+        crate::outln!(w, "{text}");
+        return Ok(());
+    }
+    let columns = if out.terminal { out.width } else { usize::MAX };
+    crate::out!(
+        w,
+        "{}",
+        crate::report::run::render_final_in(result, out.color, columns)
+    );
+    let fit = |t: &str| crate::report::table::fit(t, columns);
+    if let Some(l) = &result.load {
+        crate::out!(
+            w,
+            "{}",
+            fit(&format!("Measured under load: {}\n", l.command))
+        );
+    }
+    if let (true, Some(rtt), Some(nic)) = (args.verbose, &result.rtt, &args.nic) {
+        crate::out!(
+            w,
+            "{}",
+            fit(&crate::report::run_rtt::render_stamps(rtt, nic))
+        );
+    }
+    Ok(())
+}
+
+/// The exit of a run: its verdict.
+fn outcome(result: &RunResult) -> Result<Outcome> {
+    match result.verdict {
+        Verdict::Pass => Ok(Outcome::Good),
+        Verdict::Fail => Ok(Outcome::ShortFall),
+        Verdict::Inconclusive => Ok(Outcome::Inconclusive),
+        Verdict::Incomplete => Err(Error::failed(
+            result
+                .error
+                .clone()
+                .unwrap_or_else(|| "the run could not finish".into()),
+        )),
+    }
+}
+
+pub(crate) fn execute(
+    host: &Host,
+    out: Output,
+    w: &mut dyn Write,
+    args: &RunArgs,
+) -> Result<Outcome> {
+    let (at, spec, dest) = prepare(host, args)?;
     let checks = if !args.no_config && !args.json {
         let (text, counts) = config_preamble(host, out, at, args);
         crate::outln!(w, "{text}");
@@ -80,19 +153,7 @@ pub(crate) fn execute(
         None
     };
     if !host.is_live() && !args.json {
-        let note = match spec.workload == Workload::Hwlat {
-            true => format!(
-                "Note: --root {}: --hwlat drives the tracefs under it (a tree, not this machine's kernel) and keeps \
-                 the results there.",
-                host.root().display()
-            ),
-            false => measured_here(host),
-        };
-        crate::out!(
-            w,
-            "{}",
-            crate::report::check::wrap(&note, out.width, "", "  ")
-        );
+        root_note(host, out, w, &spec);
     }
     let job = Job {
         label: "run",
@@ -103,33 +164,7 @@ pub(crate) fn execute(
     };
     let measured = crate::job::measure(host, out, w, &spec, at, job)?;
     let result = &measured.result;
-    if args.json {
-        let text =
-            serde_json::to_string_pretty(result).map_err(|e| Error::failed(e.to_string()))?;
-        crate::outln!(w, "{text}");
-    } else {
-        let columns = if out.terminal { out.width } else { usize::MAX };
-        crate::out!(
-            w,
-            "{}",
-            crate::report::run::render_final_in(result, out.color, columns)
-        );
-        let fit = |t: &str| crate::report::table::fit(t, columns);
-        if let Some(l) = &result.load {
-            crate::out!(
-                w,
-                "{}",
-                fit(&format!("Measured under load: {}\n", l.command))
-            );
-        }
-        if let (true, Some(rtt), Some(nic)) = (args.verbose, &result.rtt, &args.nic) {
-            crate::out!(
-                w,
-                "{}",
-                fit(&crate::report::run_rtt::render_stamps(rtt, nic))
-            );
-        }
-    }
+    show(w, out, args, result)?;
     let saved = measured.persist(args.output.as_deref())?;
     if let Some(d) = &dest {
         crate::report::prometheus::export_run(
@@ -142,17 +177,7 @@ pub(crate) fn execute(
     if !args.json {
         crate::outln!(w, "Saved: {}", saved.display());
     }
-    match result.verdict {
-        Verdict::Pass => Ok(Outcome::Good),
-        Verdict::Fail => Ok(Outcome::ShortFall),
-        Verdict::Inconclusive => Ok(Outcome::Inconclusive),
-        Verdict::Incomplete => Err(Error::failed(
-            result
-                .error
-                .clone()
-                .unwrap_or_else(|| "the run could not finish".into()),
-        )),
-    }
+    outcome(result)
 }
 
 fn config_preamble(

@@ -150,6 +150,14 @@ fn widen(host: &Host, paths: Vec<String>) -> Vec<String> {
     out.into_iter().collect()
 }
 
+/// What the tree records of the paths it lacks (host::recorded reads it back).
+#[derive(serde::Serialize)]
+struct Manifest<'a> {
+    absent: &'a std::collections::BTreeSet<String>,
+    rmp_eval_version: &'static str,
+    unreadable: &'a std::collections::BTreeMap<String, crate::host::Failure>,
+}
+
 /// Copies what the checks read from `src` into the directory `out` (created; must be empty if it exists).
 pub fn snapshot_into(src: &Host, out: &Path) -> Result<Stats> {
     let (paths, touched) = accessed_paths(src)?;
@@ -173,12 +181,13 @@ pub fn snapshot_into(src: &Host, out: &Path) -> Result<Stats> {
         unreadable: c.unreadable.len(),
         touched,
     };
-    let manifest = serde_json::json!({
-        "rmp_eval_version": env!("CARGO_PKG_VERSION"),
-        "unreadable": c.unreadable,
-        "absent": c.absent,
-    });
-    c.put(UNREADABLE, manifest.to_string().as_bytes())
+    let manifest = Manifest {
+        absent: &c.absent,
+        rmp_eval_version: env!("CARGO_PKG_VERSION"),
+        unreadable: &c.unreadable,
+    };
+    let manifest = serde_json::to_string(&manifest).map_err(|e| Error::failed(e.to_string()))?;
+    c.put(UNREADABLE, manifest.as_bytes())
         .map_err(|e| failed("recording unreadable files", e))?;
     Ok(stats)
 }

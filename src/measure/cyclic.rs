@@ -314,16 +314,9 @@ pub(crate) fn settle(
         pid: None,
         smi_seconds: None,
     };
-    // Status names as check's JSON spells them.
     let nohz = match (crate::tunable::cmdline::NOHZ_FULL.evaluate)(host, &ctx) {
-        Ok(a) => (
-            serde_json::to_value(a.status)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
-            a.detail,
-        ),
-        Err(crate::checks::Unknown(why)) => ("unknown".to_string(), why),
+        Ok(a) => (a.status, a.detail),
+        Err(crate::checks::Unknown(why)) => (crate::checks::Status::Unknown, why),
     };
     i.settle_suspects(u32::from(spec.send_priority));
     if nohz.0 == "pass" && passes(host, &ctx, &crate::tunable::cmdline::CORE_ISOLATED) {
@@ -331,7 +324,7 @@ pub(crate) fn settle(
     }
     i.settle_firmware();
     i.settle_ticks(
-        (nohz.0.as_str(), nohz.1.as_str()),
+        (nohz.0, nohz.1.as_str()),
         host.exists(crate::machine::CPU_NOHZ_FULL),
         &super::measured_kernel(),
         traced_ticks,

@@ -1,8 +1,8 @@
 //! Packet timestamps: which kind a run uses, and the NIC's hardware timestamping. The present configuration is
 //! read first: one that already stamps every frame is used as it is; one that someone else set (a PTP daemon, say)
 //! is left alone and the run uses software stamps; only an unused one is switched on — after the old one is
-//! recorded under /run/rmp-eval/hwtstamp/, so that the next run restores it after a crash (kill -9) — and put back
-//! on every exit. The system calls (SIOC[GS]HWTSTAMP, SO_TIMESTAMPING, the control messages) are in `sys`.
+//! recorded under /run/rmp-eval/hwtstamp/KEY (`machine::net::nic_key`: the namespace and index, as the NIC lock
+//! is keyed), so that the next run on that NIC restores it after a crash (kill -9) — and put back on every exit. The system calls (SIOC[GS]HWTSTAMP, SO_TIMESTAMPING, the control messages) are in `sys`.
 
 use std::io;
 
@@ -48,8 +48,8 @@ pub(crate) fn plan(current: Option<hwtstamp::Config>) -> HwDecision {
     }
 }
 
-fn record_path(name: &str) -> String {
-    format!("{RECORD_DIR}/{name}")
+fn record_path(key: &str) -> String {
+    format!("{RECORD_DIR}/{key}")
 }
 
 fn encode(c: hwtstamp::Config) -> String {
@@ -101,6 +101,8 @@ const NARROWED: i32 = libc::EPROTONOSUPPORT;
 pub(crate) struct HwTstamp {
     host: Host,
     name: String,
+    /// The record's name (`machine::net::nic_key`).
+    key: String,
     /// The configuration to restore, when this run changed it.
     previous: Option<hwtstamp::Config>,
 }
@@ -120,16 +122,19 @@ impl HwTstamp {
             return Ok(HwTstamp {
                 host: host.clone(),
                 name: name.to_string(),
+                key: String::new(),
                 previous: None,
             });
         };
+        let key = crate::machine::net::nic_key(host, name).map_err(io::Error::other)?;
         // Recorded before it is changed: a crash between the two leaves a record of an unchanged NIC, harmless.
         host.create_dir_all(RECORD_DIR).map_err(io::Error::other)?;
-        host.write_atomic(&record_path(name), encode(p).as_bytes(), None)
+        host.write_atomic(&record_path(&key), encode(p).as_bytes(), None)
             .map_err(io::Error::other)?;
         let g = HwTstamp {
             host: host.clone(),
             name: name.to_string(),
+            key,
             previous: Some(p),
         };
         let got = hwtstamp::set(name, hwtstamp::Config::ALL)?;
@@ -149,37 +154,32 @@ impl Drop for HwTstamp {
         if let Some(p) = self.previous
             && (hwtstamp::set(&self.name, p).is_ok() || hwtstamp::get(&self.name).is_err())
         {
-            let _ = self.host.remove_file(&record_path(&self.name));
+            let _ = self.host.remove_file(&record_path(&self.key));
         }
     }
 }
 
-/// Puts back what a run that did not end (kill -9, power loss of the process) left switched on, from its records;
-/// returns one line per record for the user.
-pub(crate) fn restore_leftovers(host: &Host) -> Vec<String> {
-    let mut said = Vec::new();
-    for name in host.list(RECORD_DIR).unwrap_or_default() {
-        // `.NAME.rmp-eval.PID`: another run writing its record right now (Host's atomic write), not a leftover.
-        if name.starts_with('.') {
-            continue;
-        }
-        let path = record_path(&name);
-        let rec = host.read(&path).ok().and_then(|s| decode(&s));
-        let msg = match (ifname::validate(&name), rec) {
-            (Ok(()), Some(c)) => match hwtstamp::set(&name, c) {
-                Ok(_) => format!(
-                    "restored the hardware timestamping of {name} that an earlier run left changed"
-                ),
-                Err(e) => format!(
-                    "could not restore the hardware timestamping of {name} ({e}); record dropped"
-                ),
-            },
-            _ => format!("dropped an unreadable hardware-timestamp record {path}"),
-        };
-        let _ = host.remove_file(&path);
-        said.push(msg);
-    }
-    said
+/// Puts back what a run that did not end (kill -9, power loss of the process) left switched on `nic`, whose record
+/// is `key` and whose NIC lock this run holds (so no live run owns the record); one line for the user, or none
+/// without a record. Other NICs' records are their runs' to put back: one may be live, in another namespace too.
+pub(crate) fn restore_leftover(host: &Host, nic: &str, key: &str) -> Option<String> {
+    let path = record_path(key);
+    let text = host.read(&path).ok()?;
+    let msg = match (ifname::validate(nic), decode(&text)) {
+        (Ok(()), Some(c)) => match hwtstamp::set(nic, c) {
+            Ok(_) => {
+                format!(
+                    "restored the hardware timestamping of {nic} that an earlier run left changed"
+                )
+            }
+            Err(e) => format!(
+                "could not restore the hardware timestamping of {nic} ({e}); record dropped"
+            ),
+        },
+        _ => format!("dropped an unreadable hardware-timestamp record {path}"),
+    };
+    let _ = host.remove_file(&path);
+    Some(msg)
 }
 
 #[cfg(test)]
@@ -187,22 +187,32 @@ mod tests {
     use super::*;
     use hwtstamp::Config;
 
-    #[test]
-    fn a_record_another_run_is_writing_is_left_alone() {
+    /// A tree whose process is in network namespace 1 (the link `nic_key` reads).
+    fn host_in_netns_1() -> (tempfile::TempDir, Host) {
         let dir = tempfile::tempdir().unwrap();
         let host = Host::with_root(dir.path());
-        let tmp = format!("{RECORD_DIR}/.eth0.rmp-eval.{}", std::process::id());
-        std::fs::create_dir_all(host.path(RECORD_DIR)).unwrap();
-        std::fs::write(host.path(&tmp), "half").unwrap();
-        assert_eq!(restore_leftovers(&host), Vec::<String>::new());
-        assert!(host.exists(&tmp));
+        std::fs::create_dir_all(host.path("/proc/self/ns")).unwrap();
+        std::os::unix::fs::symlink("net:[1]", host.path("/proc/self/ns/net")).unwrap();
+        (dir, host)
+    }
+
+    #[test]
+    fn only_this_nics_record_is_put_back() {
+        let (_dir, host) = host_in_netns_1();
+        host.create_dir_all(RECORD_DIR).unwrap();
+        // Another NIC's, or a namesake's in another namespace: perhaps a live run's.
+        for other in ["net1-if9", "net2-if1", "lo"] {
+            host.write_atomic(&record_path(other), b"0 0 0\n", None)
+                .unwrap();
+        }
+        assert_eq!(restore_leftover(&host, "lo", "net1-if1"), None);
+        assert_eq!(host.list(RECORD_DIR).unwrap().len(), 3);
     }
 
     #[test]
     fn veth_and_loopback_have_no_hardware_timestamps() {
         // Loopback, like veth, has no PTP clock: enabling must fail cleanly and leave no record.
-        let dir = tempfile::tempdir().unwrap();
-        let host = Host::with_root(dir.path());
+        let (_dir, host) = host_in_netns_1();
         let e = HwTstamp::enable(&host, "lo")
             .err()
             .expect("lo has no hardware timestamps");
@@ -241,17 +251,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let host = Host::with_root(dir.path());
         host.create_dir_all(RECORD_DIR).unwrap();
-        host.write_atomic(&record_path("lo"), encode(Config::OFF).as_bytes(), None)
+        host.write_atomic(
+            &record_path("net1-if1"),
+            encode(Config::OFF).as_bytes(),
+            None,
+        )
+        .unwrap();
+        host.write_atomic(&record_path("net1-if2"), b"x", None)
             .unwrap();
-        host.write_atomic(&record_path("junk"), b"x", None).unwrap();
-        let said = restore_leftovers(&host);
-        assert_eq!(said.len(), 2, "{said:?}");
+        let said = restore_leftover(&host, "lo", "net1-if1").unwrap();
         assert!(
-            said.iter()
-                .any(|s| s.contains("could not restore the hardware timestamping of lo")),
-            "{said:?}"
+            said.contains("could not restore the hardware timestamping of lo"),
+            "{said}"
         );
-        assert!(said.iter().any(|s| s.contains("unreadable")), "{said:?}");
+        let said = restore_leftover(&host, "lo", "net1-if2").unwrap();
+        assert!(said.contains("unreadable"), "{said}");
         assert!(host.list(RECORD_DIR).unwrap().is_empty());
     }
 }

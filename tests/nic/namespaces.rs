@@ -48,12 +48,30 @@ fn run_in(v: &Veth, name: &str, args: &[&str]) -> Command {
     c
 }
 
-/// The queue record the run with `pid` keeps, if there is one.
+/// The key a run inside `v`'s namespace gives `name`'s records: "net{namespace inode}-if{index}" (`key` there).
+fn key_in(v: &Veth, name: &str) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let ns = std::fs::metadata(format!("/run/netns/{}", v.ns))
+        .unwrap()
+        .ino();
+    let idx = text(
+        &v.in_ns("cat")
+            .arg(format!("/sys/class/net/{name}/ifindex"))
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    format!("net{ns}-if{}", idx.trim())
+}
+
+/// The queue record the run with `pid` keeps, if there is one (not the temporary file it is written to first,
+/// `.KEY.rmp-eval.PID`, which is renamed over it).
 fn record_of(pid: u32) -> Option<std::path::PathBuf> {
     let mine = format!("pid {pid}\n");
     std::fs::read_dir("/run/rmp-eval/queues")
         .ok()?
         .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
         .map(|e| e.path())
         .find(|p| std::fs::read_to_string(p).is_ok_and(|s| s.starts_with(&mine)))
 }
@@ -118,4 +136,56 @@ fn a_namesake_in_another_namespace_is_another_nic() {
         text(&o.stderr)
     );
     assert!(!kept.exists(), "the first run removed its own record");
+}
+
+#[test]
+fn a_namesakes_hardware_timestamp_record_is_left_to_its_namespace() {
+    if !common::require_root("a_namesakes_hardware_timestamp_record_is_left_to_its_namespace") {
+        return;
+    }
+    let _live = common::lock::LIVE.shared();
+    let name = format!("nst{}", std::process::id() % 100_000);
+    let (a, b) = (pair_named(&name), pair_named(&name));
+    let reflect = |v: &Veth| {
+        let mut c = Command::new(BIN);
+        c.args(["reflect", "--nic", &v.host]);
+        Reflector::start(c, "reflect: answering")
+    };
+    let (_ra, _rb) = (reflect(&a), reflect(&b));
+    // The record a run in `a` keeps while its hardware timestamps are on (or leaves when killed), in a records
+    // directory of this test's own: the old setting, "flags tx_type rx_filter".
+    let mine = tempfile::Builder::new()
+        .prefix("nst-rec-")
+        .tempdir()
+        .unwrap();
+    let rec = mine.path().join(key_in(&a, &name));
+    std::fs::write(&rec, "0 0 0\n").unwrap();
+    let run = |v: &Veth| {
+        let mut c = v.in_ns(BIN);
+        c.args(["run", "--nic", &name, "--no-config", "-i", "20", "--core"])
+            .arg(common::rt_core().to_string())
+            .env(common::RESULTS_ENV, common::results_dir());
+        with_records_of_its_own(&mut c, rmp_eval::measure::tstamp::RECORD_DIR, mine.path());
+        let o = c.output().unwrap();
+        assert!(
+            matches!(o.status.code(), Some(0 | 1 | 3)),
+            "{}",
+            text(&o.stderr)
+        );
+        format!("{}{}", text(&o.stdout), text(&o.stderr))
+    };
+    let said = run(&b);
+    assert!(!said.contains("hardware timestamping of"), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(&rec).ok().as_deref(),
+        Some("0 0 0\n"),
+        "the other namespace's record is left as it was"
+    );
+    // In its own namespace it is a leftover: tried (veth has no hardware timestamps), said and consumed.
+    let said = run(&a);
+    assert!(
+        said.contains(&format!("hardware timestamping of {name}")),
+        "{said}"
+    );
+    assert!(!rec.exists(), "record consumed");
 }

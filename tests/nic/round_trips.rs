@@ -539,7 +539,7 @@ fn hardware_timestamp_records_of_a_crashed_run_are_restored_by_the_next() {
         .prefix("nc-rec-")
         .tempdir()
         .unwrap();
-    let rec = mine.path().join(&v.host);
+    let rec = mine.path().join(key(&v.host));
     std::fs::write(&rec, "0 0 0\n").unwrap();
     let mut cmd = nic_run(&v.host, &["--iterations", "20"]);
     with_records_of_its_own(&mut cmd, rmp_eval::measure::tstamp::RECORD_DIR, mine.path());

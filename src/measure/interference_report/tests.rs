@@ -56,7 +56,7 @@ fn a_two_day_run_of_windows_keeps_bounded_state_and_the_tick_median() {
         "{}",
         run.timer_rates.capacity()
     );
-    run.settle_ticks(("pass", "CPU 1"), true, "6.1.0", None);
+    run.settle_ticks((crate::checks::Status::Pass, "CPU 1"), true, "6.1.0", None);
     assert_eq!(run.ticks.local_timer_per_s, 1010.0, "{:?}", run.ticks);
     assert_eq!(run.ticks.ticks_per_s, 10.0, "{:?}", run.ticks);
     assert_eq!(run.windows, n);

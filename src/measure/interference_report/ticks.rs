@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Interference, Source, SourceKind};
+use crate::checks::Status;
 
 /// Local timer interrupts on the RT core, measured, and what they mean.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -32,7 +33,7 @@ impl Interference {
     /// `has_nohz_full`: the kernel was built with NO_HZ_FULL (check's test: /sys/devices/system/cpu/nohz_full).
     pub(crate) fn settle_ticks(
         &mut self,
-        nohz: (&str, &str),
+        nohz: (Status, &str),
         has_nohz_full: bool,
         kernel: &str,
         traced: Option<f64>,
@@ -62,7 +63,7 @@ impl Interference {
             loop_wakeups_per_s: round(own),
             ticks_per_s: round(ticks),
             traced_ticks_per_s: traced.map(round),
-            nohz_full_check: format!("{}: {}", nohz.0, nohz.1),
+            nohz_full_check: format!("{}: {}", nohz.0.name(), nohz.1),
             verdict,
         };
     }
@@ -71,7 +72,7 @@ impl Interference {
     fn tick_verdict(
         &self,
         t: f64,
-        nohz: (&str, &str),
+        nohz: (Status, &str),
         has_nohz_full: bool,
         kernel: &str,
     ) -> String {
@@ -82,7 +83,7 @@ impl Interference {
                 round(t),
                 self.cpu
             )
-        } else if nohz.0 != "pass" {
+        } else if nohz.0 != Status::Pass {
             format!(
                 "{} ticks/s on CPU {}: not a nohz_full core (check nohz_full: {}) → rmp-eval fix --core {} --only cmdline",
                 round(t),

@@ -111,7 +111,7 @@ impl Link {
             watch.note(&note);
         }
         let (ports, (stamps, stamps_why)) = match args.path {
-            NicPath::AfPacket => packet_ports(host, nic, args, watch)?,
+            NicPath::AfPacket => packet_ports(host, (nic, &key), args, watch)?,
             NicPath::AfXdp => {
                 let queue = u32::from(args.rxq.unwrap_or(0));
                 let x = XdpPath::open(host, (nic, &key), frame::ethertype(args.mode), queue)?;
@@ -303,7 +303,7 @@ fn answer_xsk(
 /// configuration is put back).
 fn packet_ports(
     host: &Host,
-    nic: &str,
+    (nic, key): (&str, &str),
     args: &NicSpec,
     watch: &mut dyn Watch,
 ) -> Result<(Ports, (TsKind, Option<String>))> {
@@ -311,7 +311,7 @@ fn packet_ports(
     if args.txq.is_some() {
         txs.bypass_qdisc()?;
     }
-    for note in tstamp::restore_leftovers(host) {
+    if let Some(note) = tstamp::restore_leftover(host, nic, key) {
         watch.note(&note);
     }
     let (stamps, why) = txs.enable_timestamps(host)?;

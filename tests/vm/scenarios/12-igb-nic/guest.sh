@@ -1,6 +1,7 @@
 # A real NIC driver: qemu's igb (Intel 82576) in the PREEMPT_RT guest, `rmp-eval reflect` behind the host's tap.
 # check --nic names the driver's per-queue IRQs; run --nic through AF_PACKET and through AF_XDP (native XDP on igb,
-# copy mode: 6.1's igb has no AF_XDP zero-copy); --rxq 1 on a driver without ntuple filters is refused before
+# copy mode: 6.1's igb has no AF_XDP zero-copy), each frame's arrival read from reflect's distributed clock and
+# judged against a SYNC0 shift; --rxq 1 on a driver without ntuple filters is refused before
 # anything changes; --txq 1 proven by the driver's per-queue counters; fix pins the NIC's IRQs to the RT core and
 # sets coalescing through the driver; after a reboot, with the NIC brought up only after boot, the watcher
 # (rmp-eval-nic@IF.service) pins the IRQs igb requests then; rollback puts both back.
@@ -16,8 +17,8 @@ case $BOOT in
     ethtool -T "$nic" >"$B/tstamp-caps" 2>&1
     ethtool -c "$nic" >"$B/coalesce-before" 2>&1
     rec check rmp-eval check --core 1 --nic "$nic" --json
-    rec packet rmp-eval run --nic "$nic" --duration 5 --json
-    rec xdp rmp-eval run --nic "$nic" --path af_xdp --duration 5 --json
+    rec packet rmp-eval run --nic "$nic" --duration 5 --sync0-shift 2000 --json
+    rec xdp rmp-eval run --nic "$nic" --path af_xdp --duration 5 --sync0-shift 2000 --json
     ip -d link show "$nic" >"$B/link-after-xdp" 2>&1
     rec txq rmp-eval run --nic "$nic" --txq 1 --duration 3 --json
     ethtool -n "$nic" >"$B/rules-before" 2>&1

@@ -1,5 +1,6 @@
 """qemu's igb in the guest: the driver's per-queue IRQs named by check as /proc/interrupts names them, round trips
-through AF_PACKET and AF_XDP (native XDP, copy mode, no program left), --rxq refused on a driver without ntuple
+through AF_PACKET and AF_XDP (native XDP, copy mode, no program left) with each frame's arrival at reflect's
+distributed clock and its SYNC0 margin consistent, --rxq refused on a driver without ntuple
 filters with nothing changed, --txq 1 proven by the queue's counter, fix pinning the NIC's IRQs to the RT core and
 setting coalescing through the driver; after a reboot with the NIC brought up late, the watcher pinning the IRQs igb
 requests then; rollback putting both back."""
@@ -37,7 +38,50 @@ def rtt_of(name):
         return None
     t = r.get("rtt") or {}
     j.expect(t.get("count", 0) > 1000 and t.get("lost") == 0, f"{name}: {t.get('count')} measured, {t.get('lost')} lost")
+    arrival_of(name, r, t)
     return t
+
+
+SHIFT_US = 2000
+
+
+def arrival_of(name, r, t):
+    """Each frame's arrival at reflect's SubDevice, read back from its distributed clock through the guest's igb:
+    measured, its counts agreeing with the round trips (none lost: each frame's latch read but the last's, each
+    interval between two of them recorded, give or take the first and last frames), the clocks' drift a rate a clock can have, and the SYNC0 margin the
+    arithmetic of its own figures."""
+    a = t.get("arrival") or {}
+    if not j.expect(a.get("measured") is True, f"{name}: arrival not measured: {a}"):
+        return
+    n, latches = t.get("count", 0), a.get("latches", 0)
+    j.expect(a.get("unanswered") == 0 and a.get("zero") == 0 and a.get("unlatched") == 0,
+             f"{name}: arrival datagrams unanswered or unlatched: {a}")
+    j.expect(n - 3 <= latches <= n, f"{name}: {latches} receive times read for {n} round trips")
+    series = {s.get("label"): s for s in r.get("series") or []}
+    count = (series.get("Arrival") or {}).get("count", 0)
+    j.expect(latches - 3 <= count <= latches - 1, f"{name}: {count} arrival intervals from {latches} receive times")
+    drift = a.get("drift_ppm")
+    # Both clocks count seconds (the guest's CLOCK_MONOTONIC under TCG follows the host's): NTP never slews more
+    # than 500 ppm.
+    j.expect(isinstance(drift, (int, float)) and abs(drift) < 500, f"{name}: drift {drift} ppm")
+    s = a.get("sync0") or {}
+    if not j.expect(s.get("shift_us") == SHIFT_US, f"{name}: no SYNC0 margin at {SHIFT_US} us: {a}"):
+        return
+    late, frames, mx = s.get("late"), s.get("frames", 0), (s.get("after_start") or {}).get("max_us", 0)
+    j.expect(s.get("settling") == 1024 and frames + 1024 == latches,
+             f"{name}: {frames} frames judged + {s.get('settling')} settling, {latches} receive times")
+    j.expect(s.get("after_start", {}).get("count") == frames, f"{name}: after_start counts {s.get('after_start')}")
+    j.expect(abs(s.get("min_margin_us", 1e9) - (SHIFT_US - mx)) < 0.01 and s.get("smallest_shift_us") == max(0, -(-mx // 1)),
+             f"{name}: margin {s.get('min_margin_us')}, smallest shift {s.get('smallest_shift_us')}, latest arrival {mx}")
+    # None late exactly when the latest arrival came before SYNC0 (the count is the histogram's, to its 0.1 %).
+    if not j.expect(isinstance(late, int) and 0 <= late <= frames, f"{name}: {late} late of {frames}"):
+        return
+    if abs(SHIFT_US - mx) > 0.002 * mx + 1:
+        j.expect((late == 0) == (mx < SHIFT_US),
+                 f"{name}: {late} late of {frames}, latest arrival {mx} us, shift {SHIFT_US} us")
+    j.expect((s.get("late_rate") or {}).get("cycles") == late, f"{name}: late rate {s.get('late_rate')}")
+    print(f"{name}: {latches} arrivals, drift {drift} ppm, after the cycle's start p50 "
+          f"{s['after_start'].get('p50_us')} us, max {mx} us; {late} late at {SHIFT_US} us", file=sys.stderr)
 
 
 packet = rtt_of("packet")
