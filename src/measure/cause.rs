@@ -7,53 +7,99 @@ use serde::{Deserialize, Serialize};
 use crate::checks::CheckId;
 use crate::remedy::StepId;
 
-/// Whether the remedy is a `fix` step, a check to read (no automatic fix exists), or nothing rmp-eval can change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// What removes a source: a `fix` step, a check to read (no automatic fix exists), or nothing rmp-eval can
+/// change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Act {
+    Fix(StepId),
+    Check(CheckId),
+    None,
+}
+
+/// A source's remedy and why. Its JSON is `{"kind": "fix"|"check"|"none", "id": step or check id (empty for
+/// none), "why"}` (docs/json.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "Wire", try_from = "Wire")]
+pub struct Remedy {
+    pub(crate) act: Act,
+    /// Why this remedy, in a few words.
+    pub(crate) why: String,
+}
+
+/// The JSON form of a remedy.
+#[derive(Serialize, Deserialize)]
+struct Wire {
+    kind: WireKind,
+    id: String,
+    why: String,
+}
+
+#[derive(Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum RemedyKind {
+enum WireKind {
     Fix,
     Check,
     None,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Remedy {
-    pub(crate) kind: RemedyKind,
-    /// The fix step id (crate::remedy) or the check id; empty for None.
-    pub(crate) id: String,
-    /// Why this remedy, in a few words.
-    pub(crate) why: String,
+impl From<Remedy> for Wire {
+    fn from(r: Remedy) -> Wire {
+        let (kind, id) = match r.act {
+            Act::Fix(s) => (WireKind::Fix, s.as_str()),
+            Act::Check(c) => (WireKind::Check, c.as_str()),
+            Act::None => (WireKind::None, ""),
+        };
+        Wire {
+            kind,
+            id: id.to_string(),
+            why: r.why,
+        }
+    }
+}
+
+impl TryFrom<Wire> for Remedy {
+    type Error = String;
+    fn try_from(w: Wire) -> Result<Remedy, String> {
+        let act = match w.kind {
+            WireKind::Fix => {
+                Act::Fix(StepId::parse(&w.id).ok_or(format!("no fix step {:?}", w.id))?)
+            }
+            WireKind::Check => {
+                Act::Check(CheckId::parse(&w.id).ok_or(format!("no check {:?}", w.id))?)
+            }
+            WireKind::None => Act::None,
+        };
+        Ok(Remedy { act, why: w.why })
+    }
 }
 
 impl Remedy {
-    fn fix(id: StepId, why: &str) -> Self {
+    pub(crate) fn fix(id: StepId, why: &str) -> Self {
         Remedy {
-            kind: RemedyKind::Fix,
-            id: id.as_str().into(),
+            act: Act::Fix(id),
             why: why.into(),
         }
     }
     fn check(id: CheckId, why: &str) -> Self {
         Remedy {
-            kind: RemedyKind::Check,
-            id: id.as_str().into(),
+            act: Act::Check(id),
             why: why.into(),
         }
     }
     pub(crate) fn none(why: &str) -> Self {
         Remedy {
-            kind: RemedyKind::None,
-            id: String::new(),
+            act: Act::None,
             why: why.into(),
         }
     }
 
-    /// The command that applies it, for the report ("rmp-eval fix --core 1 --only irq_affinity").
+    /// The one formatter of the command line a remedy suggests, for the reports ("rmp-eval fix --core 1 --only
+    /// irq_affinity"); a remedy of nothing says why.
     pub(crate) fn command(&self, core: usize) -> String {
-        match self.kind {
-            RemedyKind::Fix => format!("rmp-eval fix --core {core} --only {}", self.id),
-            RemedyKind::Check => format!("rmp-eval check --core {core} (see {})", self.id),
-            RemedyKind::None => self.why.clone(),
+        match self.act {
+            Act::Fix(s) => format!("rmp-eval fix --core {core} --only {s}"),
+            Act::Check(c) => format!("rmp-eval check --core {core} (see {c})"),
+            Act::None => self.why.clone(),
         }
     }
 }
@@ -202,34 +248,48 @@ mod tests {
 
     #[test]
     fn sources_map_to_the_steps_the_issue_names() {
-        assert_eq!(for_irq().id, "irq_affinity");
-        assert_eq!(for_arch("LOC").id, "cmdline");
-        assert_eq!(for_task("kworker/1:2").id, "workqueue");
-        assert_eq!(for_softirq("RCU").id, "cmdline");
-        assert_eq!(for_task("rcuc/1").id, "cmdline");
-        let t = for_task("python3");
-        assert_eq!(
-            (t.kind, t.id.as_str()),
-            (RemedyKind::Check, "rt_core_threads")
-        );
-        assert_eq!(for_softirq("NET_RX").id, "rps");
-        assert_eq!(for_arch("NMI").kind, RemedyKind::None);
+        assert_eq!(for_irq().act, Act::Fix(StepId::IrqAffinity));
+        assert_eq!(for_arch("LOC").act, Act::Fix(StepId::Cmdline));
+        assert_eq!(for_task("kworker/1:2").act, Act::Fix(StepId::Workqueue));
+        assert_eq!(for_softirq("RCU").act, Act::Fix(StepId::Cmdline));
+        assert_eq!(for_task("rcuc/1").act, Act::Fix(StepId::Cmdline));
+        assert_eq!(for_task("python3").act, Act::Check(CheckId::RtCoreThreads));
+        assert_eq!(for_softirq("NET_RX").act, Act::Fix(StepId::Rps));
+        assert_eq!(for_arch("NMI").act, Act::None);
         // What the measured process or rmp-eval itself causes is never a fix step.
-        assert_eq!(for_arch("TLB").kind, RemedyKind::None);
-        assert_eq!(for_own("CAL").kind, RemedyKind::None);
-        assert_eq!(for_arch("CAL").id, "cmdline");
+        assert_eq!(for_arch("TLB").act, Act::None);
+        assert_eq!(for_own("CAL").act, Act::None);
+        assert_eq!(for_arch("CAL").act, Act::Fix(StepId::Cmdline));
         assert_eq!(
             for_irq().command(3),
             "rmp-eval fix --core 3 --only irq_affinity"
         );
-        // Every fix step named exists.
-        for r in [
-            for_irq(),
-            for_softirq("X"),
-            for_task("kworker/0:1"),
-            for_arch("CAL"),
+    }
+
+    /// A remedy's JSON is the `{"kind","id","why"}` results have always held, and reads back as the same remedy.
+    #[test]
+    fn a_remedy_keeps_its_json() {
+        for (r, json) in [
+            (
+                for_irq(),
+                r#"{"kind":"fix","id":"irq_affinity","why":"move the IRQ off the RT core"}"#,
+            ),
+            (
+                for_task("python3"),
+                r#"{"kind":"check","id":"rt_core_threads","why":"another thread may run on the RT core"}"#,
+            ),
+            (
+                for_arch("NMI"),
+                r#"{"kind":"none","id":"","why":"hardware or firmware interrupt: not tunable from Linux"}"#,
+            ),
         ] {
-            assert!(crate::remedy::StepId::parse(&r.id).is_some());
+            assert_eq!(serde_json::to_string(&r).unwrap(), json);
+            assert_eq!(serde_json::from_str::<Remedy>(json).unwrap(), r);
         }
+        assert!(serde_json::from_str::<Remedy>(r#"{"kind":"fix","id":"nope","why":""}"#).is_err());
+        assert_eq!(
+            for_task("python3").command(2),
+            "rmp-eval check --core 2 (see rt_core_threads)"
+        );
     }
 }

@@ -1,8 +1,10 @@
 //! Tests of the counters' windows on samples in the layout of captured files.
 use super::snap::{Snap, TaskSnap, diff};
-use crate::measure::cause::RemedyKind;
+use crate::checks::CheckId;
+use crate::measure::cause::Act;
 use crate::measure::interference_report::{self, SourceKind};
 use crate::parse::{interrupts, softirqs};
+use crate::remedy::StepId;
 
 fn snap_of(interrupts: &str, soft: &str, tasks: &[(u32, &str, u64, u64)]) -> Snap {
     let i = interrupts::parse(interrupts).unwrap();
@@ -71,12 +73,15 @@ fn the_interrupts_rmp_eval_sent_are_its_own_and_never_a_fix() {
     assert_eq!(own.count, 58);
     assert_eq!(own.describe(), "CAL interrupts sent by rmp-eval itself");
     let machine = of(SourceKind::Interrupt, "CAL").expect("the machine's CAL");
-    assert_eq!((machine.count, machine.remedy.id.as_str()), (2, "cmdline"));
+    assert_eq!(
+        (machine.count, machine.remedy.act),
+        (2, Act::Fix(StepId::Cmdline))
+    );
     let tlb = of(SourceKind::Interrupt, "TLB").unwrap();
     assert_eq!(tlb.count, 2);
     for s in &w.sources {
         if s.kind == SourceKind::Own || s.name == "TLB" || s.name == "RES" {
-            assert_ne!(s.remedy.kind, RemedyKind::Fix, "{s:?}");
+            assert!(!matches!(s.remedy.act, Act::Fix(_)), "{s:?}");
         }
     }
     // All of a row rmp-eval's: no machine source left for it.
@@ -114,9 +119,9 @@ fn a_window_names_what_grew() {
         (irq.name.as_str(), irq.id, irq.count),
         ("virtio2-input.0", Some(38), 60)
     );
-    assert_eq!(irq.remedy.id, "irq_affinity");
+    assert_eq!(irq.remedy.act, Act::Fix(StepId::IrqAffinity));
     let rx = w.sources.iter().find(|s| s.name == "NET_RX").unwrap();
-    assert_eq!((rx.count, rx.remedy.id.as_str()), (60, "rps"));
+    assert_eq!((rx.count, rx.remedy.act), (60, Act::Fix(StepId::Rps)));
     assert!(
         w.sources
             .iter()
@@ -131,7 +136,7 @@ fn a_window_names_what_grew() {
         (t.name.as_str(), t.count, t.ran_ms),
         ("spinner", 20, Some(6.0))
     );
-    assert_eq!(t.remedy.id, "rt_core_threads");
+    assert_eq!(t.remedy.act, Act::Check(CheckId::RtCoreThreads));
     assert_eq!(t.describe(), "spinner (pid 42, FIFO/RR 90)");
     // The RT thread leads the suspects; the device IRQ and NET_RX follow.
     let sus = interference_report::suspects(&w.sources, 42);

@@ -117,3 +117,41 @@ fn smis_in_the_worst_window_blame_the_firmware() {
     none.settle_firmware();
     assert_eq!(none.firmware, None);
 }
+
+/// Every command the tick verdict suggests names the core it is about: `fix --core N --only cmdline`, as the
+/// remedies' one formatter writes it.
+#[test]
+fn the_tick_verdicts_name_the_core_in_the_command() {
+    let mut run = Interference {
+        cpu: 3,
+        ..Interference::default()
+    };
+    let want = "rmp-eval fix --core 3 --only cmdline";
+    run.settle_ticks(
+        (crate::checks::Status::Pass, ""),
+        false,
+        "6.1.0",
+        Some(250.0),
+    );
+    assert!(run.ticks.verdict.contains(want), "{}", run.ticks.verdict);
+    run.settle_ticks(
+        (crate::checks::Status::Fail, "no"),
+        true,
+        "6.1.0",
+        Some(250.0),
+    );
+    assert!(run.ticks.verdict.contains(want), "{}", run.ticks.verdict);
+    run.sources
+        .push(Source::new(SourceKind::Softirq, "RCU".into(), None, 5, 1.0));
+    run.settle_ticks(
+        (crate::checks::Status::Pass, ""),
+        true,
+        "6.1.0",
+        Some(250.0),
+    );
+    assert!(
+        run.ticks.verdict.contains(&format!("rcu_nocbs ({want})")),
+        "{}",
+        run.ticks.verdict
+    );
+}

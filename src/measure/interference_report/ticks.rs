@@ -5,6 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{Interference, Source, SourceKind};
 use crate::checks::Status;
+use crate::measure::cause::Remedy;
+use crate::remedy::StepId;
 
 /// Local timer interrupts on the RT core, measured, and what they mean.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -76,20 +78,20 @@ impl Interference {
         has_nohz_full: bool,
         kernel: &str,
     ) -> String {
+        let cmdline = Remedy::fix(StepId::Cmdline, "").command(self.cpu);
         if !has_nohz_full {
             format!(
                 "{} ticks/s on CPU {}: the kernel is why — built without CONFIG_NO_HZ_FULL, it cannot stop the tick \
-                 (a kernel with it is needed, e.g. Debian's linux-image-rt; then rmp-eval fix --only cmdline)",
+                 (a kernel with it is needed, e.g. Debian's linux-image-rt; then {cmdline})",
                 round(t),
                 self.cpu
             )
         } else if nohz.0 != Status::Pass {
             format!(
-                "{} ticks/s on CPU {}: not a nohz_full core (check nohz_full: {}) → rmp-eval fix --core {} --only cmdline",
+                "{} ticks/s on CPU {}: not a nohz_full core (check nohz_full: {}) → {cmdline}",
                 round(t),
                 self.cpu,
                 nohz.1,
-                self.cpu
             )
         } else if t <= 2.0 {
             format!(
@@ -126,7 +128,8 @@ impl Interference {
             ));
         }
         if rcu {
-            why.push("RCU softirqs ran there → rcu_nocbs (rmp-eval fix --only cmdline)".into());
+            let cmdline = Remedy::fix(StepId::Cmdline, "").command(self.cpu);
+            why.push(format!("RCU softirqs ran there → rcu_nocbs ({cmdline})"));
         }
         if recent {
             why.push(

@@ -29,7 +29,10 @@ fn the_fifo90_spinner_is_named() {
     );
     assert_eq!(top.prio.as_deref(), Some("FIFO/RR 90"));
     assert!(top.ran_us > 250.0 && top.ran_us < 306.3, "{}", top.ran_us);
-    assert_eq!(top.remedy.id, "rt_core_threads");
+    assert_eq!(
+        top.remedy.act,
+        crate::measure::cause::Act::Check(crate::checks::CheckId::RtCoreThreads)
+    );
     assert!(
         e.verdict
             .starts_with("late by 306 µs: python3 (pid 18866, FIFO/RR 90) ran"),

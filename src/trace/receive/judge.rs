@@ -152,8 +152,8 @@ fn verdict(
             .unwrap_or_default(),
         _ => String::new(),
     };
-    let fix = match big.remedy.kind {
-        cause::RemedyKind::None => format!(" ({})", big.remedy.why),
+    let fix = match big.remedy.act {
+        cause::Act::None => format!(" ({})", big.remedy.why),
         _ => format!(" → {}", big.remedy.command(core)),
     };
     let irq = p.irq.as_ref().map_or_else(

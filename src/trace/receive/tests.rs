@@ -48,8 +48,8 @@ fn net_rx_in_the_reflectors_send_and_a_lost_switch() {
         ["wire_and_peer", "kernel_receive", "wakeup", "receiver"]
     );
     assert_eq!(
-        p.phases[1].remedy.kind,
-        cause::RemedyKind::None,
+        p.phases[1].remedy.act,
+        cause::Act::None,
         "NET_RX off the RT CPU"
     );
     // The wait for CPU 1 is the largest phase; what held CPU 1 then is named.
@@ -84,15 +84,16 @@ fn rps_on_the_rt_cpu_is_blamed_on_rps() {
     assert_eq!((n.cpu, n.name.as_str()), (1, "opt cgu.13"));
     let k = &p.phases[1];
     assert_eq!(
-        (k.name.as_str(), k.remedy.id.as_str()),
-        ("kernel_receive", "rps")
+        (k.name.as_str(), k.remedy.act),
+        (
+            "kernel_receive",
+            cause::Act::Fix(crate::remedy::StepId::Rps)
+        )
     );
     assert!((k.us - 138.0).abs() < 1.0, "{}", k.us);
-    assert!(
-        e.culprits
-            .iter()
-            .any(|c| c.name == "NET_RX" && c.cpu == Some(1) && c.remedy.id == "rps")
-    );
+    assert!(e.culprits.iter().any(|c| c.name == "NET_RX"
+        && c.cpu == Some(1)
+        && c.remedy.act == cause::Act::Fix(crate::remedy::StepId::Rps)));
     assert!(e.verdict.contains("--only rps"), "{}", e.verdict);
     assert_eq!(p.running.as_ref().unwrap().cpu, 1);
 }
