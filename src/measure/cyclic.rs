@@ -319,7 +319,9 @@ pub(crate) fn settle(
         Err(crate::checks::Unknown(why)) => (crate::checks::Status::Unknown, why),
     };
     i.settle_suspects(u32::from(spec.send_priority));
-    if nohz.0 == "pass" && passes(host, &ctx, &crate::tunable::cmdline::CORE_ISOLATED) {
+    if nohz.0 == crate::checks::Status::Pass
+        && passes(host, &ctx, &crate::tunable::cmdline::CORE_ISOLATED)
+    {
         i.settle_isolated();
     }
     i.settle_firmware();
@@ -335,8 +337,9 @@ pub(crate) fn settle(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::cause::RemedyKind;
+    use crate::measure::cause::Act;
     use crate::measure::interference_report::{Source, SourceKind, Window};
+    use crate::remedy::StepId;
 
     /// A run whose worst window held CAL, RES and a device IRQ on CPU 1, as the counters report them.
     fn counted() -> Interference {
@@ -392,13 +395,13 @@ mod tests {
         assert_eq!(cal.len(), 3, "run, worst window, suspects");
         assert!(
             cal.iter()
-                .all(|r| r.kind == RemedyKind::None && r.why.contains("already isolated"))
+                .all(|r| r.act == Act::None && r.why.contains("already isolated"))
         );
         // What the step still removes keeps its remedy.
         assert!(
             remedy(&isolated, "virtio1-input.0")
                 .iter()
-                .all(|r| r.id == "irq_affinity")
+                .all(|r| r.act == Act::Fix(StepId::IrqAffinity))
         );
         let untuned = settle(
             &root("debian12-rt-qemu-untuned"),
@@ -407,7 +410,11 @@ mod tests {
             counted(),
             None,
         );
-        assert!(remedy(&untuned, "CAL").iter().all(|r| r.id == "cmdline"));
+        assert!(
+            remedy(&untuned, "CAL")
+                .iter()
+                .all(|r| r.act == Act::Fix(StepId::Cmdline))
+        );
     }
 
     /// A NIC run with its receiver on the core: RES and CAL are the receiver's own wakeups, never a fix step;
@@ -426,7 +433,7 @@ mod tests {
             assert!(!r.is_empty());
             assert!(
                 r.iter()
-                    .all(|r| r.kind == RemedyKind::None && r.why.contains("receiver")),
+                    .all(|r| r.act == Act::None && r.why.contains("receiver")),
                 "{r:?}"
             );
         }
