@@ -182,6 +182,15 @@ pub(crate) fn is_cross_cpu_call(name: &str) -> bool {
     )
 }
 
+/// Whether an interrupt is one a wakeup from another CPU comes as: a reschedule, or a function call that carries
+/// the queued wakeup (the kernel queues it when the CPUs share no cache). Not irq_work: that is no wakeup.
+pub(crate) fn is_wakeup(name: &str) -> bool {
+    matches!(
+        name,
+        "RES" | "reschedule" | "CAL" | "call_function" | "call_function_single"
+    )
+}
+
 /// A cross-CPU call on a core the command line already isolates (isolcpus= and nohz_full= in force): the step that
 /// sets them is done and cannot stop it, so it is not named again.
 pub(crate) fn for_call_on_isolated(name: &str) -> Remedy {

@@ -417,12 +417,17 @@ mod tests {
         );
     }
 
-    /// A NIC run with its receiver on the core: RES and CAL are the receiver's own wakeups, never a fix step.
+    /// A NIC run with its receiver on the core: RES and CAL are the receiver's own wakeups, never a fix step;
+    /// irq_work (IWI) is no wakeup and keeps its own remedy.
     #[test]
     fn a_receivers_wakeups_are_the_runs_own() {
         let mut i = counted();
+        let iwi = Source::new(SourceKind::Interrupt, "IWI".into(), None, 5, 1.0);
+        i.sources.push(iwi.clone());
         i.settle_suspects(42);
         i.settle_receiver();
+        let kept = i.sources.iter().find(|s| s.name == "IWI").unwrap();
+        assert_eq!(kept.remedy, iwi.remedy);
         for name in ["CAL", "RES"] {
             let r = remedy(&i, name);
             assert!(!r.is_empty());

@@ -177,7 +177,8 @@ mod tests {
         assert_eq!(calls, sum.count + 1);
         assert_eq!(sum.buckets.total(), sum.count);
         assert!(!end.stopped);
-        assert_eq!(sum.wakeup.unwrap().count, sum.count);
+        // A loaded machine can miss all 50 periods: then no wakeup was recorded and there is no wakeup summary.
+        assert_eq!(sum.wakeup.map_or(0, |w| w.count), sum.count);
         assert!(end.elapsed_ns > 0);
     }
 

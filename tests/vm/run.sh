@@ -6,8 +6,7 @@
 # A scenario's guest is amd64 unless its directory has a file `arch` saying arm64 (Debian arm64 on qemu's virt
 # machine, UEFI + GRUB EFI; build-image-arm64.sh). Environment: RMP_VM_ARCH = amd64 (default), arm64 or all:
 # the architectures whose scenarios run by default; RMP_VM_CACHE (default /var/cache/rmp-eval-vm),
-# RMP_VM_BOOT_TIMEOUT (s per boot), RMP_VM_LONG=1 also runs the long scenarios (a file `long` in their directory:
-# left out of the default set, which CI runs, unless this is set; naming one runs it), RMP_VM_LIST=1 only prints the scenarios that would run (with their arch), RMP_VM_KEEP=1 keeps the work directory (console logs, the guest's records) for
+# RMP_VM_BOOT_TIMEOUT (s per boot), RMP_VM_LIST=1 only prints the scenarios that would run (with their arch), RMP_VM_KEEP=1 keeps the work directory (console logs, the guest's records) for
 # a post-mortem, RMP_VM_DEB=FILE / RMP_VM_DEB_ARM64=FILE install that package instead of building one from this tree.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"

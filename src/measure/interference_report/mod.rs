@@ -298,12 +298,10 @@ impl Interference {
     }
 
     /// A NIC run whose receiver thread runs on the core: its wakeups from the CPU that took the reply come as RES
-    /// or as cross-CPU calls, the run's own, not another task's or the kernel's (after `settle_suspects`).
+    /// or as function calls carrying the queued wakeup (CAL): the run's own, not another task's or the kernel's (after `settle_suspects`).
     pub(crate) fn settle_receiver(&mut self) {
         for s in self.shown_mut() {
-            if s.kind == SourceKind::Interrupt
-                && (s.name == "RES" || cause::is_cross_cpu_call(&s.name))
-            {
+            if s.kind == SourceKind::Interrupt && cause::is_wakeup(&s.name) {
                 s.remedy = cause::for_receiver_wakeup(&s.name);
             }
         }

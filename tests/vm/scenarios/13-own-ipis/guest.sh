@@ -37,11 +37,11 @@ case $BOOT in
         one cyclic-rmp "$i" rmp-eval run --core 1 --duration 60 --json
         one cyclic-ct "$i" ct -q -m -a 1 -t 1 -p 42 -i 1000 -D 60 $SMI
     done
-    # latency-test's two threads: base 25 µs at FIFO 98, servo 1 ms at 97 (cyclictest: thread N at -p minus N,
+    # latency-test's two threads: base 25 µs at FIFO 98, servo 1 ms at 97 (cyclictest --priospread: thread N at -p minus N,
     # interval -i plus N times -d).
     for i in 1 2 3; do
         one threads-rmp "$i" rmp-eval run --core 1 --profile linuxcnc --duration 60 --json
-        one threads-ct "$i" ct -q -m -a 1 -t 2 -p 98 -i 25 -d 975 -D 60 $SMI
+        one threads-ct "$i" ct -q -m -a 1 -t 2 -p 98 --priospread -i 25 -d 975 -D 60 $SMI
     done
     for i in 1 2 3; do
         one nic-rmp "$i" rmp-eval run --nic "$NIC" --core 1 --duration 60 --json

@@ -1,7 +1,7 @@
 """The IPIs the RT core receives while rmp-eval measures it, against cyclictest on the same core, priority and
 period: CAL, TLB and RES of CPU 1 from the guest's /proc/interrupts copied around each run (not from either tool),
 per minute of the run's wall time, start-up and exit included. For each kind (cyclic, thread set, NIC) rmp-eval's
-median over its three runs may exceed cyclictest's by at most 1 a minute; and no rmp-eval result blames a CAL or
+median over its three runs may exceed cyclictest's by at most 1 a minute, in each row and in their sum; and no rmp-eval result blames a CAL or
 TLB interrupt on a `fix` step. The figures go to out/ipis.txt (kept with RMP_VM_KEEP=1) and into the verdict."""
 import statistics
 import sys
@@ -64,14 +64,17 @@ for kind in KINDS:
         got[tool] = runs
         total = [sum(m.values()) for m in runs]
         rows = " ".join(f"{r} {statistics.median(m.get(r, 0) for m in runs):.1f}" for r in ROWS) if runs else ""
+        each = "; ".join(" ".join(f"{r} {m.get(r, 0):.1f}" for r in ROWS) for m in runs)
         lines.append(f"{kind} {'rmp-eval' if tool == 'rmp' else 'cyclictest'}: per run "
                      f"{[round(t, 1) for t in total]}/min, median {statistics.median(total) if total else 0:.1f}/min"
-                     f" ({rows})")
+                     f" (medians: {rows}; runs: {each})")
     if len(got["rmp"]) == 3 and len(got["ct"]) == 3:
-        ours = statistics.median(sum(m.values()) for m in got["rmp"])
-        theirs = statistics.median(sum(m.values()) for m in got["ct"])
-        j.expect(ours <= theirs + 1, f"{kind}: rmp-eval's median {ours:.1f} IPIs/min on CPU {CPU} exceeds "
-                                      f"cyclictest's {theirs:.1f} by more than 1")
+        # Each row on its own and all three: a few extra CAL must not hide behind fewer RES.
+        for what, rows in [(r, (r,)) for r in ROWS] + [("CAL+TLB+RES", ROWS)]:
+            ours = statistics.median(sum(m.get(r, 0) for r in rows) for m in got["rmp"])
+            theirs = statistics.median(sum(m.get(r, 0) for r in rows) for m in got["ct"])
+            j.expect(ours <= theirs + 1, f"{kind}: rmp-eval's median {ours:.2f} {what}/min on CPU {CPU} exceeds "
+                                          f"cyclictest's {theirs:.2f} by more than 1")
 with open(f"{sys.argv[1]}/ipis.txt", "w") as f:
     f.write("\n".join(lines) + "\n")
 if j.problems:
