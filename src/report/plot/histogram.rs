@@ -152,7 +152,12 @@ pub(crate) fn histogram(
             .margin_right(super::RIGHT_MARGIN)
             .x_label_area_size(40)
             .y_label_area_size(70)
-            .build_cartesian_2d((x_min..x_max).log_scale(), (FLOOR..y_max).log_scale())
+            .build_cartesian_2d(
+                (x_min..x_max)
+                    .log_scale()
+                    .with_key_points(super::log_ticks(x_min, x_max)),
+                (FLOOR..y_max).log_scale(),
+            )
             .map_err(err)?;
         if let Some(w) = width_us {
             for (i, lo, hi) in bands(w, x_min, x_max) {

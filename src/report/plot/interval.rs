@@ -4,7 +4,9 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{Curve, Plot, PlotError, RIGHT_MARGIN, SIZE, draw_curves, err, legend, nice_ceil};
+use super::{
+    Curve, Plot, PlotError, RIGHT_MARGIN, SIZE, draw_curves, err, legend, log_ticks, nice_ceil,
+};
 use crate::measure::result::MaxPerInterval;
 
 /// One series of the plot: its name, its maxima, its band width W (µs) and the seconds its run covered.
@@ -57,23 +59,6 @@ fn y_range(values: impl Iterator<Item = f64>, budget: Option<f64>) -> (f64, f64)
     }
     let floor = 10f64.powf(lo.log10().floor());
     (floor, nice_ceil(hi * 2.0).max(floor * 10.0))
-}
-
-/// The log axis' ticks: each power of ten, and 2 and 5 times it where the axis spans two decades or less (plotters'
-/// own put a label at every 100 from 100 to 1000, one over the other).
-fn ticks(lo: f64, hi: f64) -> Vec<f64> {
-    let steps: &[f64] = if hi / lo <= 100.0 {
-        &[1.0, 2.0, 5.0]
-    } else {
-        &[1.0]
-    };
-    let mut out = Vec::new();
-    let mut p = lo;
-    while p <= hi {
-        out.extend(steps.iter().map(|m| m * p).filter(|v| *v <= hi));
-        p *= 10.0;
-    }
-    out
 }
 
 /// Max per interval over the run, one line per series; the budget W marked when every series has the same. The
@@ -131,7 +116,7 @@ pub(crate) fn max_per_interval(series: &[Intervals]) -> Result<Option<Plot>, Plo
                 0f64..x_max,
                 (y_min..y_max)
                     .log_scale()
-                    .with_key_points(ticks(y_min, y_max)),
+                    .with_key_points(log_ticks(y_min, y_max)),
             )
             .map_err(err)?;
         chart

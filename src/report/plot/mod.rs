@@ -84,6 +84,24 @@ fn err<E: std::fmt::Debug>(e: E) -> PlotError {
 }
 
 /// A round upper bound for an axis, at least `v`: the next of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × 10^k, so an axis
+/// A log axis' ticks: each power of ten from `lo` (a power of ten), and 2 and 5 times it where the axis spans two
+/// decades or less. Plotters' own put a label at every 100 from 100 to 1000, one over the other, and two key points
+/// a rounding apart print the same label twice in one place.
+pub(crate) fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let steps: &[f64] = if hi / lo <= 100.0 {
+        &[1.0, 2.0, 5.0]
+    } else {
+        &[1.0]
+    };
+    let mut out = Vec::new();
+    let mut p = lo;
+    while p <= hi {
+        out.extend(steps.iter().map(|m| m * p).filter(|v| *v <= hi));
+        p *= 10.0;
+    }
+    out
+}
+
 /// never runs more than 25 % past what it must show (a 1-2-5 ladder put a 253 µs max on a 1000 µs axis).
 pub(crate) fn nice_ceil(v: f64) -> f64 {
     if !(v.is_finite() && v > 0.0) {
