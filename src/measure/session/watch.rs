@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::measure::cyclic::series::Live;
 use crate::measure::result::RunResult;
-use crate::measure::series::Live;
 
 /// What a run publishes while it measures: each series' counters and, in NIC mode, lines of its own.
 pub(crate) struct Gauges {

@@ -3,13 +3,13 @@
 //! (cyclic.rs). They share a first deadline, so they start together and then preempt each other as their
 //! priorities say — a fast high-priority thread's cost shows in the slower one's series.
 
-use super::cyclic::{self, Loops, Placed};
 use super::profile::{self, JitterRow};
-use super::result::RunResult;
-use super::session::Watch;
-use super::spec::{Placement, RunSpec, ThreadSet, ThreadSpec};
 use crate::error::Result;
 use crate::host::Host;
+use crate::measure::cyclic::{self, Loops, Placed};
+use crate::measure::result::RunResult;
+use crate::measure::session::Watch;
+use crate::measure::spec::{Placement, RunSpec, ThreadSet, ThreadSpec};
 
 /// Fills each thread's priority and CPU from the run's defaults.
 pub(crate) fn place(spec: &RunSpec, at: Placement, threads: &[ThreadSpec]) -> Vec<Placed> {
