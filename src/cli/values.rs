@@ -286,7 +286,7 @@ pub(crate) fn parse_thread(s: &str) -> Result<crate::measure::spec::ThreadSpec, 
     })
 }
 
-/// `--profile NAME`: one of the seeds' thread sets (measure/profile.rs).
+/// `--profile NAME`: one of the seeds' thread sets (measure/cyclic/profile/).
 pub(crate) fn parse_profile(
     s: &str,
 ) -> Result<crate::measure::cyclic::profile::Profile, ValueError> {

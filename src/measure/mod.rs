@@ -1,8 +1,8 @@
-//! Measurement: what to measure (spec), the per-cycle recorder (series), results and their storage, the RT
-//! environment (rt, session), the cyclic loop (sampler) and the cyclic test (cyclic). It knows no command line and
-//! no terminal: commands build a `RunSpec` and pass a `session::Watch` for the live view.
-//! NIC mode: probe frames (frame, ipv4; the EtherCAT codec is crate::ethercat), raw socket and timestamps (rawsock, tstamp, netif), the
-//! link, sender and receiver of the run (nic/) and reply matching (rtt, rtt_collect).
+//! Measurement: what to measure (spec), what surrounds every run (session), and a folder per domain: the cyclic
+//! loop and its runner (cyclic), NIC mode with its frames, sockets, timestamps, queues and round trips (nic; the
+//! EtherCAT codec is crate::ethercat), what else ran on the RT core (interference), the hardware latency detector
+//! (hwlat) and what a run gives (result). It knows no command line and no terminal: commands build a `RunSpec`
+//! and pass a `session::Watch` for the live view.
 
 pub mod cyclic;
 pub(crate) mod hwlat;

@@ -1,6 +1,6 @@
 //! What a run proved about its rare tail, as people read it: per series and band boundary, the cycles beyond it,
 //! their rate with its exact 95 % interval, the bound "fewer than one per …", and how long a run with none must
-//! last to claim fewer than one per hour or per day (the numbers: measure/confidence.rs).
+//! last to claim fewer than one per hour or per day (the numbers: measure/result/confidence.rs).
 
 use crate::measure::result::confidence::{HOUR_S, TailRate};
 use crate::measure::result::{Claim, RunResult};

@@ -1,6 +1,6 @@
 //! Several cyclic threads (`run --thread`, `--profile`): each its own RT thread running the sampler's loop with its
 //! own period, priority and CPU, and its own series (bands scaled to its period), run by the one runner
-//! (cyclic.rs). They share a first deadline, so they start together and then preempt each other as their
+//! (mod.rs). They share a first deadline, so they start together and then preempt each other as their
 //! priorities say — a fast high-priority thread's cost shows in the slower one's series.
 
 use super::profile::{self, JitterRow};

@@ -2,7 +2,7 @@
 //! second: device IRQs and architecture interrupts (/proc/interrupts), softirqs (/proc/softirqs), and the other
 //! threads that ran there (/proc/PID/task/TID/stat's last CPU and schedstat's run time and timeslices). Each
 //! 1-s window is a difference of two snapshots; the run's totals and the window that held the worst wakeup are
-//! reported, each source with its remedy (measure::cause). Works on any kernel, without tracefs.
+//! reported, each source with its remedy (cause.rs). Works on any kernel, without tracefs.
 
 pub(crate) mod cause;
 pub(crate) mod report;

@@ -1,6 +1,6 @@
 //! NIC mode of `run`: a sender thread (the cyclic loop, one probe frame per period: send.rs) and a receiver thread
 //! (higher priority, same core by default: recv.rs) that takes the replies, reads the transmit stamps back from the
-//! error queue and matches them (rtt.rs); what the two share is shared.rs. Before any RT thread starts, the link
+//! error queue and matches them (rtt/); what the two share is shared.rs. Before any RT thread starts, the link
 //! is set up and a preflight checks that something answers within 1 s (link.rs; UDP finds its peer by ARP:
 //! arp.rs). The main thread starts the threads, supervises them (here) and builds the result (results.rs).
 

@@ -1,4 +1,4 @@
-//! The receiver thread of NIC mode: takes the replies, matches them with their transmit stamps (rtt.rs), records
+//! The receiver thread of NIC mode: takes the replies, matches them with their transmit stamps (rtt/), records
 //! their inter-arrival period, and hands its round trips to the main thread between frames.
 
 use std::io;

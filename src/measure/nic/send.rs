@@ -30,7 +30,7 @@ pub(super) struct Sender {
     pub(super) limits: Limits,
     /// --trace: each frame is marked before send(), so that a request with no reply is found in the trace.
     pub(super) marker: Option<Marker>,
-    /// The core's SMI counter, read between cycles (see measure::smi).
+    /// The core's SMI counter, read between cycles (see measure::interference::smi).
     pub(super) smi: Option<LocalSmi>,
 }
 

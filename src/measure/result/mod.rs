@@ -112,7 +112,7 @@ pub struct SeriesSummary {
     /// The largest deviation of each interval over the run (the plots' "max per interval").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) max_per_interval: Option<MaxPerInterval>,
-    /// The rate of cycles beyond each band boundary, with its 95 % bounds (measure/confidence.rs). Recomputed
+    /// The rate of cycles beyond each band boundary, with its 95 % bounds (confidence.rs). Recomputed
     /// from the bands wherever it is read, so results without it (older versions) show the same.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) tail: Vec<confidence::TailRate>,

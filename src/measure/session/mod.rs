@@ -156,7 +156,7 @@ impl Session {
         self.marker.take()
     }
 
-    /// The SMI counter of the counted core, for the RT thread that runs on it (once; see measure::smi).
+    /// The SMI counter of the counted core, for the RT thread that runs on it (once; see measure::interference::smi).
     pub(crate) fn smi_reader(&mut self, period_us: u32) -> Option<LocalSmi> {
         self.counters.as_mut()?.smi_reader(period_us)
     }

@@ -29,7 +29,7 @@ pub(crate) enum Action {
 }
 
 /// Statistics the main thread cuts, gathers and resets along with the series' collectors: NIC mode's round trips
-/// (`rtt_collect::RttCollector`); `()` for none.
+/// (`nic::rtt::collect::RttCollector`); `()` for none.
 pub(crate) trait Extra {
     /// Asks for the interval recorded so far (handed back later).
     fn cut(&mut self, now_s: f64);
