@@ -22,7 +22,7 @@ apt-get install -y -qq --no-install-recommends chromium stress-ng >/dev/null
 apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends zsh fish bash-completion >/dev/null
 # Prometheus textfiles (tests/fleet/prometheus.rs): promtool comes with the prometheus package, and a real node exporter
 # serves the files; systemd-analyze (tests/fleet/systemd_units.rs) verifies the units. Ansible runs the fleet playbook in
-# contrib/ansible (tests/ansible.sh).
+# contrib/ansible (tests/package/ansible.sh).
 apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends prometheus prometheus-node-exporter ansible systemd >/dev/null
 # pysoem (PyPI, bundles SOEM): the independent EtherCAT MainDevice of tests/nic/, in its own venv.
 PYSOEM_VENV="${RMP_EVAL_PYSOEM_VENV:-/var/cache/rmp-eval-tests/pysoem-venv}"

@@ -450,6 +450,267 @@ fn the_check_sees_a_path_attribute() {
     )));
 }
 
+/// A folder under src/ is a module with parts: `foo/tests.rs` sits beside `foo/mod.rs` or beside `foo.rs`'s other
+/// submodules. A folder that holds only tests.rs is one file's tests put a level away from it.
+#[test]
+fn no_folder_holds_only_tests() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut all = Vec::new();
+    files(&root.join("src"), &mut all);
+    let bad = folders_of_tests_only(all.iter().map(|f| {
+        f.strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/")
+    }));
+    assert!(
+        bad.is_empty(),
+        "folders holding only tests.rs (move foo.rs to foo/mod.rs, or the tests into foo.rs):\n{}",
+        bad.join("\n")
+    );
+}
+
+/// The folders among `files` (paths with /) whose only .rs file is tests.rs.
+fn folders_of_tests_only(files: impl Iterator<Item = String>) -> Vec<String> {
+    let mut code = BTreeSet::new();
+    let mut tests = BTreeSet::new();
+    for f in files {
+        let (dir, name) = f.rsplit_once('/').unwrap_or(("", &f));
+        if name == "tests.rs" {
+            tests.insert(dir.to_string());
+        } else {
+            code.insert(dir.to_string());
+        }
+    }
+    tests.difference(&code).cloned().collect()
+}
+
+#[test]
+fn the_check_sees_a_folder_of_tests_only() {
+    let files = [
+        "src/a.rs",
+        "src/a/tests.rs",
+        "src/b/mod.rs",
+        "src/b/tests.rs",
+        "src/c.rs",
+        "src/c/tests.rs",
+    ]
+    .map(String::from);
+    let mut with_part = files.to_vec();
+    with_part.push("src/c/part.rs".into());
+    assert_eq!(folders_of_tests_only(files.into_iter()), ["src/a", "src/c"]);
+    assert_eq!(folders_of_tests_only(with_part.into_iter()), ["src/a"]);
+}
+
+/// Type names another module can name are unique in the crate: a reader who meets `Collector` or `Ended` knows
+/// which one without looking at the imports. Private types are read where they are defined and may repeat.
+/// `KNOWN_TWICE` lists the names still defined more than once; it may only shrink (a name listed that is no longer
+/// defined twice fails too, so that the list stays true).
+#[test]
+fn no_type_name_defined_twice() {
+    let mut defined: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for (rel, text) in sources() {
+        for name in visible_types(&code_only(&text)) {
+            defined.entry(name).or_default().push(rel.clone());
+        }
+    }
+    let twice: BTreeSet<&str> = defined
+        .iter()
+        .filter(|(_, at)| at.len() > 1)
+        .map(|(name, _)| name.as_str())
+        .collect();
+    let known: BTreeSet<&str> = KNOWN_TWICE.iter().copied().collect();
+    let new: Vec<String> = twice
+        .difference(&known)
+        .map(|n| format!("{n}: {}", defined[*n].join(", ")))
+        .collect();
+    assert!(
+        new.is_empty(),
+        "type names defined twice (rename one):\n{}",
+        new.join("\n")
+    );
+    let gone: Vec<&&str> = known.difference(&twice).collect();
+    assert!(
+        gone.is_empty(),
+        "no longer defined twice, remove from KNOWN_TWICE: {gone:?}"
+    );
+}
+
+/// Names defined more than once today, to be renamed: each is a piece of work, not a rule.
+const KNOWN_TWICE: &[&str] = &[
+    "Action",
+    "Config",
+    "Event",
+    "Field",
+    "InterruptsError",
+    "Keep",
+    "Kind",
+    "Mode",
+    "NoHeader",
+    "Outcome",
+    "Phase",
+    "Range",
+    "Report",
+    "Saved",
+    "Scope",
+    "Stage",
+    "Step",
+    "Want",
+];
+
+/// The names of the structs, enums, unions, traits and type aliases `code` defines as `pub` or `pub(…)`.
+fn visible_types(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in code.lines() {
+        let Some(rest) = line.trim_start().strip_prefix("pub") else {
+            continue;
+        };
+        let rest = match rest.strip_prefix('(') {
+            Some(r) => r.split_once(')').map_or("", |(_, r)| r),
+            None => rest,
+        };
+        let mut words = rest.split_whitespace();
+        let (Some(kind), Some(name)) = (words.next(), words.next()) else {
+            continue;
+        };
+        if ["struct", "enum", "union", "trait", "type"].contains(&kind) {
+            let name: String = name
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            out.push(name);
+        }
+    }
+    out
+}
+
+#[test]
+fn the_check_sees_the_types_defined() {
+    let code = "pub(crate) struct A { x: u8 }\n    pub enum B<T> {}\npub(super) trait C: D {}\n\
+                pub(crate) type E = u8;\nstruct F;\npub(crate) fn g() {}\npub(in crate::x) union H {}\n";
+    assert_eq!(visible_types(code), ["A", "B", "C", "E", "H"]);
+}
+
+/// Every path under src/ or tests/ that the code's comments and the docs name is there: a comment that points at
+/// a file that was moved or removed sends the reader nowhere.
+#[test]
+fn every_path_named_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut texts: Vec<std::path::PathBuf> = Vec::new();
+    files(&root.join("src"), &mut texts);
+    files(&root.join("tests"), &mut texts);
+    texts.retain(|f| !f.starts_with(root.join("tests/fixtures")) && !f.ends_with("layering.rs"));
+    for d in ["docs", "docs/tasks"] {
+        for e in std::fs::read_dir(root.join(d)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "md") {
+                texts.push(p);
+            }
+        }
+    }
+    for f in [
+        "README.md",
+        "HACKING.md",
+        "BENCHMARKS.md",
+        "Cargo.toml",
+        "build.rs",
+        "tests/install-deps.sh",
+    ] {
+        texts.push(root.join(f));
+    }
+    let mut missing = Vec::new();
+    for f in &texts {
+        let text = std::fs::read_to_string(f).unwrap();
+        for p in named_paths(&text) {
+            if !root.join(&p).exists() {
+                missing.push(format!("{}: {p}", f.strip_prefix(root).unwrap().display()));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "paths named that do not exist:\n{}",
+        missing.join("\n")
+    );
+}
+
+/// The `src/…` and `tests/…` paths of files (with an extension) or folders (ending in /) that `text` names.
+fn named_paths(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for start in ["src/", "tests/"] {
+        for (i, _) in text.match_indices(start) {
+            let before = text[..i].chars().next_back();
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || "_-./".contains(c)) {
+                continue; // a longer path (target/…/src/…, /usr/src/…) or a word
+            }
+            let path: String = text[i..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || "_-./".contains(*c))
+                .collect();
+            let path = path.trim_end_matches('.');
+            let last = path.rsplit('/').next().unwrap_or("");
+            if path.len() > start.len() && (path.ends_with('/') || last.contains('.')) {
+                out.push(path.to_string());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_check_reads_the_paths_named() {
+    let text = "see src/measure/nic/ and (tests/run/cyclic.rs). Not /usr/src/linux/ nor my_tests/x.rs nor src/";
+    assert_eq!(
+        named_paths(text),
+        ["src/measure/nic/", "tests/run/cyclic.rs"]
+    );
+}
+
+/// Comments say why, not which issue asked for it: the tracker's numbers mean nothing to a reader of the code.
+#[test]
+fn no_comment_names_an_issue() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut all = Vec::new();
+    files(&root.join("src"), &mut all);
+    files(&root.join("tests"), &mut all);
+    let mut bad = Vec::new();
+    for f in all.iter().filter(|f| !f.ends_with("layering.rs")) {
+        for (n, line) in std::fs::read_to_string(f).unwrap().lines().enumerate() {
+            if line.find("//").is_some_and(|c| names_an_issue(&line[c..])) {
+                bad.push(format!(
+                    "{}:{}: {}",
+                    f.strip_prefix(root).unwrap().display(),
+                    n + 1,
+                    line.trim()
+                ));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "comments naming an issue:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// "issue 16", "Issue #9", "issues 3 and 4".
+fn names_an_issue(comment: &str) -> bool {
+    let lower = comment.to_ascii_lowercase();
+    lower.match_indices("issue").any(|(i, _)| {
+        let rest = lower[i + "issue".len()..].trim_start_matches('s');
+        let rest = rest.trim_start().trim_start_matches('#');
+        rest.starts_with(|c: char| c.is_ascii_digit())
+    })
+}
+
+#[test]
+fn the_check_sees_an_issue_named() {
+    assert!(names_an_issue("// as issue 16 item 12 asks"));
+    assert!(names_an_issue("//! Issue #9: SIGKILL"));
+    assert!(!names_an_issue("// the issue is 2 s of stall"));
+    assert!(!names_an_issue("// a known issue"));
+}
+
 /// fix, measure and trace take the machine's facts (CPUs, IRQs, NIC readings, the paths of kernel files) from
 /// `machine`, the layer below checks, not from a check family: a check is a verdict, not a source of facts.
 /// What they may use of checks: the verdicts (`Finding`, `Status`, the ids) and the wanted sysctl values (`knob`).

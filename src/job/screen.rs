@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::measure::result::RunResult;
 use crate::measure::result::store::Slot;
-use crate::measure::session::{Action, Gauges, Watch};
+use crate::measure::session::{Gauges, ViewAction, Watch};
 use crate::output::Output;
 use crate::report::keys::Keys;
 use crate::report::live::LiveView;
@@ -109,14 +109,14 @@ impl Watch for Screen<'_> {
         }
     }
 
-    fn tick(&mut self, elapsed: Duration) -> Action {
+    fn tick(&mut self, elapsed: Duration) -> ViewAction {
         let typed = self.keys.as_ref().map(Keys::pending).unwrap_or_default();
         let action = if typed.contains(&b'q') {
-            Action::Stop
+            ViewAction::Stop
         } else if self.resets && typed.contains(&b'r') {
-            Action::Reset
+            ViewAction::Reset
         } else {
-            Action::Go
+            ViewAction::Go
         };
         let Some(view) = &mut self.view else {
             return action;

@@ -16,7 +16,7 @@ use gaps::{Gaps, SmiTimeline};
 
 use super::cyclic::series::Bands;
 use super::interference::smi::{MsrDriver, OwnCpuReaders};
-use super::result::{Header, Measured, RunResult, Verdict};
+use super::result::{Header, Measurement, RunResult, Verdict};
 use super::session::{Ended, Session, Setup, Watch};
 use super::spec::{Placement, RunMode, RunSpec};
 use crate::error::{Error, Result};
@@ -186,8 +186,8 @@ fn report_of(s: &HwlatSettings, mode: Option<&str>) -> HwlatReport {
     }
 }
 
-fn measured(duration_s: f64) -> Measured {
-    Measured {
+fn measured(duration_s: f64) -> Measurement {
+    Measurement {
         series: Vec::new(),
         rtt: None,
         duration_s,

@@ -35,7 +35,7 @@ use session::Watch;
 use spec::{Placement, RunSpec};
 
 /// The kernel a measurement ran on: always this machine's. Under `--root DIR` the checks read DIR, but the RT
-/// thread runs here, so the result must not carry DIR's kernel (issue 16 item 12). In a chroot without /proc the
+/// thread runs here, so the result must not carry DIR's kernel. In a chroot without /proc the
 /// kernel is asked through uname(2).
 pub(crate) fn measured_kernel() -> String {
     crate::machine::kernel_release(&crate::host::Host::live()).unwrap_or_default()

@@ -1,4 +1,4 @@
-//! Whether two runs can be compared fairly (issue 16 item 12). A longer run meets more of the rare events that make
+//! Whether two runs can be compared fairly. A longer run meets more of the rare events that make
 //! the maximum, and a run under load meets more of them than one without: "better" between a 10 s run and a 3 s
 //! run, or between an idle run and a loaded one, says more about the runs than about the machine. Pure: two
 //! results in, the reasons not to trust the comparison out.

@@ -1,6 +1,6 @@
 //! "Why late": the interference counters and the trace's explanations under the final report.
 
-use crate::measure::interference::report::{Interference, Source};
+use crate::measure::interference::report::{Interference, Interferer};
 use crate::measure::interference::smi::Smi;
 use crate::measure::result::RunResult;
 use crate::trace::session::TraceReport;
@@ -25,7 +25,7 @@ pub(crate) fn render(r: &RunResult) -> String {
     s
 }
 
-fn source_line(x: &Source, cpu: usize) -> String {
+fn source_line(x: &Interferer, cpu: usize) -> String {
     let ran = x
         .ran_ms
         .map(|m| format!(", ran {m:.2} ms"))
@@ -39,7 +39,7 @@ fn source_line(x: &Source, cpu: usize) -> String {
     )
 }
 
-fn block(title: &str, sources: &[Source], cpu: usize) -> String {
+fn block(title: &str, sources: &[Interferer], cpu: usize) -> String {
     let mut s = format!("{title}\n");
     if sources.is_empty() {
         s.push_str("  nothing\n");

@@ -1,4 +1,4 @@
-//! Verdicts and exit statuses a user can act on (issue 16 items 2–4, 12): a remedy only where its step would
+//! Verdicts and exit statuses a user can act on: a remedy only where its step would
 //! change something, "pending" for what waits for a reboot, warnings for what only a newer kernel changes, and
 //! an instruction for every finding no step repairs. Fixture roots: the real Debian 12 PREEMPT_RT captures and
 //! the hand-made seed machine (tests/fixtures/README.md).

@@ -1,4 +1,4 @@
-//! Shell completion of the hyphenated program name, exercised in the real shells (issue 16 item 8): bash through
+//! Shell completion of the hyphenated program name, exercised in the real shells: bash through
 //! its completion function as `complete -F` registered it, fish through `complete -C`, zsh through a
 //! pseudo-terminal (zpty) typing a line and TAB. The hidden apply-saved and generate are never offered.
 

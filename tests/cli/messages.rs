@@ -1,4 +1,4 @@
-//! What a user reads when the command line is wrong (issue 16 items 7 and 9): clap's messages whole (what is
+//! What a user reads when the command line is wrong: clap's messages whole (what is
 //! missing, "a similar subcommand exists"), one wrong-NIC message listing the interfaces there are, whole-number
 //! errors in words, a run without SCHED_FIFO permission that says so before anything else, and bare `rmp-eval`
 //! printing the four verbs instead of measuring.

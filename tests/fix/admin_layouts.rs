@@ -1,4 +1,4 @@
-//! Issue 9, one test per defect, on the captured Debian guest's tree (tests/fixtures/README.md) with the hand-made
+//! One test per defect, on the captured Debian guest's tree (tests/fixtures/README.md) with the hand-made
 //! layouts an administrator meets: symlinked targets, edits after fix, a journal it cannot read, drop-ins that
 //! sort after ours, quoted values, shell the old evaluator could not follow, two boot loaders, a Pi's second line.
 

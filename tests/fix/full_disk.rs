@@ -1,4 +1,4 @@
-//! Issue 9, defect 3: a full /var (a small tmpfs at several fill levels) and a read-only /etc. fix either applies
+//! A full /var (a small tmpfs at several fill levels) and a read-only /etc. fix either applies
 //! and journals everything (and rollback then restores the tree), or says so in one line, exits 2 and leaves the
 //! tree as it was — or names exactly what remains. Needs root (mount).
 

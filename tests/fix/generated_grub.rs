@@ -1,4 +1,4 @@
-//! Issue 9: 1,000 seeded random GRUB layouts built from the shell forms real /etc/default/grub files and grub.d
+//! 1,000 seeded random GRUB layouts built from the shell forms real /etc/default/grub files and grub.d
 //! drop-ins use (double, single and no quotes, escaped quotes, comments, CRLF, no final newline, `export`,
 //! appends of $GRUB_CMDLINE_LINUX, ${X:+…}, drop-ins sorting before and after ours, existing isolcpus /
 //! nohz_full / rcu_nocbs with flags, ranges and `all`, in either spelling: `nohz-full` is `nohz_full` to the

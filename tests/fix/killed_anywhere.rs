@@ -1,4 +1,4 @@
-//! Issue 9: SIGKILL at random moments of fix and of rollback, 201 that land while the process runs, from a fixed
+//! SIGKILL at random moments of fix and of rollback, 201 that land while the process runs, from a fixed
 //! seed. After each, the next rollback leaves the tree (content, mode, owner, links, directories) as it was before
 //! fix, and no temporary file behind. Three workers, each on its own copy of the captured Debian guest's tree, reused run after run
 //! (each run must leave it as it found it).

@@ -1,4 +1,4 @@
-//! What fix's plan shows before anyone says yes (issue 16 item 11), on fixture trees: the devices of the IRQs it
+//! What fix's plan shows before anyone says yes, on fixture trees: the devices of the IRQs it
 //! moves, steps with nothing to change left out (one line each), what fix cannot do said as "set by hand", and
 //! the risks of each step. The terminal order (plan, then picker) is in on_a_terminal.rs.
 

@@ -1,4 +1,4 @@
-//! The live view and the final report on real pseudo-terminals of 80 and 132 columns (issue 16 item 5), read back
+//! The live view and the final report on real pseudo-terminals of 80 and 132 columns, read back
 //! through a terminal emulator (the vt100 crate): what the user sees, not the bytes. At 80 columns no line may
 //! wrap (a wrapped line leaves the redraw one line short, and stale headers pile up); under LANG=C only ASCII.
 

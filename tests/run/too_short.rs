@@ -1,4 +1,4 @@
-//! A run too short to mean anything is not a pass (issue 16 item 1): `run -i 200` ran 0.2 s and said "pass",
+//! A run too short to mean anything is not a pass: `run -i 200` ran 0.2 s and said "pass",
 //! exit 0. Now: inconclusive, exit 3, and the report says how long and under what load to run.
 
 use crate::common;
@@ -49,7 +49,7 @@ fn two_hundred_cycles_are_inconclusive_with_exit_3() {
 }
 
 /// `run --root DIR` reads DIR for the checks and keeps its results there, but measures this machine: it says so
-/// before measuring, and the result records this machine's kernel and name, not DIR's (issue 16 item 12).
+/// before measuring, and the result records this machine's kernel and name, not DIR's.
 #[test]
 fn run_under_root_says_it_measures_this_machine_and_records_its_kernel() {
     if !common::require_root("run_under_root_says_it_measures_this_machine_and_records_its_kernel")

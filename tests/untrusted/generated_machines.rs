@@ -1,4 +1,4 @@
-//! Reading a customer's machine safely (issue 17): check, snapshot and compare on generated hostile trees and
+//! Reading a customer's machine safely: check, snapshot and compare on generated hostile trees and
 //! files. Every tree is generated here from the real capture (machine_gen.rs); nothing needs root.
 
 use super::machine_gen;

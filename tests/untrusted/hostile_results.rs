@@ -1,4 +1,4 @@
-//! `compare` on hostile result files (issue 17 items 3, 7, 8): results are mailed around, so what compare
+//! `compare` on hostile result files: results are mailed around, so what compare
 //! prints must not drive the terminal, its cost must not grow with an attacker's file, and a comparison of
 //! nothing must say so.
 

@@ -1,4 +1,4 @@
-//! Snapshots of hostile trees and hostile snapshot tarballs (issue 17 items 2, 3, 6, 9): nothing written outside
+//! Snapshots of hostile trees and hostile snapshot tarballs: nothing written outside
 //! the output, links in the copy never point outside it, cost linear in the machine's size, and the copy (or the
 //! tarball itself as --root) gives the source's verdicts.
 

@@ -1,14 +1,14 @@
 //! The main thread's side of a series: it asks the RT thread for the interval recorded so far (`cut`), merges the
 //! intervals handed back into the run's statistics (`gather`), keeps the maximum per interval for the plots, and
 //! resets the statistics on request (the RT thread empties its own at its next period). Memory stays flat: two
-//! interval `Stats` circulate, the run's total is one more, and the maxima are bounded (`MaxSeries`).
+//! interval `SeriesStats` circulate, the run's total is one more, and the maxima are bounded (`MaxSeries`).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 
 use super::series::{Live, Series};
-use super::stats::Stats;
+use super::stats::SeriesStats;
 use crate::measure::result::dist::round3;
 use crate::measure::result::{MaxPerInterval, SeriesSummary};
 
@@ -16,16 +16,16 @@ use crate::measure::result::{MaxPerInterval, SeriesSummary};
 pub(crate) struct Interval<'a> {
     pub(crate) start_s: f64,
     pub(crate) end_s: f64,
-    pub(crate) stats: &'a Stats,
+    pub(crate) stats: &'a SeriesStats,
 }
 
-pub(crate) struct Collector {
+pub(crate) struct SeriesCollector {
     label: String,
     live: Arc<Live>,
-    fresh: SyncSender<Box<Stats>>,
-    full: Receiver<Box<Stats>>,
-    spare: Option<Box<Stats>>,
-    total: Box<Stats>,
+    fresh: SyncSender<Box<SeriesStats>>,
+    full: Receiver<Box<SeriesStats>>,
+    spare: Option<Box<SeriesStats>>,
+    total: Box<SeriesStats>,
     epoch: u64,
     /// Where the interval the RT thread records began, and the bounds of the one handed over but not yet back.
     open_since: f64,
@@ -33,20 +33,20 @@ pub(crate) struct Collector {
     maxes: MaxSeries,
 }
 
-impl Collector {
+impl SeriesCollector {
     pub(crate) fn new(
         label: &str,
         live: Arc<Live>,
-        fresh: SyncSender<Box<Stats>>,
-        full: Receiver<Box<Stats>>,
+        fresh: SyncSender<Box<SeriesStats>>,
+        full: Receiver<Box<SeriesStats>>,
     ) -> Self {
-        Collector {
+        SeriesCollector {
             label: label.to_string(),
             live,
             fresh,
             full,
-            spare: Some(Box::new(Stats::new())),
-            total: Box::new(Stats::new()),
+            spare: Some(Box::new(SeriesStats::new())),
+            total: Box::new(SeriesStats::new()),
             epoch: 0,
             open_since: 0.0,
             in_flight: None,
@@ -87,7 +87,7 @@ impl Collector {
 
     fn take(
         &mut self,
-        st: &Stats,
+        st: &SeriesStats,
         start_s: f64,
         end_s: f64,
         each: &mut impl FnMut(&str, &Interval),

@@ -17,14 +17,14 @@ use crate::error::Result;
 use crate::host::Host;
 use crate::measure::interference::report::Interference;
 use crate::measure::interference::smi::LocalSmi;
-use crate::measure::result::{Header, Measured, RunResult, SeriesSummary, ThreadInfo};
+use crate::measure::result::{Header, Measurement, RunResult, SeriesSummary, ThreadInfo};
 use crate::measure::session::rt::{self, RtThread};
 use crate::measure::session::{Gauges, Session, Setup, Watch};
 use crate::measure::spec::{Placement, RunMode, RunSpec};
 use crate::trace::marker::Marker;
 use crate::trace::session::Scope;
-use collect::Collector;
-use sampler::{Ended, Limits};
+use collect::SeriesCollector;
+use sampler::{Limits, LoopEnd};
 use series::Series;
 
 /// How far ahead of now the shared first deadline of a set lies: time to start every thread before it.
@@ -32,7 +32,7 @@ const START_AHEAD_NS: u64 = 50_000_000;
 
 /// A loop as placed: its name, period, priority and CPU, and the thread's name.
 #[derive(Debug, Clone)]
-pub(crate) struct Placed {
+pub(crate) struct PlacedLoop {
     pub(crate) name: String,
     pub(crate) period_us: u32,
     pub(crate) priority: u8,
@@ -43,7 +43,7 @@ pub(crate) struct Placed {
 
 /// What the runner measures: the loops, and how a thread set's result is finished (None: the plain cyclic run).
 pub(crate) struct Loops<'a> {
-    pub(crate) placed: Vec<Placed>,
+    pub(crate) placed: Vec<PlacedLoop>,
     pub(crate) finish: Option<&'a dyn Fn(RunResult) -> RunResult>,
 }
 
@@ -55,7 +55,7 @@ pub(crate) fn run(
     label: &str,
     watch: &mut dyn Watch,
 ) -> Result<RunResult> {
-    let one = Placed {
+    let one = PlacedLoop {
         name: "Cyclic".into(),
         period_us: spec.period_us,
         priority: spec.send_priority,
@@ -81,7 +81,7 @@ struct OnCore {
 }
 
 /// The period of the loop on the counted core (a set has one there at most), for the trace's windows.
-fn on_core_period_ns(placed: &[Placed], core: usize) -> u64 {
+fn on_core_period_ns(placed: &[PlacedLoop], core: usize) -> u64 {
     placed
         .iter()
         .find(|p| p.cpu == core)
@@ -150,9 +150,9 @@ pub(crate) fn run_loops(
         Some(f) => f(r),
         None => r,
     };
-    let partial = |s: &Session, cs: &[Collector], _: &()| {
-        let series = with_infos(cs.iter().map(Collector::summary).collect(), &infos);
-        finish(header.result(Measured::of_loops(series, s.elapsed_s()), &s.so_far()))
+    let partial = |s: &Session, cs: &[SeriesCollector], _: &()| {
+        let series = with_infos(cs.iter().map(SeriesCollector::summary).collect(), &infos);
+        finish(header.result(Measurement::of_loops(series, s.elapsed_s()), &s.so_far()))
     };
     session.supervise(gauges, &mut collectors, &mut (), watch, partial, || {
         threads.iter().all(|t| t.is_finished())
@@ -165,7 +165,7 @@ pub(crate) fn run_loops(
     let mut s = session.finish();
     s.interrupted = ended.stopped;
     let mut r = finish(header.result(
-        Measured::of_loops(summaries, ended.elapsed_ns as f64 / 1e9),
+        Measurement::of_loops(summaries, ended.elapsed_ns as f64 / 1e9),
         &s,
     ));
     // Under --root the files are a snapshot that does not move: no counters.
@@ -187,7 +187,7 @@ pub(crate) fn run_loops(
 }
 
 /// Each thread's period, priority and CPU for a set's series (none for the plain cyclic run).
-fn thread_infos(placed: &[Placed], series: &[Series], set: bool) -> Vec<ThreadInfo> {
+fn thread_infos(placed: &[PlacedLoop], series: &[Series], set: bool) -> Vec<ThreadInfo> {
     if !set {
         return Vec::new();
     }
@@ -211,7 +211,7 @@ fn with_infos(mut v: Vec<SeriesSummary>, infos: &[ThreadInfo]) -> Vec<SeriesSumm
 }
 
 /// The live view's counters: every series, with each period for a set.
-fn gauges(spec: &RunSpec, placed: &[Placed], series: &[Series], set: bool) -> Gauges {
+fn gauges(spec: &RunSpec, placed: &[PlacedLoop], series: &[Series], set: bool) -> Gauges {
     Gauges {
         period_us: placed[0].period_us,
         bucket_width_us: spec.bucket_width_us,
@@ -228,13 +228,13 @@ fn gauges(spec: &RunSpec, placed: &[Placed], series: &[Series], set: bool) -> Ga
     }
 }
 
-type Joined = RtThread<(Series, Ended)>;
+type Joined = RtThread<(Series, LoopEnd)>;
 
 /// Starts one RT thread per placed loop (a set's with one shared first deadline); `on_core` goes to the thread
 /// it names. On a failure the ones started are stopped through `stop` and joined.
 fn spawn_all(
     spec: &RunSpec,
-    placed: &[Placed],
+    placed: &[PlacedLoop],
     series: Vec<Series>,
     stop: &Arc<AtomicBool>,
     mut on_core: Option<(usize, OnCore)>,
@@ -279,9 +279,9 @@ fn spawn_all(
 }
 
 /// Every thread's series, and how the loops ended: stopped if any was, over the longest one's time.
-fn join_all(threads: Vec<Joined>) -> Result<(Vec<Series>, Ended)> {
+fn join_all(threads: Vec<Joined>) -> Result<(Vec<Series>, LoopEnd)> {
     let mut series = Vec::new();
-    let mut ended = Ended {
+    let mut ended = LoopEnd {
         elapsed_ns: 0,
         stopped: false,
     };
@@ -345,20 +345,20 @@ pub(crate) fn settle(
 mod tests {
     use super::*;
     use crate::measure::interference::cause::Act;
-    use crate::measure::interference::report::{Source, SourceKind, Window};
+    use crate::measure::interference::report::{CounterWindow, Interferer, SourceKind};
     use crate::remedy::StepId;
 
     /// A run whose worst window held CAL, RES and a device IRQ on CPU 1, as the counters report them.
     fn counted() -> Interference {
-        let w = Window {
+        let w = CounterWindow {
             seconds: 1.0,
             worst_wakeup_us: Some(80.0),
             sources: vec![
-                Source::new(SourceKind::Interrupt, "CAL".into(), None, 3, 1.0),
-                Source::new(SourceKind::Interrupt, "RES".into(), None, 2, 1.0),
-                Source::new(SourceKind::Irq, "virtio1-input.0".into(), Some(28), 1, 1.0),
+                Interferer::new(SourceKind::Interrupt, "CAL".into(), None, 3, 1.0),
+                Interferer::new(SourceKind::Interrupt, "RES".into(), None, 2, 1.0),
+                Interferer::new(SourceKind::Irq, "virtio1-input.0".into(), Some(28), 1, 1.0),
             ],
-            ..Window::default()
+            ..CounterWindow::default()
         };
         let mut i = Interference {
             cpu: 1,
@@ -432,7 +432,7 @@ mod tests {
     #[test]
     fn a_receivers_wakeups_are_the_runs_own() {
         let mut i = counted();
-        let iwi = Source::new(SourceKind::Interrupt, "IWI".into(), None, 5, 1.0);
+        let iwi = Interferer::new(SourceKind::Interrupt, "IWI".into(), None, 5, 1.0);
         i.sources.push(iwi.clone());
         i.settle_suspects(42);
         i.settle_receiver();

@@ -39,7 +39,7 @@ impl Limits {
 
 /// How the loop went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Ended {
+pub(crate) struct LoopEnd {
     /// From the first wakeup to the last (ns).
     pub(crate) elapsed_ns: u64,
     /// Ended by the stop flag rather than by iterations or duration.
@@ -68,7 +68,7 @@ pub(crate) fn run<F: FnMut(Wake)>(
     stop: &AtomicBool,
     mut smi: Option<&mut LocalSmi>,
     mut on_wake: F,
-) -> Ended {
+) -> LoopEnd {
     let period = plan.period_ns.max(1);
     let mut next = plan.start_ns.unwrap_or_else(|| now_ns() + period);
     let mut first = 0u64;
@@ -126,7 +126,7 @@ pub(crate) fn run<F: FnMut(Wake)>(
     if let Some(c) = smi {
         c.read();
     }
-    Ended {
+    LoopEnd {
         elapsed_ns: prev.saturating_sub(first),
         stopped,
     }

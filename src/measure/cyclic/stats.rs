@@ -1,11 +1,11 @@
-//! The statistics of one series over a stretch of time, mergeable: the RT thread records into one `Stats` per
+//! The statistics of one series over a stretch of time, mergeable: the RT thread records into one `SeriesStats` per
 //! interval and hands it to the main thread (see `series` and `collect`), which merges the intervals into the
 //! run's. `record` only does arithmetic and writes into preallocated histograms.
 
 use crate::measure::result::dist::{Dist, round3};
 use crate::measure::result::{Buckets, SeriesSummary};
 
-pub(crate) struct Stats {
+pub(crate) struct SeriesStats {
     pub(crate) counts: [u64; 5],
     /// |period − target|: the band metric and the deviation percentiles.
     pub(crate) deviation: Dist,
@@ -23,9 +23,9 @@ pub(crate) struct Stats {
     pub(crate) epoch: u64,
 }
 
-impl Stats {
+impl SeriesStats {
     pub(crate) fn new() -> Self {
-        Stats {
+        SeriesStats {
             counts: [0; 5],
             deviation: Dist::new(),
             wakeup: Dist::new(),
@@ -95,7 +95,7 @@ impl Stats {
     }
 
     /// Adds a later interval into this one.
-    pub(crate) fn merge(&mut self, o: &Stats) {
+    pub(crate) fn merge(&mut self, o: &SeriesStats) {
         let empty = self.count() == 0;
         if o.count() > 0 {
             for (a, b) in self.counts.iter_mut().zip(o.counts) {
@@ -151,7 +151,7 @@ impl Stats {
     }
 }
 
-impl Default for Stats {
+impl Default for SeriesStats {
     fn default() -> Self {
         Self::new()
     }

@@ -6,16 +6,16 @@
 use super::profile::{self, JitterRow};
 use crate::error::Result;
 use crate::host::Host;
-use crate::measure::cyclic::{self, Loops, Placed};
+use crate::measure::cyclic::{self, Loops, PlacedLoop};
 use crate::measure::result::RunResult;
 use crate::measure::session::Watch;
 use crate::measure::spec::{Placement, RunSpec, ThreadSet, ThreadSpec};
 
 /// Fills each thread's priority and CPU from the run's defaults.
-pub(crate) fn place(spec: &RunSpec, at: Placement, threads: &[ThreadSpec]) -> Vec<Placed> {
+pub(crate) fn place(spec: &RunSpec, at: Placement, threads: &[ThreadSpec]) -> Vec<PlacedLoop> {
     threads
         .iter()
-        .map(|t| Placed {
+        .map(|t| PlacedLoop {
             name: t.name.clone(),
             period_us: t.period_us,
             priority: t.priority.unwrap_or(spec.send_priority),
@@ -46,7 +46,7 @@ pub(crate) fn run(
 
 /// The run-level period and priority are the first thread's (each series carries its own); under a profile the
 /// result names it, and under a LinuxCNC one it reads each thread's max jitter as latency-test shows it.
-fn finish(mut r: RunResult, placed: &[Placed], spec: &RunSpec, set: &ThreadSet) -> RunResult {
+fn finish(mut r: RunResult, placed: &[PlacedLoop], spec: &RunSpec, set: &ThreadSet) -> RunResult {
     r.period_us = placed[0].period_us;
     r.priority = Some(placed[0].priority);
     r.profile = set.profile.map(|p| p.name().to_string());

@@ -15,7 +15,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use super::result::RunResult;
-use super::session::{Action, Gauges, Watch};
+use super::session::{Gauges, ViewAction, Watch};
 use crate::host::{Host, Kernel};
 use crate::measure::cyclic::series::Live;
 use report::Interference;
@@ -239,7 +239,7 @@ impl Watch for Counting<'_> {
     fn interval(&self) -> Duration {
         self.inner.interval().min(WINDOW)
     }
-    fn tick(&mut self, elapsed: Duration) -> Action {
+    fn tick(&mut self, elapsed: Duration) -> ViewAction {
         self.counters.tick(false);
         self.inner.tick(elapsed)
     }

@@ -165,7 +165,7 @@ pub(crate) struct OwnCpuReaders {
 }
 
 /// The counts of a reading of every CPU, and the span of times (realtime ns) in which they were taken.
-pub(crate) type Counts = (Vec<u64>, (i128, i128));
+pub(crate) type SmiReading = (Vec<u64>, (i128, i128));
 
 impl OwnCpuReaders {
     /// Starts the readers; returns once each has its first reading (which must succeed), with those readings.
@@ -173,7 +173,7 @@ impl OwnCpuReaders {
         host: &Host,
         rt: usize,
         every: Duration,
-    ) -> Result<(OwnCpuReaders, Counts), MsrError> {
+    ) -> Result<(OwnCpuReaders, SmiReading), MsrError> {
         if let Some(why) = msr::not_x86(host) {
             return Err(why);
         }
@@ -193,7 +193,7 @@ impl OwnCpuReaders {
     }
 
     /// Each CPU's last reading; the first failed one's reason.
-    pub(crate) fn read(&self) -> Result<Counts, MsrError> {
+    pub(crate) fn read(&self) -> Result<SmiReading, MsrError> {
         let mut span = (i128::MAX, i128::MIN);
         let mut counts = Vec::new();
         for (m, &cpu) in self.last.iter().zip(&self.cpus) {

@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use procfs_core::FromRead;
 use procfs_core::process::{Schedstat, Stat, Status};
 
-use super::report::{self, Source, SourceKind, Window};
+use super::report::{self, CounterWindow, Interferer, SourceKind};
 use crate::host::Host;
 use crate::machine::PROC;
 use crate::machine::irq::{INTERRUPTS, SOFTIRQS};
@@ -159,7 +159,7 @@ fn rt_prio(st: &Stat) -> Option<u32> {
 }
 
 /// What changed between two snapshots: the window's sources (LOC and arch_timer are left to the tick count).
-pub(super) fn diff(a: &Snap, b: &Snap, secs: f64) -> Window {
+pub(super) fn diff(a: &Snap, b: &Snap, secs: f64) -> CounterWindow {
     let mut sources = Vec::new();
     let mut local_timer = 0;
     for (name, (n, what)) in &b.irqs {
@@ -178,13 +178,19 @@ pub(super) fn diff(a: &Snap, b: &Snap, secs: f64) -> Window {
             .saturating_sub(a.own.get(name).copied().unwrap_or(0))
             .min(d);
         if own > 0 {
-            sources.push(Source::new(SourceKind::Own, name.clone(), None, own, secs));
+            sources.push(Interferer::new(
+                SourceKind::Own,
+                name.clone(),
+                None,
+                own,
+                secs,
+            ));
         }
         let d = d - own;
         if d == 0 {
             continue;
         }
-        sources.push(Source::new(
+        sources.push(Interferer::new(
             if numbered {
                 SourceKind::Irq
             } else {
@@ -199,7 +205,7 @@ pub(super) fn diff(a: &Snap, b: &Snap, secs: f64) -> Window {
     for (name, n) in &b.softirqs {
         let d = n.saturating_sub(a.softirqs.get(name).copied().unwrap_or(0));
         if d > 0 {
-            sources.push(Source::new(
+            sources.push(Interferer::new(
                 SourceKind::Softirq,
                 name.clone(),
                 None,
@@ -219,7 +225,7 @@ pub(super) fn diff(a: &Snap, b: &Snap, secs: f64) -> Window {
             Some(_) => continue,
             None => (1, None),
         };
-        let mut s = Source::new(
+        let mut s = Interferer::new(
             SourceKind::Thread,
             t.comm.clone(),
             Some(u64::from(*tid)),
@@ -232,7 +238,7 @@ pub(super) fn diff(a: &Snap, b: &Snap, secs: f64) -> Window {
         sources.push(s);
     }
     report::rank(&mut sources);
-    Window {
+    CounterWindow {
         seconds: secs,
         sources,
         local_timer,

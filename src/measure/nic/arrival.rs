@@ -12,7 +12,7 @@
 use std::sync::atomic::Ordering::Relaxed;
 
 use super::frame::DcRead;
-use super::shared::Shared;
+use super::shared::NicShared;
 use crate::measure::cyclic::series::Series;
 use crate::measure::result::confidence::TailRate;
 use crate::measure::result::dist::{Dist, HIGHEST_NS, round3};
@@ -119,7 +119,7 @@ impl Arrival {
 
     /// A matched reply to frame `seq`, received at `rx` (CLOCK_MONOTONIC), with the arrival datagrams' answer.
     #[inline]
-    pub(super) fn on_reply(&mut self, seq: u32, dc: DcRead, sh: &Shared, rx: u64) {
+    pub(super) fn on_reply(&mut self, seq: u32, dc: DcRead, sh: &NicShared, rx: u64) {
         let c = &sh.arrival;
         if dc.read_wkc == 0 {
             c.unanswered.fetch_add(1, Relaxed);

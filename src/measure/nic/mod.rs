@@ -46,7 +46,7 @@ use results::Results;
 use rtt::Matcher;
 use rtt::collect::Handover;
 use send::Sender;
-use shared::Shared;
+use shared::NicShared;
 
 /// How long the preflight waits for a first answer, and how long replies may pause mid-run.
 pub(crate) const ANSWER_TIMEOUT: Duration = Duration::from_secs(1);
@@ -84,7 +84,7 @@ pub(crate) fn run(
     let mut session = Session::begin(host, args, setup, watch)?;
     let marker = session.take_marker();
     let smi = session.smi_reader(args.period_us);
-    let shared = Arc::new(Shared::new(first_seq, link.tag));
+    let shared = Arc::new(NicShared::new(first_seq, link.tag));
     let mut sender = Series::new("Sender", args.period_us, args.bucket_width_us);
     let mut receiver = Series::new("Receiver", args.period_us, args.bucket_width_us);
     let mut arrival = probe
@@ -163,7 +163,7 @@ fn gauges(
     args: &RunSpec,
     [sender, receiver]: [&Series; 2],
     arrival: Option<&Series>,
-    shared: &Arc<Shared>,
+    shared: &Arc<NicShared>,
 ) -> Gauges {
     let extra = Arc::clone(shared);
     let mut series = vec![
@@ -181,13 +181,13 @@ fn gauges(
 }
 
 /// Frames (sent, not sent) so far, for the round trips' collector.
-fn frames_sent(shared: &Arc<Shared>) -> Box<dyn Fn() -> (u64, u64)> {
+fn frames_sent(shared: &Arc<NicShared>) -> Box<dyn Fn() -> (u64, u64)> {
     let counted = Arc::clone(shared);
     Box::new(move || (counted.sent.load(Relaxed), counted.not_sent()))
 }
 
 /// What the sender returns: its series and how its loop ended.
-type Sent = (Series, sampler::Ended);
+type Sent = (Series, sampler::LoopEnd);
 /// What the receiver returns: its series, the matcher with the last interval of round trips, that interval's
 /// reset generation, and the arrival series with its line.
 type Received = (Series, Matcher, u64, Option<Arrival>);
@@ -206,7 +206,7 @@ impl Threads {
         results: &Results,
         (tx, rx): (TxPort, RxPort),
         probe: Probe,
-        shared: &Arc<Shared>,
+        shared: &Arc<NicShared>,
         (sender, receiver, arrival): (Series, Series, Option<Arrival>),
         hand: Handover,
         (marker, smi): (Option<Marker>, Option<LocalSmi>),
@@ -251,7 +251,7 @@ impl Threads {
 
     /// What each thread returned. When the sender failed (a panic), the receiver is told it is done (it drains for
     /// at most 200 ms) and joined all the same: no thread holds a socket once the link drops.
-    fn join(self, shared: &Shared) -> (Result<Sent>, Result<Received>) {
+    fn join(self, shared: &NicShared) -> (Result<Sent>, Result<Received>) {
         let tx = self.tx.join();
         if tx.is_err() {
             shared.sender_done.store(true, Release);

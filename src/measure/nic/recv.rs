@@ -10,7 +10,7 @@ use super::frame::{self, MAX_FRAME, Reject};
 use super::port::RxPort;
 use super::rtt::Matcher;
 use super::rtt::collect::Handover;
-use super::shared::Shared;
+use super::shared::NicShared;
 use super::tstamp::Stamps;
 use super::{ANSWER_TIMEOUT, Received};
 use crate::error::Result;
@@ -42,7 +42,7 @@ impl Pending {
     }
 
     /// Transmit stamps that came after their reply: handed to the matcher, and those frames forgotten.
-    fn sweep(&mut self, sh: &Shared, m: &mut Matcher) {
+    fn sweep(&mut self, sh: &NicShared, m: &mut Matcher) {
         let mut k = 0;
         while k < self.n {
             if let Some(st) = sh.tx_stamp(self.seqs[k]) {
@@ -74,7 +74,7 @@ struct Totals {
 
 impl Totals {
     /// Between frames: hands an interval to the main thread when it asked (`hand`), then publishes the totals.
-    fn publish(&mut self, m: &mut Matcher, hand: &mut Handover, sh: &Shared) {
+    fn publish(&mut self, m: &mut Matcher, hand: &mut Handover, sh: &NicShared) {
         self.max_rtt = self.max_rtt.max(m.dist.max_ns());
         self.unmatched += m.counts.unmatched.saturating_sub(self.unmatched_seen);
         self.duplicates += m.counts.duplicates.saturating_sub(self.duplicates_seen);
@@ -102,7 +102,7 @@ pub(super) struct Receiver {
     /// A reply later than this after its request is late.
     pub(super) budget_ns: u64,
     pub(super) expect_wkc: Option<u16>,
-    pub(super) shared: Arc<Shared>,
+    pub(super) shared: Arc<NicShared>,
     /// The inter-arrival period of the replies (the original's Receiver row).
     pub(super) series: Series,
     /// The frames' arrival at the first SubDevice, when the probe reads it.
@@ -133,7 +133,7 @@ impl Receiver {
             mut hand,
             mut marker,
         } = self;
-        let sh: &Shared = &shared;
+        let sh: &NicShared = &shared;
         let user_stamps = port.user_stamps();
         let mut m = Matcher::new(sh.first_seq, budget_ns, expect_wkc);
         let mut totals = Totals {

@@ -6,14 +6,14 @@ use std::sync::atomic::Ordering::Relaxed;
 use super::frame;
 use super::link::{Answers, Link, Ports};
 use super::rtt::collect::{Context, RttCollector};
-use super::shared::Shared;
-use super::stop::{self, Counts, Local};
+use super::shared::NicShared;
+use super::stop::{self, Local, StopCounts};
 use super::tstamp::TsKind;
-use crate::measure::cyclic::collect::Collector;
+use crate::measure::cyclic::collect::SeriesCollector;
 use crate::measure::cyclic::sampler;
 use crate::measure::cyclic::series::{Series, round3};
 use crate::measure::result::{
-    ArrivalReport, EscId, Header, Measured, RttSummary, RunResult, SeriesSummary, Sync0Report,
+    ArrivalReport, EscId, Header, Measurement, RttSummary, RunResult, SeriesSummary, Sync0Report,
     XdpReport,
 };
 use crate::measure::session::{Ended, Session};
@@ -103,18 +103,18 @@ impl<'a> Results<'a> {
     pub(super) fn partial(
         &self,
         s: &Session,
-        cs: &[Collector],
+        cs: &[SeriesCollector],
         rtts: &RttCollector,
-        shared: &Shared,
+        shared: &NicShared,
     ) -> RunResult {
         let mut rtt = self.summary(rtts, false);
         let series = self.with_arrival(
-            cs.iter().map(Collector::summary).collect(),
+            cs.iter().map(SeriesCollector::summary).collect(),
             &mut rtt,
             shared,
             (None, None),
         );
-        let m = Measured {
+        let m = Measurement {
             series,
             rtt: Some(rtt),
             duration_s: round3(s.elapsed_s()),
@@ -129,7 +129,7 @@ impl<'a> Results<'a> {
         &self,
         mut series: Vec<SeriesSummary>,
         rtt: &mut RttSummary,
-        shared: &Shared,
+        shared: &NicShared,
         (drift, sync0): (Option<f64>, Option<Sync0Report>),
     ) -> Vec<SeriesSummary> {
         let at = series.iter().position(|x| x.label == super::ARRIVAL);
@@ -159,12 +159,12 @@ impl<'a> Results<'a> {
         &self,
         series: Vec<SeriesSummary>,
         rtts: &RttCollector,
-        (ended, drift, sync0): (&sampler::Ended, Option<f64>, Option<Sync0Report>),
-        shared: &Shared,
+        (ended, drift, sync0): (&sampler::LoopEnd, Option<f64>, Option<Sync0Report>),
+        shared: &NicShared,
         s: &Ended,
     ) -> RunResult {
         let stopped = shared.dead.load(Relaxed).then(|| {
-            let c = Counts {
+            let c = StopCounts {
                 matched: shared.matched.load(Relaxed),
                 sent: shared.sent.load(Relaxed),
                 refused: shared.send_errors.load(Relaxed),
@@ -190,7 +190,7 @@ impl<'a> Results<'a> {
                 .saturating_sub(shared.unsent_at_end.load(Relaxed));
         }
         let series = self.with_arrival(series, &mut rtt, shared, (drift, sync0));
-        let m = Measured {
+        let m = Measurement {
             series,
             rtt: Some(rtt),
             duration_s: round3(ended.elapsed_ns as f64 / 1e9),

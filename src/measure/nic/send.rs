@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use super::frame::{self, Probe};
 use super::port::TxPort;
-use super::shared::Shared;
+use super::shared::NicShared;
 use crate::error::Result;
-use crate::measure::cyclic::sampler::{self, Ended, Limits};
+use crate::measure::cyclic::sampler::{self, Limits, LoopEnd};
 use crate::measure::cyclic::series::Series;
 use crate::measure::interference::smi::LocalSmi;
 use crate::measure::session::rt::{self, RtThread};
@@ -25,7 +25,7 @@ pub(super) struct Sender {
     /// Patched with each frame's sequence number, from `shared.first_seq` (the one after the preflight's).
     pub(super) probe: Probe,
     pub(super) mode: Mode,
-    pub(super) shared: Arc<Shared>,
+    pub(super) shared: Arc<NicShared>,
     pub(super) series: Series,
     pub(super) limits: Limits,
     /// --trace: each frame is marked before send(), so that a request with no reply is found in the trace.
@@ -36,11 +36,11 @@ pub(super) struct Sender {
 
 impl Sender {
     /// Starts the loop on `core` at SCHED_FIFO `priority`; the thread returns its series and how the loop ended.
-    pub(super) fn spawn(self, core: usize, priority: u8) -> Result<RtThread<(Series, Ended)>> {
+    pub(super) fn spawn(self, core: usize, priority: u8) -> Result<RtThread<(Series, LoopEnd)>> {
         rt::spawn_rt("rmp-eval-send", core, priority, move || self.run())
     }
 
-    fn run(self) -> (Series, Ended) {
+    fn run(self) -> (Series, LoopEnd) {
         let Sender {
             mut port,
             mut probe,

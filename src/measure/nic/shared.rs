@@ -11,7 +11,7 @@ use super::tstamp::Stamps;
 use crate::measure::result::ArrivalCounts;
 
 /// Written by the sender (one writer per field), read by the receiver and the live view; all relaxed.
-pub(crate) struct Shared {
+pub(crate) struct NicShared {
     pub(crate) first_seq: u32,
     /// This run's tag in every frame's mark: a reply with another is not ours.
     pub(crate) tag: u32,
@@ -72,9 +72,9 @@ impl ArrivalAtomics {
     }
 }
 
-impl Shared {
-    pub(crate) fn new(first_seq: u32, tag: u32) -> Shared {
-        Shared {
+impl NicShared {
+    pub(crate) fn new(first_seq: u32, tag: u32) -> NicShared {
+        NicShared {
             first_seq,
             tag,
             sent: AtomicU64::new(0),

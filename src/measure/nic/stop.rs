@@ -36,7 +36,7 @@ impl Local {
 
 /// The frames of a run that stopped, and the sends the kernel refused.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Counts {
+pub(super) struct StopCounts {
     pub(super) matched: u64,
     pub(super) sent: u64,
     pub(super) refused: u64,
@@ -46,7 +46,7 @@ pub(super) struct Counts {
     pub(super) errno: i32,
 }
 
-impl Counts {
+impl StopCounts {
     fn answered(&self) -> String {
         format!(
             "after {} of {} frames were answered",
@@ -82,18 +82,18 @@ pub(super) enum LinkLost {
         .counts.answered(),
         .counts.refused()
     )]
-    Vanished { nic: String, counts: Counts },
+    Vanished { nic: String, counts: StopCounts },
     #[error(
         "the local link went down: {nic} was set down on this machine mid-run (ip link set {nic} up) {}{}",
         .counts.answered(),
         .counts.refused()
     )]
-    SetDown { nic: String, counts: Counts },
+    SetDown { nic: String, counts: StopCounts },
 }
 
 /// How a stopped run ends: `Err` when this machine's interface went away (the verdict is incomplete),
 /// `Ok(dropout)` when the chain dropped out (a shortfall).
-pub(super) fn judge(nic: &str, local: Local, c: &Counts) -> Result<String, LinkLost> {
+pub(super) fn judge(nic: &str, local: Local, c: &StopCounts) -> Result<String, LinkLost> {
     let (answered, refused) = (c.answered(), c.refused());
     let silent = format!("nothing for {} s", ANSWER_TIMEOUT.as_secs());
     let (nic, counts) = (nic.to_string(), *c);
@@ -113,7 +113,7 @@ pub(super) fn judge(nic: &str, local: Local, c: &Counts) -> Result<String, LinkL
 
 #[cfg(test)]
 mod tests {
-    use super::{Counts, Local, judge};
+    use super::{Local, StopCounts, judge};
 
     const UP: u32 = (libc::IFF_UP | libc::IFF_RUNNING) as u32;
 
@@ -132,7 +132,7 @@ mod tests {
 
     #[test]
     fn a_local_stop_is_an_error_and_a_silent_chain_a_dropout() {
-        let c = Counts {
+        let c = StopCounts {
             matched: 1480,
             sent: 2530,
             refused: 1003,
@@ -149,7 +149,7 @@ mod tests {
             "{e}"
         );
         // AF_XDP: frames its own full ring kept back are named as that, not as the kernel's refusal.
-        let xdp = Counts {
+        let xdp = StopCounts {
             refused: 128,
             ring_full: 400,
             ..c
@@ -162,7 +162,7 @@ mod tests {
             ),
             "{e}"
         );
-        let quiet = Counts {
+        let quiet = StopCounts {
             refused: 0,
             errno: 0,
             ..c

@@ -17,7 +17,7 @@ pub(crate) struct Header<'a> {
 }
 
 /// What was measured, over how long.
-pub(crate) struct Measured {
+pub(crate) struct Measurement {
     pub(crate) series: Vec<SeriesSummary>,
     pub(crate) rtt: Option<RttSummary>,
     pub(crate) duration_s: f64,
@@ -25,12 +25,12 @@ pub(crate) struct Measured {
     pub(crate) error: Option<String>,
 }
 
-impl Measured {
+impl Measurement {
     /// What cyclic loops measured (no round trips): nothing at all (stopped before a whole period) leaves the run
     /// incomplete.
     pub(crate) fn of_loops(series: Vec<SeriesSummary>, duration_s: f64) -> Self {
         let empty = series.iter().all(|x| x.count == 0);
-        Measured {
+        Measurement {
             series,
             rtt: None,
             duration_s,
@@ -42,7 +42,7 @@ impl Measured {
 impl Header<'_> {
     /// The result of `m` with what the session recorded (`s`); the caller adds what only it has (interference,
     /// trace). A checkpoint is marked so by `Session::supervise`.
-    pub(crate) fn result(&self, m: Measured, s: &Ended) -> RunResult {
+    pub(crate) fn result(&self, m: Measurement, s: &Ended) -> RunResult {
         let verdict = match m.error {
             Some(_) => Verdict::Incomplete,
             None => RunResult::judge(&m.series, m.rtt.as_ref()),

@@ -15,7 +15,7 @@ mod rtt;
 pub mod store;
 
 pub(crate) use arrival::{ArrivalCounts, ArrivalReport, Sync0Report};
-pub(crate) use build::{Header, Measured};
+pub(crate) use build::{Header, Measurement};
 pub use rtt::RttSummary;
 pub(crate) use rtt::{EscId, ReplyChecks, StampCounts, Timestamps, XdpReport};
 

@@ -4,7 +4,7 @@
 //! the process confined to the housekeeping CPUs, the interference counters opened (the msr driver loaded) and
 //! tracefs set up — and the supervision loop that hands the live counters to a `Watch` (the caller's live view:
 //! this module knows no terminal) while the RT threads run. Nothing of this reaches an RT core once its loop
-//! runs. The guards are in guards.rs, the caller's side (`Watch`, `Gauges`, `Action`, `Extra`) in watch.rs.
+//! runs. The guards are in guards.rs, the caller's side (`Watch`, `Gauges`, `ViewAction`, `Extra`) in watch.rs.
 
 mod guards;
 pub(crate) mod rt;
@@ -20,7 +20,7 @@ use super::result::{RunResult, StoppedBy};
 use super::spec::RunSpec;
 use crate::error::Result;
 use crate::host::Host;
-use crate::measure::cyclic::collect::Collector;
+use crate::measure::cyclic::collect::SeriesCollector;
 use crate::measure::cyclic::series::Series;
 use crate::measure::interference::smi::LocalSmi;
 use crate::measure::result::hlog::Hlog;
@@ -29,7 +29,7 @@ use crate::trace::marker::Marker;
 use crate::trace::session::{Scope, TraceReport, Tracing};
 pub(crate) use guards::{Confined, MemoryLock, OffCore, StopOnSignal};
 use rt::DmaLatency;
-pub(crate) use watch::{Action, Extra, Gauges, Watch};
+pub(crate) use watch::{Extra, Gauges, ViewAction, Watch};
 
 /// How often the run so far is handed to `Watch::checkpoint`.
 pub(crate) const CHECKPOINT_EVERY: Duration = Duration::from_secs(60);
@@ -190,7 +190,7 @@ impl Session {
     }
 
     /// The collectors of `series`, cutting intervals at the session's interval.
-    pub(crate) fn collectors(&self, series: &mut [&mut Series]) -> Vec<Collector> {
+    pub(crate) fn collectors(&self, series: &mut [&mut Series]) -> Vec<SeriesCollector> {
         series
             .iter_mut()
             .filter_map(|s| s.collector())
@@ -209,10 +209,10 @@ impl Session {
     pub(crate) fn supervise<E: Extra>(
         &mut self,
         gauges: Gauges,
-        collectors: &mut [Collector],
+        collectors: &mut [SeriesCollector],
         extra: &mut E,
         watch: &mut dyn Watch,
-        partial: impl Fn(&Self, &[Collector], &E) -> RunResult,
+        partial: impl Fn(&Self, &[SeriesCollector], &E) -> RunResult,
         finished: impl Fn() -> bool,
     ) {
         let mut counters = self.counters.take();
@@ -235,9 +235,9 @@ impl Session {
     fn supervise_with<E: Extra>(
         &mut self,
         gauges: Gauges,
-        (collectors, extra): (&mut [Collector], &mut E),
+        (collectors, extra): (&mut [SeriesCollector], &mut E),
         watch: &mut dyn Watch,
-        partial: impl Fn(&Self, &[Collector], &E) -> RunResult,
+        partial: impl Fn(&Self, &[SeriesCollector], &E) -> RunResult,
         finished: impl Fn() -> bool,
     ) {
         watch.start(gauges);
@@ -263,7 +263,8 @@ impl Session {
                 }
             }
             let action = watch.tick(now);
-            let asked = action == Action::Reset || self.signals.reset.swap(false, Ordering::SeqCst);
+            let asked =
+                action == ViewAction::Reset || self.signals.reset.swap(false, Ordering::SeqCst);
             let reset = asked && watch.resets();
             // A reset that comes after the last period (this thread woke late) would leave the run with nothing
             // measured: the run keeps what it has.
@@ -277,7 +278,7 @@ impl Session {
                 self.reset_after = Some(now);
                 self.resets += 1;
             }
-            if action == Action::Stop {
+            if action == ViewAction::Stop {
                 self.signals.stop_by_key();
             }
             if now >= next_checkpoint {
@@ -293,7 +294,7 @@ impl Session {
         watch.end();
     }
 
-    fn gather(&mut self, collectors: &mut [Collector]) {
+    fn gather(&mut self, collectors: &mut [SeriesCollector]) {
         for c in collectors.iter_mut() {
             c.gather(|label, iv| {
                 if let Some(h) = &mut self.hlog {
@@ -306,7 +307,7 @@ impl Session {
     /// The run's summary of each series once the RT threads have ended (the last intervals into the log).
     pub(crate) fn finish_series(
         &mut self,
-        collectors: Vec<Collector>,
+        collectors: Vec<SeriesCollector>,
         series: Vec<Series>,
     ) -> Vec<SeriesSummary> {
         let end = self.elapsed_s();

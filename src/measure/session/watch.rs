@@ -1,6 +1,6 @@
 //! The caller's side of a running measurement: the counters a run publishes (`Gauges`), the live view it hands
 //! them to (`Watch`: a table, progress lines, nothing — this module knows no terminal), what the user asks for
-//! through it (`Action`), and the statistics besides the series that the main thread cuts and resets (`Extra`).
+//! through it (`ViewAction`), and the statistics besides the series that the main thread cuts and resets (`Extra`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,7 +20,7 @@ pub(crate) struct Gauges {
 
 /// What the user asked for through the live view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Action {
+pub(crate) enum ViewAction {
     Go,
     /// Restart the statistics (`r`).
     Reset,
@@ -53,7 +53,7 @@ pub(crate) trait Watch {
     fn start(&mut self, gauges: Gauges);
     /// How long the supervision loop waits between ticks (it also wakes when an RT thread ends).
     fn interval(&self) -> Duration;
-    fn tick(&mut self, elapsed: Duration) -> Action;
+    fn tick(&mut self, elapsed: Duration) -> ViewAction;
     /// The RT threads have ended.
     fn end(&mut self);
     /// The run so far, once a minute, to be saved where the final result will be (a crash keeps it).

@@ -288,7 +288,7 @@ fn runs_with_threads_compare_thread_by_thread_by_name() {
 
 #[test]
 fn runs_through_different_nic_paths_are_flagged() {
-    // A NIC run saved by an earlier build (tests/fixtures/results/README.md), and the same through AF_XDP.
+    // A NIC run saved by an earlier build (tests/fixtures/README.md), and the same through AF_XDP.
     let packet: RunResult = serde_json::from_str(include_str!(
         "../../../tests/fixtures/results/nic-run-before-threads-and-tail.json"
     ))

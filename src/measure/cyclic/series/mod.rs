@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
-pub(crate) use crate::measure::cyclic::collect::Collector;
-use crate::measure::cyclic::stats::Stats;
+pub(crate) use crate::measure::cyclic::collect::SeriesCollector;
+use crate::measure::cyclic::stats::SeriesStats;
 use crate::measure::result::SeriesSummary;
 pub(crate) use crate::measure::result::dist::round3;
 
@@ -90,22 +90,22 @@ impl Live {
     }
 }
 
-/// One row of the report (Cyclic, Sender, Receiver), as the RT thread records it: the current interval's `Stats`
-/// and the channels that pass intervals to the main thread's `Collector` (`collect.rs`) and fresh ones back.
+/// One row of the report (Cyclic, Sender, Receiver), as the RT thread records it: the current interval's `SeriesStats`
+/// and the channels that pass intervals to the main thread's `SeriesCollector` (`collect.rs`) and fresh ones back.
 /// Both channels are bounded and preallocated, used with try_send/try_recv only (never blocking, never allocating);
-/// exactly two `Stats` circulate, so a try_send never finds its channel full.
+/// exactly two `SeriesStats` circulate, so a try_send never finds its channel full.
 pub struct Series {
     label: String,
     period_ns: u64,
     bands: Bands,
-    cur: Box<Stats>,
+    cur: Box<SeriesStats>,
     /// Periods recorded since the start or the last reset.
     n: u64,
     epoch: u64,
     live: Arc<Live>,
-    fresh: Receiver<Box<Stats>>,
-    full: SyncSender<Box<Stats>>,
-    collector: Option<Collector>,
+    fresh: Receiver<Box<SeriesStats>>,
+    full: SyncSender<Box<SeriesStats>>,
+    collector: Option<SeriesCollector>,
 }
 
 impl Series {
@@ -114,12 +114,12 @@ impl Series {
         let (full, full_rx) = sync_channel(1);
         let bands = Bands::new(period_us, bucket_width_us);
         let live = Arc::new(Live::default());
-        let collector = Collector::new(label, Arc::clone(&live), fresh_tx, full_rx);
+        let collector = SeriesCollector::new(label, Arc::clone(&live), fresh_tx, full_rx);
         Series {
             label: label.to_string(),
             period_ns: u64::from(period_us) * 1000,
             bands,
-            cur: Box::new(Stats::new()),
+            cur: Box::new(SeriesStats::new()),
             n: 0,
             epoch: 0,
             live,
@@ -135,7 +135,7 @@ impl Series {
     }
 
     /// The main thread's side (take it before the RT thread takes the series). Without it, `summary` is the run's.
-    pub(crate) fn collector(&mut self) -> Option<Collector> {
+    pub(crate) fn collector(&mut self) -> Option<SeriesCollector> {
         self.collector.take()
     }
 
@@ -179,7 +179,7 @@ impl Series {
         self.live.count.store(self.n, Relaxed);
     }
 
-    /// An interval swap when a fresh `Stats` is waiting, then a reset when the collector asked for one.
+    /// An interval swap when a fresh `SeriesStats` is waiting, then a reset when the collector asked for one.
     #[inline]
     fn exchange(&mut self) {
         // Swap first: an interval from before a reset then goes back whole and is dropped there as stale.
@@ -229,7 +229,7 @@ impl Series {
     }
 
     /// The interval still being recorded, with its reset generation.
-    pub(crate) fn into_current(self) -> Box<Stats> {
+    pub(crate) fn into_current(self) -> Box<SeriesStats> {
         self.cur
     }
 }

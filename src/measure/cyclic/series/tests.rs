@@ -80,7 +80,7 @@ fn percentiles_and_bins() {
 
 #[test]
 fn encoded_histograms_stay_small_whatever_the_latencies() {
-    // Issue 10's case: 60 000 round trips near 18 µs and one reply 1 s late (once a 43 MB result).
+    // 60 000 round trips near 18 µs and one reply 1 s late (once a 43 MB result).
     let mut d = Dist::new();
     for i in 0..60_000u64 {
         d.record(17_000 + (i * 7919) % 3_000);

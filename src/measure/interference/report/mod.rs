@@ -28,7 +28,7 @@ pub(crate) enum SourceKind {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Source {
+pub(crate) struct Interferer {
     pub(crate) kind: SourceKind,
     /// IRQ action, softirq type, interrupt row, thread name.
     pub(crate) name: String,
@@ -49,7 +49,7 @@ pub(crate) struct Source {
     pub(crate) remedy: Remedy,
 }
 
-impl Source {
+impl Interferer {
     pub(crate) fn new(
         kind: SourceKind,
         name: String,
@@ -66,7 +66,7 @@ impl Source {
             SourceKind::Smi => cause::for_smi(),
             SourceKind::Own => cause::for_own(&name),
         };
-        Source {
+        Interferer {
             kind,
             name,
             id,
@@ -104,7 +104,7 @@ impl Source {
 }
 
 /// Report order: RT threads first (only they can keep a FIFO loop from running), then by count.
-pub(crate) fn rank(v: &mut [Source]) {
+pub(crate) fn rank(v: &mut [Interferer]) {
     v.sort_by(|a, b| {
         b.rt_priority
             .is_some()
@@ -117,8 +117,8 @@ pub(crate) fn rank(v: &mut [Source]) {
 /// The likeliest causes of a late wakeup among a window's sources, from counts alone: RT threads at or above the
 /// loop's priority (they run while the loop waits), then device IRQs and network/block softirqs (they run in
 /// front of any thread), then the rest by how often they came. The trace (`--trace`) shows which one it was.
-pub(crate) fn suspects(sources: &[Source], loop_prio: u32) -> Vec<&Source> {
-    let score = |s: &Source| -> f64 {
+pub(crate) fn suspects(sources: &[Interferer], loop_prio: u32) -> Vec<&Interferer> {
+    let score = |s: &Interferer| -> f64 {
         match s.kind {
             // By CPU time: a millisecond of a higher-priority thread outweighs any interrupt count; a migration
             // thread's few microseconds do not.
@@ -132,7 +132,7 @@ pub(crate) fn suspects(sources: &[Source], loop_prio: u32) -> Vec<&Source> {
             _ => s.per_s,
         }
     };
-    let mut v: Vec<&Source> = sources.iter().collect();
+    let mut v: Vec<&Interferer> = sources.iter().collect();
     v.sort_by(|a, b| score(b).total_cmp(&score(a)));
     v.truncate(3);
     v
@@ -148,12 +148,12 @@ fn rate(n: u64, secs: f64) -> f64 {
 
 /// One window (1 s) of counters.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub(crate) struct Window {
+pub(crate) struct CounterWindow {
     pub(crate) index: u64,
     /// Seconds from the start of the loop.
     pub(crate) start_s: f64,
     pub(crate) seconds: f64,
-    pub(crate) sources: Vec<Source>,
+    pub(crate) sources: Vec<Interferer>,
     /// LOC (x86) or arch_timer (arm64) interrupts on the core, the loop's own timer wakeups included.
     pub(crate) local_timer: u64,
     pub(crate) loop_wakeups: u64,
@@ -170,13 +170,13 @@ pub(crate) struct Window {
     pub(crate) smi_housekeeping: Option<u64>,
 }
 
-impl Window {
+impl CounterWindow {
     /// The window's SMIs per CPU counted (the RT core first); those on the RT core become a source.
     pub(crate) fn add_smi(&mut self, deltas: &[u64]) {
         self.smi = deltas.first().copied();
         self.smi_housekeeping = deltas.get(1).copied();
         if let Some(&n) = deltas.first().filter(|&&n| n > 0) {
-            self.sources.push(Source::new(
+            self.sources.push(Interferer::new(
                 SourceKind::Smi,
                 "SMI".into(),
                 None,
@@ -197,7 +197,7 @@ pub struct Interference {
     pub(crate) windows: u64,
     pub(crate) seconds: f64,
     /// Over the whole run, most frequent first; at most `MAX_SOURCES` (the rest counted in `omitted_*`).
-    pub(crate) sources: Vec<Source>,
+    pub(crate) sources: Vec<Interferer>,
     /// Sources dropped to keep the result bounded however long the run, and their events.
     #[serde(default)]
     pub(crate) omitted_sources: u64,
@@ -205,11 +205,11 @@ pub struct Interference {
     pub(crate) omitted_count: u64,
     pub(crate) rt_preempted: u64,
     /// The window that held the worst wakeup.
-    pub(crate) worst_window: Option<Window>,
+    pub(crate) worst_window: Option<CounterWindow>,
     pub(crate) ticks: Ticks,
     /// The likeliest causes of the worst wakeup, from the counters of its window (see `suspects`).
     #[serde(default)]
-    pub(crate) suspects: Vec<Source>,
+    pub(crate) suspects: Vec<Interferer>,
     /// SMIs on the RT core and a housekeeping CPU, or why they were not counted (None: counters off or a tree).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) smi: Option<crate::measure::interference::smi::Smi>,
@@ -223,7 +223,7 @@ pub struct Interference {
 
 impl Interference {
     /// Adds a window's counts to the run's.
-    pub(crate) fn add(&mut self, w: &Window) {
+    pub(crate) fn add(&mut self, w: &CounterWindow) {
         self.windows += 1;
         self.seconds += w.seconds;
         self.rt_preempted += w.rt_preempted;
@@ -276,7 +276,7 @@ impl Interference {
     }
 
     /// Every source the result shows: the run's, the worst window's and the suspects.
-    fn shown_mut(&mut self) -> impl Iterator<Item = &mut Source> {
+    fn shown_mut(&mut self) -> impl Iterator<Item = &mut Interferer> {
         let window = self
             .worst_window
             .iter_mut()

@@ -6,17 +6,17 @@ fn a_run_keeps_at_most_max_sources_and_counts_the_rest() {
     // A day-long run meets thousands of short-lived threads: 1,000 windows, each with one new thread.
     let mut run = Interference::default();
     for i in 0..1000u64 {
-        let w = Window {
+        let w = CounterWindow {
             index: i,
             seconds: 1.0,
-            sources: vec![Source::new(
+            sources: vec![Interferer::new(
                 SourceKind::Thread,
                 format!("worker{i}"),
                 Some(i),
                 1 + i % 3,
                 1.0,
             )],
-            ..Window::default()
+            ..CounterWindow::default()
         };
         run.add(&w);
     }
@@ -37,12 +37,12 @@ fn a_two_day_run_of_windows_keeps_bounded_state_and_the_tick_median() {
     let n = 2 * 86_400u64;
     for i in 0..n {
         let storm = i % 3 == 2;
-        run.add(&Window {
+        run.add(&CounterWindow {
             index: i,
             seconds: 1.0,
             local_timer: if storm { 1250 } else { 1010 },
             loop_wakeups: 1000,
-            ..Window::default()
+            ..CounterWindow::default()
         });
     }
     let cap = crate::measure::interference::thin::CAP;
@@ -66,12 +66,12 @@ fn a_two_day_run_of_windows_keeps_bounded_state_and_the_tick_median() {
 /// whose SMIs fell elsewhere (or were not counted) blames nothing.
 #[test]
 fn smis_in_the_worst_window_blame_the_firmware() {
-    let irq = Source::new(SourceKind::Irq, "eth0".into(), Some(38), 500, 1.0);
-    let mut w = Window {
+    let irq = Interferer::new(SourceKind::Irq, "eth0".into(), Some(38), 500, 1.0);
+    let mut w = CounterWindow {
         seconds: 1.0,
         sources: vec![irq.clone()],
         worst_wakeup_us: Some(212.4),
-        ..Window::default()
+        ..CounterWindow::default()
     };
     w.add_smi(&[1, 1]);
     assert_eq!((w.smi, w.smi_housekeeping), (Some(1), Some(1)));
@@ -93,11 +93,11 @@ fn smis_in_the_worst_window_blame_the_firmware() {
         run.firmware
     );
     // SMIs on the housekeeping CPU only: the RT core was not stopped by them here.
-    let mut quiet = Window {
+    let mut quiet = CounterWindow {
         seconds: 1.0,
         sources: vec![irq],
         worst_wakeup_us: Some(212.4),
-        ..Window::default()
+        ..CounterWindow::default()
     };
     quiet.add_smi(&[0, 4]);
     let mut run = Interference {
@@ -111,7 +111,7 @@ fn smis_in_the_worst_window_blame_the_firmware() {
     assert_ne!(run.suspects[0].kind, SourceKind::Smi);
     // Not counted: no window has a count, nothing is blamed.
     let mut none = Interference {
-        worst_window: Some(Window::default()),
+        worst_window: Some(CounterWindow::default()),
         ..Interference::default()
     };
     none.settle_firmware();
@@ -141,8 +141,13 @@ fn the_tick_verdicts_name_the_core_in_the_command() {
         Some(250.0),
     );
     assert!(run.ticks.verdict.contains(want), "{}", run.ticks.verdict);
-    run.sources
-        .push(Source::new(SourceKind::Softirq, "RCU".into(), None, 5, 1.0));
+    run.sources.push(Interferer::new(
+        SourceKind::Softirq,
+        "RCU".into(),
+        None,
+        5,
+        1.0,
+    ));
     run.settle_ticks(
         (crate::checks::Status::Pass, ""),
         true,

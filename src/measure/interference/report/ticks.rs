@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Interference, Source, SourceKind};
+use super::{Interference, Interferer, SourceKind};
 use crate::checks::Status;
 use crate::measure::interference::cause::Remedy;
 use crate::remedy::StepId;
@@ -52,7 +52,7 @@ impl Interference {
         let verdict = self.tick_verdict(t, nohz, has_nohz_full, kernel);
         if t > 2.0 && !self.sources.iter().any(|s| s.kind == SourceKind::Tick) {
             let secs = self.seconds;
-            self.sources.push(Source::new(
+            self.sources.push(Interferer::new(
                 SourceKind::Tick,
                 "LOC".into(),
                 None,
@@ -116,7 +116,7 @@ impl Interference {
             .iter()
             .filter(|s| s.kind == SourceKind::Thread)
             .take(3)
-            .map(Source::describe)
+            .map(Interferer::describe)
             .collect();
         let rcu = self.sources.iter().any(|s| s.name == "RCU" && s.count > 0);
         let recent = crate::parse::kernel::version(kernel).is_some_and(|v| (v.0, v.1) >= (6, 12));

@@ -50,20 +50,20 @@ pub(crate) enum Reject {
 
 /// The mark of a probe or its reply: request or reply, whose run, which frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Mark {
+pub(crate) struct ProbeMark {
     pub(crate) kind: u8,
     pub(crate) tag: u32,
     pub(crate) seq: u32,
 }
 
-pub(crate) fn read_mark(frame: &[u8], off: usize) -> Result<Mark, Reject> {
+pub(crate) fn read_mark(frame: &[u8], off: usize) -> Result<ProbeMark, Reject> {
     let m = frame
         .get(off..off + MARK_LEN)
         .ok_or(Reject::Invalid("too short for the mark"))?;
     if m[0..4] != MAGIC {
         return Err(Reject::Invalid("no RMPE mark"));
     }
-    Ok(Mark {
+    Ok(ProbeMark {
         kind: m[4],
         tag: u32::from_be_bytes([0, m[5], m[6], m[7]]),
         seq: u32::from_be_bytes([m[8], m[9], m[10], m[11]]),
@@ -124,7 +124,7 @@ fn parse_ecat_reply(frame: &[u8]) -> Result<Reply, Reject> {
     {
         return Err(Reject::Invalid("not our probe (commands)"));
     }
-    let Mark { seq, tag, .. } = read_mark(nop.data, 0)?;
+    let ProbeMark { seq, tag, .. } = read_mark(nop.data, 0)?;
     if brd.idx != seq as u8 || nop.idx != seq as u8 {
         return Err(Reject::Invalid(
             "datagram index does not match the sequence",

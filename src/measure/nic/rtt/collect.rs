@@ -10,7 +10,7 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 
 mod summary;
 
-use crate::measure::nic::rtt::{Counts, Matcher};
+use crate::measure::nic::rtt::{Matcher, RttCounts};
 use crate::measure::result::RttSummary;
 use crate::measure::result::dist::Dist;
 use crate::measure::session::Extra;
@@ -20,7 +20,7 @@ use summary::summarize;
 /// One interval of round trips: the matcher's distribution and counts.
 pub(crate) struct RttStats {
     pub(crate) dist: Dist,
-    pub(crate) counts: Counts,
+    pub(crate) counts: RttCounts,
     /// The reset generation it was recorded in (stale intervals are dropped).
     epoch: u64,
     /// The matcher's `answered_through` when it was handed over.
@@ -33,7 +33,7 @@ impl RttStats {
     fn new() -> Self {
         RttStats {
             dist: Dist::new(),
-            counts: Counts::default(),
+            counts: RttCounts::default(),
             epoch: 0,
             through: 0,
             from: 0,
@@ -45,7 +45,7 @@ impl RttStats {
         if self.dist.count() > 0 {
             self.dist.reset();
         }
-        self.counts = Counts::default();
+        self.counts = RttCounts::default();
     }
 
     fn merge(&mut self, o: &RttStats) {

@@ -33,7 +33,7 @@ struct Slot {
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Counts {
+pub(crate) struct RttCounts {
     pub(crate) matched: u64,
     /// Round trips longer than the budget (the period unless given): for a MainDevice a missed cycle.
     pub(crate) late: u64,
@@ -54,9 +54,9 @@ pub(crate) struct Counts {
     pub(crate) wkc_max: Option<u16>,
 }
 
-impl Counts {
+impl RttCounts {
     /// Adds a later interval's counts.
-    pub(crate) fn merge(&mut self, o: &Counts) {
+    pub(crate) fn merge(&mut self, o: &RttCounts) {
         self.matched += o.matched;
         self.late += o.late;
         self.unmatched += o.unmatched;
@@ -93,7 +93,7 @@ pub(crate) struct Matcher {
     /// Frames before this one (relative sequence) were sent before the last reset: their replies are not counted.
     from: u64,
     pub(crate) dist: Dist,
-    pub(crate) counts: Counts,
+    pub(crate) counts: RttCounts,
 }
 
 impl Matcher {
@@ -108,7 +108,7 @@ impl Matcher {
             answered_through: 0,
             from: 0,
             dist: Dist::new(),
-            counts: Counts::default(),
+            counts: RttCounts::default(),
         }
     }
 
@@ -140,7 +140,7 @@ impl Matcher {
         if self.dist.count() > 0 {
             self.dist.reset();
         }
-        self.counts = Counts::default();
+        self.counts = RttCounts::default();
         self.from = sent;
     }
 

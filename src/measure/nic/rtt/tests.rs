@@ -76,7 +76,7 @@ fn duplicates_strangers_and_preflight_leftovers() {
     m.on_unmatched();
     assert_eq!(m.counts.unmatched, 2);
     assert_eq!((m.counts.matched, m.counts.duplicates), (1, 1));
-    let mut total = Counts::default();
+    let mut total = RttCounts::default();
     total.merge(&m.counts);
     total.merge(&m.counts);
     assert_eq!((total.duplicates, total.unmatched), (2, 4));
