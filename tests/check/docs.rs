@@ -1,4 +1,5 @@
-//! The documentation of the checks cannot drift from the registry: it is generated from it, into the package.
+//! The documentation of the checks cannot drift from the registry: `generate` renders it (checks.md, the man page)
+//! into the package, and nothing keeps a copy.
 
 use crate::common::check::run;
 use rmp_eval::checks::Section;
@@ -6,7 +7,7 @@ use rmp_eval::registry::CHECKS;
 use std::collections::HashSet;
 
 #[test]
-fn generate_writes_the_checks_reference_from_the_registry() {
+fn docs_checks_md_is_the_registry_rendered() {
     let dir = tempfile::Builder::new()
         .prefix("ck-docs")
         .tempdir()
