@@ -45,7 +45,7 @@ fn registry_ids_are_unique_documented_and_use_known_remedies() {
             );
         }
     }
-    // The 22 ids the command-line contract names stable, in their sections, and at least 12 more.
+    // The original tool's 22 ids, stable, in their sections, and at least 12 more.
     let design = [
         (
             Section::System,
