@@ -167,7 +167,7 @@ for c in checks:
 ids = {c["id"] for c in checks}
 assert {"preempt_rt", "swap", "core_isolated"} <= ids, sorted(ids)
 statuses = {c["status"] for c in checks}
-# A failure first, then a reboot that is due, then warnings (docs/checks.md).
+# A failure first, then a reboot that is due, then warnings (`man rmp-eval-checks`).
 want = 1 if "fail" in statuses else 5 if "pending" in statuses else 4 if "warn" in statuses else 0
 assert int(sys.argv[2]) == want, f"exit {sys.argv[2]} with statuses {sorted(statuses)}, expected {want}"
 print(f"check --json: {len(checks)} checks, exit {sys.argv[2]}")
