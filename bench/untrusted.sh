@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17's benchmark: `check` and `snapshot` on generated machines of 2, 64, 256 and 1,024 CPUs (as many IRQs,
+# The scale benchmark: `check` and `snapshot` on generated machines of 2, 64, 256 and 1,024 CPUs (as many IRQs,
 # 3,000 threads; tests/untrusted/machine_gen.rs via examples/gen_machine), and `compare` of two 10 MB results.
 # Usage: bench/untrusted.sh [N runs per case, default 5]. Prints median and max wall time per case, the peak
 # resident memory of compare (GNU time's %M), and the work per CPU so that growth can be read off directly.

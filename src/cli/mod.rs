@@ -1,4 +1,4 @@
-//! The command-line contract (docs/design.md). The original tool's options are accepted with their meanings; its
+//! The command-line contract (docs/guide.md). The original tool's options are accepted with their meanings; its
 //! multi-letter short options (`-sp`, `-rc`, …) are not clap short flags and are mapped by `normalize_args`.
 
 use std::ffi::OsString;

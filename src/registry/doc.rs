@@ -1,5 +1,5 @@
-//! The checks' documentation, rendered from the registry: docs/checks.md and the rmp-eval-checks(7) man page.
-//! `rmp-eval generate DIR` writes both; tests/check/docs.rs fails when the committed docs/checks.md differs.
+//! The checks' documentation, rendered from the registry: checks.md and the rmp-eval-checks(7) man page.
+//! `rmp-eval generate DIR` writes both; the package installs them (/usr/share/doc/rmp-eval/checks.md).
 
 use std::fmt::Write as _;
 
@@ -56,11 +56,10 @@ fn in_section(s: Section) -> impl Iterator<Item = &'static Check> {
     CHECKS.iter().filter(move |c| c.section == s)
 }
 
-/// docs/checks.md.
+/// checks.md, the reference the package installs.
 pub fn markdown() -> String {
     let mut m = String::from(
-        "<!-- Generated from src/checks (the registry's doc texts) by `rmp-eval generate DIR`; do not edit: \
-         tests/check/docs.rs fails when this copy is not current. -->\n# The checks\n\n",
+        "<!-- Generated from the check registry's doc texts by `rmp-eval generate DIR`. -->\n# The checks\n\n",
     );
     let _ = writeln!(m, "{INTRO}\n");
     m.push_str("| status | meaning |\n|---|---|\n");

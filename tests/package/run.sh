@@ -114,7 +114,7 @@ got=$(in_chroot rmp-eval --version)
 man_page=$(in_chroot man -w rmp-eval) || fail "man -w rmp-eval"
 [ "$man_page" = /usr/share/man/man8/rmp-eval.8.gz ] || fail "man -w rmp-eval gave $man_page"
 in_chroot man -w 8 rmp-eval-check >/dev/null || fail "no man page rmp-eval-check(8)"
-# Issue 16 item 10: a page per verb with its EXAMPLES and the workflow, the checks' page, and the user guide.
+# A page per verb with its EXAMPLES and the workflow, the checks' page, and the user guide.
 for verb in check run fix rollback compare report reflect snapshot; do
     page=$(in_chroot man -w 8 "rmp-eval-$verb") || fail "no man page rmp-eval-$verb(8)"
     zcat -f "$CHROOT$page" | grep '^\.SH EXAMPLES' >/dev/null || fail "rmp-eval-$verb(8) has no EXAMPLES"
@@ -123,12 +123,14 @@ for verb in check run fix rollback compare report reflect snapshot; do
 done
 in_chroot man -w 7 rmp-eval-checks >/dev/null || fail "no man page rmp-eval-checks(7)"
 # grep reads to the end (no -q): under pipefail an early exit would SIGPIPE zcat on a doc bigger than a pipe.
-for doc in guide.md checks.md json.md how-it-measures.md; do
+for doc in guide.md checks.md json.md tasks/nic.md; do
     f=$(ls "$CHROOT/usr/share/doc/rmp-eval/$doc"* 2>/dev/null | head -n1)
     [ -n "$f" ] && [ -s "$f" ] || fail "/usr/share/doc/rmp-eval/$doc missing"
 done
 zcat -f "$CHROOT"/usr/share/doc/rmp-eval/guide.md* | grep '^# rmp-eval user guide' >/dev/null ||
     fail "/usr/share/doc/rmp-eval/guide.md is not the user guide"
+zcat -f "$CHROOT"/usr/share/doc/rmp-eval/checks.md* | grep '^### `preempt_rt` — ' >/dev/null ||
+    fail "/usr/share/doc/rmp-eval/checks.md is not the checks' reference generated from the registry"
 for f in /usr/share/bash-completion/completions/rmp-eval /usr/share/zsh/vendor-completions/_rmp-eval \
     /usr/share/fish/vendor_completions.d/rmp-eval.fish /lib/systemd/system/rmp-eval.service \
     /lib/systemd/system/rmp-eval-nic@.service /lib/systemd/system/rmp-eval-qualify.service \
@@ -165,7 +167,7 @@ for c in checks:
 ids = {c["id"] for c in checks}
 assert {"preempt_rt", "swap", "core_isolated"} <= ids, sorted(ids)
 statuses = {c["status"] for c in checks}
-# A failure first, then a reboot that is due, then warnings (docs/checks.md).
+# A failure first, then a reboot that is due, then warnings (`man rmp-eval-checks`).
 want = 1 if "fail" in statuses else 5 if "pending" in statuses else 4 if "warn" in statuses else 0
 assert int(sys.argv[2]) == want, f"exit {sys.argv[2]} with statuses {sorted(statuses)}, expected {want}"
 print(f"check --json: {len(checks)} checks, exit {sys.argv[2]}")

@@ -18,7 +18,7 @@
 //! cargo run --release --example gen_machine -- /tmp/m1024 1024          # 1,024 CPUs, 1,024 IRQs, 3,000 threads
 //! cargo run --release --example gen_machine -- /tmp/m64 64 500 10000     # 64 CPUs, 500 IRQs, 10,000 threads
 //! target/release/rmp-eval --root /tmp/m1024 check
-//! bench/untrusted.sh 5                                                   # the issue-17 benchmark (BENCHMARKS.md)
+//! bench/untrusted.sh 5                                                   # the scale benchmark (BENCHMARKS.md)
 //! ```
 //!
 //! **Fuzzing.** `tests/untrusted/fuzz/parsers.rs` (every parser in src/parse) and `tests/untrusted/fuzz/inputs.rs` (the snapshot

@@ -21,7 +21,7 @@ pub(crate) fn hex(s: &str) -> Vec<u8> {
 const SOEM_BWR_0103: &str = "ffffffffffff 010101010101 88a4 0d10 0801 0000 0301 0100 0000 00 0000";
 const SOEM_BRD_0000: &str =
     "ffffffffffff 010101010101 88a4 0e10 0704 0000 0000 0200 0000 0000 0000";
-// The original rmp-eval's probe (docs/how-it-measures.md, "EtherCAT frames"): BWR 1 byte to 0x0500, index 0xff, source MAC zero.
+// The original rmp-eval's probe (tests/nic/README.md, "The probe frame"): BWR 1 byte to 0x0500, index 0xff, source MAC zero.
 const ORIGINAL_PROBE: &str = "ffffffffffff 000000000000 88a4 0d10 08ff 0000 0005 0100 0000 00 0000";
 
 #[test]

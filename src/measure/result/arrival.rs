@@ -121,7 +121,7 @@ impl ArrivalReport {
     }
 }
 
-/// The SYNC0 margin that the arrivals support (docs/how-it-measures.md, "SYNC0 margin"): when each frame reached
+/// The SYNC0 margin that the arrivals support (docs/tasks/nic.md, "SYNC0 margin"): when each frame reached
 /// the first SubDevice after its cycle's start (its scheduled send), with the drift between the two clocks removed.
 /// Assumes SYNC0 aligned to the period and in step with the cycle's start, as a DC master configures it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

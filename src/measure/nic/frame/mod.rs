@@ -9,7 +9,7 @@
 //!   mark (an ESC passes NOP data through untouched). With the arrival datagrams (`Probe::with_arrival`, 36 bytes
 //!   more), datagram 3 is APRD of 8 bytes at 0x0918 of the first SubDevice (its processing unit's receive time:
 //!   the previous frame's latch, as it comes before the write) and datagram 4 BWR of 4 bytes to 0x0900, which
-//!   latches this frame's receive time in every SubDevice with DC (docs/how-it-measures.md). Every datagram has
+//!   latches this frame's receive time in every SubDevice with DC (docs/tasks/nic.md). Every datagram has
 //!   index = sequence mod 256.
 //! - raw: EtherType 0x88B5 (IEEE local experimental), the mark, zero padding.
 //! - udp: IPv4 + UDP built here (no IP stack), to the echo port 7 of the peer (addresses from the options, the

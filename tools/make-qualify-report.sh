@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Regenerates docs/examples/qualify-report.html from a real qualify in the PREEMPT_RT guest: the VM scenario
+# Makes target/examples/qualify-report.html, the page of a real qualify in the PREEMPT_RT guest: the VM scenario
 # 13-qualify (tests/vm/scenarios/13-qualify: the untuned guest, a trial boot of the command line, one step at a
 # time under a load the command line removes), run with RMP_VM_KEEP=1, and the page qualify wrote there copied
-# here as it is. Root, qemu and the VM image as tests/vm/run.sh needs them; RMP_VM_DEB as run.sh takes it.
-#   docs/examples/make-qualify-report.sh            (runs the scenario; serialize with: flock /work/vm.lock …)
-#   docs/examples/make-qualify-report.sh KEPT_DIR   (a work directory a kept run.sh left, /tmp/vm-run.XXXXXX)
+# as it is (generated, not committed). Root, qemu and the VM image as tests/vm/run.sh needs them; RMP_VM_DEB as
+# run.sh takes it.
+#   tools/make-qualify-report.sh            (runs the scenario; serialize with: flock /work/vm.lock …)
+#   tools/make-qualify-report.sh KEPT_DIR   (a work directory a kept run.sh left, /tmp/vm-run.XXXXXX)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
+root=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-}
 if [ -z "$work" ]; then
     log=$(mktemp)
@@ -17,5 +18,6 @@ if [ -z "$work" ]; then
 fi
 pages=("$work"/13-qualify/share/out/b2/qualification/*.html)
 [ -f "${pages[0]}" ] && [ ${#pages[@]} -eq 1 ] || { echo "no one qualification page under $work" >&2; exit 1; }
-cp "${pages[0]}" "$root/docs/examples/qualify-report.html"
-echo "docs/examples/qualify-report.html <- ${pages[0]}"
+mkdir -p "$root/target/examples"
+cp "${pages[0]}" "$root/target/examples/qualify-report.html"
+echo "target/examples/qualify-report.html <- ${pages[0]}"
