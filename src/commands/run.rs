@@ -11,7 +11,7 @@ use crate::job::Job;
 use crate::measure::result::{CheckCounts, RunResult, Verdict};
 use crate::measure::spec::Workload;
 use crate::measure::spec::{Placement, RunSpec};
-use crate::measure::store;
+use crate::measure::store::{self, RunLabel};
 use crate::output::Output;
 
 /// Everything checked before anything starts: the CPUs, and where --output would be written.
@@ -156,7 +156,7 @@ pub(crate) fn execute(
         root_note(host, out, w, &spec);
     }
     let job = Job {
-        label: "run",
+        label: RunLabel::Run,
         quiet: args.json,
         resets: true,
         note_cgroup: !args.json,
@@ -235,7 +235,7 @@ pub fn measure(
     w: &mut dyn Write,
     spec: &crate::measure::spec::RunSpec,
     quiet: bool,
-    label: &str,
+    label: RunLabel,
 ) -> Result<(crate::measure::result::RunResult, std::path::PathBuf)> {
     crate::job::measure_saved(host, out, w, spec, quiet, label)
 }
