@@ -1,4 +1,6 @@
-//! The ids of `fix` steps. A failing check names one of these as its remedy; `fix` proposes the step.
+//! The ids of `fix` steps. A failing check names one of these as its remedy; `fix` proposes the step. And the one
+//! formatter of the command lines rmp-eval suggests in its reports and errors (`Suggested`): the layers below the
+//! commands name what to run by these variants, never by text of their own.
 
 use serde::{Deserialize, Serialize};
 
@@ -85,9 +87,57 @@ impl std::fmt::Display for StepId {
     }
 }
 
+/// A command line rmp-eval suggests to the user; its text is written here only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Suggested<'a> {
+    /// The fix step that removes a source: `rmp-eval fix --core N --only STEP`.
+    Fix { core: usize, step: StepId },
+    /// The check to read where no fix step exists: `rmp-eval check --core N (see CHECK)`.
+    Check { core: usize, check: &'a str },
+    /// The software SubDevice on the other end of a NIC: `rmp-eval reflect`, with `--nic` when named.
+    Reflect { nic: Option<&'a str> },
+    /// A NIC run's other path: `--path NAME`.
+    Path(&'a str),
+}
+
+impl std::fmt::Display for Suggested<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Suggested::Fix { core, step } => write!(f, "rmp-eval fix --core {core} --only {step}"),
+            Suggested::Check { core, check } => {
+                write!(f, "rmp-eval check --core {core} (see {check})")
+            }
+            Suggested::Reflect { nic: None } => f.write_str("rmp-eval reflect"),
+            Suggested::Reflect { nic: Some(n) } => write!(f, "rmp-eval reflect --nic {n}"),
+            Suggested::Path(p) => write!(f, "--path {p}"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn suggested_command_lines_name_the_core() {
+        let fix = Suggested::Fix {
+            core: 3,
+            step: StepId::IrqAffinity,
+        };
+        assert_eq!(fix.to_string(), "rmp-eval fix --core 3 --only irq_affinity");
+        let check = Suggested::Check {
+            core: 2,
+            check: "cstates",
+        };
+        assert_eq!(check.to_string(), "rmp-eval check --core 2 (see cstates)");
+        let reflect = Suggested::Reflect { nic: Some("IF") };
+        assert_eq!(reflect.to_string(), "rmp-eval reflect --nic IF");
+        assert_eq!(
+            Suggested::Reflect { nic: None }.to_string(),
+            "rmp-eval reflect"
+        );
+        assert_eq!(Suggested::Path("af_packet").to_string(), "--path af_packet");
+    }
 
     #[test]
     fn names_and_order_are_the_enums() {

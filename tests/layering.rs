@@ -937,69 +937,23 @@ fn functions(code: &str) -> Vec<(String, usize, usize)> {
 /// The longest a function under src/commands may be: a command parses, calls one function and prints its report.
 const COMMAND_FN_LINES: usize = 60;
 
-/// Command functions still longer, (file, fn, why) — each a piece of work, not a rule.
-const LONG_COMMAND_FNS: &[(&str, &str, &str)] = &[
-    (
-        "src/commands/fix.rs",
-        "execute",
-        "fix --trial-boot is being added to it; the plan's outcome moves to fix/ after that",
-    ),
-    (
-        "src/commands/reflect.rs",
-        "execute",
-        "the reflector's setup and its live loop, to move below commands",
-    ),
-    (
-        "src/commands/monitor.rs",
-        "execute",
-        "the monitor's loop, to move below commands",
-    ),
-    (
-        "src/commands/generate.rs",
-        "writes_every_page_and_completion_from_the_cli",
-        "a test: one page per assertion block",
-    ),
-    (
-        "src/commands/fix/measure.rs",
-        "after",
-        "fix's after-measurement and comparison, to move with fix's outcome",
-    ),
-];
-
 #[test]
 fn no_command_function_over_60_lines() {
-    let mut long = BTreeSet::new();
+    let mut long = Vec::new();
     for (rel, text) in sources()
         .iter()
         .filter(|(r, _)| r.starts_with("src/commands/"))
     {
         for (name, line, len) in functions(&code_only(text)) {
             if len > COMMAND_FN_LINES {
-                long.insert((rel.clone(), name, format!("{rel}:{line}: {len} lines")));
+                long.push(format!("{rel}:{line}: {name}, {len} lines"));
             }
         }
     }
-    let known: BTreeSet<(String, String)> = LONG_COMMAND_FNS
-        .iter()
-        .map(|(f, n, _)| (f.to_string(), n.to_string()))
-        .collect();
-    let new: Vec<&String> = long
-        .iter()
-        .filter(|(f, n, _)| !known.contains(&(f.clone(), n.clone())))
-        .map(|(_, _, at)| at)
-        .collect();
     assert!(
-        new.is_empty(),
+        long.is_empty(),
         "command functions over {COMMAND_FN_LINES} lines: move the work below commands (fix/, job/, report/ …) \
-         and leave the command parsing, one call and printing:\n{new:#?}"
-    );
-    let stale: Vec<&(String, String)> = known
-        .iter()
-        .filter(|(f, n)| !long.iter().any(|(lf, ln, _)| lf == f && ln == n))
-        .collect();
-    assert!(
-        stale.is_empty(),
-        "listed in LONG_COMMAND_FNS but no longer long: take them off the list: {stale:?}"
+         and leave the command parsing, one call and printing:\n{long:#?}"
     );
 }
 
@@ -1073,4 +1027,46 @@ fn the_check_sees_a_second_tokenizer() {
         "let mut in_quote = false; in_quote ^= c == b'\"';"
     )));
     assert!(!quote_state(&code_only("let quoted = format!(\"'{x}'\");")));
+}
+
+/// The command lines rmp-eval suggests are written by one formatter, `remedy::Suggested`: the measurement and the
+/// trace name what to run by its variants (or a `measure::cause::Remedy`), never by text of their own.
+const SUGGESTIONS: [&str; 4] = [
+    "rmp-eval fix ",
+    "rmp-eval check ",
+    "rmp-eval reflect --",
+    "`rmp-eval reflect`",
+];
+
+/// The lines of `text` that write a suggested command line: code and strings outside comments and test modules.
+fn suggesting(text: &str) -> Vec<String> {
+    let code = text.split("#[cfg(test)]").next().unwrap_or(text);
+    code.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .filter(|l| SUGGESTIONS.iter().any(|s| l.contains(s)))
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+#[test]
+fn measure_and_trace_write_no_command_line() {
+    let mut bad = Vec::new();
+    for (rel, text) in sources() {
+        let below = rel.starts_with("src/measure/") || rel.starts_with("src/trace/");
+        if below && !rel.ends_with("/tests.rs") {
+            bad.extend(suggesting(&text).into_iter().map(|l| format!("{rel}: {l}")));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "command lines written below the commands (name them with remedy::Suggested):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_check_sees_a_command_line() {
+    let text = "// rmp-eval fix --core 1\nlet s = \"→ rmp-eval check --core {core} (see cstates)\";\n\
+                let t = \"is `rmp-eval reflect` running?\";\n#[cfg(test)]\nmod tests { \"rmp-eval fix --core 3\" }";
+    assert_eq!(suggesting(text).len(), 2, "{:?}", suggesting(text));
 }

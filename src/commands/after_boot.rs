@@ -12,6 +12,7 @@ use crate::error::{Error, Outcome, Result};
 use crate::host::Host;
 use crate::machine::RMP_EVAL_DEFAULTS as DEFAULTS;
 use crate::measure::spec::RunSpec;
+use crate::measure::store::RunLabel;
 use crate::outln;
 use crate::output::Output;
 use crate::parse::defaults;
@@ -51,9 +52,15 @@ pub(crate) fn execute(host: &Host, out: Output, w: &mut dyn Write) -> Result<Out
         a.core
     );
     std::thread::sleep(std::time::Duration::from_secs_f64(settle));
-    let before = crate::measure::result::store::load(&a.before)?;
-    let (after, apath) =
-        crate::job::measure_saved(host, out, w, &RunSpec::after_boot(&a), true, "after")?;
+    let before = crate::measure::store::load(&a.before)?;
+    let (after, apath) = crate::job::measure_saved(
+        host,
+        out,
+        w,
+        &RunSpec::after_boot(&a),
+        true,
+        RunLabel::After,
+    )?;
     let c = crate::report::compare::compare(
         &before,
         &after,

@@ -118,10 +118,7 @@ fn apply(w: &mut dyn Write, host: &Host, s: &Saved, scope: Scope) -> Result<Outc
 fn apply_steps(host: &Host, steps: &[Step], tally: &mut Tally) {
     for c in steps.iter().flat_map(|st| st.changes.iter()) {
         // Files and commands are fix's alone (journaled); the runtime steps plan only values and NIC settings.
-        if !matches!(
-            c,
-            Change::Value(_) | Change::Ethtool(_) | Change::Partition(_)
-        ) {
+        if !c.takes_effect_now() {
             continue;
         }
         match kind::apply(host, c).map(|t| kind::verify(host, c, t)) {

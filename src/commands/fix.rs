@@ -3,16 +3,18 @@
 
 mod measure;
 
-use crate::checks::Ctx;
 use crate::cli::FixArgs;
 use crate::error::{Error, Outcome, Result};
-use crate::fix::kind::Took;
+use crate::fix::apply::Report;
+use crate::fix::journal::Held;
 use crate::fix::plan::{self, Request};
 use crate::fix::trial::pending;
-use crate::fix::{Plan, StepId, journal, render};
+use crate::fix::{NotDone, Plan, StepId, render};
 use crate::host::Host;
+use crate::measure::store::RunLabel;
 use crate::outln;
 use crate::output::Output;
+use crate::tunable::cmdline::boot::trial::Trial;
 use std::io::Write;
 
 /// The RT core fix tunes: --core, else the last online CPU (as check and run choose it).
@@ -148,108 +150,107 @@ pub(crate) fn execute(
     // Whoever may change something locks first, before reading any state, and holds the lock through the
     // prompts: a plan made before another fix or rollback finished would be stale.
     let acting = !args.dry_run && (args.yes || (crate::sys::term::interactive() && !args.json));
-    let _lock = if acting {
-        let lock = journal::lock(host)?;
-        // A journal rollback cannot read would be stacked on and never undone: refuse before changing anything.
-        let runs = journal::load_all(host).map_err(|e| {
-            Error::failed(format!(
-                "{e}; fix adds nothing on top of a journal that cannot be rolled back"
-            ))
-        })?;
-        let removed = journal::remove_stale_temps(host, &runs, &crate::fix::known_targets());
-        if let Some(line) = journal::removed_temps_line(&removed) {
-            if args.json {
-                eprintln!("{line}");
-            } else {
-                outln!(w, "{line}");
-            }
-        }
-        Some(lock)
-    } else {
-        None
+    let _held = match acting {
+        true => Some(hold(host, w, args)?),
+        false => None,
     };
-    let ctx = Ctx {
-        core,
-        nic: args.nic.clone(),
-        pid: None,
-        smi_seconds: None,
-    };
-    let findings = crate::registry::run_all(host, &ctx);
-    let (mut steps, failed) = plan::from_findings(&findings);
-    if let Some(only) = &args.only {
-        steps = plan::parse_only(only)?;
-    }
-    let req = Request {
-        core,
-        nic: args.nic.clone(),
-        steps,
-        failed,
-        cmdline_extra: vec![],
-    };
+    let req = plan::request(host, core, args.nic.clone(), args.only.as_deref())?;
     let (full, trial) = match args.trial_boot {
         true => pending::tried_first(host, plan::build(host, &req)?),
         false => (plan::build(host, &req)?, None),
     };
-    let live = host.is_live();
     if args.core.is_none() && !args.json {
         outln!(w, "{}\n", chosen_core_line(core));
     }
-    let refused: Vec<String> = full
-        .steps
-        .iter()
-        .filter_map(|s| s.refusal().map(|r| format!("[{}] refused: {r}", s.id)))
-        .collect();
-    // What fix cannot make here and the user must (no boot loader): the machine still falls short, exit 1.
-    let by_hand: Vec<String> = full
-        .steps
-        .iter()
-        .filter_map(|s| s.by_hand().map(|h| format!("[{}] set by hand: {h}", s.id)))
-        .collect();
-    if full.is_empty() {
-        if args.json {
-            outln!(w, "{}", plan_json(&full, core, args.core.is_some()));
-        } else {
-            outln!(w, "{}", plan_shown(&full, live, out.width));
-            if refused.is_empty() && by_hand.is_empty() {
-                outln!(
-                    w,
-                    "Nothing to change: every proposed step is already as wanted."
-                );
-            } else {
-                outln!(
-                    w,
-                    "Nothing changed: {}",
-                    [refused.clone(), by_hand.clone()].concat().join("; ")
-                );
-            }
-        }
-        return Ok(if refused.is_empty() && by_hand.is_empty() {
-            Outcome::Good
-        } else {
-            Outcome::ShortFall
-        });
-    }
-    if args.dry_run {
-        if args.json {
-            outln!(w, "{}", plan_json(&full, core, args.core.is_some()));
-        } else {
-            outln!(w, "{}", plan_shown(&full, live, out.width));
-            outln!(w, "Dry run: nothing was changed.");
-        }
-        return Ok(Outcome::Good);
+    let left = full.not_done();
+    if full.is_empty() || args.dry_run {
+        return shown_only(w, host, out, args, (&full, core), &left);
     }
     // Under --root the tree is not this machine: measuring here would compare the wrong thing.
     let measuring = !args.no_measure && host.is_live();
+    let Some(chosen) = chosen(w, host, out, args, (&req, full), measuring)? else {
+        outln!(w, "Nothing applied.");
+        return Ok(Outcome::Good);
+    };
+    let (report, measured) = applied(
+        w,
+        (host, out),
+        args,
+        (&req, &chosen, trial.as_ref()),
+        measuring,
+    )?;
+    closing(w, host, args, (&report, measured), &left)?;
+    Ok(if report.short() || !left.is_empty() {
+        Outcome::ShortFall
+    } else {
+        Outcome::Good
+    })
+}
+
+/// The journal locked and read (one that rollback cannot read refuses fix: it would be stacked on and never
+/// undone), and what a killed run left half-written removed, said beside the report.
+fn hold(host: &Host, w: &mut dyn Write, args: &FixArgs) -> Result<Held> {
+    let held = Held::take(host, |e| {
+        Error::failed(format!(
+            "{e}; fix adds nothing on top of a journal that cannot be rolled back"
+        ))
+    })?;
+    if let Some(line) = held.clean_temps(host) {
+        super::note(w, args.json, &line);
+    }
+    Ok(held)
+}
+
+/// The plan shown and nothing changed: a dry run, or a plan with nothing to change (every step as wanted, or what
+/// is left refused or to be set by hand: then the machine still falls short).
+fn shown_only(
+    w: &mut dyn Write,
+    host: &Host,
+    out: Output,
+    args: &FixArgs,
+    (plan, core): (&Plan, usize),
+    left: &NotDone,
+) -> Result<Outcome> {
+    if args.json {
+        outln!(w, "{}", plan_json(plan, core, args.core.is_some()));
+    } else {
+        outln!(w, "{}", plan_shown(plan, host.is_live(), out.width));
+        if !plan.is_empty() {
+            outln!(w, "Dry run: nothing was changed.");
+        } else if left.is_empty() {
+            outln!(
+                w,
+                "Nothing to change: every proposed step is already as wanted."
+            );
+        } else {
+            outln!(w, "Nothing changed: {}", left.lines().join("; "));
+        }
+    }
+    Ok(if plan.is_empty() && !left.is_empty() {
+        Outcome::ShortFall
+    } else {
+        Outcome::Good
+    })
+}
+
+/// The plan to apply: all of it with --yes, else what the user picks on the terminal (None: nothing); with
+/// neither, nothing is changed and the user is told how.
+fn chosen(
+    w: &mut dyn Write,
+    host: &Host,
+    out: Output,
+    args: &FixArgs,
+    (req, full): (&Request, Plan),
+    measuring: bool,
+) -> Result<Option<Plan>> {
+    let live = host.is_live();
     let chosen = if args.yes {
         full
     } else if crate::sys::term::interactive() && !args.json {
-        let next = what_next(args, core, measuring);
-        match choose(w, host, &req, &full, (live, out.width, &next))? {
+        let next = what_next(args, req.core, measuring);
+        match choose(w, host, req, &full, (live, out.width, &next))? {
             Some(p) => p,
-            None => {
-                outln!(w, "Nothing applied.");
-                return Ok(Outcome::Good);
-            }
+            None => return Ok(None),
         }
     } else {
         if !args.json {
@@ -262,36 +263,39 @@ pub(crate) fn execute(
     if args.yes && !args.json {
         outln!(w, "{}", plan_shown(&chosen, live, out.width));
     }
-    if !args.no_measure && !host.is_live() && !args.json {
+    if !args.no_measure && !live && !args.json {
         outln!(
             w,
             "No before/after measurement under --root (the tree is not this machine)."
         );
     }
-    // Only kernel values take effect now; files and the command line wait for a service restart or a reboot.
-    let now = chosen.changes().any(|c| {
-        matches!(
-            c,
-            crate::fix::Change::Value(_)
-                | crate::fix::Change::Ethtool(_)
-                | crate::fix::Change::Partition(_)
-        )
-    });
-    let before = if measuring {
-        Some(measure::measure(w, host, out, args, core, "before")?)
-    } else {
-        None
+    Ok(Some(chosen))
+}
+
+/// The changes made and said, between the before measurement and the after: the after only when something
+/// takes effect now (files and the command line wait for a restart or a reboot); the after-boot measurement
+/// armed when something waits for the reboot. Whether the before was measured comes back with the report.
+fn applied(
+    w: &mut dyn Write,
+    (host, out): (&Host, Output),
+    args: &FixArgs,
+    (req, chosen, trial): (&Request, &Plan, Option<&Trial>),
+    measuring: bool,
+) -> Result<(Report, bool)> {
+    let core = req.core;
+    let before = match measuring {
+        true => Some(measure::measure(
+            w,
+            host,
+            out,
+            args,
+            core,
+            RunLabel::Before,
+        )?),
+        false => None,
     };
     let on = (core, args.nic.as_deref());
-    let report = pending::apply(host, &chosen, trial.as_ref(), on, &req.failed)?;
-    // What the kernel refused (managed IRQs) was never fix's value: the monitor must not call it drift.
-    let kernel_refused: Vec<String> = report
-        .outcomes
-        .iter()
-        .filter(|o| matches!(o.took, Took::Refused(_) | Took::Unsupported(_)))
-        .map(|o| o.target.clone())
-        .collect();
-    crate::fix::drift::remember_refused(host, &kernel_refused)?;
+    let report = pending::apply(host, chosen, trial, on, &req.failed)?;
     if args.json {
         outln!(w, "{}", render::report_json(&report));
     } else {
@@ -299,44 +303,50 @@ pub(crate) fn execute(
         outln!(w, "{}", render::report_text(&report));
     }
     if let Some(before) = &before
-        && now
+        && chosen.takes_effect_now()
     {
         measure::after(w, host, out, args, core, before, &report.undo)?;
     }
-    let reboot = report.outcomes.iter().any(|o| o.reboot);
-    if let (true, Some((_, bpath))) = (reboot, &before) {
+    if let (true, Some((_, bpath))) = (report.reboot(), &before) {
         measure::arm_after_boot(host, args, core, bpath)?;
     }
+    Ok((report, before.is_some()))
+}
+
+/// What the reboot to come brings, and how the after is measured then.
+fn reboot_line(measured: bool) -> String {
+    let how = if measured {
+        "After it, rmp-eval-after-boot.service measures the \"after\" by itself once the system has settled; \
+         `rmp-eval compare` then shows fix's before against it (`rmp-eval check` says while it is pending)."
+    } else {
+        "Measure with `rmp-eval run` now and again after it; `rmp-eval compare FIRST.json last` compares the two."
+    };
+    format!("Pending reboot: the kernel command line takes effect at the next boot. {how}")
+}
+
+/// The lines after the report: the trial boot armed, the reboot to come, and what the plan left undone.
+fn closing(
+    w: &mut dyn Write,
+    host: &Host,
+    args: &FixArgs,
+    (report, measured): (&Report, bool),
+    left: &NotDone,
+) -> Result<()> {
     if let (true, Some(p)) = (args.trial_boot && !args.json, pending::load(host)?) {
         outln!(w, "{}", p.describe());
     }
-    if reboot && !args.json {
-        let how = if before.is_some() {
-            "After it, rmp-eval-after-boot.service measures the \"after\" by itself once the system has settled; \
-             `rmp-eval compare` then shows fix's before against it (`rmp-eval check` says while it is pending)."
-        } else {
-            "Measure with `rmp-eval run` now and again after it; `rmp-eval compare FIRST.json last` compares the two."
-        };
-        outln!(
-            w,
-            "Pending reboot: the kernel command line takes effect at the next boot. {how}"
-        );
+    if args.json {
+        return Ok(());
     }
-    let short = report
-        .outcomes
-        .iter()
-        .any(|o| matches!(o.took, Took::Differs(_)));
-    if !refused.is_empty() && !args.json {
-        outln!(w, "Not done: {}", refused.join("; "));
+    if report.reboot() {
+        outln!(w, "{}", reboot_line(measured));
     }
-    if !by_hand.is_empty() && !args.json {
-        outln!(w, "Not done: {}", by_hand.join("; "));
+    for lines in [&left.refused, &left.by_hand] {
+        if !lines.is_empty() {
+            outln!(w, "Not done: {}", lines.join("; "));
+        }
     }
-    Ok(if short || !refused.is_empty() || !by_hand.is_empty() {
-        Outcome::ShortFall
-    } else {
-        Outcome::Good
-    })
+    Ok(())
 }
 
 /// `fix --status`: where fix's trial boot is, or how the last one ended.

@@ -185,6 +185,60 @@ fn source_date() -> Option<String> {
 mod tests {
     use super::*;
 
+    /// The main page: its date, the check page referred to, the exit codes, one example per verb.
+    fn main_page_refers_to_the_verbs(dir: &Path) {
+        let page = fs::read_to_string(dir.join("rmp-eval.8")).unwrap();
+        assert!(
+            page.contains(".TH rmp-eval 8 2025-12-02 "),
+            "{}",
+            &page[..page.len().min(300)]
+        );
+        assert!(
+            page.contains("rmp\\-eval\\-check(8)"),
+            "main page does not refer to the check page"
+        );
+        assert!(
+            page.contains(".SH \"EXIT STATUS\"\n.TP\n\\fB0\\fR\nall good"),
+            "exit code 0 missing from the page"
+        );
+        assert!(
+            page.contains("\\fB2\\fR\ncould not do the job"),
+            "exit code 2 missing from the page"
+        );
+        assert!(
+            !page.contains("EXTRA"),
+            "clap_mangen's EXTRA heading is still there"
+        );
+        // Every verb page has its own examples and the workflow; the main page one example per verb.
+        assert!(page.contains(".SH EXAMPLES\n") && page.contains(".SH WORKFLOW\n"));
+        assert!(
+            page.contains("\\fBrmp\\-eval snapshot pc7.tar.gz\\fR"),
+            "main page: one example per verb"
+        );
+    }
+
+    /// Every verb page has its own examples and the workflow.
+    fn every_verb_page_has_examples_and_the_workflow(dir: &Path) {
+        for verb in [
+            "check", "run", "fix", "rollback", "compare", "snapshot", "reflect", "report",
+        ] {
+            let p = fs::read_to_string(dir.join(format!("rmp-eval-{verb}.8"))).unwrap();
+            let ex = p
+                .split(".SH EXAMPLES\n")
+                .nth(1)
+                .unwrap_or_else(|| panic!("{verb}: no EXAMPLES"));
+            assert!(
+                ex.starts_with(&format!(".TP\n\\fBrmp\\-eval {verb}")),
+                "{verb}: {ex}"
+            );
+            assert!(
+                p.contains(".SH WORKFLOW\n.TP\n\\fBrmp\\-eval check"),
+                "{verb}"
+            );
+            assert!(p.contains("rmp\\-eval\\-checks(7)"), "{verb}");
+        }
+    }
+
     #[test]
     fn writes_every_page_and_completion_from_the_cli() {
         let dir = tempfile::tempdir().unwrap();
@@ -214,52 +268,8 @@ mod tests {
             "{names:?}"
         );
 
-        let page = fs::read_to_string(dir.path().join("rmp-eval.8")).unwrap();
-        assert!(
-            page.contains(".TH rmp-eval 8 2025-12-02 "),
-            "{}",
-            &page[..page.len().min(300)]
-        );
-        assert!(
-            page.contains("rmp\\-eval\\-check(8)"),
-            "main page does not refer to the check page"
-        );
-        assert!(
-            page.contains(".SH \"EXIT STATUS\"\n.TP\n\\fB0\\fR\nall good"),
-            "exit code 0 missing from the page"
-        );
-        assert!(
-            page.contains("\\fB2\\fR\ncould not do the job"),
-            "exit code 2 missing from the page"
-        );
-        assert!(
-            !page.contains("EXTRA"),
-            "clap_mangen's EXTRA heading is still there"
-        );
-        // Every verb page has its own examples and the workflow; the main page one example per verb.
-        assert!(page.contains(".SH EXAMPLES\n") && page.contains(".SH WORKFLOW\n"));
-        assert!(
-            page.contains("\\fBrmp\\-eval snapshot pc7.tar.gz\\fR"),
-            "main page: one example per verb"
-        );
-        for verb in [
-            "check", "run", "fix", "rollback", "compare", "snapshot", "reflect", "report",
-        ] {
-            let p = fs::read_to_string(dir.path().join(format!("rmp-eval-{verb}.8"))).unwrap();
-            let ex = p
-                .split(".SH EXAMPLES\n")
-                .nth(1)
-                .unwrap_or_else(|| panic!("{verb}: no EXAMPLES"));
-            assert!(
-                ex.starts_with(&format!(".TP\n\\fBrmp\\-eval {verb}")),
-                "{verb}: {ex}"
-            );
-            assert!(
-                p.contains(".SH WORKFLOW\n.TP\n\\fBrmp\\-eval check"),
-                "{verb}"
-            );
-            assert!(p.contains("rmp\\-eval\\-checks(7)"), "{verb}");
-        }
+        main_page_refers_to_the_verbs(dir.path());
+        every_verb_page_has_examples_and_the_workflow(dir.path());
         let bash = fs::read_to_string(dir.path().join("rmp-eval.bash")).unwrap();
         assert!(
             bash.contains("--period-us") && bash.contains("rollback"),

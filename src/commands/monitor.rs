@@ -4,18 +4,19 @@
 //! journal. Skipped (exit 0) while another measurement holds the core. Exit 1 while drift remains.
 
 use crate::checks::machine_id::kernel_info;
-use crate::checks::{Ctx, Status};
+use crate::checks::{Ctx, Finding, Status};
 use crate::cli::MonitorArgs;
 use crate::error::{Error, Outcome, Result};
-use crate::fix::StepId;
 use crate::fix::{drift, plan, saved};
 use crate::host::Host;
-use crate::measure::result::store::unix_now;
+use crate::measure::result::RunResult;
 use crate::measure::spec::RunSpec;
+use crate::measure::store::RunLabel;
+use crate::measure::store::unix_now;
 use crate::outln;
 use crate::output::Output;
 use crate::parse::defaults;
-use crate::report::prometheus::{self, Dest, Text};
+use crate::report::prometheus::{self, Dest};
 use std::io::Write;
 
 use crate::machine::RMP_EVAL_DEFAULTS as DEFAULTS;
@@ -83,8 +84,35 @@ pub(crate) fn execute(
         return Ok(Outcome::Good);
     };
     let now = unix_now();
-    // A missing textfile directory is said once and the pass goes on: drift still goes to the journal.
-    let dest = match cfg
+    let dest = textfiles(w, host, &cfg);
+    let ctx = Ctx {
+        core,
+        nic: saved.as_ref().and_then(|s| s.nic.clone()),
+        pid: None,
+        smi_seconds: None,
+    };
+    let findings = crate::registry::run_all(host, &ctx);
+    outln!(w, "{}", check_line(&findings));
+    let online = plan::online_cpus(host)?;
+    let pass = drift::pass(host, saved.as_ref(), online, cfg.reapply)?;
+    for line in drift_lines(&pass) {
+        outln!(w, "{line}");
+    }
+    let result = short_run(w, host, out, &cfg, core)?;
+    if let Some(d) = &dest {
+        export(w, host, d, (&findings, result.as_ref(), &pass), now)?;
+    }
+    Ok(if pass.remaining > 0 {
+        Outcome::ShortFall
+    } else {
+        Outcome::Good
+    })
+}
+
+/// Where the Prometheus textfiles go, if anywhere. A missing directory is said once and the pass goes on: drift
+/// still goes to the journal.
+fn textfiles(w: &mut dyn Write, host: &Host, cfg: &Config) -> Option<Dest> {
+    match cfg
         .prometheus
         .as_deref()
         .map(|d| Dest::resolve(host, std::path::Path::new(d)))
@@ -95,157 +123,106 @@ pub(crate) fn execute(
             None
         }
         None => None,
-    };
+    }
+}
 
-    let ctx = Ctx {
-        core,
-        nic: saved.as_ref().and_then(|s| s.nic.clone()),
-        pid: None,
-        smi_seconds: None,
-    };
-    let findings = crate::registry::run_all(host, &ctx);
-    let failed: Vec<crate::checks::CheckId> = findings
+/// The pass's textfiles: the checks, the run, the drift, the latest qualification.
+fn export(
+    w: &mut dyn Write,
+    host: &Host,
+    d: &Dest,
+    (findings, result, pass): (&[Finding], Option<&RunResult>, &drift::Pass),
+    now: u64,
+) -> Result<()> {
+    let k = kernel_info(host);
+    prometheus::export_check(d, &k, findings, now)?;
+    if let Some(r) = result {
+        prometheus::export_run(d, &k, r, unix_now())?;
+    }
+    let counts = (pass.remaining, pass.written());
+    prometheus::export_monitor(d, |id| pass.per_step(id), counts, now)?;
+    if let Some(q) = crate::qualify::result::latest(host) {
+        prometheus::export_qualification(d, &q)?;
+    }
+    outln!(w, "monitor: metrics in {}", d.dir());
+    Ok(())
+}
+
+/// The checks' line: how many passed and failed, and which failed.
+fn check_line(findings: &[Finding]) -> String {
+    let failed: Vec<&str> = findings
         .iter()
         .filter(|f| f.status == Status::Fail)
-        .map(|f| f.id)
+        .map(|f| f.id.as_str())
         .collect();
-    outln!(
-        w,
+    format!(
         "check: {} passed, {} failed{}{}",
         findings.iter().filter(|f| f.status == Status::Pass).count(),
         failed.len(),
         if failed.is_empty() { "" } else { ": " },
-        failed
-            .iter()
-            .map(|c| c.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-
-    let online = plan::online_cpus(host)?;
-    let found = drift::find(host, saved.as_ref(), online.clone())?;
-    let mut per_step: Vec<(String, usize)> = Vec::new();
-    for s in &found {
-        for c in &s.changes {
-            let (target, now_v, want) = drift::describe(c);
-            outln!(
-                w,
-                "drift: {}: {target} is {now_v}, fix set {want}",
-                s.id.as_str()
-            );
-        }
-        per_step.push((s.id.as_str().to_string(), s.changes.len()));
-    }
-    let mut reapplied = 0;
-    let mut remaining = found.iter().map(|s| s.changes.len()).sum::<usize>();
-    if cfg.reapply && remaining > 0 {
-        let (written, refused, problems) = drift::reapply(host, &found)?;
-        reapplied = written;
-        for r in &refused {
-            outln!(
-                w,
-                "drift: {r}: the kernel refuses it (managed IRQ or unsupported): no longer counted"
-            );
-        }
-        for p in &problems {
-            outln!(w, "drift: re-apply failed: {p}");
-        }
-        remaining = drift::find(host, saved.as_ref(), online)?
-            .iter()
-            .map(|s| s.changes.len())
-            .sum();
-        outln!(
-            w,
-            "drift: {written} value(s) re-applied, {remaining} still drifted"
-        );
-    } else if remaining == 0 {
-        outln!(w, "drift: none");
-    }
-
-    let result = if cfg.run_seconds > 0.0 {
-        let spec = RunSpec {
-            core: Some(core),
-            duration: Some(cfg.run_seconds),
-            ..RunSpec::default()
-        };
-        let r = crate::job::measure_unsaved(host, out, &spec, "run")?;
-        let worst = r.series.iter().map(|s| s.max_us).fold(0.0, f64::max);
-        let outside: u64 = r
-            .series
-            .iter()
-            .map(|s| s.buckets.not_great() + s.missed)
-            .sum();
-        outln!(
-            w,
-            "run: {} s on CPU{core}: max deviation {worst} us, {outside} period(s) outside Great, {:?}",
-            cfg.run_seconds,
-            r.verdict
-        );
-        Some(r)
-    } else {
-        None
-    };
-
-    if let Some(d) = &dest {
-        prometheus::export_check(d, &kernel_info(host), &findings, now)?;
-        if let Some(r) = &result {
-            prometheus::export_run(d, &kernel_info(host), r, unix_now())?;
-        }
-        d.write(
-            "rmp_eval_monitor.prom",
-            &metrics(&per_step, remaining, reapplied, d, now),
-        )?;
-        if let Some(q) = crate::qualify::result::latest(host) {
-            prometheus::export_qualification(d, &q)?;
-        }
-        outln!(w, "monitor: metrics in {}", d.dir());
-    }
-    Ok(if remaining > 0 {
-        Outcome::ShortFall
-    } else {
-        Outcome::Good
-    })
+        failed.join(", ")
+    )
 }
 
-/// rmp_eval_monitor.prom: drifted values per step, what is left, re-applications (a counter kept in the totals).
-fn metrics(
-    per_step: &[(String, usize)],
-    remaining: usize,
-    reapplied: usize,
-    d: &Dest,
-    now: u64,
-) -> String {
-    let total = d.add_reapplied(reapplied as u64);
-    let mut t = Text::default();
-    t.family(
-        "rmp_eval_drift_values",
-        "gauge",
-        "Values fix applied that no longer held when the monitor looked, per step (before any re-apply).",
-    );
-    for id in StepId::ALL {
-        let n = per_step
-            .iter()
-            .find(|(s, _)| s == id.as_str())
-            .map_or(0, |p| p.1);
-        t.sample("rmp_eval_drift_values", &[("step", id.as_str())], n as f64);
+/// The drift pass's lines: each drifted value, then what re-applying did (or that nothing drifted).
+fn drift_lines(pass: &drift::Pass) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (id, changes) in &pass.drifted {
+        for (target, now_v, want) in changes {
+            lines.push(format!("drift: {id}: {target} is {now_v}, fix set {want}"));
+        }
     }
-    t.family(
-        "rmp_eval_drift_remaining_values",
-        "gauge",
-        "Drifted values left after the monitor's pass (re-applied ones excluded).",
+    match &pass.reapplied {
+        Some(r) => {
+            for t in &r.refused {
+                lines.push(format!(
+                    "drift: {t}: the kernel refuses it (managed IRQ or unsupported): no longer counted"
+                ));
+            }
+            lines.extend(
+                r.problems
+                    .iter()
+                    .map(|p| format!("drift: re-apply failed: {p}")),
+            );
+            lines.push(format!(
+                "drift: {} value(s) re-applied, {} still drifted",
+                r.written, pass.remaining
+            ));
+        }
+        None if pass.remaining == 0 => lines.push("drift: none".to_string()),
+        None => {}
+    }
+    lines
+}
+
+/// The short cyclic run on the saved core (none with a run of 0 s), said in one line.
+fn short_run(
+    w: &mut dyn Write,
+    host: &Host,
+    out: Output,
+    cfg: &Config,
+    core: usize,
+) -> Result<Option<RunResult>> {
+    if cfg.run_seconds <= 0.0 {
+        return Ok(None);
+    }
+    let spec = RunSpec {
+        core: Some(core),
+        duration: Some(cfg.run_seconds),
+        ..RunSpec::default()
+    };
+    let r = crate::job::measure_unsaved(host, out, &spec, RunLabel::Run)?;
+    let worst = r.series.iter().map(|s| s.max_us).fold(0.0, f64::max);
+    let outside: u64 = r
+        .series
+        .iter()
+        .map(|s| s.buckets.not_great() + s.missed)
+        .sum();
+    outln!(
+        w,
+        "run: {} s on CPU{core}: max deviation {worst} us, {outside} period(s) outside Great, {:?}",
+        cfg.run_seconds,
+        r.verdict
     );
-    t.sample("rmp_eval_drift_remaining_values", &[], remaining as f64);
-    t.family(
-        "rmp_eval_drift_reapplied_total",
-        "counter",
-        "Drifted values the monitor wrote again.",
-    );
-    t.sample("rmp_eval_drift_reapplied_total", &[], total as f64);
-    t.family(
-        "rmp_eval_monitor_last_timestamp_seconds",
-        "gauge",
-        "Unix time of the monitor's last pass.",
-    );
-    t.sample("rmp_eval_monitor_last_timestamp_seconds", &[], now as f64);
-    t.into_string()
+    Ok(Some(r))
 }

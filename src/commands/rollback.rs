@@ -7,9 +7,9 @@ use std::io::Write;
 
 use crate::cli::RollbackArgs;
 use crate::error::{Error, Outcome, Result};
-use crate::fix::journal;
-use crate::fix::kind::Restored;
-use crate::fix::rollback::{self, Held, Preview, Ran, Report, RolledBack};
+use crate::fix::journal::{self, Held};
+use crate::fix::render;
+use crate::fix::rollback::{self, Preview, Report, RolledBack};
 use crate::host::Host;
 use crate::outln;
 use crate::output::Output;
@@ -29,25 +29,21 @@ fn json_line(w: &mut dyn Write, v: &impl serde::Serialize) -> Result<()> {
     Ok(())
 }
 
-/// Before any change: a killed run's temporary files removed and the armed after-boot measurement and a qualify
-/// under way stopped (each said on the terminal).
+/// Before any change: what depends on the journal stopped (each said on the terminal).
 fn stop_what_depends(
     w: &mut dyn Write,
     host: &Host,
     held: &Held,
     args: &RollbackArgs,
 ) -> Result<()> {
-    if let Some(line) = held.clean_temps(host) {
-        super::note(w, args.json, &line);
+    let stopped = rollback::stop_dependents(host, held)?;
+    if let Some(line) = &stopped.temps {
+        super::note(w, args.json, line);
     }
-    if crate::after_boot_state::disarm(host)? && !args.json {
-        outln!(w, "The after-boot measurement fix had armed is disarmed.");
-    }
-    if crate::fix::trial::pending::forget(host)? && !args.json {
-        outln!(
-            w,
-            "fix's trial boot is forgotten (its entry is undone with the rest)."
-        );
+    if !args.json {
+        for line in stopped.lines() {
+            outln!(w, "{line}");
+        }
     }
     Ok(())
 }
@@ -93,51 +89,6 @@ fn ask(w: &mut dyn Write, args: &RollbackArgs, conflicts: usize) -> Result<Optio
     Ok(Some(args.force))
 }
 
-/// The terminal's line for a target put back otherwise than as recorded.
-fn said(w: &mut dyn Write, target: &str, r: &Restored) {
-    match r {
-        Restored::Merged(k) => outln!(
-            w,
-            "{target}: changed since fix: fix's parameters taken out, kept yours ({k})"
-        ),
-        Restored::Kept(why) => outln!(w, "{target}: {why}"),
-        _ => {}
-    }
-}
-
-/// What the rollback did, on the terminal.
-fn show(w: &mut dyn Write, done: &RolledBack) {
-    for c in &done.commands {
-        match c.status {
-            Ran::Ran => outln!(w, "ran: {}", c.command),
-            Ran::NotRun => outln!(
-                w,
-                "would run on the machine (not under --root): {}",
-                c.command
-            ),
-        }
-    }
-}
-
-fn summary(w: &mut dyn Write, done: &RolledBack) {
-    if done.kept.is_empty() {
-        outln!(w, "Rolled back.");
-    } else {
-        outln!(
-            w,
-            "Rolled back, except what was changed since fix, left as it is and kept in the journal: {}. \
-             `rmp-eval rollback --force` puts those back too.",
-            done.kept.join(", ")
-        );
-    }
-    if done.at_next_boot {
-        outln!(
-            w,
-            "The kernel command line returns to the old one at the next boot: reboot, then `rmp-eval check`."
-        );
-    }
-}
-
 /// The dry run's end: the preview was all.
 fn dry_run(w: &mut dyn Write, args: &RollbackArgs, preview: &Preview) -> Result<Outcome> {
     if args.json {
@@ -156,7 +107,9 @@ fn finish(
     done: &RolledBack,
 ) -> Result<Outcome> {
     if !args.json {
-        show(w, done);
+        for line in done.ran_lines() {
+            outln!(w, "{line}");
+        }
     }
     if let Some(e) = done.incomplete() {
         return Err(e);
@@ -164,7 +117,9 @@ fn finish(
     if args.json {
         json_line(w, &Report::rolled_back(preview, done))?;
     } else {
-        summary(w, done);
+        for line in done.summary() {
+            outln!(w, "{line}");
+        }
     }
     Ok(if done.kept.is_empty() {
         Outcome::Good
@@ -209,8 +164,8 @@ pub(crate) fn execute(
         );
     }
     let done = rollback::roll_back(host, &runs, force, &mut |t, r| {
-        if !args.json {
-            said(w, t, r)
+        if let (false, Some(line)) = (args.json, render::restored_line(t, r)) {
+            outln!(w, "{line}");
         }
     })?;
     finish(w, args, &preview, &done)

@@ -8,10 +8,10 @@ use crate::cli::RunArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::host::Host;
 use crate::job::Job;
-use crate::measure::result::store;
 use crate::measure::result::{CheckCounts, RunResult, Verdict};
 use crate::measure::spec::Workload;
 use crate::measure::spec::{Placement, RunSpec};
+use crate::measure::store::{self, RunLabel};
 use crate::output::Output;
 
 /// Everything checked before anything starts: the CPUs, and where --output would be written.
@@ -70,7 +70,7 @@ fn prepare(
         Some(_) => spec.send_priority.max(spec.receive_priority),
         None => spec.send_priority,
     };
-    crate::measure::session::rt::probe_fifo(priority)?;
+    crate::measure::rt::probe_fifo(priority)?;
     Ok((at, spec, dest))
 }
 
@@ -156,7 +156,7 @@ pub(crate) fn execute(
         root_note(host, out, w, &spec);
     }
     let job = Job {
-        label: "run",
+        label: RunLabel::Run,
         quiet: args.json,
         resets: true,
         note_cgroup: !args.json,
@@ -235,7 +235,7 @@ pub fn measure(
     w: &mut dyn Write,
     spec: &crate::measure::spec::RunSpec,
     quiet: bool,
-    label: &str,
+    label: RunLabel,
 ) -> Result<(crate::measure::result::RunResult, std::path::PathBuf)> {
     crate::job::measure_saved(host, out, w, spec, quiet, label)
 }

@@ -5,3 +5,4 @@
 pub(crate) mod codec;
 pub(crate) mod echo;
 pub(crate) mod esc;
+pub(crate) mod reflector;

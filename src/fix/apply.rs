@@ -24,6 +24,27 @@ pub struct Report {
     pub outcomes: Vec<StepResult>,
 }
 
+impl Report {
+    /// The targets the kernel refused (a managed IRQ) or does not support: never fix's value, so never drift.
+    pub(crate) fn kernel_refused(&self) -> Vec<String> {
+        self.outcomes
+            .iter()
+            .filter(|o| matches!(o.took, Took::Refused(_) | Took::Unsupported(_)))
+            .map(|o| o.target.clone())
+            .collect()
+    }
+    /// Whether a change waits for the next boot.
+    pub(crate) fn reboot(&self) -> bool {
+        self.outcomes.iter().any(|o| o.reboot)
+    }
+    /// Whether a target read back otherwise than fix wrote it: the machine falls short.
+    pub(crate) fn short(&self) -> bool {
+        self.outcomes
+            .iter()
+            .any(|o| matches!(o.took, Took::Differs(_)))
+    }
+}
+
 /// A test seam, compiled only with the `test-seams` feature: `cargo test` builds with it (Cargo.toml's
 /// dev-dependency on this package), `cargo build` and the package never do (debian/rules checks). Between two
 /// changes, with RMP_EVAL_TEST_PAUSE_FILE set, fix writes that file and waits until it is removed (at most 60 s),

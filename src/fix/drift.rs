@@ -67,8 +67,11 @@ pub(crate) fn find(
     Ok(steps)
 }
 
+/// A drifted change as `describe` says it: target, value now, value fix set.
+pub(crate) type Described = (String, String, String);
+
 /// What a change of a drift plan says: target, value now, value fix set.
-pub(crate) fn describe(c: &Change) -> (String, String, String) {
+pub(crate) fn describe(c: &Change) -> Described {
     match c {
         Change::Value(v) => (v.path.clone(), v.before.clone(), v.after.clone()),
         Change::Ethtool(e) => (c.target(), e.before.to_string(), e.after.to_string()),
@@ -77,15 +80,76 @@ pub(crate) fn describe(c: &Change) -> (String, String, String) {
     }
 }
 
+/// One pass of the monitor over drift: what drifted, and with `reapply` what was written again.
+#[derive(Debug, Default)]
+pub(crate) struct Pass {
+    /// Each drifted step with its changes, as `describe` says them.
+    pub(crate) drifted: Vec<(StepId, Vec<Described>)>,
+    /// What re-applying did, when it was asked for and something had drifted.
+    pub(crate) reapplied: Option<Reapplied>,
+    /// Drifted values left after the pass.
+    pub(crate) remaining: usize,
+}
+
+/// What the monitor's re-apply did.
+#[derive(Debug, Default)]
+pub(crate) struct Reapplied {
+    pub(crate) written: usize,
+    /// Targets the kernel refused (managed IRQs, unsupported): no longer counted.
+    pub(crate) refused: Vec<String>,
+    pub(crate) problems: Vec<String>,
+}
+
+impl Pass {
+    /// Drifted values per step, before any re-apply.
+    pub(crate) fn per_step(&self, id: StepId) -> usize {
+        self.drifted
+            .iter()
+            .find(|(s, _)| *s == id)
+            .map_or(0, |(_, c)| c.len())
+    }
+    /// The values written again (0 without a re-apply).
+    pub(crate) fn written(&self) -> usize {
+        self.reapplied.as_ref().map_or(0, |r| r.written)
+    }
+}
+
+/// Finds the drift of what fix saved on the `online` CPUs; with `reapply`, writes the drifted values again and
+/// finds what is left.
+pub(crate) fn pass(
+    host: &Host,
+    saved: Option<&saved::Saved>,
+    online: Vec<usize>,
+    reapply: bool,
+) -> Result<Pass> {
+    let found = find(host, saved, online.clone())?;
+    let count = |steps: &[Step]| steps.iter().map(|s| s.changes.len()).sum::<usize>();
+    let mut pass = Pass {
+        drifted: found
+            .iter()
+            .map(|s| (s.id, s.changes.iter().map(describe).collect()))
+            .collect(),
+        reapplied: None,
+        remaining: count(&found),
+    };
+    if reapply && pass.remaining > 0 {
+        let (written, refused, problems) = self::reapply(host, &found)?;
+        pass.reapplied = Some(Reapplied {
+            written,
+            refused,
+            problems,
+        });
+        pass.remaining = count(&find(host, saved, online)?);
+    }
+    Ok(pass)
+}
+
 /// Re-applies the changes of `steps` (kernel values and NIC settings only, as apply-saved). Returns the number
 /// written, the targets the kernel refused (remembered, so they are not counted as drift again) and problems.
 pub(crate) fn reapply(host: &Host, steps: &[Step]) -> Result<(usize, Vec<String>, Vec<String>)> {
     let (mut written, mut refused, mut problems) = (0, Vec::new(), Vec::new());
     for c in steps.iter().flat_map(|s| s.changes.iter()) {
-        if !matches!(
-            c,
-            Change::Value(_) | Change::Ethtool(_) | Change::Partition(_)
-        ) {
+        if !c.takes_effect_now() {
             continue;
         }
         match kind::apply(host, c).map(|t| kind::verify(host, c, t)) {

@@ -173,6 +173,30 @@ pub(crate) fn removed_temps_line(removed: &[String]) -> Option<String> {
     })
 }
 
+/// The journal held for a change: locked before it is read and until the work is done (prompts included), so
+/// that no other fix or rollback plans on what this one is changing.
+pub(crate) struct Held {
+    _lock: crate::sys::fs::FileLock,
+    pub(crate) runs: Vec<(String, Run)>,
+}
+
+impl Held {
+    /// Locks, then reads every run; `unreadable` says what a journal that cannot be read means to the caller.
+    pub(crate) fn take(host: &Host, unreadable: impl FnOnce(Error) -> Error) -> Result<Held> {
+        let lock = lock(host)?;
+        Ok(Held {
+            _lock: lock,
+            runs: load_all(host).map_err(unreadable)?,
+        })
+    }
+
+    /// Removes what a killed fix or rollback left half-written; the line that says so, when there was any.
+    pub(crate) fn clean_temps(&self, host: &Host) -> Option<String> {
+        let removed = remove_stale_temps(host, &self.runs, &super::known_targets());
+        removed_temps_line(&removed)
+    }
+}
+
 /// Now, as yyyy-mm-ddThh:mm:ssZ.
 pub fn utc_now() -> String {
     crate::wallclock::rfc3339_now()

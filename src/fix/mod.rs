@@ -126,6 +126,15 @@ impl Change {
     pub(crate) fn reboot_required(&self) -> bool {
         kind::reboot_required(self)
     }
+    /// Whether the change takes effect as it is written: a kernel value, a NIC setting, a partition. Files and
+    /// programs wait for a service restart or a reboot, and are fix's alone (journaled): apply-saved and the
+    /// monitor re-apply only the changes that take effect now.
+    pub(crate) fn takes_effect_now(&self) -> bool {
+        match self {
+            Change::Value(_) | Change::Ethtool(_) | Change::Partition(_) => true,
+            Change::File(_) | Change::Command(_) => false,
+        }
+    }
 }
 
 /// A remedy: id, title, why, and its changes. No changes: already as wanted.
@@ -208,6 +217,41 @@ impl Plan {
     pub fn is_empty(&self) -> bool {
         self.changes().next().is_none()
     }
+    /// Whether anything of the plan takes effect now (else it all waits for a restart or a reboot).
+    pub(crate) fn takes_effect_now(&self) -> bool {
+        self.changes().any(Change::takes_effect_now)
+    }
+    /// What the plan leaves undone, step by step: what was refused and what the user must set by hand.
+    pub(crate) fn not_done(&self) -> NotDone {
+        let each = |f: fn(&Step) -> Option<&str>, what: &str| -> Vec<String> {
+            self.steps
+                .iter()
+                .filter_map(|s| f(s).map(|t| format!("[{}] {what}: {t}", s.id)))
+                .collect()
+        };
+        NotDone {
+            refused: each(Step::refusal, "refused"),
+            by_hand: each(Step::by_hand, "set by hand"),
+        }
+    }
+}
+
+/// What a plan leaves undone (each "[step] refused: why" or "[step] set by hand: what"): the machine still falls
+/// short, and fix exits 1.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct NotDone {
+    pub(crate) refused: Vec<String>,
+    pub(crate) by_hand: Vec<String>,
+}
+
+impl NotDone {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.refused.is_empty() && self.by_hand.is_empty()
+    }
+    /// Every line, the refused first.
+    pub(crate) fn lines(&self) -> Vec<String> {
+        [self.refused.clone(), self.by_hand.clone()].concat()
+    }
 }
 
 #[cfg(test)]
@@ -225,5 +269,71 @@ mod tests {
             "always"
         );
         assert!(!ValueKind::Exact.same("1", "0"));
+    }
+
+    fn step(id: StepId, changes: Vec<Change>, notes: Vec<Note>) -> Step {
+        Step {
+            id,
+            title: String::new(),
+            why: String::new(),
+            changes,
+            notes,
+        }
+    }
+
+    #[test]
+    fn only_kernel_values_nic_settings_and_partitions_take_effect_now() {
+        let value = Change::Value(kind::value::ValueChange {
+            path: "/proc/sys/kernel/timer_migration".into(),
+            before: "1".into(),
+            after: "0".into(),
+            kind: ValueKind::Exact,
+            refusable: false,
+            label: None,
+        });
+        let program = Change::Command(kind::command::CommandChange {
+            argv: vec!["update-grub".into()],
+            again_on_rollback: true,
+            reboot: true,
+        });
+        assert!(value.takes_effect_now() && !program.takes_effect_now());
+        let waits = Plan {
+            steps: vec![step(StepId::Cmdline, vec![program.clone()], vec![])],
+        };
+        assert!(!waits.takes_effect_now());
+        let both = Plan {
+            steps: vec![step(StepId::Sysctl, vec![program, value], vec![])],
+        };
+        assert!(both.takes_effect_now());
+    }
+
+    #[test]
+    fn what_a_plan_leaves_undone_is_named_by_step() {
+        let plan = Plan {
+            steps: vec![
+                step(
+                    StepId::Cmdline,
+                    vec![],
+                    vec![Note::ByHand("add nohz_full=1".into())],
+                ),
+                step(StepId::Turbo, vec![], vec![Note::Refused("no knob".into())]),
+                step(
+                    StepId::Thp,
+                    vec![],
+                    vec![Note::Info("already never".into())],
+                ),
+            ],
+        };
+        let left = plan.not_done();
+        assert_eq!(left.refused, ["[turbo] refused: no knob"]);
+        assert_eq!(left.by_hand, ["[cmdline] set by hand: add nohz_full=1"]);
+        assert_eq!(
+            left.lines(),
+            [
+                "[turbo] refused: no knob",
+                "[cmdline] set by hand: add nohz_full=1"
+            ]
+        );
+        assert!(Plan::default().not_done().is_empty());
     }
 }

@@ -56,6 +56,33 @@ pub(crate) fn parse_only(only: &[String]) -> Result<Vec<StepId>> {
         .collect()
 }
 
+/// fix's request on `core` (and `nic`): the steps the failing checks name, or the `only` ones asked for; the
+/// failing checks pick the kernel parameters either way.
+pub(crate) fn request(
+    host: &Host,
+    core: usize,
+    nic: Option<String>,
+    only: Option<&[String]>,
+) -> Result<Request> {
+    let ctx = crate::checks::Ctx {
+        core,
+        nic: nic.clone(),
+        pid: None,
+        smi_seconds: None,
+    };
+    let (mut steps, failed) = from_findings(&crate::registry::run_all(host, &ctx));
+    if let Some(only) = only {
+        steps = parse_only(only)?;
+    }
+    Ok(Request {
+        core,
+        nic,
+        steps,
+        failed,
+        cmdline_extra: vec![],
+    })
+}
+
 pub fn build(host: &Host, req: &Request) -> Result<Plan> {
     let online = online_cpus(host)?;
     let mut t = Target::new(host, req.core, req.nic.clone(), online);

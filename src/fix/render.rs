@@ -103,6 +103,17 @@ pub(crate) fn plan_json(p: &Plan) -> Value {
     json!({ "steps": steps })
 }
 
+/// The terminal's line for a target rollback put back otherwise than as recorded (None: as recorded).
+pub(crate) fn restored_line(target: &str, r: &Restored) -> Option<String> {
+    match r {
+        Restored::Merged(k) => Some(format!(
+            "{target}: changed since fix: fix's parameters taken out, kept yours ({k})"
+        )),
+        Restored::Kept(why) => Some(format!("{target}: {why}")),
+        _ => None,
+    }
+}
+
 /// What rollback did (or would do) with one target: (JSON action, text).
 pub(crate) fn restored_text(r: &Restored, dry_run: bool) -> (&'static str, String) {
     let will = |done: &str, would: &str| {

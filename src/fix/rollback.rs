@@ -10,30 +10,6 @@ use super::{render, undo};
 use crate::error::{Error, Result};
 use crate::host::Host;
 
-/// The journal held for a change: locked before it is read and until the work is done (prompts included), so
-/// that no other fix or rollback plans on what this one is changing.
-pub(crate) struct Held {
-    _lock: crate::sys::fs::FileLock,
-    pub(crate) runs: Vec<(String, Run)>,
-}
-
-impl Held {
-    /// Locks, then reads every run; `unreadable` says what a journal that cannot be read means to the caller.
-    pub(crate) fn take(host: &Host, unreadable: impl FnOnce(Error) -> Error) -> Result<Held> {
-        let lock = journal::lock(host)?;
-        Ok(Held {
-            _lock: lock,
-            runs: journal::load_all(host).map_err(unreadable)?,
-        })
-    }
-
-    /// Removes what a killed fix or rollback left half-written; the line that says so, when there was any.
-    pub(crate) fn clean_temps(&self, host: &Host) -> Option<String> {
-        let removed = journal::remove_stale_temps(host, &self.runs, &super::known_targets());
-        journal::removed_temps_line(&removed)
-    }
-}
-
 /// One journaled target in the preview (JSON keys in the order serde_json's map gave them: alphabetical).
 #[derive(Debug, Serialize)]
 pub(crate) struct EntryPreview {
@@ -286,7 +262,75 @@ pub(crate) fn roll_back(
     Ok(out)
 }
 
+/// What depends on the journal, stopped before a rollback changes anything.
+#[derive(Debug, Default)]
+pub(crate) struct Stopped {
+    /// What a killed run had left half-written and is removed, said in one line.
+    pub(crate) temps: Option<String>,
+    /// The after-boot measurement fix had armed is disarmed.
+    pub(crate) after_boot: bool,
+    /// fix's trial boot is forgotten (its entry is undone with the rest).
+    pub(crate) trial: bool,
+}
+
+impl Stopped {
+    /// What was stopped, one line each (the temporary files aside).
+    pub(crate) fn lines(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        if self.after_boot {
+            v.push("The after-boot measurement fix had armed is disarmed.");
+        }
+        if self.trial {
+            v.push("fix's trial boot is forgotten (its entry is undone with the rest).");
+        }
+        v
+    }
+}
+
+/// Before any change: a killed run's temporary files removed, the armed after-boot measurement disarmed and a
+/// trial boot forgotten.
+pub(crate) fn stop_dependents(host: &Host, held: &journal::Held) -> Result<Stopped> {
+    Ok(Stopped {
+        temps: held.clean_temps(host),
+        after_boot: crate::after_boot_state::disarm(host)?,
+        trial: super::trial::pending::forget(host)?,
+    })
+}
+
 impl RolledBack {
+    /// What the rollback ran, one line each.
+    pub(crate) fn ran_lines(&self) -> Vec<String> {
+        self.commands
+            .iter()
+            .map(|c| match c.status {
+                Ran::Ran => format!("ran: {}", c.command),
+                Ran::NotRun => {
+                    format!("would run on the machine (not under --root): {}", c.command)
+                }
+            })
+            .collect()
+    }
+
+    /// How the rollback ended: what is kept, and whether the old command line waits for a reboot.
+    pub(crate) fn summary(&self) -> Vec<String> {
+        let mut v = vec![if self.kept.is_empty() {
+            "Rolled back.".to_string()
+        } else {
+            format!(
+                "Rolled back, except what was changed since fix, left as it is and kept in the journal: {}. \
+                 `rmp-eval rollback --force` puts those back too.",
+                self.kept.join(", ")
+            )
+        }];
+        if self.at_next_boot {
+            v.push(
+                "The kernel command line returns to the old one at the next boot: reboot, then `rmp-eval check`."
+                    .to_string(),
+            );
+        }
+        v
+    }
+
     /// The error of a rollback that left something undone.
     pub(crate) fn incomplete(&self) -> Option<Error> {
         (!self.problems.is_empty()).then(|| {

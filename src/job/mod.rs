@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::machine::validate_core;
-use crate::measure::result::store::{self, Slot};
 use crate::measure::result::{CheckCounts, Identity, RunResult};
 use crate::measure::spec::{Placement, RunSpec, ThreadSet, Workload};
+use crate::measure::store::{self, RunLabel, Slot};
 use crate::output::Output;
 
 use screen::Screen;
@@ -21,7 +21,7 @@ use screen::Screen;
 pub(crate) fn place(host: &Host, spec: &RunSpec) -> Result<Placement> {
     if let Some(n) = spec.nic() {
         crate::checks::nic::require(host, &n.name)?;
-        crate::measure::nic::queue::validate(host, n)?;
+        crate::measure::queue::validate(host, n)?;
     }
     let core = validate_core(host, spec.core)?;
     let receive_cpu = match spec.receive_cpu {
@@ -62,9 +62,9 @@ fn validate_threads(host: &Host, set: &ThreadSet, period_us: u32) -> Result<()> 
 
 /// How a measurement saved under results/ is shown.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Job<'a> {
+pub(crate) struct Job {
     /// The result's label and the name of its file under results/.
-    pub(crate) label: &'a str,
+    pub(crate) label: RunLabel,
     /// No live view or progress lines (--json, or a measurement nobody watches).
     pub(crate) quiet: bool,
     /// `r` and SIGUSR1 restart the statistics; off for a measurement compared with another of the same length.
@@ -91,13 +91,14 @@ pub(crate) fn measure(
     at: Placement,
     job: Job,
 ) -> Result<Measured> {
-    let slot = Slot::new(host, job.label, store::unix_now())?;
+    let label = job.label.to_string();
+    let slot = Slot::new(host, &label, store::unix_now())?;
     let mut screen = Screen::new(out, w, job.quiet, Some(&slot));
     if !job.resets {
         screen = screen.fixed_length();
     }
     let lock = crate::corelock::shared(host, at.core);
-    let result = in_cgroup(host, spec, at, job.label, job.note_cgroup, &mut screen);
+    let result = in_cgroup(host, spec, at, &label, job.note_cgroup, &mut screen);
     drop(lock);
     drop(screen);
     let mut result = result?;
@@ -151,7 +152,7 @@ pub(crate) fn measure_saved(
     w: &mut dyn std::io::Write,
     spec: &RunSpec,
     quiet: bool,
-    label: &str,
+    label: RunLabel,
 ) -> Result<(RunResult, PathBuf)> {
     let at = place(host, spec)?;
     let job = Job {
@@ -172,14 +173,14 @@ pub(crate) fn measure_unsaved(
     host: &Host,
     out: Output,
     spec: &RunSpec,
-    label: &str,
+    label: RunLabel,
 ) -> Result<RunResult> {
     let at = place(host, spec)?;
     in_cgroup(
         host,
         spec,
         at,
-        label,
+        &label.to_string(),
         false,
         &mut Screen::new(out, &mut std::io::sink(), true, None),
     )

@@ -32,8 +32,9 @@ impl Mode {
 
 /// The way a NIC run's frames take through this host: an AF_PACKET socket (the kernel's stack below the socket),
 /// or an AF_XDP socket fed by an XDP program on one receive queue. The names are the CLI's values and the result's
-/// `path`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// `path` (older results have none: read as af_packet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum NicPath {
     #[default]
     AfPacket,
@@ -48,6 +49,12 @@ impl NicPath {
             NicPath::AfPacket => "af_packet",
             NicPath::AfXdp => "af_xdp",
         }
+    }
+}
+
+impl std::fmt::Display for NicPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 

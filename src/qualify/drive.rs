@@ -15,6 +15,7 @@ use crate::fix::trial::{self, runs};
 use crate::fix::{Plan, StepId};
 use crate::host::Host;
 use crate::measure::spec::RunSpec;
+use crate::measure::store::RunLabel;
 use crate::outln;
 use crate::output::Output;
 use crate::tunable::cmdline::boot::trial::NoTrial;
@@ -61,7 +62,8 @@ impl Drive<'_> {
             let stop = match resume::next(q, &seen) {
                 Action::Start => self.event(q, Event::Start),
                 Action::MeasureBaseline => {
-                    let (p, _) = self.measure(q, q.sweep_period(0), "qualify-baseline", None)?;
+                    let (p, _) =
+                        self.measure(q, q.sweep_period(0), RunLabel::QualifyBaseline, None)?;
                     self.event(q, Event::BaselineMeasured(p))
                 }
                 Action::Apply(i) => self.apply(q, i),
@@ -83,7 +85,7 @@ impl Drive<'_> {
                     let (p, _) = self.measure(
                         q,
                         period,
-                        &format!("qualify-{period}us"),
+                        RunLabel::QualifySweep(period),
                         q.confidence_per_hour,
                     )?;
                     self.event(q, Event::SweepMeasured(p))
@@ -113,7 +115,7 @@ impl Drive<'_> {
         &mut self,
         q: &Qualify,
         period_us: u32,
-        label: &str,
+        label: RunLabel,
         claim: Option<f64>,
     ) -> Result<(PathBuf, f64)> {
         let spec = RunSpec {
@@ -242,8 +244,8 @@ impl Drive<'_> {
             Error::failed("qualify: no earlier measurement to compare the step with")
         })?;
         let period = q.sweep_period(0);
-        let label = format!("qualify-step-{}", q.steps[i].step);
-        let (after, _) = self.measure(q, period, &label, None)?;
+        let label = RunLabel::QualifyStep(q.steps[i].step);
+        let (after, _) = self.measure(q, period, label, None)?;
         let c = crate::report::compare::compare(
             &crate::measure::result::store::load(&before)?,
             &crate::measure::result::store::load(&after)?,

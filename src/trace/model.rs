@@ -209,7 +209,8 @@ pub(crate) fn verdict(
             .unwrap_or_default();
         return format!(
             "late by {late:.0} µs: CPU {core} was idle{t} — nothing on the CPU was in the way (timer or \
-             idle-exit latency; in a VM, the host) → rmp-eval check --core {core} (see cstates){}",
+             idle-exit latency; in a VM, the host) → {}{}",
+            crate::measure::cause::for_idle_exit().command(core),
             also(0, 0.1)
         );
     }

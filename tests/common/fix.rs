@@ -387,3 +387,64 @@ pub fn boot_grub_trial(r: &Root) -> String {
         .split_once(' ')
         .map_or(String::new(), |(_, params)| params.to_string())
 }
+
+/// A tree through fix's trial boot of the kernel command line on CPU 1: `fix --trial-boot`, the boot, the
+/// after-boot unit's judgement, and the rollback back to every byte the tree started with.
+pub struct Trial {
+    pub r: Root,
+    /// The tree as it was before fix.
+    pub start: Tree,
+}
+
+/// The files a boot made by hand changes: the rollback puts back the boot the test started in.
+const BOOT_FILES: [&str; 3] = [
+    "proc/cmdline",
+    "proc/sys/kernel/random/boot_id",
+    "sys/devices/system/cpu/isolated",
+];
+
+impl Trial {
+    pub fn on(r: Root) -> Trial {
+        let start = r.tree();
+        Trial { r, start }
+    }
+
+    /// `fix --core 1 --only ONLY --trial-boot --yes` and `more`, which must succeed: its output.
+    pub fn fix(&self, only: &str, more: &[&str]) -> String {
+        let args = [
+            &["--core", "1", "--only", only, "--trial-boot", "--yes"],
+            more,
+        ]
+        .concat();
+        let o = self.r.rmp("fix", &args);
+        ok(&o);
+        text(&o)
+    }
+
+    /// The after-boot unit's command in the boot the tree is in, which must succeed: its output.
+    pub fn after_boot(&self) -> String {
+        let o = self.r.rmp("after-boot", &[]);
+        ok(&o);
+        text(&o)
+    }
+
+    /// The machine boots GRUB's trial entry: a new boot, its command line, CPU 1 isolated.
+    pub fn boot_grub(&self) {
+        boot_grub_trial(&self.r);
+        self.r.write("/sys/devices/system/cpu/isolated", "1\n");
+    }
+
+    /// Puts back the boot the test started in, then `rollback --yes` leaves every file as at the start.
+    pub fn rolls_back(&self) {
+        for f in BOOT_FILES {
+            let p = self.r.path(&format!("/{f}"));
+            match self.start.get(f) {
+                Some(x) => std::fs::write(p, &x.0).unwrap(),
+                None if p.exists() => std::fs::remove_file(p).unwrap(),
+                None => {}
+            }
+        }
+        ok(&self.r.rmp("rollback", &["--yes"]));
+        assert_eq!(diff(&self.start, &self.r.tree()), Vec::<String>::new());
+    }
+}

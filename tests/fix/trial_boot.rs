@@ -5,62 +5,24 @@
 //! A boot is made by hand: a new boot id, the command line the trial entry gives, the isolated set.
 
 use crate::common;
-use common::fix::{BOOT_A, BOOT_B, Root, Tree, diff, ok, sample_bytes, text};
+use common::fix::{BOOT_A, BOOT_B, Root, Trial, diff, ok, sample_bytes, text};
 
 const PENDING: &str = "/var/lib/rmp-eval/trial-boot.json";
 const DONE: &str = "/var/lib/rmp-eval/trial-boot-done.json";
 const DROPIN: &str = "/etc/default/grub.d/99-rmp-eval.cfg";
-const BOOT_FILES: [&str; 3] = [
-    "proc/cmdline",
-    "proc/sys/kernel/random/boot_id",
-    "sys/devices/system/cpu/isolated",
-];
-
-fn fix_trial(r: &Root) -> String {
-    let o = r.rmp(
-        "fix",
-        &[
-            "--core",
-            "1",
-            "--only",
-            "cmdline,sysctl",
-            "--trial-boot",
-            "--yes",
-        ],
-    );
-    ok(&o);
-    text(&o)
+/// The captured Debian 12 RT guest with GRUB's generated files.
+fn grub() -> Trial {
+    Trial::on(Root::untuned_grub())
 }
 
-fn after_boot(r: &Root) -> String {
-    let o = r.rmp("after-boot", &[]);
-    ok(&o);
-    text(&o)
+/// `fix --trial-boot` of the command line and sysctl (which take effect now) on a GRUB tree: its output.
+fn fix_trial(t: &Trial) -> String {
+    t.fix("cmdline,sysctl", &[])
 }
 
 fn stage(r: &Root, file: &str) -> String {
     let v: serde_json::Value = serde_json::from_str(&r.read(file)).unwrap();
     v["stage"]["stage"].as_str().unwrap().to_string()
-}
-
-/// The machine boots the trial entry: a new boot, its command line, CPU 1 isolated.
-fn boot_trial(r: &Root) {
-    common::fix::boot_grub_trial(r);
-    r.write("/sys/devices/system/cpu/isolated", "1\n");
-}
-
-/// Puts back the boot the test started in, then `rollback --yes` leaves every file as at `start`.
-fn rolls_back(r: &Root, start: &Tree) {
-    for f in BOOT_FILES {
-        let p = r.path(&format!("/{f}"));
-        match start.get(f) {
-            Some(x) => std::fs::write(p, &x.0).unwrap(),
-            None if p.exists() => std::fs::remove_file(p).unwrap(),
-            None => {}
-        }
-    }
-    ok(&r.rmp("rollback", &["--yes"]));
-    assert_eq!(diff(start, &r.tree()), Vec::<String>::new());
 }
 
 fn grubenv_as_found(r: &Root) -> bool {
@@ -103,9 +65,9 @@ fn the_dry_run_shows_the_trial_entry_and_says_it_is_tried_before_it_is_kept() {
 
 #[test]
 fn a_healthy_trial_boot_is_made_permanent_and_rollback_restores_every_byte() {
-    let r = Root::untuned_grub();
-    let start = r.tree();
-    let out = fix_trial(&r);
+    let t = grub();
+    let r = &t.r;
+    let out = fix_trial(&t);
     assert!(out.contains("armed: the next boot boots it once"), "{out}");
     assert!(
         r.read("/boot/grub/grubenv")
@@ -119,40 +81,40 @@ fn a_healthy_trial_boot_is_made_permanent_and_rollback_restores_every_byte() {
         r.exists("/etc/sysctl.d/99-rmp-eval.conf"),
         "the other steps are applied now"
     );
-    assert_eq!(stage(&r, PENDING), "armed");
+    assert_eq!(stage(r, PENDING), "armed");
     // The after-boot unit in the same boot (no reboot yet): nothing is judged.
-    assert!(after_boot(&r).contains("armed"));
-    assert_eq!(stage(&r, PENDING), "armed");
-    boot_trial(&r);
-    let out = after_boot(&r);
+    assert!(t.after_boot().contains("armed"));
+    assert_eq!(stage(r, PENDING), "armed");
+    t.boot_grub();
+    let out = t.after_boot();
     assert!(out.contains("kept: the boot was healthy"), "{out}");
     assert!(!r.exists(PENDING));
-    assert_eq!(stage(&r, DONE), "kept");
+    assert_eq!(stage(r, DONE), "kept");
     assert!(r.exists(DROPIN));
     assert!(
         r.read("/var/lib/rmp-eval/cmdline")
             .contains("isolcpus=managed_irq,domain,1")
     );
     assert!(!r.exists("/boot/grub/custom.cfg"));
-    assert!(grubenv_as_found(&r));
+    assert!(grubenv_as_found(r));
     let st = text(&r.rmp("fix", &["--status"]));
     assert!(
         st.contains("kept") && st.contains("this boot's command line"),
         "{st}"
     );
     // A later boot does nothing more.
-    assert!(after_boot(&r).contains("nothing armed"));
-    rolls_back(&r, &start);
+    assert!(t.after_boot().contains("nothing armed"));
+    t.rolls_back();
 }
 
 #[test]
 fn a_trial_boot_that_did_not_come_up_healthy_is_undone_and_says_why() {
-    let r = Root::untuned_grub();
-    let start = r.tree();
-    fix_trial(&r);
+    let t = grub();
+    let r = &t.r;
+    fix_trial(&t);
     // The trial kernel panicked (panic=10) and GRUB booted the default entry: a new boot, the old line.
     r.write("/proc/sys/kernel/random/boot_id", BOOT_B);
-    let out = after_boot(&r);
+    let out = t.after_boot();
     assert!(
         out.contains("undone, the command line left as it was"),
         "{out}"
@@ -161,36 +123,36 @@ fn a_trial_boot_that_did_not_come_up_healthy_is_undone_and_says_why() {
         out.contains("isolcpus=managed_irq,domain,1 is not on the running command line"),
         "{out}"
     );
-    assert_eq!(stage(&r, DONE), "undone");
+    assert_eq!(stage(r, DONE), "undone");
     assert!(!r.exists("/boot/grub/custom.cfg") && !r.exists(DROPIN));
-    assert!(grubenv_as_found(&r));
+    assert!(grubenv_as_found(r));
     assert!(text(&r.rmp("fix", &["--status"])).contains("not healthy"));
-    rolls_back(&r, &start);
+    t.rolls_back();
 }
 
 #[test]
 fn rollback_at_any_stage_restores_every_byte() {
     // Armed, before the reboot.
-    let r = Root::untuned_grub();
-    let start = r.tree();
-    fix_trial(&r);
-    rolls_back(&r, &start);
-    assert!(!r.exists(PENDING));
+    let t = grub();
+    fix_trial(&t);
+    t.rolls_back();
+    assert!(!t.r.exists(PENDING));
     // Armed, in the trial boot after GRUB cleared next_entry (save_env), before it is judged.
-    let r = Root::untuned_grub();
-    let start = r.tree();
-    fix_trial(&r);
+    let t = grub();
+    let r = &t.r;
+    fix_trial(&t);
     let env = r.read("/boot/grub/grubenv");
     let mut cleared = env
         .replacen("next_entry=rmp-eval-trial\n", "next_entry=\n", 1)
         .into_bytes();
     cleared.resize(1024, b'#');
     std::fs::write(r.path("/boot/grub/grubenv"), &cleared).unwrap();
-    boot_trial(&r);
-    rolls_back(&r, &start);
+    t.boot_grub();
+    t.rolls_back();
     // A second trial while one is pending is refused before anything changes.
-    let r = Root::untuned_grub();
-    fix_trial(&r);
+    let t = grub();
+    let r = &t.r;
+    fix_trial(&t);
     let before = r.tree();
     let o = r.rmp(
         "fix",
@@ -206,95 +168,83 @@ fn rollback_at_any_stage_restores_every_byte() {
 
 #[test]
 fn killed_while_arming_the_next_boot_undoes_what_was_written() {
-    let r = Root::untuned_grub();
-    let start = r.tree();
+    let t = grub();
+    let r = &t.r;
     // Killed between the trial entry (custom.cfg) and grubenv: the record says arming, the run is cut short.
     common::fix::killed_mid_run(
-        &r,
+        r,
         "fix",
         &["--core", "1", "--only", "cmdline", "--trial-boot", "--yes"],
     );
-    assert_eq!(stage(&r, PENDING), "arming");
-    assert!(r.exists("/boot/grub/custom.cfg") && grubenv_as_found(&r));
+    assert_eq!(stage(r, PENDING), "arming");
+    assert!(r.exists("/boot/grub/custom.cfg") && grubenv_as_found(r));
     // grubenv never named the trial: the machine boots its default entry.
     r.write("/proc/sys/kernel/random/boot_id", BOOT_B);
-    let out = after_boot(&r);
+    let out = t.after_boot();
     assert!(
         out.contains("fix stopped before the trial entry was complete"),
         "{out}"
     );
-    assert_eq!(stage(&r, DONE), "undone");
-    assert_eq!(common::fix::journal_runs(&r), 0);
-    rolls_back(&r, &start);
+    assert_eq!(stage(r, DONE), "undone");
+    assert_eq!(common::fix::journal_runs(r), 0);
+    t.rolls_back();
 }
 
 #[test]
 fn killed_after_arming_before_the_record_said_so_the_trial_is_judged_all_the_same() {
-    let r = Root::untuned_grub();
-    let start = r.tree();
-    fix_trial(&r);
+    let t = grub();
+    let r = &t.r;
+    fix_trial(&t);
     // As if fix died between its trial run's last write and the record's: the record still says arming.
     let mut p: serde_json::Value = serde_json::from_str(&r.read(PENDING)).unwrap();
     p["stage"] = serde_json::json!({"stage": "arming", "journals": 1});
     r.write(PENDING, &p.to_string());
-    boot_trial(&r);
-    assert!(after_boot(&r).contains("kept"));
-    rolls_back(&r, &start);
+    t.boot_grub();
+    assert!(t.after_boot().contains("kept"));
+    t.rolls_back();
 }
 
 #[test]
 fn killed_while_committing_the_next_start_finishes_the_commit() {
-    let r = Root::untuned_grub();
-    let start = r.tree();
-    fix_trial(&r);
-    boot_trial(&r);
+    let t = grub();
+    let r = &t.r;
+    fix_trial(&t);
+    t.boot_grub();
     // Killed between two changes of the permanent configuration (the drop-in written, update-grub not run).
-    common::fix::killed_mid_run(&r, "after-boot", &[]);
-    assert_eq!(stage(&r, PENDING), "committing");
+    common::fix::killed_mid_run(r, "after-boot", &[]);
+    assert_eq!(stage(r, PENDING), "committing");
     // Started again (by hand, or the unit at the next boot of the same line): the cut-short run undone, the
     // commit written again, the trial entry undone.
-    let out = after_boot(&r);
+    let out = t.after_boot();
     assert!(out.contains("kept"), "{out}");
     assert_eq!(
-        common::fix::journal_runs(&r),
+        common::fix::journal_runs(r),
         2,
         "the sysctl run and the commit"
     );
-    assert!(!r.exists("/boot/grub/custom.cfg") && grubenv_as_found(&r));
+    assert!(!r.exists("/boot/grub/custom.cfg") && grubenv_as_found(r));
     // Killed after the done record was written but before the pending one was removed: the same end again.
     let done = r.read(DONE);
     let mut p: serde_json::Value = serde_json::from_str(&done).unwrap();
     let trial = "/var/lib/rmp-eval/journal/gone.json";
     p["stage"] = serde_json::json!({"stage": "committing", "trial": trial, "journals": 1});
     r.write(PENDING, &p.to_string());
-    assert!(after_boot(&r).contains("kept"));
+    assert!(t.after_boot().contains("kept"));
     assert!(!r.exists(PENDING));
-    assert_eq!(common::fix::journal_runs(&r), 2);
-    rolls_back(&r, &start);
+    assert_eq!(common::fix::journal_runs(r), 2);
+    t.rolls_back();
 }
 
 /// The trial cycle on another loader: armed (only the trial's files), booted by `boot`, kept; then a second
 /// tree whose trial boot came back on the old line: undone. Both roll back to every byte.
 fn cycle_on(make: fn() -> Root, trial_files: &[&str], boot: fn(&Root), permanent: &str) {
     for healthy in [true, false] {
-        let r = make();
-        let start = r.tree();
+        let t = Trial::on(make());
+        let r = &t.r;
         let before = r.read(permanent);
-        let o = r.rmp(
-            "fix",
-            &[
-                "--core",
-                "1",
-                "--only",
-                "cmdline",
-                "--trial-boot",
-                "--yes",
-                "--no-measure",
-            ],
-        );
-        ok(&o);
+        let out = t.fix("cmdline", &["--no-measure"]);
         for f in trial_files {
-            assert!(r.exists(f), "{f}: {}", text(&o));
+            assert!(r.exists(f), "{f}: {out}");
         }
         assert_eq!(
             r.read(permanent),
@@ -302,13 +252,13 @@ fn cycle_on(make: fn() -> Root, trial_files: &[&str], boot: fn(&Root), permanent
             "the default is untouched while armed"
         );
         if healthy {
-            boot(&r);
+            boot(r);
         } else {
             r.write("/proc/sys/kernel/random/boot_id", BOOT_B);
         }
-        let out = after_boot(&r);
+        let out = t.after_boot();
         assert_eq!(
-            stage(&r, DONE),
+            stage(r, DONE),
             if healthy { "kept" } else { "undone" },
             "{out}"
         );
@@ -316,7 +266,7 @@ fn cycle_on(make: fn() -> Root, trial_files: &[&str], boot: fn(&Root), permanent
         for f in trial_files {
             assert!(!r.exists(f), "{f} is undone");
         }
-        rolls_back(&r, &start);
+        t.rolls_back();
     }
 }
 

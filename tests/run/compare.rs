@@ -35,7 +35,7 @@ fn compare_before_and_after_saved_by_measure() {
         &mut std::io::sink(),
         &spec,
         true,
-        "before",
+        rmp_eval::measure::store::RunLabel::Before,
     )
     .unwrap();
     let (after, apath) = rmp_eval::commands::run::measure(
@@ -44,7 +44,7 @@ fn compare_before_and_after_saved_by_measure() {
         &mut std::io::sink(),
         &spec,
         true,
-        "after",
+        rmp_eval::measure::store::RunLabel::After,
     )
     .unwrap();
     // --iterations is the periods spanned, counted and missed together (a loaded machine misses some).

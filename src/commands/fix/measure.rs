@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::measure::result::RunResult;
 use crate::measure::spec::{NicSpec, RunSpec, Workload};
+use crate::measure::store::RunLabel;
 use crate::outln;
 use crate::output::Output;
 
@@ -25,7 +26,7 @@ pub(super) fn after(
     undo: &str,
 ) -> Result<()> {
     let (b, bpath) = before;
-    let (a, apath) = measure(w, host, out, args, core, "after").map_err(|e| {
+    let (a, apath) = measure(w, host, out, args, core, RunLabel::After).map_err(|e| {
         Error::failed(format!(
             "the changes are applied (undo: `{undo}`), but the after measurement failed: {e}"
         ))
@@ -56,25 +57,35 @@ pub(super) fn after(
         );
     }
     if !args.json {
-        let c = crate::report::compare::compare(
-            b,
-            &a,
-            &bpath.display().to_string(),
-            &apath.display().to_string(),
-        );
-        crate::out!(w, "{}", crate::report::compare::render_text(&c, out.color));
-        // The page to hand on: both runs overlaid, beside the after result.
-        let page = apath.with_extension("html");
-        let pair = [
-            ("before".to_string(), b.clone()),
-            ("after".to_string(), a.clone()),
-        ];
-        match crate::report::html::write(&pair, &page, None) {
-            Ok(p) => outln!(w, "Report: {}", p.display()),
-            Err(e) => eprintln!("rmp-eval: note: the before/after report was not written: {e}"),
-        }
+        show_pair(w, out, (b, bpath), (&a, &apath));
     }
     Ok(())
+}
+
+/// The comparison of before and after on the terminal, and the page to hand on: both runs overlaid, beside the
+/// after result.
+fn show_pair(
+    w: &mut dyn Write,
+    out: Output,
+    (b, bpath): (&RunResult, &Path),
+    (a, apath): (&RunResult, &Path),
+) {
+    let c = crate::report::compare::compare(
+        b,
+        a,
+        &bpath.display().to_string(),
+        &apath.display().to_string(),
+    );
+    crate::out!(w, "{}", crate::report::compare::render_text(&c, out.color));
+    let page = apath.with_extension("html");
+    let pair = [
+        (RunLabel::Before.to_string(), b.clone()),
+        (RunLabel::After.to_string(), a.clone()),
+    ];
+    match crate::report::html::write(&pair, &page, None) {
+        Ok(p) => outln!(w, "Report: {}", p.display()),
+        Err(e) => eprintln!("rmp-eval: note: the before/after report was not written: {e}"),
+    }
 }
 
 /// Arms rmp-eval-after-boot.service to measure the "after" once the machine has rebooted into the changes.
@@ -97,7 +108,7 @@ pub(super) fn measure(
     out: Output,
     args: &FixArgs,
     core: usize,
-    label: &str,
+    label: RunLabel,
 ) -> Result<(RunResult, PathBuf)> {
     if !args.json {
         outln!(
@@ -107,7 +118,7 @@ pub(super) fn measure(
             core
         );
     }
-    let before = label == "before";
+    let before = label == RunLabel::Before;
     let (r, path) = crate::job::measure_saved(
         host,
         out,

@@ -189,8 +189,21 @@ pub(crate) fn split(plan: &Plan) -> (Plan, Option<Step>) {
 }
 
 /// Applies `plan` as fix does, its trial step (if `tried_first` put one in) as a run of its own after the rest,
-/// armed through `arm`. One report for both runs.
+/// armed through `arm`. One report for both runs. What the kernel refused (managed IRQs) was never fix's value:
+/// it is remembered, so that the monitor does not call it drift.
 pub(crate) fn apply(
+    host: &Host,
+    plan: &Plan,
+    trial: Option<&Trial>,
+    on: (usize, Option<&str>),
+    failed: &[crate::checks::CheckId],
+) -> Result<Report> {
+    let report = apply_runs(host, plan, trial, on, failed)?;
+    crate::fix::drift::remember_refused(host, &report.kernel_refused())?;
+    Ok(report)
+}
+
+fn apply_runs(
     host: &Host,
     plan: &Plan,
     trial: Option<&Trial>,

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::checks::CheckId;
-use crate::remedy::StepId;
+use crate::remedy::{StepId, Suggested};
 
 /// What removes a source: a `fix` step, a check to read (no automatic fix exists), or nothing rmp-eval can
 /// change.
@@ -93,15 +93,24 @@ impl Remedy {
         }
     }
 
-    /// The one formatter of the command line a remedy suggests, for the reports ("rmp-eval fix --core 1 --only
-    /// irq_affinity"); a remedy of nothing says why.
+    /// The command line a remedy suggests, for the reports ("rmp-eval fix --core 1 --only irq_affinity", written
+    /// by `remedy::Suggested`); a remedy of nothing says why.
     pub(crate) fn command(&self, core: usize) -> String {
         match self.act {
-            Act::Fix(s) => format!("rmp-eval fix --core {core} --only {s}"),
-            Act::Check(c) => format!("rmp-eval check --core {core} (see {c})"),
+            Act::Fix(step) => Suggested::Fix { core, step }.to_string(),
+            Act::Check(c) => Suggested::Check {
+                core,
+                check: c.as_str(),
+            }
+            .to_string(),
             Act::None => self.why.clone(),
         }
     }
+}
+
+/// A late wakeup on an idle CPU: the exit from a deep C-state (or, in a VM, the host).
+pub(crate) fn for_idle_exit() -> Remedy {
+    Remedy::check(CheckId::Cstates, "idle-exit latency")
 }
 
 /// A device interrupt (a numbered row of /proc/interrupts, an irq_handler_entry).

@@ -8,18 +8,19 @@ use std::time::{Duration, Instant};
 
 use super::ANSWER_TIMEOUT;
 use super::arp::{self, Responder};
-use super::frame::{self, Addrs, Probe, Reply};
-use super::netif::FlagsGuard;
 use super::port::{RxPort, TxPort};
-use super::queue::{self, Steering};
-use super::rawsock::RawSocket;
-use super::tstamp::{self, TsKind};
 use super::xdp::{self, XdpPath};
 use crate::corelock::CoreLock;
 use crate::error::{Error, Result};
 use crate::host::Host;
+use crate::measure::frame::{self, Addrs, Probe, Reply};
+use crate::measure::netif::FlagsGuard;
+use crate::measure::queue::{self, Steering};
+use crate::measure::rawsock::RawSocket;
 use crate::measure::session::{StopOnSignal, Watch};
 use crate::measure::spec::{Mode, NicPath, NicSpec, Placement};
+use crate::measure::tstamp::{self, TsKind};
+use crate::remedy::Suggested;
 use crate::sys::{ifname, netdev};
 
 /// The run's open sockets and the guards that must outlive them.
@@ -417,19 +418,21 @@ fn peer(nic: &str, mac: [u8; 6], args: &NicSpec) -> Result<(Addrs, Option<Respon
 
 /// The preflight's error: whoever should have answered, and what to look at.
 fn no_answer(mode: Mode, nic: &str) -> Error {
+    let reflect = Suggested::Reflect { nic: None };
+    let echo = format!("is `{reflect}` running on the other end?");
     let (who, why) = match mode {
         Mode::Ecat => (
             format!("no EtherCAT SubDevice answered on {nic}"),
-            "is a drive connected and powered? `rmp-eval reflect --nic IF` on the other end stands in for one",
+            format!(
+                "is a drive connected and powered? `{}` on the other end stands in for one",
+                Suggested::Reflect { nic: Some("IF") }
+            ),
         ),
         Mode::Raw => (
             format!("no raw echo (EtherType 0x88B5) answered on {nic}"),
-            "is `rmp-eval reflect` running on the other end?",
+            echo,
         ),
-        Mode::Udp => (
-            format!("no UDP echo (port 7) answered on {nic}"),
-            "is `rmp-eval reflect` running on the other end?",
-        ),
+        Mode::Udp => (format!("no UDP echo (port 7) answered on {nic}"), echo),
     };
     Error::failed(format!("{who} within 1 s ({why})"))
 }

@@ -91,7 +91,7 @@ impl<'a> Results<'a> {
             ..self.rtt
         });
         r.checks.preflight_wkc.clone_from(&self.preflight_wkc);
-        r.path = self.nic.path.name().to_string();
+        r.path = self.nic.path;
         r.xdp.clone_from(&self.xdp);
         if let Some(s) = &mut r.stamps {
             s.why_software.clone_from(&self.stamps_why);

@@ -10,7 +10,9 @@
 
 use crate::error::{Error, Result};
 use crate::host::Host;
-use crate::measure::result::XdpReport;
+use crate::measure::result::{XdpMode, XdpReport};
+use crate::measure::spec::NicPath;
+use crate::remedy::Suggested;
 use crate::sys::xdp::{self, AttachError, Mode};
 use crate::sys::xsk::{self, Xsk, XskRx, XskTx};
 use crate::sys::{ifname, netdev};
@@ -166,8 +168,8 @@ fn attach(
             Err(AttachError::Busy) => {
                 let _ = host.remove_file(&record_path(key));
                 return Err(Error::failed(format!(
-                    "{nic} already has an XDP program: rmp-eval does not replace it (--path af_packet measures \
-                     without one)"
+                    "{nic} already has an XDP program: rmp-eval does not replace it ({} measures without one)",
+                    Suggested::Path(NicPath::AfPacket.name())
                 )));
             }
             Err(AttachError::Failed(e)) => refused = Some(e.to_string()),
@@ -184,7 +186,8 @@ fn someones_program(nic: &str, id: u32) -> Error {
     let name = xdp::program_name(id).unwrap_or_else(|| "unknown".into());
     Error::failed(format!(
         "{nic} already has an XDP program (id {id}, {name}): rmp-eval does not replace it (detach it, or measure \
-         with --path af_packet)"
+         with {})",
+        Suggested::Path(NicPath::AfPacket.name())
     ))
 }
 
@@ -192,16 +195,17 @@ fn record_path(key: &str) -> String {
     format!("{RECORD_DIR}/{key}")
 }
 
-fn mode_name(m: Mode) -> &'static str {
+/// The result's name of the XDP mode.
+fn result_mode(m: Mode) -> XdpMode {
     match m {
-        Mode::Native => "native",
-        Mode::Generic => "generic",
+        Mode::Native => XdpMode::Native,
+        Mode::Generic => XdpMode::Generic,
     }
 }
 
 /// The record's text: "IFINDEX MODE".
 fn encode(ifindex: u32, mode: Mode) -> String {
-    format!("{ifindex} {}\n", mode_name(mode))
+    format!("{ifindex} {}\n", result_mode(mode))
 }
 
 fn decode(s: &str) -> Option<(u32, Mode)> {
@@ -253,7 +257,7 @@ fn settle(nic: &str, ifindex: u32, mode: Mode) -> String {
         Ok(Some(_)) => match xdp::detach(ifindex, mode) {
             Ok(()) => format!(
                 "detached the XDP program ({}) an earlier, killed run left on {nic}",
-                mode_name(mode)
+                result_mode(mode)
             ),
             Err(e) => format!("could not detach the XDP program an earlier run left on {nic}: {e}"),
         },
@@ -265,7 +269,7 @@ impl XdpFacts {
     /// The result's `xdp` key.
     pub(crate) fn report(&self) -> XdpReport {
         XdpReport {
-            xdp_mode: mode_name(self.mode).to_string(),
+            xdp_mode: result_mode(self.mode),
             zero_copy: self.zero_copy,
             queue: self.queue,
             why_generic: self.native_refused.clone(),

@@ -17,7 +17,7 @@ pub mod store;
 pub(crate) use arrival::{ArrivalCounts, ArrivalReport, Sync0Report};
 pub(crate) use build::{Header, Measurement};
 pub use rtt::RttSummary;
-pub(crate) use rtt::{EscId, ReplyChecks, StampCounts, Timestamps, XdpReport};
+pub(crate) use rtt::{EscId, ReplyChecks, StampCounts, Timestamps, XdpMode, XdpReport};
 
 /// pass: every sample Great and no frame lost; fail: the machine falls short; inconclusive: nothing fell short,
 /// but the run was too short to call it a pass (exit 3); incomplete: the run could not finish its job (replies
@@ -398,5 +398,18 @@ impl StoppedBy {
             StoppedBy::Sigint => "stopped by Ctrl+C (SIGINT)",
             StoppedBy::Sigterm => "stopped by SIGTERM",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A saved result (an AF_XDP NIC run saved as fix's "before") reads back and writes out as the same JSON, keys
+    /// and values: the enums in the result keep the strings the files hold.
+    #[test]
+    fn a_saved_result_keeps_its_json() {
+        let text = include_str!("../../../tests/fixtures/results/nic-run-af-xdp-before.json");
+        let saved: serde_json::Value = serde_json::from_str(text).unwrap();
+        let r: super::RunResult = serde_json::from_str(text).unwrap();
+        assert_eq!(serde_json::to_value(&r).unwrap(), saved);
     }
 }

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::measure::spec::NicPath;
+
 /// Where the RTT timestamps came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -55,8 +57,8 @@ pub struct RttSummary {
     pub(crate) queue: Option<crate::measure::nic::queue::QueueReport>,
     /// The way the frames took through this host: "af_packet" or "af_xdp" (older results have no key: read as
     /// af_packet).
-    #[serde(default = "af_packet")]
-    pub(crate) path: String,
+    #[serde(default)]
+    pub(crate) path: NicPath,
     /// `--path af_xdp`: the XDP program's mode, zero-copy or not, the socket's queue, and why the faster choice was
     /// refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -69,15 +71,11 @@ pub struct RttSummary {
     pub(crate) checks: ReplyChecks,
 }
 
-fn af_packet() -> String {
-    "af_packet".into()
-}
-
 /// How an `--path af_xdp` run's frames went: what it asked for first, what it got, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct XdpReport {
     /// "native" (in the driver) or "generic" (after it, on a socket buffer).
-    pub(crate) xdp_mode: String,
+    pub(crate) xdp_mode: XdpMode,
     /// The socket's frames are the driver's own (XDP_ZEROCOPY) rather than copied.
     pub(crate) zero_copy: bool,
     /// The receive queue the socket is bound to, and sends on.
@@ -96,6 +94,29 @@ pub(crate) struct XdpReport {
     /// late by the wait (their replies count as late).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(crate) sent_late: u64,
+}
+
+/// Where the XDP program runs: in the driver ("native"), or after it on a socket buffer ("generic").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum XdpMode {
+    Native,
+    Generic,
+}
+
+impl XdpMode {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            XdpMode::Native => "native",
+            XdpMode::Generic => "generic",
+        }
+    }
+}
+
+impl std::fmt::Display for XdpMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 fn is_zero(n: &u64) -> bool {

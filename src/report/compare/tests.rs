@@ -300,7 +300,7 @@ fn runs_through_different_nic_paths_are_flagged() {
         same.unfair
     );
     let mut xdp = packet.clone();
-    xdp.rtt.as_mut().unwrap().path = "af_xdp".into();
+    xdp.rtt.as_mut().unwrap().path = crate::measure::spec::NicPath::AfXdp;
     let c = compare(&packet, &xdp, "b", "a");
     assert!(
         c.unfair

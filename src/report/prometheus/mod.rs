@@ -14,6 +14,7 @@ use crate::checks::machine_id::KernelInfo;
 use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::measure::result::RunResult;
+use crate::remedy::StepId;
 
 mod check;
 mod qualify;
@@ -136,6 +137,49 @@ pub(crate) fn export_run(dest: &Dest, k: &KernelInfo, r: &RunResult, now: u64) -
     dest.save_totals(&totals)?;
     dest.write("rmp_eval_info.prom", &info(k))?;
     dest.write("rmp_eval_run.prom", &run(r, &totals, now))
+}
+
+/// Writes rmp_eval_monitor.prom: drifted values per step (before any re-apply), what is left, the re-applications
+/// (a counter kept in the totals, `reapplied` added to it) and the time of the pass.
+pub(crate) fn export_monitor(
+    dest: &Dest,
+    per_step: impl Fn(StepId) -> usize,
+    (remaining, reapplied): (usize, usize),
+    now: u64,
+) -> Result<()> {
+    let total = dest.add_reapplied(reapplied as u64);
+    let mut t = Text::default();
+    t.family(
+        "rmp_eval_drift_values",
+        "gauge",
+        "Values fix applied that no longer held when the monitor looked, per step (before any re-apply).",
+    );
+    for id in StepId::ALL {
+        t.sample(
+            "rmp_eval_drift_values",
+            &[("step", id.as_str())],
+            per_step(id) as f64,
+        );
+    }
+    t.family(
+        "rmp_eval_drift_remaining_values",
+        "gauge",
+        "Drifted values left after the monitor's pass (re-applied ones excluded).",
+    );
+    t.sample("rmp_eval_drift_remaining_values", &[], remaining as f64);
+    t.family(
+        "rmp_eval_drift_reapplied_total",
+        "counter",
+        "Drifted values the monitor wrote again.",
+    );
+    t.sample("rmp_eval_drift_reapplied_total", &[], total as f64);
+    t.family(
+        "rmp_eval_monitor_last_timestamp_seconds",
+        "gauge",
+        "Unix time of the monitor's last pass.",
+    );
+    t.sample("rmp_eval_monitor_last_timestamp_seconds", &[], now as f64);
+    dest.write("rmp_eval_monitor.prom", &t.into_string())
 }
 
 /// Writes rmp_eval_qualify.prom: the verdict of qualification `q`.

@@ -144,7 +144,7 @@ fn result(rtt: bool) -> RunResult {
             max_us: rd.max_us,
             timestamps: Timestamps::Software,
             queue: None,
-            path: "af_packet".into(),
+            path: crate::measure::spec::NicPath::AfPacket,
             xdp: None,
             arrival: None,
             late: 0,

@@ -101,7 +101,7 @@ fn rtt_section_prints_nrtm_line() {
         hdr: d.encode(),
         stamps: None,
         queue: None,
-        path: "af_packet".into(),
+        path: crate::measure::spec::NicPath::AfPacket,
         xdp: None,
         arrival: None,
         checks: Default::default(),
@@ -116,9 +116,9 @@ fn rtt_section_prints_nrtm_line() {
     assert!(!t.contains("AF_XDP"), "{t}");
     // The AF_XDP path says what it got and why not the faster choice.
     let xdp = crate::measure::result::RttSummary {
-        path: "af_xdp".into(),
+        path: crate::measure::spec::NicPath::AfXdp,
         xdp: Some(crate::measure::result::XdpReport {
-            xdp_mode: "generic".into(),
+            xdp_mode: crate::measure::result::XdpMode::Generic,
             zero_copy: false,
             queue: 0,
             why_generic: Some("Operation not supported (os error 95)".into()),

@@ -9,7 +9,6 @@ use crate::host::Host;
 use crate::measure::result::RunResult;
 
 pub const RESULTS_DIR: &str = "/var/lib/rmp-eval/results";
-pub(crate) const LABELS: [&str; 3] = ["run", "before", "after"];
 /// Where results go instead, when set: an absolute directory outside any --root (a CI job collecting results, and
 /// the test suite, which must not write into the machine's own results/).
 pub const RESULTS_ENV: &str = "RMP_EVAL_RESULTS_DIR";
@@ -27,6 +26,47 @@ fn join(dir: &str, name: &str) -> String {
 }
 
 pub(crate) use crate::wallclock::{rfc3339, stamp, unix_now};
+
+/// What a result was measured as: its `label`, and the end of its file's name under results/. `compare` names the
+/// newest `run`, `before` and `after` by these names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunLabel {
+    /// `run`, and the monitor's short run.
+    Run,
+    /// fix's measurement before its changes.
+    Before,
+    /// fix's measurement after them (and the after-boot one).
+    After,
+    /// qualify's measurement of the machine as it was.
+    QualifyBaseline,
+    /// qualify's measurement at one period of its sweep (µs).
+    QualifySweep(u32),
+    /// qualify's measurement after one step.
+    QualifyStep(crate::remedy::StepId),
+}
+
+impl RunLabel {
+    /// The labels `compare` finds a result by.
+    pub(crate) const NAMED: [RunLabel; 3] = [RunLabel::Run, RunLabel::Before, RunLabel::After];
+
+    /// Whether `s` names one of `NAMED`.
+    pub(crate) fn is_named(s: &str) -> bool {
+        RunLabel::NAMED.iter().any(|l| l.to_string() == s)
+    }
+}
+
+impl std::fmt::Display for RunLabel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunLabel::Run => f.write_str("run"),
+            RunLabel::Before => f.write_str("before"),
+            RunLabel::After => f.write_str("after"),
+            RunLabel::QualifyBaseline => f.write_str("qualify-baseline"),
+            RunLabel::QualifySweep(us) => write!(f, "qualify-{us}us"),
+            RunLabel::QualifyStep(step) => write!(f, "qualify-step-{step}"),
+        }
+    }
+}
 
 /// (stamp, label, sequence) of a result file name, or None for any other file.
 pub(crate) fn parse_name(name: &str) -> Option<(&str, &str, u32)> {
@@ -48,7 +88,7 @@ pub(crate) fn parse_name(name: &str) -> Option<(&str, &str, u32)> {
         }
         _ => (rest, 1),
     };
-    LABELS.contains(&label).then_some((ts, label, seq))
+    RunLabel::is_named(label).then_some((ts, label, seq))
 }
 
 /// A result file under results/, named once (by the run's label and start) and written as often as needed: the
@@ -129,7 +169,7 @@ pub(crate) fn newest(host: &Host, which: &str) -> Result<Option<PathBuf>> {
 
 /// A result named on the command line: "last", "before", "after", or a file path (taken as given, not under --root).
 pub(crate) fn resolve(host: &Host, arg: &str) -> Result<PathBuf> {
-    if arg == "last" || LABELS.contains(&arg) {
+    if arg == "last" || RunLabel::is_named(arg) {
         return newest(host, arg)?.ok_or_else(|| {
             let (host, dir) = place(host);
             Error::usage(format!(

@@ -61,3 +61,33 @@ fn save_then_resolve_newest_by_label() {
         Err(Error::Usage(_))
     ));
 }
+
+/// The labels keep the names results were saved under (their files' names and `label` key): `compare` finds
+/// "before" and "after" by them.
+#[test]
+fn labels_keep_their_names() {
+    use crate::remedy::StepId;
+    let names: Vec<String> = [
+        RunLabel::Run,
+        RunLabel::Before,
+        RunLabel::After,
+        RunLabel::QualifyBaseline,
+        RunLabel::QualifySweep(50),
+        RunLabel::QualifyStep(StepId::IrqAffinity),
+    ]
+    .iter()
+    .map(RunLabel::to_string)
+    .collect();
+    assert_eq!(
+        names,
+        [
+            "run",
+            "before",
+            "after",
+            "qualify-baseline",
+            "qualify-50us",
+            "qualify-step-irq_affinity"
+        ]
+    );
+    assert!(RunLabel::is_named("before") && !RunLabel::is_named("qualify-baseline"));
+}

@@ -56,7 +56,7 @@ pub(super) fn summarize(st: &RttStats, ctx: &Context) -> RttSummary {
             why_software: None,
         }),
         queue: None,
-        path: "af_packet".into(),
+        path: crate::measure::spec::NicPath::AfPacket,
         xdp: None,
         arrival: None,
         checks: ReplyChecks {
