@@ -1,7 +1,8 @@
-//! The reader of the RT CPU's trace_pipe, on its own thread off the RT CPU: it consumes the events every few
-//! milliseconds (so the ring buffer never wraps and nothing stops the run), keeps the lines since the previous
-//! cycle's marker, and when a marker says the cycle was late — over `--break-us`, or worse than any before when no
-//! threshold is given — keeps that window's text for the analysis (window.rs). It also counts the tick on the CPU.
+//! The reader of the traced CPUs' ring buffers (the binary pages, or trace_pipe's text when they cannot be read),
+//! on its own thread off the RT CPU: it consumes the events every few milliseconds (so the ring buffer never wraps
+//! and nothing stops the run), keeps the events since the previous cycle's marker, and when a marker says the cycle
+//! was late — over `--break-us`, or worse than any before when no threshold is given — keeps that window for the
+//! analysis (window.rs). It also counts the tick on the CPU.
 
 use std::fs::File;
 use std::sync::Arc;
@@ -9,7 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::raw::Event;
+use super::event::{Entry, Event};
+use super::raw::RawEvent;
 use super::raw::read::RawPipes;
 use super::tracefs::drain;
 use super::window::Window;
@@ -28,11 +30,11 @@ pub enum Keep {
     Over(u64),
 }
 
-/// One event of a window: a trace_pipe line, or a raw event (rendered to its line only if the window is kept).
+/// One entry of a window: as the text reader parsed it, or a raw event (decoded only if the window is kept).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Item {
-    Text(String),
-    Raw(Event),
+    Entry(Entry),
+    Raw(RawEvent),
 }
 
 /// One kept window: the trace from the previous cycle's marker to this cycle's.
@@ -48,20 +50,15 @@ pub struct Kept {
 }
 
 impl Kept {
-    /// The window's text; raw events through `line` (None: the text reader's lines only).
-    pub(crate) fn text(&self, mut line: impl FnMut(&Event) -> Option<String>) -> String {
-        let mut out = String::new();
-        for i in &self.items {
-            match i {
-                Item::Text(t) => out.push_str(t),
-                Item::Raw(e) => match line(e) {
-                    Some(l) => out.push_str(&l),
-                    None => continue,
-                },
-            }
-            out.push('\n');
-        }
-        out
+    /// The window's entries; raw events through `decode` (None: left out, an unknown record).
+    pub(crate) fn entries(&self, mut decode: impl FnMut(&RawEvent) -> Option<Event>) -> Vec<Entry> {
+        self.items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Entry(e) => Some(e.clone()),
+                Item::Raw(r) => decode(r).map(Entry::Event),
+            })
+            .collect()
     }
 }
 

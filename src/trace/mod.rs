@@ -3,7 +3,10 @@
 //! (analyse).
 
 pub mod analyse;
+#[cfg(test)]
+mod bench;
 pub mod collect;
+pub(crate) mod event;
 mod lost_track;
 pub(crate) mod marker;
 pub mod model;

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::measure::interference::cause::Remedy;
-use crate::parse::ftrace::{self, Line};
+use crate::parse::ftrace;
 
 /// What held the CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -151,11 +151,12 @@ pub struct Mark {
     pub lat_ns: u64,
 }
 
-pub fn mark(l: &Line) -> Option<Mark> {
-    if l.event != "tracing_mark_write" || !l.body.starts_with("rmp-eval ") {
+/// The marker of a trace_marker write's text, when it is one.
+pub(crate) fn mark(text: &str) -> Option<Mark> {
+    if !text.starts_with("rmp-eval ") {
         return None;
     }
-    let f = ftrace::fields(l.body);
+    let f = ftrace::fields(text);
     Some(Mark {
         cycle: ftrace::num(&f, "c")?,
         deadline_ns: ftrace::num(&f, "dl")?,
@@ -210,7 +211,7 @@ pub(crate) fn verdict(
         return format!(
             "late by {late:.0} µs: CPU {core} was idle{t} — nothing on the CPU was in the way (timer or \
              idle-exit latency; in a VM, the host) → {}{}",
-            crate::measure::cause::for_idle_exit().command(core),
+            crate::measure::interference::cause::for_idle_exit().command(core),
             also(0, 0.1)
         );
     }

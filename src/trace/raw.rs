@@ -1,21 +1,21 @@
 //! The binary events of trace_pipe_raw (parse::ringbuf decodes the pages): which record is which event (the
 //! formats of the events we enabled), the two things the reader needs from every event (is it the loop's marker,
-//! is it the tick), and the text line of an event as the kernel's trace_pipe prints it (irq-info off, ns time) —
-//! rendered only for the kept windows, which the analysis and the saved file read. The kernel formats nothing.
+//! is it the tick), and an event in the event model (trace::event) — decoded only for the kept windows, which the
+//! analysis reads and the saved file is rendered from. The kernel formats nothing.
 
-mod line;
+mod decode;
 pub(super) mod read;
 
 use std::collections::HashMap;
 
+use super::event::{self, What};
 use super::model::{Mark, mark};
-use crate::parse::ftrace::Line;
 use crate::parse::ringbuf::{Format, PageHeader, uint};
-use line::Rec;
+use decode::Rec;
 
 /// One event as read: its CPU, time (trace clock, ns) and bytes (common_type first).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Event {
+pub(crate) struct RawEvent {
     pub(crate) cpu: usize,
     pub(crate) ts: u64,
     pub(crate) data: Box<[u8]>,
@@ -193,15 +193,7 @@ impl Schema {
         if Self::id(data) != self.print_id {
             return None;
         }
-        let body = print_buf(&self.by_id[&self.print_id], data)?;
-        mark(&Line {
-            comm: "",
-            pid: 0,
-            cpu: 0,
-            ts_ns: 0,
-            event: "tracing_mark_write",
-            body: &body,
-        })
+        mark(&print_buf(&self.by_id[&self.print_id], data)?)
     }
 
     /// The tick's hrtimer firing.
@@ -211,8 +203,8 @@ impl Schema {
         })
     }
 
-    /// The event's line, as trace_pipe prints it with irq-info off; None for an unknown record.
-    pub(crate) fn line(&self, e: &Event, comms: &HashMap<i64, String>) -> Option<String> {
+    /// The event in the event model, its task named by `comms`; None for an unknown record.
+    pub(crate) fn event(&self, e: &RawEvent, comms: &HashMap<i64, String>) -> Option<event::Event> {
         let f = self.by_id.get(&Self::id(&e.data))?;
         let r = Rec { f, d: &e.data };
         let pid = r.int("common_pid").unwrap_or(0);
@@ -220,22 +212,23 @@ impl Schema {
             0 => "<idle>",
             p => comms.get(&p).map_or("<...>", String::as_str),
         };
-        let (event, body) = match f.name.as_str() {
-            "print" => ("tracing_mark_write", print_buf(f, &e.data)?),
-            n => (n, r.body(&self.syms)?),
+        let what = match f.name.as_str() {
+            "print" => What::Mark(print_buf(f, &e.data)?),
+            _ => r.what(&self.syms)?,
         };
-        Some(format!(
-            "{comm:>16}-{pid:<7} [{:03}] {}.{:09}: {event}: {body}",
-            e.cpu,
-            e.ts / 1_000_000_000,
-            e.ts % 1_000_000_000
-        ))
+        Some(event::Event {
+            cpu: e.cpu,
+            ts_ns: e.ts,
+            pid: u32::try_from(pid).ok()?,
+            comm: comm.to_string(),
+            what,
+        })
     }
 
     /// The task names the events themselves carry (sched_switch, sched_waking/wakeup), by pid.
     pub(crate) fn comms<'a>(
         &self,
-        events: impl Iterator<Item = &'a Event>,
+        events: impl Iterator<Item = &'a RawEvent>,
         into: &mut HashMap<i64, String>,
     ) {
         for e in events {
@@ -278,4 +271,4 @@ fn print_buf(f: &Format, data: &[u8]) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

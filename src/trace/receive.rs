@@ -7,12 +7,15 @@
 mod judge;
 pub mod lost;
 
-use super::model::{Culprit, Explanation, Kind, Mark, PathEvent, ReceivePath, Step, mark};
+use super::event::{Entry, Event, Net, Softirq, What, events};
+use super::model::{Culprit, Explanation, Kind, Mark, PathEvent, ReceivePath, Step};
 use super::walk::Walk;
-use crate::parse::ftrace::{self, Line};
 use judge::judge;
 
-fn ev(l: &Line, d: u64, name: &str, id: Option<u64>) -> PathEvent {
+/// The NET_RX softirq's vector.
+const NET_RX: u32 = 3;
+
+fn ev(l: &Event, d: u64, name: &str, id: Option<u64>) -> PathEvent {
     PathEvent {
         cpu: l.cpu,
         at_us: (l.ts_ns as f64 - d as f64) / 1000.0,
@@ -22,25 +25,26 @@ fn ev(l: &Line, d: u64, name: &str, id: Option<u64>) -> PathEvent {
     }
 }
 
-/// The first line after `from` on `cpu` that `is` accepts, and its time.
-fn next_on(lines: &[Line], from: usize, cpu: usize, is: impl Fn(&Line) -> bool) -> Option<u64> {
+/// The first event after `from` on `cpu` that `is` accepts, and its time.
+fn next_on(lines: &[&Event], from: usize, cpu: usize, is: impl Fn(&Event) -> bool) -> Option<u64> {
     lines[from..]
         .iter()
         .find(|l| l.cpu == cpu && is(l))
         .map(|l| l.ts_ns)
 }
 
-fn is_net_rx(l: &Line, event: &str) -> bool {
-    l.event == event && l.body.contains("action=NET_RX")
+fn is_net_rx(l: &Event, at: Softirq) -> bool {
+    matches!(l.what, What::Softirq { at: a, vec: NET_RX } if a == at)
 }
 
-fn dev_is(l: &Line, event: &str, nic: &str) -> bool {
-    l.event == event && ftrace::get(&ftrace::fields(l.body), "dev") == Some(nic)
+/// A netif_rx (`Net::Rx`) or netif_receive_skb (`Net::Receive`) on `nic`.
+fn dev_is(l: &Event, at: Net, nic: &str) -> bool {
+    matches!(&l.what, What::Net { at: a, dev, .. } if *a == at && dev == nic)
 }
 
-/// The trace around one reply: its lines in time order, the marker its receiver wrote, and the send.
+/// The trace around one reply: its events in time order, the marker its receiver wrote, and the send.
 struct Reply<'t> {
-    lines: Vec<Line<'t>>,
+    lines: Vec<&'t Event>,
     /// The marker's line and what it says.
     mi: usize,
     m: Mark,
@@ -53,15 +57,15 @@ struct Reply<'t> {
 }
 
 impl<'t> Reply<'t> {
-    /// The last marker of `text` and the send it stamps; None without a marker.
-    fn last_marker(text: &'t str) -> Option<Self> {
-        let mut lines: Vec<Line> = text.lines().filter_map(ftrace::parse_line).collect();
+    /// The last marker of a window and the send it stamps; None without a marker.
+    fn last_marker(entries: &'t [Entry]) -> Option<Self> {
+        let mut lines: Vec<&Event> = events(entries).collect();
         lines.sort_by_key(|l| l.ts_ns);
         let (mi, m) = lines
             .iter()
             .enumerate()
             .rev()
-            .find_map(|(i, l)| mark(l).map(|m| (i, m)))?;
+            .find_map(|(i, l)| l.mark().map(|m| (i, m)))?;
         let (w, me) = (lines[mi].ts_ns, u64::from(lines[mi].pid));
         // The send in trace time: the marker's dl when the trace clock is CLOCK_MONOTONIC (as set), else W − RTT.
         let d = if m.deadline_ns <= w && w - m.deadline_ns < m.lat_ns + 1_000_000 {
@@ -81,8 +85,8 @@ impl<'t> Reply<'t> {
         })
     }
 
-    fn marker(&self) -> &Line<'t> {
-        &self.lines[self.mi]
+    fn marker(&self) -> &'t Event {
+        self.lines[self.mi]
     }
 
     /// µs after the send.
@@ -91,18 +95,19 @@ impl<'t> Reply<'t> {
     }
 
     /// The last line after the send and before `before` (and the marker) that `is` accepts.
-    fn last(&self, is: &dyn Fn(&Line) -> bool, before: usize) -> Option<usize> {
+    fn last(&self, is: &dyn Fn(&Event) -> bool, before: usize) -> Option<usize> {
         (self.lo..before.min(self.mi))
             .rev()
-            .find(|&i| is(&self.lines[i]))
+            .find(|&i| is(self.lines[i]))
     }
 
     /// The receiver's wakeup since the send.
     fn waking(&self) -> Option<usize> {
-        ["sched_waking", "sched_wakeup"].into_iter().find_map(|e| {
+        [true, false].into_iter().find_map(|waking| {
             self.last(
-                &|l: &Line| {
-                    l.event == e && ftrace::num(&ftrace::fields(l.body), "pid") == Some(self.me)
+                &|l: &Event| {
+                    matches!(&l.what, What::Wakeup { waking: w, task, .. }
+                        if *w == waking && u64::from(task.pid) == self.me)
                 },
                 self.mi,
             )
@@ -116,20 +121,20 @@ impl<'t> Reply<'t> {
         let cpu = lines[ri].cpu;
         let mut start = ri;
         if let Some(si) = self.last(
-            &|l: &Line| l.cpu == cpu && is_net_rx(l, "softirq_entry"),
+            &|l: &Event| l.cpu == cpu && is_net_rx(l, Softirq::Entry),
             ri,
         ) {
-            let s = &lines[si];
-            let end = next_on(lines, ri, cpu, |l| is_net_rx(l, "softirq_exit"));
+            let s = lines[si];
+            let end = next_on(lines, ri, cpu, |l| is_net_rx(l, Softirq::Exit));
             path.net_rx = Some(PathEvent {
                 ran_us: end.map(|e| (e - s.ts_ns) as f64 / 1000.0),
-                ..ev(s, d, s.comm, Some(u64::from(s.pid)))
+                ..ev(s, d, &s.comm, Some(u64::from(s.pid)))
             });
             start = si;
         }
         path.netif_rx = self
-            .last(&|l: &Line| dev_is(l, "netif_rx", nic), ri)
-            .map(|i| ev(&lines[i], d, lines[i].comm, None));
+            .last(&|l: &Event| dev_is(l, Net::Rx, nic), ri)
+            .map(|i| ev(lines[i], d, &lines[i].comm, None));
         start
     }
 
@@ -145,13 +150,10 @@ impl<'t> Reply<'t> {
             lines[i..before]
                 .iter()
                 .filter(|l| l.cpu == cpu)
-                .take_while(|l| l.event != "irq_handler_exit")
-                .any(|l| is_net_rx(l, "softirq_raise"))
+                .take_while(|l| !matches!(l.what, What::IrqExit { .. }))
+                .any(|l| is_net_rx(l, Softirq::Raise))
         };
-        let entry_of = |l: &Line, is: &dyn Fn(u64) -> bool| {
-            l.event == "irq_handler_entry"
-                && ftrace::num(&ftrace::fields(l.body), "irq").is_some_and(is)
-        };
+        let entry_of = |l: &Event, is: &dyn Fn(u64) -> bool| matches!(l.what, What::IrqEntry { irq, .. } if is(u64::from(irq)));
         let of_nic = |n: u64| nic_irqs.iter().any(|&x| u64::from(x) == n);
         let thread_irq: Option<u64> = lines[before]
             .comm
@@ -159,44 +161,37 @@ impl<'t> Reply<'t> {
             .and_then(|r| r.split('-').next()?.parse().ok());
         let irq = (lo..before)
             .rev()
-            .find(|&i| entry_of(&lines[i], &of_nic) && raised_rx(i))
+            .find(|&i| entry_of(lines[i], &of_nic) && raised_rx(i))
             .or_else(|| {
                 let n = thread_irq?;
-                self.last(&|l: &Line| entry_of(l, &|x| x == n), before)
+                self.last(&|l: &Event| entry_of(l, &|x| x == n), before)
             })
-            .or_else(|| self.last(&|l: &Line| entry_of(l, &of_nic), before))
+            .or_else(|| self.last(&|l: &Event| entry_of(l, &of_nic), before))
             .or_else(|| {
                 self.last(
-                    &|l: &Line| {
-                        l.event == "irq_handler_entry"
-                            && ftrace::get(&ftrace::fields(l.body), "name")
-                                .is_some_and(|n| n.contains(nic))
-                    },
+                    &|l: &Event| matches!(&l.what, What::IrqEntry { name, .. } if name.contains(nic)),
                     before,
                 )
             })
             .or_else(|| {
                 (lo..before)
                     .rev()
-                    .find(|&i| lines[i].event == "irq_handler_entry" && raised_rx(i))
+                    .find(|&i| matches!(lines[i].what, What::IrqEntry { .. }) && raised_rx(i))
             });
-        path.irq = irq.map(|i| {
-            let l = &lines[i];
-            let f = ftrace::fields(l.body);
-            let end = next_on(lines, i, l.cpu, |x| x.event == "irq_handler_exit");
-            PathEvent {
+        path.irq = irq.and_then(|i| {
+            let l = lines[i];
+            let What::IrqEntry { irq, name } = &l.what else {
+                return None;
+            };
+            let end = next_on(lines, i, l.cpu, |x| matches!(x.what, What::IrqExit { .. }));
+            Some(PathEvent {
                 ran_us: end.map(|e| (e - l.ts_ns) as f64 / 1000.0),
-                ..ev(
-                    l,
-                    d,
-                    ftrace::get(&f, "name").unwrap_or("?"),
-                    ftrace::num(&f, "irq"),
-                )
-            }
+                ..ev(l, d, name, Some(u64::from(*irq)))
+            })
         });
         if path.irq.is_none() {
-            let s = &lines[before];
-            path.irq = thread_irq.map(|n| ev(s, d, s.comm, Some(n)));
+            let s = lines[before];
+            path.irq = thread_irq.map(|n| ev(s, d, &s.comm, Some(n)));
         }
         path.irq_of_nic = match (&path.irq, nic_irqs.is_empty()) {
             (Some(e), false) => Some(e.id.is_some_and(of_nic)),
@@ -208,19 +203,25 @@ impl<'t> Reply<'t> {
     /// and how long that CPU was idle (ns).
     fn wait(&self, wi: usize, path: &mut ReceivePath) -> (Vec<Culprit>, u64) {
         let (lines, d, mk, me) = (&self.lines, self.d, self.marker(), self.me);
-        let l = &lines[wi];
-        path.woken = Some(ev(l, d, l.comm, Some(u64::from(l.pid))));
-        path.woken_cpu = ftrace::num(&ftrace::fields(l.body), "target_cpu").map(|c| c as usize);
-        // Switched in, or (the switch lost) the first line it wrote: at the latest, its marker.
+        let l = lines[wi];
+        path.woken = Some(ev(l, d, &l.comm, Some(u64::from(l.pid))));
+        path.woken_cpu = match &l.what {
+            What::Wakeup { target_cpu, .. } => Some(*target_cpu),
+            _ => None,
+        };
+        // Switched in, or (the switch lost) the first event of its own: at the latest, its marker.
         let Some(r) = lines[wi + 1..=self.mi].iter().find(|l| {
             l.pid == mk.pid
-                || l.event == "sched_switch"
-                    && ftrace::num(&ftrace::fields(l.body), "next_pid") == Some(me)
+                || matches!(&l.what, What::Switch { next, .. } if u64::from(next.pid) == me)
         }) else {
             return (Vec::new(), 0);
         };
-        path.running = Some(ev(r, d, mk.comm, Some(me)));
-        let on: Vec<&Line> = lines[..self.mi].iter().filter(|x| x.cpu == r.cpu).collect();
+        path.running = Some(ev(r, d, &mk.comm, Some(me)));
+        let on: Vec<&Event> = lines[..self.mi]
+            .iter()
+            .copied()
+            .filter(|x| x.cpu == r.cpu)
+            .collect();
         let Some(first) = on.first() else {
             return (Vec::new(), 0);
         };
@@ -237,7 +238,7 @@ impl<'t> Reply<'t> {
                     _ => *ran.entry(h).or_default() += b - a,
                 }
             }
-            walk.apply(x, &ftrace::fields(x.body));
+            walk.apply(x);
         }
         let mut wait: Vec<Culprit> = ran
             .into_iter()
@@ -296,23 +297,28 @@ impl<'t> Reply<'t> {
     }
 }
 
-/// Explains the last marker of `text` (all CPUs, in time order): the reply whose receiver wrote it, on `nic`.
+/// Explains the last marker of a window (all CPUs): the reply whose receiver wrote it, on `nic`.
 /// `rt_cpus`: the sender's and the receiver's CPUs (work there is interference; elsewhere it is housekeeping).
 /// `nic_irqs`: the NIC's IRQs as /sys and /proc/interrupts name them (empty: none known, e.g. a veth).
-pub fn explain(text: &str, nic: &str, rt_cpus: &[usize], nic_irqs: &[u32]) -> Option<Explanation> {
-    let r = Reply::last_marker(text)?;
+pub(crate) fn explain(
+    entries: &[Entry],
+    nic: &str,
+    rt_cpus: &[usize],
+    nic_irqs: &[u32],
+) -> Option<Explanation> {
+    let r = Reply::last_marker(entries)?;
     let (lines, d, m) = (&r.lines, r.d, &r.m);
     let waking = r.waking();
     // Without a wakeup since the previous reply, this one was already queued when the receiver asked for it: the
     // frames received in this window are later ones, so none of them is taken for it.
-    let ri = waking.and_then(|wi| r.last(&|l: &Line| dev_is(l, "netif_receive_skb", nic), wi));
+    let ri = waking.and_then(|wi| r.last(&|l: &Event| dev_is(l, Net::Receive, nic), wi));
     let mut path = ReceivePath {
         nic: nic.to_string(),
         irq: None,
         irq_of_nic: None,
         netif_rx: None,
         net_rx: None,
-        received: ri.map(|i| ev(&lines[i], d, lines[i].comm, Some(u64::from(lines[i].pid)))),
+        received: ri.map(|i| ev(lines[i], d, &lines[i].comm, Some(u64::from(lines[i].pid)))),
         woken: None,
         woken_cpu: None,
         running: None,

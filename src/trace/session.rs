@@ -1,14 +1,15 @@
 //! `--trace` around one run: tracefs set up for the RT CPU, the marker the loop writes, the reader thread; at the
-//! end, tracing stopped, tracefs put back, the kept windows explained, and the raw text ready to be saved beside
-//! the result.
+//! end, tracing stopped, tracefs put back, the kept windows decoded into the event model and explained, and their
+//! text rendered to be saved beside the result.
 
 use serde::{Deserialize, Serialize};
 
 use super::analyse::{Explanation, explain};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use super::collect::{Collected, Collector, Keep, Kept, Source};
+use super::event::{Entry, render};
 use super::marker::{Gate, Marker};
 use super::raw::NoRaw;
 use super::raw::read::RawPipes;
@@ -179,20 +180,20 @@ impl Tracing {
             Some(_) => saved_cmdlines(&self.fs.saved_cmdlines()),
             None => Default::default(),
         };
-        let render = |w: &Kept| {
-            // Each window's task names: the kernel's cache, then what the window's events said up to each event.
-            let mut names = comms.clone();
-            w.text(|e| {
-                let s = self.schema.as_deref()?;
-                s.comms(std::iter::once(e), &mut names);
-                s.line(e, &names)
-            })
-        };
-        let texts: Vec<String> = c.windows.iter().map(render).collect();
-        let lost: Vec<String> = c.lost_windows.iter().map(render).collect();
+        let schema = self.schema.as_deref();
+        let windows: Vec<Vec<Entry>> = c
+            .windows
+            .iter()
+            .map(|w| decode(w, schema, &comms))
+            .collect();
+        let lost: Vec<Vec<Entry>> = c
+            .lost_windows
+            .iter()
+            .map(|w| decode(w, schema, &comms))
+            .collect();
         let mut report = report(
             &c,
-            &texts,
+            &windows,
             &lost,
             &self.scope,
             self.break_us,
@@ -205,10 +206,25 @@ impl Tracing {
     }
 }
 
+/// A kept window in the event model: raw events decoded through `schema`, each window's task names those of the
+/// kernel's cache (`comms`), then what the window's own events said up to each event.
+pub(crate) fn decode(
+    w: &Kept,
+    schema: Option<&Schema>,
+    comms: &HashMap<i64, String>,
+) -> Vec<Entry> {
+    let mut names = comms.clone();
+    w.entries(|e| {
+        let s = schema?;
+        s.comms(std::iter::once(e), &mut names);
+        s.event(e, &names)
+    })
+}
+
 fn report(
     c: &Collected,
-    texts: &[String],
-    lost: &[String],
+    windows: &[Vec<Entry>],
+    lost: &[Vec<Entry>],
     scope: &Scope,
     break_us: Option<u32>,
     fs: &Tracefs,
@@ -231,20 +247,20 @@ fn report(
          lat=LATENCY_NS\"\n",
         events.join(",")
     );
-    for (w, text) in c.windows.iter().zip(texts) {
+    for (w, entries) in c.windows.iter().zip(windows) {
         raw.push_str(&format!(
             "# cycle {} late {:.1} us\n",
             w.cycle,
             w.lat_ns as f64 / 1000.0
         ));
-        raw.push_str(text);
+        raw.push_str(&render(entries));
     }
     let mut lost_frames = Vec::new();
     if let Scope::Receive { nic, .. } = scope {
-        for (w, text) in c.lost_windows.iter().zip(lost) {
-            if let Some(e) = receive::lost::explain(text, nic, w.cycle, w.tail) {
+        for (w, entries) in c.lost_windows.iter().zip(lost) {
+            if let Some(e) = receive::lost::explain(entries, nic, w.cycle, w.tail) {
                 raw.push_str(&format!("# frame {} got no reply\n", e.cycle));
-                raw.push_str(text);
+                raw.push_str(&render(entries));
                 lost_frames.push(e);
             }
         }
@@ -259,15 +275,15 @@ fn report(
         timerlat_available: timerlat,
         ticks_per_s: (span > 0.5).then(|| (c.ticks as f64 / span * 10.0).round() / 10.0),
         file: None,
-        explained: texts
+        explained: windows
             .iter()
-            .filter_map(|text| match scope {
-                Scope::Cpu { core, .. } => explain(text, *core),
+            .filter_map(|entries| match scope {
+                Scope::Cpu { core, .. } => explain(entries, *core),
                 Scope::Receive {
                     nic,
                     core,
                     receive_cpu,
-                } => receive::explain(text, nic, &[*core, *receive_cpu], &nic_irqs.ids)
+                } => receive::explain(entries, nic, &[*core, *receive_cpu], &nic_irqs.ids)
                     .map(|e| name_irq(e, &nic_irqs.names)),
             })
             .collect(),
@@ -301,6 +317,7 @@ fn name_irq(mut e: Explanation, names: &BTreeMap<u32, String>) -> Explanation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::event::text;
 
     #[test]
     fn an_irq_found_only_through_its_thread_is_named_as_proc_interrupts_names_it() {
@@ -315,7 +332,7 @@ mod tests {
             })
             .map(|l| format!("{l}\n"))
             .collect();
-        let e = receive::explain(&cut, "ens4", &[1, 1], &[28]).unwrap();
+        let e = receive::explain(&text::parse(&cut), "ens4", &[1, 1], &[28]).unwrap();
         let name = |e: &Explanation| e.path.as_ref()?.irq.as_ref().map(|i| i.name.clone());
         assert_eq!(name(&e).as_deref(), Some("irq/28-virtio1-"));
         let names = BTreeMap::from([(28, "virtio1-input.0".to_string())]);
@@ -324,7 +341,7 @@ mod tests {
             Some("virtio1-input.0")
         );
         // A name the handler's event gave is kept.
-        let whole = receive::explain(RT, "ens4", &[1, 1], &[28]).unwrap();
+        let whole = receive::explain(&text::parse(RT), "ens4", &[1, 1], &[28]).unwrap();
         let other = BTreeMap::from([(28, "something else".to_string())]);
         assert_eq!(
             name(&name_irq(whole, &other)).as_deref(),

@@ -1,12 +1,12 @@
-//! Who held one CPU, line by line: the task at the bottom (from sched_switch, resynced from each line's task
-//! column when a switch was lost), interrupts, softirqs and timer callbacks nested on it the way the kernel nests
+//! Who held one CPU, event by event: the task at the bottom (from sched_switch, resynced from each event's task
+//! when a switch was lost), interrupts, softirqs and timer callbacks nested on it the way the kernel nests
 //! them. Shared by the cyclic analysis (analyse) and the NIC receive path (receive).
 
 use std::collections::HashMap;
 
+use super::event::{Event, Softirq, What, softirq_name};
 use super::model::{Culprit, Kind};
 use crate::measure::interference::cause;
-use crate::parse::ftrace::{self, Line};
 
 /// Who holds the CPU: the task at the bottom, interrupts and softirqs nested on it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -64,12 +64,12 @@ pub(crate) struct Walk {
 }
 
 impl Walk {
-    /// Starts with the task of the CPU's first line.
-    pub fn new(first: &Line) -> Walk {
+    /// Starts with the task of the CPU's first event.
+    pub fn new(first: &Event) -> Walk {
         Walk {
             stack: vec![Holder::new(
                 Kind::Thread,
-                first.comm,
+                &first.comm,
                 Some(u64::from(first.pid)),
             )],
             prios: HashMap::new(),
@@ -82,16 +82,16 @@ impl Walk {
         &self.stack[0]
     }
 
-    /// Before line `l`: resyncs the task from its task column (interrupt lines name the task they interrupted;
-    /// when it is not the one the last sched_switch named, events were lost and the line is the truth), then
-    /// returns who held the CPU from the previous line to this one.
-    pub fn span(&mut self, l: &Line) -> (Holder, u64, u64) {
-        if self.stack[0].id != Some(u64::from(l.pid)) && l.event != "sched_switch" {
+    /// Before event `l`: resyncs the task from the event's (an interrupt's event names the task it interrupted;
+    /// when it is not the one the last sched_switch named, events were lost and the event is the truth), then
+    /// returns who held the CPU from the previous event to this one.
+    pub fn span(&mut self, l: &Event) -> (Holder, u64, u64) {
+        if self.stack[0].id != Some(u64::from(l.pid)) && !matches!(l.what, What::Switch { .. }) {
             let id = u64::from(l.pid);
             self.stack.truncate(1);
             self.stack[0] = Holder {
                 prio: self.prios.get(&id).cloned(),
-                ..Holder::new(Kind::Thread, l.comm, Some(id))
+                ..Holder::new(Kind::Thread, &l.comm, Some(id))
             };
         }
         let from = self.last_t;
@@ -100,71 +100,64 @@ impl Walk {
         (top, from, l.ts_ns)
     }
 
-    /// Applies line `l`'s event (its fields `f`) to the stack.
-    pub fn apply(&mut self, l: &Line, f: &[(&str, String)]) {
-        let push = |s: &mut Vec<Holder>, h| s.push(h);
-        match l.event {
-            "sched_switch" => {
-                let pid = ftrace::num(f, "next_pid");
-                let prio = ftrace::get(f, "next_prio").and_then(|p| p.parse::<i64>().ok());
+    /// Applies event `l` to the stack.
+    pub fn apply(&mut self, l: &Event) {
+        let exit = match &l.what {
+            What::Switch { next, .. } => {
                 self.stack.truncate(1);
                 self.stack[0] = Holder {
-                    prio: prio.map(prio_text),
-                    ..Holder::new(
-                        Kind::Thread,
-                        ftrace::get(f, "next_comm").unwrap_or("?"),
-                        pid,
-                    )
+                    prio: Some(prio_text(next.prio)),
+                    ..Holder::new(Kind::Thread, &next.comm, Some(u64::from(next.pid)))
                 };
+                None
             }
-            "sched_wakeup" | "sched_waking" => {
-                if let (Some(pid), Some(p)) = (
-                    ftrace::num(f, "pid"),
-                    ftrace::get(f, "prio").and_then(|p| p.parse::<i64>().ok()),
-                ) {
-                    self.prios.insert(pid, prio_text(p));
-                }
+            What::Wakeup { task, .. } => {
+                self.prios.insert(u64::from(task.pid), prio_text(task.prio));
+                None
             }
-            "irq_handler_entry" => push(
-                &mut self.stack,
-                Holder::new(
-                    Kind::Irq,
-                    ftrace::get(f, "name").unwrap_or("?"),
-                    ftrace::num(f, "irq"),
-                ),
-            ),
-            "softirq_entry" => push(
-                &mut self.stack,
-                Holder::new(Kind::Softirq, ftrace::get(f, "action").unwrap_or("?"), None),
-            ),
-            "hrtimer_expire_entry" => push(
-                &mut self.stack,
-                Holder::new(Kind::Timer, ftrace::get(f, "function").unwrap_or("?"), None),
-            ),
-            "ipi_entry" => push(
-                &mut self.stack,
-                Holder::new(
-                    Kind::Interrupt,
-                    l.body.trim_matches(|c| c == '(' || c == ')'),
-                    None,
-                ),
-            ),
-            ev if ev.ends_with("_entry") && !ev.starts_with("tasklet") => push(
-                &mut self.stack,
-                Holder::new(Kind::Interrupt, ev.trim_end_matches("_entry"), None),
-            ),
-            ev if ev.ends_with("_exit") => {
-                let kind = match ev {
-                    "irq_handler_exit" => Kind::Irq,
-                    "softirq_exit" => Kind::Softirq,
-                    "hrtimer_expire_exit" => Kind::Timer,
-                    _ => Kind::Interrupt,
-                };
-                if self.stack.len() > 1 && self.stack.last().is_some_and(|h| h.kind == kind) {
-                    self.stack.pop();
-                }
+            What::IrqEntry { irq, name } => {
+                let h = Holder::new(Kind::Irq, name, Some(u64::from(*irq)));
+                self.stack.push(h);
+                None
             }
-            _ => {}
+            What::Softirq {
+                at: Softirq::Entry,
+                vec,
+            } => {
+                let h = Holder::new(Kind::Softirq, softirq_name(*vec), None);
+                self.stack.push(h);
+                None
+            }
+            What::TimerEntry { function, .. } => {
+                self.stack.push(Holder::new(Kind::Timer, function, None));
+                None
+            }
+            What::Ipi {
+                entry: true,
+                reason,
+            } => {
+                self.stack.push(Holder::new(Kind::Interrupt, reason, None));
+                None
+            }
+            What::Vector {
+                name, entry: true, ..
+            } => {
+                self.stack.push(Holder::new(Kind::Interrupt, name, None));
+                None
+            }
+            What::IrqExit { .. } => Some(Kind::Irq),
+            What::Softirq {
+                at: Softirq::Exit, ..
+            } => Some(Kind::Softirq),
+            What::TimerExit { .. } => Some(Kind::Timer),
+            What::Ipi { .. } | What::Vector { .. } => Some(Kind::Interrupt),
+            _ => None,
+        };
+        if let Some(kind) = exit
+            && self.stack.len() > 1
+            && self.stack.last().is_some_and(|h| h.kind == kind)
+        {
+            self.stack.pop();
         }
     }
 }

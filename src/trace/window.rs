@@ -4,12 +4,17 @@
 //! NIC mode marks every reply, and a window starts at the previous marker. Separate from the reader's thread
 //! (collect.rs) so that it can be tested on captured text.
 
-use super::analyse::{deadline, mark};
+use super::analyse::deadline;
 use super::collect::{Collected, Item, Keep, Kept, MAX_WINDOWS};
+use super::event::{Entry, Event, What, text};
 use super::lost_track::LostTrack;
 use super::model::Mark;
-use super::raw::{Event, Schema};
-use crate::parse::ftrace;
+use super::raw::{RawEvent, Schema};
+
+/// The tick's hrtimer firing (tick_nohz_handler, tick_sched_timer).
+fn is_tick(e: &Event) -> bool {
+    matches!(&e.what, What::TimerEntry { function, .. } if function.starts_with("tick_"))
+}
 
 /// Lines kept in one window: a stall of seconds must not fill memory.
 const MAX_LINES: usize = 50_000;
@@ -63,27 +68,21 @@ impl Window {
     }
 
     fn line(&mut self, l: &str) {
-        if let Some(n) = l
-            .strip_prefix("CPU:")
-            .and_then(|r| r.split("[LOST ").nth(1))
-        {
-            self.out.lost += n
-                .split_whitespace()
-                .next()
-                .and_then(|x| x.parse().ok())
-                .unwrap_or(1);
-        }
-        let parsed = ftrace::parse_line(l);
-        let tick = parsed.as_ref().is_some_and(|p| {
-            p.event == "hrtimer_expire_entry" && p.body.contains("function=tick_")
-        });
-        let m = parsed.as_ref().and_then(mark);
-        let ts = parsed.map_or(0, |p| p.ts_ns);
-        self.push(Item::Text(l.to_string()), ts, m, tick);
+        let Some(entry) = text::entry(l) else {
+            return;
+        };
+        let (ts, m, tick) = match &entry {
+            Entry::Event(e) => (e.ts_ns, e.mark(), is_tick(e)),
+            Entry::Lost { n, .. } => {
+                self.out.lost += n;
+                (self.cur_ts.last().copied().unwrap_or(0), None, false)
+            }
+        };
+        self.push(Item::Entry(entry), ts, m, tick);
     }
 
     /// Feeds one raw event (in time order across CPUs).
-    pub(crate) fn event(&mut self, e: Event, s: &Schema) {
+    pub(crate) fn event(&mut self, e: RawEvent, s: &Schema) {
         let (m, tick) = (s.mark(&e.data), s.is_tick(&e.data));
         let ts = e.ts;
         self.push(Item::Raw(e), ts, m, tick);
@@ -94,8 +93,7 @@ impl Window {
         let n = n.max(1);
         self.out.lost += n;
         let ts = self.cur_ts.last().copied().unwrap_or(0);
-        self.cur
-            .push(Item::Text(format!("CPU:{cpu} [LOST {n} EVENTS]")));
+        self.cur.push(Item::Entry(Entry::Lost { cpu, n }));
         self.cur_ts.push(ts);
     }
 
@@ -213,9 +211,11 @@ mod tests {
         let c = w.finish();
         assert_eq!(c.windows.len(), 1);
         assert_eq!((c.windows[0].cycle, c.windows[0].lat_ns), (292, 306_226));
-        assert!(c.windows[0].text(|_| None).starts_with(
-            "         python3-18868   [001] ...1.  4494.246233: tracing_mark_write: rmp-eval c=291"
-        ));
+        // From cycle 291's marker (python3-18868 at 4494.246233).
+        let first = c.windows[0].entries(|_| None);
+        let first = first[0].event().unwrap();
+        assert_eq!(first.mark().map(|m| m.cycle), Some(291));
+        assert_eq!((first.pid, first.ts_ns), (18868, 4_494_246_233_000));
         assert!(c.ticks >= 1);
         assert_eq!(c.marks, SAMPLE.matches("tracing_mark_write").count() as u64);
     }
@@ -234,16 +234,16 @@ mod tests {
         }
         let c = w.finish();
         assert_eq!((c.marks, c.windows.len()), (1, 1));
-        let text = c.windows[0].text(|_| None);
+        let window = c.windows[0].entries(|_| None);
         // The window reaches back to cycle 291's deadline (4494.246145925), not to the first event.
-        let first = ftrace::parse_line(text.lines().next().unwrap()).unwrap();
+        let first = window[0].event().unwrap();
         assert!(first.ts_ns >= 4_494_246_145_925, "{}", first.ts_ns);
         assert!(first.ts_ns < 4_494_246_233_000, "{}", first.ts_ns);
         let mut every = Window::new(Keep::Worst);
         every.feed(SAMPLE.as_bytes());
-        let old = every.finish().windows[0].text(|_| None);
+        let old = every.finish().windows[0].entries(|_| None);
         let (a, b) = (
-            crate::trace::analyse::explain(&text, 1).unwrap(),
+            crate::trace::analyse::explain(&window, 1).unwrap(),
             crate::trace::analyse::explain(&old, 1).unwrap(),
         );
         assert_eq!(a.cycle, 292);

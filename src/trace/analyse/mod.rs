@@ -3,11 +3,11 @@
 //! the kernel nests them (a task, interrupted by an IRQ, which raised a softirq …), each with its time inside
 //! [deadline, wakeup], and a verdict naming the largest and its remedy.
 
+use super::event::{Entry, Event, Softirq, What, events, softirq_name};
 use super::model::Mark;
 use super::model::verdict;
-pub use super::model::{Culprit, Explanation, Kind, Step, mark};
+pub use super::model::{Culprit, Explanation, Kind, Step};
 use super::walk::{Holder, Walk};
-use crate::parse::ftrace::{self, Line};
 
 const TIMELINE_MAX: usize = 60;
 
@@ -22,26 +22,24 @@ struct Replay {
     last_hrtimer: Option<(u64, bool)>,
 }
 
-/// The marker's own view of one window: the RT line, its mark, and the deadline `d` and wakeup `w` in trace time.
-struct Window<'a, 't> {
-    rt: &'a Line<'t>,
+/// The marker's own view of one window: the RT thread's marker event, its mark, and the deadline `d` and wakeup `w`
+/// in trace time.
+struct Window<'a> {
+    rt: &'a Event,
     m: Mark,
     d: u64,
     w: u64,
 }
 
-impl Window<'_, '_> {
+impl Window<'_> {
     fn rel(&self, t: u64) -> f64 {
         (t as f64 - self.d as f64) / 1000.0
     }
 }
 
 /// The events on `core`, in order.
-fn on_cpu(text: &str, core: usize) -> Vec<Line<'_>> {
-    text.lines()
-        .filter_map(ftrace::parse_line)
-        .filter(|l| l.cpu == core)
-        .collect()
+fn on_cpu(entries: &[Entry], core: usize) -> Vec<&Event> {
+    events(entries).filter(|l| l.cpu == core).collect()
 }
 
 /// The deadline in trace time: the marker's dl when the trace clock is CLOCK_MONOTONIC (as set), else W − lat.
@@ -54,14 +52,14 @@ pub(crate) fn deadline(m: &Mark, w: u64) -> u64 {
 }
 
 /// Walks `lines` (up to and including the marker) once, recording who held the CPU inside [d, w] and the timeline.
-fn replay(lines: &[Line], win: &Window) -> Option<Replay> {
+fn replay(lines: &[&Event], win: &Window) -> Option<Replay> {
     let first = lines.first()?;
     let mut walk = Walk::new(first);
     // The timeline starts at the last context switch before the deadline (what was running then).
     let start = lines
         .iter()
         .rev()
-        .find(|l| l.event == "sched_switch" && l.ts_ns <= win.d)
+        .find(|l| matches!(l.what, What::Switch { .. }) && l.ts_ns <= win.d)
         .map_or(first.ts_ns, |l| l.ts_ns);
     let mut r = Replay {
         segments: Vec::new(),
@@ -72,7 +70,7 @@ fn replay(lines: &[Line], win: &Window) -> Option<Replay> {
         timeline: Vec::new(),
         last_hrtimer: None,
     };
-    for l in lines {
+    for &l in lines {
         let (held, from, to) = walk.span(l);
         if l.ts_ns > win.d && r.at_deadline.is_none() {
             r.at_deadline = Some(walk.task().clone());
@@ -81,9 +79,8 @@ fn replay(lines: &[Line], win: &Window) -> Option<Replay> {
         if b > a {
             r.segments.push((held, a, b));
         }
-        let f = ftrace::fields(l.body);
-        walk.apply(l, &f);
-        let note = r.note(l, &f, &walk, win);
+        walk.apply(l);
+        let note = r.note(l, &walk, win);
         if let (Some(n), true) = (note, l.ts_ns >= start && r.timeline.len() < TIMELINE_MAX) {
             r.timeline.push(Step {
                 at_us: win.rel(l.ts_ns),
@@ -96,24 +93,18 @@ fn replay(lines: &[Line], win: &Window) -> Option<Replay> {
 
 impl Replay {
     /// The timeline's words for one event (None for events it leaves out), noting the RT thread's wakeup moments.
-    fn note(
-        &mut self,
-        l: &Line,
-        f: &[(&str, String)],
-        walk: &Walk,
-        win: &Window,
-    ) -> Option<String> {
+    fn note(&mut self, l: &Event, walk: &Walk, win: &Window) -> Option<String> {
         let (rt, d) = (win.rt, win.d);
-        match l.event {
-            "sched_switch" => {
+        match &l.what {
+            What::Switch { prev, .. } => {
                 let t = walk.task();
                 if t.id == Some(u64::from(rt.pid)) && l.ts_ns >= d {
                     self.running_at.get_or_insert(l.ts_ns);
                 }
                 Some(format!(
                     "switch {} ({}) → {} ({}{})",
-                    ftrace::get(f, "prev_comm").unwrap_or("?"),
-                    ftrace::get(f, "prev_pid").unwrap_or("?"),
+                    prev.comm,
+                    prev.pid,
                     t.name,
                     t.id.unwrap_or(0),
                     t.prio
@@ -122,52 +113,45 @@ impl Replay {
                         .unwrap_or_default()
                 ))
             }
-            "sched_wakeup" | "sched_waking"
-                if ftrace::num(f, "pid") == Some(u64::from(rt.pid)) && l.ts_ns + 1000 >= d =>
-            {
-                if l.event == "sched_wakeup" {
+            What::Wakeup { waking, task, .. } if task.pid == rt.pid && l.ts_ns + 1000 >= d => {
+                if !waking {
                     self.woken_at.get_or_insert(l.ts_ns);
                 }
                 if let Some((t, true)) = self.last_hrtimer {
                     self.timer_at.get_or_insert(t);
                 }
-                Some(format!("{} {}", l.event, rt.comm))
+                Some(format!("{} {}", l.name(), rt.comm))
             }
-            "hrtimer_expire_entry" => {
-                let func = ftrace::get(f, "function").unwrap_or("?");
-                self.last_hrtimer = Some((l.ts_ns, func == "hrtimer_wakeup"));
-                Some(format!("hrtimer {func}"))
+            What::TimerEntry { function, .. } => {
+                self.last_hrtimer = Some((l.ts_ns, function == "hrtimer_wakeup"));
+                Some(format!("hrtimer {function}"))
             }
-            "tracing_mark_write" if std::ptr::eq(l, rt) => Some(format!(
+            What::Mark(_) if std::ptr::eq(l, rt) => Some(format!(
                 "{} marks cycle {} (late {:.1} µs)",
                 rt.comm,
                 win.m.cycle,
                 win.m.lat_ns as f64 / 1000.0
             )),
-            _ => interrupt_note(l, f),
+            what => interrupt_note(what),
         }
     }
 }
 
 /// The timeline's words for an interrupt-like event.
-fn interrupt_note(l: &Line, f: &[(&str, String)]) -> Option<String> {
-    match l.event {
-        "irq_handler_entry" => Some(format!(
-            "IRQ {} ({}) enters",
-            ftrace::get(f, "irq").unwrap_or("?"),
-            ftrace::get(f, "name").unwrap_or("?")
-        )),
-        "softirq_entry" => Some(format!(
-            "softirq {} enters",
-            ftrace::get(f, "action").unwrap_or("?")
-        )),
-        "ipi_entry" => Some(format!(
-            "IPI {}",
-            l.body.trim_matches(|c| c == '(' || c == ')')
-        )),
-        ev if ev.ends_with("_entry") && !ev.starts_with("tasklet") => {
-            Some(format!("{} interrupt", ev.trim_end_matches("_entry")))
-        }
+fn interrupt_note(what: &What) -> Option<String> {
+    match what {
+        What::IrqEntry { irq, name } => Some(format!("IRQ {irq} ({name}) enters")),
+        What::Softirq {
+            at: Softirq::Entry,
+            vec,
+        } => Some(format!("softirq {} enters", softirq_name(*vec))),
+        What::Ipi {
+            entry: true,
+            reason,
+        } => Some(format!("IPI {reason}")),
+        What::Vector {
+            name, entry: true, ..
+        } => Some(format!("{name} interrupt")),
         _ => None,
     }
 }
@@ -205,15 +189,15 @@ fn blame(
     (culprits, idle_ns)
 }
 
-/// Explains the last rmp-eval marker of `text` (one window, one CPU). None when the window holds no marker.
-pub fn explain(text: &str, core: usize) -> Option<Explanation> {
-    let lines = on_cpu(text, core);
+/// Explains the last rmp-eval marker of a window (one CPU's). None when the window holds no marker.
+pub(crate) fn explain(entries: &[Entry], core: usize) -> Option<Explanation> {
+    let lines = on_cpu(entries, core);
     let (mi, m) = lines
         .iter()
         .enumerate()
         .rev()
-        .find_map(|(i, l)| mark(l).map(|m| (i, m)))?;
-    let rt = &lines[mi];
+        .find_map(|(i, l)| l.mark().map(|m| (i, m)))?;
+    let rt = lines[mi];
     let w = rt.ts_ns;
     let win = Window {
         rt,

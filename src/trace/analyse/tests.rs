@@ -1,18 +1,19 @@
 //! Tests of analyse on captured samples.
 use super::*;
+use crate::trace::event::text::parse;
 
 const SAMPLE: &str =
     include_str!("../../../tests/fixtures/samples/trace-firecracker-vm-fifo90-spinner.txt");
 
-/// The lines of the captured sample from the marker before cycle `c` through cycle c's marker.
-fn window(c: u64) -> String {
+/// The events of the captured sample from the marker before cycle `c` through cycle c's marker.
+fn window(c: u64) -> Vec<Entry> {
     let ls: Vec<&str> = SAMPLE.lines().collect();
     let at = |c: u64| {
         ls.iter()
             .position(|l| l.contains(&format!("rmp-eval c={c} ")))
             .unwrap()
     };
-    ls[at(c - 1)..=at(c)].join("\n")
+    parse(&ls[at(c - 1)..=at(c)].join("\n"))
 }
 
 #[test]
@@ -72,7 +73,7 @@ fn a_late_timer_is_not_blamed_on_the_task_it_interrupted() {
         "{}",
         e.verdict
     );
-    assert!(explain("garbage", 1).is_none());
+    assert!(explain(&parse("garbage"), 1).is_none());
     assert!(
         explain(&window(2), 0).is_none(),
         "another CPU's window holds nothing"
@@ -88,7 +89,7 @@ fn a_lost_switch_and_a_late_timer() {
     let text = include_str!(
         "../../../tests/fixtures/samples/trace-firecracker-vm-late-timer-lost-switch.txt"
     );
-    let e = explain(text, 1).unwrap();
+    let e = explain(&parse(text), 1).unwrap();
     assert_eq!(e.cycle, 7189);
     assert!(
         (e.timer_us.unwrap() - 1588.0).abs() < 1.5,
@@ -119,4 +120,39 @@ fn a_lost_switch_and_a_late_timer() {
         "{}",
         e.verdict
     );
+}
+
+#[test]
+fn the_analysis_of_a_binary_capture_and_of_its_rendered_text_agree() {
+    // The capture's windows as a run with --break-us 100 keeps them, decoded as the run decodes them; the text the
+    // run saves, parsed back (as the text reader would read the same events), is explained the same.
+    use crate::trace::collect::Keep;
+    use crate::trace::event::render;
+    use crate::trace::raw::saved_cmdlines;
+    use crate::trace::raw::tests::{CYCLIC, events_of, schema_of};
+    use crate::trace::window::Window;
+    let s = schema_of(CYCLIC);
+    let comms =
+        saved_cmdlines(&std::fs::read_to_string(format!("{CYCLIC}/saved_cmdlines")).unwrap());
+    let mut w = Window::new(Keep::Over(100_000)).cut_at_previous_deadline(1_000_000);
+    for e in events_of(&s, CYCLIC, 1, "cpu1.raw") {
+        w.event(e, &s);
+    }
+    let c = w.finish();
+    assert!(c.windows.len() >= 10, "{}", c.windows.len());
+    let mut spinner = 0;
+    for k in &c.windows {
+        let entries = crate::trace::session::decode(k, Some(&s), &comms);
+        let from_raw = explain(&entries, 1).unwrap();
+        let from_text = explain(&parse(&render(&entries)), 1).unwrap();
+        assert_eq!(from_raw, from_text);
+        assert_eq!(from_raw.cycle, k.cycle);
+        spinner += usize::from(
+            from_raw
+                .culprits
+                .first()
+                .is_some_and(|c| c.name == "python3" && c.prio.as_deref() == Some("FIFO/RR 90")),
+        );
+    }
+    assert!(spinner >= 1, "the FIFO 90 spinner is named");
 }

@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::Read;
 use std::sync::Arc;
 
-use super::{Event, Schema};
+use super::{RawEvent, Schema};
 use crate::parse::ringbuf;
 use crate::trace::window::Window;
 
@@ -18,7 +18,7 @@ const HOLD_NS: u64 = 30_000_000;
 pub(crate) struct RawPipes {
     schema: Arc<Schema>,
     pipes: Vec<(usize, File)>,
-    pending: Vec<VecDeque<Event>>,
+    pending: Vec<VecDeque<RawEvent>>,
     page: Vec<u8>,
     /// Pages that did not decode: their events are counted as lost rather than guessed at.
     pub(crate) bad_pages: u64,
@@ -52,7 +52,7 @@ impl RawPipes {
                             if let Some(lost) = p.lost {
                                 w.lost(*cpu, lost);
                             }
-                            self.pending[i].extend(p.records.iter().map(|r| Event {
+                            self.pending[i].extend(p.records.iter().map(|r| RawEvent {
                                 cpu: *cpu,
                                 ts: r.ts,
                                 data: r.data.into(),

@@ -2,17 +2,18 @@
 //! header says how).
 use super::*;
 use crate::measure::interference::cause;
+use crate::trace::event::text::parse;
 
 const SAMPLE: &str =
     include_str!("../../../tests/fixtures/samples/trace-firecracker-vm-veth-receive.txt");
 
 /// The kept window of frame `f`.
-fn window(f: u64) -> &'static str {
+fn window(f: u64) -> Vec<Entry> {
     let at = SAMPLE.find(&format!("# cycle {f} ")).unwrap();
     let end = SAMPLE[at + 1..]
         .find("# cycle ")
         .map_or(SAMPLE.len(), |e| at + 1 + e);
-    &SAMPLE[at..end]
+    parse(&SAMPLE[at..end])
 }
 
 fn path(e: &Explanation) -> &ReceivePath {
@@ -23,7 +24,7 @@ fn path(e: &Explanation) -> &ReceivePath {
 fn net_rx_in_the_reflectors_send_and_a_lost_switch() {
     // No RPS: the reflector (pid 1777, CPU 0) hands the reply to wlA1766 and runs NET_RX itself, waking the
     // receiver (pid 1787) onto CPU 1; its sched_switch was lost, so its marker is the first sign it ran.
-    let e = explain(window(1963), "wlA1766", &[1, 1], &[]).unwrap();
+    let e = explain(&window(1963), "wlA1766", &[1, 1], &[]).unwrap();
     assert_eq!((e.cycle, e.cpu), (1963, 1));
     let p = path(&e);
     assert!(p.irq.is_none());
@@ -67,7 +68,7 @@ fn net_rx_in_the_reflectors_send_and_a_lost_switch() {
 
 #[test]
 fn a_queued_reply_is_not_given_a_later_frames_path() {
-    let e = explain(window(873), "wlA1766", &[1, 1], &[]).unwrap();
+    let e = explain(&window(873), "wlA1766", &[1, 1], &[]).unwrap();
     let p = path(&e);
     assert!(p.woken.is_none() && p.received.is_none() && p.net_rx.is_none());
     assert!(e.verdict.contains("already queued"), "{}", e.verdict);
@@ -77,7 +78,7 @@ fn a_queued_reply_is_not_given_a_later_frames_path() {
 fn rps_on_the_rt_cpu_is_blamed_on_rps() {
     // RPS of wlA1864 = CPU 1: netif_rx on CPU 0 at 16297.651708, the IPI reaches CPU 1 at .651827, NET_RX there
     // (in the compiler it interrupted) wakes the receiver at .651846.
-    let e = explain(window(690), "wlA1864", &[1, 1], &[]).unwrap();
+    let e = explain(&window(690), "wlA1864", &[1, 1], &[]).unwrap();
     let p = path(&e);
     assert_eq!(p.netif_rx.as_ref().unwrap().cpu, 0);
     let n = p.net_rx.as_ref().unwrap();
@@ -105,7 +106,7 @@ fn on_preempt_rt_the_nic_irq_is_the_one_whose_thread_ran_net_rx() {
     // ens4, so only the thread's name ties the reply to its IRQ (before: irq null).
     const RT: &str =
         include_str!("../../../tests/fixtures/samples/trace-qemu-rt-guest-virtio-receive.txt");
-    let e = explain(RT, "ens4", &[1, 1], &[]).unwrap();
+    let e = explain(&parse(RT), "ens4", &[1, 1], &[]).unwrap();
     assert_eq!(e.cycle, 1235);
     let p = path(&e);
     let irq = p.irq.as_ref().unwrap();
@@ -127,7 +128,7 @@ fn the_nics_irqs_from_sys_judge_the_irq_found() {
     // virtio1, whose queues are IRQs 28 (input.0) and 29 (output.0).
     const RT: &str =
         include_str!("../../../tests/fixtures/samples/trace-qemu-rt-guest-virtio-receive.txt");
-    let e = explain(RT, "ens4", &[1, 1], &[28, 29]).unwrap();
+    let e = explain(&parse(RT), "ens4", &[1, 1], &[28, 29]).unwrap();
     let p = path(&e);
     assert_eq!(p.irq.as_ref().and_then(|i| i.id), Some(28));
     assert_eq!(p.irq_of_nic, Some(true));
@@ -138,7 +139,7 @@ fn the_nics_irqs_from_sys_judge_the_irq_found() {
     );
     // Had /sys named another device's IRQs, the path still names 28 (its thread ran NET_RX) but says it is not
     // one of the NIC's.
-    let e = explain(RT, "ens4", &[1, 1], &[40, 41]).unwrap();
+    let e = explain(&parse(RT), "ens4", &[1, 1], &[40, 41]).unwrap();
     let p = path(&e);
     assert_eq!(p.irq.as_ref().and_then(|i| i.id), Some(28));
     assert_eq!(p.irq_of_nic, Some(false));
@@ -149,6 +150,6 @@ fn the_nics_irqs_from_sys_judge_the_irq_found() {
         e.verdict
     );
     // No list (a veth has no IRQ): no judgement.
-    let e = explain(RT, "ens4", &[1, 1], &[]).unwrap();
+    let e = explain(&parse(RT), "ens4", &[1, 1], &[]).unwrap();
     assert_eq!(path(&e).irq_of_nic, None);
 }

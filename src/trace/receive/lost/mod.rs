@@ -4,37 +4,67 @@
 //! counted against the replies marked. What the trace cannot tell is said: it ends at this machine's NIC driver.
 
 use crate::measure::interference::cause::Remedy;
-use crate::parse::ftrace::{self, Line};
-use crate::trace::model::{Explanation, LostFrame, PathEvent, Step, mark};
+use crate::trace::event::{Entry, Event, Net, What, events};
+use crate::trace::model::{Explanation, LostFrame, PathEvent, Step};
 
 /// "rmp-eval s=FRAME": the sender's marker.
-fn send_mark(l: &Line) -> Option<u64> {
-    if l.event != "tracing_mark_write" {
-        return None;
+fn send_mark(l: &Event) -> Option<u64> {
+    match &l.what {
+        What::Mark(text) => text.strip_prefix("rmp-eval s=")?.trim().parse().ok(),
+        _ => None,
     }
-    l.body.strip_prefix("rmp-eval s=")?.trim().parse().ok()
 }
 
-fn on(l: &Line, events: &[&str], nic: &str) -> bool {
-    events.contains(&l.event) && ftrace::get(&ftrace::fields(l.body), "dev") == Some(nic)
+/// A frame's event on `nic`: received (netif_receive_skb, or netif_rx), or with `xmit` sent.
+fn on(l: &Event, at: Arrival, nic: &str) -> bool {
+    match &l.what {
+        What::Net { at: a, dev, .. } if dev == nic => matches!(
+            (at, a),
+            (Arrival::Xmit, Net::Xmit { .. })
+                | (Arrival::Receive, Net::Receive)
+                | (Arrival::Rx, Net::Rx)
+        ),
+        _ => false,
+    }
+}
+
+/// Which of a NIC's frame events `on` looks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Arrival {
+    Xmit,
+    Receive,
+    Rx,
+}
+
+impl Arrival {
+    fn name(self) -> &'static str {
+        match self {
+            Arrival::Xmit => "net_dev_xmit",
+            Arrival::Receive => "netif_receive_skb",
+            Arrival::Rx => "netif_rx",
+        }
+    }
 }
 
 /// The frame leaving: the sender's transmit after its marker `si`, before its next one; and the driver's rc.
 fn transmit(
-    lines: &[Line],
+    lines: &[&Event],
     sends: &[(usize, u64)],
     si: usize,
     nic: &str,
 ) -> (Option<usize>, Option<i64>) {
-    let sl = &lines[si];
+    let sl = lines[si];
     let next = sends
         .iter()
         .find(|(i, _)| *i > si)
         .map_or(lines.len(), |(i, _)| *i);
-    let xi =
-        (si + 1..next).find(|&i| lines[i].pid == sl.pid && on(&lines[i], &["net_dev_xmit"], nic));
-    let rc = xi.and_then(|i| {
-        ftrace::get(&ftrace::fields(lines[i].body), "rc").and_then(|v| v.parse::<i64>().ok())
+    let xi = (si + 1..next).find(|&i| lines[i].pid == sl.pid && on(lines[i], Arrival::Xmit, nic));
+    let rc = xi.and_then(|i| match lines[i].what {
+        What::Net {
+            at: Net::Xmit { rc },
+            ..
+        } => Some(rc),
+        _ => None,
     });
     (xi, rc)
 }
@@ -42,7 +72,7 @@ fn transmit(
 /// What arrived on the NIC after the send, up to the line `until` (the reply to a later frame, or the end).
 struct Watch {
     until: usize,
-    kind: &'static str,
+    kind: Arrival,
     arrivals: Vec<usize>,
     replies: usize,
 }
@@ -50,20 +80,20 @@ struct Watch {
 /// Its reply would have come before the reply to a later frame (replies come back in order): up to that
 /// marker, every frame arriving on the NIC (netif_receive_skb, or netif_rx where the first is not traced) is
 /// set against the replies marked; more arrivals than replies is something that came back unmatched.
-fn watch(lines: &[Line], from: usize, frame: u64, nic: &str) -> Watch {
+fn watch(lines: &[&Event], from: usize, frame: u64, nic: &str) -> Watch {
     let until = (from + 1..lines.len())
-        .find(|&i| mark(&lines[i]).is_some_and(|m| m.cycle > frame))
+        .find(|&i| lines[i].mark().is_some_and(|m| m.cycle > frame))
         .unwrap_or(lines.len());
-    let kind = if lines.iter().any(|l| on(l, &["netif_receive_skb"], nic)) {
-        "netif_receive_skb"
+    let kind = if lines.iter().any(|l| on(l, Arrival::Receive, nic)) {
+        Arrival::Receive
     } else {
-        "netif_rx"
+        Arrival::Rx
     };
     let arrivals: Vec<usize> = (from + 1..until)
-        .filter(|&i| on(&lines[i], &[kind], nic))
+        .filter(|&i| on(lines[i], kind, nic))
         .collect();
     let replies = (from + 1..(until + 1).min(lines.len()))
-        .filter(|&i| mark(&lines[i]).is_some())
+        .filter(|&i| lines[i].mark().is_some())
         .count();
     Watch {
         until,
@@ -108,10 +138,10 @@ fn verdict(
     }
 }
 
-/// Explains frame `first` from `text` (all CPUs); with `tail` (the trace after the last reply), the first frame
+/// Explains frame `first` from a window (all CPUs); with `tail` (the trace after the last reply), the first frame
 /// ≥ `first` whose send is there. None: no such send in the trace (a gap's frame is then said to be unseen).
-pub fn explain(text: &str, nic: &str, first: u64, tail: bool) -> Option<Explanation> {
-    let mut lines: Vec<Line> = text.lines().filter_map(ftrace::parse_line).collect();
+pub(crate) fn explain(entries: &[Entry], nic: &str, first: u64, tail: bool) -> Option<Explanation> {
+    let mut lines: Vec<&Event> = events(entries).collect();
     lines.sort_by_key(|l| l.ts_ns);
     let sends: Vec<(usize, u64)> = lines
         .iter()
@@ -121,10 +151,10 @@ pub fn explain(text: &str, nic: &str, first: u64, tail: bool) -> Option<Explanat
     let &(si, frame) = sends
         .iter()
         .find(|(_, f)| if tail { *f >= first } else { *f == first })?;
-    let sl = &lines[si];
+    let sl = lines[si];
     let d = sl.ts_ns;
-    let rel = |l: &Line| (l.ts_ns as f64 - d as f64) / 1000.0;
-    let ev = |l: &Line, name: String| PathEvent {
+    let rel = |l: &&Event| (l.ts_ns as f64 - d as f64) / 1000.0;
+    let ev = |l: &&Event, name: String| PathEvent {
         cpu: l.cpu,
         at_us: rel(l),
         ran_us: None,
@@ -141,7 +171,7 @@ pub fn explain(text: &str, nic: &str, first: u64, tail: bool) -> Option<Explanat
     let horizon = match lines.get(until) {
         Some(l) => format!(
             "until the reply to frame {} was marked ({:.0} µs after the send)",
-            mark(l).map_or(0, |m| m.cycle),
+            l.mark().map_or(0, |m| m.cycle),
             rel(l)
         ),
         None => format!(
@@ -158,7 +188,8 @@ pub fn explain(text: &str, nic: &str, first: u64, tail: bool) -> Option<Explanat
         ),
     }];
     let sent = xi.map(|i| ev(&lines[i], format!("net_dev_xmit rc={}", rc.unwrap_or(0))));
-    let arrived = (arrivals.len() > replies).then(|| ev(&lines[arrivals[0]], kind.to_string()));
+    let arrived =
+        (arrivals.len() > replies).then(|| ev(&lines[arrivals[0]], kind.name().to_string()));
     for (e, what) in [
         (&sent, "leaves"),
         (&arrived, "arrival not matched to a reply"),

@@ -1,4 +1,5 @@
 use super::*;
+use crate::trace::event::text::parse;
 
 /// Captured on the development VM (kernel 6.18.44, the raw reader's text): `run --nic` on a veth whose peer runs
 /// tests/nic_faulty_reflector.py --drop-every 25 — the window kept for frame 23, which got no reply. The python
@@ -11,7 +12,7 @@ const XMIT23: &str =
 
 #[test]
 fn a_dropped_request_left_and_nothing_came_back_for_it() {
-    let e = explain(SAMPLE, NIC, 23, false).unwrap();
+    let e = explain(&parse(SAMPLE), NIC, 23, false).unwrap();
     assert_eq!((e.cycle, e.cpu), (23, 1));
     let l = e.lost.as_ref().unwrap();
     let s = l.sent.as_ref().unwrap();
@@ -33,14 +34,14 @@ fn a_dropped_request_left_and_nothing_came_back_for_it() {
         e.verdict
     );
     // A gap's frame is that frame, not a later one; the tail's is the first sent from there on.
-    assert!(explain(SAMPLE, NIC, 1000, true).is_none());
+    assert!(explain(&parse(SAMPLE), NIC, 1000, true).is_none());
     assert!(
-        explain(SAMPLE, NIC, 21, false).is_none(),
+        explain(&parse(SAMPLE), NIC, 21, false).is_none(),
         "frame 21's send is not in the window"
     );
-    assert_eq!(explain(SAMPLE, NIC, 21, true).unwrap().cycle, 22);
+    assert_eq!(explain(&parse(SAMPLE), NIC, 21, true).unwrap().cycle, 22);
     assert!(
-        explain(SAMPLE, "other0", 23, false)
+        explain(&parse(SAMPLE), "other0", 23, false)
             .unwrap()
             .lost
             .unwrap()
@@ -57,7 +58,7 @@ fn what_else_the_trace_can_say() {
         .filter(|l| !l.contains(XMIT23))
         .map(|l| format!("{l}\n"))
         .collect();
-    let e = explain(&gone, NIC, 23, false).unwrap();
+    let e = explain(&parse(&gone), NIC, 23, false).unwrap();
     assert!(
         e.verdict.contains("shows no transmit of it"),
         "{}",
@@ -65,7 +66,7 @@ fn what_else_the_trace_can_say() {
     );
     // Refused by the driver.
     let refused = SAMPLE.replace(XMIT23, &XMIT23.replace("rc=0", "rc=-105"));
-    let e = explain(&refused, NIC, 23, false).unwrap();
+    let e = explain(&parse(&refused), NIC, 23, false).unwrap();
     assert!(
         e.verdict
             .contains("the driver refused it (net_dev_xmit rc=-105"),
@@ -77,7 +78,7 @@ fn what_else_the_trace_can_say() {
         XMIT23,
         &format!("{XMIT23}\n   ksoftirqd/1-20      [001] 28859.977700000: netif_receive_skb: dev={NIC} skbaddr=0 len=46"),
     );
-    let e = explain(&extra, NIC, 23, false).unwrap();
+    let e = explain(&parse(&extra), NIC, 23, false).unwrap();
     let l = e.lost.unwrap();
     assert_eq!(l.arrivals, l.replies + 1);
     let a = l.arrived.unwrap();

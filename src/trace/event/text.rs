@@ -1,0 +1,163 @@
+//! Text into the event model: trace_pipe's lines (the reader when the binary pages cannot be read) and captured
+//! or saved traces (the file beside a result). Lines split by parse::ftrace; each event's body read by its print
+//! fmt. A known event whose body does not read as its fmt is kept as `Other`, as printed.
+
+use super::{Entry, Event, Net, Softirq, Task, What, softirq_vec};
+use crate::parse::ftrace::{self, Line};
+
+/// Every entry of `text`, in order; headers ("# …") and anything else that is not an event are skipped. The run
+/// reads trace_pipe line by line (`entry`); the tests read captured text whole.
+#[cfg(test)]
+pub(crate) fn parse(text: &str) -> Vec<Entry> {
+    text.lines().filter_map(entry).collect()
+}
+
+/// One line: an event, or "CPU:N [LOST M EVENTS]".
+pub(crate) fn entry(l: &str) -> Option<Entry> {
+    if let Some(lost) = lost(l) {
+        return Some(lost);
+    }
+    let line = ftrace::parse_line(l)?;
+    Some(Entry::Event(Event {
+        cpu: line.cpu,
+        ts_ns: line.ts_ns,
+        pid: line.pid,
+        comm: line.comm.to_string(),
+        what: what(&line).unwrap_or_else(|| What::Other {
+            event: line.event.to_string(),
+            body: line.body.to_string(),
+        }),
+    }))
+}
+
+/// "CPU:1 [LOST 12 EVENTS]".
+fn lost(l: &str) -> Option<Entry> {
+    let (cpu, rest) = l.strip_prefix("CPU:")?.split_once(" [LOST ")?;
+    let n = rest.split_whitespace().next()?.parse().ok()?;
+    Some(Entry::Lost {
+        cpu: cpu.trim().parse().ok()?,
+        n,
+    })
+}
+
+fn hex(f: &[(&str, String)], key: &str) -> Option<u64> {
+    let v = ftrace::get(f, key)?;
+    u64::from_str_radix(v.trim_start_matches("0x"), 16).ok()
+}
+
+fn int(f: &[(&str, String)], key: &str) -> Option<i64> {
+    ftrace::get(f, key)?.parse().ok()
+}
+
+fn task(f: &[(&str, String)], prefix: &str) -> Option<Task> {
+    Some(Task {
+        comm: ftrace::get(f, &format!("{prefix}comm"))?.to_string(),
+        pid: ftrace::num(f, &format!("{prefix}pid"))?.try_into().ok()?,
+        prio: int(f, &format!("{prefix}prio"))?,
+    })
+}
+
+/// The event of a line by its print fmt; None when the body does not read as it.
+fn what(l: &Line) -> Option<What> {
+    let f = || ftrace::fields(l.body);
+    Some(match l.event {
+        "sched_switch" => {
+            let f = f();
+            What::Switch {
+                prev: task(&f, "prev_")?,
+                prev_state: ftrace::get(&f, "prev_state")?.to_string(),
+                next: task(&f, "next_")?,
+            }
+        }
+        "sched_wakeup" | "sched_waking" => {
+            let f = f();
+            What::Wakeup {
+                waking: l.event == "sched_waking",
+                task: task(&f, "")?,
+                target_cpu: ftrace::num(&f, "target_cpu")?.try_into().ok()?,
+            }
+        }
+        "irq_handler_entry" => {
+            let f = f();
+            What::IrqEntry {
+                irq: ftrace::num(&f, "irq")?.try_into().ok()?,
+                name: ftrace::get(&f, "name")?.to_string(),
+            }
+        }
+        "irq_handler_exit" => {
+            let f = f();
+            What::IrqExit {
+                irq: ftrace::num(&f, "irq")?.try_into().ok()?,
+                handled: ftrace::get(&f, "ret")? == "handled",
+            }
+        }
+        "softirq_raise" | "softirq_entry" | "softirq_exit" => {
+            let f = f();
+            let vec = ftrace::num(&f, "vec")
+                .and_then(|v| u32::try_from(v).ok())
+                .or_else(|| softirq_vec(ftrace::get(&f, "action")?))?;
+            let at = match l.event {
+                "softirq_raise" => Softirq::Raise,
+                "softirq_entry" => Softirq::Entry,
+                _ => Softirq::Exit,
+            };
+            What::Softirq { at, vec }
+        }
+        "hrtimer_expire_entry" => {
+            let f = f();
+            What::TimerEntry {
+                hrtimer: hex(&f, "hrtimer")?,
+                function: ftrace::get(&f, "function")?.to_string(),
+                now: ftrace::num(&f, "now")?,
+            }
+        }
+        "hrtimer_expire_exit" => What::TimerExit {
+            hrtimer: hex(&f(), "hrtimer")?,
+        },
+        "napi_poll" => napi_poll(l.body)?,
+        "netif_rx" | "netif_receive_skb" | "net_dev_xmit" => {
+            let f = f();
+            let at = match l.event {
+                "netif_rx" => Net::Rx,
+                "netif_receive_skb" => Net::Receive,
+                _ => Net::Xmit { rc: int(&f, "rc")? },
+            };
+            What::Net {
+                at,
+                dev: ftrace::get(&f, "dev")?.to_string(),
+                skbaddr: hex(&f, "skbaddr")?,
+                len: ftrace::num(&f, "len")?,
+            }
+        }
+        "tracing_mark_write" => What::Mark(l.body.to_string()),
+        "ipi_entry" | "ipi_exit" => What::Ipi {
+            entry: l.event == "ipi_entry",
+            reason: l.body.trim_matches(|c| c == '(' || c == ')').to_string(),
+        },
+        ev => {
+            let (name, entry) = match ev.strip_suffix("_entry") {
+                Some(n) => (n, true),
+                None => (ev.strip_suffix("_exit")?, false),
+            };
+            What::Vector {
+                name: name.to_string(),
+                entry,
+                vector: int(&f(), "vector")?,
+            }
+        }
+    })
+}
+
+/// "napi poll on napi struct PTR for device DEV work N budget N".
+fn napi_poll(body: &str) -> Option<What> {
+    let rest = body.strip_prefix("napi poll on napi struct ")?;
+    let (napi, rest) = rest.split_once(" for device ")?;
+    let (dev, rest) = rest.split_once(" work ")?;
+    let (work, budget) = rest.split_once(" budget ")?;
+    Some(What::NapiPoll {
+        napi: u64::from_str_radix(napi, 16).ok()?,
+        dev: dev.to_string(),
+        work: work.trim().parse().ok()?,
+        budget: budget.trim().parse().ok()?,
+    })
+}
