@@ -91,9 +91,7 @@ impl Counters {
 
     /// The RT core's SMI counter for the RT thread that runs on it (see smi.rs), when SMIs are counted.
     pub(crate) fn smi_reader(&mut self, period_us: u32) -> Option<LocalSmi> {
-        let (c, last) = self.smi.as_mut()?;
-        let first = *last.first()?;
-        c.local_reader(first, period_us)
+        self.smi.as_mut()?.0.local_reader(period_us)
     }
 
     /// Starts counting SMIs (the live machine only: a tree's registers do not move), loading the msr driver
@@ -156,6 +154,25 @@ impl Counters {
         let mut first = snap(&self.host, self.cpu, &self.live);
         first.own.insert("CAL".into(), self.remote_reads);
         self.last = Some((self.start, first));
+        self.smi_baseline();
+    }
+
+    /// The SMI counts the windows start from, now that the RT thread on the core took that core's first reading
+    /// there (or, with none there, read from here).
+    fn smi_baseline(&mut self) {
+        let Some((c, last)) = &mut self.smi else {
+            return;
+        };
+        self.remote_reads += u64::from(!c.core_read_locally());
+        match c.read() {
+            Ok(now) => *last = now,
+            Err(why) => {
+                if let Some(s) = &mut self.report.smi {
+                    s.lost(why.to_string());
+                }
+                self.smi = None;
+            }
+        }
     }
 
     /// `r`: the windows, the worst window and the SMIs start again from now, as the series do; the window in
