@@ -91,7 +91,11 @@ impl SmiCounter {
     /// thread's read of it would be a function-call IPI to the core, so its first reading is the RT thread's, on
     /// the core, before its loop (`LocalSmi::read`), or `Counters::begin`'s when no RT thread runs there. Its
     /// slot in the readings returned holds 0 until then.
-    pub(crate) fn open(host: &Host, rt: usize) -> Result<(SmiCounter, Vec<u64>), MsrError> {
+    pub(crate) fn open(
+        host: &Host,
+        rt: usize,
+        busy: &[usize],
+    ) -> Result<(SmiCounter, Vec<u64>), MsrError> {
         if let Some(why) = msr::not_x86(host) {
             return Err(why);
         }
@@ -100,7 +104,7 @@ impl SmiCounter {
             .map_err(|e| MsrError::Host(HostError::from_io(&dev, e)))?;
         let c = SmiCounter {
             host: host.clone(),
-            cpus: pair(host, rt),
+            cpus: pair(host, rt, busy),
             local: None,
         };
         let mut first = vec![0];
@@ -149,11 +153,13 @@ impl SmiCounter {
     }
 }
 
-/// The RT core and one housekeeping CPU (the first other online one).
-fn pair(host: &Host, rt: usize) -> Vec<usize> {
+/// The RT core and one housekeeping CPU: the first other online one that runs none of the run's RT threads
+/// (`busy`; a thread set's may run on several CPUs), whose register the supervisor reads once a window. None when
+/// every CPU runs one: reading another RT CPU's from there would be an IPI to it each window.
+fn pair(host: &Host, rt: usize, busy: &[usize]) -> Vec<usize> {
     let mut cpus = vec![rt];
     let online = crate::machine::online_cpus(host).unwrap_or_default();
-    cpus.extend(online.into_iter().find(|&c| c != rt));
+    cpus.extend(online.into_iter().find(|c| *c != rt && !busy.contains(c)));
     cpus
 }
 
@@ -188,7 +194,7 @@ impl OwnCpuReaders {
             return Err(why);
         }
         let mut r = OwnCpuReaders {
-            cpus: pair(host, rt),
+            cpus: pair(host, rt, &[]),
             last: Vec::new(),
             stop: Arc::new(AtomicBool::new(false)),
             threads: Vec::new(),
@@ -626,7 +632,8 @@ mod tests {
         std::fs::create_dir_all(d.path().join("sys/devices/system/cpu")).unwrap();
         std::fs::write(d.path().join("sys/devices/system/cpu/online"), "0-1\n").unwrap();
         let h = Host::with_root(d.path());
-        let (mut c, first) = SmiCounter::open(&h, 1).expect("the core's register is not read");
+        let (mut c, first) =
+            SmiCounter::open(&h, 1, &[1]).expect("the core's register is not read");
         assert_eq!(first, [0, 5]);
         let local = c.local_reader(1000).unwrap();
         core.write_all_at(&9u64.to_le_bytes(), msr::SMI_COUNT)
@@ -635,7 +642,20 @@ mod tests {
         assert_eq!(c.read().unwrap(), [9, 5]);
         // Without the core's device, nothing is counted.
         std::fs::remove_file(d.path().join("dev/cpu/1/msr")).unwrap();
-        assert!(SmiCounter::open(&h, 1).is_err());
+        assert!(SmiCounter::open(&h, 1, &[1]).is_err());
+    }
+
+    /// The housekeeping CPU counted is one that runs none of the run's RT threads, or none at all.
+    #[test]
+    fn the_housekeeping_cpu_counted_runs_no_rt_thread() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("sys/devices/system/cpu")).unwrap();
+        let online = d.path().join("sys/devices/system/cpu/online");
+        std::fs::write(&online, "0-3\n").unwrap();
+        let h = Host::with_root(d.path());
+        assert_eq!(pair(&h, 1, &[1]), [1, 0]);
+        assert_eq!(pair(&h, 1, &[0, 1]), [1, 2]);
+        assert_eq!(pair(&h, 3, &[0, 1, 2, 3]), [3]);
     }
 
     /// The reader through a `--root` tree's sparse files (the same pread as /dev/cpu/N/msr).
@@ -652,7 +672,7 @@ mod tests {
         std::fs::create_dir_all(d.path().join("sys/devices/system/cpu")).unwrap();
         std::fs::write(d.path().join("sys/devices/system/cpu/online"), "0-1\n").unwrap();
         let h = Host::with_root(d.path());
-        let (mut c, first) = SmiCounter::open(&h, 1).unwrap();
+        let (mut c, first) = SmiCounter::open(&h, 1, &[1]).unwrap();
         assert_eq!(c.cpus, [1, 0]);
         assert_eq!(first, [0, 5]);
         let local = c.local_reader(1000).unwrap();

@@ -80,12 +80,13 @@ impl Counters {
         self.report
     }
 
-    /// The counters of `cpu` (the RT loop's core) for a run, with the SMI counters opened; with `on` false they
-    /// never sample. Made by the session's setup before any RT thread starts.
-    pub(crate) fn open(host: &Host, cpu: usize, on: bool) -> Self {
+    /// The counters of `cpu` (the RT loop's core) for a run whose RT threads run on `rt_cpus`, with the SMI
+    /// counters opened; with `on` false they never sample. Made by the session's setup before any RT thread
+    /// starts.
+    pub(crate) fn open(host: &Host, cpu: usize, rt_cpus: &[usize], on: bool) -> Self {
         let c = Counters::new(host, cpu);
         let mut c = if on { c } else { c.off() };
-        c.open_smi();
+        c.open_smi(rt_cpus);
         c
     }
 
@@ -96,12 +97,12 @@ impl Counters {
 
     /// Starts counting SMIs (the live machine only: a tree's registers do not move), loading the msr driver
     /// when needed; before the RT loop starts, so that loading it does not fall into the measurement.
-    fn open_smi(&mut self) {
+    fn open_smi(&mut self, rt_cpus: &[usize]) {
         if self.off || self.kernel.is_none() {
             return;
         }
         let (driver, said) = MsrDriver::ensure(&self.host, self.cpu);
-        self.report.smi = Some(match SmiCounter::open(&self.host, self.cpu) {
+        self.report.smi = Some(match SmiCounter::open(&self.host, self.cpu, rt_cpus) {
             Ok((c, first)) => {
                 let smi = Smi::counting(c.cpus.clone(), said, WINDOW.as_secs_f64());
                 self.smi = Some((c, first));
