@@ -30,25 +30,25 @@ case $BOOT in
         K=/sys/kernel/tracing
         case $1 in
         on)
-            echo 'p:ipiwt/many smp_call_function_many_cond mask=+0(%di):x64 func=%si:symbol' >>$K/kprobe_events
-            echo 'p:ipiwt/single generic_exec_single cpu=%di:s32 func=%si:symbol' >>$K/kprobe_events
-            mkdir -p $K/instances/ipiwt
-            echo 'mask & 2' >$K/instances/ipiwt/events/ipiwt/many/filter
-            echo 'cpu == 1' >$K/instances/ipiwt/events/ipiwt/single/filter
+            echo 'p:ownipis/many smp_call_function_many_cond mask=+0(%di):x64 func=%si:symbol' >>$K/kprobe_events
+            echo 'p:ownipis/single generic_exec_single cpu=%di:s32 func=%si:symbol' >>$K/kprobe_events
+            mkdir -p $K/instances/ownipis
+            echo 'mask & 2' >$K/instances/ownipis/events/ownipis/many/filter
+            echo 'cpu == 1' >$K/instances/ownipis/events/ownipis/single/filter
             for e in many single; do
-                echo stacktrace >$K/instances/ipiwt/events/ipiwt/$e/trigger
-                echo 1 >$K/instances/ipiwt/events/ipiwt/$e/enable
+                echo stacktrace >$K/instances/ownipis/events/ownipis/$e/trigger
+                echo 1 >$K/instances/ownipis/events/ownipis/$e/enable
             done
             ;;
         off)
-            cat $K/instances/ipiwt/trace >"$B/$2.trace"
+            cat $K/instances/ownipis/trace >"$B/$2.trace"
             for e in many single; do
-                echo 0 >$K/instances/ipiwt/events/ipiwt/$e/enable
-                echo '!stacktrace' >$K/instances/ipiwt/events/ipiwt/$e/trigger
+                echo 0 >$K/instances/ownipis/events/ownipis/$e/enable
+                echo '!stacktrace' >$K/instances/ownipis/events/ownipis/$e/trigger
             done
-            rmdir $K/instances/ipiwt
-            echo '-:ipiwt/many' >>$K/kprobe_events
-            echo '-:ipiwt/single' >>$K/kprobe_events
+            rmdir $K/instances/ownipis
+            echo '-:ownipis/many' >>$K/kprobe_events
+            echo '-:ownipis/single' >>$K/kprobe_events
             ;;
         esac
     }
