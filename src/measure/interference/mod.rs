@@ -6,11 +6,12 @@
 
 mod snap;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
-use super::interference_report::Interference;
+use super::interference_report::{Interference, OtherCpu};
 use super::result::RunResult;
 use super::series::Live;
 use super::session::{Action, Gauges, Watch};
@@ -40,6 +41,8 @@ pub(crate) struct Counters {
     /// Reads of the counted core's SMI counter from another CPU (each a function-call IPI to it: CAL).
     remote_reads: u64,
     _driver: Option<MsrDriver>,
+    /// The run's other RT CPUs (a thread set's), with their IPI rows at the first snapshot.
+    others: Vec<(usize, BTreeMap<String, u64>)>,
     pub(crate) report: Interference,
 }
 
@@ -57,6 +60,7 @@ impl Counters {
             smi: None,
             remote_reads: 0,
             _driver: None,
+            others: Vec::new(),
             report: Interference {
                 cpu,
                 ..Default::default()
@@ -87,6 +91,11 @@ impl Counters {
         let c = Counters::new(host, cpu);
         let mut c = if on { c } else { c.off() };
         c.open_smi(rt_cpus);
+        c.others = rt_cpus
+            .iter()
+            .filter(|&&r| r != cpu)
+            .map(|&r| (r, BTreeMap::new()))
+            .collect();
         c
     }
 
@@ -156,6 +165,38 @@ impl Counters {
         first.own.insert("CAL".into(), self.remote_reads);
         self.last = Some((self.start, first));
         self.smi_baseline();
+        self.others_now();
+    }
+
+    /// The other RT CPUs' IPI rows now, as the first snapshot.
+    fn others_now(&mut self) {
+        let cpus: Vec<usize> = self.others.iter().map(|o| o.0).collect();
+        for (o, now) in self.others.iter_mut().zip(snap::ipis(&self.host, &cpus)) {
+            o.1 = now;
+        }
+    }
+
+    /// The other RT CPUs' IPIs since the first snapshot, into the report (at the end).
+    fn settle_others(&mut self) {
+        if self.off || self.last.is_none() {
+            return;
+        }
+        let cpus: Vec<usize> = self.others.iter().map(|o| o.0).collect();
+        self.report.other_cpus = self
+            .others
+            .iter()
+            .zip(snap::ipis(&self.host, &cpus))
+            .map(|((cpu, first), now)| OtherCpu {
+                cpu: *cpu,
+                ipis: now
+                    .into_iter()
+                    .map(|(row, n)| {
+                        let d = n.saturating_sub(first.get(&row).copied().unwrap_or(n));
+                        (row, d)
+                    })
+                    .collect(),
+            })
+            .collect();
     }
 
     /// The SMI counts the windows start from, now that the RT thread on the core took that core's first reading
@@ -199,6 +240,7 @@ impl Counters {
         self.worst_seen = 0;
         self.start = Instant::now();
         self.last = Some((self.start, snap(&self.host, self.cpu, &self.live)));
+        self.others_now();
     }
 
     /// Closes a window when one has passed (or `force`, at the end).
@@ -259,6 +301,7 @@ impl Watch for Counting<'_> {
     }
     fn end(&mut self) {
         self.counters.tick(true);
+        self.counters.settle_others();
         if let Some(s) = &mut self.counters.report.smi {
             s.close();
         }
