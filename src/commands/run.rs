@@ -177,7 +177,10 @@ pub(crate) fn execute(
     if !args.json {
         crate::outln!(w, "Saved: {}", saved.display());
     }
-    outcome(result)
+    let outcome = outcome(result);
+    let _ = w.flush();
+    crate::measure::rt::end_on(at.core);
+    outcome
 }
 
 fn config_preamble(

@@ -5,6 +5,7 @@ mod after_boot;
 mod compare;
 mod confined;
 mod cyclic;
+mod ends_on_core;
 mod histograms;
 mod hwlat;
 mod load;

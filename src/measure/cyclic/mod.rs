@@ -248,14 +248,20 @@ fn spawn_all(
             ..Limits::of(spec)
         };
         let flag = Arc::clone(stop);
-        let mut mine = on_core
+        let mine = on_core
             .take_if(|(at, _)| *at == i)
             .map(|(_, o)| o)
             .unwrap_or(OnCore {
                 marker: None,
                 smi: None,
             });
-        match rt::spawn_rt(&p.thread, p.cpu, p.priority, move || {
+        let first_smi = move || {
+            if let Some(smi) = &mine.smi {
+                smi.read();
+            }
+            mine
+        };
+        match rt::spawn_rt_ready(&p.thread, p.cpu, p.priority, first_smi, move |mut mine| {
             let ended = sampler::run(&plan, &mut s, &flag, mine.smi.as_mut(), |w| {
                 if let (Some(m), true) = (mine.marker.as_mut(), w.index > 0) {
                     m.mark(

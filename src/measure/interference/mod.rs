@@ -10,6 +10,7 @@ pub(crate) mod smi;
 mod snap;
 pub(crate) mod thin;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
@@ -18,7 +19,7 @@ use super::result::RunResult;
 use super::session::{Gauges, ViewAction, Watch};
 use crate::host::{Host, Kernel};
 use crate::measure::cyclic::series::Live;
-use report::Interference;
+use report::{Interference, OtherCpu};
 use smi::{LocalSmi, MsrDriver, Smi, SmiCounter};
 use snap::{Snap, diff, snap};
 
@@ -44,6 +45,8 @@ pub(crate) struct Counters {
     /// Reads of the counted core's SMI counter from another CPU (each a function-call IPI to it: CAL).
     remote_reads: u64,
     _driver: Option<MsrDriver>,
+    /// The run's other RT CPUs (a thread set's), with their IPI rows at the first snapshot.
+    others: Vec<(usize, BTreeMap<String, u64>)>,
     pub(crate) report: Interference,
 }
 
@@ -61,6 +64,7 @@ impl Counters {
             smi: None,
             remote_reads: 0,
             _driver: None,
+            others: Vec::new(),
             report: Interference {
                 cpu,
                 ..Default::default()
@@ -84,30 +88,34 @@ impl Counters {
         self.report
     }
 
-    /// The counters of `cpu` (the RT loop's core) for a run, with the SMI counters opened; with `on` false they
-    /// never sample. Made by the session's setup before any RT thread starts.
-    pub(crate) fn open(host: &Host, cpu: usize, on: bool) -> Self {
+    /// The counters of `cpu` (the RT loop's core) for a run whose RT threads run on `rt_cpus`, with the SMI
+    /// counters opened; with `on` false they never sample. Made by the session's setup before any RT thread
+    /// starts.
+    pub(crate) fn open(host: &Host, cpu: usize, rt_cpus: &[usize], on: bool) -> Self {
         let c = Counters::new(host, cpu);
         let mut c = if on { c } else { c.off() };
-        c.open_smi();
+        c.open_smi(rt_cpus);
+        c.others = rt_cpus
+            .iter()
+            .filter(|&&r| r != cpu)
+            .map(|&r| (r, BTreeMap::new()))
+            .collect();
         c
     }
 
     /// The RT core's SMI counter for the RT thread that runs on it (see smi.rs), when SMIs are counted.
     pub(crate) fn smi_reader(&mut self, period_us: u32) -> Option<LocalSmi> {
-        let (c, last) = self.smi.as_mut()?;
-        let first = *last.first()?;
-        c.local_reader(first, period_us)
+        self.smi.as_mut()?.0.local_reader(period_us)
     }
 
     /// Starts counting SMIs (the live machine only: a tree's registers do not move), loading the msr driver
     /// when needed; before the RT loop starts, so that loading it does not fall into the measurement.
-    fn open_smi(&mut self) {
+    fn open_smi(&mut self, rt_cpus: &[usize]) {
         if self.off || self.kernel.is_none() {
             return;
         }
         let (driver, said) = MsrDriver::ensure(&self.host, self.cpu);
-        self.report.smi = Some(match SmiCounter::open(&self.host, self.cpu) {
+        self.report.smi = Some(match SmiCounter::open(&self.host, self.cpu, rt_cpus) {
             Ok((c, first)) => {
                 let smi = Smi::counting(c.cpus.clone(), said, WINDOW.as_secs_f64());
                 self.smi = Some((c, first));
@@ -160,6 +168,57 @@ impl Counters {
         let mut first = snap(&self.host, self.cpu, &self.live);
         first.own.insert("CAL".into(), self.remote_reads);
         self.last = Some((self.start, first));
+        self.smi_baseline();
+        self.others_now();
+    }
+
+    /// The other RT CPUs' IPI rows now, as the first snapshot.
+    fn others_now(&mut self) {
+        let cpus: Vec<usize> = self.others.iter().map(|o| o.0).collect();
+        for (o, now) in self.others.iter_mut().zip(snap::ipis(&self.host, &cpus)) {
+            o.1 = now;
+        }
+    }
+
+    /// The other RT CPUs' IPIs since the first snapshot, into the report (at the end).
+    fn settle_others(&mut self) {
+        if self.off || self.last.is_none() {
+            return;
+        }
+        let cpus: Vec<usize> = self.others.iter().map(|o| o.0).collect();
+        self.report.other_cpus = self
+            .others
+            .iter()
+            .zip(snap::ipis(&self.host, &cpus))
+            .map(|((cpu, first), now)| OtherCpu {
+                cpu: *cpu,
+                ipis: now
+                    .into_iter()
+                    .map(|(row, n)| {
+                        let d = n.saturating_sub(first.get(&row).copied().unwrap_or(n));
+                        (row, d)
+                    })
+                    .collect(),
+            })
+            .collect();
+    }
+
+    /// The SMI counts the windows start from, now that the RT thread on the core took that core's first reading
+    /// there (or, with none there, read from here).
+    fn smi_baseline(&mut self) {
+        let Some((c, last)) = &mut self.smi else {
+            return;
+        };
+        self.remote_reads += u64::from(!c.core_read_locally());
+        match c.read() {
+            Ok(now) => *last = now,
+            Err(why) => {
+                if let Some(s) = &mut self.report.smi {
+                    s.lost(why.to_string());
+                }
+                self.smi = None;
+            }
+        }
     }
 
     /// `r`: the windows, the worst window and the SMIs start again from now, as the series do; the window in
@@ -185,6 +244,7 @@ impl Counters {
         self.worst_seen = 0;
         self.start = Instant::now();
         self.last = Some((self.start, snap(&self.host, self.cpu, &self.live)));
+        self.others_now();
     }
 
     /// Closes a window when one has passed (or `force`, at the end).
@@ -245,6 +305,7 @@ impl Watch for Counting<'_> {
     }
     fn end(&mut self) {
         self.counters.tick(true);
+        self.counters.settle_others();
         if let Some(s) = &mut self.counters.report.smi {
             s.close();
         }

@@ -86,18 +86,32 @@ pub(crate) struct SmiCounter {
 }
 
 impl SmiCounter {
-    /// The RT core and one housekeeping CPU (the first other online one); the first reading (before any RT
-    /// thread runs) must succeed on every CPU, else the reason is returned.
-    pub(crate) fn open(host: &Host, rt: usize) -> Result<(SmiCounter, Vec<u64>), MsrError> {
+    /// The RT core and one housekeeping CPU (the first other online one), with the housekeeping CPUs' first
+    /// reading, which must succeed, else the reason is returned. The RT core's register is only opened here: this
+    /// thread's read of it would be a function-call IPI to the core, so its first reading is the RT thread's, on
+    /// the core, before its loop (`LocalSmi::read`), or `Counters::begin`'s when no RT thread runs there. Its
+    /// slot in the readings returned holds 0 until then.
+    pub(crate) fn open(
+        host: &Host,
+        rt: usize,
+        busy: &[usize],
+    ) -> Result<(SmiCounter, Vec<u64>), MsrError> {
         if let Some(why) = msr::not_x86(host) {
             return Err(why);
         }
+        let dev = msr::dev(rt);
+        std::fs::File::open(host.path(&dev))
+            .map_err(|e| MsrError::Host(HostError::from_io(&dev, e)))?;
         let c = SmiCounter {
             host: host.clone(),
-            cpus: pair(host, rt),
+            cpus: pair(host, rt, busy),
             local: None,
         };
-        let first = c.read()?;
+        let mut first = vec![0];
+        for &cpu in &c.cpus[1..] {
+            test_seam_record_read(cpu);
+            first.push(msr::smi_count(host, cpu)?);
+        }
         Ok((c, first))
     }
 
@@ -121,12 +135,12 @@ impl SmiCounter {
         self.local.is_some()
     }
 
-    /// The reader for the RT thread on the RT core, starting from `last` (the core's count read before the
-    /// thread started); from then on the supervising thread never reads that core's register itself. None
-    /// when the register file cannot be opened (the supervisor then keeps reading it: nothing runs there).
-    pub(crate) fn local_reader(&mut self, last: u64, period_us: u32) -> Option<LocalSmi> {
+    /// The reader for the RT thread on the RT core, whose first `read`, on the core before the loop, is the
+    /// count the run starts from; from then on the supervising thread never reads that core's register itself.
+    /// None when the register file cannot be opened (the supervisor then reads it: nothing runs there).
+    pub(crate) fn local_reader(&mut self, period_us: u32) -> Option<LocalSmi> {
         let file = std::fs::File::open(self.host.path(&msr::dev(self.cpus[0]))).ok()?;
-        let value = Arc::new(AtomicU64::new(last));
+        let value = Arc::new(AtomicU64::new(READ_FAILED | libc::EAGAIN as u64));
         self.local = Some(Arc::clone(&value));
         let every = (LOCAL_EVERY_US / u64::from(period_us.max(1))).max(1);
         Some(LocalSmi {
@@ -139,11 +153,13 @@ impl SmiCounter {
     }
 }
 
-/// The RT core and one housekeeping CPU (the first other online one).
-fn pair(host: &Host, rt: usize) -> Vec<usize> {
+/// The RT core and one housekeeping CPU: the first other online one that runs none of the run's RT threads
+/// (`busy`; a thread set's may run on several CPUs), whose register the supervisor reads once a window. None when
+/// every CPU runs one: reading another RT CPU's from there would be an IPI to it each window.
+fn pair(host: &Host, rt: usize, busy: &[usize]) -> Vec<usize> {
     let mut cpus = vec![rt];
     let online = crate::machine::online_cpus(host).unwrap_or_default();
-    cpus.extend(online.into_iter().find(|&c| c != rt));
+    cpus.extend(online.into_iter().find(|c| *c != rt && !busy.contains(c)));
     cpus
 }
 
@@ -178,7 +194,7 @@ impl OwnCpuReaders {
             return Err(why);
         }
         let mut r = OwnCpuReaders {
-            cpus: pair(host, rt),
+            cpus: pair(host, rt, &[]),
             last: Vec::new(),
             stop: Arc::new(AtomicBool::new(false)),
             threads: Vec::new(),
@@ -597,6 +613,51 @@ mod tests {
         );
     }
 
+    /// The RT core's register is opened, not read, by the thread that opens the counters (its read would be a
+    /// function-call IPI to the core): a core register that cannot be read yet does not stop it, and the count
+    /// starts from the core's own first reading.
+    #[test]
+    fn opening_never_reads_the_rt_cores_register() {
+        use std::os::unix::fs::FileExt;
+        let d = tempfile::tempdir().unwrap();
+        for cpu in [0usize, 1] {
+            std::fs::create_dir_all(d.path().join(format!("dev/cpu/{cpu}"))).unwrap();
+        }
+        std::fs::File::create(d.path().join("dev/cpu/0/msr"))
+            .unwrap()
+            .write_all_at(&5u64.to_le_bytes(), msr::SMI_COUNT)
+            .unwrap();
+        // Empty: a read of the core's register fails until it is written below.
+        let core = std::fs::File::create(d.path().join("dev/cpu/1/msr")).unwrap();
+        std::fs::create_dir_all(d.path().join("sys/devices/system/cpu")).unwrap();
+        std::fs::write(d.path().join("sys/devices/system/cpu/online"), "0-1\n").unwrap();
+        let h = Host::with_root(d.path());
+        let (mut c, first) =
+            SmiCounter::open(&h, 1, &[1]).expect("the core's register is not read");
+        assert_eq!(first, [0, 5]);
+        let local = c.local_reader(1000).unwrap();
+        core.write_all_at(&9u64.to_le_bytes(), msr::SMI_COUNT)
+            .unwrap();
+        local.read();
+        assert_eq!(c.read().unwrap(), [9, 5]);
+        // Without the core's device, nothing is counted.
+        std::fs::remove_file(d.path().join("dev/cpu/1/msr")).unwrap();
+        assert!(SmiCounter::open(&h, 1, &[1]).is_err());
+    }
+
+    /// The housekeeping CPU counted is one that runs none of the run's RT threads, or none at all.
+    #[test]
+    fn the_housekeeping_cpu_counted_runs_no_rt_thread() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("sys/devices/system/cpu")).unwrap();
+        let online = d.path().join("sys/devices/system/cpu/online");
+        std::fs::write(&online, "0-3\n").unwrap();
+        let h = Host::with_root(d.path());
+        assert_eq!(pair(&h, 1, &[1]), [1, 0]);
+        assert_eq!(pair(&h, 1, &[0, 1]), [1, 2]);
+        assert_eq!(pair(&h, 3, &[0, 1, 2, 3]), [3]);
+    }
+
     /// The reader through a `--root` tree's sparse files (the same pread as /dev/cpu/N/msr).
     #[test]
     fn the_counter_reads_a_trees_registers() {
@@ -611,9 +672,12 @@ mod tests {
         std::fs::create_dir_all(d.path().join("sys/devices/system/cpu")).unwrap();
         std::fs::write(d.path().join("sys/devices/system/cpu/online"), "0-1\n").unwrap();
         let h = Host::with_root(d.path());
-        let (c, first) = SmiCounter::open(&h, 1).unwrap();
+        let (mut c, first) = SmiCounter::open(&h, 1, &[1]).unwrap();
         assert_eq!(c.cpus, [1, 0]);
-        assert_eq!(first, [37_577, 5]);
+        assert_eq!(first, [0, 5]);
+        let local = c.local_reader(1000).unwrap();
+        local.read();
+        assert_eq!(c.read().unwrap(), [37_577, 5]);
         // A tree has no driver to load: nothing is run.
         let (drv, said) = MsrDriver::ensure(&h, 3);
         assert!(!drv.unload);

@@ -82,6 +82,29 @@ pub(super) fn snap(host: &Host, cpu: usize, live: &[Arc<Live>]) -> Snap {
     s
 }
 
+/// The rows of /proc/interrupts another CPU sends: a wakeup, a function call, a TLB shootdown, an irq_work.
+const IPI_ROWS: [&str; 4] = ["RES", "CAL", "TLB", "IWI"];
+
+/// Each of `cpus`'s counts of the `IPI_ROWS` now (a row the kernel does not have is left out).
+pub(super) fn ipis(host: &Host, cpus: &[usize]) -> Vec<BTreeMap<String, u64>> {
+    let table = host
+        .read(INTERRUPTS)
+        .ok()
+        .and_then(|t| interrupts::parse(&t).ok());
+    cpus.iter()
+        .map(|&cpu| {
+            let (Some(t), Some(col)) = (&table, table.as_ref().and_then(|t| t.column(cpu))) else {
+                return BTreeMap::new();
+            };
+            t.rows
+                .iter()
+                .filter(|r| IPI_ROWS.contains(&r.name.as_str()))
+                .filter_map(|r| Some((r.name.clone(), *r.counts.get(col)?)))
+                .collect()
+        })
+        .collect()
+}
+
 /// The other threads seen on `cpu` (by their stat's last CPU) with their run time, and the preemptions of our
 /// own RT threads.
 fn add_threads(host: &Host, cpu: usize, s: &mut Snap) {

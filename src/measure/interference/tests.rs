@@ -159,3 +159,42 @@ fn every_loop_on_the_core_counts_as_the_runs_own_wakeups() {
     let s = super::snap::snap(&host, 1, &[servo, base]);
     assert_eq!(s.wakeups, 41_000);
 }
+
+/// /proc/interrupts of a 3-CPU machine, in the layout of the captured files (arch rows after the devices).
+fn three_cpus(res: [u64; 3], cal: [u64; 3], tlb: [u64; 3]) -> String {
+    let row = |name: &str, v: [u64; 3], desc: &str| {
+        format!(
+            "{name:>4}: {:>10} {:>10} {:>10}   {desc}\n",
+            v[0], v[1], v[2]
+        )
+    };
+    format!(
+        "            CPU0       CPU1       CPU2\n   1:          9          0          0   IO-APIC   1-edge      i8042\n{}{}{}",
+        row("RES", res, "Rescheduling interrupts"),
+        row("CAL", cal, "Function call interrupts"),
+        row("TLB", tlb, "TLB shootdowns"),
+    )
+}
+
+/// A thread set's other RT CPU (2, beside the counted core 1) has its IPIs over the run in the result; the
+/// housekeeping CPU 0 does not.
+#[test]
+fn a_thread_sets_other_cpu_has_its_ipis_counted() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("proc")).unwrap();
+    let file = d.path().join("proc/interrupts");
+    std::fs::write(&file, three_cpus([5, 10, 20], [1, 2, 3], [0, 0, 7])).unwrap();
+    let h = crate::host::Host::with_root(d.path());
+    let mut c = super::Counters::open(&h, 1, &[1, 2], true);
+    c.begin(None);
+    std::fs::write(&file, three_cpus([50, 11, 24], [9, 2, 5], [4, 0, 8])).unwrap();
+    c.tick(true);
+    c.settle_others();
+    let others = &c.report.other_cpus;
+    assert_eq!(others.len(), 1, "{others:?}");
+    assert_eq!(others[0].cpu, 2);
+    let want: std::collections::BTreeMap<String, u64> = [("CAL", 2), ("RES", 4), ("TLB", 1)]
+        .map(|(k, v)| (k.to_string(), v))
+        .into();
+    assert_eq!(others[0].ipis, want);
+}

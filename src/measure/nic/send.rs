@@ -37,7 +37,14 @@ pub(super) struct Sender {
 impl Sender {
     /// Starts the loop on `core` at SCHED_FIFO `priority`; the thread returns its series and how the loop ended.
     pub(super) fn spawn(self, core: usize, priority: u8) -> Result<RtThread<(Series, LoopEnd)>> {
-        rt::spawn_rt("rmp-eval-send", core, priority, move || self.run())
+        // The core's first SMI reading, on the core (see measure::smi).
+        let first_smi = move || {
+            if let Some(smi) = &self.smi {
+                smi.read();
+            }
+            self
+        };
+        rt::spawn_rt_ready("rmp-eval-send", core, priority, first_smi, Sender::run)
     }
 
     fn run(self) -> (Series, LoopEnd) {

@@ -124,7 +124,7 @@ impl Session {
         }
         // Before the counters and the trace: the threads they start inherit the confined mask.
         let confined = Confined::apply(&setup.rt_cpus);
-        let counters = Counters::open(host, setup.core, spec.counters);
+        let counters = Counters::open(host, setup.core, &setup.rt_cpus, spec.counters);
         let (tracing, marker) = match setup.trace {
             Some(scope) => {
                 let (t, m) = Tracing::start(host, scope, spec.break_us)?;

@@ -109,6 +109,37 @@ fn prefault_stack() {
     std::hint::black_box(&mut buf);
 }
 
+/// Moves the calling thread, the process's last, onto `core` for the process's end: the core has held the
+/// process's page tables (lazily) since its last loop ended, so the teardown of its memory at exit, done from
+/// another CPU, is a TLB-shootdown IPI to the core; done on the core, it is local. cyclictest, whose main thread
+/// runs on the measured CPU, ends there too. What this costs the core instead: one wakeup, at most.
+pub(crate) fn end_on(core: usize) {
+    let _ = pin_to(&[core]);
+    test_seam_record_end();
+}
+
+/// A test seam, compiled only with the `test-seams` feature (see `test_seam_record_threads`): with
+/// RMP_EVAL_TEST_END_FILE set, `end_on` writes "THREADS CPUS": how many threads the process has left and the
+/// calling thread's allowed CPUs (tests/run/ends_on_core.rs).
+#[cfg(feature = "test-seams")]
+fn test_seam_record_end() {
+    let Some(out) = std::env::var_os("RMP_EVAL_TEST_END_FILE") else {
+        return;
+    };
+    let host = Host::live();
+    let threads = host.list("/proc/self/task").unwrap_or_default().len();
+    let status = host.read("/proc/thread-self/status").unwrap_or_default();
+    let cpus = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap_or("?")
+        .trim();
+    let _ = std::fs::write(out, format!("{threads} {cpus}\n"));
+}
+
+#[cfg(not(feature = "test-seams"))]
+fn test_seam_record_end() {}
+
 /// A thread running at RT priority, started by `spawn_rt`.
 pub(crate) struct RtThread<T> {
     handle: JoinHandle<Option<T>>,
@@ -134,6 +165,23 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
+    spawn_rt_ready(name, core, priority, || (), move |()| f())
+}
+
+/// `spawn_rt`, with `ready` run on the thread once it is set up and before this returns: what must be done on the
+/// core before the run goes on (the core's first SMI reading, which from another CPU would be an IPI to it);
+/// `f` takes what it gives.
+pub(crate) fn spawn_rt_ready<R, F, T>(
+    name: &str,
+    core: usize,
+    priority: u8,
+    ready: impl FnOnce() -> R + Send + 'static,
+    f: F,
+) -> Result<RtThread<T>>
+where
+    F: FnOnce(R) -> T + Send + 'static,
+    T: Send + 'static,
+{
     let (tx, rx) = mpsc::sync_channel::<Result<()>>(1);
     // The spawning thread supervises; unparking it when done lets it wait without polling.
     let waker = std::thread::current();
@@ -143,8 +191,9 @@ where
         .spawn(move || match enter_rt(core, priority) {
             Ok(()) => {
                 test_seam_record_threads();
+                let r = ready();
                 let _ = tx.send(Ok(()));
-                let v = f();
+                let v = f(r);
                 waker.unpark();
                 Some(v)
             }

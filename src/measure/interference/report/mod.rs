@@ -216,9 +216,20 @@ pub struct Interference {
     /// The worst wakeup attributed to the firmware, when its window held SMIs on the RT core.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) firmware: Option<String>,
+    /// A thread set's other RT CPUs (its threads not on the counted core): the IPIs each received over the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) other_cpus: Vec<OtherCpu>,
     /// Per-window local timer rates (all, the loop's own), for the medians: a bounded sample, however long the run.
     #[serde(skip)]
     pub(crate) timer_rates: crate::measure::interference::thin::Thinned<(f64, f64)>,
+}
+
+/// The IPIs one of a thread set's other RT CPUs received over the run: /proc/interrupts' RES, CAL, TLB and IWI
+/// rows, from the first snapshot to the last (these CPUs get no windows: only the counted core does).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct OtherCpu {
+    pub(crate) cpu: usize,
+    pub(crate) ipis: std::collections::BTreeMap<String, u64>,
 }
 
 impl Interference {
