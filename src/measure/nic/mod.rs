@@ -58,7 +58,7 @@ pub(crate) fn run(
     // preflight or the putting back ends the run through the drops below instead of killing the process.
     let signals = StopOnSignal::install()?;
     // Declared before the threads, so dropped after them (the sockets, then the flags guard: see Link).
-    let (mut link, mut probe) = Link::open(host, nic, at, watch)?;
+    let (mut link, mut probe) = Link::open(nic, at, watch)?;
     let (first_seq, answers) = link.preflight(&mut probe, nic.mode, &signals)?;
     let (learned, disagreed) = link::learn_wkc(&answers.wkc);
     if let (Some(note), None, Mode::Ecat) = (&disagreed, nic.round_trip.expect_wkc, nic.mode) {
@@ -146,6 +146,37 @@ pub(crate) fn run(
         rtt.queue = Some(st.report(shared.sent.load(Relaxed), shared.matched.load(Relaxed)));
     }
     Ok(r)
+}
+
+/// Whether the SubDevice answers on `nic`: the link a run opens and its preflight (a first valid reply within 1 s,
+/// then a few more), then everything put back. Nothing is measured. qualify asks this before it changes anything;
+/// Ok: the working counter the replies agree on, and what the link had to say (a leftover it put back).
+pub(crate) fn answers(nic: &NicSpec, at: Placement) -> Result<(u16, Vec<String>)> {
+    let signals = StopOnSignal::install()?;
+    let mut notes = Notes::default();
+    let (mut link, mut probe) = Link::open(nic, at, &mut notes)?;
+    let (_, answers) = link.preflight(&mut probe, nic.mode, &signals)?;
+    let (learned, disagreed) = link::learn_wkc(&answers.wkc);
+    notes.0.extend(disagreed.filter(|_| nic.mode == Mode::Ecat));
+    Ok((learned, notes.0))
+}
+
+/// The notes the link gives while nothing is measured (no live view to show them in).
+#[derive(Default)]
+struct Notes(Vec<String>);
+
+impl Watch for Notes {
+    fn note(&mut self, text: &str) {
+        self.0.push(text.to_string());
+    }
+    fn start(&mut self, _: Gauges) {}
+    fn interval(&self) -> Duration {
+        Duration::from_secs(1)
+    }
+    fn tick(&mut self, _: Duration) -> super::session::Action {
+        super::session::Action::Go
+    }
+    fn end(&mut self) {}
 }
 
 /// The label of the arrival series.
