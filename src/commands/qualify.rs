@@ -144,15 +144,9 @@ fn plan_and_ask(host: &Host, w: &mut dyn Write, args: &QualifyArgs) -> Result<Op
 /// before the plan is shown, with nothing changed (the run's own preflight, nothing measured).
 fn subdevice_answers(host: &Host, w: &mut dyn Write, q: &Qualify) -> Result<()> {
     let spec = crate::qualify::drive::spec(q, q.sweep_period(0), None);
-    let Some((wkc, notes)) = crate::job::answers(host, &spec)
-        .map_err(|e| Error::failed(format!("qualify: {e}; nothing was changed")))?
-    else {
-        return Ok(());
-    };
-    for n in notes {
-        eprintln!("rmp-eval: note: {n}");
-    }
-    if let Some(nic) = &q.nic {
+    let answered = crate::job::answers(host, &spec, &mut |n| eprintln!("rmp-eval: note: {n}"))
+        .map_err(|e| Error::failed(format!("qualify: {e}; nothing was changed")))?;
+    if let (Some(wkc), Some(nic)) = (answered, &q.nic) {
         outln!(
             w,
             "qualify: the SubDevice answers on {nic} (working counter {wkc})"

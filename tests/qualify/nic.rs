@@ -76,7 +76,10 @@ fn head(html: &str, id: &str) -> Vec<String> {
 fn same_figure(cell: &str, saved: &serde_json::Value, what: &str) {
     let shown: f64 = cell.parse().unwrap_or_else(|_| panic!("{what}: {cell:?}"));
     let v = saved.as_f64().unwrap();
-    assert!((shown - v).abs() <= 0.05, "{what}: shown {cell}, saved {v}");
+    assert!(
+        (shown - v).abs() <= 0.0501,
+        "{what}: shown {cell}, saved {v}"
+    );
 }
 
 /// The round-trip columns of a row (after the cyclic ones) against the saved run at `path`.
@@ -206,7 +209,12 @@ fn a_subdevice_that_does_not_answer_stops_qualify_before_it_changes_anything() {
         String::from_utf8_lossy(&o.stderr),
     );
     assert_eq!(o.status.code(), Some(2), "{out}{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+    // One line, besides the notes of a link put back that another test's killed run left (records are shared).
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| !l.starts_with("rmp-eval: note: "))
+        .collect();
+    assert_eq!(said.len(), 1, "{err}");
     assert!(
         err.contains(&format!("no EtherCAT SubDevice answered on {}", v.host))
             && err.contains("nothing was changed"),

@@ -150,24 +150,26 @@ pub(crate) fn run(
 
 /// Whether the SubDevice answers on `nic`: the link a run opens and its preflight (a first valid reply within 1 s,
 /// then a few more), then everything put back. Nothing is measured. qualify asks this before it changes anything;
-/// Ok: the working counter the replies agree on, and what the link had to say (a leftover it put back).
-pub(crate) fn answers(nic: &NicSpec, at: Placement) -> Result<(u16, Vec<String>)> {
+/// Ok: the working counter the replies agree on. What the link has to say (a leftover it put back, replies that
+/// disagreed) goes to `note`, also when nothing answers.
+pub(crate) fn answers(nic: &NicSpec, at: Placement, note: &mut dyn FnMut(&str)) -> Result<u16> {
     let signals = StopOnSignal::install()?;
-    let mut notes = Notes::default();
+    let mut notes = Notes(note);
     let (mut link, mut probe) = Link::open(nic, at, &mut notes)?;
     let (_, answers) = link.preflight(&mut probe, nic.mode, &signals)?;
     let (learned, disagreed) = link::learn_wkc(&answers.wkc);
-    notes.0.extend(disagreed.filter(|_| nic.mode == Mode::Ecat));
-    Ok((learned, notes.0))
+    if let (Some(d), Mode::Ecat) = (disagreed, nic.mode) {
+        notes.note(&d);
+    }
+    Ok(learned)
 }
 
-/// The notes the link gives while nothing is measured (no live view to show them in).
-#[derive(Default)]
-struct Notes(Vec<String>);
+/// The link's notes while nothing is measured (no live view to show them in), handed on as they come.
+struct Notes<'a>(&'a mut dyn FnMut(&str));
 
-impl Watch for Notes {
+impl Watch for Notes<'_> {
     fn note(&mut self, text: &str) {
-        self.0.push(text.to_string());
+        (self.0)(text);
     }
     fn start(&mut self, _: Gauges) {}
     fn interval(&self) -> Duration {
