@@ -785,10 +785,6 @@ const LIVE_ONLY: &[(&str, &str)] = &[
     ),
     ("src/fix/undo.rs", "the undo hint names --root DIR"),
     (
-        "src/measure/nic/link.rs",
-        "--nic measures the running machine's interfaces",
-    ),
-    (
         "src/measure/session/mod.rs",
         "the PM QoS note concerns the running machine only",
     ),

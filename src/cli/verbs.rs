@@ -81,7 +81,8 @@ pub struct QualifyArgs {
     /// The RT core to qualify (needed to start; CPU 0 is refused)
     #[arg(long, value_name = "N", value_parser = parse_cpu, allow_negative_numbers = true)]
     pub(crate) core: Option<usize>,
-    /// The EtherCAT NIC its steps tune
+    /// The EtherCAT NIC: its steps tune it, and every measurement is round trips through it to the SubDevice (as
+    /// run --nic), which must answer before anything is changed
     #[arg(long, short = 'n', value_name = "IF")]
     pub(crate) nic: Option<String>,
     /// The target cycle time

@@ -120,6 +120,7 @@ fn plan_and_ask(host: &Host, w: &mut dyn Write, args: &QualifyArgs) -> Result<Op
     q.budget_s = args.budget;
     q.cmdline_extra = args.cmdline_extra.clone();
     within_budget(&q)?;
+    subdevice_answers(host, w, &q)?;
     show_plan(w, &q);
     if !args.yes {
         if !crate::sys::term::interactive() {
@@ -137,6 +138,21 @@ fn plan_and_ask(host: &Host, w: &mut dyn Write, args: &QualifyArgs) -> Result<Op
         }
     }
     Ok(Some(q))
+}
+
+/// With --nic, every measurement is a round trip through it: a SubDevice that does not answer now stops qualify
+/// before the plan is shown, with nothing changed (the run's own preflight, nothing measured).
+fn subdevice_answers(host: &Host, w: &mut dyn Write, q: &Qualify) -> Result<()> {
+    let spec = crate::qualify::drive::spec(q, q.sweep_period(0), None);
+    let answered = crate::job::answers(host, &spec, &mut |n| eprintln!("rmp-eval: note: {n}"))
+        .map_err(|e| Error::failed(format!("qualify: {e}; nothing was changed")))?;
+    if let (Some(wkc), Some(nic)) = (answered, &q.nic) {
+        outln!(
+            w,
+            "qualify: the SubDevice answers on {nic} (working counter {wkc})"
+        );
+    }
+    Ok(())
 }
 
 /// A plan whose measurements may take longer than --budget is refused before anything is changed.
@@ -167,9 +183,12 @@ fn periods(args: &QualifyArgs) -> Vec<u32> {
 
 fn show_plan(w: &mut dyn Write, q: &Qualify) {
     outln!(w, "qualify: CPU {} as the RT core", q.core);
+    let what = q.nic.as_ref().map_or(String::new(), |n| {
+        format!("round trips through {n} to the SubDevice with the sender's cycles, ")
+    });
     outln!(
         w,
-        "  1. measure the machine as it is ({} at {} µs)",
+        "  1. measure the machine as it is ({what}{} at {} µs)",
         span(q.seconds),
         q.sweep_period(0)
     );
@@ -289,14 +308,16 @@ fn summary(w: &mut dyn Write, q: &Qualify) {
             Some(StepOutcome::Reverted) => "reverted: made the tail significantly worse".into(),
             Some(StepOutcome::TrialFailed { why }) => format!("trial boot failed, left out: {why}"),
             Some(StepOutcome::NotTried { why }) => format!("not applied: {why}"),
+            Some(StepOutcome::MeasureFailed { why }) => format!("not measured, undone: {why}"),
         };
         outln!(w, "  {}: {what}", s.step);
     }
     for p in &q.sweep {
-        let r = p
-            .result
-            .as_ref()
-            .map_or("not yet".into(), |r| r.display().to_string());
+        let r = match (&p.result, &p.failed) {
+            (Some(r), _) => r.display().to_string(),
+            (None, Some(why)) => format!("not measured: {why}"),
+            (None, None) => "not yet".into(),
+        };
         outln!(w, "  {} µs: {r}", p.period_us);
     }
 }

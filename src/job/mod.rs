@@ -167,6 +167,21 @@ pub(crate) fn measure_saved(
     Ok((m.result, path))
 }
 
+/// Whether the SubDevice of `spec`'s NIC answers, placed as its run would be: the run's own link and preflight,
+/// nothing measured, everything put back. None for a run without a NIC; Ok: the working counter the replies
+/// agree on. The link's notes go to `note`.
+pub(crate) fn answers(
+    host: &Host,
+    spec: &RunSpec,
+    note: &mut dyn FnMut(&str),
+) -> Result<Option<u16>> {
+    let Some(nic) = spec.nic() else {
+        return Ok(None);
+    };
+    let at = place(host, spec)?;
+    crate::measure::nic::answers(nic, at, note).map(Some)
+}
+
 /// A measurement that prints nothing and is not saved under results/ (the monitor's, every few minutes). The
 /// caller holds the core's lock.
 pub(crate) fn measure_unsaved(

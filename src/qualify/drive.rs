@@ -14,8 +14,9 @@ use crate::fix::plan::{self, Request};
 use crate::fix::trial::{self, runs};
 use crate::fix::{Plan, StepId};
 use crate::host::Host;
-use crate::measure::spec::RunSpec;
+use crate::measure::result::RunResult;
 use crate::measure::store::RunLabel;
+use crate::measure::spec::{NicSpec, RunSpec, Workload};
 use crate::outln;
 use crate::output::Output;
 use crate::tunable::cmdline::boot::trial::NoTrial;
@@ -61,11 +62,7 @@ impl Drive<'_> {
             let seen = observe(self.host, q)?;
             let stop = match resume::next(q, &seen) {
                 Action::Start => self.event(q, Event::Start),
-                Action::MeasureBaseline => {
-                    let (p, _) =
-                        self.measure(q, q.sweep_period(0), RunLabel::QualifyBaseline, None)?;
-                    self.event(q, Event::BaselineMeasured(p))
-                }
+                Action::MeasureBaseline => self.baseline(q),
                 Action::Apply(i) => self.apply(q, i),
                 Action::UndoUnfinished(_) => {
                     let (path, _) = runs(self.host)?
@@ -80,16 +77,7 @@ impl Drive<'_> {
                 Action::FinishCommit(i) => self.finish_commit(q, i),
                 Action::Measure(i) => self.measure_step(q, i),
                 Action::Revert(i) => self.revert(q, i),
-                Action::MeasureSweep(i) => {
-                    let period = q.sweep[i].period_us;
-                    let (p, _) = self.measure(
-                        q,
-                        period,
-                        RunLabel::QualifySweep(period),
-                        q.confidence_per_hour,
-                    )?;
-                    self.event(q, Event::SweepMeasured(p))
-                }
+                Action::MeasureSweep(i) => self.sweep(q, i),
                 Action::Report => return Ok(Stop::Done),
                 Action::Nothing => return Ok(Stop::Aborted),
             };
@@ -109,25 +97,45 @@ impl Drive<'_> {
         Ok(())
     }
 
-    /// One measurement of `period_us` under the plan's loads: `seconds` long, or (a sweep period under
-    /// --confidence, `claim` per hour) until the claim is proved or broken.
+    /// One measurement of `period_us` (see `spec`), saved under results/.
     fn measure(
         &mut self,
         q: &Qualify,
         period_us: u32,
         label: RunLabel,
         claim: Option<f64>,
-    ) -> Result<(PathBuf, f64)> {
-        let spec = RunSpec {
-            core: Some(q.core),
-            period_us,
-            duration: claim.is_none().then_some(q.seconds),
-            load: q.load.clone(),
-            until_confident: claim.map(|per_h| per_h / 3600.0),
-            ..RunSpec::default()
-        };
-        let (_, path) = crate::job::measure_saved(self.host, self.out, self.w, &spec, true, label)?;
-        Ok((path, q.seconds))
+    ) -> Result<(RunResult, PathBuf)> {
+        let spec = spec(q, period_us, claim);
+        crate::job::measure_saved(self.host, self.out, self.w, &spec, true, label)
+    }
+
+    /// The machine as it was found. A baseline that cannot be measured (the SubDevice stopped answering since
+    /// the plan's preflight) stops qualify before it changes anything.
+    fn baseline(&mut self, q: &mut Qualify) -> Result<()> {
+        match self.measure(q, q.sweep_period(0), RunLabel::QualifyBaseline, None) {
+            Ok((_, p)) => self.event(q, Event::BaselineMeasured(p)),
+            Err(e) => {
+                let why = format!("the baseline could not be measured: {e}");
+                self.event(q, Event::Abort { why: why.clone() })?;
+                Err(Error::failed(format!(
+                    "qualify: {why}; nothing was changed, qualify stopped"
+                )))
+            }
+        }
+    }
+
+    /// Sweep period `i`; one that cannot be measured (the SubDevice stopped answering) is recorded so, and the
+    /// sweep goes on.
+    fn sweep(&mut self, q: &mut Qualify, i: usize) -> Result<()> {
+        let period = q.sweep[i].period_us;
+        let label = RunLabel::QualifySweep(period);
+        match self.measure(q, period, label, q.confidence_per_hour) {
+            Ok((_, p)) => self.event(q, Event::SweepMeasured(p)),
+            Err(e) => {
+                outln!(self.w, "qualify: {period} µs not measured: {e}");
+                self.event(q, Event::SweepFailed { why: e.to_string() })
+            }
+        }
     }
 
     /// The checks that fail on the machine as it is now (they pick the kernel parameters).
@@ -245,7 +253,22 @@ impl Drive<'_> {
         })?;
         let period = q.sweep_period(0);
         let label = RunLabel::QualifyStep(q.steps[i].step);
-        let (after, _) = self.measure(q, period, label, None)?;
+        let after = match self.measure(q, period, label, None) {
+            Ok((r, p)) => match wire_failed(&r) {
+                Some(why) => Err(why),
+                None => Ok(p),
+            },
+            Err(e) => Err(e.to_string()),
+        };
+        let after = match after {
+            Ok(p) => p,
+            Err(why) => {
+                // Not the step's effect on the tail: the measurement could not judge it. Undone like a worse
+                // step (the step may be what broke the wire), and said so.
+                outln!(self.w, "qualify: {}: not measured: {why}", q.steps[i].step);
+                return self.event(q, Event::MeasureFailed { why });
+            }
+        };
         let c = crate::report::compare::compare(
             &crate::measure::result::store::load(&before)?,
             &crate::measure::result::store::load(&after)?,
@@ -274,6 +297,32 @@ impl Drive<'_> {
     pub(crate) fn undo(&mut self, path: &str) -> Result<()> {
         trial::undo_run(self.host, path).map_err(|e| Error::failed(format!("qualify: {e}")))
     }
+}
+
+/// What qualify measures at `period_us` under the plan's loads: the cyclic loop on the RT core, or with --nic
+/// what `run --nic IF` measures (round trips to the SubDevice, with the sender's and receiver's cycles); `seconds`
+/// long, or (a sweep period under --confidence, `claim` per hour) until the claim is proved or broken.
+pub(crate) fn spec(q: &Qualify, period_us: u32, claim: Option<f64>) -> RunSpec {
+    RunSpec {
+        core: Some(q.core),
+        workload: q
+            .nic
+            .clone()
+            .map_or(Workload::Cyclic, |n| Workload::Nic(NicSpec::new(n))),
+        period_us,
+        duration: claim.is_none().then_some(q.seconds),
+        load: q.load.clone(),
+        until_confident: claim.map(|per_h| per_h / 3600.0),
+        ..RunSpec::default()
+    }
+}
+
+/// Why a NIC run cannot stand for a step's effect: its replies stopped (a dropout) or its interface went away.
+fn wire_failed(r: &RunResult) -> Option<String> {
+    r.rtt
+        .as_ref()
+        .and_then(|t| t.checks.dropout.clone())
+        .or_else(|| r.error.clone())
 }
 
 /// compare's verdict as a step's effect: better or worse by its noise rule, anything else no clear change.

@@ -28,6 +28,7 @@ fn step_row(q: &Qualify, i: usize) -> StepRow {
         Some(Outcome::Reverted) => ("reverted", Some("made the tail significantly worse".into())),
         Some(Outcome::TrialFailed { why }) => ("trial_failed", Some(why.clone())),
         Some(Outcome::NotTried { why }) => ("not_tried", Some(why.clone())),
+        Some(Outcome::MeasureFailed { why }) => ("measure_failed", Some(why.clone())),
     };
     let result = load(s.result.as_ref());
     let judged = match (&result, load(q.previous_result(i).as_ref())) {
@@ -51,7 +52,10 @@ pub(crate) fn build(q: &Qualify) -> Qualification {
     let periods: Vec<PeriodRow> = q
         .sweep
         .iter()
-        .map(|p| PeriodRow::of(p.period_us, load(p.result.as_ref())))
+        .map(|p| match (&p.result, &p.failed) {
+            (None, Some(why)) => PeriodRow::not_measured(p.period_us, Some(why)),
+            _ => PeriodRow::of(p.period_us, load(p.result.as_ref())),
+        })
         .collect();
     let smallest = periods
         .iter()
@@ -73,9 +77,14 @@ pub(crate) fn build(q: &Qualify) -> Qualification {
         budget_s: q.budget_s,
         baseline: load(q.baseline.as_ref()),
         steps: (0..q.steps.len()).map(|i| step_row(q, i)).collect(),
-        verdict: q11n::verdict(&periods),
+        verdict: q11n::verdict(&periods, q.nic.as_deref()),
         smallest_safe_period_us: smallest,
         periods,
+        rests_on: match q.nic {
+            Some(_) => q11n::RESTS_ON_ROUND_TRIPS,
+            None => q11n::RESTS_ON_CYCLIC,
+        }
+        .into(),
     }
 }
 

@@ -3,7 +3,7 @@
 //! fix journal run is incomplete is undone and done again; one whose run is complete but not yet recorded is
 //! recorded; a trial boot is judged by the boot it is in, never by what the state hoped for.
 
-use super::state::{Effect, Outcome, Phase, Qualify, Stage};
+use super::state::{Phase, Qualify, Stage};
 
 /// What this boot shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,7 +34,7 @@ pub(crate) enum Action {
     /// The permanent configuration is written: undo the trial entry's run and record the commit.
     FinishCommit(usize),
     Measure(usize),
-    /// The step made the tail significantly worse: undo it and record that.
+    /// The step made the tail significantly worse, or could not be measured: undo it and record that.
     Revert(usize),
     MeasureSweep(usize),
     /// Done: write the report (again; it is derived from the state and the results).
@@ -70,11 +70,7 @@ fn in_step(q: &Qualify, index: usize, stage: &Stage, seen: &Observed) -> Action 
             Some(false) => Action::UndoUnfinished(index),
             Some(true) => Action::FinishCommit(index),
         },
-        Stage::Measuring => match q.steps[index].outcome {
-            Some(Outcome::Kept {
-                effect: Some(Effect::Worse),
-            }) => Action::Revert(index),
-            _ => Action::Measure(index),
-        },
+        Stage::Measuring if q.to_undo(index) => Action::Revert(index),
+        Stage::Measuring => Action::Measure(index),
     }
 }

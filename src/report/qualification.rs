@@ -41,7 +41,19 @@ pub(crate) struct Qualification {
     pub(crate) smallest_safe_period_us: Option<u32>,
     /// The one answer, in words.
     pub(crate) verdict: String,
+    /// What every measurement, and so the answer, rests on: "cyclic" (the cyclic loop on the RT core) or
+    /// "round_trips" (with --nic, what `run --nic` measures: round trips to the SubDevice and the sender's cycles).
+    #[serde(default = "cyclic")]
+    pub(crate) rests_on: String,
 }
+
+/// What a qualification older than `rests_on` measured.
+fn cyclic() -> String {
+    RESTS_ON_CYCLIC.into()
+}
+
+pub(crate) const RESTS_ON_CYCLIC: &str = "cyclic";
+pub(crate) const RESTS_ON_ROUND_TRIPS: &str = "round_trips";
 
 /// One step of the plan and what became of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -67,52 +79,98 @@ pub(crate) struct PeriodRow {
     pub(crate) period_us: u32,
     /// Every cycle Great over a run long enough to judge (and the --confidence claim, if asked, proved).
     pub(crate) passed: bool,
-    /// The run's cycles at or beyond the Great boundary: count, exposure, rate, 95 % interval and bound.
+    /// The run's cycles at or beyond the Great boundary (of its series with the most: a NIC run has the sender's,
+    /// the receiver's and the arrival's): count, exposure, rate, 95 % interval and bound.
     pub(crate) outside_great: Option<TailRate>,
     pub(crate) claim: Option<Claim>,
+    /// With --nic: the run's missed cycles on the wire (replies late or with another working counter, frames lost
+    /// or not sent): count, exposure, rate, 95 % interval and bound (`RunResult::missed_round_trips`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) missed_round_trips: Option<TailRate>,
     /// What the run proved, in one sentence.
     pub(crate) statement: String,
     pub(crate) result: Option<RunResult>,
 }
 
 impl PeriodRow {
-    /// The row of period `period_us` from its measurement (None: not measured).
+    /// The row of period `period_us` from its measurement (None: not measured). A NIC run passes as `run --nic`
+    /// does (its verdict: every cycle Great and no cycle missed on the wire).
     pub(crate) fn of(period_us: u32, result: Option<RunResult>) -> PeriodRow {
         let Some(r) = result else {
-            return PeriodRow {
-                period_us,
-                passed: false,
-                outside_great: None,
-                claim: None,
-                statement: format!("{period_us} µs: not measured"),
-                result: None,
-            };
+            return PeriodRow::not_measured(period_us, None);
         };
+        // The series that counted most cycles outside Great: the one loop of a cyclic run; of a NIC run's sender,
+        // receiver and arrival series, the one that fails its verdict first.
         let outside = r
             .series
-            .first()
-            .and_then(|s| r.tail_rates(s).first().cloned());
+            .iter()
+            .filter_map(|s| r.tail_rates(s).first().cloned())
+            .reduce(|a, b| if b.cycles > a.cycles { b } else { a });
+        let missed = r.missed_round_trips();
         let passed = r.verdict == Verdict::Pass && r.claim.is_none_or(|c| c.held);
-        let statement = outside.as_ref().map_or_else(
+        let mut statement = outside.as_ref().map_or_else(
             || format!("{period_us} µs: no series measured"),
             |t| super::tail::sentence(&format!("{period_us} µs"), t),
         );
+        if let Some(m) = &missed {
+            statement = format!("{statement} {}", missed_sentence(m));
+        }
         PeriodRow {
             period_us,
             passed,
             outside_great: outside,
             claim: r.claim,
+            missed_round_trips: missed,
             statement,
             result: Some(r),
         }
     }
+
+    /// A period not measured, with why when it was tried (the SubDevice stopped answering).
+    pub(crate) fn not_measured(period_us: u32, why: Option<&str>) -> PeriodRow {
+        PeriodRow {
+            period_us,
+            passed: false,
+            outside_great: None,
+            claim: None,
+            missed_round_trips: None,
+            statement: match why {
+                Some(why) => format!("{period_us} µs: not measured: {why}"),
+                None => format!("{period_us} µs: not measured"),
+            },
+            result: None,
+        }
+    }
+}
+
+/// What a NIC run proved about its missed cycles on the wire, in one sentence.
+fn missed_sentence(t: &TailRate) -> String {
+    if t.cycles == 0 {
+        format!(
+            "Round trips: none missed (late, lost or with another working counter) in {}: fewer than one per {} \
+             with 95 % confidence.",
+            span(t.exposure_s),
+            span(HOUR_S / t.per_hour_at_most)
+        )
+    } else {
+        format!(
+            "Round trips: {} missed cycle(s) (late, lost or with another working counter) in {} ({}, 95 %: {} – {}).",
+            t.cycles,
+            span(t.exposure_s),
+            rate(t.per_hour),
+            rate(t.per_hour_low),
+            rate(t.per_hour_high)
+        )
+    }
 }
 
 /// The one answer from the sweep: "Great at 1000 µs and 500 µs with fewer than one cycle outside Great per 3.3 h
-/// (95 %); at 250 µs: 3 cycles outside Great in 20.0 min".
-pub(crate) fn verdict(periods: &[PeriodRow]) -> String {
+/// (95 %); at 250 µs: 3 cycles outside Great in 20.0 min". With --nic (`nic`) it says first that it rests on the
+/// round trips through that NIC, and counts the cycles missed on the wire with those outside Great.
+pub(crate) fn verdict(periods: &[PeriodRow], nic: Option<&str>) -> String {
     let passed: Vec<&PeriodRow> = periods.iter().filter(|p| p.passed).collect();
     let mut parts = Vec::new();
+    let or_missed = if nic.is_some() { " or missed" } else { "" };
     if !passed.is_empty() {
         let list: Vec<String> = passed
             .iter()
@@ -121,40 +179,62 @@ pub(crate) fn verdict(periods: &[PeriodRow]) -> String {
         // The weakest bound of them holds for all.
         let bound = passed
             .iter()
-            .filter_map(|p| p.outside_great.as_ref())
+            .flat_map(|p| p.outside_great.iter().chain(&p.missed_round_trips))
             .map(|t| t.per_hour_at_most)
             .fold(0.0, f64::max);
         parts.push(format!(
-            "Great at {} with fewer than one cycle outside Great per {} (95 %)",
+            "Great at {} with fewer than one cycle outside Great{or_missed} per {} (95 %)",
             list.join(" and "),
             span(HOUR_S / bound)
         ));
     }
     for p in periods.iter().filter(|p| !p.passed) {
-        let what = match &p.outside_great {
-            Some(t) if t.cycles > 0 => format!(
-                "{} cycle(s) outside Great in {} ({}, 95 %: {} – {})",
+        let mut what = outside_words(p);
+        if let Some(t) = p.missed_round_trips.as_ref().filter(|t| t.cycles > 0) {
+            what = format!(
+                "{what}, {} missed on the wire ({}, 95 %: {} – {})",
                 t.cycles,
-                span(t.exposure_s),
                 rate(t.per_hour),
                 rate(t.per_hour_low),
                 rate(t.per_hour_high)
-            ),
-            Some(t) => format!(
-                "none outside Great in {}, too short to judge",
-                span(t.exposure_s)
-            ),
-            None => "not measured".into(),
-        };
+            );
+        }
         parts.push(format!("at {} µs: {what}", p.period_us));
     }
-    match (parts.is_empty(), passed.is_empty()) {
+    let said = match (parts.is_empty(), passed.is_empty()) {
         (true, _) => "No cycle time was measured.".into(),
         (false, true) => format!(
             "Not qualified at any period measured: {}.",
             parts.join("; ")
         ),
         (false, false) => format!("{}.", parts.join("; ")),
+    };
+    match nic {
+        Some(n) => format!(
+            "On the wire (round trips through {n} to the SubDevice, with the sender's cycles): {said}"
+        ),
+        None => said,
+    }
+}
+
+/// A period that did not pass: its cycles outside Great, or why it says nothing.
+fn outside_words(p: &PeriodRow) -> String {
+    let missed = p.missed_round_trips.as_ref().is_some_and(|t| t.cycles > 0);
+    match &p.outside_great {
+        Some(t) if t.cycles > 0 => format!(
+            "{} cycle(s) outside Great in {} ({}, 95 %: {} – {})",
+            t.cycles,
+            span(t.exposure_s),
+            rate(t.per_hour),
+            rate(t.per_hour_low),
+            rate(t.per_hour_high)
+        ),
+        Some(t) if missed => format!("none outside Great in {}", span(t.exposure_s)),
+        Some(t) => format!(
+            "none outside Great in {}, too short to judge",
+            span(t.exposure_s)
+        ),
+        None => "not measured".into(),
     }
 }
 
@@ -213,13 +293,66 @@ mod tests {
         ];
         assert!(rows[0].passed && !rows[1].passed);
         assert_eq!(rows[1].outside_great.as_ref().unwrap().cycles, 3);
-        let v = verdict(&rows);
+        let v = verdict(&rows, None);
         assert!(
             v.starts_with("Great at 1000 µs with fewer than one cycle outside Great per 3.3 min (95 %); at 250 µs: 3 cycle(s) outside Great in 1.0 min"),
             "{v}"
         );
         let none = [PeriodRow::of(500, Some(run(500, 100, 2, Verdict::Fail)))];
-        assert!(verdict(&none).starts_with("Not qualified at any period measured"));
+        assert!(verdict(&none, None).starts_with("Not qualified at any period measured"));
+    }
+
+    /// A NIC run: the sender's cycles all Great, `late` replies and `lost` frames of `count` round trips.
+    fn nic_run(period_us: u32, count: u64, late: u64, lost: u64) -> RunResult {
+        let failed = late + lost > 0;
+        let mut r = run(
+            period_us,
+            count,
+            0,
+            if failed { Verdict::Fail } else { Verdict::Pass },
+        );
+        r.rtt = Some(
+            serde_json::from_value(serde_json::json!({
+                "count": count, "lost": lost, "late": late, "min_us": 10.0, "avg_us": 20.0, "p50_us": 20.0,
+                "p99_us": 30.0, "p999_us": 40.0, "p9999_us": 50.0, "max_us": 60.0, "timestamps": "software",
+                "budget_us": f64::from(period_us),
+            }))
+            .unwrap(),
+        );
+        r
+    }
+
+    #[test]
+    fn on_the_wire_a_period_passes_as_run_nic_does_and_the_answer_counts_the_missed_cycles() {
+        let rows = [
+            PeriodRow::of(1000, Some(nic_run(1000, 600_000, 0, 0))),
+            PeriodRow::of(250, Some(nic_run(250, 240_000, 2, 1))),
+        ];
+        assert!(rows[0].passed && !rows[1].passed);
+        let m = rows[1].missed_round_trips.as_ref().unwrap();
+        assert_eq!((m.cycles, m.beyond_us), (3, 250.0));
+        // Over the frames (answered and lost) × the period.
+        assert!((m.exposure_s - 240_001.0 * 250e-6).abs() < 1e-9, "{m:?}");
+        assert!(rows[1].statement.contains("Round trips: 3 missed cycle(s)"));
+        let v = verdict(&rows, Some("eth1"));
+        assert!(
+            v.starts_with(
+                "On the wire (round trips through eth1 to the SubDevice, with the sender's cycles): Great at 1000 µs \
+                 with fewer than one cycle outside Great or missed per 3.3 min (95 %); at 250 µs: none outside Great \
+                 in 1.0 min, 3 missed on the wire ("
+            ),
+            "{v}"
+        );
+        // The series with the most cycles outside Great speaks for the run (here the receiver's).
+        let mut r = nic_run(1000, 1000, 0, 0);
+        let mut receiver = r.series[0].clone();
+        receiver.label = "Receiver".into();
+        receiver.buckets.good = 5;
+        r.series.push(receiver);
+        r.verdict = Verdict::Fail;
+        let row = PeriodRow::of(1000, Some(r));
+        assert_eq!(row.outside_great.unwrap().cycles, 5);
+        assert!(!row.passed);
     }
 
     #[test]

@@ -31,8 +31,9 @@ pub(crate) fn page(q: &Qualification) -> Result<String, super::plot::PlotError> 
     );
     h.push_str(&machine(q));
     h.push_str(&plan(q));
-    h.push_str(&steps(q));
-    h.push_str(&periods(&q.periods));
+    let nic = q.nic.is_some();
+    h.push_str(&steps(q, nic));
+    h.push_str(&periods(&q.periods, nic));
     h.push_str(&changed(q));
     let plotted: Vec<(String, &RunResult)> = q
         .baseline
@@ -105,10 +106,22 @@ fn plan(q: &Qualification) -> String {
             )
         },
     );
-    let rows = vec![
+    let mut rows = vec![
         vec!["RT core".into(), q.core.to_string()],
         vec!["NIC".into(), q.nic.clone().unwrap_or_else(|| "none".into())],
         vec!["Target cycle time".into(), format!("{} µs", q.period_us)],
+    ];
+    if let Some(n) = &q.nic {
+        rows.push(vec![
+            "Each measurement".into(),
+            format!(
+                "round trips through {n} to the SubDevice (what `rmp-eval run --nic {n}` measures), with the \
+                 sender's cycles; a reply later than the period, lost or with another working counter is a \
+                 missed cycle"
+            ),
+        ]);
+    }
+    rows.extend([
         vec![
             "Steps".into(),
             if q.one_at_a_time {
@@ -130,7 +143,7 @@ fn plan(q: &Qualification) -> String {
             },
         ],
         vec!["Budget".into(), q.budget_s.map_or("none".into(), span)],
-    ];
+    ]);
     format!("<h2>Plan</h2>\n{}", table(&[], &rows, "plan"))
 }
 
@@ -149,7 +162,35 @@ fn measured(r: Option<&RunResult>) -> [String; 4] {
     [us(s.p999_us), us(s.p9999_us), us(s.max_us), tail]
 }
 
-fn step_row(s: &StepRow) -> Vec<String> {
+/// With --nic: the round trips' p99.9, p99.99 and max, and the rate of missed cycles with its 95 % interval.
+fn round_trips(r: Option<&RunResult>) -> [String; 4] {
+    let Some((r, m)) = r.and_then(|r| r.rtt.as_ref().zip(r.missed_round_trips())) else {
+        return ["".into(), "".into(), "".into(), "".into()];
+    };
+    [
+        us(r.p999_us),
+        us(r.p9999_us),
+        us(r.max_us),
+        format!(
+            "{} in {}: {} (95 %: {} – {})",
+            m.cycles,
+            span(m.exposure_s),
+            rate(m.per_hour),
+            rate(m.per_hour_low),
+            rate(m.per_hour_high)
+        ),
+    ]
+}
+
+/// The columns the round trips add with --nic.
+const RTT_HEAD: [&str; 4] = [
+    "Round trip p99.9 µs",
+    "Round trip p99.99 µs",
+    "Round trip max µs",
+    "Missed cycles (rate, 95 %)",
+];
+
+fn step_row(s: &StepRow, nic: bool) -> Vec<String> {
     let [p999, p9999, max, tail] = measured(s.result.as_ref());
     let effect = s
         .effect
@@ -158,7 +199,7 @@ fn step_row(s: &StepRow) -> Vec<String> {
     if let Some(why) = &s.why {
         what = format!("{what}: {why}");
     }
-    vec![
+    let mut row = vec![
         s.step.clone(),
         if s.reboot {
             "trial boot".into()
@@ -170,47 +211,48 @@ fn step_row(s: &StepRow) -> Vec<String> {
         p9999,
         max,
         tail,
-        effect,
-        s.compare_summary.clone().unwrap_or_default(),
-    ]
+    ];
+    if nic {
+        row.extend(round_trips(s.result.as_ref()));
+    }
+    row.extend([effect, s.compare_summary.clone().unwrap_or_default()]);
+    row
 }
 
-fn steps(q: &Qualification) -> String {
-    let head = [
-        "Step",
-        "Applied",
-        "Outcome",
-        "p99.9 µs",
-        "p99.99 µs",
-        "Max µs",
-        "Outside Great",
-        "Compare",
-        "Compare says",
-    ];
+fn steps(q: &Qualification, nic: bool) -> String {
+    let mut head = vec!["Step", "Applied", "Outcome"];
+    if nic {
+        // A NIC run's first series is its sender's cycles.
+        head.extend([
+            "Sender p99.9 µs",
+            "Sender p99.99 µs",
+            "Sender max µs",
+            "Sender outside Great",
+        ]);
+        head.extend(RTT_HEAD);
+    } else {
+        head.extend(["p99.9 µs", "p99.99 µs", "Max µs", "Outside Great"]);
+    }
+    head.extend(["Compare", "Compare says"]);
     let mut rows = vec![];
     if q.baseline.is_some() {
-        let [p999, p9999, max, tail] = measured(q.baseline.as_ref());
-        rows.push(vec![
-            "baseline".into(),
-            "".into(),
-            "as found".into(),
-            p999,
-            p9999,
-            max,
-            tail,
-            "".into(),
-            "".into(),
-        ]);
+        let mut row: Vec<String> = vec!["baseline".into(), "".into(), "as found".into()];
+        row.extend(measured(q.baseline.as_ref()));
+        if nic {
+            row.extend(round_trips(q.baseline.as_ref()));
+        }
+        row.extend(["".into(), "".into()]);
+        rows.push(row);
     }
-    rows.extend(q.steps.iter().map(step_row));
+    rows.extend(q.steps.iter().map(|s| step_row(s, nic)));
     format!(
         "<h2>What each step did</h2>\n{}",
         table(&head, &rows, "steps")
     )
 }
 
-fn periods(ps: &[PeriodRow]) -> String {
-    let head = [
+fn periods(ps: &[PeriodRow], nic: bool) -> String {
+    let mut head = vec![
         "Period",
         "Result",
         "Outside Great",
@@ -218,11 +260,15 @@ fn periods(ps: &[PeriodRow]) -> String {
         "Rate (95 % interval)",
         "Fewer than (95 %)",
     ];
+    if nic {
+        head.extend(RTT_HEAD);
+        head.push("Missed: fewer than (95 %)");
+    }
     let rows: Vec<Vec<String>> = ps
         .iter()
         .map(|p| {
             let pass = if p.passed { "pass" } else { "fail" }.to_string();
-            match &p.outside_great {
+            let mut row = match &p.outside_great {
                 Some(t) => vec![
                     format!("{} µs", p.period_us),
                     pass,
@@ -237,7 +283,12 @@ fn periods(ps: &[PeriodRow]) -> String {
                     rate(t.per_hour_at_most),
                 ],
                 None => vec![format!("{} µs", p.period_us), pass, "not measured".into()],
+            };
+            if let (true, Some(m)) = (nic, &p.missed_round_trips) {
+                row.extend(round_trips(p.result.as_ref()));
+                row.push(rate(m.per_hour_at_most));
             }
+            row
         })
         .collect();
     let said: String = ps

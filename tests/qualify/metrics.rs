@@ -1,6 +1,7 @@
 //! The monitor's Prometheus textfiles carry the latest qualification's verdict (rmp_eval_qualify.prom): a
-//! qualify finished on the fixture root, its sweep period measured by a captured run
-//! (tests/fixtures/results), then a monitor pass; each gauge must equal what the result's JSON says.
+//! qualify finished on the fixture root, its sweep period measured by a captured NIC run
+//! (tests/fixtures/results), then a monitor pass; each gauge must equal what the result's JSON says, and with
+//! --nic the round trips' too.
 
 use super::trial_cycle::{STATE, planned, resume, state};
 use crate::common::fix::text;
@@ -13,8 +14,9 @@ fn sample(m: &str, series: &str) -> f64 {
         .unwrap()
 }
 
-#[test]
-fn the_monitor_exports_the_latest_qualifications_verdict() {
+/// A qualify finished on the fixture root (`nic` its --nic), its one period measured by the captured NIC run;
+/// the result's JSON and what a monitor pass then wrote to rmp_eval_qualify.prom (promtool-checked).
+fn finished_and_exported(nic: Option<&str>) -> (serde_json::Value, String) {
     let r = planned();
     let run = format!(
         "{}/tests/fixtures/results/nic-run-before-threads-and-tail.json",
@@ -23,6 +25,7 @@ fn the_monitor_exports_the_latest_qualifications_verdict() {
     let mut q = state(&r);
     q["phase"] = serde_json::json!({"phase": "done"});
     q["sweep"] = serde_json::json!([{"period_us": 1000, "result": run}]);
+    q["nic"] = serde_json::json!(nic);
     r.write(STATE, &q.to_string());
     assert!(resume(&r).contains("Result: "));
     let dir = r.path("/var/lib/rmp-eval/qualification");
@@ -43,7 +46,20 @@ fn the_monitor_exports_the_latest_qualifications_verdict() {
     );
     let o = r.rmp("monitor", &[]);
     assert!(o.status.code().is_some_and(|c| c <= 1), "{}", text(&o));
-    let m = std::fs::read_to_string(tf.path().join("rmp_eval_qualify.prom")).unwrap();
+    let prom = tf.path().join("rmp_eval_qualify.prom");
+    let o = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::fs::File::open(&prom).unwrap())
+        .output()
+        .expect("promtool (Debian package prometheus)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    (res, std::fs::read_to_string(prom).unwrap())
+}
+
+#[test]
+fn the_monitor_exports_the_latest_qualifications_verdict() {
+    let (res, m) = finished_and_exported(None);
+    assert!(!m.contains("round_trip"), "no --nic, no round trips: {m}");
     let p = &res["periods"][0];
     let passed = if p["passed"].as_bool().unwrap() {
         1.0
@@ -70,10 +86,28 @@ fn the_monitor_exports_the_latest_qualifications_verdict() {
         sample(&m, "rmp_eval_qualified_smallest_period_seconds{core=\"1\"}"),
         smallest
     );
-    let o = std::process::Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(std::fs::File::open(tf.path().join("rmp_eval_qualify.prom")).unwrap())
-        .output()
-        .expect("promtool (Debian package prometheus)");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn with_nic_the_metrics_carry_the_missed_cycles_and_the_longest_round_trip() {
+    let (res, m) = finished_and_exported(Some("eth1"));
+    assert_eq!(res["rests_on"], "round_trips");
+    let p = &res["periods"][0];
+    let labels = "{core=\"1\",nic=\"eth1\",period_us=\"1000\"}";
+    assert_eq!(
+        sample(
+            &m,
+            &format!("rmp_eval_qualified_missed_per_hour_at_most{labels}")
+        ),
+        p["missed_round_trips"]["per_hour_at_most"]
+            .as_f64()
+            .unwrap()
+    );
+    assert_eq!(
+        sample(
+            &m,
+            &format!("rmp_eval_qualified_round_trip_max_seconds{labels}")
+        ),
+        p["result"]["rtt"]["max_us"].as_f64().unwrap() / 1e6
+    );
 }

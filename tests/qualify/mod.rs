@@ -5,5 +5,6 @@ mod cmdline_extra;
 mod killed;
 mod measured;
 mod metrics;
+mod nic;
 mod options;
 mod trial_cycle;

@@ -65,7 +65,7 @@ pub(crate) fn run(
     // preflight or the putting back ends the run through the drops below instead of killing the process.
     let signals = StopOnSignal::install()?;
     // Declared before the threads, so dropped after them (the sockets, then the flags guard: see Link).
-    let (mut link, mut probe) = Link::open(host, nic, at, watch)?;
+    let (mut link, mut probe) = Link::open(nic, at, watch)?;
     let (first_seq, answers) = link.preflight(&mut probe, nic.mode, &signals)?;
     let (learned, disagreed) = link::learn_wkc(&answers.wkc);
     if let (Some(note), None, Mode::Ecat) = (&disagreed, nic.round_trip.expect_wkc, nic.mode) {
@@ -153,6 +153,39 @@ pub(crate) fn run(
         rtt.queue = Some(st.report(shared.sent.load(Relaxed), shared.matched.load(Relaxed)));
     }
     Ok(r)
+}
+
+/// Whether the SubDevice answers on `nic`: the link a run opens and its preflight (a first valid reply within 1 s,
+/// then a few more), then everything put back. Nothing is measured. qualify asks this before it changes anything;
+/// Ok: the working counter the replies agree on. What the link has to say (a leftover it put back, replies that
+/// disagreed) goes to `note`, also when nothing answers.
+pub(crate) fn answers(nic: &NicSpec, at: Placement, note: &mut dyn FnMut(&str)) -> Result<u16> {
+    let signals = StopOnSignal::install()?;
+    let mut notes = Notes(note);
+    let (mut link, mut probe) = Link::open(nic, at, &mut notes)?;
+    let (_, answers) = link.preflight(&mut probe, nic.mode, &signals)?;
+    let (learned, disagreed) = link::learn_wkc(&answers.wkc);
+    if let (Some(d), Mode::Ecat) = (disagreed, nic.mode) {
+        notes.note(&d);
+    }
+    Ok(learned)
+}
+
+/// The link's notes while nothing is measured (no live view to show them in), handed on as they come.
+struct Notes<'a>(&'a mut dyn FnMut(&str));
+
+impl Watch for Notes<'_> {
+    fn note(&mut self, text: &str) {
+        (self.0)(text);
+    }
+    fn start(&mut self, _: Gauges) {}
+    fn interval(&self) -> Duration {
+        Duration::from_secs(1)
+    }
+    fn tick(&mut self, _: Duration) -> super::session::Action {
+        super::session::Action::Go
+    }
+    fn end(&mut self) {}
 }
 
 /// The label of the arrival series.

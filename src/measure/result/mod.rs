@@ -322,6 +322,20 @@ impl RunResult {
         confidence::tail_rates(s.buckets.as_array(), self.width_of(s), self.period_of(s))
     }
 
+    /// NIC mode: the rate of missed cycles (`RttSummary::missed`) over the run's frames × period, with its 95 %
+    /// interval and bound; `beyond_us` is the reply budget. A round trip is in time (Great, for the wire) when its
+    /// reply came back within the budget with the expected working counter; anything else is a missed cycle —
+    /// there is no Good for a reply: one late by a microsecond costs the MainDevice its cycle as a lost one does.
+    pub(crate) fn missed_round_trips(&self) -> Option<super::confidence::TailRate> {
+        let r = self.rtt.as_ref()?;
+        let exposure_s = r.frames() as f64 * f64::from(self.period_us) / 1e6;
+        Some(super::confidence::TailRate::of(
+            r.checks.budget_us,
+            r.missed(),
+            exposure_s,
+        ))
+    }
+
     /// Fills each series' `tail` (what the JSON carries) and, for `--until-confident RATE` (per second), the
     /// claim.
     pub(crate) fn with_tail_rates(mut self, until_confident: Option<f64>) -> Self {

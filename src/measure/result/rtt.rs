@@ -198,6 +198,19 @@ impl ReplyChecks {
 }
 
 impl RttSummary {
+    /// The frames of the run: answered, lost, or refused by the kernel.
+    pub(crate) fn frames(&self) -> u64 {
+        self.count + self.lost + self.checks.not_sent
+    }
+
+    /// The cycles a MainDevice would have missed: its frame not sent or lost, or its reply later than the budget
+    /// or with another working counter — the per-frame shortfalls of `ReplyChecks::shortfalls`, which fail the
+    /// verdict. A reply both late and wrong counts twice (an upper bound), never more than the frames.
+    pub(crate) fn missed(&self) -> u64 {
+        let m = self.lost + self.checks.not_sent + self.late + self.checks.wkc_errors;
+        m.min(self.frames())
+    }
+
     /// NRTM-style 1 µs bins of the stored histogram: (bin start µs, count), first to last non-empty bin (at most
     /// 100 001 of them); none when the result has no histogram.
     pub(crate) fn bins_us(&self) -> Vec<(u64, u64)> {

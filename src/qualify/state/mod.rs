@@ -82,6 +82,9 @@ pub(crate) enum Outcome {
     TrialFailed { why: String },
     /// Not applied: nothing to change on the machine as it was by then, or no trial boot possible here.
     NotTried { why: String },
+    /// Its measurement could not be made (the SubDevice stopped answering): undone, like a worse step, since
+    /// nothing showed it did no harm.
+    MeasureFailed { why: String },
 }
 
 /// One step of the plan and what became of it.
@@ -116,6 +119,9 @@ pub(crate) struct SweepRecord {
     pub(crate) period_us: u32,
     #[serde(default)]
     pub(crate) result: Option<PathBuf>,
+    /// Why it could not be measured (the SubDevice stopped answering).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) failed: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -188,9 +194,16 @@ pub(crate) enum Event {
         result: PathBuf,
         effect: Effect,
     },
-    /// A step that made the tail worse was undone.
+    /// The step's measurement could not be made; the step is undone next.
+    MeasureFailed {
+        why: String,
+    },
+    /// A step that made the tail worse, or could not be measured, was undone.
     Reverted,
     SweepMeasured(PathBuf),
+    SweepFailed {
+        why: String,
+    },
     Abort {
         why: String,
     },
@@ -239,6 +252,7 @@ impl Qualify {
                 .map(|&period_us| SweepRecord {
                     period_us,
                     result: None,
+                    failed: None,
                 })
                 .collect(),
             baseline: None,
@@ -271,10 +285,12 @@ impl Qualify {
             (P::Planned, E::Start) => P::Baseline,
             (P::Baseline, E::BaselineMeasured(_)) => self.after_step(None),
             (P::Step { index, stage }, ev) => self.step_next(*index, stage, ev)?,
-            (P::Sweep { index }, E::SweepMeasured(_)) if index + 1 < self.sweep.len() => {
+            (P::Sweep { index }, E::SweepMeasured(_) | E::SweepFailed { .. })
+                if index + 1 < self.sweep.len() =>
+            {
                 P::Sweep { index: index + 1 }
             }
-            (P::Sweep { .. }, E::SweepMeasured(_)) => P::Done,
+            (P::Sweep { .. }, E::SweepMeasured(_) | E::SweepFailed { .. }) => P::Done,
             _ => return None,
         })
     }
@@ -311,23 +327,28 @@ impl Qualify {
                 })
             }
             (S::Committing { journals: Some(_) }, E::Committed { .. }) => measured(),
-            (S::Measuring, E::Measured { .. }) if self.is_worse(index) => return None,
+            (S::Measuring, E::Measured { .. } | E::MeasureFailed { .. }) if self.to_undo(index) => {
+                return None;
+            }
+            (S::Measuring, E::MeasureFailed { .. }) => at(S::Measuring),
             (S::Measuring, E::Measured { effect, .. }) if *effect == Effect::Worse => {
                 at(S::Measuring)
             }
             (S::Measuring, E::Measured { .. }) => self.after_step(Some(index)),
-            (S::Measuring, E::Reverted) if self.is_worse(index) => self.after_step(Some(index)),
+            (S::Measuring, E::Reverted) if self.to_undo(index) => self.after_step(Some(index)),
             _ => return None,
         })
     }
 
-    /// Whether step `index` was measured worse and still waits to be undone.
-    fn is_worse(&self, index: usize) -> bool {
+    /// Whether step `index` was measured worse, or could not be measured, and still waits to be undone.
+    pub(crate) fn to_undo(&self, index: usize) -> bool {
         matches!(
             self.steps[index].outcome,
-            Some(Outcome::Kept {
-                effect: Some(Effect::Worse)
-            })
+            Some(
+                Outcome::Kept {
+                    effect: Some(Effect::Worse)
+                } | Outcome::MeasureFailed { .. }
+            )
         )
     }
 
@@ -383,8 +404,20 @@ impl Qualify {
                     effect: Some(effect),
                 });
             }
-            Event::Reverted => self.steps[index].outcome = Some(Outcome::Reverted),
+            Event::MeasureFailed { why } => {
+                self.steps[index].outcome = Some(Outcome::MeasureFailed { why })
+            }
+            // A step that could not be measured keeps that as its outcome.
+            Event::Reverted
+                if !matches!(
+                    self.steps[index].outcome,
+                    Some(Outcome::MeasureFailed { .. })
+                ) =>
+            {
+                self.steps[index].outcome = Some(Outcome::Reverted)
+            }
             Event::SweepMeasured(p) => self.sweep[index].result = Some(p),
+            Event::SweepFailed { why } => self.sweep[index].failed = Some(why),
             _ => {}
         }
     }

@@ -362,3 +362,48 @@ fn a_crash_during_a_state_write_leaves_the_previous_state() {
     let e = load(&host).unwrap_err().to_string();
     assert!(e.contains("version 9"), "{e}");
 }
+
+#[test]
+fn a_step_that_cannot_be_measured_is_undone_and_says_why_and_a_sweep_period_too() {
+    let mut q = plan(true);
+    q.apply(Event::Start).unwrap();
+    q.apply(Event::BaselineMeasured("/r/base.json".into()))
+        .unwrap();
+    q.apply(Event::Applying { journals: 0 }).unwrap();
+    q.apply(Event::NotTried { why: "no".into() }).unwrap();
+    q.apply(Event::Applying { journals: 0 }).unwrap();
+    q.apply(Event::Applied { journal: j(1) }).unwrap();
+    let why = "no EtherCAT SubDevice answered on eth1 within 1 s".to_string();
+    q.apply(Event::MeasureFailed { why: why.clone() }).unwrap();
+    // Recorded before it is undone: a resume after a crash here undoes it.
+    assert_eq!(q.phase.describe(), "step 2: measuring");
+    assert_eq!(next(&q, &seen(BOOT_A, None)), Action::Revert(1));
+    assert!(q.apply(Event::MeasureFailed { why: why.clone() }).is_err());
+    assert!(
+        q.apply(Event::Measured {
+            result: "/r/x.json".into(),
+            effect: Effect::Better
+        })
+        .is_err()
+    );
+    q.apply(Event::Reverted).unwrap();
+    assert_eq!(q.phase.describe(), "step 3: applying");
+    assert_eq!(
+        q.steps[1].outcome,
+        Some(Outcome::MeasureFailed { why: why.clone() })
+    );
+    // Nothing measured with it: the next step is compared with the baseline.
+    assert_eq!(q.previous_result(2), Some("/r/base.json".into()));
+    q.apply(Event::Applying { journals: 0 }).unwrap();
+    q.apply(Event::Applied { journal: j(2) }).unwrap();
+    q.apply(Event::Measured {
+        result: "/r/governor.json".into(),
+        effect: Effect::NoClearChange,
+    })
+    .unwrap();
+    q.apply(Event::SweepFailed { why: why.clone() }).unwrap();
+    assert_eq!(q.sweep[0].failed.as_deref(), Some(why.as_str()));
+    assert_eq!(next(&q, &seen(BOOT_A, None)), Action::MeasureSweep(1));
+    q.apply(Event::SweepMeasured("/r/500.json".into())).unwrap();
+    assert_eq!(q.phase, Phase::Done);
+}

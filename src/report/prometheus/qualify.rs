@@ -38,6 +38,9 @@ pub(crate) fn qualification(q: &Qualification) -> String {
         }
     }
     claims(&mut t, q, &core);
+    if let Some(nic) = &q.nic {
+        round_trips(&mut t, q, &core, nic);
+    }
     t.family(
         "rmp_eval_qualified_smallest_period_seconds",
         "gauge",
@@ -85,6 +88,45 @@ fn claims(t: &mut Text, q: &Qualification, core: &str) {
             "rmp_eval_qualified_claim_held",
             &labels,
             f64::from(u8::from(c.held)),
+        );
+    }
+}
+
+/// With --nic: per period, the bound proved on cycles missed on the wire and the longest round trip.
+fn round_trips(t: &mut Text, q: &Qualification, core: &str, nic: &str) {
+    let rows: Vec<_> = q
+        .periods
+        .iter()
+        .filter_map(|p| {
+            let rtt = p.result.as_ref()?.rtt.as_ref()?;
+            Some((p.period_us.to_string(), p.missed_round_trips.as_ref()?, rtt))
+        })
+        .collect();
+    t.family(
+        "rmp_eval_qualified_missed_per_hour_at_most",
+        "gauge",
+        "The latest qualification's one-sided 95 % upper bound on cycles missed on the wire per hour at this period \
+         (a reply later than the period, lost, or with another working counter; --nic).",
+    );
+    for (period, m, _) in &rows {
+        let labels = [("core", core), ("nic", nic), ("period_us", period.as_str())];
+        t.sample(
+            "rmp_eval_qualified_missed_per_hour_at_most",
+            &labels,
+            m.per_hour_at_most,
+        );
+    }
+    t.family(
+        "rmp_eval_qualified_round_trip_max_seconds",
+        "gauge",
+        "The longest round trip to the SubDevice the latest qualification measured at this period (--nic).",
+    );
+    for (period, _, rtt) in &rows {
+        let labels = [("core", core), ("nic", nic), ("period_us", period.as_str())];
+        t.sample(
+            "rmp_eval_qualified_round_trip_max_seconds",
+            &labels,
+            rtt.max_us / 1e6,
         );
     }
 }
