@@ -6,4 +6,6 @@ mod killed;
 mod measured;
 mod metrics;
 mod options;
+mod power_cut;
+mod torn_write;
 mod trial_cycle;
