@@ -32,13 +32,12 @@ pub(crate) fn execute(
     }
     // The fix/rollback lock for the whole run: nothing else changes the machine under qualify.
     let _lock = journal::lock(host)?;
-    let found = state::load(host)?.filter(|q| match q.phase {
-        Phase::Aborted { .. } => false,
-        // Done, but killed before its result was written: the resume writes it.
-        Phase::Done => !crate::qualify::result::written(host, q),
-        _ => true,
-    });
-    if args.abort {
+    let found = under_way(host)?;
+    if args.abort
+        || found
+            .as_ref()
+            .is_some_and(|q| matches!(q.phase, Phase::Aborted { .. }))
+    {
         return abort(host, out, w, found.filter(|q| q.phase != Phase::Done));
     }
     let mut q = match (found, args.resume) {
@@ -79,6 +78,17 @@ pub(crate) fn execute(
         }
         Stop::Aborted => Ok(Outcome::Good),
     }
+}
+
+/// The qualify to go on with: none when done (and reported) or aborted (and all undone).
+fn under_way(host: &Host) -> Result<Option<Qualify>> {
+    Ok(state::load(host)?.filter(|q| match q.phase {
+        // Aborted, but cut short while undoing: the resume (or --abort again) undoes the rest.
+        Phase::Aborted { .. } => abort_unfinished(host, q),
+        // Done, but killed before its result was written: the resume writes it.
+        Phase::Done => !crate::qualify::result::written(host, q),
+        _ => true,
+    }))
 }
 
 /// The plan: the steps the failing checks name (the command line first: its trial boot comes before the
@@ -266,7 +276,7 @@ fn reboot(host: &Host, w: &mut dyn Write, argv: &[String]) -> Result<Outcome> {
         Some(k) if unit => {
             outln!(
                 w,
-                "qualify: rebooting into the trial ({line}); {UNIT} resumes after the boot"
+                "qualify: rebooting ({line}); {UNIT} resumes after the boot"
             );
             crate::fix::kind::command::run_reboot(k, argv)?;
         }
@@ -328,6 +338,17 @@ fn abort(host: &Host, out: Output, w: &mut dyn Write, found: Option<Qualify>) ->
         return Ok(Outcome::Good);
     };
     let runs: Vec<String> = q.journals().map(String::from).collect();
+    // Recorded first: a power cut while undoing leaves "aborted" with runs still in force, which the next
+    // resume undoes, never a qualify that goes on measuring with its changes half undone.
+    if !matches!(q.phase, Phase::Aborted { .. }) {
+        state::advance(
+            host,
+            &mut q,
+            Event::Abort {
+                why: "qualify --abort".into(),
+            },
+        )?;
+    }
     let mut d = Drive {
         host,
         out,
@@ -337,17 +358,18 @@ fn abort(host: &Host, out: Output, w: &mut dyn Write, found: Option<Qualify>) ->
     for r in runs.iter().rev() {
         d.undo(r)?;
     }
-    state::advance(
-        host,
-        &mut q,
-        Event::Abort {
-            why: "qualify --abort".into(),
-        },
-    )?;
     outln!(
         w,
         "qualify: aborted; what it applied is undone ({} journal run(s))",
         runs.len()
     );
     Ok(Outcome::Good)
+}
+
+/// Whether an abort was cut short: a journal run it was to undo is still there.
+fn abort_unfinished(host: &Host, q: &Qualify) -> bool {
+    let there: Vec<String> = crate::fix::trial::runs(host)
+        .map(|r| r.into_iter().map(|(p, _)| p).collect())
+        .unwrap_or_default();
+    q.journals().any(|j| there.iter().any(|p| p == j))
 }

@@ -10,6 +10,7 @@ mod tar_root;
 mod trace;
 mod tree;
 mod write;
+pub(crate) use write::WriteStep;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -10,6 +10,16 @@ use std::path::{Path, PathBuf};
 
 use super::{FileMeta, Host, HostError, HostResult, TEMP_MARK};
 
+/// The steps of an atomic write, each done when it is reported: a power cut after `Written` or `Synced` leaves
+/// the old file (and a temporary beside it), after `Renamed` the old or the new one, after `DirSynced` the new one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WriteStep {
+    Written,
+    Synced,
+    Renamed,
+    DirSynced,
+}
+
 impl Host {
     /// Writes a value to an existing kernel file (sysfs, procfs) in one write, as `echo v > file` does (O_TRUNC:
     /// ignored by the kernel, needed for fixture files where a shorter value must not leave a tail).
@@ -91,6 +101,18 @@ impl Host {
         bytes: &[u8],
         meta: Option<&FileMeta>,
     ) -> HostResult<()> {
+        self.write_atomic_steps(abs, bytes, meta, &mut |_| {})
+    }
+
+    /// `write_atomic`, calling `after` once each step is done (written, synced, renamed, dir_synced): where a
+    /// test cuts the power in the middle of a write (qualify's state seam).
+    pub(crate) fn write_atomic_steps(
+        &self,
+        abs: &str,
+        bytes: &[u8],
+        meta: Option<&FileMeta>,
+        after: &mut dyn FnMut(WriteStep),
+    ) -> HostResult<()> {
         use std::os::unix::fs::OpenOptionsExt;
         let target = self.write_target(abs)?;
         let dir = target
@@ -120,6 +142,7 @@ impl Host {
                 .mode(0o600)
                 .open(&tmp)?;
             f.write_all(bytes)?;
+            after(WriteStep::Written);
             match &keep {
                 Some(m) => {
                     // Ownership can only be kept by root; a non-root test run keeps its own.
@@ -129,8 +152,12 @@ impl Host {
                 None => f.set_permissions(fs::Permissions::from_mode(0o644))?,
             }
             f.sync_all()?;
+            after(WriteStep::Synced);
             fs::rename(&tmp, &target)?;
-            fs::File::open(&dir)?.sync_all()
+            after(WriteStep::Renamed);
+            fs::File::open(&dir)?.sync_all()?;
+            after(WriteStep::DirSynced);
+            Ok(())
         })();
         if res.is_err() {
             let _ = fs::remove_file(&tmp);

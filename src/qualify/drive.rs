@@ -60,6 +60,7 @@ impl Drive<'_> {
     pub(crate) fn run(&mut self, q: &mut Qualify) -> Result<Stop> {
         loop {
             let seen = observe(self.host, q)?;
+            let mut committed = None;
             let stop = match resume::next(q, &seen) {
                 Action::Start => self.event(q, Event::Start),
                 Action::MeasureBaseline => self.baseline(q),
@@ -73,8 +74,8 @@ impl Drive<'_> {
                 Action::FinishApply(i) => self.finish_apply(q, i),
                 Action::Reboot => return Ok(Stop::Reboot(q.reboot_argv())),
                 Action::JudgeTrial(i) => self.judge(q, i),
-                Action::Commit(i) => self.commit(q, i),
-                Action::FinishCommit(i) => self.finish_commit(q, i),
+                Action::Commit(i) => self.commit(q, i).map(|()| committed = Some(i)),
+                Action::FinishCommit(i) => self.finish_commit(q, i).map(|()| committed = Some(i)),
                 Action::Measure(i) => self.measure_step(q, i),
                 Action::Revert(i) => self.revert(q, i),
                 Action::MeasureSweep(i) => self.sweep(q, i),
@@ -82,7 +83,28 @@ impl Drive<'_> {
                 Action::Nothing => return Ok(Stop::Aborted),
             };
             stop?;
+            if let Some(i) = committed
+                && let Some(stop) = self.committed_line(q, i)
+            {
+                return Ok(stop);
+            }
         }
+    }
+
+    /// After the commit: None when this boot runs the trial's command line, else the reboot onto the committed
+    /// line — a power cut between the trial boot's health check and its commit leaves the machine on the old
+    /// line, and a measurement there would be credited to a step not in force.
+    fn committed_line(&mut self, q: &Qualify, i: usize) -> Option<Stop> {
+        let cmdline = q.steps[i].trial_cmdline.clone().unwrap_or_default();
+        let (health, running) = trial::judge(self.host, &cmdline, true, q.core);
+        if health.ok() {
+            return None;
+        }
+        outln!(
+            self.w,
+            "qualify: committed, but this boot runs {running}: a reboot onto the committed line first"
+        );
+        Some(Stop::Reboot(vec!["systemctl".into(), "reboot".into()]))
     }
 
     /// Moves the state by `ev` and says where it is now — once: a stage that begins again, or a step's

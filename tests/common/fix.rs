@@ -332,6 +332,18 @@ pub fn grub_after_note(plan: &str) -> String {
 /// Runs `rmp-eval CMD --root ROOT ARGS` until fix's executor pauses between two changes (the test seam
 /// RMP_EVAL_TEST_PAUSE_FILE), and kills it there (SIGKILL).
 pub fn killed_mid_run(r: &Root, cmd: &str, args: &[&str]) {
+    killed_at_seam(r, cmd, args, ("RMP_EVAL_TEST_PAUSE_FILE", ""), |_| true);
+}
+
+/// `cmd` run on the root with a pausing test seam armed (`seam`: its variable and the value before the flag's
+/// path), SIGKILLed at the first pause whose flag text `here` accepts; the pauses before it are let go.
+pub fn killed_at_seam(
+    r: &Root,
+    cmd: &str,
+    args: &[&str],
+    seam: (&str, &str),
+    here: impl Fn(&str) -> bool,
+) {
     use std::time::{Duration, Instant};
     let scratch = tempfile::tempdir().unwrap();
     let flag = scratch.path().join("paused");
@@ -339,18 +351,24 @@ pub fn killed_mid_run(r: &Root, cmd: &str, args: &[&str]) {
         .args([cmd, "--root"])
         .arg(r.dir.path())
         .args(args)
-        .env("RMP_EVAL_TEST_PAUSE_FILE", &flag)
+        .env(seam.0, format!("{}{}", seam.1, flag.display()))
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
     let t0 = Instant::now();
-    while !flag.exists() {
+    loop {
         assert!(t0.elapsed() < Duration::from_secs(60), "{cmd} never paused");
         assert!(
             child.try_wait().unwrap().is_none(),
             "{cmd} ended before pausing"
         );
+        // The seam writes the flag whole in one write; an empty read is a write under way.
+        match std::fs::read_to_string(&flag) {
+            Ok(t) if !t.is_empty() && here(&t) => break,
+            Ok(t) if !t.is_empty() => std::fs::remove_file(&flag).unwrap(),
+            _ => {}
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap();

@@ -7,4 +7,6 @@ mod measured;
 mod metrics;
 mod nic;
 mod options;
+mod power_cut;
+mod torn_write;
 mod trial_cycle;

@@ -547,11 +547,51 @@ pub(crate) fn load(host: &Host) -> Result<Option<Qualify>> {
 }
 
 /// Writes the whole state: atomic and fsynced (file and directory), so a crash leaves the old or the new one.
+/// The temporary file a write cut short left beside it goes first.
 pub(crate) fn save(host: &Host, q: &Qualify) -> Result<()> {
     let text = serde_json::to_string_pretty(q).map_err(|e| Error::failed(e.to_string()))?;
-    host.write_atomic(STATE, format!("{text}\n").as_bytes(), None)?;
+    host.remove_stale_temps(STATE);
+    host.write_atomic_steps(STATE, format!("{text}\n").as_bytes(), None, &mut |step| {
+        test_seam_pause_in_write(step, &q.phase)
+    })?;
     Ok(())
 }
+
+/// A test seam, compiled only with the `test-seams` feature (see fix/apply.rs's): with
+/// RMP_EVAL_TEST_PAUSE_STATE=STEP:PATH (STEP one of written, synced, renamed, dir_synced), each state write, once
+/// at STEP, writes the phase it is writing (JSON) to PATH and waits until PATH is removed (at most 10 min), so
+/// that a test can kill the process or cut the power there (tests/qualify/torn_write.rs, the VM scenario
+/// 15-qualify-power-loss). Armed by the environment only: nothing in a machine's files or a snapshot reaches it.
+#[cfg(feature = "test-seams")]
+fn test_seam_pause_in_write(step: crate::host::WriteStep, phase: &Phase) {
+    let Ok(spec) = std::env::var("RMP_EVAL_TEST_PAUSE_STATE") else {
+        return;
+    };
+    let Some((want, flag)) = spec.split_once(':') else {
+        return;
+    };
+    use crate::host::WriteStep as W;
+    let at = match want {
+        "written" => W::Written,
+        "synced" => W::Synced,
+        "renamed" => W::Renamed,
+        "dir_synced" => W::DirSynced,
+        _ => return,
+    };
+    if at != step {
+        return;
+    }
+    let _ = std::fs::write(flag, serde_json::to_string(phase).unwrap_or_default());
+    for _ in 0..6000 {
+        if !std::path::Path::new(flag).exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+#[cfg(not(feature = "test-seams"))]
+fn test_seam_pause_in_write(_step: crate::host::WriteStep, _phase: &Phase) {}
 
 /// Forgets qualify (rollback: what it applied is undone, nothing is to be resumed). True when it was there.
 pub(crate) fn remove(host: &Host) -> Result<bool> {

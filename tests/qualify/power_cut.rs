@@ -1,0 +1,89 @@
+//! Power cut between two of qualify's state writes where the next boot is not the one the state expects: after
+//! the trial boot's health check and before its commit (the next boot is on the default, old line), and while
+//! `qualify --abort` undoes (the abort recorded, its runs not all undone). The cut is a SIGKILL at the state
+//! write's end (the seam RMP_EVAL_TEST_PAUSE_STATE, test builds only), then the tree is booted as GRUB would.
+
+use super::trial_cycle::{STATE, boot_trial, planned, resume, state};
+use crate::common;
+use common::fix::{Root, diff, journal_runs, ok, text};
+
+const BOOT_C: &str = "6a1f0d7e-9a43-4c59-9c7e-000000000003\n";
+
+/// `qualify ARGS` killed once the state write of a phase matching `phase` is complete (or at `step`).
+fn cut_at(r: &Root, args: &[&str], step: &str, phase: &str) {
+    common::fix::killed_at_seam(
+        r,
+        "qualify",
+        args,
+        ("RMP_EVAL_TEST_PAUSE_STATE", &format!("{step}:")),
+        |p| p.contains(phase),
+    );
+}
+
+#[test]
+fn cut_after_the_trial_boots_health_check_the_commit_reboots_onto_the_committed_line_before_going_on()
+ {
+    let r = planned();
+    let (line, isolated) = (
+        r.read("/proc/cmdline"),
+        r.read("/sys/devices/system/cpu/isolated"),
+    );
+    assert!(resume(&r).contains("trial boot armed"));
+    boot_trial(&r);
+    r.write("/sys/devices/system/cpu/isolated", "1\n");
+    cut_at(&r, &["--resume"], "dir_synced", "\"trial_booted\"");
+    assert_eq!(state(&r)["phase"]["stage"]["stage"], "trial_booted");
+    // GRUB cleared next_entry when it booted the trial: the next boot is the default entry, the old line.
+    r.write("/proc/sys/kernel/random/boot_id", BOOT_C);
+    r.write("/proc/cmdline", &line);
+    r.write("/sys/devices/system/cpu/isolated", &isolated);
+    let out = resume(&r);
+    assert!(
+        out.contains("a reboot onto the committed line first"),
+        "{out}"
+    );
+    assert!(out.contains("reboot now (systemctl reboot)"), "{out}");
+    assert!(r.exists("/etc/default/grub.d/99-rmp-eval.cfg"), "{out}");
+    // The sysctl step waits for the committed line.
+    let q = state(&r);
+    assert_eq!(q["phase"]["index"], 1, "{q}");
+    assert!(q["phase"]["stage"]["journals"].is_null(), "{q}");
+    assert_eq!(q["steps"][0]["outcome"]["outcome"], "kept", "{q}");
+}
+
+#[test]
+fn an_abort_cut_short_is_recorded_first_and_finished_by_the_next_resume() {
+    for (step, recorded) in [("written", false), ("dir_synced", true)] {
+        let r = planned();
+        let start = r.tree();
+        assert!(resume(&r).contains("trial boot armed"));
+        cut_at(&r, &["--abort"], step, "\"aborted\"");
+        // Old state: the trial still armed, its entry in place; new: aborted, nothing undone yet.
+        let q = state(&r);
+        let want = if recorded { "aborted" } else { "step" };
+        assert_eq!(q["phase"]["phase"], want, "{step}: {q}");
+        assert!(r.exists("/boot/grub/custom.cfg"), "{step}");
+        assert_eq!(journal_runs(&r), 1, "{step}");
+        let o = r.rmp("qualify", &[if recorded { "--resume" } else { "--abort" }]);
+        ok(&o);
+        assert!(
+            text(&o).contains("aborted; what it applied is undone"),
+            "{step}: {}",
+            text(&o)
+        );
+        assert_eq!(journal_runs(&r), 0, "{step}");
+        assert_eq!(state(&r)["phase"]["phase"], "aborted", "{step}");
+        // Nothing more to resume: the unit at the next boot does nothing.
+        let o = r.rmp("qualify", &["--resume"]);
+        assert!(
+            text(&o).contains("nothing under way"),
+            "{step}: {}",
+            text(&o)
+        );
+        let mut want = start.clone();
+        want.remove(STATE.trim_start_matches('/'));
+        let mut now = r.tree();
+        now.remove(STATE.trim_start_matches('/'));
+        assert_eq!(diff(&want, &now), Vec::<String>::new(), "{step}");
+    }
+}
