@@ -182,8 +182,8 @@ impl Watch for Notes<'_> {
     fn interval(&self) -> Duration {
         Duration::from_secs(1)
     }
-    fn tick(&mut self, _: Duration) -> super::session::Action {
-        super::session::Action::Go
+    fn tick(&mut self, _: Duration) -> super::session::ViewAction {
+        super::session::ViewAction::Go
     }
     fn end(&mut self) {}
 }
