@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 use crate::cli::ReflectArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::ethercat::esc::DcSpec;
-use crate::ethercat::reflector::{Counts, Reflected, Reflector, Setup};
+use crate::ethercat::reflector::{Counts, Reflected, Reflector, ReflectorSetup};
 use crate::host::Host;
 use crate::measure::tstamp::TsKind;
 use crate::outln;
@@ -27,7 +27,7 @@ pub(crate) fn execute(
         return Err(Error::usage("reflect needs the live machine: drop --root"));
     }
     crate::checks::nic::require(host, &args.nic)?;
-    let setup = Setup {
+    let setup = ReflectorSetup {
         nic: args.nic.clone(),
         subdevices: args.subdevices,
         station: args.station,

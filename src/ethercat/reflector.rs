@@ -19,7 +19,7 @@ use crate::sys::netdev;
 
 /// What the reflector is: where it answers, as how many SubDevices, for which IP address.
 #[derive(Debug, Clone)]
-pub(crate) struct Setup {
+pub(crate) struct ReflectorSetup {
     pub(crate) nic: String,
     pub(crate) subdevices: u16,
     pub(crate) station: u16,
@@ -118,7 +118,7 @@ pub(crate) struct Reflected {
 impl Reflector {
     /// Opens the interface (its flags kept and put back), the socket and its receive stamps, and locks memory as
     /// an RT loop does: every page resident before the first frame, nothing given back while it answers.
-    pub(crate) fn open(host: &Host, s: &Setup) -> Result<Reflector> {
+    pub(crate) fn open(host: &Host, s: &ReflectorSetup) -> Result<Reflector> {
         let name = s.nic.as_str();
         netdev::ifindex(name)?;
         let flags = FlagsGuard::new(name)?;

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::event::{Entry, Event};
+use super::event::{Event, TraceEntry};
 use super::raw::RawEvent;
 use super::raw::read::RawPipes;
 use super::tracefs::drain;
@@ -33,7 +33,7 @@ pub enum Keep {
 /// One entry of a window: as the text reader parsed it, or a raw event (decoded only if the window is kept).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Item {
-    Entry(Entry),
+    Entry(TraceEntry),
     Raw(RawEvent),
 }
 
@@ -51,12 +51,15 @@ pub struct Kept {
 
 impl Kept {
     /// The window's entries; raw events through `decode` (None: left out, an unknown record).
-    pub(crate) fn entries(&self, mut decode: impl FnMut(&RawEvent) -> Option<Event>) -> Vec<Entry> {
+    pub(crate) fn entries(
+        &self,
+        mut decode: impl FnMut(&RawEvent) -> Option<Event>,
+    ) -> Vec<TraceEntry> {
         self.items
             .iter()
             .filter_map(|i| match i {
                 Item::Entry(e) => Some(e.clone()),
-                Item::Raw(r) => decode(r).map(Entry::Event),
+                Item::Raw(r) => decode(r).map(TraceEntry::Event),
             })
             .collect()
     }

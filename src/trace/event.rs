@@ -124,35 +124,35 @@ pub(crate) enum What {
 
 /// One entry of a window: an event, or the kernel saying it dropped events on a CPU (0: how many is unknown).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Entry {
+pub(crate) enum TraceEntry {
     Event(Event),
     Lost { cpu: usize, n: u64 },
 }
 
-impl Entry {
+impl TraceEntry {
     pub(crate) fn event(&self) -> Option<&Event> {
         match self {
-            Entry::Event(e) => Some(e),
-            Entry::Lost { .. } => None,
+            TraceEntry::Event(e) => Some(e),
+            TraceEntry::Lost { .. } => None,
         }
     }
 
     /// Its line as trace_pipe prints it (irq-info off, ns timestamps).
     pub(crate) fn line(&self) -> String {
         match self {
-            Entry::Event(e) => e.line(),
-            Entry::Lost { cpu, n } => format!("CPU:{cpu} [LOST {} EVENTS]", n.max(&1)),
+            TraceEntry::Event(e) => e.line(),
+            TraceEntry::Lost { cpu, n } => format!("CPU:{cpu} [LOST {} EVENTS]", n.max(&1)),
         }
     }
 }
 
 /// The events of `entries`, in order.
-pub(crate) fn events(entries: &[Entry]) -> impl Iterator<Item = &Event> {
-    entries.iter().filter_map(Entry::event)
+pub(crate) fn events(entries: &[TraceEntry]) -> impl Iterator<Item = &Event> {
+    entries.iter().filter_map(TraceEntry::event)
 }
 
 /// The text of a window: one line per entry.
-pub(crate) fn render(entries: &[Entry]) -> String {
+pub(crate) fn render(entries: &[TraceEntry]) -> String {
     let mut out = String::new();
     for e in entries {
         out.push_str(&e.line());

@@ -94,13 +94,13 @@ impl LostTrack {
 mod tests {
     use super::*;
 
-    use crate::trace::event::{Entry, Event, What};
+    use crate::trace::event::{Event, TraceEntry, What};
 
     /// Events named `v` (what they are does not matter here).
     fn items(v: &[&str]) -> Vec<Item> {
         v.iter()
             .map(|s| {
-                Item::Entry(Entry::Event(Event {
+                Item::Entry(TraceEntry::Event(Event {
                     cpu: 0,
                     ts_ns: 0,
                     pid: 0,

@@ -7,7 +7,7 @@
 mod judge;
 pub mod lost;
 
-use super::event::{Entry, Event, Net, Softirq, What, events};
+use super::event::{Event, Net, Softirq, TraceEntry, What, events};
 use super::model::{Culprit, Explanation, Kind, Mark, PathEvent, ReceivePath, Step};
 use super::walk::Walk;
 use judge::judge;
@@ -58,7 +58,7 @@ struct Reply<'t> {
 
 impl<'t> Reply<'t> {
     /// The last marker of a window and the send it stamps; None without a marker.
-    fn last_marker(entries: &'t [Entry]) -> Option<Self> {
+    fn last_marker(entries: &'t [TraceEntry]) -> Option<Self> {
         let mut lines: Vec<&Event> = events(entries).collect();
         lines.sort_by_key(|l| l.ts_ns);
         let (mi, m) = lines
@@ -301,7 +301,7 @@ impl<'t> Reply<'t> {
 /// `rt_cpus`: the sender's and the receiver's CPUs (work there is interference; elsewhere it is housekeeping).
 /// `nic_irqs`: the NIC's IRQs as /sys and /proc/interrupts name them (empty: none known, e.g. a veth).
 pub(crate) fn explain(
-    entries: &[Entry],
+    entries: &[TraceEntry],
     nic: &str,
     rt_cpus: &[usize],
     nic_irqs: &[u32],

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use super::collect::{Collected, Collector, Keep, Kept, Source};
-use super::event::{Entry, render};
+use super::event::{TraceEntry, render};
 use super::marker::{Gate, Marker};
 use super::raw::NoRaw;
 use super::raw::read::RawPipes;
@@ -181,12 +181,12 @@ impl Tracing {
             None => Default::default(),
         };
         let schema = self.schema.as_deref();
-        let windows: Vec<Vec<Entry>> = c
+        let windows: Vec<Vec<TraceEntry>> = c
             .windows
             .iter()
             .map(|w| decode(w, schema, &comms))
             .collect();
-        let lost: Vec<Vec<Entry>> = c
+        let lost: Vec<Vec<TraceEntry>> = c
             .lost_windows
             .iter()
             .map(|w| decode(w, schema, &comms))
@@ -212,7 +212,7 @@ pub(crate) fn decode(
     w: &Kept,
     schema: Option<&Schema>,
     comms: &HashMap<i64, String>,
-) -> Vec<Entry> {
+) -> Vec<TraceEntry> {
     let mut names = comms.clone();
     w.entries(|e| {
         let s = schema?;
@@ -223,8 +223,8 @@ pub(crate) fn decode(
 
 fn report(
     c: &Collected,
-    windows: &[Vec<Entry>],
-    lost: &[Vec<Entry>],
+    windows: &[Vec<TraceEntry>],
+    lost: &[Vec<TraceEntry>],
     scope: &Scope,
     break_us: Option<u32>,
     fs: &Tracefs,

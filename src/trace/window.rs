@@ -6,7 +6,7 @@
 
 use super::analyse::deadline;
 use super::collect::{Collected, Item, Keep, Kept, MAX_WINDOWS};
-use super::event::{Entry, Event, What, text};
+use super::event::{Event, TraceEntry, What, text};
 use super::lost_track::LostTrack;
 use super::model::Mark;
 use super::raw::{RawEvent, Schema};
@@ -72,8 +72,8 @@ impl Window {
             return;
         };
         let (ts, m, tick) = match &entry {
-            Entry::Event(e) => (e.ts_ns, e.mark(), is_tick(e)),
-            Entry::Lost { n, .. } => {
+            TraceEntry::Event(e) => (e.ts_ns, e.mark(), is_tick(e)),
+            TraceEntry::Lost { n, .. } => {
                 self.out.lost += n;
                 (self.cur_ts.last().copied().unwrap_or(0), None, false)
             }
@@ -93,7 +93,7 @@ impl Window {
         let n = n.max(1);
         self.out.lost += n;
         let ts = self.cur_ts.last().copied().unwrap_or(0);
-        self.cur.push(Item::Entry(Entry::Lost { cpu, n }));
+        self.cur.push(Item::Entry(TraceEntry::Lost { cpu, n }));
         self.cur_ts.push(ts);
     }
 

@@ -1,6 +1,6 @@
 //! A run's process ends on its RT core, with no other thread left: the core has held the process's page tables
 //! since its loop ended, and their teardown at exit, done from another CPU, would be a TLB-shootdown IPI to it.
-//! What the binary's test seam (RMP_EVAL_TEST_END_FILE, src/measure/rt.rs) writes at that point: the number of
+//! What the binary's test seam (RMP_EVAL_TEST_END_FILE, src/measure/session/rt.rs) writes at that point: the number of
 //! threads left and the ending thread's allowed CPUs, checked against the core the result names.
 
 use std::process::Command;

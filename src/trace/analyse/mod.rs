@@ -3,7 +3,7 @@
 //! the kernel nests them (a task, interrupted by an IRQ, which raised a softirq …), each with its time inside
 //! [deadline, wakeup], and a verdict naming the largest and its remedy.
 
-use super::event::{Entry, Event, Softirq, What, events, softirq_name};
+use super::event::{Event, Softirq, TraceEntry, What, events, softirq_name};
 use super::model::Mark;
 use super::model::verdict;
 pub use super::model::{Culprit, Explanation, Kind, Step};
@@ -38,7 +38,7 @@ impl Window<'_> {
 }
 
 /// The events on `core`, in order.
-fn on_cpu(entries: &[Entry], core: usize) -> Vec<&Event> {
+fn on_cpu(entries: &[TraceEntry], core: usize) -> Vec<&Event> {
     events(entries).filter(|l| l.cpu == core).collect()
 }
 
@@ -190,7 +190,7 @@ fn blame(
 }
 
 /// Explains the last rmp-eval marker of a window (one CPU's). None when the window holds no marker.
-pub(crate) fn explain(entries: &[Entry], core: usize) -> Option<Explanation> {
+pub(crate) fn explain(entries: &[TraceEntry], core: usize) -> Option<Explanation> {
     let lines = on_cpu(entries, core);
     let (mi, m) = lines
         .iter()

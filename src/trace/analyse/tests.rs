@@ -6,7 +6,7 @@ const SAMPLE: &str =
     include_str!("../../../tests/fixtures/samples/trace-firecracker-vm-fifo90-spinner.txt");
 
 /// The events of the captured sample from the marker before cycle `c` through cycle c's marker.
-fn window(c: u64) -> Vec<Entry> {
+fn window(c: u64) -> Vec<TraceEntry> {
     let ls: Vec<&str> = SAMPLE.lines().collect();
     let at = |c: u64| {
         ls.iter()

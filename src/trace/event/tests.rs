@@ -64,9 +64,9 @@ fn rendered_text_parses_back_to_the_same_events() {
         (CYCLIC, 1, "cpu1.raw"),
     ] {
         let s = schema_of(dir);
-        let entries: Vec<Entry> = decoded(&s, dir, cpu, file)
+        let entries: Vec<TraceEntry> = decoded(&s, dir, cpu, file)
             .into_iter()
-            .map(Entry::Event)
+            .map(TraceEntry::Event)
             .collect();
         assert!(entries.len() > 100);
         assert_eq!(parse(&render(&entries)), entries, "{dir}/{file}");
@@ -84,7 +84,7 @@ fn what_the_text_parser_reads() {
         \x20     python3-18868   [001] 11.0: sched_switch: prev_comm=python3 prev_pid=x\n";
     let e = parse(text);
     assert_eq!(e.len(), 5, "the header is not an entry: {e:?}");
-    assert_eq!(e[0], Entry::Lost { cpu: 1, n: 12 });
+    assert_eq!(e[0], TraceEntry::Lost { cpu: 1, n: 12 });
     let napi = e[1].event().unwrap();
     assert_eq!((napi.cpu, napi.pid, napi.ts_ns), (3, 0, 54_029_328_000));
     assert_eq!(

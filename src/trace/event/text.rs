@@ -2,23 +2,23 @@
 //! or saved traces (the file beside a result). Lines split by parse::ftrace; each event's body read by its print
 //! fmt. A known event whose body does not read as its fmt is kept as `Other`, as printed.
 
-use super::{Entry, Event, Net, Softirq, Task, What, softirq_vec};
+use super::{Event, Net, Softirq, Task, TraceEntry, What, softirq_vec};
 use crate::parse::ftrace::{self, Line};
 
 /// Every entry of `text`, in order; headers ("# …") and anything else that is not an event are skipped. The run
 /// reads trace_pipe line by line (`entry`); the tests read captured text whole.
 #[cfg(test)]
-pub(crate) fn parse(text: &str) -> Vec<Entry> {
+pub(crate) fn parse(text: &str) -> Vec<TraceEntry> {
     text.lines().filter_map(entry).collect()
 }
 
 /// One line: an event, or "CPU:N [LOST M EVENTS]".
-pub(crate) fn entry(l: &str) -> Option<Entry> {
+pub(crate) fn entry(l: &str) -> Option<TraceEntry> {
     if let Some(lost) = lost(l) {
         return Some(lost);
     }
     let line = ftrace::parse_line(l)?;
-    Some(Entry::Event(Event {
+    Some(TraceEntry::Event(Event {
         cpu: line.cpu,
         ts_ns: line.ts_ns,
         pid: line.pid,
@@ -31,10 +31,10 @@ pub(crate) fn entry(l: &str) -> Option<Entry> {
 }
 
 /// "CPU:1 [LOST 12 EVENTS]".
-fn lost(l: &str) -> Option<Entry> {
+fn lost(l: &str) -> Option<TraceEntry> {
     let (cpu, rest) = l.strip_prefix("CPU:")?.split_once(" [LOST ")?;
     let n = rest.split_whitespace().next()?.parse().ok()?;
-    Some(Entry::Lost {
+    Some(TraceEntry::Lost {
         cpu: cpu.trim().parse().ok()?,
         n,
     })

@@ -8,7 +8,7 @@ const SAMPLE: &str =
     include_str!("../../../tests/fixtures/samples/trace-firecracker-vm-veth-receive.txt");
 
 /// The kept window of frame `f`.
-fn window(f: u64) -> Vec<Entry> {
+fn window(f: u64) -> Vec<TraceEntry> {
     let at = SAMPLE.find(&format!("# cycle {f} ")).unwrap();
     let end = SAMPLE[at + 1..]
         .find("# cycle ")
