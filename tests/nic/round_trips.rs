@@ -349,12 +349,19 @@ fn frames_not_sent_are_not_lost_frames() {
     let _live = common::lock::LIVE.shared();
     let v = Veth::new();
     let r = v.reflect(&[]);
-    let run = std::thread::spawn({
-        let host = v.host.clone();
-        move || run_nic(&host, &["--duration", "2", "--json"])
-    });
+    // The link goes down only once the sender measures (its RT thread started, after the preflight): a link down
+    // during the preflight would be "no SubDevice answered" instead, however long the machine took to get there.
+    let dir = tempfile::tempdir().unwrap();
+    let started = dir.path().join("threads");
+    let mut cmd = nic_run(&v.host, &["--duration", "3", "--json"]);
+    cmd.env("RMP_EVAL_TEST_THREADS_FILE", &started);
+    let run = std::thread::spawn(move || cmd.output().unwrap());
+    while !started.exists() {
+        assert!(!run.is_finished(), "the run ended before its RT thread started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
     // Our own interface down for 300 ms mid-run: send() fails with ENETDOWN, nothing reaches the wire.
-    std::thread::sleep(std::time::Duration::from_millis(900));
     let ip = |s: &str| {
         std::process::Command::new("ip")
             .args(["link", "set", &v.host, s])
