@@ -15,9 +15,9 @@ pub(crate) enum ValueError {
     #[error("a process name is one line")]
     CommLines,
     #[error("'{given}' is not a whole number ({range})")]
-    NotWhole { given: String, range: Range },
+    NotWhole { given: String, range: Bounds },
     #[error("{value} is out of range ({range})")]
-    OutOfRange { value: String, range: Range },
+    OutOfRange { value: String, range: Bounds },
     #[error("'{0}' is not a duration (seconds, or with a unit: 90s, 30m, 24h; at most a year)")]
     NotDuration(String),
     #[error(
@@ -50,12 +50,12 @@ pub(crate) enum ValueError {
 
 /// The bounds of a whole number, as a refusal states them: "1 to 99", "1 or more".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Range {
+pub(crate) struct Bounds {
     lo: u64,
     hi: u64,
 }
 
-impl std::fmt::Display for Range {
+impl std::fmt::Display for Bounds {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.hi == u64::MAX {
             write!(f, "{} or more", self.lo)
@@ -93,7 +93,7 @@ pub(crate) fn parse_comm(s: &str) -> Result<String, ValueError> {
 
 /// A whole number in `lo..=hi`, refused with a message a person reads ("'1.5' is not a whole number").
 fn whole(s: &str, lo: u64, hi: u64) -> Result<u64, ValueError> {
-    let range = Range { lo, hi };
+    let range = Bounds { lo, hi };
     let t = s.trim();
     if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
         return Err(ValueError::NotWhole {

@@ -14,7 +14,7 @@ use super::{Change, Step, StepId, ValueKind, saved};
 use crate::error::Result;
 use crate::host::Host;
 use crate::tunable::sysctl::SYSCTL_FILE;
-use crate::tunable::sysctl::knob::{SYSCTLS, Want};
+use crate::tunable::sysctl::knob::{SYSCTLS, Wanted};
 
 /// Targets the kernel refused when the monitor re-applied them (kernel-managed IRQs): not counted as drift again.
 pub(crate) const REFUSED: &str = "/var/lib/rmp-eval/monitor-refused.json";
@@ -40,8 +40,8 @@ fn sysctl(host: &Host) -> Option<Step> {
             continue;
         };
         let kind = match knob.want {
-            Want::NotOnCore => ValueKind::CpuList,
-            Want::Equals(..) | Want::AtLeast(..) => ValueKind::Exact,
+            Wanted::NotOnCore => ValueKind::CpuList,
+            Wanted::Equals(..) | Wanted::AtLeast(..) => ValueKind::Exact,
         };
         value(&mut s, host, &knob.path(), want, kind, false);
     }

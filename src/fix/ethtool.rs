@@ -12,51 +12,56 @@ use crate::sys::ethtool::{self as et, Coalesce, Eee};
 /// One field of struct ethtool_coalesce or struct ethtool_eee.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Field {
+pub enum NicField {
     RxUsecs,
     RxFrames,
     AdaptiveRx,
     Eee,
 }
 
-impl Field {
+impl NicField {
     /// ethtool's own name for the field.
     pub(crate) fn name(self) -> &'static str {
         match self {
-            Field::RxUsecs => "rx-usecs",
-            Field::RxFrames => "rx-frames",
-            Field::AdaptiveRx => "adaptive-rx",
-            Field::Eee => "eee",
+            NicField::RxUsecs => "rx-usecs",
+            NicField::RxFrames => "rx-frames",
+            NicField::AdaptiveRx => "adaptive-rx",
+            NicField::Eee => "eee",
         }
     }
 }
 
 /// The target as reports and the journal name it, e.g. "eth0: ethtool rx-usecs".
-pub(crate) fn target(nic: &str, field: Field) -> String {
+pub(crate) fn target(nic: &str, field: NicField) -> String {
     format!("{nic}: ethtool {}", field.name())
 }
 
 /// The field's present value on the live NIC.
-pub fn read(nic: &str, field: Field) -> io::Result<u32> {
+pub fn read(nic: &str, field: NicField) -> io::Result<u32> {
     Ok(match field {
-        Field::RxUsecs => et::get::<Coalesce>(nic)?.rx_coalesce_usecs,
-        Field::RxFrames => et::get::<Coalesce>(nic)?.rx_max_coalesced_frames,
-        Field::AdaptiveRx => et::get::<Coalesce>(nic)?.use_adaptive_rx_coalesce,
-        Field::Eee => et::get::<Eee>(nic)?.eee_enabled,
+        NicField::RxUsecs => et::get::<Coalesce>(nic)?.rx_coalesce_usecs,
+        NicField::RxFrames => et::get::<Coalesce>(nic)?.rx_max_coalesced_frames,
+        NicField::AdaptiveRx => et::get::<Coalesce>(nic)?.use_adaptive_rx_coalesce,
+        NicField::Eee => et::get::<Eee>(nic)?.eee_enabled,
     })
 }
 
 /// Reads the whole structure, changes only `field`, writes it back (on the running machine only).
-pub(crate) fn write(_: crate::host::Kernel, nic: &str, field: Field, value: u32) -> io::Result<()> {
-    if field == Field::Eee {
+pub(crate) fn write(
+    _: crate::host::Kernel,
+    nic: &str,
+    field: NicField,
+    value: u32,
+) -> io::Result<()> {
+    if field == NicField::Eee {
         let mut e = et::get::<Eee>(nic)?;
         e.eee_enabled = value;
         return et::set(nic, &e);
     }
     let mut c = et::get::<Coalesce>(nic)?;
     match field {
-        Field::RxUsecs => c.rx_coalesce_usecs = value,
-        Field::RxFrames => c.rx_max_coalesced_frames = value,
+        NicField::RxUsecs => c.rx_coalesce_usecs = value,
+        NicField::RxFrames => c.rx_max_coalesced_frames = value,
         _ => c.use_adaptive_rx_coalesce = value,
     }
     et::set(nic, &c)

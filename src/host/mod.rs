@@ -92,7 +92,7 @@ pub struct Host {
     /// What a snapshot recorded as unreadable and the root's directory fd (each loaded on first need).
     loaded: read::Loaded,
     /// The unpacked tarball this root is, if it is one (removed with the last clone).
-    keep: tar_root::Keep,
+    keep: tar_root::KeepUnpacked,
 }
 
 /// Proof that a `Host` is the running machine (see `Host::kernel`); only a live Host makes one.

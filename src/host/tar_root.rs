@@ -65,14 +65,14 @@ fn test_seam_pause_before_removal() {}
 /// Keeps the unpacked tree alive with the Host (and its clones); not part of its identity. Only its Drop
 /// matters, hence never read.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Keep(#[allow(dead_code)] pub(crate) Option<Arc<Unpacked>>);
+pub(crate) struct KeepUnpacked(#[allow(dead_code)] pub(crate) Option<Arc<Unpacked>>);
 
-impl PartialEq for Keep {
+impl PartialEq for KeepUnpacked {
     fn eq(&self, _: &Self) -> bool {
         true
     }
 }
-impl Eq for Keep {}
+impl Eq for KeepUnpacked {}
 
 fn bad(path: &Path, why: impl ToString) -> HostError {
     HostError::Io {
@@ -110,7 +110,7 @@ impl Host {
         let keep = Arc::new(Unpacked(dir.clone()));
         unpack(path, &dir, &held)?;
         let mut h = Host::with_root(&dir);
-        h.keep = Keep(Some(keep));
+        h.keep = KeepUnpacked(Some(keep));
         Ok(h)
     }
 }

@@ -12,7 +12,7 @@ pub(crate) const DEFAULT_SMP_AFFINITY: &str = "/proc/irq/default_smp_affinity";
 
 /// Why the IRQ table could not be had.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum InterruptsError {
+pub(crate) enum IrqTableError {
     #[error("cannot read {INTERRUPTS}: {}", .0.reason())]
     Read(HostError),
     #[error("could not map CPU column")]
@@ -22,11 +22,11 @@ pub(crate) enum InterruptsError {
 }
 
 /// /proc/interrupts, parsed.
-pub(crate) fn read_interrupts(host: &Host) -> Result<interrupts::Interrupts, InterruptsError> {
-    let text = host.read(INTERRUPTS).map_err(InterruptsError::Read)?;
+pub(crate) fn read_interrupts(host: &Host) -> Result<interrupts::Interrupts, IrqTableError> {
+    let text = host.read(INTERRUPTS).map_err(IrqTableError::Read)?;
     interrupts::parse(&text).map_err(|e| match e {
-        interrupts::InterruptsError::NoHeader => InterruptsError::NoHeader,
-        e => InterruptsError::Parse(e),
+        interrupts::InterruptsError::NoHeader => IrqTableError::NoHeader,
+        e => IrqTableError::Parse(e),
     })
 }
 

@@ -112,7 +112,7 @@ pub(crate) fn xps_path(nic: &str, queue: usize) -> String {
 /// What an interface is, as far as reaching an EtherCAT SubDevice goes: a plain Ethernet port (a NIC, veth, a
 /// tap), or something frames sent on never reach a chain as they left.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub(crate) enum LinkKind {
     Ethernet,
     Loopback,
     /// With its ports.
@@ -130,7 +130,7 @@ const ARPHRD_ETHER: u16 = 1;
 const ARPHRD_LOOPBACK: u16 = 772;
 const ARPHRD_NONE: u16 = 65534;
 
-impl Kind {
+impl LinkKind {
     /// Why frames sent on this interface never reach a SubDevice, and what to give instead; None for Ethernet.
     pub(crate) fn refusal(&self, nic: &str) -> Option<String> {
         let ports = |p: &[String]| match p {
@@ -138,28 +138,28 @@ impl Kind {
             p => format!("ports {}", p.join(", ")),
         };
         let why = match self {
-            Kind::Ethernet => return None,
-            Kind::Loopback => {
+            LinkKind::Ethernet => return None,
+            LinkKind::Loopback => {
                 "the loopback interface: what is sent on it comes straight back to this machine, \
                                no cable leaves it"
                     .to_string()
             }
-            Kind::Bridge(p) => format!(
+            LinkKind::Bridge(p) => format!(
                 "a bridge ({}): a software switch that forwards and delays frames between its ports",
                 ports(p)
             ),
-            Kind::Bond(p) => format!(
+            LinkKind::Bond(p) => format!(
                 "a bond ({}): it spreads frames over several ports, an EtherCAT chain hangs on one",
                 ports(p)
             ),
-            Kind::Wireless => {
+            LinkKind::Wireless => {
                 "a wireless interface: EtherCAT frames need a cable (100 Mb/s full duplex)"
                     .to_string()
             }
-            Kind::Tun => {
+            LinkKind::Tun => {
                 "a tun device: it carries IP packets to a program, not Ethernet frames".to_string()
             }
-            Kind::Other(t) => format!("not an Ethernet interface (link type {t})"),
+            LinkKind::Other(t) => format!("not an Ethernet interface (link type {t})"),
         };
         Some(format!(
             "{nic} is {why}; an EtherCAT SubDevice cannot be reached through it: give --nic the wired Ethernet port \
@@ -171,20 +171,20 @@ impl Kind {
 /// The interface's kind, from its directory: `type` (the ARPHRD link type), `uevent` (DEVTYPE) and the entries
 /// the kernel adds (bridge/, bonding/, wireless/, phy80211, tun_flags); bridge and bond ports from brif/ and
 /// bonding/slaves. An interface whose `type` cannot be read is taken for Ethernet (the socket calls decide then).
-pub(crate) fn kind(host: &Host, nic: &str) -> Kind {
+pub(crate) fn kind(host: &Host, nic: &str) -> LinkKind {
     let dir = format!("{NET}/{nic}");
     let Ok(link_type) = host.read(&format!("{dir}/type")) else {
-        return Kind::Ethernet;
+        return LinkKind::Ethernet;
     };
     let uevent = host.read(&format!("{dir}/uevent")).unwrap_or_default();
     let entries = host.list(&dir).unwrap_or_default();
     match parse_kind(&link_type, &uevent, &entries) {
-        Kind::Bridge(_) => {
+        LinkKind::Bridge(_) => {
             let mut ports = host.list(&format!("{dir}/brif")).unwrap_or_default();
             ports.sort();
-            Kind::Bridge(ports)
+            LinkKind::Bridge(ports)
         }
-        Kind::Bond(_) => Kind::Bond(
+        LinkKind::Bond(_) => LinkKind::Bond(
             host.read(&format!("{dir}/bonding/slaves"))
                 .map(|s| s.split_whitespace().map(str::to_string).collect())
                 .unwrap_or_default(),
@@ -194,33 +194,33 @@ pub(crate) fn kind(host: &Host, nic: &str) -> Kind {
 }
 
 /// The kind from the text of `type`, of `uevent` and the names in the interface's directory (ports left empty).
-pub(crate) fn parse_kind(link_type: &str, uevent: &str, entries: &[String]) -> Kind {
+pub(crate) fn parse_kind(link_type: &str, uevent: &str, entries: &[String]) -> LinkKind {
     let has = |n: &str| entries.iter().any(|e| e == n);
     let devtype = uevent
         .lines()
         .find_map(|l| l.strip_prefix("DEVTYPE="))
         .unwrap_or("");
     match link_type.trim().parse::<u16>() {
-        Ok(ARPHRD_LOOPBACK) => Kind::Loopback,
-        Ok(ARPHRD_NONE) if has("tun_flags") => Kind::Tun,
+        Ok(ARPHRD_LOOPBACK) => LinkKind::Loopback,
+        Ok(ARPHRD_NONE) if has("tun_flags") => LinkKind::Tun,
         Ok(ARPHRD_ETHER) | Err(_) => {
             if devtype == "bridge" || has("bridge") {
-                Kind::Bridge(Vec::new())
+                LinkKind::Bridge(Vec::new())
             } else if devtype == "bond" || has("bonding") {
-                Kind::Bond(Vec::new())
+                LinkKind::Bond(Vec::new())
             } else if devtype == "wlan" || has("wireless") || has("phy80211") {
-                Kind::Wireless
+                LinkKind::Wireless
             } else {
-                Kind::Ethernet
+                LinkKind::Ethernet
             }
         }
-        Ok(t) => Kind::Other(t),
+        Ok(t) => LinkKind::Other(t),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Kind, parse_key, parse_kind, parse_netns};
+    use super::{LinkKind, parse_key, parse_kind, parse_netns};
 
     #[test]
     fn keys_name_the_namespace_and_the_index() {
@@ -248,56 +248,56 @@ mod tests {
         let with = |extra: &str| names(&format!("{COMMON} {extra}"));
         assert_eq!(
             parse_kind("772\n", "INTERFACE=lo\nIFINDEX=1\n", &with("")),
-            Kind::Loopback
+            LinkKind::Loopback
         );
         let bridge = "DEVTYPE=bridge\nINTERFACE=nvbr0\nIFINDEX=466\n";
         assert_eq!(
             parse_kind("1\n", bridge, &with("brforward bridge brif")),
-            Kind::Bridge(vec![])
+            LinkKind::Bridge(vec![])
         );
         let tun = "INTERFACE=nvtun0\nIFINDEX=467\n";
         assert_eq!(
             parse_kind("65534\n", tun, &with("group owner tun_flags")),
-            Kind::Tun
+            LinkKind::Tun
         );
         // A tap is an Ethernet port to a program (a VM's NIC): allowed, like veth.
         let tap = "INTERFACE=nvtap0\nIFINDEX=468\n";
         assert_eq!(
             parse_kind("1\n", tap, &with("group owner tun_flags")),
-            Kind::Ethernet
+            LinkKind::Ethernet
         );
         let veth = "INTERFACE=nvve0\nIFINDEX=470\n";
-        assert_eq!(parse_kind("1\n", veth, &with("")), Kind::Ethernet);
+        assert_eq!(parse_kind("1\n", veth, &with("")), LinkKind::Ethernet);
         // Hand-made from the kernel's sources (no bonding module or Wi-Fi here): bonding sets DEVTYPE=bond and
         // adds bonding/ (drivers/net/bonding/bond_main.c, bond_sysfs.c); cfg80211 sets DEVTYPE=wlan and adds
         // phy80211 and wireless/ (net/wireless/core.c, sysfs.c).
         let bond = "DEVTYPE=bond\nINTERFACE=bond0\nIFINDEX=5\n";
         assert_eq!(
             parse_kind("1\n", bond, &with("bonding")),
-            Kind::Bond(vec![])
+            LinkKind::Bond(vec![])
         );
         let wlan = "DEVTYPE=wlan\nINTERFACE=wlan0\nIFINDEX=3\n";
         assert_eq!(
             parse_kind("1\n", wlan, &with("phy80211 wireless")),
-            Kind::Wireless
+            LinkKind::Wireless
         );
         // An IP-in-IP tunnel (ARPHRD_TUNNEL), and garbage in `type` judged by the rest.
-        assert_eq!(parse_kind("768\n", "", &with("")), Kind::Other(768));
-        assert_eq!(parse_kind("x", veth, &with("")), Kind::Ethernet);
+        assert_eq!(parse_kind("768\n", "", &with("")), LinkKind::Other(768));
+        assert_eq!(parse_kind("x", veth, &with("")), LinkKind::Ethernet);
     }
 
     #[test]
     fn a_refusal_says_what_the_interface_is_and_why() {
-        assert_eq!(Kind::Ethernet.refusal("eth0"), None);
-        let r = Kind::Bridge(vec!["eth1".into(), "eth2".into()])
+        assert_eq!(LinkKind::Ethernet.refusal("eth0"), None);
+        let r = LinkKind::Bridge(vec!["eth1".into(), "eth2".into()])
             .refusal("br0")
             .unwrap();
         assert!(r.starts_with("br0 is a bridge (ports eth1, eth2)"), "{r}");
         assert!(r.contains("give --nic the wired Ethernet port"), "{r}");
-        let r = Kind::Loopback.refusal("lo").unwrap();
+        let r = LinkKind::Loopback.refusal("lo").unwrap();
         assert!(r.starts_with("lo is the loopback interface"), "{r}");
         assert!(
-            Kind::Bond(vec![])
+            LinkKind::Bond(vec![])
                 .refusal("bond0")
                 .unwrap()
                 .contains("(no ports)")

@@ -9,14 +9,14 @@ pub struct Swap {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("/proc/swaps has no header line")]
-pub struct NoHeader;
+pub struct NoSwapsHeader;
 
 /// The active swap areas. A file without the "Filename" header is not /proc/swaps.
-pub fn parse(text: &str) -> Result<Vec<Swap>, NoHeader> {
+pub fn parse(text: &str) -> Result<Vec<Swap>, NoSwapsHeader> {
     let mut lines = text.lines();
-    let header = lines.next().ok_or(NoHeader)?;
+    let header = lines.next().ok_or(NoSwapsHeader)?;
     if !header.trim_start().starts_with("Filename") {
-        return Err(NoHeader);
+        return Err(NoSwapsHeader);
     }
     Ok(lines
         .filter_map(|l| {

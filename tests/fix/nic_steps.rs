@@ -10,7 +10,7 @@ use std::process::Command;
 
 use fix_support::{Link, Root, diff, ok, text};
 use rmp_eval::fix::apply;
-use rmp_eval::fix::ethtool::{self, Field};
+use rmp_eval::fix::ethtool::{self, NicField};
 use rmp_eval::fix::kind::{self, How, Restored, Took};
 use rmp_eval::fix::plan::{self, Request};
 use rmp_eval::fix::{Change, Note, Plan, Step, journal, undo};
@@ -164,7 +164,7 @@ fn veth_answers_eopnotsupp_for_its_step_and_rps_still_applies() {
             why: "test".into(),
             changes: vec![Change::Ethtool(kind::nic::EthtoolChange {
                 nic: name.clone(),
-                field: Field::Eee,
+                field: NicField::Eee,
                 before: 1,
                 after: 0,
             })],
@@ -220,7 +220,7 @@ fn tap_rx_frames_set_for_real_verified_and_restored_from_the_journal() {
     let _one = common::lock::LIVE.alone();
     let name = format!("ne-t{}", std::process::id() % 100_000);
     let _link = Link::tap(&name);
-    let before = ethtool::read(&name, Field::RxFrames).unwrap();
+    let before = ethtool::read(&name, NicField::RxFrames).unwrap();
     let others = rmp_eval::machine::facts::live_readings(&name);
     let want = if before == 8 { 4 } else { 8 };
     let host = Host::live();
@@ -231,7 +231,7 @@ fn tap_rx_frames_set_for_real_verified_and_restored_from_the_journal() {
             why: "test".into(),
             changes: vec![Change::Ethtool(kind::nic::EthtoolChange {
                 nic: name.clone(),
-                field: Field::RxFrames,
+                field: NicField::RxFrames,
                 before,
                 after: want,
             })],
@@ -241,7 +241,7 @@ fn tap_rx_frames_set_for_real_verified_and_restored_from_the_journal() {
     let report = apply::apply(&host, &plan, 1, Some(&name)).unwrap();
     let _own = OwnRun(report.journal.clone());
     assert_eq!(report.outcomes[0].took, Took::Took, "{report:?}");
-    assert_eq!(ethtool::read(&name, Field::RxFrames).unwrap(), want);
+    assert_eq!(ethtool::read(&name, NicField::RxFrames).unwrap(), want);
     let now = rmp_eval::machine::facts::live_readings(&name);
     assert_eq!(
         now["coalesce"]["rx_usecs"], others["coalesce"]["rx_usecs"],
@@ -255,7 +255,7 @@ fn tap_rx_frames_set_for_real_verified_and_restored_from_the_journal() {
         [journal::Entry::Ethtool(kind::nic::Saved {
             target: format!("{name}: ethtool rx-frames"),
             nic: name.clone(),
-            field: Field::RxFrames,
+            field: NicField::RxFrames,
             previous: before,
             written: Some(want),
         })]
@@ -271,7 +271,7 @@ fn tap_rx_frames_set_for_real_verified_and_restored_from_the_journal() {
     .unwrap();
     assert_eq!(preview, Restored::Written(format!("{want} → {before}")));
     assert_eq!(
-        ethtool::read(&name, Field::RxFrames).unwrap(),
+        ethtool::read(&name, NicField::RxFrames).unwrap(),
         want,
         "a dry run wrote"
     );
@@ -280,6 +280,6 @@ fn tap_rx_frames_set_for_real_verified_and_restored_from_the_journal() {
         Vec::<String>::new()
     );
     host.remove_file(path).unwrap();
-    assert_eq!(ethtool::read(&name, Field::RxFrames).unwrap(), before);
+    assert_eq!(ethtool::read(&name, NicField::RxFrames).unwrap(), before);
     assert_eq!(rmp_eval::machine::facts::live_readings(&name), others);
 }

@@ -6,13 +6,13 @@ use serde_json::{Value, json};
 
 use super::{How, Restored, Took};
 use crate::error::{Error, Result};
-use crate::fix::ethtool::{self, Field};
+use crate::fix::ethtool::{self, NicField};
 use crate::host::Host;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EthtoolChange {
     pub nic: String,
-    pub field: Field,
+    pub field: NicField,
     pub before: u32,
     pub after: u32,
 }
@@ -28,7 +28,7 @@ pub struct Saved {
     /// ethtool::target(nic, field), what apply and rollback match changes by.
     pub target: String,
     pub nic: String,
-    pub field: Field,
+    pub field: NicField,
     pub previous: u32,
     /// What fix set (not in version 1 journals).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,5 +1,6 @@
-//! Further sources of noise on the RT core: tick skew, clocksource watchdog, NMI and soft-lockup watchdogs,
-//! transparent huge pages, vmstat updates, NUMA balancing, unbound workqueues.
+//! Two more command-line parameters against noise on the RT core: skew_tick (the CPUs' ticks apart, not contending
+//! for the same locks at the same instant) and tsc=reliable (no clocksource watchdog timer). The other sources
+//! have their own tunables (thp.rs, workqueue.rs, sysctl/).
 
 use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, read, unknown};
 use crate::host::Host;

@@ -1,4 +1,5 @@
-//! Frequency and idle-state checks: the core must not change speed or sleep deeply between cycles.
+//! Idle-state checks: the core must not sleep deeply between cycles (C-states capped on the command line, no deep
+//! idle state enabled on the RT core). Its speed is governor.rs's and turbo.rs's.
 
 use crate::checks::{Assessment, Check, CheckId, Ctx, Eval, Section, Unknown, read, unknown};
 use crate::host::Host;

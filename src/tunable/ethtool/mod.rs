@@ -10,7 +10,7 @@ pub(crate) use checks::{NIC_COALESCE, NIC_EEE};
 use serde_json::Value;
 
 use super::{Persistence, Tunable};
-use crate::fix::ethtool::Field;
+use crate::fix::ethtool::NicField;
 use crate::fix::kind::nic::EthtoolChange;
 use crate::fix::runtime::{Target, step};
 use crate::fix::{Change, Step, StepId};
@@ -61,7 +61,7 @@ fn readings(host: &Host, t: &Target, what: &str) -> Result<(String, Value), NoRe
     }
 }
 
-fn change(s: &mut Step, nic: &str, field: Field, before: Option<u64>, after: u32) {
+fn change(s: &mut Step, nic: &str, field: NicField, before: Option<u64>, after: u32) {
     match before.and_then(|b| u32::try_from(b).ok()) {
         Some(b) if b == after => {}
         Some(b) => s.changes.push(Change::Ethtool(EthtoolChange {
@@ -92,17 +92,17 @@ fn coalesce(host: &Host, t: &Target) -> Step {
     };
     let frames = r["rx_frames"].as_u64();
     if frames == Some(0) {
-        change(&mut s, &nic, Field::RxFrames, frames, 1);
+        change(&mut s, &nic, NicField::RxFrames, frames, 1);
     }
     let adaptive = r["adaptive_rx"].as_bool().map(u64::from);
-    change(&mut s, &nic, Field::AdaptiveRx, adaptive, 0);
-    change(&mut s, &nic, Field::RxUsecs, r["rx_usecs"].as_u64(), 0);
+    change(&mut s, &nic, NicField::AdaptiveRx, adaptive, 0);
+    change(&mut s, &nic, NicField::RxUsecs, r["rx_usecs"].as_u64(), 0);
     // Nothing to do for coalescing itself: leave rx-frames as it is.
     if !s.changes.iter().any(|c| {
         matches!(
             c,
             Change::Ethtool(EthtoolChange {
-                field: Field::RxUsecs | Field::AdaptiveRx,
+                field: NicField::RxUsecs | NicField::AdaptiveRx,
                 ..
             })
         )
@@ -125,7 +125,7 @@ fn eee(host: &Host, t: &Target) -> Step {
         }
         Ok((nic, r)) => {
             let enabled = r["enabled"].as_bool().map(u64::from);
-            change(&mut s, &nic, Field::Eee, enabled, 0);
+            change(&mut s, &nic, NicField::Eee, enabled, 0);
         }
         Err(note) => s.note(note.to_string()),
     }

@@ -3,7 +3,7 @@
 //! (tests/fixtures/vm-firecracker-snapshot: virtio_net eth0 with rx-usecs 0, EEE unsupported).
 
 use super::*;
-use crate::fix::ethtool::Field;
+use crate::fix::ethtool::NicField;
 use crate::fix::journal::{Entry, Run};
 use crate::fix::{Note, Plan, apply, render};
 
@@ -31,7 +31,7 @@ fn target(nic: &str) -> Target {
     }
 }
 
-fn eth(nic: &str, field: Field, before: u32, after: u32) -> Change {
+fn eth(nic: &str, field: NicField, before: u32, after: u32) -> Change {
     Change::Ethtool(crate::fix::kind::nic::EthtoolChange {
         nic: nic.into(),
         field,
@@ -49,11 +49,11 @@ fn seed_pc_gets_rx_frames_1_before_rx_usecs_0_and_eee_off() {
     assert_eq!(
         co.changes,
         [
-            eth("enp2s0", Field::RxFrames, 0, 1),
-            eth("enp2s0", Field::RxUsecs, 3, 0)
+            eth("enp2s0", NicField::RxFrames, 0, 1),
+            eth("enp2s0", NicField::RxUsecs, 3, 0)
         ]
     );
-    assert_eq!(eee(&host, &t).changes, [eth("enp2s0", Field::Eee, 1, 0)]);
+    assert_eq!(eee(&host, &t).changes, [eth("enp2s0", NicField::Eee, 1, 0)]);
     let text = render::step_text(&co, false);
     assert!(
         text.contains("enp2s0: ethtool rx-usecs: 3 → 0 (would be set on the machine"),
@@ -98,7 +98,7 @@ fn adaptive_rx_on_is_turned_off_and_rx_frames_left_when_nonzero() {
     let t = target("enp1s0");
     assert_eq!(
         coalesce(&host, &t).changes,
-        [eth("enp1s0", Field::AdaptiveRx, 1, 0)]
+        [eth("enp1s0", NicField::AdaptiveRx, 1, 0)]
     );
     assert!(eee(&host, &t).changes.is_empty());
 }
@@ -106,9 +106,9 @@ fn adaptive_rx_on_is_turned_off_and_rx_frames_left_when_nonzero() {
 #[test]
 fn journal_entry_round_trips_and_names_the_field_as_ethtool_does() {
     let e = Entry::Ethtool(crate::fix::kind::nic::Saved {
-        target: crate::fix::ethtool::target("enp2s0", Field::RxUsecs),
+        target: crate::fix::ethtool::target("enp2s0", NicField::RxUsecs),
         nic: "enp2s0".into(),
-        field: Field::RxUsecs,
+        field: NicField::RxUsecs,
         previous: 3,
         written: None,
     });
@@ -131,7 +131,7 @@ fn journal_entry_round_trips_and_names_the_field_as_ethtool_does() {
     assert_eq!(back, run);
     assert_eq!(
         back.entries[0].path(),
-        eth("enp2s0", Field::RxUsecs, 3, 0).target()
+        eth("enp2s0", NicField::RxUsecs, 3, 0).target()
     );
 }
 

@@ -11,7 +11,7 @@ const SYSCTL_DIR: &str = "/proc/sys";
 
 /// What value the RT core needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Want {
+pub(crate) enum Wanted {
     /// Exactly this integer; the file holds the values of the range (proc_dointvec_minmax's bounds).
     Equals(i64, Range),
     /// This integer or more (fix writes the minimum), within the range.
@@ -26,7 +26,7 @@ pub(crate) struct Knob {
     pub(crate) check: CheckId,
     /// The sysctl key, as in /etc/sysctl.d ("kernel.timer_migration").
     pub(crate) key: &'static str,
-    pub(crate) want: Want,
+    pub(crate) want: Wanted,
     /// When the kernel has no such file: it lacks the feature, which is as good as off (this detail). In a tree,
     /// only where the snapshot recorded the file absent (`Host::lacks`); otherwise it was not captured.
     pub(crate) absent_passes: Option<&'static str>,
@@ -35,13 +35,13 @@ pub(crate) struct Knob {
 pub(crate) const RT_RUNTIME: Knob = Knob {
     check: CheckId::RtThrottling,
     key: "kernel.sched_rt_runtime_us",
-    want: Want::Equals(-1, Range::new(-1..=i32::MAX as i64)),
+    want: Wanted::Equals(-1, Range::new(-1..=i32::MAX as i64)),
     absent_passes: None,
 };
 pub(crate) const TIMER_MIGRATION: Knob = Knob {
     check: CheckId::TimerMigration,
     key: "kernel.timer_migration",
-    want: Want::Equals(0, Range::BOOL),
+    want: Wanted::Equals(0, Range::BOOL),
     // kernel/time/timer.c registers it only with CONFIG_SMP and CONFIG_NO_HZ_COMMON, without which timers
     // never migrate.
     absent_passes: Some("no timer migration in this kernel"),
@@ -50,7 +50,7 @@ pub(crate) const STAT_INTERVAL: Knob = Knob {
     check: CheckId::StatInterval,
     key: "vm.stat_interval",
     // proc_dointvec_jiffies: an int of jiffies shown in seconds, so within INT_MAX / HZ (HZ ≥ 100).
-    want: Want::AtLeast(
+    want: Wanted::AtLeast(
         10,
         Range::new(-(i32::MAX as i64 / 100)..=i32::MAX as i64 / 100),
     ),
@@ -60,19 +60,19 @@ pub(crate) const NUMA_BALANCING: Knob = Knob {
     check: CheckId::NumaBalancing,
     key: "kernel.numa_balancing",
     // 0 off, 1 normal, 2 memory tiering, 3 both (Documentation/admin-guide/sysctl/kernel.rst).
-    want: Want::Equals(0, Range::new(0..=3)),
+    want: Wanted::Equals(0, Range::new(0..=3)),
     absent_passes: Some("no NUMA balancing in this kernel"),
 };
 pub(crate) const NMI_WATCHDOG: Knob = Knob {
     check: CheckId::NmiWatchdog,
     key: "kernel.nmi_watchdog",
-    want: Want::Equals(0, Range::BOOL),
+    want: Wanted::Equals(0, Range::BOOL),
     absent_passes: Some("no NMI watchdog in this kernel"),
 };
 pub(crate) const WATCHDOG_CPUMASK: Knob = Knob {
     check: CheckId::SoftWatchdog,
     key: "kernel.watchdog_cpumask",
-    want: Want::NotOnCore,
+    want: Wanted::NotOnCore,
     absent_passes: None,
 };
 
@@ -100,8 +100,8 @@ impl Knob {
     /// The value `fix` writes; `housekeeping` are the CPUs other than the RT core.
     pub(crate) fn target(&self, housekeeping: &[usize]) -> String {
         match self.want {
-            Want::Equals(v, _) | Want::AtLeast(v, _) => v.to_string(),
-            Want::NotOnCore => cpulist::format(housekeeping),
+            Wanted::Equals(v, _) | Wanted::AtLeast(v, _) => v.to_string(),
+            Wanted::NotOnCore => cpulist::format(housekeeping),
         }
     }
 
@@ -114,9 +114,9 @@ impl Knob {
     fn judge(&self, raw: &str, core: usize) -> Result<bool, String> {
         let num = |r: &Range| kint::int(raw.trim(), r).map_err(|e| e.to_string());
         match self.want {
-            Want::Equals(w, r) => num(&r).map(|v| v == w),
-            Want::AtLeast(w, r) => num(&r).map(|v| v >= w),
-            Want::NotOnCore => cpulist::parse(raw.trim())
+            Wanted::Equals(w, r) => num(&r).map(|v| v == w),
+            Wanted::AtLeast(w, r) => num(&r).map(|v| v >= w),
+            Wanted::NotOnCore => cpulist::parse(raw.trim())
                 .map(|l| !l.contains(&core))
                 .map_err(|_| "not a CPU list".to_string()),
         }
@@ -142,7 +142,7 @@ impl Knob {
                 "{name}={}",
                 crate::checks::shown(&shown)
             ))),
-            Ok(false) if self.want == Want::NotOnCore => Ok(Assessment::fail(format!(
+            Ok(false) if self.want == Wanted::NotOnCore => Ok(Assessment::fail(format!(
                 "{name}={shown} includes CPU{}",
                 ctx.core
             ))),

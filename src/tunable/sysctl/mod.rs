@@ -9,7 +9,7 @@ use crate::fix::{Change, Step, StepId, ValueKind};
 use crate::host::Host;
 use crate::machine;
 use crate::parse::cmdline;
-use knob::{SYSCTLS, Want};
+use knob::{SYSCTLS, Wanted};
 
 use super::{Persistence, Tunable};
 
@@ -154,8 +154,8 @@ fn plan(host: &Host, t: &Target, failed: &[CheckId]) -> Step {
         let Ok(now) = host.read(&path) else { continue };
         let want = knob.target(&t.housekeeping());
         let kind = match knob.want {
-            Want::NotOnCore => ValueKind::CpuList,
-            Want::Equals(..) | Want::AtLeast(..) => ValueKind::Exact,
+            Wanted::NotOnCore => ValueKind::CpuList,
+            Wanted::Equals(..) | Wanted::AtLeast(..) => ValueKind::Exact,
         };
         // A failing check's key; with --only and no failing check, the keys not yet as wanted; and the keys an
         // earlier fix put in the file. Nothing else, so that a second fix changes nothing.
