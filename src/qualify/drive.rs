@@ -14,8 +14,8 @@ use crate::fix::plan::{self, Request};
 use crate::fix::trial::{self, runs};
 use crate::fix::{Plan, StepId};
 use crate::host::Host;
+use crate::measure::result::store::RunLabel;
 use crate::measure::spec::RunSpec;
-use crate::measure::store::RunLabel;
 use crate::outln;
 use crate::output::Output;
 use crate::tunable::cmdline::boot::trial::NoTrial;
@@ -247,8 +247,8 @@ impl Drive<'_> {
         let label = RunLabel::QualifyStep(q.steps[i].step);
         let (after, _) = self.measure(q, period, label, None)?;
         let c = crate::report::compare::compare(
-            &crate::measure::store::load(&before)?,
-            &crate::measure::store::load(&after)?,
+            &crate::measure::result::store::load(&before)?,
+            &crate::measure::result::store::load(&after)?,
             &before.display().to_string(),
             &after.display().to_string(),
         );

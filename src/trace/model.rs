@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::measure::cause::Remedy;
+use crate::measure::interference::cause::Remedy;
 use crate::parse::ftrace::{self, Line};
 
 /// What held the CPU.
@@ -210,7 +210,7 @@ pub(crate) fn verdict(
         return format!(
             "late by {late:.0} µs: CPU {core} was idle{t} — nothing on the CPU was in the way (timer or \
              idle-exit latency; in a VM, the host) → {}{}",
-            crate::measure::cause::for_idle_exit().command(core),
+            crate::measure::interference::cause::for_idle_exit().command(core),
             also(0, 0.1)
         );
     }
