@@ -11,8 +11,8 @@ use crate::after_boot_state::{self as state, ARMED, DONE};
 use crate::error::{Error, Outcome, Result};
 use crate::host::Host;
 use crate::machine::RMP_EVAL_DEFAULTS as DEFAULTS;
+use crate::measure::result::store::RunLabel;
 use crate::measure::spec::RunSpec;
-use crate::measure::store::RunLabel;
 use crate::outln;
 use crate::output::Output;
 use crate::parse::defaults;
@@ -52,7 +52,7 @@ pub(crate) fn execute(host: &Host, out: Output, w: &mut dyn Write) -> Result<Out
         a.core
     );
     std::thread::sleep(std::time::Duration::from_secs_f64(settle));
-    let before = crate::measure::store::load(&a.before)?;
+    let before = crate::measure::result::store::load(&a.before)?;
     let (after, apath) = crate::job::measure_saved(
         host,
         out,

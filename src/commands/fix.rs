@@ -11,7 +11,7 @@ use crate::fix::plan::{self, Request};
 use crate::fix::trial::pending;
 use crate::fix::{NotDone, Plan, StepId, render};
 use crate::host::Host;
-use crate::measure::store::RunLabel;
+use crate::measure::result::store::RunLabel;
 use crate::outln;
 use crate::output::Output;
 use crate::tunable::cmdline::boot::trial::Trial;

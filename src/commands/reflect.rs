@@ -13,7 +13,7 @@ use crate::error::{Error, Outcome, Result};
 use crate::ethercat::esc::DcSpec;
 use crate::ethercat::reflector::{Counts, Reflected, Reflector, ReflectorSetup};
 use crate::host::Host;
-use crate::measure::tstamp::TsKind;
+use crate::measure::nic::tstamp::TsKind;
 use crate::outln;
 use crate::output::Output;
 

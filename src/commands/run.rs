@@ -8,10 +8,10 @@ use crate::cli::RunArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::host::Host;
 use crate::job::Job;
+use crate::measure::result::store::{self, RunLabel};
 use crate::measure::result::{CheckCounts, RunResult, Verdict};
 use crate::measure::spec::Workload;
 use crate::measure::spec::{Placement, RunSpec};
-use crate::measure::store::{self, RunLabel};
 use crate::output::Output;
 
 /// Everything checked before anything starts: the CPUs, and where --output would be written.

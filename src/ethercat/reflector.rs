@@ -11,10 +11,10 @@ use super::echo::{Echo, Echoer, Skip};
 use super::esc::{Chain, DcSpec};
 use crate::error::{Error, Result};
 use crate::host::Host;
-use crate::measure::frame::MAX_FRAME;
-use crate::measure::netif::FlagsGuard;
-use crate::measure::rawsock::{ETH_P_ALL, RawSocket};
-use crate::measure::tstamp::{Stamps, TsKind};
+use crate::measure::nic::frame::MAX_FRAME;
+use crate::measure::nic::netif::FlagsGuard;
+use crate::measure::nic::rawsock::{ETH_P_ALL, RawSocket};
+use crate::measure::nic::tstamp::{Stamps, TsKind};
 use crate::sys::netdev;
 
 /// What the reflector is: where it answers, as how many SubDevices, for which IP address.
@@ -133,7 +133,7 @@ impl Reflector {
         // The distributed clocks run from the receive stamps: the NIC's where it stamps, the kernel's otherwise.
         let (stamps, _) = sock.enable_rx_timestamps(host)?;
         let chain = Chain::with_dc(usize::from(s.subdevices), s.station, s.dc);
-        crate::measure::rt::lock_memory()?;
+        crate::measure::session::rt::lock_memory()?;
         Ok(Reflector {
             _flags: flags,
             sock,

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::machine::validate_core;
+use crate::measure::result::store::{self, RunLabel, Slot};
 use crate::measure::result::{CheckCounts, Identity, RunResult};
 use crate::measure::spec::{Placement, RunSpec, ThreadSet, Workload};
-use crate::measure::store::{self, RunLabel, Slot};
 use crate::output::Output;
 
 use screen::Screen;

@@ -35,7 +35,7 @@ fn compare_before_and_after_saved_by_measure() {
         &mut std::io::sink(),
         &spec,
         true,
-        rmp_eval::measure::store::RunLabel::Before,
+        rmp_eval::measure::result::store::RunLabel::Before,
     )
     .unwrap();
     let (after, apath) = rmp_eval::commands::run::measure(
@@ -44,7 +44,7 @@ fn compare_before_and_after_saved_by_measure() {
         &mut std::io::sink(),
         &spec,
         true,
-        rmp_eval::measure::store::RunLabel::After,
+        rmp_eval::measure::result::store::RunLabel::After,
     )
     .unwrap();
     // --iterations is the periods spanned, counted and missed together (a loaded machine misses some).

@@ -10,8 +10,8 @@ use crate::cli::FixArgs;
 use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::measure::result::RunResult;
+use crate::measure::result::store::RunLabel;
 use crate::measure::spec::{NicSpec, RunSpec, Workload};
-use crate::measure::store::RunLabel;
 use crate::outln;
 use crate::output::Output;
 

@@ -19,7 +19,6 @@ use crate::measure::queue::{self, Steering};
 use crate::measure::rawsock::RawSocket;
 use crate::measure::session::{StopOnSignal, Watch};
 use crate::measure::spec::{Mode, NicPath, NicSpec, Placement};
-use crate::measure::tstamp::{self, TsKind};
 use crate::remedy::Suggested;
 use crate::sys::{ifname, netdev};
 
