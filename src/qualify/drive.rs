@@ -73,6 +73,9 @@ impl Drive<'_> {
                 }
                 Action::FinishApply(i) => self.finish_apply(q, i),
                 Action::Reboot => return Ok(Stop::Reboot(q.reboot_argv())),
+                Action::JudgeTrial(i) if self.trial_skipped(q, i)? => {
+                    return Ok(Stop::Reboot(q.reboot_argv()));
+                }
                 Action::JudgeTrial(i) => self.judge(q, i),
                 Action::Commit(i) => self.commit(q, i).map(|()| committed = Some(i)),
                 Action::FinishCommit(i) => self.finish_commit(q, i).map(|()| committed = Some(i)),
@@ -229,6 +232,24 @@ impl Drive<'_> {
             return self.apply(q, i);
         }
         self.event(q, Event::Applied { journal: path })
+    }
+
+    /// Whether this boot skipped the armed trial (its entry still armed: power lost before the reboot reached
+    /// GRUB) and it is booted once more, counted in the state; a second skip is judged as a failed trial.
+    fn trial_skipped(&mut self, q: &mut Qualify, i: usize) -> Result<bool> {
+        if q.steps[i].trial_retries > 0
+            || !crate::tunable::cmdline::boot::grub_trial::still_armed(self.host)
+        {
+            return Ok(false);
+        }
+        q.steps[i].trial_retries += 1;
+        state::save(self.host, q)?;
+        outln!(
+            self.w,
+            "qualify: this boot did not come through the armed trial (GRUB's next_entry is still set: power lost \
+             before the reboot?): booting it once more"
+        );
+        Ok(true)
     }
 
     fn judge(&mut self, q: &mut Qualify, i: usize) -> Result<()> {

@@ -87,3 +87,33 @@ fn an_abort_cut_short_is_recorded_first_and_finished_by_the_next_resume() {
         assert_eq!(diff(&want, &now), Vec::<String>::new(), "{step}");
     }
 }
+
+#[test]
+fn cut_after_arming_a_boot_that_skipped_the_trial_boots_it_once_more_then_judges() {
+    let r = planned();
+    let line = r.read("/proc/cmdline");
+    assert!(resume(&r).contains("trial boot armed"));
+    // Power lost before the reboot: GRUB read the grubenv from before the arming and booted the default entry;
+    // Linux replayed its journal, so the file shows the trial still armed.
+    r.write("/proc/sys/kernel/random/boot_id", BOOT_C);
+    let out = resume(&r);
+    assert!(out.contains("booting it once more"), "{out}");
+    assert!(out.contains("reboot now (systemctl reboot)"), "{out}");
+    let q = state(&r);
+    assert_eq!(q["phase"]["stage"]["stage"], "trial_armed", "{q}");
+    assert_eq!(q["steps"][0]["trial_retries"], 1, "{q}");
+    assert!(
+        r.read("/boot/grub/grubenv")
+            .contains("\nnext_entry=rmp-eval-trial\n")
+    );
+    // Skipped again: judged, a failed trial, its entry undone.
+    r.write(
+        "/proc/sys/kernel/random/boot_id",
+        "6a1f0d7e-9a43-4c59-9c7e-000000000004\n",
+    );
+    r.write("/proc/cmdline", &line);
+    let out = resume(&r);
+    assert!(out.contains("the trial boot failed"), "{out}");
+    assert!(!r.exists("/boot/grub/custom.cfg"), "{out}");
+    assert_eq!(state(&r)["steps"][0]["outcome"]["outcome"], "trial_failed");
+}

@@ -66,11 +66,28 @@ qemu_boot() {
     ${QEMU_PREFIX[@]+"${QEMU_PREFIX[@]}"} timeout --kill-after=15 "$BOOT_TIMEOUT" "${machine[@]}" \
         -accel tcg,thread=multi -smp "$VCPUS" -m "$MEM_MB" \
         -display none -monitor none -no-reboot -serial "file:$console" \
-        -drive "file=$disk,if=virtio,format=qcow2,cache=unsafe" \
+        -drive "file=$disk,if=virtio,format=qcow2,cache=${VM_DISK_CACHE:-unsafe}" -pidfile "$console.pid" \
         -virtfs "local,path=$share,mount_tag=rmphook,security_model=none,id=hook" \
         "$@" </dev/null >>"$console.qemu" 2>&1 || rc=$?
-    [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && log "boot timed out after ${BOOT_TIMEOUT}s ($console)"
+    [ "$rc" -eq 124 ] || { [ "$rc" -eq 137 ] && [ ! -e "$console.cut" ]; } && log "boot timed out after ${BOOT_TIMEOUT}s ($console)"
     return "$rc"
+}
+
+# A power cut (a scenario with a file `power-cut`): qemu killed with SIGKILL, no shutdown, when the guest asks
+# (it creates out/cut<N>) or once this boot's console matches the extended regex a previous boot left in
+# out/cut-console<N> (the trial kernel printing its command line). Marks the boot out/cut<N>.done for the judge.
+cut_watch() {
+    local n=$1 share=$2 console=$3 bg=$4 pat=""
+    while kill -0 "$bg" 2>/dev/null; do
+        [ -f "$share/out/cut-console$n" ] && pat=$(cat "$share/out/cut-console$n")
+        if [ -e "$share/out/cut$n" ] || { [ -n "$pat" ] && grep -Eq "$pat" "$console" 2>/dev/null; }; then
+            : >"$console.cut"
+            kill -KILL "$(cat "$console.pid")" 2>/dev/null
+            : >"$share/out/cut$n.done"
+            return
+        fi
+        sleep 0.2
+    done
 }
 
 # Boots until the guest script stops asking for a reboot (at most $4 boots). Returns non-zero if a boot hung,
@@ -86,7 +103,20 @@ run_boots() {
         echo "$n" > "$share/boot"
         log "  boot $n"
         [ ${#PI_BOOT[@]} -eq 0 ] || pi=(-kernel "${PI_BOOT[0]}" -initrd "${PI_BOOT[1]}" -append "$(cat "${PI_BOOT[2]}")")
-        if ! qemu_boot "$disk" "$share" "$logdir/console$n.log" "$@" ${pi[@]+"${pi[@]}"}; then
+        local rc=0
+        if [ -n "${VM_POWER_CUT:-}" ]; then
+            qemu_boot "$disk" "$share" "$logdir/console$n.log" "$@" ${pi[@]+"${pi[@]}"} &
+            local bg=$!
+            cut_watch "$n" "$share" "$logdir/console$n.log" "$bg"
+            wait "$bg" || rc=$?
+            if [ -e "$logdir/console$n.log.cut" ]; then
+                log "  boot $n ended by a power cut"
+                continue
+            fi
+        else
+            qemu_boot "$disk" "$share" "$logdir/console$n.log" "$@" ${pi[@]+"${pi[@]}"} || rc=$?
+        fi
+        if [ "$rc" -ne 0 ]; then
             log "boot $n failed; console tail:"; tail -n 30 "$logdir/console$n.log" >&2
             tail -n 5 "$logdir/console$n.log.qemu" >&2 2>/dev/null
             return 1

@@ -92,6 +92,10 @@ for name in "${names[@]}"; do
     fi
     # A scenario whose boot runs longer than the default timeout says how long one may take (file boot-timeout, s).
     BOOT_TIMEOUT=${RMP_VM_BOOT_TIMEOUT:-$(cat "$sdir/boot-timeout" 2>/dev/null || echo 900)}
+    # A scenario that cuts the power (a file power-cut): the disk honours the guest's flushes (writeback, not
+    # unsafe), so a qemu killed mid-boot loses what a real disk's cache would, and no more.
+    VM_POWER_CUT="" VM_DISK_CACHE=unsafe
+    [ -f "$sdir/power-cut" ] && VM_POWER_CUT=1 VM_DISK_CACHE=writeback
     qemu-img create -q -f qcow2 -b "${base[$VM_ARCH]}" -F qcow2 "$dir/disk.qcow2"
     log "scenario $name ($VM_ARCH)"
     # How the guest boots: amd64 from its disk (BIOS, GRUB); arm64 through the UEFI firmware and GRUB EFI, or, for

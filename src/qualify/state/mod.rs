@@ -106,6 +106,9 @@ pub(crate) struct StepRecord {
     /// The program that reboots into the trial (`systemctl reboot`, a Pi's `reboot '0 tryboot'`).
     #[serde(default)]
     pub(crate) trial_reboot: Vec<String>,
+    /// Reboots into an armed trial that the boot after it skipped (GRUB's next_entry still set): one at most.
+    #[serde(default)]
+    pub(crate) trial_retries: u32,
     /// The measurement with the step in place (one at a time).
     #[serde(default)]
     pub(crate) result: Option<PathBuf>,
@@ -243,6 +246,7 @@ impl Qualify {
                     trial_cmdline: None,
                     trial_reboot: vec![],
                     failed: vec![],
+                    trial_retries: 0,
                     result: None,
                     outcome: None,
                 })

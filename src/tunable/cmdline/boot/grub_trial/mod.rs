@@ -121,6 +121,14 @@ pub(crate) fn cleared_by_grub(path: &str, written: &[u8], now: &[u8]) -> bool {
     })
 }
 
+/// Whether grubenv still names the trial entry next: GRUB never booted it. After a power cut between arming
+/// and the reboot, GRUB (which does not replay the file system's journal) may read the grubenv from before;
+/// Linux, which does, then shows the trial still armed.
+pub(crate) fn still_armed(host: &Host) -> bool {
+    host.read(GRUBENV)
+        .is_ok_and(|t| t.contains(&format!("\nnext_entry={TRIAL_ID}\n")))
+}
+
 /// Whether GRUB can clear next_entry where grubenv lives: not on btrfs, ZFS, LVM or software RAID.
 fn save_env_works(mounts: &str) -> Result<(), NoTrial> {
     let best = mounts
