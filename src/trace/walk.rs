@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::event::{Event, Softirq, What, softirq_name};
 use super::model::{Culprit, Kind};
-use crate::measure::cause;
+use crate::measure::interference::cause;
 
 /// Who holds the CPU: the task at the bottom, interrupts and softirqs nested on it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
