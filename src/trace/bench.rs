@@ -3,7 +3,7 @@
 //! marked, a window from one marker to the next). A benchmark, not a test (BENCHMARKS.md, "--trace: the
 //! analysis"); run it with:
 //!
-//! cargo test --release --lib trace::bench -- --ignored --nocapture
+//! cargo test --lib trace::bench -- --ignored --nocapture  (BENCHMARKS.md: debug build; --release for absolute times)
 
 use std::time::Instant;
 
@@ -15,7 +15,7 @@ use super::raw::tests::{CYCLIC, events_of, schema_of};
 use super::session::decode;
 
 #[test]
-#[ignore = "a benchmark: cargo test --release --lib trace::bench -- --ignored --nocapture"]
+#[ignore = "a benchmark: cargo test --lib trace::bench -- --ignored --nocapture"]
 fn analysis_of_a_large_capture() {
     let s = schema_of(CYCLIC);
     let comms =

@@ -238,6 +238,19 @@ impl Event {
 }
 
 impl What {
+    /// An architecture interrupt's event, `NAME_entry` or `NAME_exit`, with its vector; None for another event.
+    pub(crate) fn vector(event: &str, vector: Option<i64>) -> Option<What> {
+        let (name, entry) = match event.strip_suffix("_entry") {
+            Some(n) => (n, true),
+            None => (event.strip_suffix("_exit")?, false),
+        };
+        Some(What::Vector {
+            name: name.to_string(),
+            entry,
+            vector: vector?,
+        })
+    }
+
     /// The body as the event's print fmt writes it.
     fn body(&self, out: &mut String) {
         let _ = match self {

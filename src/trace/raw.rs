@@ -203,14 +203,18 @@ impl Schema {
         })
     }
 
-    /// The event in the event model, its task named by `comms`; None for an unknown record.
-    pub(crate) fn event(&self, e: &RawEvent, comms: &HashMap<i64, String>) -> Option<event::Event> {
+    /// The event in the event model, its task named by `comm` (by pid); None for an unknown record.
+    pub(crate) fn event<'a>(
+        &self,
+        e: &RawEvent,
+        comm: impl Fn(i64) -> Option<&'a str>,
+    ) -> Option<event::Event> {
         let f = self.by_id.get(&Self::id(&e.data))?;
         let r = Rec { f, d: &e.data };
         let pid = r.int("common_pid").unwrap_or(0);
         let comm = match pid {
             0 => "<idle>",
-            p => comms.get(&p).map_or("<...>", String::as_str),
+            p => comm(p).unwrap_or("<...>"),
         };
         let what = match f.name.as_str() {
             "print" => What::Mark(print_buf(f, &e.data)?),

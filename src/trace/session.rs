@@ -206,18 +206,20 @@ impl Tracing {
     }
 }
 
-/// A kept window in the event model: raw events decoded through `schema`, each window's task names those of the
-/// kernel's cache (`comms`), then what the window's own events said up to each event.
+/// A kept window in the event model: raw events decoded through `schema`, a task named as the window's own events
+/// named it up to then, else as the kernel's cache (`comms`) does.
 pub(crate) fn decode(
     w: &Kept,
     schema: Option<&Schema>,
     comms: &HashMap<i64, String>,
 ) -> Vec<TraceEntry> {
-    let mut names = comms.clone();
+    let mut seen = HashMap::new();
     w.entries(|e| {
         let s = schema?;
-        s.comms(std::iter::once(e), &mut names);
-        s.event(e, &names)
+        s.comms(std::iter::once(e), &mut seen);
+        s.event(e, |p| {
+            seen.get(&p).or_else(|| comms.get(&p)).map(String::as_str)
+        })
     })
 }
 

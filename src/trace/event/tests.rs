@@ -14,7 +14,7 @@ fn decoded(s: &Schema, dir: &str, cpu: usize, file: &str) -> Vec<Event> {
         .iter()
         .map(|e| {
             s.comms(std::iter::once(e), &mut comms);
-            s.event(e, &comms).unwrap()
+            s.event(e, |p| comms.get(&p).map(String::as_str)).unwrap()
         })
         .collect()
 }

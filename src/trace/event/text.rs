@@ -134,17 +134,7 @@ fn what(l: &Line) -> Option<What> {
             entry: l.event == "ipi_entry",
             reason: l.body.trim_matches(|c| c == '(' || c == ')').to_string(),
         },
-        ev => {
-            let (name, entry) = match ev.strip_suffix("_entry") {
-                Some(n) => (n, true),
-                None => (ev.strip_suffix("_exit")?, false),
-            };
-            What::Vector {
-                name: name.to_string(),
-                entry,
-                vector: int(&f(), "vector")?,
-            }
-        }
+        ev => What::vector(ev, int(&f(), "vector"))?,
     })
 }
 

@@ -113,17 +113,7 @@ impl Rec<'_> {
                 skbaddr: p("skbaddr")?,
                 len: p("len")?,
             },
-            ev => {
-                let (name, entry) = match ev.strip_suffix("_entry") {
-                    Some(n) => (n, true),
-                    None => (ev.strip_suffix("_exit")?, false),
-                };
-                What::Vector {
-                    name: name.to_string(),
-                    entry,
-                    vector: i("vector")?,
-                }
-            }
+            ev => What::vector(ev, i("vector"))?,
         })
     }
 }

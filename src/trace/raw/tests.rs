@@ -100,7 +100,9 @@ fn rendered_lines_match_the_kernels_text() {
                 for (p, c) in &comms {
                     names.entry(*p).or_default().insert(c.clone());
                 }
-                s.event(e, &comms).unwrap().line()
+                s.event(e, |p| comms.get(&p).map(String::as_str))
+                    .unwrap()
+                    .line()
             })
             .collect();
         let kernel = text(txt);
