@@ -213,7 +213,7 @@ fn the_check_sees_a_command_using_another() {
 #[test]
 fn the_check_sees_an_upward_use() {
     let u = uses(
-        "use crate::commands::after_boot;\nlet x = crate::measure::rt::f();\n// rmp_eval_crate::x",
+        "use crate::commands::after_boot;\nlet x = crate::measure::session::rt::f();\n// rmp_eval_crate::x",
     );
     assert_eq!(u.into_iter().collect::<Vec<_>>(), ["commands", "measure"]);
     assert!(rank("commands") > rank("job"));
@@ -519,7 +519,7 @@ const LIVE_ONLY: &[(&str, &str)] = &[
         "a tree's cgroup can hold no thread of this process",
     ),
     (
-        "src/checks/firmware.rs",
+        "src/checks/firmware/mod.rs",
         "a tree's SMI counter stands still between two readings",
     ),
     ("src/fix/undo.rs", "the undo hint names --root DIR"),

@@ -516,7 +516,7 @@ const SHOWN: &str = "<script>alert(1)</script></svg><img src=x onerror=alert(2)>
 
 /// One thread's series of a `run --thread` result: 10,000 periods, every 500th late by `late_ns`.
 fn thread_series(label: &str, period_us: u32, late_ns: u64) -> Value {
-    let mut s = rmp_eval::measure::series::Series::new(label, period_us, None);
+    let mut s = rmp_eval::measure::cyclic::series::Series::new(label, period_us, None);
     for i in 0..10_000u64 {
         let late = if i % 500 == 0 { late_ns } else { 2_000 };
         s.record(u64::from(period_us) * 1000 + late, Some(10_000 + late));

@@ -105,7 +105,7 @@ pub struct RunArgs {
     /// at --period-us with --send-priority/--receive-priority, six periodic threads below them); a --thread of a
     /// profile thread's name replaces it, others are added
     #[arg(long, value_name = "NAME", value_parser = parse_profile, conflicts_with_all = ["nic", "trace"])]
-    pub(crate) profile: Option<crate::measure::profile::Profile>,
+    pub(crate) profile: Option<crate::measure::cyclic::profile::Profile>,
     /// Frame kind in NIC mode
     #[arg(long, value_enum, default_value_t = Mode::Ecat)]
     pub(crate) mode: Mode,
@@ -219,7 +219,7 @@ impl RunArgs {
             return Workload::Hwlat;
         }
         let threads = match self.profile {
-            Some(p) => crate::measure::profile::merge(
+            Some(p) => crate::measure::cyclic::profile::merge(
                 p.threads(self.period_us, self.send_priority, self.receive_priority),
                 &self.threads,
             ),

@@ -286,9 +286,11 @@ pub(crate) fn parse_thread(s: &str) -> Result<crate::measure::spec::ThreadSpec, 
     })
 }
 
-/// `--profile NAME`: one of the seeds' thread sets (measure/profile.rs).
-pub(crate) fn parse_profile(s: &str) -> Result<crate::measure::profile::Profile, ValueError> {
-    use crate::measure::profile::Profile;
+/// `--profile NAME`: one of the seeds' thread sets (measure/cyclic/profile/).
+pub(crate) fn parse_profile(
+    s: &str,
+) -> Result<crate::measure::cyclic::profile::Profile, ValueError> {
+    use crate::measure::cyclic::profile::Profile;
     Profile::from_name(s.trim()).ok_or_else(|| {
         let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
         ValueError::NotProfile {

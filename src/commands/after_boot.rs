@@ -51,7 +51,7 @@ pub(crate) fn execute(host: &Host, out: Output, w: &mut dyn Write) -> Result<Out
         a.core
     );
     std::thread::sleep(std::time::Duration::from_secs_f64(settle));
-    let before = crate::measure::store::load(&a.before)?;
+    let before = crate::measure::result::store::load(&a.before)?;
     let (after, apath) =
         crate::job::measure_saved(host, out, w, &RunSpec::after_boot(&a), true, "after")?;
     let c = crate::report::compare::compare(

@@ -72,7 +72,7 @@ pub(crate) fn execute(
             d,
             &crate::checks::machine_id::kernel_info(host),
             &findings,
-            crate::measure::store::unix_now(),
+            crate::measure::result::store::unix_now(),
         )?;
     }
     if args.json {

@@ -9,7 +9,7 @@ use crate::cli::CompareArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::host::Host;
 use crate::measure::result::RunResult;
-use crate::measure::store;
+use crate::measure::result::store;
 use crate::outln;
 use crate::output::{self, Output};
 use crate::parse::text::sanitize;

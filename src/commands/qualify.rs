@@ -249,7 +249,7 @@ fn reboot(host: &Host, w: &mut dyn Write, argv: &[String]) -> Result<Outcome> {
                 w,
                 "qualify: rebooting into the trial ({line}); {UNIT} resumes after the boot"
             );
-            crate::fix::kind::command::run_program(k, argv)?;
+            crate::fix::kind::command::run_reboot(k, argv)?;
         }
         _ => outln!(
             w,

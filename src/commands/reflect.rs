@@ -15,10 +15,10 @@ use crate::error::{Error, Outcome, Result};
 use crate::ethercat::echo::{Echo, Echoer, Skip};
 use crate::ethercat::esc::{Chain, DcSpec};
 use crate::host::Host;
-use crate::measure::frame::MAX_FRAME;
-use crate::measure::netif::FlagsGuard;
-use crate::measure::rawsock::{ETH_P_ALL, RawSocket};
-use crate::measure::tstamp::{Stamps, TsKind};
+use crate::measure::nic::frame::MAX_FRAME;
+use crate::measure::nic::netif::FlagsGuard;
+use crate::measure::nic::rawsock::{ETH_P_ALL, RawSocket};
+use crate::measure::nic::tstamp::{Stamps, TsKind};
 use crate::outln;
 use crate::output::Output;
 use crate::sys::netdev;
@@ -121,7 +121,7 @@ pub(crate) fn execute(
     let mut clock = RxClock::new(stamps == TsKind::Hardware);
 
     // As an RT loop: every page resident before the first frame, nothing given back while it answers.
-    crate::measure::rt::lock_memory()?;
+    crate::measure::session::rt::lock_memory()?;
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, Arc::clone(&stop))

@@ -8,7 +8,7 @@ use crate::cli::ReportArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::host::Host;
 use crate::measure::result::RunResult;
-use crate::measure::store;
+use crate::measure::result::store;
 use crate::output::Output;
 use crate::parse::text::sanitize;
 use crate::report::compare_input::validate;

@@ -8,10 +8,10 @@ use crate::cli::RunArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::host::Host;
 use crate::job::Job;
+use crate::measure::result::store;
 use crate::measure::result::{CheckCounts, RunResult, Verdict};
 use crate::measure::spec::Workload;
 use crate::measure::spec::{Placement, RunSpec};
-use crate::measure::store;
 use crate::output::Output;
 
 /// Everything checked before anything starts: the CPUs, and where --output would be written.
@@ -70,7 +70,7 @@ fn prepare(
         Some(_) => spec.send_priority.max(spec.receive_priority),
         None => spec.send_priority,
     };
-    crate::measure::rt::probe_fifo(priority)?;
+    crate::measure::session::rt::probe_fifo(priority)?;
     Ok((at, spec, dest))
 }
 

@@ -4,10 +4,10 @@
 
 use super::codec::{ETH_HLEN, ETHERTYPE_ECAT};
 use super::esc::{Chain, Processed};
-use crate::measure::frame::{
+use crate::measure::nic::frame::{
     ETHERTYPE_IPV4, ETHERTYPE_RAW, KIND_REPLY, KIND_REQUEST, UDP_ECHO_PORT, read_mark,
 };
-use crate::measure::ipv4::{self, ETHERTYPE_ARP, udp_parts};
+use crate::measure::nic::ipv4::{self, ETHERTYPE_ARP, udp_parts};
 
 const IP_OFF: usize = ETH_HLEN;
 

@@ -1,7 +1,7 @@
 //! `Host`'s write side: the one place that writes files on the machine (or under --root). Kernel values in one
 //! write; every other file atomically (a temporary beside it, fsync, rename, fsync of the directory), its mode
 //! and owner kept, a symlink written through to its target or refused when it leads nowhere or outside the
-//! root; temporaries a killed run left behind removed. Path resolution and the read side: host/mod.rs, host/read.rs.
+//! root; temporaries a killed run left behind removed. Path resolution and the read side: host/mod.rs, host/read/.
 
 use std::fs;
 use std::io::{self, Write};

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::machine::validate_core;
+use crate::measure::result::store::{self, Slot};
 use crate::measure::result::{CheckCounts, Identity, RunResult};
 use crate::measure::spec::{Placement, RunSpec, ThreadSet, Workload};
-use crate::measure::store::{self, Slot};
 use crate::output::Output;
 
 use screen::Screen;
@@ -21,7 +21,7 @@ use screen::Screen;
 pub(crate) fn place(host: &Host, spec: &RunSpec) -> Result<Placement> {
     if let Some(n) = spec.nic() {
         crate::checks::nic::require(host, &n.name)?;
-        crate::measure::queue::validate(host, n)?;
+        crate::measure::nic::queue::validate(host, n)?;
     }
     let core = validate_core(host, spec.core)?;
     let receive_cpu = match spec.receive_cpu {

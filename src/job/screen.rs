@@ -7,8 +7,8 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use crate::measure::result::RunResult;
+use crate::measure::result::store::Slot;
 use crate::measure::session::{Action, Gauges, Watch};
-use crate::measure::store::Slot;
 use crate::output::Output;
 use crate::report::keys::Keys;
 use crate::report::live::LiveView;

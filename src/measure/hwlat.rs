@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 pub use gaps::HwlatReport;
 use gaps::{Gaps, SmiTimeline};
 
+use super::cyclic::series::Bands;
+use super::interference::smi::{MsrDriver, OwnCpuReaders};
 use super::result::{Header, Measured, RunResult, Verdict};
-use super::series::Bands;
 use super::session::{Ended, Session, Setup, Watch};
-use super::smi::{MsrDriver, OwnCpuReaders};
 use super::spec::{Placement, RunMode, RunSpec};
 use crate::error::{Error, Result};
 use crate::host::Host;

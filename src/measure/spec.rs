@@ -147,7 +147,7 @@ pub enum Workload {
 pub struct ThreadSet {
     pub(crate) threads: Vec<ThreadSpec>,
     /// The seed's thread set `threads` was made from (merged with --thread's).
-    pub(crate) profile: Option<super::profile::Profile>,
+    pub(crate) profile: Option<super::cyclic::profile::Profile>,
 }
 
 /// NIC mode (`run --nic IF`) and the options that only it has.

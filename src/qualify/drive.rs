@@ -245,8 +245,8 @@ impl Drive<'_> {
         let label = format!("qualify-step-{}", q.steps[i].step);
         let (after, _) = self.measure(q, period, &label, None)?;
         let c = crate::report::compare::compare(
-            &crate::measure::store::load(&before)?,
-            &crate::measure::store::load(&after)?,
+            &crate::measure::result::store::load(&before)?,
+            &crate::measure::result::store::load(&after)?,
             &before.display().to_string(),
             &after.display().to_string(),
         );

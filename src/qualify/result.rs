@@ -16,7 +16,7 @@ pub(crate) const DIR: &str = "/var/lib/rmp-eval/qualification";
 
 /// A measurement qualify saved; a file gone since is shown as not measured, not an error.
 fn load(p: Option<&PathBuf>) -> Option<RunResult> {
-    p.and_then(|p| crate::measure::store::load(p).ok())
+    p.and_then(|p| crate::measure::result::store::load(p).ok())
 }
 
 fn step_row(q: &Qualify, i: usize) -> StepRow {
@@ -117,7 +117,7 @@ pub(crate) fn latest(host: &Host) -> Option<Qualification> {
 
 /// A file `report` or `compare` was given: a qualification result (Some) or not (None: read it as a run's).
 pub(crate) fn read(path: &Path) -> Option<Qualification> {
-    let bytes = crate::measure::store::read_bounded(path).ok()?;
+    let bytes = crate::measure::result::store::read_bounded(path).ok()?;
     q11n::parse(&bytes)
 }
 
@@ -130,6 +130,6 @@ pub(crate) fn run_of(p: &Path) -> Result<RunResult> {
                 crate::parse::text::sanitize(&p.display().to_string(), 200)
             ))
         }),
-        None => crate::measure::store::load(p),
+        None => crate::measure::result::store::load(p),
     }
 }

@@ -104,7 +104,7 @@ pub(super) fn series_rows(rows: &mut Vec<Row>, b: &SeriesSummary, a: &SeriesSumm
     ));
 }
 
-/// The tail rates of one series, the same as `run` reports them (measure/confidence.rs): per band boundary the
+/// The tail rates of one series, the same as `run` reports them (measure/result/confidence.rs): per band boundary the
 /// observed rate per hour and its 95 % upper bound. A rate moved only when the two exact 95 % intervals do not
 /// overlap: a short clean run's bound is no evidence that a long run got worse. Not key: the verdict's metrics
 /// already count the cycles outside Great.

@@ -432,7 +432,7 @@ mod tests {
 
     #[test]
     fn each_thread_of_a_thread_run_is_named_with_its_period_and_priority() {
-        let mut s = crate::measure::series::Series::new("base", 250, None).summary();
+        let mut s = crate::measure::cyclic::series::Series::new("base", 250, None).summary();
         s.thread = Some(crate::measure::result::ThreadInfo {
             period_us: 250,
             bucket_width_us: 31.25,

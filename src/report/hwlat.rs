@@ -1,9 +1,9 @@
 //! The final report of `run --hwlat`: the detector's settings, the gaps counted in the run's bands, the worst gaps
 //! with their CPU, time, SMIs and NMIs (a gap with an SMI is the firmware's), and the verdict.
 
+use crate::measure::cyclic::series::Bands;
 use crate::measure::hwlat::HwlatReport;
 use crate::measure::result::{MIN_PASS_SECONDS, RunResult, Verdict};
-use crate::measure::series::Bands;
 use crate::report::table::{Paint, duration, fit, us};
 
 /// Worst gaps listed.
@@ -144,7 +144,7 @@ fn when(ts: &str) -> String {
     match secs.parse::<u64>() {
         Ok(s) => format!(
             "{}.{} UTC",
-            crate::measure::store::rfc3339(s).trim_end_matches('Z'),
+            crate::measure::result::store::rfc3339(s).trim_end_matches('Z'),
             nanos.get(..3).unwrap_or("000")
         ),
         Err(_) => ts.to_string(),

@@ -61,7 +61,7 @@ fn human(ns: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::profile::{JitterRow, reading};
+    use crate::measure::cyclic::profile::{JitterRow, reading};
 
     /// The Raspberry Pi 4 seed's first test (servo 164,463 ns, base 210,589 ns) as the final report shows it.
     #[test]

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use crate::measure::confidence::tail_rates;
-use crate::measure::series::{Bands, Live};
+use crate::measure::cyclic::series::{Bands, Live};
+use crate::measure::result::confidence::tail_rates;
 use crate::report::run::band_headers;
 use crate::report::table::{Cell, Paint, duration, painted, render, us};
 
@@ -285,7 +285,7 @@ fn fit(l: &str, columns: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::series::Series;
+    use crate::measure::cyclic::series::Series;
 
     #[test]
     fn frames_redraw_in_place_and_lines_are_plain() {

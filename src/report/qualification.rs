@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::compare::Trend;
 use super::tail::{rate, span};
-use crate::measure::confidence::{HOUR_S, TailRate};
+use crate::measure::result::confidence::{HOUR_S, TailRate};
 use crate::measure::result::{Claim, RunResult, Verdict};
 
 /// The `kind` every qualification result carries: how `report` and `compare` tell it from a run's result.

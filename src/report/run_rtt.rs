@@ -85,7 +85,7 @@ fn render_xdp(x: &crate::measure::result::XdpReport) -> String {
 }
 
 /// --txq/--rxq: where the driver's counters say the frames went, or why they could not say.
-fn render_queue(q: &crate::measure::queue::QueueReport) -> String {
+fn render_queue(q: &crate::measure::nic::queue::QueueReport) -> String {
     let mut s = String::new();
     for (dir, want, got) in [("transmit", q.txq, &q.tx), ("receive", q.rxq, &q.rx)] {
         let (Some(n), Some(c)) = (want, got) else {

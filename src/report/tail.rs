@@ -1,8 +1,8 @@
 //! What a run proved about its rare tail, as people read it: per series and band boundary, the cycles beyond it,
 //! their rate with its exact 95 % interval, the bound "fewer than one per …", and how long a run with none must
-//! last to claim fewer than one per hour or per day (the numbers: measure/confidence.rs).
+//! last to claim fewer than one per hour or per day (the numbers: measure/result/confidence.rs).
 
-use crate::measure::confidence::{HOUR_S, TailRate};
+use crate::measure::result::confidence::{HOUR_S, TailRate};
 use crate::measure::result::{Claim, RunResult};
 use crate::report::table::{Cell, render, us};
 
@@ -210,7 +210,7 @@ mod tests {
     use crate::measure::result::{Buckets, RunResult};
 
     fn result(great: u64, good: u64) -> RunResult {
-        let mut s = crate::measure::series::Series::new("Cyclic", 1000, None).summary();
+        let mut s = crate::measure::cyclic::series::Series::new("Cyclic", 1000, None).summary();
         s.count = great + good;
         s.buckets = Buckets {
             great,

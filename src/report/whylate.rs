@@ -1,8 +1,8 @@
 //! "Why late": the interference counters and the trace's explanations under the final report.
 
-use crate::measure::interference_report::{Interference, Source};
+use crate::measure::interference::report::{Interference, Source};
+use crate::measure::interference::smi::Smi;
 use crate::measure::result::RunResult;
-use crate::measure::smi::Smi;
 use crate::trace::session::TraceReport;
 
 /// Sources listed per block; the rest are counted.

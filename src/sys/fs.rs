@@ -1,5 +1,5 @@
 //! Host's file layer's system calls: open by path, open inside a root (openat2), fstat, directory entries; file
-//! locks (flock) and the tracefs mount. `Host` (host/read.rs) keeps the logic — which flags, when to fall back,
+//! locks (flock) and the tracefs mount. `Host` (host/read/) keeps the logic — which flags, when to fall back,
 //! what a file's kind means; here only the calls.
 
 use std::ffi::CString;

@@ -1,6 +1,6 @@
 //! This process and its threads: memory locking and malloc's trimming, SCHED_FIFO, CPU affinity, the
-//! signal mask, children that die with us. The RT setup of measure/rt.rs calls these before its loop starts; none
-//! is called inside a loop.
+//! signal mask, children that die with us. The RT setup of measure/session/rt.rs calls these before its loop starts;
+//! none is called inside a loop.
 
 use std::io;
 use std::process::Command;

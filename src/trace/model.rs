@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::measure::cause::Remedy;
+use crate::measure::interference::cause::Remedy;
 use crate::parse::ftrace::{self, Line};
 
 /// What held the CPU.

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::model::{Culprit, Kind};
-use crate::measure::cause;
+use crate::measure::interference::cause;
 use crate::parse::ftrace::{self, Line};
 
 /// Who holds the CPU: the task at the bottom, interrupts and softirqs nested on it.

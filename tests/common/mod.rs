@@ -70,11 +70,11 @@ pub fn results_dir() -> std::path::PathBuf {
     d
 }
 
-pub use rmp_eval::measure::store::RESULTS_ENV;
+pub use rmp_eval::measure::result::store::RESULTS_ENV;
 
 /// The result files in the machine's own results directory (what a live test must leave untouched).
 pub fn machine_results() -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(rmp_eval::measure::store::RESULTS_DIR)
+    let mut v: Vec<_> = std::fs::read_dir(rmp_eval::measure::result::store::RESULTS_DIR)
         .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
         .unwrap_or_default();
     v.sort();

@@ -165,7 +165,11 @@ fn a_namesakes_hardware_timestamp_record_is_left_to_its_namespace() {
         c.args(["run", "--nic", &name, "--no-config", "-i", "20", "--core"])
             .arg(common::rt_core().to_string())
             .env(common::RESULTS_ENV, common::results_dir());
-        with_records_of_its_own(&mut c, rmp_eval::measure::tstamp::RECORD_DIR, mine.path());
+        with_records_of_its_own(
+            &mut c,
+            rmp_eval::measure::nic::tstamp::RECORD_DIR,
+            mine.path(),
+        );
         let o = c.output().unwrap();
         assert!(
             matches!(o.status.code(), Some(0 | 1 | 3)),

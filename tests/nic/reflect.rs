@@ -139,7 +139,7 @@ fn flags_guard_puts_back_what_someone_changed() {
     let v = Veth::new();
     let before = v.host_flags();
     {
-        let _g = rmp_eval::measure::netif::FlagsGuard::new(&v.host).unwrap();
+        let _g = rmp_eval::measure::nic::netif::FlagsGuard::new(&v.host).unwrap();
         // Something flips promiscuous mode by the interface flag (as the original did) while the guard lives.
         let o = Command::new("ip")
             .args(["link", "set", &v.host, "promisc", "on"])

@@ -30,7 +30,7 @@ fn assert_all_matched(v: &Value, frames: u64, mode: &str) {
         rtt["max_us"].as_f64().unwrap(),
     );
     assert!(0.0 < min && min <= p50 && p50 <= max && max < 1e6, "{rtt}");
-    let hist = rmp_eval::measure::dist::decode(rtt["hdr"].as_str().unwrap()).unwrap();
+    let hist = rmp_eval::measure::result::dist::decode(rtt["hdr"].as_str().unwrap()).unwrap();
     assert_eq!(
         hist.len(),
         frames,
@@ -542,7 +542,11 @@ fn hardware_timestamp_records_of_a_crashed_run_are_restored_by_the_next() {
     let rec = mine.path().join(key(&v.host));
     std::fs::write(&rec, "0 0 0\n").unwrap();
     let mut cmd = nic_run(&v.host, &["--iterations", "20"]);
-    with_records_of_its_own(&mut cmd, rmp_eval::measure::tstamp::RECORD_DIR, mine.path());
+    with_records_of_its_own(
+        &mut cmd,
+        rmp_eval::measure::nic::tstamp::RECORD_DIR,
+        mine.path(),
+    );
     let o = cmd.output().unwrap();
     let _ = r.stop();
     assert!(

@@ -1,6 +1,6 @@
 //! At the instant the first RT thread of a run starts, every other thread of the process is already kept off the
 //! RT CPUs (the session's one setup sequence), for the cyclic loop, a thread set and a NIC run. The masks are
-//! written by the binary's test seam (RMP_EVAL_TEST_THREADS_FILE, src/measure/rt.rs) from /proc/self/task.
+//! written by the binary's test seam (RMP_EVAL_TEST_THREADS_FILE, src/measure/session/rt.rs) from /proc/self/task.
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -346,7 +346,8 @@ fn a_gap_gets_the_smi_counted_while_it_happened() {
     assert_eq!(h["smis"], serde_json::json!([1, 1]), "{h}");
     assert!(h.get("smi_not_counted").is_none(), "{h}");
     // Every reading of a counter was taken by a thread allowed on that CPU alone: a local rdmsr, where a read
-    // from another CPU is an IPI to the CPU the detector measures (the binary's test seam, src/measure/smi.rs).
+    // from another CPU is an IPI to the CPU the detector measures (the binary's test seam,
+    // src/measure/interference/smi.rs).
     let reads = std::fs::read_to_string(&reads).expect("the readings were recorded");
     let mut read: Vec<&str> = Vec::new();
     for l in reads.lines() {

@@ -381,7 +381,7 @@ fn nic_checkpoints_carry_the_round_trips_and_sigusr1_resets_them() {
         "rtt {rtts} vs sender {sent_after}"
     );
     assert_eq!(v["rtt"]["lost"], 0, "{}", v["rtt"]);
-    let hist = rmp_eval::measure::dist::decode(v["rtt"]["hdr"].as_str().unwrap()).unwrap();
+    let hist = rmp_eval::measure::result::dist::decode(v["rtt"]["hdr"].as_str().unwrap()).unwrap();
     assert_eq!(hist.len(), rtts, "the stored histogram restarted too");
 }
 

@@ -7,7 +7,9 @@ use common::run as run_common;
 
 use std::process::Command;
 
-use rmp_eval::measure::confidence::{chi2_quantile, poisson_interval, poisson_upper, tail_rates};
+use rmp_eval::measure::result::confidence::{
+    chi2_quantile, poisson_interval, poisson_upper, tail_rates,
+};
 
 /// For each "k" on the command line: the two-sided 95 % ends, the one-sided 95 % bound, and the Poisson CDF at
 /// the ends (which must be 0.025 and 0.975 by construction, a check of the chi-square route itself).

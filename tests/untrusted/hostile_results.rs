@@ -7,8 +7,8 @@ use crate::common;
 use std::path::{Path, PathBuf};
 
 use common::check::{run, text};
+use rmp_eval::measure::cyclic::series::Series;
 use rmp_eval::measure::result::RunResult;
-use rmp_eval::measure::series::Series;
 
 /// A real result: 10,000 periods of 1 ms, `spikes` of them 900 µs late, as `run` would save it.
 fn result(label: &str, spikes: u64) -> serde_json::Value {

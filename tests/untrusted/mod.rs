@@ -3,7 +3,7 @@
 //!
 //! # Generated machines and fuzzing
 //!
-//! A snapshot, a tarball or a result file may come from anyone: the read side of `Host` (src/host/read.rs) opens
+//! A snapshot, a tarball or a result file may come from anyone: the read side of `Host` (src/host/read/) opens
 //! nothing but regular files and never blocks, the snapshot writes through one safe writer (src/host/tree.rs), and
 //! `compare` validates what it loads (src/report/compare_input.rs). Garbage or missing input is never a pass: what the kernel
 //! never writes that way, or what could not be read, is `unknown` with the reason, on the tree and in its snapshot

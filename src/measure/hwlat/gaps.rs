@@ -6,8 +6,8 @@ use std::collections::BinaryHeap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::measure::cyclic::series::Bands;
 use crate::measure::result::Buckets;
-use crate::measure::series::Bands;
 use crate::parse::hwlat::{HwlatLine, Parsed, parse_line};
 
 /// Gaps listed in a result; the bands, the count and the max cover every gap.

@@ -2,21 +2,25 @@
 //! second: device IRQs and architecture interrupts (/proc/interrupts), softirqs (/proc/softirqs), and the other
 //! threads that ran there (/proc/PID/task/TID/stat's last CPU and schedstat's run time and timeslices). Each
 //! 1-s window is a difference of two snapshots; the run's totals and the window that held the worst wakeup are
-//! reported, each source with its remedy (measure::cause). Works on any kernel, without tracefs.
+//! reported, each source with its remedy (cause.rs). Works on any kernel, without tracefs.
 
+pub(crate) mod cause;
+pub(crate) mod report;
+pub(crate) mod smi;
 mod snap;
+pub(crate) mod thin;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
-use super::interference_report::{Interference, OtherCpu};
 use super::result::RunResult;
-use super::series::Live;
 use super::session::{Action, Gauges, Watch};
-use super::smi::{LocalSmi, MsrDriver, Smi, SmiCounter};
 use crate::host::{Host, Kernel};
+use crate::measure::cyclic::series::Live;
+use report::{Interference, OtherCpu};
+use smi::{LocalSmi, MsrDriver, Smi, SmiCounter};
 use snap::{Snap, diff, snap};
 
 /// The window length.

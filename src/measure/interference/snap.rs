@@ -9,11 +9,11 @@ use std::sync::atomic::Ordering::Relaxed;
 use procfs_core::FromRead;
 use procfs_core::process::{Schedstat, Stat, Status};
 
+use super::report::{self, Source, SourceKind, Window};
 use crate::host::Host;
 use crate::machine::PROC;
 use crate::machine::irq::{INTERRUPTS, SOFTIRQS};
-use crate::measure::interference_report::{self, Source, SourceKind, Window};
-use crate::measure::series::Live;
+use crate::measure::cyclic::series::Live;
 use crate::parse::{interrupts, softirqs};
 
 /// One thread as last seen.
@@ -254,7 +254,7 @@ pub(super) fn diff(a: &Snap, b: &Snap, secs: f64) -> Window {
         s.rt_priority = t.rt;
         sources.push(s);
     }
-    interference_report::rank(&mut sources);
+    report::rank(&mut sources);
     Window {
         seconds: secs,
         sources,

@@ -1,8 +1,8 @@
 //! Tests of the counters' windows on samples in the layout of captured files.
+use super::cause::Act;
+use super::report::{self, SourceKind};
 use super::snap::{Snap, TaskSnap, diff};
 use crate::checks::CheckId;
-use crate::measure::cause::Act;
-use crate::measure::interference_report::{self, SourceKind};
 use crate::parse::{interrupts, softirqs};
 use crate::remedy::StepId;
 
@@ -139,7 +139,7 @@ fn a_window_names_what_grew() {
     assert_eq!(t.remedy.act, Act::Check(CheckId::RtCoreThreads));
     assert_eq!(t.describe(), "spinner (pid 42, FIFO/RR 90)");
     // The RT thread leads the suspects; the device IRQ and NET_RX follow.
-    let sus = interference_report::suspects(&w.sources, 42);
+    let sus = report::suspects(&w.sources, 42);
     assert_eq!(sus[0].name, "spinner");
     assert!(sus.iter().any(|s| s.id == Some(38)));
 }
@@ -151,8 +151,8 @@ fn every_loop_on_the_core_counts_as_the_runs_own_wakeups() {
     use std::sync::atomic::Ordering::Relaxed;
     let d = tempfile::tempdir().unwrap();
     let host = crate::host::Host::with_root(d.path());
-    let servo = crate::measure::series::Series::new("servo", 1000, None).live();
-    let base = crate::measure::series::Series::new("base", 25, None).live();
+    let servo = crate::measure::cyclic::series::Series::new("servo", 1000, None).live();
+    let base = crate::measure::cyclic::series::Series::new("base", 25, None).live();
     servo.count.store(1000, Relaxed);
     base.count.store(39_990, Relaxed);
     base.missed.store(10, Relaxed);

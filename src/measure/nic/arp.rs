@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::rawsock::RawSocket;
 use crate::error::{Error, Result};
-use crate::measure::ipv4::{ETHERTYPE_ARP, arp_reply_from, arp_reply_in_place, arp_request};
-use crate::measure::rawsock::RawSocket;
+use crate::measure::nic::ipv4::{ETHERTYPE_ARP, arp_reply_from, arp_reply_in_place, arp_request};
 
 /// Asks for `peer`'s MAC (every 100 ms, up to 1 s) from `ip` at `mac`; the ARP socket comes back for the responder.
 pub(crate) fn resolve(

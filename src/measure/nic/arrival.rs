@@ -11,12 +11,12 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
+use super::frame::DcRead;
 use super::shared::Shared;
-use crate::measure::confidence::TailRate;
-use crate::measure::dist::{Dist, HIGHEST_NS, round3};
-use crate::measure::frame::DcRead;
+use crate::measure::cyclic::series::Series;
+use crate::measure::result::confidence::TailRate;
+use crate::measure::result::dist::{Dist, HIGHEST_NS, round3};
 use crate::measure::result::{DistSummary, Sync0Report};
-use crate::measure::series::Series;
 
 /// The least-squares line latch = a + b × deadline, over sums from the first point (f64: a run of days at 1 kHz
 /// keeps the slope to far below 0.01 ppm).

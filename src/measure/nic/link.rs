@@ -8,18 +8,18 @@ use std::time::{Duration, Instant};
 
 use super::ANSWER_TIMEOUT;
 use super::arp::{self, Responder};
+use super::frame::{self, Addrs, Probe, Reply};
+use super::netif::FlagsGuard;
 use super::port::{RxPort, TxPort};
+use super::queue::{self, Steering};
+use super::rawsock::RawSocket;
+use super::tstamp::{self, TsKind};
 use super::xdp::{self, XdpPath};
 use crate::corelock::CoreLock;
 use crate::error::{Error, Result};
 use crate::host::Host;
-use crate::measure::frame::{self, Addrs, Probe, Reply};
-use crate::measure::netif::FlagsGuard;
-use crate::measure::queue::{self, Steering};
-use crate::measure::rawsock::RawSocket;
 use crate::measure::session::{StopOnSignal, Watch};
 use crate::measure::spec::{Mode, NicPath, NicSpec, Placement};
-use crate::measure::tstamp::{self, TsKind};
 use crate::sys::{ifname, netdev};
 
 /// The run's open sockets and the guards that must outlive them.

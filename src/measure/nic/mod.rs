@@ -1,43 +1,50 @@
 //! NIC mode of `run`: a sender thread (the cyclic loop, one probe frame per period: send.rs) and a receiver thread
 //! (higher priority, same core by default: recv.rs) that takes the replies, reads the transmit stamps back from the
-//! error queue and matches them (rtt.rs); what the two share is shared.rs. Before any RT thread starts, the link
+//! error queue and matches them (rtt/); what the two share is shared.rs. Before any RT thread starts, the link
 //! is set up and a preflight checks that something answers within 1 s (link.rs; UDP finds its peer by ARP:
 //! arp.rs). The main thread starts the threads, supervises them (here) and builds the result (results.rs).
 
 mod arp;
 mod arrival;
+pub(crate) mod frame;
+pub(crate) mod ipv4;
 mod link;
+pub mod netif;
 mod port;
+pub(crate) mod queue;
+pub(crate) mod rawsock;
 mod recv;
 mod results;
+pub(crate) mod rtt;
 mod send;
 mod shared;
 mod stop;
+pub mod tstamp;
 mod xdp;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::{Relaxed, Release};
 use std::time::Duration;
 
-use super::frame::Probe;
 use super::result::RunResult;
-use super::rt::RtThread;
-use super::rtt::Matcher;
-use super::rtt_collect::{self, Handover};
-use super::sampler::{self, Limits};
-use super::series::Series;
 use super::session::{Gauges, Session, Setup, StopOnSignal, Watch};
-use super::smi::LocalSmi;
 use super::spec::{Mode, NicSpec, Placement, RunSpec};
 use crate::error::Result;
 use crate::host::Host;
+use crate::measure::cyclic::sampler::{self, Limits};
+use crate::measure::cyclic::series::Series;
+use crate::measure::interference::smi::LocalSmi;
+use crate::measure::session::rt::RtThread;
 use crate::trace::marker::Marker;
 use crate::trace::session::Scope;
 use arrival::Arrival;
+use frame::Probe;
 use link::Link;
 use port::{RxPort, TxPort};
 use recv::Receiver;
 use results::Results;
+use rtt::Matcher;
+use rtt::collect::Handover;
 use send::Sender;
 use shared::Shared;
 
@@ -88,7 +95,7 @@ pub(crate) fn run(
     let mut collectors = session.collectors(&mut all);
     let results = Results::new((args, nic), at, label, &link, (&answers, learned), &sender);
     let gauges = gauges(args, [&sender, &receiver], arrival.as_ref(), &shared);
-    let (hand, mut rtts) = rtt_collect::pair(frames_sent(&shared));
+    let (hand, mut rtts) = rtt::collect::pair(frames_sent(&shared));
     let ports = link
         .take_ports()
         .ok_or_else(|| crate::error::Error::failed("the run's sockets were already taken"))?;

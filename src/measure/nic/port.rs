@@ -4,7 +4,7 @@
 use std::io;
 use std::sync::Arc;
 
-use crate::measure::rawsock::{RawSocket, Received};
+use super::rawsock::{RawSocket, Received};
 use crate::sys::xsk::{Sent, XskRx, XskTx};
 
 /// How long the receiver waits for a frame before it looks at its flags again (AF_PACKET: the socket's

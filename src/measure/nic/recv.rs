@@ -1,4 +1,4 @@
-//! The receiver thread of NIC mode: takes the replies, matches them with their transmit stamps (rtt.rs), records
+//! The receiver thread of NIC mode: takes the replies, matches them with their transmit stamps (rtt/), records
 //! their inter-arrival period, and hands its round trips to the main thread between frames.
 
 use std::io;
@@ -6,17 +6,17 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
 
 use super::arrival::Arrival;
+use super::frame::{self, MAX_FRAME, Reject};
 use super::port::RxPort;
+use super::rtt::Matcher;
+use super::rtt::collect::Handover;
 use super::shared::Shared;
+use super::tstamp::Stamps;
 use super::{ANSWER_TIMEOUT, Received};
 use crate::error::Result;
-use crate::measure::frame::{self, MAX_FRAME, Reject};
-use crate::measure::rt::{self, RtThread};
-use crate::measure::rtt::Matcher;
-use crate::measure::rtt_collect::Handover;
-use crate::measure::series::Series;
+use crate::measure::cyclic::series::Series;
+use crate::measure::session::rt::{self, RtThread};
 use crate::measure::spec::Mode;
-use crate::measure::tstamp::Stamps;
 use crate::sys::clock::{monotonic_ns as now_ns, realtime_ns};
 use crate::trace::marker::Marker;
 

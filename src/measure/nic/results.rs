@@ -3,21 +3,21 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
+use super::frame;
 use super::link::{Answers, Link, Ports};
+use super::rtt::collect::{Context, RttCollector};
 use super::shared::Shared;
 use super::stop::{self, Counts, Local};
-use crate::measure::collect::Collector;
-use crate::measure::frame;
+use super::tstamp::TsKind;
+use crate::measure::cyclic::collect::Collector;
+use crate::measure::cyclic::sampler;
+use crate::measure::cyclic::series::{Series, round3};
 use crate::measure::result::{
     ArrivalReport, EscId, Header, Measured, RttSummary, RunResult, SeriesSummary, Sync0Report,
     XdpReport,
 };
-use crate::measure::rtt_collect::{Context, RttCollector};
-use crate::measure::sampler;
-use crate::measure::series::{Series, round3};
 use crate::measure::session::{Ended, Session};
 use crate::measure::spec::{Mode, NicSpec, Placement, RunMode, RunSpec};
-use crate::measure::tstamp::TsKind;
 
 /// What a NIC run's results are made of besides the measurements: the same at a checkpoint and at the end.
 pub(super) struct Results<'a> {

@@ -5,14 +5,14 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::{Relaxed, Release};
 use std::time::Duration;
 
+use super::frame::{self, Probe};
 use super::port::TxPort;
 use super::shared::Shared;
 use crate::error::Result;
-use crate::measure::frame::{self, Probe};
-use crate::measure::rt::{self, RtThread};
-use crate::measure::sampler::{self, Ended, Limits};
-use crate::measure::series::Series;
-use crate::measure::smi::LocalSmi;
+use crate::measure::cyclic::sampler::{self, Ended, Limits};
+use crate::measure::cyclic::series::Series;
+use crate::measure::interference::smi::LocalSmi;
+use crate::measure::session::rt::{self, RtThread};
 use crate::measure::spec::Mode;
 use crate::sys::clock;
 use crate::sys::xsk::Sent;
@@ -30,7 +30,7 @@ pub(super) struct Sender {
     pub(super) limits: Limits,
     /// --trace: each frame is marked before send(), so that a request with no reply is found in the trace.
     pub(super) marker: Option<Marker>,
-    /// The core's SMI counter, read between cycles (see measure::smi).
+    /// The core's SMI counter, read between cycles (see measure::interference::smi).
     pub(super) smi: Option<LocalSmi>,
 }
 

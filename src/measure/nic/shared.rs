@@ -6,9 +6,9 @@ use std::sync::atomic::{
     Ordering::Release,
 };
 
+use super::rtt::RING;
+use super::tstamp::Stamps;
 use crate::measure::result::ArrivalCounts;
-use crate::measure::rtt::RING;
-use crate::measure::tstamp::Stamps;
 
 /// Written by the sender (one writer per field), read by the receiver and the live view; all relaxed.
 pub(crate) struct Shared {

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::DistSummary;
-use crate::measure::confidence::TailRate;
+use super::confidence::TailRate;
 
 /// What the run's arrival datagrams gave.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -8,7 +8,11 @@ pub use super::spec::RunMode;
 
 mod arrival;
 mod build;
+pub mod confidence;
+pub mod dist;
+pub(crate) mod hlog;
 mod rtt;
+pub mod store;
 
 pub(crate) use arrival::{ArrivalCounts, ArrivalReport, Sync0Report};
 pub(crate) use build::{Header, Measured};
@@ -108,10 +112,10 @@ pub struct SeriesSummary {
     /// The largest deviation of each interval over the run (the plots' "max per interval").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) max_per_interval: Option<MaxPerInterval>,
-    /// The rate of cycles beyond each band boundary, with its 95 % bounds (measure/confidence.rs). Recomputed
+    /// The rate of cycles beyond each band boundary, with its 95 % bounds (confidence.rs). Recomputed
     /// from the bands wherever it is read, so results without it (older versions) show the same.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) tail: Vec<super::confidence::TailRate>,
+    pub(crate) tail: Vec<confidence::TailRate>,
     /// `run --thread`: this series' own thread (period, band width, priority, CPU); absent, the run's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) thread: Option<ThreadInfo>,
@@ -185,10 +189,10 @@ pub struct RunResult {
     pub identity: Option<Identity>,
     /// The stress-ng load the run was measured under (`run --load`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<super::load::LoadInfo>,
+    pub load: Option<crate::measure::load::LoadInfo>,
     /// What ran on the RT core besides the loop (the counters, always on in the cyclic run).
     #[serde(default)]
-    pub interference: Option<super::interference_report::Interference>,
+    pub interference: Option<crate::measure::interference::report::Interference>,
     /// `--trace`: the late cycles explained from the kernel's trace.
     #[serde(default)]
     pub trace: Option<crate::trace::session::TraceReport>,
@@ -204,7 +208,7 @@ pub struct RunResult {
     /// Under a LinuxCNC profile: each thread's max jitter in latency-test's terms and what LinuxCNC's Latency
     /// Test chapter concludes from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub linuxcnc: Option<super::profile::LinuxcncReading>,
+    pub linuxcnc: Option<crate::measure::cyclic::profile::LinuxcncReading>,
     /// `run --hwlat`: the hardware latency detector's settings and gaps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hwlat: Option<super::hwlat::HwlatReport>,
@@ -314,8 +318,8 @@ impl RunResult {
 
     /// The rates beyond each band boundary of series `s`, from its bands: the same for a result saved without
     /// them.
-    pub(crate) fn tail_rates(&self, s: &SeriesSummary) -> Vec<super::confidence::TailRate> {
-        super::confidence::tail_rates(s.buckets.as_array(), self.width_of(s), self.period_of(s))
+    pub(crate) fn tail_rates(&self, s: &SeriesSummary) -> Vec<confidence::TailRate> {
+        confidence::tail_rates(s.buckets.as_array(), self.width_of(s), self.period_of(s))
     }
 
     /// Fills each series' `tail` (what the JSON carries) and, for `--until-confident RATE` (per second), the
@@ -323,7 +327,7 @@ impl RunResult {
     pub(crate) fn with_tail_rates(mut self, until_confident: Option<f64>) -> Self {
         let rates: Vec<_> = self.series.iter().map(|s| self.tail_rates(s)).collect();
         self.claim = until_confident.map(|per_s| Claim {
-            per_hour: per_s * super::confidence::HOUR_S,
+            per_hour: per_s * confidence::HOUR_S,
             held: !rates.is_empty()
                 && rates
                     .iter()

@@ -52,7 +52,7 @@ pub struct RttSummary {
     pub(crate) stamps: Option<StampCounts>,
     /// --txq/--rxq: the queues asked for and what the driver's counters showed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) queue: Option<crate::measure::queue::QueueReport>,
+    pub(crate) queue: Option<crate::measure::nic::queue::QueueReport>,
     /// The way the frames took through this host: "af_packet" or "af_xdp" (older results have no key: read as
     /// af_packet).
     #[serde(default = "af_packet")]
@@ -180,8 +180,8 @@ impl RttSummary {
     /// NRTM-style 1 µs bins of the stored histogram: (bin start µs, count), first to last non-empty bin (at most
     /// 100 001 of them); none when the result has no histogram.
     pub(crate) fn bins_us(&self) -> Vec<(u64, u64)> {
-        crate::measure::dist::decode(&self.hdr)
-            .map(|h| crate::measure::dist::bins_of(&h, 1000))
+        super::dist::decode(&self.hdr)
+            .map(|h| super::dist::bins_of(&h, 1000))
             .unwrap_or_default()
             .into_iter()
             .map(|(lo, n)| (lo / 1000, n))

@@ -102,14 +102,14 @@ pub(crate) struct MemoryLock;
 
 impl MemoryLock {
     pub(crate) fn acquire() -> Result<Self> {
-        crate::measure::rt::lock_memory()?;
+        super::rt::lock_memory()?;
         Ok(MemoryLock)
     }
 }
 
 impl Drop for MemoryLock {
     fn drop(&mut self) {
-        crate::measure::rt::unlock_memory();
+        super::rt::unlock_memory();
     }
 }
 

@@ -7,27 +7,28 @@
 //! runs. The guards are in guards.rs, the caller's side (`Watch`, `Gauges`, `Action`, `Extra`) in watch.rs.
 
 mod guards;
+pub(crate) mod rt;
 mod watch;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::collect::Collector;
-use super::hlog::Hlog;
 use super::interference::{Counters, Counting};
 use super::result::SeriesSummary;
 use super::result::{RunResult, StoppedBy};
-use super::rt::DmaLatency;
-use super::series::Series;
-use super::smi::LocalSmi;
 use super::spec::RunSpec;
-use super::store;
 use crate::error::Result;
 use crate::host::Host;
+use crate::measure::cyclic::collect::Collector;
+use crate::measure::cyclic::series::Series;
+use crate::measure::interference::smi::LocalSmi;
+use crate::measure::result::hlog::Hlog;
+use crate::measure::result::store;
 use crate::trace::marker::Marker;
 use crate::trace::session::{Scope, TraceReport, Tracing};
 pub(crate) use guards::{Confined, MemoryLock, OffCore, StopOnSignal};
+use rt::DmaLatency;
 pub(crate) use watch::{Action, Extra, Gauges, Watch};
 
 /// How often the run so far is handed to `Watch::checkpoint`.
@@ -155,14 +156,14 @@ impl Session {
         self.marker.take()
     }
 
-    /// The SMI counter of the counted core, for the RT thread that runs on it (once; see measure::smi).
+    /// The SMI counter of the counted core, for the RT thread that runs on it (once; see measure::interference::smi).
     pub(crate) fn smi_reader(&mut self, period_us: u32) -> Option<LocalSmi> {
         self.counters.as_mut()?.smi_reader(period_us)
     }
 
     /// The series of the loops on the counted core (every thread of a set there): their wakeups are the run's
     /// own timer interrupts, not the kernel's ticks.
-    pub(crate) fn own_loops(&mut self, live: Vec<Arc<super::series::Live>>) {
+    pub(crate) fn own_loops(&mut self, live: Vec<Arc<crate::measure::cyclic::series::Live>>) {
         if let Some(c) = &mut self.counters {
             c.own_loops(live);
         }

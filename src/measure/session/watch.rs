@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::measure::cyclic::series::Live;
 use crate::measure::result::RunResult;
-use crate::measure::series::Live;
 
 /// What a run publishes while it measures: each series' counters and, in NIC mode, lines of its own.
 pub(crate) struct Gauges {
@@ -29,7 +29,7 @@ pub(crate) enum Action {
 }
 
 /// Statistics the main thread cuts, gathers and resets along with the series' collectors: NIC mode's round trips
-/// (`rtt_collect::RttCollector`); `()` for none.
+/// (`nic::rtt::collect::RttCollector`); `()` for none.
 pub(crate) trait Extra {
     /// Asks for the interval recorded so far (handed back later).
     fn cut(&mut self, now_s: f64);

@@ -1,6 +1,6 @@
 use super::*;
+use crate::measure::cyclic::series::Series;
 use crate::measure::result::Verdict;
-use crate::measure::series::Series;
 
 fn result(spike_ns: u64, spikes: u64) -> RunResult {
     let mut s = Series::new("Cyclic", 1000, None);

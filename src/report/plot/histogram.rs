@@ -10,7 +10,7 @@ use super::{
     BAND_COLORS, BAND_NAMES, Curve, Plot, PlotError, SIZE, draw_curves, err, legend, legend_height,
     marker, nice_ceil, svg_text,
 };
-use crate::measure::dist::decode;
+use crate::measure::result::dist::decode;
 
 /// Bins over the axis: equal ratios, about 5 % wide over a 1 µs … 10 ms axis.
 const BINS: usize = 200;

@@ -3,7 +3,7 @@
 use plotters::prelude::*;
 
 use super::{Curve, Plot, PlotError, RIGHT_MARGIN, SIZE, draw_curves, err, legend, nice_ceil};
-use crate::measure::dist::decode;
+use crate::measure::result::dist::decode;
 
 /// The percentiles plotted: 0 %, then 90, 99, … 99.999 % and points between, on a "nines" axis.
 const NINES_MAX: f64 = 5.0;

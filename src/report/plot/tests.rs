@@ -29,7 +29,7 @@ fn text_at(svg: &str, needle: &str) -> (f64, f64, String) {
 }
 
 fn hdr_of(values_ns: &[u64]) -> String {
-    let mut d = crate::measure::dist::Dist::new();
+    let mut d = crate::measure::result::dist::Dist::new();
     for &v in values_ns {
         d.record(v);
     }

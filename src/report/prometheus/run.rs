@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::Text;
-use crate::measure::dist;
+use crate::measure::result::dist;
 use crate::measure::result::{RunResult, Verdict};
 
 /// The bounds (µs) of the exported histograms: around the thresholds people use (LinuxCNC's 15–50 µs, RMP's

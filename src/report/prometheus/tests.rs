@@ -4,8 +4,8 @@ use super::*;
 use crate::checks::CheckId;
 use crate::checks::Section;
 use crate::checks::Status;
-use crate::measure::dist::Dist;
 use crate::measure::result::Verdict;
+use crate::measure::result::dist::Dist;
 use crate::measure::result::{Buckets, DistSummary, RttSummary, SeriesSummary, Timestamps};
 use crate::measure::spec::{Mode, RunMode};
 

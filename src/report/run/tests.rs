@@ -1,6 +1,6 @@
 use super::*;
+use crate::measure::cyclic::series::Series;
 use crate::measure::result::RunResult;
-use crate::measure::series::Series;
 
 fn sample() -> RunResult {
     let mut s = Series::new("Cyclic", 1000, None);
@@ -78,7 +78,7 @@ fn final_table_has_the_originals_columns_and_percentiles() {
 
 #[test]
 fn rtt_section_prints_nrtm_line() {
-    let mut d = crate::measure::dist::Dist::new();
+    let mut d = crate::measure::result::dist::Dist::new();
     for (ns, n) in [(17_500, 43944), (18_500, 9094), (29_500, 3)] {
         (0..n).for_each(|_| d.record(ns));
     }
@@ -234,7 +234,7 @@ fn a_run_is_long_enough_by_the_periods_it_spans_and_else_says_how_long_to_run() 
 fn every_line_of_the_final_report_fits_the_terminal() {
     // The counters' tick line and a trace verdict as a run on an untuned PC gave them (270 and 180 characters).
     let mut r = sample();
-    let mut i = crate::measure::interference_report::Interference {
+    let mut i = crate::measure::interference::report::Interference {
         cpu: 1,
         ..Default::default()
     };

@@ -31,7 +31,7 @@ fn the_fifo90_spinner_is_named() {
     assert!(top.ran_us > 250.0 && top.ran_us < 306.3, "{}", top.ran_us);
     assert_eq!(
         top.remedy.act,
-        crate::measure::cause::Act::Check(crate::checks::CheckId::RtCoreThreads)
+        crate::measure::interference::cause::Act::Check(crate::checks::CheckId::RtCoreThreads)
     );
     assert!(
         e.verdict

@@ -2,7 +2,7 @@
 //! (work on the RT CPUs is interference, on the other CPUs it is where it belongs), the round trip cut into
 //! phases each with the fix step that would shorten it, and the verdict naming the largest.
 
-use crate::measure::cause::{self, Remedy};
+use crate::measure::interference::cause::{self, Remedy};
 use crate::trace::model::{Culprit, Kind, Phase, ReceivePath};
 
 /// `wait`: what held the receiver's CPU from its wakeup to running, largest first; `marker_us`: the receiver's

@@ -1,7 +1,7 @@
 //! Tests of the receive-path analysis on windows captured from `run --nic --trace` on a veth pair (the sample's
 //! header says how).
 use super::*;
-use crate::measure::cause;
+use crate::measure::interference::cause;
 
 const SAMPLE: &str =
     include_str!("../../../tests/fixtures/samples/trace-firecracker-vm-veth-receive.txt");

@@ -142,11 +142,11 @@ fn compare_input_is_validated_or_refused_in_one_line() {
     .to_string();
     let good = d.path().join("good.json");
     fs::write(&good, &seed).unwrap();
-    let good = rmp_eval::measure::store::load(&good).unwrap();
+    let good = rmp_eval::measure::result::store::load(&good).unwrap();
     let p = d.path().join("case.json");
     run("compare", mutated(vec![seed]), |s| {
         fs::write(&p, &s).unwrap();
-        let r = rmp_eval::measure::store::load(&p)
+        let r = rmp_eval::measure::result::store::load(&p)
             .and_then(|r| rmp_eval::report::compare_input::validate(&r, "case.json").map(|_| r));
         match r {
             Err(e) => clean_line(&e.to_string())?,

@@ -1,7 +1,7 @@
 //! Trial boots: a new kernel command line is booted once before it is kept. Each loader has a way to boot an
 //! entry once and then fall back by itself to the one it always boots, which stays untouched:
 //!   GRUB          a one-time entry in /boot/grub/custom.cfg (sourced by 41_custom) named by `next_entry` in
-//!                 grubenv — what grub-reboot does; GRUB clears next_entry before it boots the entry (grub_trial.rs)
+//!                 grubenv — what grub-reboot does; GRUB clears next_entry before it boots the entry (grub_trial/)
 //!   systemd-boot  a copy of the booted entry with the new options, booted once by `bootctl set-oneshot`
 //!                 (LoaderEntryOneShot, cleared by the loader when it reads it) (sd_trial.rs)
 //!   Raspberry Pi  tryboot.txt (config.txt naming a trial cmdline file), booted once by `reboot '0 tryboot'`

@@ -114,7 +114,7 @@ impl RawSocket {
                 }
                 Err(e) => format!("SO_TIMESTAMPING with hardware stamps on {}: {e}", self.name),
             },
-            Err(e) => crate::measure::tstamp::why_software(&self.name, &e),
+            Err(e) => super::tstamp::why_software(&self.name, &e),
         };
         set(self.fd(), false)
             .map_err(|e| Error::sys(format!("SO_TIMESTAMPING on {}", self.name), e))?;

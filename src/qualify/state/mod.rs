@@ -409,7 +409,8 @@ impl Qualify {
         let period = self.sweep[i].period_us;
         match self.confidence_per_hour {
             Some(per_h) => {
-                let cycles = crate::measure::confidence::cycles_to_prove(per_h / 3600.0, period);
+                let cycles =
+                    crate::measure::result::confidence::cycles_to_prove(per_h / 3600.0, period);
                 cycles as f64 * f64::from(period) / 1e6
             }
             None => self.seconds,

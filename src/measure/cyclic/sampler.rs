@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use super::series::Series;
-use super::smi::LocalSmi;
+use crate::measure::interference::smi::LocalSmi;
 
 /// When the loop ends, besides the stop flag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,11 +22,11 @@ pub(crate) struct Limits {
 }
 
 impl Limits {
-    pub(crate) fn of(spec: &super::spec::RunSpec) -> Limits {
+    pub(crate) fn of(spec: &crate::measure::spec::RunSpec) -> Limits {
         // --until-confident: as many cycles as the claim needs with none late (confidence.rs).
         let proving = spec
             .until_confident
-            .map(|r| super::confidence::cycles_to_prove(r, spec.period_us));
+            .map(|r| crate::measure::result::confidence::cycles_to_prove(r, spec.period_us));
         Limits {
             period_ns: u64::from(spec.period_us) * 1000,
             iterations: spec.iterations.or(proving),

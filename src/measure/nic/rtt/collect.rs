@@ -10,10 +10,10 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 
 mod summary;
 
-use super::dist::Dist;
-use super::result::RttSummary;
-use super::rtt::{Counts, Matcher};
-use super::session::Extra;
+use crate::measure::nic::rtt::{Counts, Matcher};
+use crate::measure::result::RttSummary;
+use crate::measure::result::dist::Dist;
+use crate::measure::session::Extra;
 pub(crate) use summary::Context;
 use summary::summarize;
 
@@ -198,7 +198,7 @@ impl Extra for RttCollector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::tstamp::Stamps;
+    use crate::measure::nic::tstamp::Stamps;
 
     fn reply(m: &mut Matcher, seq: u32, rtt_ns: u64) {
         let st = Stamps {

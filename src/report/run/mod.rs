@@ -4,8 +4,8 @@
 //! naming its worst period, and the round-trip section in NIC mode (run_rtt.rs).
 
 use super::run_rtt::render_rtt;
+use crate::measure::cyclic::series::Bands;
 use crate::measure::result::{RunResult, SeriesSummary, Verdict};
-use crate::measure::series::Bands;
 use crate::report::table::{Cell, Paint, duration, fit, painted, render, us};
 
 /// The final report for a terminal of `columns`: the band and tail tables take their narrower forms where the

@@ -3,22 +3,29 @@
 //! `run --thread`/`--profile` sets are placed in threads.rs. The session's setup is done before the first thread
 //! starts; the main thread supervises.
 
+pub(crate) mod collect;
+pub mod profile;
+pub(crate) mod sampler;
+pub mod series;
+pub(crate) mod stats;
+pub(crate) mod threads;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::collect::Collector;
-use super::interference_report::Interference;
-use super::result::{Header, Measured, RunResult, SeriesSummary, ThreadInfo};
-use super::rt::{self, RtThread};
-use super::sampler::{self, Ended, Limits};
-use super::series::Series;
-use super::session::{Gauges, Session, Setup, Watch};
-use super::smi::LocalSmi;
-use super::spec::{Placement, RunMode, RunSpec};
 use crate::error::Result;
 use crate::host::Host;
+use crate::measure::interference::report::Interference;
+use crate::measure::interference::smi::LocalSmi;
+use crate::measure::result::{Header, Measured, RunResult, SeriesSummary, ThreadInfo};
+use crate::measure::session::rt::{self, RtThread};
+use crate::measure::session::{Gauges, Session, Setup, Watch};
+use crate::measure::spec::{Placement, RunMode, RunSpec};
 use crate::trace::marker::Marker;
 use crate::trace::session::Scope;
+use collect::Collector;
+use sampler::{Ended, Limits};
+use series::Series;
 
 /// How far ahead of now the shared first deadline of a set lies: time to start every thread before it.
 const START_AHEAD_NS: u64 = 50_000_000;
@@ -171,7 +178,7 @@ pub(crate) fn run_loops(
         &mut r.trace,
         r.interference.as_ref().and_then(|i| i.smi.as_ref()),
     ) {
-        super::smi::attribute_trace(t, smi, spec.period_us);
+        crate::measure::interference::smi::attribute_trace(t, smi, spec.period_us);
     }
     if let Some(e) = &s.hlog_error {
         watch.note(e);
@@ -334,7 +341,7 @@ pub(crate) fn settle(
     i.settle_ticks(
         (nohz.0, nohz.1.as_str()),
         host.exists(crate::machine::CPU_NOHZ_FULL),
-        &super::measured_kernel(),
+        &crate::measure::measured_kernel(),
         traced_ticks,
     );
     i
@@ -343,8 +350,8 @@ pub(crate) fn settle(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::cause::Act;
-    use crate::measure::interference_report::{Source, SourceKind, Window};
+    use crate::measure::interference::cause::Act;
+    use crate::measure::interference::report::{Source, SourceKind, Window};
     use crate::remedy::StepId;
 
     /// A run whose worst window held CAL, RES and a device IRQ on CPU 1, as the counters report them.
@@ -368,7 +375,10 @@ mod tests {
         i
     }
 
-    fn remedy<'a>(i: &'a Interference, name: &str) -> Vec<&'a crate::measure::cause::Remedy> {
+    fn remedy<'a>(
+        i: &'a Interference,
+        name: &str,
+    ) -> Vec<&'a crate::measure::interference::cause::Remedy> {
         let w = i.worst_window.iter().flat_map(|w| &w.sources);
         i.sources
             .iter()

@@ -45,7 +45,7 @@ fn a_two_day_run_of_windows_keeps_bounded_state_and_the_tick_median() {
             ..Window::default()
         });
     }
-    let cap = crate::measure::thin::CAP;
+    let cap = crate::measure::interference::thin::CAP;
     assert!(
         run.timer_rates.values().len() <= cap,
         "{}",

@@ -1,15 +1,15 @@
 //! Several cyclic threads (`run --thread`, `--profile`): each its own RT thread running the sampler's loop with its
 //! own period, priority and CPU, and its own series (bands scaled to its period), run by the one runner
-//! (cyclic.rs). They share a first deadline, so they start together and then preempt each other as their
+//! (mod.rs). They share a first deadline, so they start together and then preempt each other as their
 //! priorities say — a fast high-priority thread's cost shows in the slower one's series.
 
-use super::cyclic::{self, Loops, Placed};
 use super::profile::{self, JitterRow};
-use super::result::RunResult;
-use super::session::Watch;
-use super::spec::{Placement, RunSpec, ThreadSet, ThreadSpec};
 use crate::error::Result;
 use crate::host::Host;
+use crate::measure::cyclic::{self, Loops, Placed};
+use crate::measure::result::RunResult;
+use crate::measure::session::Watch;
+use crate::measure::spec::{Placement, RunSpec, ThreadSet, ThreadSpec};
 
 /// Fills each thread's priority and CPU from the run's defaults.
 pub(crate) fn place(spec: &RunSpec, at: Placement, threads: &[ThreadSpec]) -> Vec<Placed> {

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Interference, Source, SourceKind};
 use crate::checks::Status;
-use crate::measure::cause::Remedy;
+use crate::measure::interference::cause::Remedy;
 use crate::remedy::StepId;
 
 /// Local timer interrupts on the RT core, measured, and what they mean.

@@ -19,10 +19,10 @@
 
 mod reply;
 
-use super::spec::Mode;
 use crate::ethercat::codec::{self, DG_HLEN, ECAT_HLEN, ETH_HLEN, ETHERTYPE_ECAT, WKC_LEN, cmd};
+use crate::measure::spec::Mode;
 
-pub(crate) use super::ipv4::{ip_checksum, udp_checksum};
+pub(crate) use crate::measure::nic::ipv4::{ip_checksum, udp_checksum};
 pub(crate) use reply::{DcRead, Reject, Reply, parse_reply, probe_seq, read_mark};
 
 pub(crate) const ETHERTYPE_RAW: u16 = 0x88B5;

@@ -1,5 +1,5 @@
 use super::*;
-use crate::measure::dist::{Dist, HIGHEST_NS, bins_of, decode};
+use crate::measure::result::dist::{Dist, HIGHEST_NS, bins_of, decode};
 
 #[test]
 fn bands_scale_with_period_as_the_original() {

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::cause::{self, Remedy};
+use crate::measure::interference::cause::{self, Remedy};
 
 mod ticks;
 
@@ -212,7 +212,7 @@ pub struct Interference {
     pub(crate) suspects: Vec<Source>,
     /// SMIs on the RT core and a housekeeping CPU, or why they were not counted (None: counters off or a tree).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) smi: Option<crate::measure::smi::Smi>,
+    pub(crate) smi: Option<crate::measure::interference::smi::Smi>,
     /// The worst wakeup attributed to the firmware, when its window held SMIs on the RT core.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) firmware: Option<String>,
@@ -221,7 +221,7 @@ pub struct Interference {
     pub(crate) other_cpus: Vec<OtherCpu>,
     /// Per-window local timer rates (all, the loop's own), for the medians: a bounded sample, however long the run.
     #[serde(skip)]
-    pub(crate) timer_rates: super::thin::Thinned<(f64, f64)>,
+    pub(crate) timer_rates: crate::measure::interference::thin::Thinned<(f64, f64)>,
 }
 
 /// The IPIs one of a thread set's other RT CPUs received over the run: /proc/interrupts' RES, CAL, TLB and IWI
@@ -278,7 +278,7 @@ impl Interference {
     pub(crate) fn settle_firmware(&mut self) {
         self.firmware = self.worst_window.as_ref().and_then(|w| {
             let n = w.smi.filter(|&n| n > 0)?;
-            Some(crate::measure::smi::blame(
+            Some(crate::measure::interference::smi::blame(
                 w.worst_wakeup_us.unwrap_or(0.0),
                 n,
                 self.cpu,

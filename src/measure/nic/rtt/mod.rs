@@ -7,8 +7,10 @@
 //! frame, as happens for the first frames after SO_TIMESTAMPING is switched on — the sender's CLOCK_REALTIME
 //! just before send() with the software RX stamp; those are counted apart (`send_time_pairs`).
 
-use super::dist::Dist;
-use super::tstamp::Stamps;
+pub(crate) mod collect;
+
+use crate::measure::nic::tstamp::Stamps;
+use crate::measure::result::dist::Dist;
 
 /// Frames in flight that can still be matched; older replies count as unmatched (and their frames as lost).
 pub(crate) const RING: usize = 4096;

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
-pub(crate) use super::collect::Collector;
-pub(crate) use super::dist::round3;
-use super::result::SeriesSummary;
-use super::stats::Stats;
+pub(crate) use crate::measure::cyclic::collect::Collector;
+use crate::measure::cyclic::stats::Stats;
+use crate::measure::result::SeriesSummary;
+pub(crate) use crate::measure::result::dist::round3;
 
 /// The original's bands: width W = period/8 unless given; Great < W, Good < 2W, Poor < 4W, Bad < 8W, else Pathetic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

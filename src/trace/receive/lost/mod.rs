@@ -3,7 +3,7 @@
 //! (rc: what the driver said); until the reply to a later frame is marked, the frames arriving on the NIC are
 //! counted against the replies marked. What the trace cannot tell is said: it ends at this machine's NIC driver.
 
-use crate::measure::cause::Remedy;
+use crate::measure::interference::cause::Remedy;
 use crate::parse::ftrace::{self, Line};
 use crate::trace::model::{Explanation, LostFrame, PathEvent, Step, mark};
 

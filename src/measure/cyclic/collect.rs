@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 
-use super::dist::round3;
-use super::result::{MaxPerInterval, SeriesSummary};
 use super::series::{Live, Series};
 use super::stats::Stats;
+use crate::measure::result::dist::round3;
+use crate::measure::result::{MaxPerInterval, SeriesSummary};
 
 /// One interval as the RT thread recorded it, with its place in the run (seconds since the start).
 pub(crate) struct Interval<'a> {

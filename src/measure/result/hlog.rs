@@ -7,9 +7,9 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use super::collect::Interval;
 use super::dist::encode;
 use crate::error::{Error, Result};
+use crate::measure::cyclic::collect::Interval;
 
 pub(crate) struct Hlog {
     path: PathBuf,

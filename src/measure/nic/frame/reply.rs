@@ -6,7 +6,7 @@ use super::{
 };
 use super::{ip_checksum, mark_off};
 use crate::ethercat::codec::{self, ETH_HLEN, cmd};
-use crate::measure::ipv4::udp_parts;
+use crate::measure::nic::ipv4::udp_parts;
 use crate::measure::spec::Mode;
 
 /// The sequence number of one of our own probes: the copy of a sent frame that comes back with its TX stamp.

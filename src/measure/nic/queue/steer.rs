@@ -11,7 +11,7 @@ use super::{QueueReport, delta};
 use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::machine::net::{self, Keyed, xps_path};
-use crate::measure::frame;
+use crate::measure::nic::frame;
 use crate::measure::spec::{Mode, NicSpec};
 use crate::parse::mask;
 use crate::sys::ethtool_query::{self, Flow};

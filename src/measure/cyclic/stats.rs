@@ -2,8 +2,8 @@
 //! interval and hands it to the main thread (see `series` and `collect`), which merges the intervals into the
 //! run's. `record` only does arithmetic and writes into preallocated histograms.
 
-use super::dist::{Dist, round3};
-use super::result::{Buckets, SeriesSummary};
+use crate::measure::result::dist::{Dist, round3};
+use crate::measure::result::{Buckets, SeriesSummary};
 
 pub(crate) struct Stats {
     pub(crate) counts: [u64; 5],

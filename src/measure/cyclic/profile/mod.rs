@@ -17,7 +17,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::ThreadSpec;
+use crate::measure::spec::ThreadSpec;
 
 /// One profile of `run --profile`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,12 +128,13 @@ impl JitterRow {
         max_jitter_ns: u64,
         width_us: Option<u32>,
     ) -> Self {
-        let band = super::series::Bands::new(period_us, width_us).classify(max_jitter_ns);
+        let band =
+            crate::measure::cyclic::series::Bands::new(period_us, width_us).classify(max_jitter_ns);
         JitterRow {
             thread: thread.to_string(),
             period_ns: u64::from(period_us) * 1000,
             max_jitter_ns,
-            band: super::series::Bands::NAMES[band].to_string(),
+            band: crate::measure::cyclic::series::Bands::NAMES[band].to_string(),
         }
     }
 }

@@ -6,7 +6,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 
-use super::result::DistSummary;
+use crate::measure::result::DistSummary;
 
 /// Highest value the histograms resolve (ns); larger values are clamped there, the exact max is kept aside.
 pub(crate) const HIGHEST_NS: u64 = 60_000_000_000;
