@@ -1,5 +1,5 @@
 # The monitor in the PREEMPT_RT guest, driven by its timer alone (nothing here starts it): fix's runtime steps on
-# the guest's virtio NIC, rmp-eval-monitor.timer enabled with a drop-in that fires it every 15 s (15 min in the
+# the guest's virtio NIC, rmp-eval-monitor.timer enabled with a drop-in that fires it every 10 s (15 min in the
 # package). Three passes: clean → drift made by hand (an IRQ put back on the RT core, the NIC down and up),
 # reported and left as it is (RMP_EVAL_MONITOR_REAPPLY=no) → re-applied (=yes), values back. The guest records the
 # unit's state, its journal, the textfile and /proc/irq around each pass; the host judges.
@@ -47,7 +47,7 @@ sed -i -e 's/^RMP_EVAL_MONITOR_RUN_SECONDS=.*/RMP_EVAL_MONITOR_RUN_SECONDS=2/' \
     -e 's/^RMP_EVAL_MONITOR_REAPPLY=.*/RMP_EVAL_MONITOR_REAPPLY=no/' /etc/default/rmp-eval
 # The interval as the timer's comment says to change it (a drop-in); OnBootSec= empty clears the package's list.
 mkdir -p /etc/systemd/system/rmp-eval-monitor.timer.d
-printf '[Timer]\nOnBootSec=\nOnActiveSec=1s\nOnUnitActiveSec=15s\nRandomizedDelaySec=0\nAccuracySec=1s\n' \
+printf '[Timer]\nOnBootSec=\nOnActiveSec=1s\nOnUnitActiveSec=10s\nRandomizedDelaySec=0\nAccuracySec=1s\n' \
     >/etc/systemd/system/rmp-eval-monitor.timer.d/interval.conf
 systemctl daemon-reload
 rec enable systemctl enable --now rmp-eval-monitor.timer

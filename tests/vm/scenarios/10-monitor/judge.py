@@ -61,7 +61,7 @@ def a_pass(sub, status):
                     f"{sub}: no finished monitor pass after the mark ({mark}): {u}"):
         return None
     # The timer fired this pass: its last trigger is just before the pass's start (the script never starts the
-    # service itself; a pass started by hand would leave the trigger at an earlier pass, 15 s before).
+    # service itself; a pass started by hand would leave the trigger at an earlier pass, 10 s before).
     trig, began = stamp(t.get("LastTriggerUSec")), stamp(t.get("ExecMainStartTimestamp"))
     j.expect(trig is not None and began is not None and 0 <= began - trig < 5,
              f"{sub}: the timer last triggered at {t.get('LastTriggerUSec')}, the pass started at "

@@ -37,7 +37,14 @@ case $BOOT in
     reboot_after_this_boot
     ;;
 3)
-    sleep 20
+    # The unit starts once multi-user.target is reached, as this script does: wait until systemd has evaluated
+    # its condition and the unit is not running (armed by mistake, it would have measured by then).
+    for _ in $(seq 120); do
+        ct=$(systemctl show rmp-eval-after-boot.service -p ConditionTimestampMonotonic --value)
+        st=$(systemctl show rmp-eval-after-boot.service -p ActiveState --value)
+        [ "${ct:-0}" != 0 ] && [ "$st" != activating ] && break
+        sleep 0.5
+    done
     systemctl show rmp-eval-after-boot.service -p ConditionResult -p ActiveState >"$B/after-unit" 2>&1
     ls $R/results >"$B/results"
     rec rollback rmp-eval rollback --yes
