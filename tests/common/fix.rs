@@ -466,6 +466,8 @@ impl Trial {
         ok(&self.r.rmp("rollback", &["--yes"]));
         assert_eq!(diff(&self.start, &self.r.tree()), Vec::<String>::new());
     }
+}
+
 /// What GRUB does as it boots next_entry: grub.cfg's header empties the value in place with save_env (the
 /// 1024-byte block padded back with '#').
 pub fn grub_spends_next_entry(r: &Root) {

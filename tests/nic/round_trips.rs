@@ -357,7 +357,10 @@ fn frames_not_sent_are_not_lost_frames() {
     cmd.env("RMP_EVAL_TEST_THREADS_FILE", &started);
     let run = std::thread::spawn(move || cmd.output().unwrap());
     while !started.exists() {
-        assert!(!run.is_finished(), "the run ended before its RT thread started");
+        assert!(
+            !run.is_finished(),
+            "the run ended before its RT thread started"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     std::thread::sleep(std::time::Duration::from_millis(200));

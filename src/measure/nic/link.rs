@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::measure::frame::{self, Addrs, Probe, Reply};
 use crate::measure::netif::FlagsGuard;
+use crate::measure::nic::tstamp::{self, TsKind};
 use crate::measure::queue::{self, Steering};
 use crate::measure::rawsock::RawSocket;
 use crate::measure::session::{StopOnSignal, Watch};

@@ -4,7 +4,7 @@
 //! counted against the replies marked. What the trace cannot tell is said: it ends at this machine's NIC driver.
 
 use crate::measure::interference::cause::Remedy;
-use crate::trace::event::{TraceEntry, Event, Net, What, events};
+use crate::trace::event::{Event, Net, TraceEntry, What, events};
 use crate::trace::model::{Explanation, LostFrame, PathEvent, Step};
 
 /// "rmp-eval s=FRAME": the sender's marker.
@@ -140,7 +140,12 @@ fn verdict(
 
 /// Explains frame `first` from a window (all CPUs); with `tail` (the trace after the last reply), the first frame
 /// ≥ `first` whose send is there. None: no such send in the trace (a gap's frame is then said to be unseen).
-pub(crate) fn explain(entries: &[TraceEntry], nic: &str, first: u64, tail: bool) -> Option<Explanation> {
+pub(crate) fn explain(
+    entries: &[TraceEntry],
+    nic: &str,
+    first: u64,
+    tail: bool,
+) -> Option<Explanation> {
     let mut lines: Vec<&Event> = events(entries).collect();
     lines.sort_by_key(|l| l.ts_ns);
     let sends: Vec<(usize, u64)> = lines
