@@ -53,7 +53,7 @@ impl Culprit {
 
 /// One row of the timeline, at µs from the deadline (negative: before it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Step {
+pub struct TimelineStep {
     pub at_us: f64,
     pub what: String,
 }
@@ -71,7 +71,7 @@ pub struct Explanation {
     /// Time the CPU sat idle between the deadline and the timer (timer / idle-exit latency, or the host in a VM).
     pub idle_us: f64,
     pub culprits: Vec<Culprit>,
-    pub timeline: Vec<Step>,
+    pub timeline: Vec<TimelineStep>,
     pub verdict: String,
     /// NIC mode: the reply's way from the NIC to the receiver thread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -113,7 +113,7 @@ pub struct PathEvent {
 
 /// A stretch of the round trip and what would shorten it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Phase {
+pub struct RoundTripPhase {
     /// "wire_and_peer", "kernel_receive", "wakeup", "receiver".
     pub name: String,
     pub us: f64,
@@ -141,7 +141,7 @@ pub struct ReceivePath {
     pub woken_cpu: Option<usize>,
     /// The receiver thread switched in.
     pub running: Option<PathEvent>,
-    pub phases: Vec<Phase>,
+    pub phases: Vec<RoundTripPhase>,
 }
 
 /// The marker the RT loop writes at each wakeup: "rmp-eval c=CYCLE dl=DEADLINE_NS lat=LATENCY_NS".

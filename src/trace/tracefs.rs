@@ -87,7 +87,7 @@ pub struct Tracefs {
     dir: String,
     mounted: bool,
     /// The old values, in the order they were changed.
-    saved: Vec<Saved>,
+    saved: Vec<SavedTracefs>,
     pub events: Vec<String>,
     /// The same as SYS/NAME.
     enabled: Vec<String>,
@@ -98,7 +98,7 @@ pub struct Tracefs {
 /// One file's value as it was found: what the kernel takes back, and under a --root tree (ordinary files) the
 /// bytes themselves, so that the tree is left byte for byte as it was.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Saved {
+pub(crate) struct SavedTracefs {
     pub(crate) rel: String,
     pub(crate) value: String,
     pub(crate) raw: String,
@@ -158,9 +158,9 @@ impl Tracefs {
     }
 
     /// The value of `rel` as it must be put back.
-    fn found(&self, rel: &str) -> Result<Saved, TraceError> {
+    fn found(&self, rel: &str) -> Result<SavedTracefs, TraceError> {
         let raw = self.read(rel)?;
-        Ok(Saved {
+        Ok(SavedTracefs {
             rel: rel.to_string(),
             value: restorable(&raw),
             raw,
@@ -200,7 +200,7 @@ impl Tracefs {
             .collect()
     }
 
-    fn put_back(&self, s: &Saved) -> Result<(), crate::host::HostError> {
+    fn put_back(&self, s: &SavedTracefs) -> Result<(), crate::host::HostError> {
         self.host.put_back(&self.abs(&s.rel), &s.raw, &s.value)
     }
 

@@ -4,7 +4,7 @@
 
 use std::fs::File;
 
-use super::{Saved, TRACEFS, TraceError, Tracefs};
+use super::{SavedTracefs, TRACEFS, TraceError, Tracefs};
 use crate::host::Host;
 
 /// The old values of a running `run --hwlat`, until it has put them back (tmpfs: a reboot resets tracefs too).
@@ -32,7 +32,7 @@ pub(crate) struct HwlatSettings {
 struct Record {
     pid: i32,
     dir: String,
-    saved: Vec<Saved>,
+    saved: Vec<SavedTracefs>,
 }
 
 /// The hwlat tracer running; dropping it puts every file back as found and removes the record.
