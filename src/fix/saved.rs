@@ -48,7 +48,7 @@ pub(crate) const FORMAT: u32 = 1;
 pub(crate) struct Saved {
     pub(crate) version: u32,
     pub(crate) core: usize,
-    pub nic: Option<String>,
+    pub(crate) nic: Option<String>,
     pub(crate) steps: Vec<String>,
 }
 

@@ -6,7 +6,7 @@ use super::netdev;
 
 /// struct hwtstamp_config: which frames the NIC stamps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HwtstampConfig {
+pub(crate) struct HwtstampConfig {
     pub(crate) flags: i32,
     pub(crate) tx_type: i32,
     pub(crate) rx_filter: i32,

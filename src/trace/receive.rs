@@ -5,7 +5,7 @@
 //! that would shorten it.
 
 mod judge;
-pub mod lost;
+pub(crate) mod lost;
 
 use super::event::{Event, Net, Softirq, TraceEntry, What, events};
 use super::model::{Culprit, Explanation, Kind, Mark, PathEvent, ReceivePath, TimelineStep};

@@ -18,7 +18,7 @@ use crate::sys::xsk::{self, Xsk, XskRx, XskTx};
 use crate::sys::{ifname, netdev};
 
 /// Where a run's attachment is recorded until its program is detached (tmpfs: a reboot detaches it too).
-pub const RECORD_DIR: &str = "/run/rmp-eval/xdp";
+pub(crate) const RECORD_DIR: &str = "/run/rmp-eval/xdp";
 
 /// What the result says of the path: the program's mode, zero-copy or not, the queue, and why the faster choice
 /// was refused.

@@ -6,7 +6,7 @@
 use super::event::{Event, Softirq, TraceEntry, What, events, softirq_name};
 use super::model::Mark;
 use super::model::verdict;
-pub use super::model::{Culprit, Explanation, Kind, TimelineStep};
+pub(crate) use super::model::{Culprit, Explanation, Kind, TimelineStep};
 use super::walk::{Holder, Walk};
 
 const TIMELINE_MAX: usize = 60;

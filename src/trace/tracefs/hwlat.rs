@@ -8,7 +8,7 @@ use super::{SavedTracefs, TRACEFS, TraceError, Tracefs};
 use crate::host::Host;
 
 /// The old values of a running `run --hwlat`, until it has put them back (tmpfs: a reboot resets tracefs too).
-pub const RECORD: &str = "/run/rmp-eval/hwlat";
+pub(crate) const RECORD: &str = "/run/rmp-eval/hwlat";
 const WIDTH: &str = "hwlat_detector/width";
 const WINDOW: &str = "hwlat_detector/window";
 /// Since Linux 5.14; older kernels move the one detector thread across the mask's CPUs themselves.
