@@ -536,11 +536,29 @@ fn no_type_name_defined_twice() {
     );
 }
 
+/// Items are `pub(crate)` unless the binary, the tests or the examples use them: the number of items (and fields)
+/// declared plain `pub` under src/ may only shrink. Widening one to `pub` needs a user outside the library, and
+/// then this bound, raised on purpose.
+#[test]
+fn pub_items_only_shrink() {
+    const MAX_PUB: usize = 375;
+    let count: usize = sources()
+        .iter()
+        .map(|(_, text)| {
+            code_only(text)
+                .lines()
+                .filter(|l| l.trim_start().starts_with("pub "))
+                .count()
+        })
+        .sum();
+    assert!(
+        count <= MAX_PUB,
+        "{count} `pub` declarations under src/, at most {MAX_PUB}: make the new ones pub(crate)"
+    );
+}
+
 /// Names defined more than once today, to be renamed: each is a piece of work, not a rule.
-const KNOWN_TWICE: &[&str] = &[
-    "Action", "Config", "Event", "Mode", "Outcome", "Phase", "Report", "Saved", "Scope", "Stage",
-    "Step",
-];
+const KNOWN_TWICE: &[&str] = &[];
 
 /// The names of the structs, enums, unions, traits and type aliases `code` defines as `pub` or `pub(…)`.
 fn visible_types(code: &str) -> Vec<String> {

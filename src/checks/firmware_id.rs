@@ -16,7 +16,7 @@ const MAX: usize = 120;
 /// The SMBIOS strings that name the machine and its firmware (never a serial number or UUID: those are
 /// root-only and say who owns it, not what it is). A field the firmware left empty or as a placeholder is None.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Firmware {
+pub(crate) struct Firmware {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) system_vendor: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

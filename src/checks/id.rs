@@ -13,7 +13,7 @@ macro_rules! check_ids {
 
         impl CheckId {
             /// Every id, in declaration order.
-            pub const ALL: &'static [CheckId] = &[$(CheckId::$variant,)*];
+            pub(crate) const ALL: &'static [CheckId] = &[$(CheckId::$variant,)*];
 
             pub const fn as_str(self) -> &'static str {
                 match self {

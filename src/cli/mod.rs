@@ -12,8 +12,8 @@ mod values;
 mod verbs;
 
 pub(crate) use legacy::LegacyArgs;
-pub use run::RunArgs;
-pub use verbs::{
+pub(crate) use run::RunArgs;
+pub(crate) use verbs::{
     ApplySavedArgs, CheckArgs, CompareArgs, FixArgs, GenerateArgs, MonitorArgs, QualifyArgs,
     ReflectArgs, ReportArgs, RollbackArgs, SnapshotArgs,
 };

@@ -10,7 +10,7 @@
 use crate::cli::ApplySavedArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::fix::kind::{self, Took};
-use crate::fix::saved::{Saved, Scope};
+use crate::fix::saved::{ApplyScope, Saved};
 use crate::fix::{Change, Step, StepId, plan, render, saved};
 use crate::host::Host;
 use crate::outln;
@@ -32,7 +32,7 @@ pub(crate) fn execute(
     {
         return follow(w, host, nic);
     }
-    let scope = args.nic.as_deref().map_or(Scope::All, Scope::Nic);
+    let scope = args.nic.as_deref().map_or(ApplyScope::All, ApplyScope::Nic);
     let done = match load(w, host)? {
         Some(s) => apply(w, host, &s, scope),
         None => Ok(Outcome::Good),
@@ -72,8 +72,8 @@ impl Tally {
 }
 
 /// Plans the saved steps in `scope` on the machine as it is now and writes the values.
-fn apply(w: &mut dyn Write, host: &Host, s: &Saved, scope: Scope) -> Result<Outcome> {
-    if let Scope::Nic(n) = scope
+fn apply(w: &mut dyn Write, host: &Host, s: &Saved, scope: ApplyScope) -> Result<Outcome> {
+    if let ApplyScope::Nic(n) = scope
         && s.nic.as_deref() != Some(n)
     {
         outln!(
@@ -205,7 +205,7 @@ fn apply_now(w: &mut dyn Write, host: &Host, nic: &str) -> Result<bool> {
     let Some(s) = load(w, host)? else {
         return Ok(false);
     };
-    if let Err(e) = apply(w, host, &s, Scope::Nic(nic)) {
+    if let Err(e) = apply(w, host, &s, ApplyScope::Nic(nic)) {
         outln!(w, "apply-saved: {e}");
     }
     Ok(s.nic.as_deref() == Some(nic))

@@ -14,7 +14,7 @@ use crate::host::Host;
 use crate::outln;
 use crate::output::Output;
 use crate::qualify::drive::{Drive, Stop};
-use crate::qualify::state::{self, Event, Outcome as StepOutcome, Phase, Qualify};
+use crate::qualify::state::{self, Phase, Qualify, QualifyEvent, StepOutcome};
 use crate::remedy::StepId;
 use crate::report::tail::span;
 
@@ -344,7 +344,7 @@ fn abort(host: &Host, out: Output, w: &mut dyn Write, found: Option<Qualify>) ->
         state::advance(
             host,
             &mut q,
-            Event::Abort {
+            QualifyEvent::Abort {
                 why: "qualify --abort".into(),
             },
         )?;

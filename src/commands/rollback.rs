@@ -9,7 +9,7 @@ use crate::cli::RollbackArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::fix::journal::{self, Held};
 use crate::fix::render;
-use crate::fix::rollback::{self, Preview, Report, RolledBack};
+use crate::fix::rollback::{self, Preview, RollbackReport, RolledBack};
 use crate::host::Host;
 use crate::outln;
 use crate::output::Output;
@@ -59,7 +59,7 @@ fn nothing(
         stop_what_depends(w, host, held, args)?;
     }
     if args.json {
-        json_line(w, &Report::empty(args.dry_run))?;
+        json_line(w, &RollbackReport::empty(args.dry_run))?;
     } else {
         outln!(w, "Nothing to undo: the journal is empty.");
     }
@@ -92,7 +92,7 @@ fn ask(w: &mut dyn Write, args: &RollbackArgs, conflicts: usize) -> Result<Optio
 /// The dry run's end: the preview was all.
 fn dry_run(w: &mut dyn Write, args: &RollbackArgs, preview: &Preview) -> Result<Outcome> {
     if args.json {
-        json_line(w, &Report::previewed(preview))?;
+        json_line(w, &RollbackReport::previewed(preview))?;
     } else {
         outln!(w, "Dry run: nothing was changed.");
     }
@@ -115,7 +115,7 @@ fn finish(
         return Err(e);
     }
     if args.json {
-        json_line(w, &Report::rolled_back(preview, done))?;
+        json_line(w, &RollbackReport::rolled_back(preview, done))?;
     } else {
         for line in done.summary() {
             outln!(w, "{line}");

@@ -56,7 +56,7 @@ pub(crate) fn find(
 ) -> Result<Vec<Step>> {
     let refused = refused(host);
     let mut steps: Vec<Step> = match saved {
-        Some(s) => saved::plan(host, s, online, saved::Scope::All)?,
+        Some(s) => saved::plan(host, s, online, saved::ApplyScope::All)?,
         None => Vec::new(),
     };
     steps.extend(sysctl(host));

@@ -344,7 +344,7 @@ impl RolledBack {
 
 /// Rollback's JSON report (docs/json.md).
 #[derive(Debug, Serialize)]
-pub(crate) struct Report<'a> {
+pub(crate) struct RollbackReport<'a> {
     commands: &'a [CommandRun],
     dry_run: bool,
     /// Only once something was rolled back.
@@ -354,10 +354,10 @@ pub(crate) struct Report<'a> {
     undone: bool,
 }
 
-impl<'a> Report<'a> {
+impl<'a> RollbackReport<'a> {
     /// An empty journal: nothing to undo.
-    pub(crate) fn empty(dry_run: bool) -> Report<'static> {
-        Report {
+    pub(crate) fn empty(dry_run: bool) -> RollbackReport<'static> {
+        RollbackReport {
             commands: &[],
             dry_run,
             kept: None,
@@ -367,8 +367,8 @@ impl<'a> Report<'a> {
     }
 
     /// A dry run: what rollback would do.
-    pub(crate) fn previewed(preview: &'a Preview) -> Report<'a> {
-        Report {
+    pub(crate) fn previewed(preview: &'a Preview) -> RollbackReport<'a> {
+        RollbackReport {
             commands: &[],
             dry_run: true,
             kept: None,
@@ -377,8 +377,8 @@ impl<'a> Report<'a> {
         }
     }
 
-    pub(crate) fn rolled_back(preview: &'a Preview, done: &'a RolledBack) -> Report<'a> {
-        Report {
+    pub(crate) fn rolled_back(preview: &'a Preview, done: &'a RolledBack) -> RollbackReport<'a> {
+        RollbackReport {
             commands: &done.commands,
             dry_run: false,
             kept: Some(&done.kept),
@@ -420,13 +420,13 @@ mod tests {
             "entries": [{"target": "/etc/default/grub", "action": "conflict", "detail": "changed since fix",
                          "diff": "-a\n+b"}],
         }]);
-        let s = |r: &Report| serde_json::to_string(r).unwrap();
+        let s = |r: &RollbackReport| serde_json::to_string(r).unwrap();
         assert_eq!(
-            s(&Report::empty(true)),
+            s(&RollbackReport::empty(true)),
             json!({"runs": [], "dry_run": true, "commands": [], "undone": false}).to_string()
         );
         assert_eq!(
-            s(&Report::previewed(&p)),
+            s(&RollbackReport::previewed(&p)),
             json!({"runs": runs, "dry_run": true, "commands": [], "undone": false}).to_string()
         );
         let done = RolledBack {
@@ -438,7 +438,7 @@ mod tests {
             ..RolledBack::default()
         };
         assert_eq!(
-            s(&Report::rolled_back(&p, &done)),
+            s(&RollbackReport::rolled_back(&p, &done)),
             json!({"runs": runs, "dry_run": false, "undone": false, "kept": ["/etc/default/grub"],
                    "commands": [{"command": "update-grub", "status": "not_run"}]})
             .to_string()

@@ -11,15 +11,15 @@ use crate::host::Host;
 /// What the runtime planners work for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
-    pub core: usize,
-    pub nic: Option<String>,
-    pub online: Vec<usize>,
+    pub(crate) core: usize,
+    pub(crate) nic: Option<String>,
+    pub(crate) online: Vec<usize>,
     /// The CPUs fix isolates: the core and its online SMT siblings (they share its caches and pipeline), sorted.
     /// Worked out once, here, so that every step — command line, workqueues, watchdog, IRQs, irqbalance,
     /// cpuset, and apply-saved at boot — keeps the same CPUs apart.
-    pub isolated: Vec<usize>,
+    pub(crate) isolated: Vec<usize>,
     /// The user's own kernel parameters, put on the command line with the tuning's (qualify --cmdline-extra).
-    pub cmdline_extra: Vec<String>,
+    pub(crate) cmdline_extra: Vec<String>,
 }
 
 impl Target {

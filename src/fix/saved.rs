@@ -48,7 +48,7 @@ pub(crate) const FORMAT: u32 = 1;
 pub(crate) struct Saved {
     pub(crate) version: u32,
     pub(crate) core: usize,
-    pub nic: Option<String>,
+    pub(crate) nic: Option<String>,
     pub(crate) steps: Vec<String>,
 }
 
@@ -169,7 +169,7 @@ fn follow_nic(host: &Host, s: &mut Step, nic: &str) {
 
 /// Which of the saved settings a planning covers.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Scope<'a> {
+pub(crate) enum ApplyScope<'a> {
     /// Every runtime step (the boot unit, the drift check).
     All,
     /// One interface's: all of the saved NIC's steps; for any other interface only its IRQs, kept off the RT core.
@@ -181,25 +181,25 @@ pub(crate) fn plan(
     host: &Host,
     saved: &Saved,
     online: Vec<usize>,
-    scope: Scope,
+    scope: ApplyScope,
 ) -> Result<Vec<Step>> {
     let t = Target::new(host, saved.core, saved.nic.clone(), online);
     let mut steps = Vec::new();
     for id in saved.steps.iter().filter_map(|s| StepId::parse(s)) {
         let step = match (persistence(id), scope) {
             (Persistence::Files, _) => continue,
-            (_, Scope::All) => plan_step(host, &t, id)?,
+            (_, ApplyScope::All) => plan_step(host, &t, id)?,
             // The saved NIC gets all of its steps, each interface its own part of those that have one.
             (
                 Persistence::Nic {
                     each_nic: Some(part),
                 },
-                Scope::Nic(n),
+                ApplyScope::Nic(n),
             ) => part(host, &t, n),
-            (Persistence::Nic { .. }, Scope::Nic(n)) if saved.nic.as_deref() == Some(n) => {
+            (Persistence::Nic { .. }, ApplyScope::Nic(n)) if saved.nic.as_deref() == Some(n) => {
                 plan_step(host, &t, id)?
             }
-            (_, Scope::Nic(_)) => continue,
+            (_, ApplyScope::Nic(_)) => continue,
         };
         steps.push(step);
     }

@@ -20,7 +20,7 @@ pub const MAX_READ: u64 = 64 * 1024 * 1024;
 /// The middle of a temporary file's name: `.NAME.rmp-eval.PID`.
 const TEMP_MARK: &str = ".rmp-eval.";
 
-pub use error::HostError;
+pub(crate) use error::HostError;
 pub(crate) use error::HostResult;
 
 pub(crate) use read::OSRELEASE;
@@ -45,7 +45,7 @@ pub fn normalize(p: &str) -> String {
 
 /// A file's previous state as recorded before a change (for journals and snapshots).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileMeta {
+pub(crate) struct FileMeta {
     pub(crate) mode: u32,
     pub(crate) uid: u32,
     pub(crate) gid: u32,
@@ -97,7 +97,7 @@ pub struct Host {
 
 /// Proof that a `Host` is the running machine (see `Host::kernel`); only a live Host makes one.
 #[derive(Debug, Clone, Copy)]
-pub struct Kernel(());
+pub(crate) struct Kernel(());
 
 impl Host {
     /// The machine this process runs on.
@@ -137,7 +137,7 @@ impl Host {
     /// The running kernel behind this Host, when it is the running machine: what acts on the machine other than
     /// through its files (ethtool ioctls, netlink, prctl, mounts, programs such as systemctl) takes it, so that a
     /// --root run cannot reach the machine it runs on by mistake.
-    pub fn kernel(&self) -> Option<Kernel> {
+    pub(crate) fn kernel(&self) -> Option<Kernel> {
         self.is_live().then_some(Kernel(()))
     }
 

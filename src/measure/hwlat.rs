@@ -11,7 +11,7 @@ mod gaps;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-pub use gaps::HwlatReport;
+pub(crate) use gaps::HwlatReport;
 use gaps::{Gaps, SmiTimeline};
 
 use super::cyclic::series::Bands;

@@ -17,15 +17,14 @@ pub mod spec;
 // merged; they go in the next commit that follows those merges.
 #[allow(unused_imports)]
 pub(crate) use cyclic::{collect, sampler, stats, threads};
-pub use cyclic::{profile, series};
 #[allow(unused_imports)]
 pub(crate) use interference::{cause, report as interference_report, smi, thin};
+pub(crate) use nic::netif;
 #[allow(unused_imports)]
 pub(crate) use nic::{frame, ipv4, queue, rawsock, rtt, rtt::collect as rtt_collect};
-pub use nic::{netif, tstamp};
+pub(crate) use result::confidence;
 #[allow(unused_imports)]
 pub(crate) use result::hlog;
-pub use result::{confidence, dist, store};
 #[allow(unused_imports)]
 pub(crate) use session::rt;
 

@@ -35,7 +35,7 @@ impl Mode {
 /// `path` (older results have none: read as af_packet).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum NicPath {
+pub(crate) enum NicPath {
     #[default]
     AfPacket,
     AfXdp,
@@ -136,7 +136,7 @@ pub struct RunSpec {
 
 /// What a run drives. Each kind's own options live in its variant, so a run cannot carry another kind's.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub enum Workload {
+pub(crate) enum Workload {
     /// The one cyclic thread at `period_us` on the RT core.
     #[default]
     Cyclic,
@@ -151,7 +151,7 @@ pub enum Workload {
 
 /// The threads of `run --thread` / `--profile`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ThreadSet {
+pub(crate) struct ThreadSet {
     pub(crate) threads: Vec<ThreadSpec>,
     /// The seed's thread set `threads` was made from (merged with --thread's).
     pub(crate) profile: Option<super::cyclic::profile::Profile>,
@@ -159,7 +159,7 @@ pub struct ThreadSet {
 
 /// NIC mode (`run --nic IF`) and the options that only it has.
 #[derive(Debug, Clone, PartialEq)]
-pub struct NicSpec {
+pub(crate) struct NicSpec {
     /// The interface the probes go through.
     pub(crate) name: String,
     pub(crate) mode: Mode,
@@ -198,7 +198,7 @@ impl NicSpec {
 /// One cyclic thread of `run --thread NAME:PERIOD[:PRIORITY][@CPU]`: its own period, SCHED_FIFO priority (None:
 /// `send_priority`) and CPU (None: `--core`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ThreadSpec {
+pub(crate) struct ThreadSpec {
     pub(crate) name: String,
     pub(crate) period_us: u32,
     pub(crate) priority: Option<u8>,

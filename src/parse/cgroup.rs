@@ -12,7 +12,7 @@ pub fn cgroup2_mount(mounts: &str) -> Option<String> {
 
 /// The mount point of a cgroup v1 hierarchy in /proc/mounts text that carries `controller` (among its mount
 /// options, as "cpuset" in "rw,nosuid,nodev,noexec,relatime,cpuset").
-pub fn cgroup1_mount_with(mounts: &str, controller: &str) -> Option<String> {
+pub(crate) fn cgroup1_mount_with(mounts: &str, controller: &str) -> Option<String> {
     mounts.lines().find_map(|l| {
         let f: Vec<&str> = l.split_whitespace().collect();
         (f.len() >= 4 && f[2] == "cgroup" && f[3].split(',').any(|o| o == controller))

@@ -116,17 +116,17 @@ pub fn guess_arch(text: &str) -> Option<&'static str> {
 
 /// The first processor's "flags" (x86: what the CPU supports and the kernel did not turn off); None where the
 /// file has no flags line (arm64 says "Features").
-pub fn flags(text: &str) -> Option<Vec<&str>> {
+pub(crate) fn flags(text: &str) -> Option<Vec<&str>> {
     first(text, "flags").map(|f| f.split_whitespace().collect())
 }
 
 /// The first processor's "vendor_id" ("GenuineIntel", "AuthenticAMD"); None on arm64, which has none.
-pub fn vendor(text: &str) -> Option<&str> {
+pub(crate) fn vendor(text: &str) -> Option<&str> {
     first(text, "vendor_id")
 }
 
 /// The first processor's "cpu family" and "model" (x86, decimal as the kernel prints them).
-pub fn family_model(text: &str) -> Option<(u32, u32)> {
+pub(crate) fn family_model(text: &str) -> Option<(u32, u32)> {
     Some((
         first(text, "cpu family")?.parse().ok()?,
         first(text, "model")?.parse().ok()?,

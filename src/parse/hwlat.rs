@@ -9,18 +9,18 @@
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HwlatLine {
     /// The CPU the detector ran on (the `[001]` field).
-    pub cpu: usize,
-    pub seq: u64,
+    pub(crate) cpu: usize,
+    pub(crate) seq: u64,
     /// The largest gap between two consecutive time readings inside the sample, and between samples, µs.
-    pub inner_us: u64,
-    pub outer_us: u64,
+    pub(crate) inner_us: u64,
+    pub(crate) outer_us: u64,
     /// CLOCK_REALTIME when the sample was taken.
-    pub ts_s: i64,
+    pub(crate) ts_s: i64,
     pub ts_ns: u32,
     /// Readings over the threshold in the sample (None on kernels that do not print it).
-    pub count: Option<u64>,
-    pub nmi_total_us: Option<u64>,
-    pub nmi_count: Option<u64>,
+    pub(crate) count: Option<u64>,
+    pub(crate) nmi_total_us: Option<u64>,
+    pub(crate) nmi_count: Option<u64>,
 }
 
 impl HwlatLine {

@@ -16,11 +16,11 @@
 use std::collections::BTreeMap;
 
 /// The longest value kept (a kernel command line is at most 4 KiB); longer is an error, not a slow expansion.
-pub const MAX_VALUE: usize = 64 * 1024;
+pub(crate) const MAX_VALUE: usize = 64 * 1024;
 
 /// A variable after reading: its value, or why it cannot be known without running the files.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Var {
+pub(crate) enum Var {
     Set(String),
     Unknown(String),
 }
@@ -30,7 +30,7 @@ pub enum Var {
 pub struct Vars(BTreeMap<String, Var>, std::collections::BTreeSet<String>);
 
 impl Vars {
-    pub fn get(&self, name: &str) -> Option<&Var> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Var> {
         self.0.get(name)
     }
     /// The value of `name` as grub-mkconfig would read it: unset is empty; Err: why it is unknown.
@@ -41,10 +41,10 @@ impl Vars {
             Some(Var::Unknown(why)) => Err(why),
         }
     }
-    pub fn set(&mut self, name: &str, v: Var) {
+    pub(crate) fn set(&mut self, name: &str, v: Var) {
         self.0.insert(name.to_string(), v);
     }
-    pub fn unset(&mut self, name: &str) {
+    pub(crate) fn unset(&mut self, name: &str) {
         self.0.remove(name);
         self.1.insert(name.to_string());
     }
@@ -65,9 +65,9 @@ impl Vars {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{file} line {line}: {what}")]
 pub struct ShellError {
-    pub file: String,
-    pub line: usize,
-    pub what: String,
+    pub(crate) file: String,
+    pub(crate) line: usize,
+    pub(crate) what: String,
 }
 
 /// A word's value: bytes, or why it cannot be known.

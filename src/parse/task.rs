@@ -31,7 +31,7 @@ impl TaskStat {
 /// parentheses without checking them and panics on a malformed one ("(x)", "1 (x)", ") 1 ("): a --root snapshot
 /// may come from anyone, so the shape it slices by is checked first — one ASCII byte before the first '(' and a
 /// space after the last ')'. Everything after that procfs-core refuses with an error.
-pub fn stat(bytes: &[u8]) -> Option<Stat> {
+pub(crate) fn stat(bytes: &[u8]) -> Option<Stat> {
     let text = String::from_utf8_lossy(bytes);
     let t = text.trim().as_bytes();
     let open = t.iter().position(|&b| b == b'(')?;
@@ -64,7 +64,7 @@ pub fn allowed_list(status: &str) -> Option<&str> {
 }
 
 /// The "Threads" count of a process's status file (its threads, the main one included).
-pub fn threads(status: &str) -> Option<usize> {
+pub(crate) fn threads(status: &str) -> Option<usize> {
     status
         .lines()
         .find_map(|l| l.strip_prefix("Threads:"))

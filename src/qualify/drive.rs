@@ -6,8 +6,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::resume::{self, Action, Observed};
-use super::state::{self, Effect, Event, Qualify};
+use super::resume::{self, Observed, ResumeAction};
+use super::state::{self, Effect, Qualify, QualifyEvent};
 use crate::checks::CheckId;
 use crate::error::{Error, Result};
 use crate::fix::plan::{self, Request};
@@ -62,28 +62,30 @@ impl Drive<'_> {
             let seen = observe(self.host, q)?;
             let mut committed = None;
             let stop = match resume::next(q, &seen) {
-                Action::Start => self.event(q, Event::Start),
-                Action::MeasureBaseline => self.baseline(q),
-                Action::Apply(i) => self.apply(q, i),
-                Action::UndoUnfinished(_) => {
+                ResumeAction::Start => self.event(q, QualifyEvent::Start),
+                ResumeAction::MeasureBaseline => self.baseline(q),
+                ResumeAction::Apply(i) => self.apply(q, i),
+                ResumeAction::UndoUnfinished(_) => {
                     let (path, _) = runs(self.host)?
                         .pop()
                         .ok_or_else(|| Error::failed("qualify: the journal run to undo is gone"))?;
                     self.undo(&path)
                 }
-                Action::FinishApply(i) => self.finish_apply(q, i),
-                Action::Reboot => return Ok(Stop::Reboot(q.reboot_argv())),
-                Action::JudgeTrial(i) if self.trial_skipped(q, i)? => {
+                ResumeAction::FinishApply(i) => self.finish_apply(q, i),
+                ResumeAction::Reboot => return Ok(Stop::Reboot(q.reboot_argv())),
+                ResumeAction::JudgeTrial(i) if self.trial_skipped(q, i)? => {
                     return Ok(Stop::Reboot(q.reboot_argv()));
                 }
-                Action::JudgeTrial(i) => self.judge(q, i),
-                Action::Commit(i) => self.commit(q, i).map(|()| committed = Some(i)),
-                Action::FinishCommit(i) => self.finish_commit(q, i).map(|()| committed = Some(i)),
-                Action::Measure(i) => self.measure_step(q, i),
-                Action::Revert(i) => self.revert(q, i),
-                Action::MeasureSweep(i) => self.sweep(q, i),
-                Action::Report => return Ok(Stop::Done),
-                Action::Nothing => return Ok(Stop::Aborted),
+                ResumeAction::JudgeTrial(i) => self.judge(q, i),
+                ResumeAction::Commit(i) => self.commit(q, i).map(|()| committed = Some(i)),
+                ResumeAction::FinishCommit(i) => {
+                    self.finish_commit(q, i).map(|()| committed = Some(i))
+                }
+                ResumeAction::Measure(i) => self.measure_step(q, i),
+                ResumeAction::Revert(i) => self.revert(q, i),
+                ResumeAction::MeasureSweep(i) => self.sweep(q, i),
+                ResumeAction::Report => return Ok(Stop::Done),
+                ResumeAction::Nothing => return Ok(Stop::Aborted),
             };
             stop?;
             if let Some(i) = committed
@@ -112,7 +114,7 @@ impl Drive<'_> {
 
     /// Moves the state by `ev` and says where it is now — once: a stage that begins again, or a step's
     /// "applying" that records its journal count, is not news.
-    fn event(&mut self, q: &mut Qualify, ev: Event) -> Result<()> {
+    fn event(&mut self, q: &mut Qualify, ev: QualifyEvent) -> Result<()> {
         let was = q.phase.describe();
         state::advance(self.host, q, ev)?;
         let now = q.phase.describe();
@@ -138,10 +140,10 @@ impl Drive<'_> {
     /// the plan's preflight) stops qualify before it changes anything.
     fn baseline(&mut self, q: &mut Qualify) -> Result<()> {
         match self.measure(q, q.sweep_period(0), RunLabel::QualifyBaseline, None) {
-            Ok((_, p)) => self.event(q, Event::BaselineMeasured(p)),
+            Ok((_, p)) => self.event(q, QualifyEvent::BaselineMeasured(p)),
             Err(e) => {
                 let why = format!("the baseline could not be measured: {e}");
-                self.event(q, Event::Abort { why: why.clone() })?;
+                self.event(q, QualifyEvent::Abort { why: why.clone() })?;
                 Err(Error::failed(format!(
                     "qualify: {why}; nothing was changed, qualify stopped"
                 )))
@@ -155,10 +157,10 @@ impl Drive<'_> {
         let period = q.sweep[i].period_us;
         let label = RunLabel::QualifySweep(period);
         match self.measure(q, period, label, q.confidence_per_hour) {
-            Ok((_, p)) => self.event(q, Event::SweepMeasured(p)),
+            Ok((_, p)) => self.event(q, QualifyEvent::SweepMeasured(p)),
             Err(e) => {
                 outln!(self.w, "qualify: {period} µs not measured: {e}");
-                self.event(q, Event::SweepFailed { why: e.to_string() })
+                self.event(q, QualifyEvent::SweepFailed { why: e.to_string() })
             }
         }
     }
@@ -188,7 +190,7 @@ impl Drive<'_> {
 
     fn apply(&mut self, q: &mut Qualify, i: usize) -> Result<()> {
         let journals = runs(self.host)?.len();
-        self.event(q, Event::Applying { journals })?;
+        self.event(q, QualifyEvent::Applying { journals })?;
         let failed = self.failed_now(q);
         q.steps[i].failed = failed.iter().map(|c| c.as_str().to_string()).collect();
         let plan = self.plan(q, q.steps[i].step, failed)?;
@@ -198,22 +200,22 @@ impl Drive<'_> {
                 .iter()
                 .find_map(|s| s.refusal().map(|r| format!("refused: {r}")))
                 .unwrap_or_else(|| "nothing to change: already as wanted".into());
-            return self.event(q, Event::NotTried { why });
+            return self.event(q, QualifyEvent::NotTried { why });
         }
         if !q.steps[i].reboot {
             let r = crate::fix::apply::apply(self.host, &plan, q.core, q.nic.as_deref())?;
-            return self.event(q, Event::Applied { journal: r.journal });
+            return self.event(q, QualifyEvent::Applied { journal: r.journal });
         }
         let (step, t) = match trial::step_of(self.host, &plan) {
             Ok(st) => st,
-            Err(NoTrial(why)) => return self.event(q, Event::NotTried { why }),
+            Err(NoTrial(why)) => return self.event(q, QualifyEvent::NotTried { why }),
         };
         let journal = trial::arm(self.host, &step, q.core)?.journal;
         outln!(self.w, "qualify: trial boot armed: {}", t.how);
         q.steps[i].trial_reboot = t.reboot.clone();
         self.event(
             q,
-            Event::TrialArmed {
+            QualifyEvent::TrialArmed {
                 journal,
                 boot_id: trial::boot_id(self.host),
                 cmdline: t.cmdline.join(" "),
@@ -231,7 +233,7 @@ impl Drive<'_> {
             self.undo(&path)?;
             return self.apply(q, i);
         }
-        self.event(q, Event::Applied { journal: path })
+        self.event(q, QualifyEvent::Applied { journal: path })
     }
 
     /// Whether this boot skipped the armed trial (its entry still armed: power lost before the reboot reached
@@ -263,17 +265,17 @@ impl Drive<'_> {
             self.undo(&trial_run)?;
         }
         if health.ok() {
-            self.event(q, Event::TrialBooted)
+            self.event(q, QualifyEvent::TrialBooted)
         } else {
             let why = health.problems.join("; ");
             outln!(self.w, "qualify: the trial boot failed: {why}");
-            self.event(q, Event::TrialFailed { why })
+            self.event(q, QualifyEvent::TrialFailed { why })
         }
     }
 
     fn commit(&mut self, q: &mut Qualify, i: usize) -> Result<()> {
         let journals = runs(self.host)?.len();
-        self.event(q, Event::Committing { journals })?;
+        self.event(q, QualifyEvent::Committing { journals })?;
         trial::commit(
             self.host,
             q.core,
@@ -287,7 +289,7 @@ impl Drive<'_> {
     fn finish_commit(&mut self, q: &mut Qualify, i: usize) -> Result<()> {
         let path =
             trial::finish_commit(self.host, q.steps[i].journals.first().map(String::as_str))?;
-        self.event(q, Event::Committed { journal: path })
+        self.event(q, QualifyEvent::Committed { journal: path })
     }
 
     fn measure_step(&mut self, q: &mut Qualify, i: usize) -> Result<()> {
@@ -309,7 +311,7 @@ impl Drive<'_> {
                 // Not the step's effect on the tail: the measurement could not judge it. Undone like a worse
                 // step (the step may be what broke the wire), and said so.
                 outln!(self.w, "qualify: {}: not measured: {why}", q.steps[i].step);
-                return self.event(q, Event::MeasureFailed { why });
+                return self.event(q, QualifyEvent::MeasureFailed { why });
             }
         };
         let c = crate::report::compare::compare(
@@ -322,7 +324,7 @@ impl Drive<'_> {
         outln!(self.w, "qualify: {}: {}", q.steps[i].step, c.summary);
         self.event(
             q,
-            Event::Measured {
+            QualifyEvent::Measured {
                 result: after,
                 effect,
             },
@@ -333,7 +335,7 @@ impl Drive<'_> {
         for j in q.steps[i].journals.clone().iter().rev() {
             self.undo(j)?;
         }
-        self.event(q, Event::Reverted)
+        self.event(q, QualifyEvent::Reverted)
     }
 
     /// Undoes one journal run (gone already: nothing to do) and removes it (fix's trial machinery: forced).

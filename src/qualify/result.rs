@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::state::{Outcome, Qualify};
+use super::state::{Qualify, StepOutcome};
 use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::measure::result::RunResult;
@@ -23,12 +23,14 @@ fn step_row(q: &Qualify, i: usize) -> StepRow {
     let s = &q.steps[i];
     let (outcome, why) = match &s.outcome {
         None => ("not_reached", None),
-        Some(Outcome::Kept { effect: None }) => ("applied", None),
-        Some(Outcome::Kept { .. }) => ("kept", None),
-        Some(Outcome::Reverted) => ("reverted", Some("made the tail significantly worse".into())),
-        Some(Outcome::TrialFailed { why }) => ("trial_failed", Some(why.clone())),
-        Some(Outcome::NotTried { why }) => ("not_tried", Some(why.clone())),
-        Some(Outcome::MeasureFailed { why }) => ("measure_failed", Some(why.clone())),
+        Some(StepOutcome::Kept { effect: None }) => ("applied", None),
+        Some(StepOutcome::Kept { .. }) => ("kept", None),
+        Some(StepOutcome::Reverted) => {
+            ("reverted", Some("made the tail significantly worse".into()))
+        }
+        Some(StepOutcome::TrialFailed { why }) => ("trial_failed", Some(why.clone())),
+        Some(StepOutcome::NotTried { why }) => ("not_tried", Some(why.clone())),
+        Some(StepOutcome::MeasureFailed { why }) => ("measure_failed", Some(why.clone())),
     };
     let result = load(s.result.as_ref());
     let judged = match (&result, load(q.previous_result(i).as_ref())) {

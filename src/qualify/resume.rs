@@ -15,7 +15,7 @@ pub(crate) struct Observed {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Action {
+pub(crate) enum ResumeAction {
     /// Planned: start (then the baseline).
     Start,
     MeasureBaseline,
@@ -43,34 +43,34 @@ pub(crate) enum Action {
     Nothing,
 }
 
-pub(crate) fn next(q: &Qualify, seen: &Observed) -> Action {
+pub(crate) fn next(q: &Qualify, seen: &Observed) -> ResumeAction {
     match &q.phase {
-        Phase::Planned => Action::Start,
-        Phase::Baseline => Action::MeasureBaseline,
+        Phase::Planned => ResumeAction::Start,
+        Phase::Baseline => ResumeAction::MeasureBaseline,
         Phase::Step { index, stage } => in_step(q, *index, stage, seen),
-        Phase::Sweep { index } => Action::MeasureSweep(*index),
-        Phase::Done => Action::Report,
-        Phase::Aborted { .. } => Action::Nothing,
+        Phase::Sweep { index } => ResumeAction::MeasureSweep(*index),
+        Phase::Done => ResumeAction::Report,
+        Phase::Aborted { .. } => ResumeAction::Nothing,
     }
 }
 
-fn in_step(q: &Qualify, index: usize, stage: &Stage, seen: &Observed) -> Action {
+fn in_step(q: &Qualify, index: usize, stage: &Stage, seen: &Observed) -> ResumeAction {
     match stage {
-        Stage::Applying { journals: None } => Action::Apply(index),
+        Stage::Applying { journals: None } => ResumeAction::Apply(index),
         Stage::Applying { journals: Some(_) } => match seen.stage_run {
-            None => Action::Apply(index),
-            Some(false) => Action::UndoUnfinished(index),
-            Some(true) => Action::FinishApply(index),
+            None => ResumeAction::Apply(index),
+            Some(false) => ResumeAction::UndoUnfinished(index),
+            Some(true) => ResumeAction::FinishApply(index),
         },
-        Stage::TrialArmed { boot_id } if *boot_id == seen.boot_id => Action::Reboot,
-        Stage::TrialArmed { .. } => Action::JudgeTrial(index),
-        Stage::TrialBooted | Stage::Committing { journals: None } => Action::Commit(index),
+        Stage::TrialArmed { boot_id } if *boot_id == seen.boot_id => ResumeAction::Reboot,
+        Stage::TrialArmed { .. } => ResumeAction::JudgeTrial(index),
+        Stage::TrialBooted | Stage::Committing { journals: None } => ResumeAction::Commit(index),
         Stage::Committing { journals: Some(_) } => match seen.stage_run {
-            None => Action::Commit(index),
-            Some(false) => Action::UndoUnfinished(index),
-            Some(true) => Action::FinishCommit(index),
+            None => ResumeAction::Commit(index),
+            Some(false) => ResumeAction::UndoUnfinished(index),
+            Some(true) => ResumeAction::FinishCommit(index),
         },
-        Stage::Measuring if q.to_undo(index) => Action::Revert(index),
-        Stage::Measuring => Action::Measure(index),
+        Stage::Measuring if q.to_undo(index) => ResumeAction::Revert(index),
+        Stage::Measuring => ResumeAction::Measure(index),
     }
 }

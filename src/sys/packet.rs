@@ -75,7 +75,7 @@ pub(crate) fn poll(fd: RawFd, timeout_ms: i32) -> io::Result<(bool, bool)> {
 /// Stamps found in one message's control data; 0 = absent. `tx` says it came back on the error queue as the
 /// transmit stamp of a sent frame.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Stamps {
+pub(crate) struct Stamps {
     pub(crate) sw_ns: u64,
     pub(crate) hw_ns: u64,
     pub(crate) tx: bool,
@@ -84,7 +84,7 @@ pub struct Stamps {
 /// One received message: its length (truncated to the buffer), stamps, and sll_pkttype (PACKET_HOST,
 /// PACKET_BROADCAST, PACKET_OUTGOING for our own frame seen by an ETH_P_ALL socket, …).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Message {
+pub(crate) struct Message {
     pub(crate) len: usize,
     pub(crate) stamps: Stamps,
     pub(crate) pkttype: u8,

@@ -19,26 +19,26 @@ pub(crate) const PROGRAM: &str = "rmp_eval_probe";
 
 /// Where the program runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mode {
+pub(crate) enum AttachMode {
     /// In the driver, before any socket buffer exists (XDP_FLAGS_DRV_MODE).
     Native,
     /// In the kernel's receive path after the driver, on a socket buffer (XDP_FLAGS_SKB_MODE).
     Generic,
 }
 
-impl Mode {
+impl AttachMode {
     /// The XDP_FLAGS_* bit of the mode (include/uapi/linux/if_link.h).
     pub(crate) fn flags(self) -> u32 {
         match self {
-            Mode::Generic => 1 << 1,
-            Mode::Native => 1 << 2,
+            AttachMode::Generic => 1 << 1,
+            AttachMode::Native => 1 << 2,
         }
     }
 
     fn aya(self) -> XdpMode {
         match self {
-            Mode::Native => XdpMode::Driver,
-            Mode::Generic => XdpMode::Skb,
+            AttachMode::Native => XdpMode::Driver,
+            AttachMode::Generic => XdpMode::Skb,
         }
     }
 }
@@ -124,7 +124,7 @@ fn program(ebpf: &mut Ebpf) -> Result<&mut Xdp, XdpError> {
 
 impl Program {
     /// Attaches the program to interface `ifindex` in `mode`.
-    pub(crate) fn attach(&mut self, ifindex: u32, mode: Mode) -> Result<(), AttachError> {
+    pub(crate) fn attach(&mut self, ifindex: u32, mode: AttachMode) -> Result<(), AttachError> {
         let prog = program(&mut self.ebpf).map_err(AttachError::Failed)?;
         match prog.attach_to_if_index(ifindex, mode.aya()) {
             Ok(_) => Ok(()),
@@ -157,7 +157,7 @@ pub(crate) fn program_name(id: u32) -> Option<String> {
 }
 
 /// What XDP program interface `ifindex` has, from rtnetlink's IFLA_XDP: (its program id, its mode), or None.
-pub(crate) fn attached(ifindex: u32) -> io::Result<Option<(u32, Mode)>> {
+pub(crate) fn attached(ifindex: u32) -> io::Result<Option<(u32, AttachMode)>> {
     let reply = super::netlink::request(RTM_GETLINK, 0, ifindex, &[])?;
     let Some(xdp) = super::netlink::link_attr(&reply, IFLA_XDP) else {
         return Ok(None);
@@ -172,16 +172,16 @@ pub(crate) fn attached(ifindex: u32) -> io::Result<Option<(u32, Mode)>> {
         }
     }
     Ok(match how {
-        XDP_ATTACHED_DRV => Some((id, Mode::Native)),
-        XDP_ATTACHED_SKB => Some((id, Mode::Generic)),
+        XDP_ATTACHED_DRV => Some((id, AttachMode::Native)),
+        XDP_ATTACHED_SKB => Some((id, AttachMode::Generic)),
         XDP_ATTACHED_NONE => None,
         // Offloaded to the NIC, or several at once: reported as native, which only the caller's "not ours" reads.
-        _ => Some((id, Mode::Native)),
+        _ => Some((id, AttachMode::Native)),
     })
 }
 
 /// Detaches whatever XDP program interface `ifindex` has in `mode` (IFLA_XDP_FD -1 with that mode's flag).
-pub(crate) fn detach(ifindex: u32, mode: Mode) -> io::Result<()> {
+pub(crate) fn detach(ifindex: u32, mode: AttachMode) -> io::Result<()> {
     let mut nested = Vec::new();
     super::netlink::put_attr(&mut nested, IFLA_XDP_FD, &(-1i32).to_ne_bytes());
     super::netlink::put_attr(&mut nested, IFLA_XDP_FLAGS, &mode.flags().to_ne_bytes());
@@ -204,12 +204,12 @@ const XDP_ATTACHED_SKB: u8 = 2;
 
 #[cfg(test)]
 mod tests {
-    use super::Mode;
+    use super::AttachMode;
 
     #[test]
     fn modes_are_the_kernels_flags() {
-        assert_eq!(Mode::Generic.flags(), 2);
-        assert_eq!(Mode::Native.flags(), 4);
+        assert_eq!(AttachMode::Generic.flags(), 2);
+        assert_eq!(AttachMode::Native.flags(), 4);
     }
 
     #[test]

@@ -19,11 +19,11 @@ use super::window::Window;
 /// How often the pipe is emptied.
 const POLL: Duration = Duration::from_millis(20);
 /// Windows kept when a threshold is given: the worst ones (the rest are only counted).
-pub const MAX_WINDOWS: usize = 20;
+pub(crate) const MAX_WINDOWS: usize = 20;
 
 /// Which late cycles to keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Keep {
+pub(crate) enum Keep {
     /// The worst of the run only.
     Worst,
     /// Every cycle later than this (ns); the worst MAX_WINDOWS of them.
@@ -39,14 +39,14 @@ pub(crate) enum Item {
 
 /// One kept window: the trace from the previous cycle's marker to this cycle's.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Kept {
-    pub cycle: u64,
-    pub lat_ns: u64,
+pub(crate) struct Kept {
+    pub(crate) cycle: u64,
+    pub(crate) lat_ns: u64,
     pub(crate) items: Vec<Item>,
     /// NIC mode: the window of a request with no reply (`cycle` = its frame), not of a late one; `tail`: the
     /// trace after the last reply, where `cycle` is the first frame that may be in it.
-    pub lost: bool,
-    pub tail: bool,
+    pub(crate) lost: bool,
+    pub(crate) tail: bool,
 }
 
 impl Kept {
@@ -66,23 +66,23 @@ impl Kept {
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Collected {
+pub(crate) struct Collected {
     /// Worst first.
-    pub windows: Vec<Kept>,
+    pub(crate) windows: Vec<Kept>,
     /// NIC mode: the windows of requests with no reply (lost_track), and how many such frames were between replies.
-    pub lost_windows: Vec<Kept>,
-    pub unanswered: u64,
+    pub(crate) lost_windows: Vec<Kept>,
+    pub(crate) unanswered: u64,
     /// Cycles over the threshold (kept or not).
-    pub over: u64,
-    pub marks: u64,
-    pub lines: u64,
+    pub(crate) over: u64,
+    pub(crate) marks: u64,
+    pub(crate) lines: u64,
     /// Events the kernel dropped ("[LOST N EVENTS]"): a window may then be incomplete.
-    pub lost: u64,
+    pub(crate) lost: u64,
     /// Tick hrtimer expiries on the CPU (tick_nohz_handler, tick_sched_timer).
-    pub ticks: u64,
+    pub(crate) ticks: u64,
     /// Trace time of the first and last event (ns), for rates.
-    pub first_ns: u64,
-    pub last_ns: u64,
+    pub(crate) first_ns: u64,
+    pub(crate) last_ns: u64,
 }
 
 /// What the reader reads: trace_pipe's text, or the per-CPU binary pages.
@@ -91,7 +91,7 @@ pub(crate) enum Source {
     Raw(RawPipes),
 }
 
-pub struct Collector {
+pub(crate) struct Collector {
     stop: Arc<AtomicBool>,
     handle: JoinHandle<Collected>,
 }
@@ -130,7 +130,7 @@ impl Collector {
     }
 
     /// Reads what is left (call after tracing is stopped) and returns what was kept.
-    pub fn finish(self) -> Collected {
+    pub(crate) fn finish(self) -> Collected {
         self.stop.store(true, Ordering::Release);
         self.handle.join().unwrap_or_default()
     }

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::Write;
 
 /// The loop's side: one write to trace_marker per marked cycle (no allocation, one syscall).
-pub struct Marker {
+pub(crate) struct Marker {
     file: File,
     gate: Option<Gate>,
 }
@@ -43,7 +43,7 @@ impl Gate {
 
 impl Marker {
     /// A marker of every cycle (NIC mode).
-    pub fn new(file: File) -> Self {
+    pub(crate) fn new(file: File) -> Self {
         Marker { file, gate: None }
     }
 
@@ -56,7 +56,7 @@ impl Marker {
     }
 
     /// A second writer (NIC mode: the sender's, beside the receiver's).
-    pub fn try_clone(&self) -> std::io::Result<Self> {
+    pub(crate) fn try_clone(&self) -> std::io::Result<Self> {
         Ok(Marker {
             file: self.file.try_clone()?,
             gate: self.gate,
@@ -65,7 +65,7 @@ impl Marker {
 
     /// NIC mode, the sender just before send(): "rmp-eval s=FRAME".
     #[inline]
-    pub fn mark_send(&self, frame: u64) {
+    pub(crate) fn mark_send(&self, frame: u64) {
         let mut buf = [0u8; 40];
         let label = b"rmp-eval s=";
         buf[..label.len()].copy_from_slice(label);
@@ -77,7 +77,7 @@ impl Marker {
 
     /// "rmp-eval c=CYCLE dl=DEADLINE_NS lat=LATENCY_NS", when the gate (if any) passes the cycle.
     #[inline]
-    pub fn mark(&mut self, cycle: u64, deadline_ns: u64, lat_ns: u64) {
+    pub(crate) fn mark(&mut self, cycle: u64, deadline_ns: u64, lat_ns: u64) {
         if self.gate.as_mut().is_some_and(|g| !g.passes(lat_ns)) {
             return;
         }

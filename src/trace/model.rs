@@ -9,7 +9,7 @@ use crate::parse::ftrace;
 /// What held the CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Kind {
+pub(crate) enum Kind {
     Thread,
     Irq,
     Softirq,
@@ -20,24 +20,24 @@ pub enum Kind {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Culprit {
-    pub kind: Kind,
+pub(crate) struct Culprit {
+    pub(crate) kind: Kind,
     /// Thread name, IRQ action, softirq type, interrupt or timer function.
-    pub name: String,
+    pub(crate) name: String,
     /// PID or IRQ number.
-    pub id: Option<u64>,
+    pub(crate) id: Option<u64>,
     /// "FIFO 90", "normal" — threads only.
-    pub prio: Option<String>,
+    pub(crate) prio: Option<String>,
     /// Time it held the CPU between the deadline and the RT thread running.
-    pub ran_us: f64,
-    pub remedy: Remedy,
+    pub(crate) ran_us: f64,
+    pub(crate) remedy: Remedy,
     /// The CPU it ran on, when the trace covers more than one (NIC mode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu: Option<usize>,
+    pub(crate) cpu: Option<usize>,
 }
 
 impl Culprit {
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match (self.kind, self.id) {
             (Kind::Thread, Some(pid)) => match &self.prio {
                 Some(p) => format!("{} (pid {pid}, {p})", self.name),
@@ -53,102 +53,102 @@ impl Culprit {
 
 /// One row of the timeline, at µs from the deadline (negative: before it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Step {
-    pub at_us: f64,
-    pub what: String,
+pub(crate) struct TimelineStep {
+    pub(crate) at_us: f64,
+    pub(crate) what: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Explanation {
+pub(crate) struct Explanation {
     /// The cycle's index among recorded periods (the series' max_index counts the same way).
-    pub cycle: u64,
-    pub late_us: f64,
-    pub cpu: usize,
+    pub(crate) cycle: u64,
+    pub(crate) late_us: f64,
+    pub(crate) cpu: usize,
     /// When the RT thread's timer fired, was woken, ran (µs after the deadline), as far as the trace shows.
-    pub timer_us: Option<f64>,
-    pub woken_us: Option<f64>,
-    pub running_us: Option<f64>,
+    pub(crate) timer_us: Option<f64>,
+    pub(crate) woken_us: Option<f64>,
+    pub(crate) running_us: Option<f64>,
     /// Time the CPU sat idle between the deadline and the timer (timer / idle-exit latency, or the host in a VM).
-    pub idle_us: f64,
-    pub culprits: Vec<Culprit>,
-    pub timeline: Vec<Step>,
-    pub verdict: String,
+    pub(crate) idle_us: f64,
+    pub(crate) culprits: Vec<Culprit>,
+    pub(crate) timeline: Vec<TimelineStep>,
+    pub(crate) verdict: String,
     /// NIC mode: the reply's way from the NIC to the receiver thread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<ReceivePath>,
+    pub(crate) path: Option<ReceivePath>,
     /// NIC mode: a request with no reply (`cycle` = its frame; `late_us` 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lost: Option<LostFrame>,
+    pub(crate) lost: Option<LostFrame>,
 }
 
 /// What the trace shows of a request that got no reply, from the sender's marker (µs from it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LostFrame {
-    pub nic: String,
+pub(crate) struct LostFrame {
+    pub(crate) nic: String,
     /// The frame leaving: the sender's net_dev_xmit on `nic` ("net_dev_xmit rc=N"); None: not in the trace.
-    pub sent: Option<PathEvent>,
+    pub(crate) sent: Option<PathEvent>,
     /// When more frames arrived on `nic` than replies were matched, from the transmit until the reply to a later
     /// frame was marked: the first arrival (netif_receive_skb, or netif_rx).
-    pub arrived: Option<PathEvent>,
+    pub(crate) arrived: Option<PathEvent>,
     /// Frames that arrived on `nic` and replies matched over that time.
-    pub arrivals: u64,
-    pub replies: u64,
+    pub(crate) arrivals: u64,
+    pub(crate) replies: u64,
     /// How long after the send the trace was followed (to that marker, or the end of the trace).
-    pub watched_us: f64,
-    pub remedy: Remedy,
+    pub(crate) watched_us: f64,
+    pub(crate) remedy: Remedy,
 }
 
 /// One event on a reply's receive path, at µs from the send.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PathEvent {
-    pub cpu: usize,
-    pub at_us: f64,
+pub(crate) struct PathEvent {
+    pub(crate) cpu: usize,
+    pub(crate) at_us: f64,
     /// How long it ran (an IRQ handler, a softirq), when it has an end.
-    pub ran_us: Option<f64>,
+    pub(crate) ran_us: Option<f64>,
     /// IRQ action, the task a softirq ran in (ksoftirqd/N or the task it interrupted), the waker's name.
-    pub name: String,
+    pub(crate) name: String,
     /// IRQ number, or the waker's pid.
-    pub id: Option<u64>,
+    pub(crate) id: Option<u64>,
 }
 
 /// A stretch of the round trip and what would shorten it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Phase {
+pub(crate) struct RoundTripPhase {
     /// "wire_and_peer", "kernel_receive", "wakeup", "receiver".
-    pub name: String,
-    pub us: f64,
-    pub remedy: Remedy,
+    pub(crate) name: String,
+    pub(crate) us: f64,
+    pub(crate) remedy: Remedy,
 }
 
 /// NIC mode: what the trace shows of one reply from the send to the receiver thread's marker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReceivePath {
-    pub nic: String,
+pub(crate) struct ReceivePath {
+    pub(crate) nic: String,
     /// The NIC's interrupt that started the receive (none on a veth: the peer's send delivers it).
-    pub irq: Option<PathEvent>,
+    pub(crate) irq: Option<PathEvent>,
     /// Whether `irq` is one of the NIC's own IRQs as /sys (device/msi_irqs) and /proc/interrupts name them; None
     /// when none are known (a veth) or no IRQ was found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub irq_of_nic: Option<bool>,
+    pub(crate) irq_of_nic: Option<bool>,
     /// The frame handed to the stack (netif_rx: a veth, RPS) before NET_RX.
-    pub netif_rx: Option<PathEvent>,
+    pub(crate) netif_rx: Option<PathEvent>,
     /// The NET_RX softirq that delivered the frame (netif_receive_skb on `nic` inside it).
-    pub net_rx: Option<PathEvent>,
+    pub(crate) net_rx: Option<PathEvent>,
     /// netif_receive_skb of the frame on `nic`.
-    pub received: Option<PathEvent>,
+    pub(crate) received: Option<PathEvent>,
     /// The receiver thread woken (sched_waking): the waker's CPU and name; `woken_cpu` is where it was sent.
-    pub woken: Option<PathEvent>,
-    pub woken_cpu: Option<usize>,
+    pub(crate) woken: Option<PathEvent>,
+    pub(crate) woken_cpu: Option<usize>,
     /// The receiver thread switched in.
-    pub running: Option<PathEvent>,
-    pub phases: Vec<Phase>,
+    pub(crate) running: Option<PathEvent>,
+    pub(crate) phases: Vec<RoundTripPhase>,
 }
 
 /// The marker the RT loop writes at each wakeup: "rmp-eval c=CYCLE dl=DEADLINE_NS lat=LATENCY_NS".
-pub struct Mark {
-    pub cycle: u64,
-    pub deadline_ns: u64,
-    pub lat_ns: u64,
+pub(crate) struct Mark {
+    pub(crate) cycle: u64,
+    pub(crate) deadline_ns: u64,
+    pub(crate) lat_ns: u64,
 }
 
 /// The marker of a trace_marker write's text, when it is one.

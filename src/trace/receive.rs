@@ -5,10 +5,10 @@
 //! that would shorten it.
 
 mod judge;
-pub mod lost;
+pub(crate) mod lost;
 
 use super::event::{Event, Net, Softirq, TraceEntry, What, events};
-use super::model::{Culprit, Explanation, Kind, Mark, PathEvent, ReceivePath, Step};
+use super::model::{Culprit, Explanation, Kind, Mark, PathEvent, ReceivePath, TimelineStep};
 use super::walk::Walk;
 use judge::judge;
 
@@ -252,14 +252,14 @@ impl<'t> Reply<'t> {
     }
 
     /// The reply's steps from the send to the marker, in time order.
-    fn timeline(&self, path: &ReceivePath, nic: &str) -> Vec<Step> {
+    fn timeline(&self, path: &ReceivePath, nic: &str) -> Vec<TimelineStep> {
         let (mk, m, me) = (self.marker(), &self.m, self.me);
-        let mut timeline: Vec<Step> = vec![Step {
+        let mut timeline: Vec<TimelineStep> = vec![TimelineStep {
             at_us: 0.0,
             what: format!("frame {} sent", m.cycle),
         }];
         let step = |e: &Option<PathEvent>, what: &dyn Fn(&PathEvent) -> String| {
-            e.as_ref().map(|e| Step {
+            e.as_ref().map(|e| TimelineStep {
                 at_us: e.at_us,
                 what: format!("CPU {}: {}", e.cpu, what(e)),
             })
@@ -282,7 +282,7 @@ impl<'t> Reply<'t> {
             .into_iter()
             .flatten(),
         );
-        timeline.push(Step {
+        timeline.push(TimelineStep {
             at_us: self.rel(mk.ts_ns),
             what: format!(
                 "CPU {}: {} marks frame {} (RTT {:.1} µs)",

@@ -22,50 +22,50 @@ use crate::host::Host;
 /// The `trace` key of a run's JSON.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct TraceReport {
-    pub cpu: usize,
+    pub(crate) cpu: usize,
     /// The events recorded (those this kernel has).
-    pub events: Vec<String>,
+    pub(crate) events: Vec<String>,
     /// Windows were kept for cycles later than this; None: the worst cycle only.
-    pub break_us: Option<u32>,
+    pub(crate) break_us: Option<u32>,
     /// Markers read (the cyclic loop marks only late cycles: over break_us, or without it each new worst), and
     /// cycles over break_us.
-    pub marks: u64,
-    pub over_break: u64,
+    pub(crate) marks: u64,
+    pub(crate) over_break: u64,
     /// Events the kernel dropped; a window with lost events may miss a cause.
-    pub lost_events: u64,
+    pub(crate) lost_events: u64,
     /// The kernel has the timerlat tracer (not used: it adds its own SCHED_FIFO thread on the CPU).
-    pub timerlat_available: bool,
+    pub(crate) timerlat_available: bool,
     /// Tick timer expiries per second on the CPU, counted in the trace.
-    pub ticks_per_s: Option<f64>,
+    pub(crate) ticks_per_s: Option<f64>,
     /// The raw trace of the kept windows (text, as `trace-cmd report` prints), saved beside the result.
-    pub file: Option<String>,
+    pub(crate) file: Option<String>,
     /// The kept windows explained, worst first.
-    pub explained: Vec<Explanation>,
+    pub(crate) explained: Vec<Explanation>,
     /// NIC mode: requests with no reply, as the trace shows them (the first of each gap between replies, at most
     /// 5, and the first sent after the last reply); `unanswered` counts the frames in the gaps.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub lost_frames: Vec<Explanation>,
+    pub(crate) lost_frames: Vec<Explanation>,
     #[serde(default)]
-    pub unanswered: u64,
+    pub(crate) unanswered: u64,
     /// NIC mode: the interface whose replies were traced (every online CPU, the receive path); None: the RT CPU.
     #[serde(default)]
-    pub nic: Option<String>,
+    pub(crate) nic: Option<String>,
     /// NIC mode: the NIC's IRQs as /sys (device/msi_irqs) and /proc/interrupts name them when the run started
     /// (the list `check`'s nic_irqs_pinned and `fix`'s irq_affinity use); a path's `irq_of_nic` is judged by it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub nic_irqs: Vec<u32>,
+    pub(crate) nic_irqs: Vec<u32>,
     /// How the events were read: "raw" (trace_pipe_raw, decoded here) or "text (WHY)" (trace_pipe, when the
     /// raw pages cannot be read: an event we cannot decode, no kernel symbols, or RMP_EVAL_TRACE_READER=text).
     #[serde(default)]
-    pub reader: String,
+    pub(crate) reader: String,
     /// The text saved into `file`.
     #[serde(skip)]
-    pub raw: String,
+    pub(crate) raw: String,
 }
 
 /// What is traced.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// The cyclic loop's CPU only; the loop on it wakes every `period_ns` and marks only its late cycles.
     Cpu { core: usize, period_ns: u64 },
     /// NIC mode: every online CPU (the NIC's IRQ and NET_RX can run anywhere), the replies on `nic` marked by the
@@ -77,7 +77,7 @@ pub enum Scope {
     },
 }
 
-pub struct Tracing {
+pub(crate) struct Tracing {
     fs: Tracefs,
     collector: Collector,
     scope: Scope,
@@ -106,7 +106,7 @@ fn raw(fs: &Tracefs, cpus: &[usize]) -> Result<RawPipes, NoRaw> {
 impl Tracing {
     /// Sets tracefs up for the scope and starts the reader; the Marker goes to the RT loop (NIC mode: the
     /// receiver).
-    pub fn start(
+    pub(crate) fn start(
         host: &Host,
         scope: Scope,
         break_us: Option<u32>,
@@ -173,7 +173,7 @@ impl Tracing {
     }
 
     /// Stops tracing, reads the rest, restores tracefs (drop), explains the kept windows.
-    pub fn finish(self) -> TraceReport {
+    pub(crate) fn finish(self) -> TraceReport {
         self.fs.stop();
         let c = self.collector.finish();
         let comms = match &self.schema {

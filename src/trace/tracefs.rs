@@ -9,9 +9,9 @@ mod read;
 use crate::host::Host;
 
 pub(crate) use hwlat::{HwlatSettings, HwlatTracer, restore_leftovers};
-pub use read::drain;
+pub(crate) use read::drain;
 
-pub const TRACEFS: &str = "/sys/kernel/tracing";
+pub(crate) const TRACEFS: &str = "/sys/kernel/tracing";
 /// Older systems only have it under debugfs.
 const DEBUGFS_TRACING: &str = "/sys/kernel/debug/tracing";
 /// Per-CPU buffer for the RT CPU: at ~1 MB/s of text-equivalent events at 1 kHz, seconds of slack for the reader.
@@ -23,7 +23,7 @@ const BUFFER_KB: &str = "4096";
 /// (BENCHMARKS.md, set 7: the median wakeup 1.11 → 1.03–1.05 of plain): sched_waking (the loop is woken by its
 /// own timer on its own CPU, where sched_wakeup tells the same moment) and x86's local_timer_entry/exit (the
 /// timer interrupt's work is its hrtimer callbacks, which are recorded — the tick among them).
-pub const EVENTS: &[&str] = &[
+pub(crate) const EVENTS: &[&str] = &[
     "sched/sched_switch",
     "sched/sched_wakeup",
     "irq/irq_handler_entry",
@@ -49,7 +49,7 @@ pub const EVENTS: &[&str] = &[
 /// NIC mode (every CPU) adds the receive path: who woke the receiver (sched_waking fires on the waker's CPU,
 /// sched_wakeup may fire on the receiver's), the timer interrupt, where the frame entered (netif_rx), where
 /// NET_RX was raised, and the sends.
-pub const NIC_EVENTS: &[&str] = &[
+pub(crate) const NIC_EVENTS: &[&str] = &[
     "sched/sched_waking",
     "irq_vectors/local_timer_entry",
     "irq_vectors/local_timer_exit",
@@ -59,7 +59,7 @@ pub const NIC_EVENTS: &[&str] = &[
 ];
 
 #[derive(Debug, thiserror::Error)]
-pub enum TraceError {
+pub(crate) enum TraceError {
     #[error("no tracefs: {TRACEFS} cannot be mounted here (kernel without CONFIG_TRACING?)")]
     Missing,
     #[error("mounting tracefs on {TRACEFS}: {0}")]
@@ -82,23 +82,23 @@ impl From<TraceError> for crate::error::Error {
     }
 }
 
-pub struct Tracefs {
+pub(crate) struct Tracefs {
     host: Host,
     dir: String,
     mounted: bool,
     /// The old values, in the order they were changed.
-    saved: Vec<Saved>,
-    pub events: Vec<String>,
+    saved: Vec<SavedTracefs>,
+    pub(crate) events: Vec<String>,
     /// The same as SYS/NAME.
     enabled: Vec<String>,
     /// The kernel offers the timerlat tracer (not used: it runs its own SCHED_FIFO thread on the CPU).
-    pub timerlat: bool,
+    pub(crate) timerlat: bool,
 }
 
 /// One file's value as it was found: what the kernel takes back, and under a --root tree (ordinary files) the
 /// bytes themselves, so that the tree is left byte for byte as it was.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Saved {
+pub(crate) struct SavedTracefs {
     pub(crate) rel: String,
     pub(crate) value: String,
     pub(crate) raw: String,
@@ -106,7 +106,7 @@ pub(crate) struct Saved {
 
 /// The current value of a tracefs file as it must be written back: trace_clock lists all clocks with the current
 /// one in brackets; buffer_size_kb reads "7 (expanded: 1408)" before the buffer was first used.
-pub fn restorable(raw: &str) -> String {
+pub(crate) fn restorable(raw: &str) -> String {
     let raw = raw.trim();
     if let (Some(a), Some(b)) = (raw.find('['), raw.find(']'))
         && a < b
@@ -121,7 +121,7 @@ pub fn restorable(raw: &str) -> String {
 
 impl Tracefs {
     /// Finds tracefs, mounting it on /sys/kernel/tracing when it is not mounted (live machine only).
-    pub fn open(host: &Host) -> Result<Self, TraceError> {
+    pub(crate) fn open(host: &Host) -> Result<Self, TraceError> {
         let found = [TRACEFS, DEBUGFS_TRACING]
             .into_iter()
             .find(|d| host.exists(&format!("{d}/trace_marker")));
@@ -158,9 +158,9 @@ impl Tracefs {
     }
 
     /// The value of `rel` as it must be put back.
-    fn found(&self, rel: &str) -> Result<Saved, TraceError> {
+    fn found(&self, rel: &str) -> Result<SavedTracefs, TraceError> {
         let raw = self.read(rel)?;
-        Ok(Saved {
+        Ok(SavedTracefs {
             rel: rel.to_string(),
             value: restorable(&raw),
             raw,
@@ -200,13 +200,13 @@ impl Tracefs {
             .collect()
     }
 
-    fn put_back(&self, s: &Saved) -> Result<(), crate::host::HostError> {
+    fn put_back(&self, s: &SavedTracefs) -> Result<(), crate::host::HostError> {
         self.host.put_back(&self.abs(&s.rel), &s.raw, &s.value)
     }
 
     /// Records `EVENTS` (and with `nic`, NIC_EVENTS) on `cpus` only, on CLOCK_MONOTONIC (so the loop's deadlines
     /// are trace times), into cleared per-CPU buffers. Refuses when someone else is tracing.
-    pub fn configure(&mut self, cpus: &[usize], nic: bool) -> Result<(), TraceError> {
+    pub(crate) fn configure(&mut self, cpus: &[usize], nic: bool) -> Result<(), TraceError> {
         self.refuse_busy("--trace")?;
         self.set("tracing_on", "0")?;
         self.set("trace_clock", "mono")?;
@@ -245,7 +245,7 @@ impl Tracefs {
     }
 
     /// Stops recording (before the last reads of the pipe).
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         let _ = self.host.write_value(&self.abs("tracing_on"), "0");
     }
 }

@@ -11,10 +11,10 @@ use crate::measure::interference::cause;
 /// Who holds the CPU: the task at the bottom, interrupts and softirqs nested on it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Holder {
-    pub kind: Kind,
-    pub name: String,
-    pub id: Option<u64>,
-    pub prio: Option<String>,
+    pub(crate) kind: Kind,
+    pub(crate) name: String,
+    pub(crate) id: Option<u64>,
+    pub(crate) prio: Option<String>,
 }
 
 impl Holder {
@@ -28,7 +28,7 @@ impl Holder {
     }
 
     /// As a culprit that held the CPU for `ns`, with the remedy of its kind.
-    pub fn culprit(self, ns: u64) -> Culprit {
+    pub(crate) fn culprit(self, ns: u64) -> Culprit {
         Culprit {
             remedy: match self.kind {
                 Kind::Thread => cause::for_task(&self.name),
@@ -65,7 +65,7 @@ pub(crate) struct Walk {
 
 impl Walk {
     /// Starts with the task of the CPU's first event.
-    pub fn new(first: &Event) -> Walk {
+    pub(crate) fn new(first: &Event) -> Walk {
         Walk {
             stack: vec![Holder::new(
                 Kind::Thread,
@@ -78,14 +78,14 @@ impl Walk {
     }
 
     /// The task (bottom of the stack).
-    pub fn task(&self) -> &Holder {
+    pub(crate) fn task(&self) -> &Holder {
         &self.stack[0]
     }
 
     /// Before event `l`: resyncs the task from the event's (an interrupt's event names the task it interrupted;
     /// when it is not the one the last sched_switch named, events were lost and the event is the truth), then
     /// returns who held the CPU from the previous event to this one.
-    pub fn span(&mut self, l: &Event) -> (Holder, u64, u64) {
+    pub(crate) fn span(&mut self, l: &Event) -> (Holder, u64, u64) {
         if self.stack[0].id != Some(u64::from(l.pid)) && !matches!(l.what, What::Switch { .. }) {
             let id = u64::from(l.pid);
             self.stack.truncate(1);
@@ -101,7 +101,7 @@ impl Walk {
     }
 
     /// Applies event `l` to the stack.
-    pub fn apply(&mut self, l: &Event) {
+    pub(crate) fn apply(&mut self, l: &Event) {
         let exit = match &l.what {
             What::Switch { next, .. } => {
                 self.stack.truncate(1);

@@ -24,7 +24,7 @@ const HORIZON_NS: u64 = 1_000_000_000;
 
 /// The line-by-line state of one reader.
 #[derive(Default)]
-pub struct Window {
+pub(crate) struct Window {
     keep: Option<Keep>,
     cur: Vec<Item>,
     /// The trace time of each item of `cur`.
@@ -34,11 +34,11 @@ pub struct Window {
     partial: String,
     worst: u64,
     lost_track: Option<LostTrack>,
-    pub out: Collected,
+    pub(crate) out: Collected,
 }
 
 impl Window {
-    pub fn new(keep: Keep) -> Self {
+    pub(crate) fn new(keep: Keep) -> Self {
         Window {
             keep: Some(keep),
             ..Default::default()
@@ -59,7 +59,7 @@ impl Window {
     }
 
     /// Feeds raw bytes from the pipe (lines may be split across reads).
-    pub fn feed(&mut self, bytes: &[u8]) {
+    pub(crate) fn feed(&mut self, bytes: &[u8]) {
         self.partial.push_str(&String::from_utf8_lossy(bytes));
         while let Some(i) = self.partial.find('\n') {
             let line: String = self.partial.drain(..=i).collect();
@@ -184,7 +184,7 @@ impl Window {
         }
     }
 
-    pub fn finish(mut self) -> Collected {
+    pub(crate) fn finish(mut self) -> Collected {
         if let Some(t) = self.lost_track.take() {
             (self.out.lost_windows, self.out.unanswered) = t.finish(&self.cur);
         }

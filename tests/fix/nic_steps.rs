@@ -252,7 +252,7 @@ fn tap_rx_frames_set_for_real_verified_and_restored_from_the_journal() {
     let (path, run) = runs.iter().find(|(p, _)| *p == report.journal).unwrap();
     assert_eq!(
         run.entries,
-        [journal::Entry::Ethtool(kind::nic::Saved {
+        [journal::Entry::Ethtool(kind::nic::SavedEthtool {
             target: format!("{name}: ethtool rx-frames"),
             nic: name.clone(),
             field: NicField::RxFrames,

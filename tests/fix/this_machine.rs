@@ -286,7 +286,7 @@ fn rollback_of_an_irq_that_now_refuses_completes() {
         core: 1,
         nic: None,
         steps: vec!["irq_affinity".into()],
-        entries: vec![journal::Entry::Value(kind::value::Saved {
+        entries: vec![journal::Entry::Value(kind::value::SavedValue {
             path: path.clone(),
             previous: other.into(),
             value_kind: ValueKind::CpuList,

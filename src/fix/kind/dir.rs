@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::host::Host;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Saved {
+pub struct SavedDir {
     pub(crate) path: String,
 }
 
@@ -30,13 +30,13 @@ pub(crate) fn missing_parents(host: &Host, path: &str) -> Vec<String> {
     out
 }
 
-pub(crate) fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
+pub(crate) fn restore(host: &Host, s: &SavedDir, how: How) -> Result<Restored> {
     preview_or_restore(host, s, how, &[])
 }
 
 /// The preview of `restore`, given the files the rollback removes before it comes to the directory (`removed`,
 /// paths): what is left in it then decides, as in the real run.
-pub(crate) fn preview(host: &Host, s: &Saved, removed: &[String]) -> Result<Restored> {
+pub(crate) fn preview(host: &Host, s: &SavedDir, removed: &[String]) -> Result<Restored> {
     let how = How {
         dry_run: true,
         force: false,
@@ -44,7 +44,7 @@ pub(crate) fn preview(host: &Host, s: &Saved, removed: &[String]) -> Result<Rest
     preview_or_restore(host, s, how, removed)
 }
 
-fn preview_or_restore(host: &Host, s: &Saved, how: How, removed: &[String]) -> Result<Restored> {
+fn preview_or_restore(host: &Host, s: &SavedDir, how: How, removed: &[String]) -> Result<Restored> {
     if !host.is_dir(&s.path) {
         return Ok(Restored::Unchanged);
     }

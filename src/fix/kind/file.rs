@@ -50,7 +50,7 @@ pub(crate) struct CmdlineEdit {
 
 /// The journal entry of a file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Saved {
+pub struct SavedWrite {
     pub(crate) path: String,
     /// None: the file did not exist.
     pub(crate) previous: Option<SavedFile>,
@@ -61,7 +61,7 @@ pub struct Saved {
     pub(crate) cmdline: Option<CmdlineEdit>,
 }
 
-impl Saved {
+impl SavedWrite {
     /// The file's bytes before fix (None: it did not exist).
     pub(crate) fn previous_bytes(&self) -> Option<&[u8]> {
         self.previous.as_ref().map(|p| p.content.bytes())
@@ -75,7 +75,7 @@ impl Saved {
 pub(crate) fn record(host: &Host, c: &FileChange) -> Result<Vec<Entry>> {
     let mut out: Vec<Entry> = dir::missing_parents(host, &c.path)
         .into_iter()
-        .map(|path| Entry::Dir(dir::Saved { path }))
+        .map(|path| Entry::Dir(dir::SavedDir { path }))
         .collect();
     // Refuses a link to nothing or to a directory now, before anything is changed.
     host.write_target(&c.path)?;
@@ -84,7 +84,7 @@ pub(crate) fn record(host: &Host, c: &FileChange) -> Result<Vec<Entry>> {
         Err(e) if e.is_not_found() => None,
         Err(e) => return Err(e.into()),
     };
-    out.push(Entry::File(Saved {
+    out.push(Entry::File(SavedWrite {
         path: c.path.clone(),
         previous,
         written: c.after.clone().map(Content::new),
@@ -127,7 +127,7 @@ pub(crate) fn verify(host: &Host, c: &FileChange) -> Took {
 
 /// Puts the file back as recorded. A file no longer as fix wrote it: a command-line file keeps the edit (fix's
 /// parameters taken out), any other is a conflict unless `force`.
-pub(crate) fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
+pub(crate) fn restore(host: &Host, s: &SavedWrite, how: How) -> Result<Restored> {
     let now = match host.read_bytes(&s.path) {
         Ok(b) => Some(b),
         Err(e) if e.is_not_found() => None,

@@ -19,14 +19,14 @@ use crate::host::Host;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Entry {
-    File(file::Saved),
-    Value(value::Saved),
+    File(file::SavedWrite),
+    Value(value::SavedValue),
     /// A NIC's ethtool field (only journaled on the live machine: under --root nothing is written).
-    Ethtool(nic::Saved),
+    Ethtool(nic::SavedEthtool),
     /// A directory fix created for a file (removed by rollback when it is empty again).
-    Dir(dir::Saved),
+    Dir(dir::SavedDir),
     /// The RT core's isolated cgroup partition (rollback makes it a member again and stops its slice).
-    Partition(partition::Saved),
+    Partition(partition::SavedPartition),
 }
 
 impl Entry {

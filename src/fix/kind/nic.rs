@@ -24,7 +24,7 @@ impl EthtoolChange {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Saved {
+pub struct SavedEthtool {
     /// ethtool::target(nic, field), what apply and rollback match changes by.
     pub target: String,
     pub nic: String,
@@ -36,12 +36,12 @@ pub struct Saved {
 }
 
 /// None under --root (nothing will be written) or when the driver has no such setting (the write will say so).
-pub(crate) fn record(host: &Host, c: &EthtoolChange) -> Result<Option<Saved>> {
+pub(crate) fn record(host: &Host, c: &EthtoolChange) -> Result<Option<SavedEthtool>> {
     if host.kernel().is_none() {
         return Ok(None);
     }
     match ethtool::read(&c.nic, c.field) {
-        Ok(previous) => Ok(Some(Saved {
+        Ok(previous) => Ok(Some(SavedEthtool {
             target: c.target(),
             nic: c.nic.clone(),
             field: c.field,
@@ -72,7 +72,7 @@ pub(crate) fn verify(c: &EthtoolChange) -> Took {
     }
 }
 
-pub(crate) fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
+pub(crate) fn restore(host: &Host, s: &SavedEthtool, how: How) -> Result<Restored> {
     let Some(k) = host.kernel() else {
         return Err(Error::failed(format!(
             "{}: a NIC setting of the machine, not restored under --root",

@@ -40,7 +40,7 @@ impl PartitionChange {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Saved {
+pub struct SavedPartition {
     /// The partition file (the entry's target).
     pub(crate) path: String,
     pub(crate) mount: String,
@@ -49,8 +49,8 @@ pub struct Saved {
     pub(crate) existed: bool,
 }
 
-pub(crate) fn record(host: &Host, c: &PartitionChange) -> Result<Saved> {
-    Ok(Saved {
+pub(crate) fn record(host: &Host, c: &PartitionChange) -> Result<SavedPartition> {
+    Ok(SavedPartition {
         path: c.file(),
         mount: c.mount.clone(),
         slice: c.slice.clone(),
@@ -102,7 +102,7 @@ pub(crate) fn verify(host: &Host, c: &PartitionChange) -> Took {
     }
 }
 
-pub(crate) fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
+pub(crate) fn restore(host: &Host, s: &SavedPartition, how: How) -> Result<Restored> {
     let dir = format!("{}/{}", s.mount, s.slice);
     if !host.is_dir(&dir) {
         return Ok(Restored::Unchanged);

@@ -23,7 +23,7 @@ pub struct ValueChange {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Saved {
+pub struct SavedValue {
     pub path: String,
     /// As read (version 1 journals: trimmed).
     pub previous: String,
@@ -43,8 +43,8 @@ pub(crate) fn kernel_refused(e: &HostError) -> bool {
         || (crate::sys::process::is_root() && matches!(e, HostError::PermissionDenied { .. }))
 }
 
-pub(crate) fn record(host: &Host, c: &ValueChange) -> Result<Saved> {
-    Ok(Saved {
+pub(crate) fn record(host: &Host, c: &ValueChange) -> Result<SavedValue> {
+    Ok(SavedValue {
         path: c.path.clone(),
         previous: host.read(&c.path)?,
         value_kind: c.kind,
@@ -71,7 +71,7 @@ pub(crate) fn verify(host: &Host, c: &ValueChange) -> Took {
 
 /// Writes only what differs (a managed IRQ refuses even its own value). On the machine the value is written as
 /// `echo` would; under --root the recorded bytes are put back as they were.
-pub(crate) fn restore(host: &Host, s: &Saved, how: How) -> Result<Restored> {
+pub(crate) fn restore(host: &Host, s: &SavedValue, how: How) -> Result<Restored> {
     let k = s.value_kind;
     let now = host.read(&s.path)?;
     if host.holds(&now, &s.previous, k.same(&now, &s.previous)) {

@@ -25,7 +25,7 @@ const VERSION: u32 = 1;
 /// Where fix's trial boot is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "stage", rename_all = "snake_case")]
-pub(crate) enum Stage {
+pub(crate) enum TrialStage {
     /// The trial entry's run is being written; `journals` runs existed before it.
     Arming { journals: usize },
     /// The trial entry is written (run `journal`); the next boot boots it once.
@@ -53,7 +53,7 @@ pub(crate) struct Pending {
     pub(crate) boot_id: String,
     /// The program that reboots into it.
     pub(crate) reboot: Vec<String>,
-    pub(crate) stage: Stage,
+    pub(crate) stage: TrialStage,
     /// What the judging boot found (its command line, the health check's findings).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) judged: Option<String>,
@@ -78,15 +78,15 @@ pub(crate) enum Action {
 /// The decision: `now` this boot's id, `after` the run written after the stage's count (path, complete).
 pub(crate) fn next(p: &Pending, now: &str, after: Option<(String, bool)>) -> Action {
     match (&p.stage, after) {
-        (Stage::Arming { .. }, Some((run, true))) => Action::RecordArmed(run),
-        (Stage::Arming { .. }, Some((run, false))) => Action::Abandon(Some(run)),
-        (Stage::Arming { .. }, None) => Action::Abandon(None),
-        (Stage::Armed { .. }, _) if p.boot_id == now => Action::Wait,
-        (Stage::Armed { .. }, _) => Action::Judge,
-        (Stage::Committing { .. }, Some((_, true))) => Action::FinishCommit,
-        (Stage::Committing { .. }, Some((run, false))) => Action::Commit(Some(run)),
-        (Stage::Committing { .. }, None) => Action::Commit(None),
-        (Stage::Kept { .. } | Stage::Undone { .. }, _) => Action::Nothing,
+        (TrialStage::Arming { .. }, Some((run, true))) => Action::RecordArmed(run),
+        (TrialStage::Arming { .. }, Some((run, false))) => Action::Abandon(Some(run)),
+        (TrialStage::Arming { .. }, None) => Action::Abandon(None),
+        (TrialStage::Armed { .. }, _) if p.boot_id == now => Action::Wait,
+        (TrialStage::Armed { .. }, _) => Action::Judge,
+        (TrialStage::Committing { .. }, Some((_, true))) => Action::FinishCommit,
+        (TrialStage::Committing { .. }, Some((run, false))) => Action::Commit(Some(run)),
+        (TrialStage::Committing { .. }, None) => Action::Commit(None),
+        (TrialStage::Kept { .. } | TrialStage::Undone { .. }, _) => Action::Nothing,
     }
 }
 
@@ -94,7 +94,9 @@ impl Pending {
     /// The count the stage began with, if the stage writes a run.
     fn began(&self) -> Option<usize> {
         match self.stage {
-            Stage::Arming { journals } | Stage::Committing { journals, .. } => Some(journals),
+            TrialStage::Arming { journals } | TrialStage::Committing { journals, .. } => {
+                Some(journals)
+            }
             _ => None,
         }
     }
@@ -102,20 +104,20 @@ impl Pending {
     /// Where it is, in words (`fix --status`, the after-boot log).
     pub(crate) fn describe(&self) -> String {
         let what = match &self.stage {
-            Stage::Arming { .. } => {
+            TrialStage::Arming { .. } => {
                 "being written (or cut short: the next boot undoes it)".to_string()
             }
-            Stage::Armed { .. } => format!(
+            TrialStage::Armed { .. } => format!(
                 "armed: the next boot boots it once (`{}`), then rmp-eval-after-boot.service judges it",
                 self.reboot.join(" ")
             ),
-            Stage::Committing { .. } => {
+            TrialStage::Committing { .. } => {
                 "healthy; the permanent configuration is being written".into()
             }
-            Stage::Kept { journal } => {
+            TrialStage::Kept { journal } => {
                 format!("kept: the boot was healthy, the command line is permanent ({journal})")
             }
-            Stage::Undone { why } => format!("undone, the command line left as it was: {why}"),
+            TrialStage::Undone { why } => format!("undone, the command line left as it was: {why}"),
         };
         format!(
             "fix's trial boot of `{}` (armed {}, CPU {}): {what}",
@@ -252,14 +254,14 @@ pub(crate) fn arm(
         cmdline: t.cmdline.join(" "),
         boot_id: boot_id(host),
         reboot: t.reboot.clone(),
-        stage: Stage::Arming {
+        stage: TrialStage::Arming {
             journals: super::runs(host)?.len(),
         },
         judged: None,
     };
     save(host, &p)?;
     let r = super::arm(host, step, core)?;
-    p.stage = Stage::Armed {
+    p.stage = TrialStage::Armed {
         journal: r.journal.clone(),
     };
     save(host, &p)?;
@@ -279,7 +281,7 @@ pub(crate) fn resume(host: &Host, w: &mut dyn Write, from_unit: bool) -> Result<
         };
         match next(&p, &boot_id(host), after) {
             Action::RecordArmed(journal) => {
-                p.stage = Stage::Armed { journal };
+                p.stage = TrialStage::Armed { journal };
                 save(host, &p)?;
             }
             Action::Abandon(cut) => {
@@ -287,14 +289,14 @@ pub(crate) fn resume(host: &Host, w: &mut dyn Write, from_unit: bool) -> Result<
                     super::undo_run(host, &run)?;
                 }
                 let why = "fix stopped before the trial entry was complete; what it had written is undone".into();
-                return finish(host, w, p, Stage::Undone { why });
+                return finish(host, w, p, TrialStage::Undone { why });
             }
             Action::Wait => {
                 outln!(w, "{}", p.describe());
                 return Ok(());
             }
             Action::Judge => {
-                let Stage::Armed { journal } = p.stage.clone() else {
+                let TrialStage::Armed { journal } = p.stage.clone() else {
                     return Ok(());
                 };
                 let (health, running) = super::judge(host, &p.cmdline, from_unit, p.core);
@@ -306,9 +308,9 @@ pub(crate) fn resume(host: &Host, w: &mut dyn Write, from_unit: bool) -> Result<
                          default entry, the trial entry is undone",
                         health.problems.join("; ")
                     );
-                    return finish(host, w, p, Stage::Undone { why });
+                    return finish(host, w, p, TrialStage::Undone { why });
                 }
-                p.stage = Stage::Committing {
+                p.stage = TrialStage::Committing {
                     trial: journal,
                     journals: super::runs(host)?.len(),
                 };
@@ -326,11 +328,11 @@ pub(crate) fn resume(host: &Host, w: &mut dyn Write, from_unit: bool) -> Result<
                 super::commit(host, p.core, p.nic.as_deref(), failed, &[])?;
             }
             Action::FinishCommit => {
-                let Stage::Committing { trial, .. } = &p.stage else {
+                let TrialStage::Committing { trial, .. } = &p.stage else {
                     return Ok(());
                 };
                 let journal = super::finish_commit(host, Some(trial))?;
-                return finish(host, w, p, Stage::Kept { journal });
+                return finish(host, w, p, TrialStage::Kept { journal });
             }
             Action::Nothing => return Ok(()),
         }
@@ -339,7 +341,7 @@ pub(crate) fn resume(host: &Host, w: &mut dyn Write, from_unit: bool) -> Result<
 
 /// The trial's end: the record moved to DONE (written first, then the pending one removed: a crash between
 /// leaves the pending record, whose next step finds its work done), and said.
-fn finish(host: &Host, w: &mut dyn Write, mut p: Pending, stage: Stage) -> Result<()> {
+fn finish(host: &Host, w: &mut dyn Write, mut p: Pending, stage: TrialStage) -> Result<()> {
     p.stage = stage;
     write(host, DONE, &p)?;
     host.remove_file(STATE)?;

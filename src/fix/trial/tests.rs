@@ -1,6 +1,6 @@
-use super::pending::{Action, Pending, Stage, next};
+use super::pending::{Action, Pending, TrialStage, next};
 
-fn at(stage: Stage) -> Pending {
+fn at(stage: TrialStage) -> Pending {
     Pending {
         version: 1,
         armed: "2026-12-06T08:00:00Z".into(),
@@ -23,7 +23,7 @@ fn run(path: &str, complete: bool) -> Option<(String, bool)> {
 #[test]
 fn every_stage_and_every_crash_point_has_one_next_step() {
     use Action as A;
-    let arming = at(Stage::Arming { journals: 1 });
+    let arming = at(TrialStage::Arming { journals: 1 });
     // Killed before the trial's run began, while it was written, after it was complete.
     assert_eq!(next(&arming, "A", None), A::Abandon(None));
     assert_eq!(
@@ -34,13 +34,13 @@ fn every_stage_and_every_crash_point_has_one_next_step() {
         next(&arming, "B", run("j2", true)),
         A::RecordArmed("j2".into())
     );
-    let armed = at(Stage::Armed {
+    let armed = at(TrialStage::Armed {
         journal: "j2".into(),
     });
     // The boot that armed it (not rebooted yet): wait; any other boot: judge it.
     assert_eq!(next(&armed, "A", None), A::Wait);
     assert_eq!(next(&armed, "B", None), A::Judge);
-    let committing = at(Stage::Committing {
+    let committing = at(TrialStage::Committing {
         trial: "j2".into(),
         journals: 2,
     });
@@ -52,10 +52,10 @@ fn every_stage_and_every_crash_point_has_one_next_step() {
     assert_eq!(next(&committing, "B", run("j3", true)), A::FinishCommit);
     // Ended: nothing, whatever the boot.
     for end in [
-        Stage::Kept {
+        TrialStage::Kept {
             journal: "j3".into(),
         },
-        Stage::Undone { why: "x".into() },
+        TrialStage::Undone { why: "x".into() },
     ] {
         assert_eq!(next(&at(end), "C", run("j9", true)), A::Nothing);
     }
@@ -63,7 +63,7 @@ fn every_stage_and_every_crash_point_has_one_next_step() {
 
 #[test]
 fn the_record_reads_back_as_written_and_says_where_it_is() {
-    let p = at(Stage::Committing {
+    let p = at(TrialStage::Committing {
         trial: "j2".into(),
         journals: 2,
     });
@@ -74,7 +74,7 @@ fn the_record_reads_back_as_written_and_says_where_it_is() {
     );
     assert_eq!(serde_json::from_str::<Pending>(&text).unwrap(), p);
     assert!(
-        at(Stage::Undone {
+        at(TrialStage::Undone {
             why: "the trial boot was not healthy".into()
         })
         .describe()

@@ -4,7 +4,7 @@
 //! starts; the main thread supervises.
 
 pub(crate) mod collect;
-pub mod profile;
+pub(crate) mod profile;
 pub(crate) mod sampler;
 pub mod series;
 pub(crate) mod stats;

@@ -20,7 +20,7 @@ pub(crate) enum Act {
 /// none), "why"}` (docs/json.md).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "Wire", try_from = "Wire")]
-pub struct Remedy {
+pub(crate) struct Remedy {
     pub(crate) act: Act,
     /// Why this remedy, in a few words.
     pub(crate) why: String,

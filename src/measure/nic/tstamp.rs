@@ -31,20 +31,20 @@ pub(crate) enum HwDecision {
     /// Someone else's configuration (a PTP daemon's filter): leave it, use software stamps.
     LeaveAlone,
     /// Off (or unknown): record it, switch on, restore afterwards.
-    Change(hwtstamp::Config),
+    Change(hwtstamp::HwtstampConfig),
 }
 
-pub(crate) fn plan(current: Option<hwtstamp::Config>) -> HwDecision {
+pub(crate) fn plan(current: Option<hwtstamp::HwtstampConfig>) -> HwDecision {
     match current {
         Some(c) if c.stamps_all() => HwDecision::Use,
         Some(c)
-            if c.tx_type != hwtstamp::Config::OFF.tx_type
-                || c.rx_filter != hwtstamp::Config::OFF.rx_filter =>
+            if c.tx_type != hwtstamp::HwtstampConfig::OFF.tx_type
+                || c.rx_filter != hwtstamp::HwtstampConfig::OFF.rx_filter =>
         {
             HwDecision::LeaveAlone
         }
         Some(c) => HwDecision::Change(c),
-        None => HwDecision::Change(hwtstamp::Config::OFF),
+        None => HwDecision::Change(hwtstamp::HwtstampConfig::OFF),
     }
 }
 
@@ -52,19 +52,19 @@ fn record_path(key: &str) -> String {
     format!("{RECORD_DIR}/{key}")
 }
 
-fn encode(c: hwtstamp::Config) -> String {
+fn encode(c: hwtstamp::HwtstampConfig) -> String {
     format!("{} {} {}\n", c.flags, c.tx_type, c.rx_filter)
 }
 
 /// The record's text: "flags tx_type rx_filter".
-pub(crate) fn decode(s: &str) -> Option<hwtstamp::Config> {
+pub(crate) fn decode(s: &str) -> Option<hwtstamp::HwtstampConfig> {
     let v: Vec<i32> = s
         .split_whitespace()
         .map(str::parse)
         .collect::<Result<_, _>>()
         .ok()?;
     match v[..] {
-        [flags, tx_type, rx_filter] => Some(hwtstamp::Config {
+        [flags, tx_type, rx_filter] => Some(hwtstamp::HwtstampConfig {
             flags,
             tx_type,
             rx_filter,
@@ -104,7 +104,7 @@ pub(crate) struct HwTstamp {
     /// The record's name (`machine::net::nic_key`).
     key: String,
     /// The configuration to restore, when this run changed it.
-    previous: Option<hwtstamp::Config>,
+    previous: Option<hwtstamp::HwtstampConfig>,
 }
 
 impl HwTstamp {
@@ -137,10 +137,10 @@ impl HwTstamp {
             key,
             previous: Some(p),
         };
-        let got = hwtstamp::set(name, hwtstamp::Config::ALL)?;
+        let got = hwtstamp::set(name, hwtstamp::HwtstampConfig::ALL)?;
         // A driver may narrow the filter (PTP frames only): then EtherCAT replies get no hardware stamp, and
         // software stamps at both ends are the honest measure (`g` restores on the way out).
-        if got.rx_filter != hwtstamp::Config::ALL.rx_filter {
+        if got.rx_filter != hwtstamp::HwtstampConfig::ALL.rx_filter {
             return Err(io::Error::from_raw_os_error(NARROWED));
         }
         Ok(g)
@@ -185,7 +185,7 @@ pub(crate) fn restore_leftover(host: &Host, nic: &str, key: &str) -> Option<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hwtstamp::Config;
+    use hwtstamp::HwtstampConfig;
 
     /// A tree whose process is in network namespace 1 (the link `nic_key` reads).
     fn host_in_netns_1() -> (tempfile::TempDir, Host) {
@@ -226,21 +226,24 @@ mod tests {
 
     #[test]
     fn configuration_is_read_first() {
-        assert_eq!(plan(Some(Config::ALL)), HwDecision::Use);
+        assert_eq!(plan(Some(HwtstampConfig::ALL)), HwDecision::Use);
         // ptp4l's usual setting: TX on, PTPv2 event frames only (HWTSTAMP_FILTER_PTP_V2_EVENT = 12).
-        let ptp4l = Config {
+        let ptp4l = HwtstampConfig {
             flags: 0,
             tx_type: 1,
             rx_filter: 12,
         };
         assert_eq!(plan(Some(ptp4l)), HwDecision::LeaveAlone);
-        assert_eq!(plan(Some(Config::OFF)), HwDecision::Change(Config::OFF));
-        assert_eq!(plan(None), HwDecision::Change(Config::OFF));
+        assert_eq!(
+            plan(Some(HwtstampConfig::OFF)),
+            HwDecision::Change(HwtstampConfig::OFF)
+        );
+        assert_eq!(plan(None), HwDecision::Change(HwtstampConfig::OFF));
     }
 
     #[test]
     fn records_round_trip_and_leftovers_are_consumed() {
-        let c = Config {
+        let c = HwtstampConfig {
             flags: 0,
             tx_type: 1,
             rx_filter: 12,
@@ -253,7 +256,7 @@ mod tests {
         host.create_dir_all(RECORD_DIR).unwrap();
         host.write_atomic(
             &record_path("net1-if1"),
-            encode(Config::OFF).as_bytes(),
+            encode(HwtstampConfig::OFF).as_bytes(),
             None,
         )
         .unwrap();

@@ -13,18 +13,18 @@ use crate::host::Host;
 use crate::measure::result::{XdpMode, XdpReport};
 use crate::measure::spec::NicPath;
 use crate::remedy::Suggested;
-use crate::sys::xdp::{self, AttachError, Mode};
+use crate::sys::xdp::{self, AttachError, AttachMode};
 use crate::sys::xsk::{self, Xsk, XskRx, XskTx};
 use crate::sys::{ifname, netdev};
 
 /// Where a run's attachment is recorded until its program is detached (tmpfs: a reboot detaches it too).
-pub const RECORD_DIR: &str = "/run/rmp-eval/xdp";
+pub(crate) const RECORD_DIR: &str = "/run/rmp-eval/xdp";
 
 /// What the result says of the path: the program's mode, zero-copy or not, the queue, and why the faster choice
 /// was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct XdpFacts {
-    pub(crate) mode: Mode,
+    pub(crate) mode: AttachMode,
     pub(crate) zero_copy: bool,
     pub(crate) queue: u32,
     pub(crate) native_refused: Option<String>,
@@ -139,7 +139,7 @@ impl Drop for XdpPath {
         // find the link down and its first send refused. The kernel releases the program's link in deferred work,
         // so the restart may come after the drop: first until no program is attached (2 s at most), then until
         // the carrier is back.
-        if self.was_running && self.facts.mode == Mode::Native {
+        if self.was_running && self.facts.mode == AttachMode::Native {
             if let Ok(ifindex) = netdev::ifindex(&self.name) {
                 let start = std::time::Instant::now();
                 while start.elapsed() < std::time::Duration::from_secs(2)
@@ -159,9 +159,9 @@ fn attach(
     (nic, key): (&str, &str),
     ifindex: u32,
     program: &mut xdp::Program,
-) -> Result<(Mode, Option<String>)> {
+) -> Result<(AttachMode, Option<String>)> {
     let mut refused = None;
-    for mode in [Mode::Native, Mode::Generic] {
+    for mode in [AttachMode::Native, AttachMode::Generic] {
         record(host, (nic, key), ifindex, mode)?;
         match program.attach(ifindex, mode) {
             Ok(()) => return Ok((mode, refused)),
@@ -196,30 +196,30 @@ fn record_path(key: &str) -> String {
 }
 
 /// The result's name of the XDP mode.
-fn result_mode(m: Mode) -> XdpMode {
+fn result_mode(m: AttachMode) -> XdpMode {
     match m {
-        Mode::Native => XdpMode::Native,
-        Mode::Generic => XdpMode::Generic,
+        AttachMode::Native => XdpMode::Native,
+        AttachMode::Generic => XdpMode::Generic,
     }
 }
 
 /// The record's text: "IFINDEX MODE".
-fn encode(ifindex: u32, mode: Mode) -> String {
+fn encode(ifindex: u32, mode: AttachMode) -> String {
     format!("{ifindex} {}\n", result_mode(mode))
 }
 
-fn decode(s: &str) -> Option<(u32, Mode)> {
+fn decode(s: &str) -> Option<(u32, AttachMode)> {
     let mut w = s.split_whitespace();
     let ifindex = w.next()?.parse().ok()?;
     let mode = match w.next()? {
-        "native" => Mode::Native,
-        "generic" => Mode::Generic,
+        "native" => AttachMode::Native,
+        "generic" => AttachMode::Generic,
         _ => return None,
     };
     w.next().is_none().then_some((ifindex, mode))
 }
 
-fn record(host: &Host, (nic, key): (&str, &str), ifindex: u32, mode: Mode) -> Result<()> {
+fn record(host: &Host, (nic, key): (&str, &str), ifindex: u32, mode: AttachMode) -> Result<()> {
     let io = |e: crate::host::HostError| {
         Error::failed(format!("recording the XDP attachment of {nic}: {e}"))
     };
@@ -241,7 +241,7 @@ pub(crate) fn restore_leftover(host: &Host, nic: &str, key: &str) -> Option<Stri
     Some(msg)
 }
 
-fn settle(nic: &str, ifindex: u32, mode: Mode) -> String {
+fn settle(nic: &str, ifindex: u32, mode: AttachMode) -> String {
     if netdev::ifindex(nic).ok().map(|i| i as u32) != Some(ifindex) {
         return format!(
             "dropped the XDP record of an earlier run on {nic}: the interface was replaced since (index {ifindex})"
@@ -286,8 +286,14 @@ mod tests {
 
     #[test]
     fn records_round_trip_and_junk_is_refused() {
-        assert_eq!(decode(&encode(7, Mode::Generic)), Some((7, Mode::Generic)));
-        assert_eq!(decode(&encode(3, Mode::Native)), Some((3, Mode::Native)));
+        assert_eq!(
+            decode(&encode(7, AttachMode::Generic)),
+            Some((7, AttachMode::Generic))
+        );
+        assert_eq!(
+            decode(&encode(3, AttachMode::Native)),
+            Some((3, AttachMode::Native))
+        );
         for junk in ["", "7", "x native", "7 hw", "7 native extra"] {
             assert_eq!(decode(junk), None, "{junk}");
         }
@@ -314,7 +320,7 @@ mod tests {
         host.create_dir_all(RECORD_DIR).unwrap();
         host.write_atomic(
             &record_path("net1-if1"),
-            encode(1, Mode::Generic).as_bytes(),
+            encode(1, AttachMode::Generic).as_bytes(),
             None,
         )
         .unwrap();

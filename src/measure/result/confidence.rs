@@ -118,7 +118,7 @@ pub struct TailRate {
     /// How many there were.
     pub cycles: u64,
     /// The time they were counted over: cycles recorded × period.
-    pub exposure_s: f64,
+    pub(crate) exposure_s: f64,
     /// Observed, per hour.
     pub per_hour: f64,
     /// The exact two-sided 95 % interval, per hour.
@@ -134,7 +134,7 @@ pub struct TailRate {
 
 impl TailRate {
     /// `cycles` of `exposure_s` were at or beyond `beyond_us`.
-    pub fn of(beyond_us: f64, cycles: u64, exposure_s: f64) -> TailRate {
+    pub(crate) fn of(beyond_us: f64, cycles: u64, exposure_s: f64) -> TailRate {
         let t_h = (exposure_s / HOUR_S).max(f64::MIN_POSITIVE);
         let (lo, hi) = poisson_interval(cycles, CONFIDENCE);
         let bound = poisson_upper(cycles, CONFIDENCE);

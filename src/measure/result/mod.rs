@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use super::spec::RunMode;
+pub(crate) use super::spec::RunMode;
 
 mod arrival;
 mod build;
@@ -16,7 +16,7 @@ pub mod store;
 
 pub(crate) use arrival::{ArrivalCounts, ArrivalReport, Sync0Report};
 pub(crate) use build::{Header, Measurement};
-pub use rtt::RttSummary;
+pub(crate) use rtt::RttSummary;
 pub(crate) use rtt::{EscId, ReplyChecks, StampCounts, Timestamps, XdpMode, XdpReport};
 
 /// pass: every sample Great and no frame lost; fail: the machine falls short; inconclusive: nothing fell short,
@@ -406,7 +406,7 @@ pub enum StoppedBy {
 
 impl StoppedBy {
     /// How the verdict line says it.
-    pub fn words(self) -> &'static str {
+    pub(crate) fn words(self) -> &'static str {
         match self {
             StoppedBy::Q => "stopped with q",
             StoppedBy::Sigint => "stopped by Ctrl+C (SIGINT)",

@@ -65,14 +65,14 @@ pub(crate) enum Stage {
 pub(crate) enum Effect {
     Better,
     Worse,
-    /// Neither significantly better nor worse (compare's "unchanged" or "mixed"): kept, see `Outcome::Kept`.
+    /// Neither significantly better nor worse (compare's "unchanged" or "mixed"): kept, see `StepOutcome::Kept`.
     NoClearChange,
 }
 
 /// How a step ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
-pub(crate) enum Outcome {
+pub(crate) enum StepOutcome {
     /// Kept: better, or no clear change (a recommended setting the measurement could not tell from noise is
     /// kept: it removes a known source of latency that this run may not have provoked), or not measured alone.
     Kept { effect: Option<Effect> },
@@ -113,7 +113,7 @@ pub(crate) struct StepRecord {
     #[serde(default)]
     pub(crate) result: Option<PathBuf>,
     #[serde(default)]
-    pub(crate) outcome: Option<Outcome>,
+    pub(crate) outcome: Option<StepOutcome>,
 }
 
 /// One period of the cycle-time sweep.
@@ -159,7 +159,7 @@ pub(crate) struct Qualify {
 
 /// What happened, as the command tells the state.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Event {
+pub(crate) enum QualifyEvent {
     Start,
     BaselineMeasured(PathBuf),
     /// The current step's changes are about to be applied; `journals`: fix journal runs there are now.
@@ -269,7 +269,7 @@ impl Qualify {
     }
 
     /// The state after `ev`, or why `ev` cannot happen now (the state is then unchanged).
-    pub(crate) fn apply(&mut self, ev: Event) -> std::result::Result<(), Unexpected> {
+    pub(crate) fn apply(&mut self, ev: QualifyEvent) -> std::result::Result<(), Unexpected> {
         let next = self.next_phase(&ev).ok_or_else(|| Unexpected {
             event: format!("{ev:?}"),
             phase: self.phase.describe(),
@@ -280,9 +280,9 @@ impl Qualify {
     }
 
     /// The phase `ev` leads to from this one, None when it does not follow.
-    fn next_phase(&self, ev: &Event) -> Option<Phase> {
-        use Event as E;
+    fn next_phase(&self, ev: &QualifyEvent) -> Option<Phase> {
         use Phase as P;
+        use QualifyEvent as E;
         Some(match (&self.phase, ev) {
             (P::Done | P::Aborted { .. }, _) => return None,
             (_, E::Abort { why }) => P::Aborted { why: why.clone() },
@@ -299,8 +299,8 @@ impl Qualify {
         })
     }
 
-    fn step_next(&self, index: usize, stage: &Stage, ev: &Event) -> Option<Phase> {
-        use Event as E;
+    fn step_next(&self, index: usize, stage: &Stage, ev: &QualifyEvent) -> Option<Phase> {
+        use QualifyEvent as E;
         use Stage as S;
         let reboot = self.steps[index].reboot;
         let at = |stage| Phase::Step { index, stage };
@@ -349,9 +349,9 @@ impl Qualify {
         matches!(
             self.steps[index].outcome,
             Some(
-                Outcome::Kept {
+                StepOutcome::Kept {
                     effect: Some(Effect::Worse)
-                } | Outcome::MeasureFailed { .. }
+                } | StepOutcome::MeasureFailed { .. }
             )
         )
     }
@@ -372,56 +372,58 @@ impl Qualify {
     }
 
     /// Keeps what `ev` teaches in the records (called with the phase still the one `ev` happened in).
-    fn record(&mut self, ev: Event) {
+    fn record(&mut self, ev: QualifyEvent) {
         let index = match self.phase {
             Phase::Step { index, .. } | Phase::Sweep { index } => index,
             _ => 0,
         };
         match ev {
-            Event::BaselineMeasured(p) => self.baseline = Some(p),
-            Event::Applied { journal } => {
+            QualifyEvent::BaselineMeasured(p) => self.baseline = Some(p),
+            QualifyEvent::Applied { journal } => {
                 self.steps[index].journals.push(journal);
                 if !self.one_at_a_time {
-                    self.steps[index].outcome = Some(Outcome::Kept { effect: None });
+                    self.steps[index].outcome = Some(StepOutcome::Kept { effect: None });
                 }
             }
             // The trial entry's run was undone when the permanent configuration was written.
-            Event::Committed { journal } => {
+            QualifyEvent::Committed { journal } => {
                 self.steps[index].journals = vec![journal];
                 if !self.one_at_a_time {
-                    self.steps[index].outcome = Some(Outcome::Kept { effect: None });
+                    self.steps[index].outcome = Some(StepOutcome::Kept { effect: None });
                 }
             }
-            Event::TrialArmed {
+            QualifyEvent::TrialArmed {
                 journal, cmdline, ..
             } => {
                 self.steps[index].journals.push(journal);
                 self.steps[index].trial_cmdline = Some(cmdline);
             }
-            Event::TrialFailed { why } => {
-                self.steps[index].outcome = Some(Outcome::TrialFailed { why })
+            QualifyEvent::TrialFailed { why } => {
+                self.steps[index].outcome = Some(StepOutcome::TrialFailed { why })
             }
-            Event::NotTried { why } => self.steps[index].outcome = Some(Outcome::NotTried { why }),
-            Event::Measured { result, effect } => {
+            QualifyEvent::NotTried { why } => {
+                self.steps[index].outcome = Some(StepOutcome::NotTried { why })
+            }
+            QualifyEvent::Measured { result, effect } => {
                 self.steps[index].result = Some(result);
-                self.steps[index].outcome = Some(Outcome::Kept {
+                self.steps[index].outcome = Some(StepOutcome::Kept {
                     effect: Some(effect),
                 });
             }
-            Event::MeasureFailed { why } => {
-                self.steps[index].outcome = Some(Outcome::MeasureFailed { why })
+            QualifyEvent::MeasureFailed { why } => {
+                self.steps[index].outcome = Some(StepOutcome::MeasureFailed { why })
             }
             // A step that could not be measured keeps that as its outcome.
-            Event::Reverted
+            QualifyEvent::Reverted
                 if !matches!(
                     self.steps[index].outcome,
-                    Some(Outcome::MeasureFailed { .. })
+                    Some(StepOutcome::MeasureFailed { .. })
                 ) =>
             {
-                self.steps[index].outcome = Some(Outcome::Reverted)
+                self.steps[index].outcome = Some(StepOutcome::Reverted)
             }
-            Event::SweepMeasured(p) => self.sweep[index].result = Some(p),
-            Event::SweepFailed { why } => self.sweep[index].failed = Some(why),
+            QualifyEvent::SweepMeasured(p) => self.sweep[index].result = Some(p),
+            QualifyEvent::SweepFailed { why } => self.sweep[index].failed = Some(why),
             _ => {}
         }
     }
@@ -471,7 +473,7 @@ impl Qualify {
         self.steps[..i]
             .iter()
             .rev()
-            .filter(|s| matches!(s.outcome, Some(Outcome::Kept { .. })))
+            .filter(|s| matches!(s.outcome, Some(StepOutcome::Kept { .. })))
             .find_map(|s| s.result.clone())
             .or_else(|| self.baseline.clone())
     }
@@ -485,7 +487,9 @@ impl Qualify {
                 !matches!(
                     s.outcome,
                     Some(
-                        Outcome::Reverted | Outcome::TrialFailed { .. } | Outcome::NotTried { .. }
+                        StepOutcome::Reverted
+                            | StepOutcome::TrialFailed { .. }
+                            | StepOutcome::NotTried { .. }
                     )
                 )
             })
@@ -607,7 +611,7 @@ pub(crate) fn remove(host: &Host) -> Result<bool> {
 }
 
 /// Moves the state by `ev` and saves it; on an unexpected event nothing is written.
-pub(crate) fn advance(host: &Host, q: &mut Qualify, ev: Event) -> Result<()> {
+pub(crate) fn advance(host: &Host, q: &mut Qualify, ev: QualifyEvent) -> Result<()> {
     q.apply(ev).map_err(|e| Error::failed(e.to_string()))?;
     save(host, q)
 }

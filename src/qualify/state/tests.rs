@@ -1,4 +1,4 @@
-use super::super::resume::{Action, Observed, next};
+use super::super::resume::{Observed, ResumeAction, next};
 use super::*;
 
 const BOOT_A: &str = "a1b2c3d4-0000-4000-8000-000000000001";
@@ -33,101 +33,105 @@ fn j(n: u32) -> String {
 
 /// A whole one-at-a-time qualify: each event, the phase it leads to, and what a resume right after it does
 /// (the boot it resumes in: BOOT_A before the trial reboot, BOOT_B after).
-fn one_at_a_time_script() -> Vec<(Event, &'static str, Action)> {
+fn one_at_a_time_script() -> Vec<(QualifyEvent, &'static str, ResumeAction)> {
     vec![
         (
-            Event::Start,
+            QualifyEvent::Start,
             "measuring the baseline",
-            Action::MeasureBaseline,
+            ResumeAction::MeasureBaseline,
         ),
         (
-            Event::BaselineMeasured("/r/base.json".into()),
+            QualifyEvent::BaselineMeasured("/r/base.json".into()),
             "step 1: applying",
-            Action::Apply(0),
+            ResumeAction::Apply(0),
         ),
         (
-            Event::Applying { journals: 0 },
+            QualifyEvent::Applying { journals: 0 },
             "step 1: applying",
-            Action::Apply(0),
+            ResumeAction::Apply(0),
         ),
         (
-            Event::TrialArmed {
+            QualifyEvent::TrialArmed {
                 journal: j(1),
                 boot_id: BOOT_A.into(),
                 cmdline: "root=/dev/vda1 isolcpus=1".into(),
             },
             "step 1: trial boot pending",
-            Action::JudgeTrial(0),
+            ResumeAction::JudgeTrial(0),
         ),
         (
-            Event::TrialBooted,
+            QualifyEvent::TrialBooted,
             "step 1: trial boot came up healthy, not yet committed",
-            Action::Commit(0),
+            ResumeAction::Commit(0),
         ),
         (
-            Event::Committing { journals: 1 },
+            QualifyEvent::Committing { journals: 1 },
             "step 1: making the command line permanent",
-            Action::Commit(0),
+            ResumeAction::Commit(0),
         ),
         (
-            Event::Committed { journal: j(2) },
+            QualifyEvent::Committed { journal: j(2) },
             "step 1: measuring",
-            Action::Measure(0),
+            ResumeAction::Measure(0),
         ),
         (
-            Event::Measured {
+            QualifyEvent::Measured {
                 result: "/r/cmdline.json".into(),
                 effect: Effect::Better,
             },
             "step 2: applying",
-            Action::Apply(1),
+            ResumeAction::Apply(1),
         ),
         (
-            Event::Applying { journals: 1 },
+            QualifyEvent::Applying { journals: 1 },
             "step 2: applying",
-            Action::Apply(1),
+            ResumeAction::Apply(1),
         ),
         (
-            Event::Applied { journal: j(3) },
+            QualifyEvent::Applied { journal: j(3) },
             "step 2: measuring",
-            Action::Measure(1),
+            ResumeAction::Measure(1),
         ),
         (
-            Event::Measured {
+            QualifyEvent::Measured {
                 result: "/r/thp.json".into(),
                 effect: Effect::Worse,
             },
             "step 2: measuring",
-            Action::Revert(1),
+            ResumeAction::Revert(1),
         ),
-        (Event::Reverted, "step 3: applying", Action::Apply(2)),
         (
-            Event::Applying { journals: 1 },
+            QualifyEvent::Reverted,
             "step 3: applying",
-            Action::Apply(2),
+            ResumeAction::Apply(2),
         ),
         (
-            Event::Applied { journal: j(4) },
+            QualifyEvent::Applying { journals: 1 },
+            "step 3: applying",
+            ResumeAction::Apply(2),
+        ),
+        (
+            QualifyEvent::Applied { journal: j(4) },
             "step 3: measuring",
-            Action::Measure(2),
+            ResumeAction::Measure(2),
         ),
         (
-            Event::Measured {
+            QualifyEvent::Measured {
                 result: "/r/governor.json".into(),
                 effect: Effect::NoClearChange,
             },
             "cycle-time sweep, period 1",
-            Action::MeasureSweep(0),
+            ResumeAction::MeasureSweep(0),
         ),
         (
-            Event::SweepMeasured("/r/1000.json".into()),
+            QualifyEvent::SweepMeasured("/r/1000.json".into()),
             "cycle-time sweep, period 2",
-            Action::MeasureSweep(1),
+            ResumeAction::MeasureSweep(1),
         ),
         (
-            Event::SweepMeasured("/r/500.json".into()),
+            QualifyEvent::SweepMeasured("/r/500.json".into()),
             "done",
-            Action::Report,
+            ResumeAction::Report,
         ),
     ]
 }
@@ -144,7 +148,7 @@ fn one_at_a_time_runs_every_phase_in_order_and_records_what_it_learned() {
     assert_eq!(q.baseline, Some("/r/base.json".into()));
     assert_eq!(
         q.steps[0].outcome,
-        Some(Outcome::Kept {
+        Some(StepOutcome::Kept {
             effect: Some(Effect::Better)
         })
     );
@@ -154,10 +158,10 @@ fn one_at_a_time_runs_every_phase_in_order_and_records_what_it_learned() {
         q.steps[0].trial_cmdline.as_deref(),
         Some("root=/dev/vda1 isolcpus=1")
     );
-    assert_eq!(q.steps[1].outcome, Some(Outcome::Reverted));
+    assert_eq!(q.steps[1].outcome, Some(StepOutcome::Reverted));
     assert_eq!(
         q.steps[2].outcome,
-        Some(Outcome::Kept {
+        Some(StepOutcome::Kept {
             effect: Some(Effect::NoClearChange)
         })
     );
@@ -170,36 +174,36 @@ fn one_at_a_time_runs_every_phase_in_order_and_records_what_it_learned() {
 fn all_at_once_applies_every_step_without_measuring_between() {
     let mut q = plan(false);
     for ev in [
-        Event::Start,
-        Event::BaselineMeasured("/r/b.json".into()),
-        Event::Applying { journals: 0 },
-        Event::TrialArmed {
+        QualifyEvent::Start,
+        QualifyEvent::BaselineMeasured("/r/b.json".into()),
+        QualifyEvent::Applying { journals: 0 },
+        QualifyEvent::TrialArmed {
             journal: j(1),
             boot_id: BOOT_A.into(),
             cmdline: "isolcpus=1".into(),
         },
-        Event::TrialBooted,
-        Event::Committing { journals: 1 },
-        Event::Committed { journal: j(2) },
+        QualifyEvent::TrialBooted,
+        QualifyEvent::Committing { journals: 1 },
+        QualifyEvent::Committed { journal: j(2) },
     ] {
         q.apply(ev).unwrap();
     }
     assert_eq!(q.phase.describe(), "step 2: applying");
-    q.apply(Event::Applying { journals: 1 }).unwrap();
-    q.apply(Event::Applied { journal: j(3) }).unwrap();
+    q.apply(QualifyEvent::Applying { journals: 1 }).unwrap();
+    q.apply(QualifyEvent::Applied { journal: j(3) }).unwrap();
     assert_eq!(q.phase.describe(), "step 3: applying");
-    let measured = Event::Measured {
+    let measured = QualifyEvent::Measured {
         result: "/r/x.json".into(),
         effect: Effect::Better,
     };
     assert!(q.clone().apply(measured).is_err());
-    q.apply(Event::Applying { journals: 2 }).unwrap();
-    q.apply(Event::Applied { journal: j(4) }).unwrap();
+    q.apply(QualifyEvent::Applying { journals: 2 }).unwrap();
+    q.apply(QualifyEvent::Applied { journal: j(4) }).unwrap();
     assert_eq!(q.phase, Phase::Sweep { index: 0 });
     assert!(
         q.steps
             .iter()
-            .all(|s| s.outcome == Some(Outcome::Kept { effect: None }))
+            .all(|s| s.outcome == Some(StepOutcome::Kept { effect: None }))
     );
 }
 
@@ -207,10 +211,10 @@ fn all_at_once_applies_every_step_without_measuring_between() {
 fn a_failed_trial_is_recorded_and_qualify_goes_on_without_it() {
     let mut q = plan(true);
     for ev in [
-        Event::Start,
-        Event::BaselineMeasured("/r/b.json".into()),
-        Event::Applying { journals: 0 },
-        Event::TrialArmed {
+        QualifyEvent::Start,
+        QualifyEvent::BaselineMeasured("/r/b.json".into()),
+        QualifyEvent::Applying { journals: 0 },
+        QualifyEvent::TrialArmed {
             journal: j(1),
             boot_id: BOOT_A.into(),
             cmdline: "init=/nonexistent".into(),
@@ -219,14 +223,15 @@ fn a_failed_trial_is_recorded_and_qualify_goes_on_without_it() {
         q.apply(ev).unwrap();
     }
     // Still the boot that armed it: reboot; any other boot: judge it.
-    assert_eq!(next(&q, &seen(BOOT_A, None)), Action::Reboot);
-    assert_eq!(next(&q, &seen(BOOT_B, None)), Action::JudgeTrial(0));
+    assert_eq!(next(&q, &seen(BOOT_A, None)), ResumeAction::Reboot);
+    assert_eq!(next(&q, &seen(BOOT_B, None)), ResumeAction::JudgeTrial(0));
     let why = "booted on the previous command line (no init=/nonexistent in /proc/cmdline)";
-    q.apply(Event::TrialFailed { why: why.into() }).unwrap();
+    q.apply(QualifyEvent::TrialFailed { why: why.into() })
+        .unwrap();
     assert_eq!(q.phase.describe(), "step 2: applying");
     assert_eq!(
         q.steps[0].outcome,
-        Some(Outcome::TrialFailed { why: why.into() })
+        Some(StepOutcome::TrialFailed { why: why.into() })
     );
     assert_eq!(q.journals().count(), 0);
 }
@@ -236,31 +241,35 @@ fn an_event_the_phase_does_not_expect_is_refused_and_changes_nothing() {
     let mut q = plan(true);
     let before = q.clone();
     for ev in [
-        Event::TrialBooted,
-        Event::BaselineMeasured("/r/b.json".into()),
-        Event::Applied { journal: j(1) },
-        Event::SweepMeasured("/r/s.json".into()),
+        QualifyEvent::TrialBooted,
+        QualifyEvent::BaselineMeasured("/r/b.json".into()),
+        QualifyEvent::Applied { journal: j(1) },
+        QualifyEvent::SweepMeasured("/r/s.json".into()),
     ] {
         let e = q.apply(ev).unwrap_err();
         assert!(e.to_string().contains("planned, not started"), "{e}");
         assert_eq!(q, before);
     }
-    q.apply(Event::Start).unwrap();
-    q.apply(Event::BaselineMeasured("/r/b.json".into()))
+    q.apply(QualifyEvent::Start).unwrap();
+    q.apply(QualifyEvent::BaselineMeasured("/r/b.json".into()))
         .unwrap();
     // A command-line step is not applied without a trial; a runtime step has none.
-    q.apply(Event::Applying { journals: 0 }).unwrap();
-    assert!(q.clone().apply(Event::Applied { journal: j(1) }).is_err());
-    assert!(q.clone().apply(Event::TrialBooted).is_err());
+    q.apply(QualifyEvent::Applying { journals: 0 }).unwrap();
+    assert!(
+        q.clone()
+            .apply(QualifyEvent::Applied { journal: j(1) })
+            .is_err()
+    );
+    assert!(q.clone().apply(QualifyEvent::TrialBooted).is_err());
     // Aborted from anywhere before done, and nothing after.
-    q.apply(Event::Abort {
+    q.apply(QualifyEvent::Abort {
         why: "qualify --abort".into(),
     })
     .unwrap();
-    assert_eq!(next(&q, &seen(BOOT_A, None)), Action::Nothing);
-    assert!(q.clone().apply(Event::Start).is_err());
+    assert_eq!(next(&q, &seen(BOOT_A, None)), ResumeAction::Nothing);
+    assert!(q.clone().apply(QualifyEvent::Start).is_err());
     assert!(
-        q.apply(Event::Abort {
+        q.apply(QualifyEvent::Abort {
             why: "again".into()
         })
         .is_err()
@@ -273,8 +282,8 @@ fn a_worse_step_waits_for_its_revert_and_is_not_measured_again() {
     for (ev, _, _) in one_at_a_time_script().into_iter().take(11) {
         q.apply(ev).unwrap();
     }
-    assert_eq!(next(&q, &seen(BOOT_B, None)), Action::Revert(1));
-    let again = Event::Measured {
+    assert_eq!(next(&q, &seen(BOOT_B, None)), ResumeAction::Revert(1));
+    let again = QualifyEvent::Measured {
         result: "/r/thp2.json".into(),
         effect: Effect::Better,
     };
@@ -296,7 +305,7 @@ fn a_resume_after_a_crash_at_every_transition_does_the_right_next_thing() {
         let armed = q.steps[0].trial_cmdline.is_some();
         if armed { BOOT_B } else { BOOT_A }
     };
-    assert_eq!(next(&q, &seen(BOOT_A, None)), Action::Start);
+    assert_eq!(next(&q, &seen(BOOT_A, None)), ResumeAction::Start);
     for (ev, _, action) in one_at_a_time_script() {
         advance(&host, &mut q, ev.clone()).unwrap();
         let back = load(&host).unwrap().unwrap();
@@ -309,34 +318,40 @@ fn a_resume_after_a_crash_at_every_transition_does_the_right_next_thing() {
 fn a_stage_cut_short_is_undone_and_done_again_one_complete_is_recorded() {
     let mut q = plan(true);
     for ev in [
-        Event::Start,
-        Event::BaselineMeasured("/r/b.json".into()),
-        Event::Applying { journals: 3 },
+        QualifyEvent::Start,
+        QualifyEvent::BaselineMeasured("/r/b.json".into()),
+        QualifyEvent::Applying { journals: 3 },
     ] {
         q.apply(ev).unwrap();
     }
-    assert_eq!(next(&q, &seen(BOOT_A, None)), Action::Apply(0));
+    assert_eq!(next(&q, &seen(BOOT_A, None)), ResumeAction::Apply(0));
     assert_eq!(
         next(&q, &seen(BOOT_A, Some(false))),
-        Action::UndoUnfinished(0)
+        ResumeAction::UndoUnfinished(0)
     );
-    assert_eq!(next(&q, &seen(BOOT_A, Some(true))), Action::FinishApply(0));
+    assert_eq!(
+        next(&q, &seen(BOOT_A, Some(true))),
+        ResumeAction::FinishApply(0)
+    );
     // Begun again after the undo: the count is taken again.
-    q.apply(Event::Applying { journals: 3 }).unwrap();
-    q.apply(Event::TrialArmed {
+    q.apply(QualifyEvent::Applying { journals: 3 }).unwrap();
+    q.apply(QualifyEvent::TrialArmed {
         journal: j(4),
         boot_id: BOOT_A.into(),
         cmdline: "isolcpus=1".into(),
     })
     .unwrap();
-    q.apply(Event::TrialBooted).unwrap();
-    q.apply(Event::Committing { journals: 4 }).unwrap();
-    assert_eq!(next(&q, &seen(BOOT_B, None)), Action::Commit(0));
+    q.apply(QualifyEvent::TrialBooted).unwrap();
+    q.apply(QualifyEvent::Committing { journals: 4 }).unwrap();
+    assert_eq!(next(&q, &seen(BOOT_B, None)), ResumeAction::Commit(0));
     assert_eq!(
         next(&q, &seen(BOOT_B, Some(false))),
-        Action::UndoUnfinished(0)
+        ResumeAction::UndoUnfinished(0)
     );
-    assert_eq!(next(&q, &seen(BOOT_B, Some(true))), Action::FinishCommit(0));
+    assert_eq!(
+        next(&q, &seen(BOOT_B, Some(true))),
+        ResumeAction::FinishCommit(0)
+    );
 }
 
 #[test]
@@ -344,7 +359,7 @@ fn a_crash_during_a_state_write_leaves_the_previous_state() {
     let dir = tempfile::tempdir().unwrap();
     let host = Host::with_root(dir.path());
     let mut q = plan(true);
-    advance(&host, &mut q, Event::Start).unwrap();
+    advance(&host, &mut q, QualifyEvent::Start).unwrap();
     let written = load(&host).unwrap().unwrap();
     // What a write killed before its rename leaves: a partial temporary file beside the state.
     let tmp = dir
@@ -366,44 +381,51 @@ fn a_crash_during_a_state_write_leaves_the_previous_state() {
 #[test]
 fn a_step_that_cannot_be_measured_is_undone_and_says_why_and_a_sweep_period_too() {
     let mut q = plan(true);
-    q.apply(Event::Start).unwrap();
-    q.apply(Event::BaselineMeasured("/r/base.json".into()))
+    q.apply(QualifyEvent::Start).unwrap();
+    q.apply(QualifyEvent::BaselineMeasured("/r/base.json".into()))
         .unwrap();
-    q.apply(Event::Applying { journals: 0 }).unwrap();
-    q.apply(Event::NotTried { why: "no".into() }).unwrap();
-    q.apply(Event::Applying { journals: 0 }).unwrap();
-    q.apply(Event::Applied { journal: j(1) }).unwrap();
+    q.apply(QualifyEvent::Applying { journals: 0 }).unwrap();
+    q.apply(QualifyEvent::NotTried { why: "no".into() })
+        .unwrap();
+    q.apply(QualifyEvent::Applying { journals: 0 }).unwrap();
+    q.apply(QualifyEvent::Applied { journal: j(1) }).unwrap();
     let why = "no EtherCAT SubDevice answered on eth1 within 1 s".to_string();
-    q.apply(Event::MeasureFailed { why: why.clone() }).unwrap();
+    q.apply(QualifyEvent::MeasureFailed { why: why.clone() })
+        .unwrap();
     // Recorded before it is undone: a resume after a crash here undoes it.
     assert_eq!(q.phase.describe(), "step 2: measuring");
-    assert_eq!(next(&q, &seen(BOOT_A, None)), Action::Revert(1));
-    assert!(q.apply(Event::MeasureFailed { why: why.clone() }).is_err());
+    assert_eq!(next(&q, &seen(BOOT_A, None)), ResumeAction::Revert(1));
     assert!(
-        q.apply(Event::Measured {
+        q.apply(QualifyEvent::MeasureFailed { why: why.clone() })
+            .is_err()
+    );
+    assert!(
+        q.apply(QualifyEvent::Measured {
             result: "/r/x.json".into(),
             effect: Effect::Better
         })
         .is_err()
     );
-    q.apply(Event::Reverted).unwrap();
+    q.apply(QualifyEvent::Reverted).unwrap();
     assert_eq!(q.phase.describe(), "step 3: applying");
     assert_eq!(
         q.steps[1].outcome,
-        Some(Outcome::MeasureFailed { why: why.clone() })
+        Some(StepOutcome::MeasureFailed { why: why.clone() })
     );
     // Nothing measured with it: the next step is compared with the baseline.
     assert_eq!(q.previous_result(2), Some("/r/base.json".into()));
-    q.apply(Event::Applying { journals: 0 }).unwrap();
-    q.apply(Event::Applied { journal: j(2) }).unwrap();
-    q.apply(Event::Measured {
+    q.apply(QualifyEvent::Applying { journals: 0 }).unwrap();
+    q.apply(QualifyEvent::Applied { journal: j(2) }).unwrap();
+    q.apply(QualifyEvent::Measured {
         result: "/r/governor.json".into(),
         effect: Effect::NoClearChange,
     })
     .unwrap();
-    q.apply(Event::SweepFailed { why: why.clone() }).unwrap();
+    q.apply(QualifyEvent::SweepFailed { why: why.clone() })
+        .unwrap();
     assert_eq!(q.sweep[0].failed.as_deref(), Some(why.as_str()));
-    assert_eq!(next(&q, &seen(BOOT_A, None)), Action::MeasureSweep(1));
-    q.apply(Event::SweepMeasured("/r/500.json".into())).unwrap();
+    assert_eq!(next(&q, &seen(BOOT_A, None)), ResumeAction::MeasureSweep(1));
+    q.apply(QualifyEvent::SweepMeasured("/r/500.json".into()))
+        .unwrap();
     assert_eq!(q.phase, Phase::Done);
 }

@@ -6,7 +6,7 @@
 use super::event::{Event, Softirq, TraceEntry, What, events, softirq_name};
 use super::model::Mark;
 use super::model::verdict;
-pub use super::model::{Culprit, Explanation, Kind, Step};
+pub(crate) use super::model::{Culprit, Explanation, Kind, TimelineStep};
 use super::walk::{Holder, Walk};
 
 const TIMELINE_MAX: usize = 60;
@@ -18,7 +18,7 @@ struct Replay {
     woken_at: Option<u64>,
     running_at: Option<u64>,
     at_deadline: Option<Holder>,
-    timeline: Vec<Step>,
+    timeline: Vec<TimelineStep>,
     last_hrtimer: Option<(u64, bool)>,
 }
 
@@ -82,7 +82,7 @@ fn replay(lines: &[&Event], win: &Window) -> Option<Replay> {
         walk.apply(l);
         let note = r.note(l, &walk, win);
         if let (Some(n), true) = (note, l.ts_ns >= start && r.timeline.len() < TIMELINE_MAX) {
-            r.timeline.push(Step {
+            r.timeline.push(TimelineStep {
                 at_us: win.rel(l.ts_ns),
                 what: n,
             });

@@ -3,7 +3,7 @@
 //! phases each with the fix step that would shorten it, and the verdict naming the largest.
 
 use crate::measure::interference::cause::{self, Remedy};
-use crate::trace::model::{Culprit, Kind, Phase, ReceivePath};
+use crate::trace::model::{Culprit, Kind, ReceivePath, RoundTripPhase};
 
 /// `wait`: what held the receiver's CPU from its wakeup to running, largest first; `marker_us`: the receiver's
 /// marker, µs after the send. Fills `path.phases`; returns all culprits (largest first) and the verdict.
@@ -67,7 +67,7 @@ pub(crate) fn judge(
     );
     let mut phase = |name: &str, a: Option<f64>, b: Option<f64>, remedy: Remedy| {
         if let (Some(a), Some(b)) = (a, b) {
-            path.phases.push(Phase {
+            path.phases.push(RoundTripPhase {
                 name: name.into(),
                 us: (b - a).max(0.0),
                 remedy,

@@ -4,11 +4,11 @@
 
 use std::fs::File;
 
-use super::{Saved, TRACEFS, TraceError, Tracefs};
+use super::{SavedTracefs, TRACEFS, TraceError, Tracefs};
 use crate::host::Host;
 
 /// The old values of a running `run --hwlat`, until it has put them back (tmpfs: a reboot resets tracefs too).
-pub const RECORD: &str = "/run/rmp-eval/hwlat";
+pub(crate) const RECORD: &str = "/run/rmp-eval/hwlat";
 const WIDTH: &str = "hwlat_detector/width";
 const WINDOW: &str = "hwlat_detector/window";
 /// Since Linux 5.14; older kernels move the one detector thread across the mask's CPUs themselves.
@@ -32,7 +32,7 @@ pub(crate) struct HwlatSettings {
 struct Record {
     pid: i32,
     dir: String,
-    saved: Vec<Saved>,
+    saved: Vec<SavedTracefs>,
 }
 
 /// The hwlat tracer running; dropping it puts every file back as found and removes the record.

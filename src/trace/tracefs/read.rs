@@ -13,7 +13,7 @@ use crate::trace::raw::{NoRaw, Schema, Symbols};
 impl Tracefs {
     /// The consuming reader of one CPU (or with None, of all, merged in time order), non-blocking: a blocked
     /// reader would be woken by irq_work on the RT CPU.
-    pub fn pipe(&self, cpu: Option<usize>) -> Result<File, TraceError> {
+    pub(crate) fn pipe(&self, cpu: Option<usize>) -> Result<File, TraceError> {
         let rel = match cpu {
             Some(cpu) => format!("per_cpu/cpu{cpu}/trace_pipe"),
             None => "trace_pipe".to_string(),
@@ -82,7 +82,7 @@ impl Tracefs {
     }
 
     /// trace_marker, for the RT loop's one write per cycle.
-    pub fn marker(&self) -> Result<File, TraceError> {
+    pub(crate) fn marker(&self) -> Result<File, TraceError> {
         let p = self.host.path(&self.abs("trace_marker"));
         std::fs::OpenOptions::new()
             .write(true)
@@ -92,7 +92,7 @@ impl Tracefs {
 }
 
 /// Reads what is in `f` now (non-blocking), appending to `buf`; false once the pipe is empty.
-pub fn drain(f: &mut File, buf: &mut Vec<u8>) -> bool {
+pub(crate) fn drain(f: &mut File, buf: &mut Vec<u8>) -> bool {
     let mut chunk = [0u8; 64 * 1024];
     match f.read(&mut chunk) {
         Ok(0) => false,

@@ -105,7 +105,7 @@ fn adaptive_rx_on_is_turned_off_and_rx_frames_left_when_nonzero() {
 
 #[test]
 fn journal_entry_round_trips_and_names_the_field_as_ethtool_does() {
-    let e = Entry::Ethtool(crate::fix::kind::nic::Saved {
+    let e = Entry::Ethtool(crate::fix::kind::nic::SavedEthtool {
         target: crate::fix::ethtool::target("enp2s0", NicField::RxUsecs),
         nic: "enp2s0".into(),
         field: NicField::RxUsecs,

@@ -21,7 +21,7 @@ use crate::measure::spec::ThreadSpec;
 
 /// One profile of `run --profile`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Profile {
+pub(crate) enum Profile {
     Linuxcnc,
     LinuxcncServo,
     Rmp,
@@ -112,7 +112,7 @@ pub(crate) fn merge(profile: Vec<ThreadSpec>, given: &[ThreadSpec]) -> Vec<Threa
 /// One thread in LinuxCNC's terms: latency-test's "Max Jitter (ns)" is timedelta's `jitter` pin, the largest
 /// |interval − period| between two runs of the thread — the series' largest period deviation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JitterRow {
+pub(crate) struct JitterRow {
     pub(crate) thread: String,
     pub(crate) period_ns: u64,
     pub(crate) max_jitter_ns: u64,

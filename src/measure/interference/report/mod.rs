@@ -227,7 +227,7 @@ pub struct Interference {
 /// The IPIs one of a thread set's other RT CPUs received over the run: /proc/interrupts' RES, CAL, TLB and IWI
 /// rows, from the first snapshot to the last (these CPUs get no windows: only the counted core does).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct OtherCpu {
+pub(crate) struct OtherCpu {
     pub(crate) cpu: usize,
     pub(crate) ipis: std::collections::BTreeMap<String, u64>,
 }

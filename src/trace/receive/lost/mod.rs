@@ -5,7 +5,7 @@
 
 use crate::measure::interference::cause::Remedy;
 use crate::trace::event::{Event, Net, TraceEntry, What, events};
-use crate::trace::model::{Explanation, LostFrame, PathEvent, Step};
+use crate::trace::model::{Explanation, LostFrame, PathEvent, TimelineStep};
 
 /// "rmp-eval s=FRAME": the sender's marker.
 fn send_mark(l: &Event) -> Option<u64> {
@@ -185,7 +185,7 @@ pub(crate) fn explain(
         ),
     };
     let watched_us = lines.get(until).or(lines.last()).map_or(0.0, rel);
-    let mut timeline = vec![Step {
+    let mut timeline = vec![TimelineStep {
         at_us: 0.0,
         what: format!(
             "CPU {}: {} marks frame {frame} before send()",
@@ -200,7 +200,7 @@ pub(crate) fn explain(
         (&arrived, "arrival not matched to a reply"),
     ] {
         if let Some(e) = e {
-            timeline.push(Step {
+            timeline.push(TimelineStep {
                 at_us: e.at_us,
                 what: format!("CPU {}: {} on {nic} ({what})", e.cpu, e.name),
             });
