@@ -65,9 +65,16 @@ reboot_after_this_boot() {
 # in $NIC and in $B/nic.
 first_nic_up() {
     NIC=""
-    for n in /sys/class/net/*; do
-        n=${n##*/}
-        [ "$n" = lo ] || { NIC=$n; break; }
+    # The image's initramfs holds only the disk's modules: the NIC's driver is loaded from the root by udev, which
+    # may not have finished when this boot's script starts.
+    udevadm settle --timeout=60 || true
+    for _ in $(seq 60); do
+        for n in /sys/class/net/*; do
+            n=${n##*/}
+            [ "$n" = lo ] || { NIC=$n; break; }
+        done
+        [ -n "$NIC" ] && break
+        sleep 1
     done
     echo "$NIC" >"$B/nic"
     ip link set dev "$NIC" up
