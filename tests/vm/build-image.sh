@@ -17,21 +17,10 @@ trap 'rm -rf "$work"' EXIT
 root=$work/root
 mirror=$(host_mirror)
 
-t0=$SECONDS
 log "debootstrap bookworm (RT kernel) from $mirror"
-debootstrap --foreign --variant=minbase --cache-dir="$CACHE_DIR/debs" \
+debootstrap --variant=minbase --cache-dir="$CACHE_DIR/debs" \
     --include=linux-image-rt-amd64,initramfs-tools,systemd-sysv,udev,kmod,procps,iproute2,grub-pc,ethtool \
     bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1 || { tail -n 30 "$work/debootstrap.log" >&2; die "debootstrap failed"; }
-# Every boot reads the initramfs through the BIOS and unpacks it under TCG: with MODULES=most (36 MB) a boot took
-# 11 s from SeaBIOS to the kernel, 3.8 s more to unpack it, and 3.9 s from /init to the root mounted (measured,
-# tests/vm/README.md). It needs only what mounts the root on qemu's pc machine (6.5 MB); the rest loads from the
-# root file system as on any installed system. Set before the second stage, whose kernel install makes it.
-mkdir -p "$root/etc/initramfs-tools/conf.d" "$root/usr/share/initramfs-tools/modules.d"
-echo MODULES=list >"$root/etc/initramfs-tools/conf.d/rmp-vm.conf"
-printf '%s\n' virtio_pci virtio_blk ext4 crc32c_generic >"$root/usr/share/initramfs-tools/modules.d/rmp-vm"
-chroot "$root" /debootstrap/debootstrap --second-stage >>"$work/debootstrap.log" 2>&1 ||
-    { tail -n 30 "$work/debootstrap.log" >&2; die "debootstrap --second-stage failed"; }
-log "debootstrap took $((SECONDS - t0)) s"
 
 uuid=$(cat /proc/sys/kernel/random/uuid)
 echo rmpvm > "$root/etc/hostname"
@@ -53,13 +42,6 @@ ln -sf /etc/systemd/system/rmp-hook.service "$root/etc/systemd/system/multi-user
 # Nothing waits for a login on the console; the hook ends every boot.
 ln -sf /dev/null "$root/etc/systemd/system/serial-getty@ttyS0.service"
 ln -sf /dev/null "$root/etc/systemd/system/getty@tty1.service"
-# Units that held up every boot (getty-static's five gettys, e2scrub_reap: ~3.5 s under TCG before
-# multi-user.target) or could start during a measurement (the daily/weekly timers: apt without a network, dpkg's
-# backup, e2scrub, fstrim, tmpfiles-clean): no scenario judges them.
-for u in getty-static.service e2scrub_reap.service apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer \
-    e2scrub_all.timer fstrim.timer systemd-tmpfiles-clean.timer; do
-    ln -sf /dev/null "$root/etc/systemd/system/$u"
-done
 kernel=$(readlink -f "$root/vmlinuz"); initrd=$(readlink -f "$root/initrd.img")
 cp "$kernel" "$work/vmlinuz"; cp "$initrd" "$work/initrd.img"
 rm -rf "$root/var/cache/apt/archives/"*.deb
