@@ -31,7 +31,9 @@ echo "$n" >"$1/injected"
 INJECT
 taskset -c 1 sh /tmp/inject.sh "$B" 2>"$B/inject.err" &
 injector=$!
-rec smi rmp-eval run --core 1 --duration 20 --json
+# Under TCG each SMI takes tens of ms in the firmware: the 200 took up to ~20 s, so a 20 s run could end before the
+# last one. The run lasts twice that.
+rec smi rmp-eval run --core 1 --duration 40 --json
 wait "$injector"
 lsmod_msr >"$B/msr-after"
 # The hwlat tracer: its settings as found, the run, and the settings after.
