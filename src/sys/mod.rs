@@ -7,8 +7,9 @@
 //! - `ethtool`: SIOCETHTOOL with typed `#[repr(C)]` structures (coalescing, EEE).
 //! - `ethtool_query`: the driver's name, its statistics (`ethtool -S`), receive flow rules (`ethtool -N`).
 //! - `hwtstamp`: the NIC's hardware-timestamp configuration (SIOCGHWTSTAMP/SIOCSHWTSTAMP).
-//! - `sockopt`: setsockopt for plain data, promiscuous membership, receive timeout, SO_TIMESTAMPING.
+//! - `sockopt`: setsockopt for plain data, promiscuous membership, receive timeout, transmit SO_TIMESTAMPING.
 //! - `packet`: AF_PACKET sockets: open, send, poll, recvmsg with the timestamp control messages.
+//! - `rxring`: an AF_PACKET socket's receive ring (TPACKET_V2, mmap): frames with their stamps, no system call.
 //! - `clock`: the clock reads and the absolute sleep of the RT loops.
 //! - `term`: the terminal's window size, stdin in raw mode (a guard restoring it), read-only prctl queries.
 //! - `fs`: Host's opens (openat2 in a root), fstat, directory entries; flock; the tracefs mount.
@@ -30,6 +31,7 @@ pub(crate) mod netdev;
 pub(crate) mod netlink;
 pub(crate) mod packet;
 pub(crate) mod process;
+pub(crate) mod rxring;
 pub(crate) mod sockopt;
 pub(crate) mod term;
 pub(crate) mod uname;

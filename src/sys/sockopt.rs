@@ -1,4 +1,4 @@
-//! Socket options: setsockopt for plain data, promiscuous membership, receive timeout, SO_TIMESTAMPING.
+//! Socket options: setsockopt for plain data, promiscuous membership, receive timeout, transmit SO_TIMESTAMPING.
 
 use std::io;
 use std::os::fd::RawFd;
@@ -17,6 +17,8 @@ unsafe impl OptValue for libc::c_int {}
 unsafe impl OptValue for libc::timeval {}
 // SAFETY: struct packet_mreq, integers and a byte array.
 unsafe impl OptValue for libc::packet_mreq {}
+// SAFETY: struct tpacket_req, four unsigned integers.
+unsafe impl OptValue for libc::tpacket_req {}
 
 /// setsockopt with a plain-data value.
 pub(crate) fn set<T: OptValue>(fd: RawFd, level: i32, name: i32, value: &T) -> io::Result<()> {
@@ -54,28 +56,15 @@ pub(crate) fn recv_timeout(fd: RawFd, d: Duration) -> io::Result<()> {
     set(fd, libc::SOL_SOCKET, libc::SO_RCVTIMEO, &tv)
 }
 
-/// Asks for TX (error queue) and RX timestamps on `fd`: hardware ones when `hw`, software ones always (RX software
-/// stamps are the fallback when a hardware stamp is missing).
-pub(crate) fn timestamping(fd: RawFd, hw: bool) -> io::Result<()> {
-    let tx = if hw {
-        libc::SOF_TIMESTAMPING_TX_HARDWARE
+/// Asks for transmit stamps on `fd`'s error queue: the NIC's when `hw`, the kernel's otherwise. Never
+/// SOF_TIMESTAMPING_RX_SOFTWARE: its first user and its last switch the kernel's netstamp static key, which sends
+/// every CPU IPIs; received frames take their stamps from the receive ring (`rxring`).
+pub(crate) fn tx_timestamping(fd: RawFd, hw: bool) -> io::Result<()> {
+    let flags = if hw {
+        libc::SOF_TIMESTAMPING_TX_HARDWARE | libc::SOF_TIMESTAMPING_RAW_HARDWARE
     } else {
-        libc::SOF_TIMESTAMPING_TX_SOFTWARE
+        libc::SOF_TIMESTAMPING_TX_SOFTWARE | libc::SOF_TIMESTAMPING_SOFTWARE
     };
-    set_timestamping(fd, hw, tx)
-}
-
-/// RX timestamps only (hardware ones when `hw`): for a socket that sends without reading its error queue, which
-/// TX stamps would fill until received frames are dropped.
-pub(crate) fn rx_timestamping(fd: RawFd, hw: bool) -> io::Result<()> {
-    set_timestamping(fd, hw, 0)
-}
-
-fn set_timestamping(fd: RawFd, hw: bool, tx: u32) -> io::Result<()> {
-    let mut flags = libc::SOF_TIMESTAMPING_RX_SOFTWARE | libc::SOF_TIMESTAMPING_SOFTWARE | tx;
-    if hw {
-        flags |= libc::SOF_TIMESTAMPING_RX_HARDWARE | libc::SOF_TIMESTAMPING_RAW_HARDWARE;
-    }
     set(
         fd,
         libc::SOL_SOCKET,

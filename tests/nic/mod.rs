@@ -23,6 +23,7 @@ mod arrival;
 mod endings;
 mod faults;
 mod namespaces;
+mod netstamp;
 mod queues;
 mod receive_path;
 mod reflect;

@@ -315,8 +315,8 @@ fn packet_ports(
         watch.note(&note);
     }
     let (stamps, why) = txs.enable_timestamps(host)?;
-    let rxs = RawSocket::open(nic, frame::ethertype(args.mode))?;
-    rxs.set_timestamping(stamps)?;
+    let mut rxs = RawSocket::open(nic, frame::ethertype(args.mode))?;
+    rxs.stamp_received(stamps)?;
     let ports = Ports::Packet {
         txs: Arc::new(txs),
         rxs: Arc::new(rxs),

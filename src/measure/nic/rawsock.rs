@@ -1,13 +1,16 @@
 //! An AF_PACKET raw socket bound to one interface and one EtherType, with timestamps. Sending and receiving use
-//! caller-owned buffers: nothing here allocates after `open`. The system calls are `sys::packet`'s.
+//! caller-owned buffers: nothing here allocates after `open`. The system calls are `sys::packet`'s; a socket that
+//! receives stamped frames reads them from its receive ring (`sys::rxring`).
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
 use super::tstamp::{HwTstamp, TsKind};
 use crate::error::{Error, Result};
 use crate::host::Host;
+use crate::sys::rxring::RxRing;
 use crate::sys::{netdev, packet, sockopt};
 
 /// Every EtherType (ETH_P_ALL), for the reflector.
@@ -18,6 +21,10 @@ pub(crate) struct RawSocket {
     ifindex: i32,
     name: String,
     hw: Option<HwTstamp>,
+    /// Received frames and their stamps, once receive stamps are on.
+    ring: Option<RxRing>,
+    /// How long a blocking receive from the ring waits (-1: forever), as SO_RCVTIMEO does for recvmsg.
+    wait_ms: AtomicI32,
 }
 
 /// One received frame: length, stamps, sll_pkttype.
@@ -50,6 +57,8 @@ impl RawSocket {
             ifindex,
             name: name.to_string(),
             hw: None,
+            ring: None,
+            wait_ms: AtomicI32::new(-1),
         })
     }
 
@@ -63,6 +72,8 @@ impl RawSocket {
 
     /// An upper bound for a blocking recv.
     pub(crate) fn set_recv_timeout(&self, d: Duration) -> Result<()> {
+        let ms = d.as_millis().clamp(1, i32::MAX as u128) as i32;
+        self.wait_ms.store(ms, Ordering::Relaxed);
         sockopt::recv_timeout(self.fd(), d).map_err(|e| Error::sys("SO_RCVTIMEO", e))
     }
 
@@ -91,41 +102,48 @@ impl RawSocket {
             .map_err(|e| Error::sys(format!("promiscuous mode on {}", self.name), e))
     }
 
-    /// Hardware timestamps where the NIC has them (see `HwTstamp`), else software ones; says which.
+    /// Transmit stamps on the error queue: hardware ones where the NIC has them (see `HwTstamp`), else software
+    /// ones; says which.
     pub(crate) fn enable_timestamps(&mut self, host: &Host) -> Result<(TsKind, Option<String>)> {
-        self.timestamps(host, sockopt::timestamping)
+        self.timestamps(host, |s, hw| sockopt::tx_timestamping(s.fd(), hw))
     }
 
-    /// `enable_timestamps` for received frames only (a socket whose error queue nobody reads).
+    /// `enable_timestamps` for received frames: they are read from a receive ring, which stamps each one.
     pub(crate) fn enable_rx_timestamps(&mut self, host: &Host) -> Result<(TsKind, Option<String>)> {
-        self.timestamps(host, sockopt::rx_timestamping)
+        self.timestamps(host, RawSocket::map_ring)
     }
 
     fn timestamps(
         &mut self,
         host: &Host,
-        set: fn(RawFd, bool) -> io::Result<()>,
+        set: fn(&mut RawSocket, bool) -> io::Result<()>,
     ) -> Result<(TsKind, Option<String>)> {
         let why = match HwTstamp::enable(host, &self.name) {
-            Ok(hw) => match set(self.fd(), true) {
+            Ok(hw) => match set(self, true) {
                 Ok(()) => {
                     self.hw = Some(hw);
                     return Ok((TsKind::Hardware, None));
                 }
-                Err(e) => format!("SO_TIMESTAMPING with hardware stamps on {}: {e}", self.name),
+                Err(e) => format!("hardware timestamps on {}: {e}", self.name),
             },
             Err(e) => super::tstamp::why_software(&self.name, &e),
         };
-        set(self.fd(), false)
-            .map_err(|e| Error::sys(format!("SO_TIMESTAMPING on {}", self.name), e))?;
+        set(self, false).map_err(|e| Error::sys(format!("timestamps on {}", self.name), e))?;
         Ok((TsKind::Software, Some(why)))
     }
 
-    /// The same kind of timestamps as another socket on this interface got from `enable_timestamps` (the NIC is
-    /// already set up by that one).
-    pub(crate) fn set_timestamping(&self, kind: TsKind) -> Result<()> {
-        sockopt::timestamping(self.fd(), kind == TsKind::Hardware)
-            .map_err(|e| Error::sys(format!("SO_TIMESTAMPING on {}", self.name), e))
+    /// Received frames with the same kind of stamps as another socket on this interface got from
+    /// `enable_timestamps` (the NIC is already set up by that one).
+    pub(crate) fn stamp_received(&mut self, kind: TsKind) -> Result<()> {
+        self.map_ring(kind == TsKind::Hardware)
+            .map_err(|e| Error::sys(format!("the receive ring on {}", self.name), e))
+    }
+
+    fn map_ring(&mut self, hw: bool) -> io::Result<()> {
+        if self.ring.is_none() {
+            self.ring = Some(RxRing::new(self.fd(), hw)?);
+        }
+        Ok(())
     }
 
     pub(crate) fn send(&self, frame: &[u8]) -> io::Result<()> {
@@ -139,13 +157,36 @@ impl RawSocket {
     }
 
     /// Receives one frame into `buf` (truncated to its length) with its stamps. `errqueue`: read a transmit
-    /// timestamp (the sent frame comes back with it) instead. `nonblock`: WouldBlock instead of waiting.
+    /// timestamp (the sent frame comes back with it) instead. `nonblock`: WouldBlock instead of waiting (from the
+    /// ring: up to `set_recv_timeout`'s bound, then WouldBlock).
     pub(crate) fn recv(
         &self,
         buf: &mut [u8],
         errqueue: bool,
         nonblock: bool,
     ) -> io::Result<Received> {
-        packet::recv(self.fd(), buf, errqueue, nonblock)
+        match &self.ring {
+            Some(ring) if !errqueue => self.recv_ring(ring, buf, nonblock),
+            _ => packet::recv(self.fd(), buf, errqueue, nonblock),
+        }
+    }
+
+    /// A frame from the ring; a wait is one poll. When poll wakes with the ring still empty, the socket's error
+    /// (ENETDOWN, an interface gone) comes from a non-blocking recvmsg, as it would from a blocking one.
+    fn recv_ring(&self, ring: &RxRing, buf: &mut [u8], nonblock: bool) -> io::Result<Received> {
+        if let Some(m) = ring.take(buf) {
+            return Ok(m);
+        }
+        if nonblock {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        let (readable, err) = packet::poll(self.fd(), self.wait_ms.load(Ordering::Relaxed))?;
+        if let Some(m) = ring.take(buf) {
+            return Ok(m);
+        }
+        if readable || err {
+            return packet::recv(self.fd(), buf, false, true);
+        }
+        Err(io::ErrorKind::WouldBlock.into())
     }
 }
