@@ -2,7 +2,8 @@
 //! read first: one that already stamps every frame is used as it is; one that someone else set (a PTP daemon, say)
 //! is left alone and the run uses software stamps; only an unused one is switched on — after the old one is
 //! recorded under /run/rmp-eval/hwtstamp/KEY (`machine::net::nic_key`: the namespace and index, as the NIC lock
-//! is keyed), so that the next run on that NIC restores it after a crash (kill -9) — and put back on every exit. The system calls (SIOC[GS]HWTSTAMP, SO_TIMESTAMPING, the control messages) are in `sys`.
+//! is keyed), so that the next run on that NIC restores it after a crash (kill -9) — and put back on every exit. The system calls (SIOC[GS]HWTSTAMP, SO_TIMESTAMPING for transmit stamps and their control messages, the receive
+//! ring that stamps received frames) are in `sys`.
 
 use std::io;
 

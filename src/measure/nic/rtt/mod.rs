@@ -4,7 +4,7 @@
 //!
 //! Clock domains are never mixed within one round trip: hardware TX with hardware RX (the NIC's clock), else
 //! software TX with software RX (CLOCK_REALTIME in the kernel), else — when the kernel gave no TX stamp for that
-//! frame, as happens for the first frames after SO_TIMESTAMPING is switched on — the sender's CLOCK_REALTIME
+//! frame, as happens for the first frames after transmit stamps are switched on — the sender's CLOCK_REALTIME
 //! just before send() with the software RX stamp; those are counted apart (`send_time_pairs`).
 
 pub(crate) mod collect;

@@ -20,8 +20,10 @@ case $BOOT in
     modprobe msr
     [ -e /dev/cpu/1/msr ] && echo loaded >"$B/msr" || echo absent >"$B/msr"
     ct() { LD_LIBRARY_PATH=$T "$T/cyclictest" "$@"; }
-    SECS=60 PAIRS=3 TRACE=0
+    SECS=60 PAIRS=3 TRACE=0 KINDS="cyclic threads nic"
     . "$T/knobs"
+    cp "$T/knobs" "$B/knobs"
+    wants() { case " $KINDS " in *" $1 "*) return 0 ;; esac; return 1; }
     # TRACE=1: each smp_call_function_many_cond whose mask has CPU 1 and each generic_exec_single to CPU 1, with
     # the sender and its kernel stack, from a tracefs instance of the scenario's own.
     tracing() {
@@ -67,19 +69,25 @@ case $BOOT in
         cp /proc/interrupts "$B/$kind-$i.after"
         tracing off "$kind-$i"
     }
-    for i in $(seq "$PAIRS"); do
-        one cyclic-rmp "$i" rmp-eval run --core 1 --duration "$SECS" --json
-        one cyclic-ct "$i" ct -q -m -a 1 -t 1 -p 42 -i 1000 -D "$SECS" $SMI
-    done
+    if wants cyclic; then
+        for i in $(seq "$PAIRS"); do
+            one cyclic-rmp "$i" rmp-eval run --core 1 --duration "$SECS" --json
+            one cyclic-ct "$i" ct -q -m -a 1 -t 1 -p 42 -i 1000 -D "$SECS" $SMI
+        done
+    fi
     # latency-test's two threads: base 25 µs at FIFO 98, servo 1 ms at 97 (cyclictest --priospread: thread N at -p minus N,
     # interval -i plus N times -d).
-    for i in $(seq "$PAIRS"); do
-        one threads-rmp "$i" rmp-eval run --core 1 --profile linuxcnc --duration "$SECS" --json
-        one threads-ct "$i" ct -q -m -a 1 -t 2 -p 98 --priospread -i 25 -d 975 -D "$SECS" $SMI
-    done
-    for i in $(seq "$PAIRS"); do
-        one nic-rmp "$i" rmp-eval run --nic "$NIC" --core 1 --duration "$SECS" --json
-        one nic-ct "$i" ct -q -m -a 1 -t 1 -p 42 -i 1000 -D "$SECS" $SMI
-    done
+    if wants threads; then
+        for i in $(seq "$PAIRS"); do
+            one threads-rmp "$i" rmp-eval run --core 1 --profile linuxcnc --duration "$SECS" --json
+            one threads-ct "$i" ct -q -m -a 1 -t 2 -p 98 --priospread -i 25 -d 975 -D "$SECS" $SMI
+        done
+    fi
+    if wants nic; then
+        for i in $(seq "$PAIRS"); do
+            one nic-rmp "$i" rmp-eval run --nic "$NIC" --core 1 --duration "$SECS" --json
+            one nic-ct "$i" ct -q -m -a 1 -t 1 -p 42 -i 1000 -D "$SECS" $SMI
+        done
+    fi
     ;;
 esac

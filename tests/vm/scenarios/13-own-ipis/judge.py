@@ -2,7 +2,8 @@
 period: CAL, TLB and RES of CPU 1 from the guest's /proc/interrupts copied around each run (not from either tool),
 per minute of the run's wall time, start-up and exit included. For each kind (cyclic, thread set, NIC) rmp-eval's
 median over its three runs may exceed cyclictest's by at most 1 a minute, in each row and in their sum; and no rmp-eval result blames a CAL or
-TLB interrupt on a `fix` step. The figures go to out/ipis.txt (kept with RMP_VM_KEEP=1) and into the verdict."""
+TLB interrupt on a `fix` step. The figures go to out/ipis.txt (kept with RMP_VM_KEEP=1) and into the verdict.
+An investigation's knobs (share.sh: fewer pairs, some kinds only) are read back from the guest's copy of them."""
 import statistics
 import sys
 
@@ -10,9 +11,11 @@ from judgelib import Judge, cmdline_cpus, interrupts
 
 ROWS = ("CAL", "TLB", "RES")
 CPU = 1
-KINDS = ("cyclic", "threads", "nic")
 
 j = Judge(sys.argv[1])
+knobs = dict(l.split("=", 1) for l in (j.text(2, "knobs") or "").splitlines() if "=" in l)
+PAIRS = int(knobs.get("PAIRS", "3"))
+KINDS = knobs.get("KINDS", "cyclic threads nic").strip("'").split()
 j.expect(j.rc(1, "dpkg") == 0, "dpkg -i of the package failed in the guest")
 j.command(1, "fix")
 j.expect(CPU in cmdline_cpus(j.fact(2, "cmdline") or "", "isolcpus"), f"CPU {CPU} not isolated after fix")
@@ -42,12 +45,12 @@ def blames(result):
             and (s.get("remedy") or {}).get("kind") == "fix"]
 
 
-lines = [f"cyclictest --smi: {(j.text(2, 'cyclictest-smi') or '?').strip()}"]
+lines = [f"cyclictest --smi: {(j.text(2, 'cyclictest-smi') or '?').strip()}; {PAIRS} pairs of each of {KINDS}"]
 for kind in KINDS:
     got = {}
     for tool in ("rmp", "ct"):
         runs = []
-        for i in (1, 2, 3):
+        for i in range(1, PAIRS + 1):
             name = f"{kind}-{tool}-{i}"
             ok = (0, 1) if tool == "rmp" else (0,)
             if tool == "rmp":
@@ -68,7 +71,7 @@ for kind in KINDS:
         lines.append(f"{kind} {'rmp-eval' if tool == 'rmp' else 'cyclictest'}: per run "
                      f"{[round(t, 1) for t in total]}/min, median {statistics.median(total) if total else 0:.1f}/min"
                      f" (medians: {rows}; runs: {each})")
-    if len(got["rmp"]) == 3 and len(got["ct"]) == 3:
+    if len(got["rmp"]) == PAIRS and len(got["ct"]) == PAIRS:
         # Each row on its own and all three: a few extra CAL must not hide behind fewer RES.
         for what, rows in [(r, (r,)) for r in ROWS] + [("CAL+TLB+RES", ROWS)]:
             ours = statistics.median(sum(m.get(r, 0) for r in rows) for m in got["rmp"])
