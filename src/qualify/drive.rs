@@ -239,9 +239,7 @@ impl Drive<'_> {
     /// Whether this boot skipped the armed trial (its entry still armed: power lost before the reboot reached
     /// GRUB) and it is booted once more, counted in the state; a second skip is judged as a failed trial.
     fn trial_skipped(&mut self, q: &mut Qualify, i: usize) -> Result<bool> {
-        if q.steps[i].trial_retries > 0
-            || !crate::tunable::cmdline::boot::grub_trial::still_armed(self.host)
-        {
+        if !trial::skipped_again(self.host, q.steps[i].trial_retries) {
             return Ok(false);
         }
         q.steps[i].trial_retries += 1;
