@@ -147,6 +147,10 @@ pub(crate) fn undo_run(host: &Host, path: &str) -> Result<()> {
         }
     }
     host.remove_file(path)?;
+    let steps: Vec<StepId> = run.steps.iter().filter_map(|s| StepId::parse(s)).collect();
+    if super::boot_flush::writes_boot(&steps) {
+        super::boot_flush::flush(host);
+    }
     Ok(())
 }
 

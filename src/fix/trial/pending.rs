@@ -352,6 +352,7 @@ fn armed_again(host: &Host, w: &mut dyn Write, mut p: Pending) -> Result<()> {
     p.retries += 1;
     p.boot_id = boot_id(host);
     save(host, &p)?;
+    outln!(w, "{}", crate::fix::boot_flush::flush(host));
     outln!(
         w,
         "fix's trial boot: this boot did not come through the armed trial (GRUB's next_entry is still set: power \
