@@ -20,23 +20,29 @@ fn cut_at(r: &Root, args: &[&str], step: &str, phase: &str) {
     );
 }
 
-#[test]
-fn cut_after_the_trial_boots_health_check_the_commit_reboots_onto_the_committed_line_before_going_on()
- {
-    let r = planned();
+/// Through the trial boot (resumed, booted, CPU 1 isolated), killed once the state says `stage`, then a new boot
+/// on the line and isolated set the tree started with.
+fn trial_cut_then_old_line(r: &Root, stage: &str) {
     let (line, isolated) = (
         r.read("/proc/cmdline"),
         r.read("/sys/devices/system/cpu/isolated"),
     );
-    assert!(resume(&r).contains("trial boot armed"));
-    boot_trial(&r);
+    assert!(resume(r).contains("trial boot armed"));
+    boot_trial(r);
     r.write("/sys/devices/system/cpu/isolated", "1\n");
-    cut_at(&r, &["--resume"], "dir_synced", "\"trial_booted\"");
-    assert_eq!(state(&r)["phase"]["stage"]["stage"], "trial_booted");
-    // GRUB cleared next_entry when it booted the trial: the next boot is the default entry, the old line.
+    cut_at(r, &["--resume"], "dir_synced", &format!("\"{stage}\""));
+    assert_eq!(state(r)["phase"]["stage"]["stage"], stage);
     r.write("/proc/sys/kernel/random/boot_id", BOOT_C);
     r.write("/proc/cmdline", &line);
     r.write("/sys/devices/system/cpu/isolated", &isolated);
+}
+
+#[test]
+fn cut_after_the_trial_boots_health_check_the_commit_reboots_onto_the_committed_line_before_going_on()
+ {
+    let r = planned();
+    // GRUB cleared next_entry when it booted the trial: the next boot is the default entry, the old line.
+    trial_cut_then_old_line(&r, "trial_booted");
     let out = resume(&r);
     assert!(
         out.contains("a reboot onto the committed line first"),
@@ -137,21 +143,10 @@ fn cut_after_the_commit_a_boot_on_the_old_grub_cfg_is_not_measured_but_rebooted_
  {
     let r = Root::untuned_grub();
     planned_one_at_a_time(&r);
-    let (line, isolated) = (
-        r.read("/proc/cmdline"),
-        r.read("/sys/devices/system/cpu/isolated"),
-    );
-    assert!(resume(&r).contains("trial boot armed"));
-    boot_trial(&r);
-    r.write("/sys/devices/system/cpu/isolated", "1\n");
-    // Committed, the measurement about to begin: the power is cut.
-    cut_at(&r, &["--resume"], "dir_synced", "\"measuring\"");
-    assert_eq!(state(&r)["phase"]["stage"]["stage"], "measuring");
+    // Committed, the measurement about to begin: the power is cut. GRUB read /boot without replaying the
+    // journal: the old grub.cfg, the old line.
+    trial_cut_then_old_line(&r, "measuring");
     assert!(r.exists("/etc/default/grub.d/99-rmp-eval.cfg"));
-    // GRUB read /boot without replaying the journal: the old grub.cfg, the old line.
-    r.write("/proc/sys/kernel/random/boot_id", BOOT_C);
-    r.write("/proc/cmdline", &line);
-    r.write("/sys/devices/system/cpu/isolated", &isolated);
     let out = resume(&r);
     assert!(out.contains("not the command line in force"), "{out}");
     assert!(out.contains("a reboot onto it first"), "{out}");
