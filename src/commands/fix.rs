@@ -338,6 +338,9 @@ fn closing(
     if args.json {
         return Ok(());
     }
+    if let Some(f) = &report.boot_flush {
+        outln!(w, "{f}");
+    }
     if report.reboot() {
         outln!(w, "{}", reboot_line(measured));
     }

@@ -22,6 +22,8 @@ pub struct Report {
     /// The command that undoes it (with --root when the plan was for a root).
     pub(crate) undo: String,
     pub outcomes: Vec<StepResult>,
+    /// What was done to put the boot files where the boot loader reads them (`boot_flush`), if any were written.
+    pub(crate) boot_flush: Option<String>,
 }
 
 impl Report {
@@ -201,6 +203,8 @@ pub fn apply(host: &Host, plan: &Plan, core: usize, nic: Option<&str>) -> Result
         let what = format!("completing the journal {jpath}: {e}");
         return Err(undone(host, &jpath, &entries, &applied, &again, &what));
     }
+    let boot_flush = super::boot_flush::writes_boot(changes.iter().map(|(s, _)| s))
+        .then(|| super::boot_flush::flush(host));
     let outcomes = took
         .into_iter()
         .map(|(step, c, t)| StepResult {
@@ -214,6 +218,7 @@ pub fn apply(host: &Host, plan: &Plan, core: usize, nic: Option<&str>) -> Result
         journal: jpath,
         undo: super::undo::hint(host),
         outcomes,
+        boot_flush,
     })
 }
 

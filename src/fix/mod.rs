@@ -13,6 +13,7 @@
 //! variant in `Change` and in `kind::Entry`; the compiler lists every match to extend.
 
 pub mod apply;
+pub(crate) mod boot_flush;
 pub(crate) mod drift;
 pub(crate) mod earlier;
 pub mod ethtool;

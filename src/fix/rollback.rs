@@ -188,6 +188,8 @@ pub(crate) struct RolledBack {
     pub(crate) commands: Vec<CommandRun>,
     /// A program run rebuilds the boot configuration: the old command line returns at the next boot.
     pub(crate) at_next_boot: bool,
+    /// What was done to put the rebuilt boot files where the boot loader reads them (`boot_flush`).
+    pub(crate) boot_flush: Option<String>,
 }
 
 /// The programs the runs ask for after restoring, each once, in the order first asked — only for the runs that
@@ -259,6 +261,9 @@ pub(crate) fn roll_back(
     out.at_next_boot = again
         .iter()
         .any(|a| crate::tunable::cmdline::boot::rebuilds_boot(a));
+    if out.at_next_boot {
+        out.boot_flush = Some(super::boot_flush::flush(host));
+    }
     Ok(out)
 }
 
@@ -328,6 +333,7 @@ impl RolledBack {
                     .to_string(),
             );
         }
+        v.extend(self.boot_flush.clone());
         v
     }
 

@@ -30,6 +30,14 @@ pub(crate) enum Stop {
     Aborted,
 }
 
+/// Whether a measurement may be made on this boot's command line (`Drive::line_in_force`).
+enum Line {
+    Holds,
+    /// Not the line in force, a second time: recorded as the measurement failed.
+    Recorded,
+    Reboot(Stop),
+}
+
 /// What the driver works with.
 pub(crate) struct Drive<'a> {
     pub(crate) host: &'a Host,
@@ -62,7 +70,10 @@ impl Drive<'_> {
             let seen = observe(self.host, q)?;
             let mut committed = None;
             let stop = match resume::next(q, &seen) {
-                ResumeAction::Start => self.event(q, QualifyEvent::Start),
+                ResumeAction::Start => {
+                    q.original_cmdline = self.host.read(crate::machine::PROC_CMDLINE).ok();
+                    self.event(q, QualifyEvent::Start)
+                }
                 ResumeAction::MeasureBaseline => self.baseline(q),
                 ResumeAction::Apply(i) => self.apply(q, i),
                 ResumeAction::UndoUnfinished(_) => {
@@ -81,9 +92,14 @@ impl Drive<'_> {
                 ResumeAction::FinishCommit(i) => {
                     self.finish_commit(q, i).map(|()| committed = Some(i))
                 }
-                ResumeAction::Measure(i) => self.measure_step(q, i),
+                ResumeAction::Measure(_) | ResumeAction::MeasureSweep(_) => {
+                    match self.line_in_force(q)? {
+                        Line::Holds => self.measure_next(q),
+                        Line::Recorded => Ok(()),
+                        Line::Reboot(stop) => return Ok(stop),
+                    }
+                }
                 ResumeAction::Revert(i) => self.revert(q, i),
-                ResumeAction::MeasureSweep(i) => self.sweep(q, i),
                 ResumeAction::Report => return Ok(Stop::Done),
                 ResumeAction::Nothing => return Ok(Stop::Aborted),
             };
@@ -110,6 +126,55 @@ impl Drive<'_> {
             "qualify: committed, but this boot runs {running}: a reboot onto the committed line first"
         );
         Some(Stop::Reboot(vec!["systemctl".into(), "reboot".into()]))
+    }
+
+    /// The step's or the sweep period's measurement, as the phase says.
+    fn measure_next(&mut self, q: &mut Qualify) -> Result<()> {
+        match q.phase {
+            state::Phase::Step { index, .. } => self.measure_step(q, index),
+            state::Phase::Sweep { index } => self.sweep(q, index),
+            _ => Ok(()),
+        }
+    }
+
+    /// Before a measurement: whether this boot runs the command line in force (`line.rs`). If not, nothing is
+    /// measured: the boot files are flushed and the machine rebooted onto them, once for this phase; a second
+    /// mismatch is recorded as the measurement failed (a step is then undone, a sweep period left out) — the
+    /// boot loader does not boot what was written, and no boot is credited with a line it does not run.
+    fn line_in_force(&mut self, q: &mut Qualify) -> Result<Line> {
+        let running = self
+            .host
+            .read(crate::machine::PROC_CMDLINE)
+            .unwrap_or_default();
+        let Some(why) = super::line::mismatch(q, &running) else {
+            return Ok(Line::Holds);
+        };
+        let here = q.phase.describe();
+        if q.line_reboot.as_deref() == Some(here.as_str()) {
+            let why = format!("not measured: {why}, again after a reboot onto it");
+            outln!(self.w, "qualify: {why}");
+            let ev = match q.phase {
+                state::Phase::Sweep { .. } => QualifyEvent::SweepFailed { why },
+                _ => QualifyEvent::MeasureFailed { why },
+            };
+            self.event(q, ev)?;
+            return Ok(Line::Recorded);
+        }
+        q.line_reboot = Some(here);
+        state::save(self.host, q)?;
+        outln!(
+            self.w,
+            "qualify: {why}: not measured; a reboot onto it first"
+        );
+        outln!(
+            self.w,
+            "qualify: {}",
+            crate::fix::boot_flush::flush(self.host)
+        );
+        Ok(Line::Reboot(Stop::Reboot(vec![
+            "systemctl".into(),
+            "reboot".into(),
+        ])))
     }
 
     /// Moves the state by `ev` and says where it is now — once: a stage that begins again, or a step's
@@ -210,8 +275,12 @@ impl Drive<'_> {
             Ok(st) => st,
             Err(NoTrial(why)) => return self.event(q, QualifyEvent::NotTried { why }),
         };
-        let journal = trial::arm(self.host, &step, q.core)?.journal;
+        let armed = trial::arm(self.host, &step, q.core)?;
         outln!(self.w, "qualify: trial boot armed: {}", t.how);
+        if let Some(f) = &armed.boot_flush {
+            outln!(self.w, "qualify: {f}");
+        }
+        let journal = armed.journal;
         q.steps[i].trial_reboot = t.reboot.clone();
         self.event(
             q,
@@ -239,9 +308,7 @@ impl Drive<'_> {
     /// Whether this boot skipped the armed trial (its entry still armed: power lost before the reboot reached
     /// GRUB) and it is booted once more, counted in the state; a second skip is judged as a failed trial.
     fn trial_skipped(&mut self, q: &mut Qualify, i: usize) -> Result<bool> {
-        if q.steps[i].trial_retries > 0
-            || !crate::tunable::cmdline::boot::grub_trial::still_armed(self.host)
-        {
+        if !trial::skipped_again(self.host, q.steps[i].trial_retries) {
             return Ok(false);
         }
         q.steps[i].trial_retries += 1;
@@ -250,6 +317,11 @@ impl Drive<'_> {
             self.w,
             "qualify: this boot did not come through the armed trial (GRUB's next_entry is still set: power lost \
              before the reboot?): booting it once more"
+        );
+        outln!(
+            self.w,
+            "qualify: {}",
+            crate::fix::boot_flush::flush(self.host)
         );
         Ok(true)
     }

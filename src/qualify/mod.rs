@@ -9,6 +9,7 @@
 //! to do next — the same decision after a clean stop, a crash or a reboot.
 
 pub(crate) mod drive;
+pub(crate) mod line;
 pub(crate) mod result;
 pub(crate) mod resume;
 pub(crate) mod state;

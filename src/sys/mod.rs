@@ -12,6 +12,7 @@
 //! - `rxring`: an AF_PACKET socket's receive ring (TPACKET_V2, mmap): frames with their stamps, no system call.
 //! - `clock`: the clock reads and the absolute sleep of the RT loops.
 //! - `term`: the terminal's window size, stdin in raw mode (a guard restoring it), read-only prctl queries.
+//! - `freeze`: syncfs and a guarded freeze/thaw cycle (a boot loader reads what was written).
 //! - `fs`: Host's opens (openat2 in a root), fstat, directory entries; flock; the tracefs mount.
 //! - `process`: mlockall, SCHED_FIFO, CPU affinity, the signal mask, PR_SET_PDEATHSIG,
 //!   kill/killpg, euid.
@@ -24,6 +25,7 @@
 pub(crate) mod clock;
 pub(crate) mod ethtool;
 pub(crate) mod ethtool_query;
+pub(crate) mod freeze;
 pub(crate) mod fs;
 pub(crate) mod hwtstamp;
 pub(crate) mod ifname;

@@ -112,7 +112,9 @@ fn a_trial_boot_that_did_not_come_up_healthy_is_undone_and_says_why() {
     let t = grub();
     let r = &t.r;
     fix_trial(&t);
-    // The trial kernel panicked (panic=10) and GRUB booted the default entry: a new boot, the old line.
+    // GRUB booted the trial (clearing next_entry), its kernel panicked (panic=10) and GRUB booted the default
+    // entry: a new boot, the old line.
+    common::fix::grub_spends_next_entry(r);
     r.write("/proc/sys/kernel/random/boot_id", BOOT_B);
     let out = t.after_boot();
     assert!(
@@ -127,6 +129,37 @@ fn a_trial_boot_that_did_not_come_up_healthy_is_undone_and_says_why() {
     assert!(!r.exists("/boot/grub/custom.cfg") && !r.exists(DROPIN));
     assert!(grubenv_as_found(r));
     assert!(text(&r.rmp("fix", &["--status"])).contains("not healthy"));
+    t.rolls_back();
+}
+
+#[test]
+fn a_boot_that_skipped_the_armed_trial_leaves_it_armed_once_more_then_judges() {
+    let t = grub();
+    let r = &t.r;
+    let line = r.read("/proc/cmdline");
+    fix_trial(&t);
+    // Power lost before the reboot: GRUB read the grubenv from before the arming and booted the default entry;
+    // Linux replayed its journal, so the file shows the trial still armed. That boot says nothing of the trial.
+    r.write("/proc/sys/kernel/random/boot_id", BOOT_B);
+    let out = t.after_boot();
+    assert!(out.contains("it stays armed for one more boot"), "{out}");
+    assert_eq!(stage(r, PENDING), "armed");
+    assert!(r.exists("/boot/grub/custom.cfg"), "{out}");
+    let p: serde_json::Value = serde_json::from_str(&r.read(PENDING)).unwrap();
+    assert_eq!(p["retries"], 1, "{p}");
+    // The same boot again: nothing judged.
+    assert!(t.after_boot().contains("armed"));
+    assert_eq!(stage(r, PENDING), "armed");
+    // Skipped a second time: judged, the trial undone.
+    r.write(
+        "/proc/sys/kernel/random/boot_id",
+        "6a1f0d7e-9a43-4c59-9c7e-000000000003\n",
+    );
+    r.write("/proc/cmdline", &line);
+    let out = t.after_boot();
+    assert!(out.contains("not healthy"), "{out}");
+    assert_eq!(stage(r, DONE), "undone");
+    assert!(!r.exists("/boot/grub/custom.cfg"));
     t.rolls_back();
 }
 

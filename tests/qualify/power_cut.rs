@@ -20,23 +20,29 @@ fn cut_at(r: &Root, args: &[&str], step: &str, phase: &str) {
     );
 }
 
-#[test]
-fn cut_after_the_trial_boots_health_check_the_commit_reboots_onto_the_committed_line_before_going_on()
- {
-    let r = planned();
+/// Through the trial boot (resumed, booted, CPU 1 isolated), killed once the state says `stage`, then a new boot
+/// on the line and isolated set the tree started with.
+fn trial_cut_then_old_line(r: &Root, stage: &str) {
     let (line, isolated) = (
         r.read("/proc/cmdline"),
         r.read("/sys/devices/system/cpu/isolated"),
     );
-    assert!(resume(&r).contains("trial boot armed"));
-    boot_trial(&r);
+    assert!(resume(r).contains("trial boot armed"));
+    boot_trial(r);
     r.write("/sys/devices/system/cpu/isolated", "1\n");
-    cut_at(&r, &["--resume"], "dir_synced", "\"trial_booted\"");
-    assert_eq!(state(&r)["phase"]["stage"]["stage"], "trial_booted");
-    // GRUB cleared next_entry when it booted the trial: the next boot is the default entry, the old line.
+    cut_at(r, &["--resume"], "dir_synced", &format!("\"{stage}\""));
+    assert_eq!(state(r)["phase"]["stage"]["stage"], stage);
     r.write("/proc/sys/kernel/random/boot_id", BOOT_C);
     r.write("/proc/cmdline", &line);
     r.write("/sys/devices/system/cpu/isolated", &isolated);
+}
+
+#[test]
+fn cut_after_the_trial_boots_health_check_the_commit_reboots_onto_the_committed_line_before_going_on()
+ {
+    let r = planned();
+    // GRUB cleared next_entry when it booted the trial: the next boot is the default entry, the old line.
+    trial_cut_then_old_line(&r, "trial_booted");
     let out = resume(&r);
     assert!(
         out.contains("a reboot onto the committed line first"),
@@ -116,4 +122,57 @@ fn cut_after_arming_a_boot_that_skipped_the_trial_boots_it_once_more_then_judges
     assert!(out.contains("the trial boot failed"), "{out}");
     assert!(!r.exists("/boot/grub/custom.cfg"), "{out}");
     assert_eq!(state(&r)["steps"][0]["outcome"]["outcome"], "trial_failed");
+}
+
+/// One at a time, the command-line step only, qualify started on the tree's own line.
+fn planned_one_at_a_time(r: &Root) {
+    let original = serde_json::to_string(&r.read("/proc/cmdline")).unwrap();
+    r.write(
+        STATE,
+        &format!(
+            r#"{{"version":1,"started":"2026-12-06T08:00:00Z","core":1,"nic":null,"one_at_a_time":true,
+            "seconds":10.0,"steps":[{{"step":"cmdline","reboot":true}}],"sweep":[],
+            "baseline":"/var/lib/rmp-eval/results/base.json","original_cmdline":{original},
+            "phase":{{"phase":"step","index":0,"stage":{{"stage":"applying","journals":null}}}}}}"#
+        ),
+    );
+}
+
+#[test]
+fn cut_after_the_commit_a_boot_on_the_old_grub_cfg_is_not_measured_but_rebooted_once_then_the_step_fails()
+ {
+    let r = Root::untuned_grub();
+    planned_one_at_a_time(&r);
+    // Committed, the measurement about to begin: the power is cut. GRUB read /boot without replaying the
+    // journal: the old grub.cfg, the old line.
+    trial_cut_then_old_line(&r, "measuring");
+    assert!(r.exists("/etc/default/grub.d/99-rmp-eval.cfg"));
+    let out = resume(&r);
+    assert!(out.contains("not the command line in force"), "{out}");
+    assert!(out.contains("a reboot onto it first"), "{out}");
+    assert!(out.contains("reboot now (systemctl reboot)"), "{out}");
+    let q = state(&r);
+    assert_eq!(q["phase"]["stage"]["stage"], "measuring", "{q}");
+    assert!(q["steps"][0]["result"].is_null(), "nothing measured: {q}");
+    // The next boot is on the old line again: recorded, the step undone, qualify goes on (here: done).
+    r.write(
+        "/proc/sys/kernel/random/boot_id",
+        "6a1f0d7e-9a43-4c59-9c7e-000000000004\n",
+    );
+    let out = resume(&r);
+    assert!(out.contains("again after a reboot onto it"), "{out}");
+    let q = state(&r);
+    let outcome = &q["steps"][0]["outcome"];
+    assert_eq!(outcome["outcome"], "measure_failed", "{q}");
+    assert!(
+        outcome["why"]
+            .as_str()
+            .unwrap()
+            .contains("(cmdline) is not on it"),
+        "{q}"
+    );
+    assert_eq!(q["phase"]["phase"], "done", "{q}");
+    assert!(!r.exists("/etc/default/grub.d/99-rmp-eval.cfg"), "{out}");
+    let st = text(&r.rmp("qualify", &["--status"]));
+    assert!(st.contains("again after a reboot onto it"), "{st}");
 }

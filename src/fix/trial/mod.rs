@@ -77,6 +77,18 @@ pub(crate) fn judge(host: &Host, cmdline: &str, from_unit: bool, core: usize) ->
     (health, running.trim().to_string())
 }
 
+/// How many times a boot that skipped an armed trial is given another: GRUB read a grubenv from before the
+/// arming (a power cut before the file system's journal reached the disk: GRUB does not replay it) and booted
+/// the default entry, while Linux, which replays it, shows the trial still armed. Such a boot says nothing of
+/// the trial's line; a second skip is judged like any boot (the trial failed).
+pub(crate) const SKIPPED_TRIAL_RETRIES: u32 = 1;
+
+/// Whether this boot skipped the armed trial (its entry still armed) and it is to be booted again, `retries`
+/// the boots given already.
+pub(crate) fn skipped_again(host: &Host, retries: u32) -> bool {
+    retries < SKIPPED_TRIAL_RETRIES && crate::tunable::cmdline::boot::grub_trial::still_armed(host)
+}
+
 /// Writes the permanent command line: the command-line step planned with the checks that picked the trial's
 /// parameters and the user's own extra ones the trial carried (the trial boot passes them itself). One journal run.
 pub(crate) fn commit(
@@ -135,6 +147,10 @@ pub(crate) fn undo_run(host: &Host, path: &str) -> Result<()> {
         }
     }
     host.remove_file(path)?;
+    let steps: Vec<StepId> = run.steps.iter().filter_map(|s| StepId::parse(s)).collect();
+    if super::boot_flush::writes_boot(&steps) {
+        super::boot_flush::flush(host);
+    }
     Ok(())
 }
 

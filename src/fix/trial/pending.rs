@@ -54,6 +54,9 @@ pub(crate) struct Pending {
     /// The program that reboots into it.
     pub(crate) reboot: Vec<String>,
     pub(crate) stage: TrialStage,
+    /// Boots that skipped the armed trial (GRUB's next_entry still set) and were given another: one at most.
+    #[serde(default)]
+    pub(crate) retries: u32,
     /// What the judging boot found (its command line, the health check's findings).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) judged: Option<String>,
@@ -257,6 +260,7 @@ pub(crate) fn arm(
         stage: TrialStage::Arming {
             journals: super::runs(host)?.len(),
         },
+        retries: 0,
         judged: None,
     };
     save(host, &p)?;
@@ -294,6 +298,9 @@ pub(crate) fn resume(host: &Host, w: &mut dyn Write, from_unit: bool) -> Result<
             Action::Wait => {
                 outln!(w, "{}", p.describe());
                 return Ok(());
+            }
+            Action::Judge if super::skipped_again(host, p.retries) => {
+                return armed_again(host, w, p);
             }
             Action::Judge => {
                 let TrialStage::Armed { journal } = p.stage.clone() else {
@@ -337,6 +344,23 @@ pub(crate) fn resume(host: &Host, w: &mut dyn Write, from_unit: bool) -> Result<
             Action::Nothing => return Ok(()),
         }
     }
+}
+
+/// This boot skipped the armed trial (its entry still armed): it is the next boot's to judge, once more. Not
+/// rebooted from here: the user chose when to reboot into the trial, and is told to do it again.
+fn armed_again(host: &Host, w: &mut dyn Write, mut p: Pending) -> Result<()> {
+    p.retries += 1;
+    p.boot_id = boot_id(host);
+    save(host, &p)?;
+    outln!(w, "{}", crate::fix::boot_flush::flush(host));
+    outln!(
+        w,
+        "fix's trial boot: this boot did not come through the armed trial (GRUB's next_entry is still set: power \
+         lost before the reboot?); it stays armed for one more boot: reboot again (`{}`)",
+        p.reboot.join(" ")
+    );
+    outln!(w, "{}", p.describe());
+    Ok(())
 }
 
 /// The trial's end: the record moved to DONE (written first, then the pending one removed: a crash between

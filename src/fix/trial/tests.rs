@@ -11,6 +11,7 @@ fn at(stage: TrialStage) -> Pending {
         boot_id: "A".into(),
         reboot: vec!["systemctl".into(), "reboot".into()],
         stage,
+        retries: 0,
         judged: None,
     }
 }

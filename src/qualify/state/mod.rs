@@ -154,6 +154,13 @@ pub(crate) struct Qualify {
     /// `--cmdline-extra`: the user's own kernel parameters, tried and committed with the command-line step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) cmdline_extra: Vec<String>,
+    /// /proc/cmdline when qualify started: a measurement's line is judged against it (`line.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) original_cmdline: Option<String>,
+    /// The phase (described) for which qualify rebooted because the running command line was not the one in
+    /// force: a second mismatch there is not rebooted again but recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) line_reboot: Option<String>,
     pub(crate) phase: Phase,
 }
 
@@ -264,6 +271,8 @@ impl Qualify {
             load: vec![],
             budget_s: None,
             cmdline_extra: vec![],
+            original_cmdline: None,
+            line_reboot: None,
             phase: Phase::Planned,
         }
     }
