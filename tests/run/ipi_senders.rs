@@ -47,6 +47,9 @@ fn the_sender_of_the_rt_cores_ipis_is_named() {
     if !std::path::Path::new(&format!("/dev/cpu/{core}/cpuid")).exists() {
         let _ = Command::new("modprobe").arg("cpuid").status();
     }
+    // A killed run's instance (a pid above any pid_max: no such process) is removed by the next run.
+    let killed = format!("{TRACING}/instances/rmp-eval-ipi-4999999");
+    let _ = std::fs::create_dir(&killed);
     let sender = common::python_ready(SENDER, &[core.to_string(), other.to_string(), "30".into()]);
     let pid = u64::from(sender.0.id());
     let o = Command::new(BIN)
@@ -100,4 +103,48 @@ fn the_sender_of_the_rt_cores_ipis_is_named() {
             assert_eq!(x["remedy"]["kind"], "none", "{x}");
         }
     }
+}
+
+#[test]
+fn a_run_stopped_by_sigterm_removes_its_instance() {
+    if !common::require_root("a_run_stopped_by_sigterm_removes_its_instance") {
+        return;
+    }
+    let _lock = common::lock::LIVE.alone();
+    let core = common::rt_core().to_string();
+    let mut run = Command::new(BIN)
+        .args([
+            "run",
+            "--no-config",
+            "--json",
+            "--trace",
+            "--duration",
+            "60",
+            "--core",
+            &core,
+        ])
+        .env(common::RESULTS_ENV, common::results_dir())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ours = format!("{TRACING}/instances/rmp-eval-ipi-{}", run.id());
+    let has_events = std::path::Path::new(&format!("{TRACING}/events/ipi/ipi_send_cpu")).exists();
+    // Until the run has set its trace up (or ended: a run that fails is the assertion below's to show).
+    while has_events && !std::path::Path::new(&ours).exists() && run.try_wait().unwrap().is_none() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        !has_events || std::path::Path::new(&ours).exists(),
+        "no instance {ours}"
+    );
+    let _ = Command::new("kill")
+        .args(["-TERM", &run.id().to_string()])
+        .status();
+    let o = run.wait_with_output().unwrap();
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    assert!(
+        !std::path::Path::new(&ours).exists(),
+        "{ours} left after SIGTERM"
+    );
+    assert!(doc["trace"].is_object(), "the stopped run's result: {doc}");
 }

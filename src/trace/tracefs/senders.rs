@@ -5,6 +5,9 @@
 
 use super::{TraceError, Tracefs};
 
+/// The instance's path under tracefs, before the run's pid.
+const PREFIX: &str = "instances/rmp-eval-ipi-";
+
 /// The events, by tracefs path under events/, with the filter that keeps the IPIs aimed at `cpus`.
 fn events(cpus: &[usize]) -> [(&'static str, String); 2] {
     let list: Vec<String> = cpus.iter().map(usize::to_string).collect();
@@ -28,7 +31,8 @@ impl Tracefs {
         {
             return Err("sender unknown: this kernel has no ipi_send events (6.6+)".into());
         }
-        let inst = format!("instances/rmp-eval-ipi-{}", std::process::id());
+        self.remove_killed_runs_instances();
+        let inst = format!("{PREFIX}{}", std::process::id());
         let fail = |e: &dyn std::fmt::Display| format!("sender unknown: tracefs {inst}: {e}");
         self.host
             .create_dir_all(&self.abs(&inst))
@@ -66,6 +70,25 @@ impl Tracefs {
             .host
             .write_value(&self.abs(&format!("{inst}/tracing_on")), "0");
         Some(self.read(&format!("{inst}/trace")))
+    }
+
+    /// The instances of runs that were killed (SIGKILL, a power cut of the process) before removing theirs: no
+    /// process has their pid. The instance's events would record on until the next boot.
+    fn remove_killed_runs_instances(&self) {
+        let Ok(names) = self.host.list(&self.abs("instances")) else {
+            return;
+        };
+        for name in names {
+            let dead = name
+                .strip_prefix(&PREFIX["instances/".len()..])
+                .and_then(|p| p.parse::<u32>().ok())
+                .is_some_and(|p| !self.host.exists(&format!("/proc/{p}")));
+            if dead {
+                let _ = self
+                    .host
+                    .remove_dir(&self.abs(&format!("instances/{name}")));
+            }
+        }
     }
 
     /// Removes the instance (its events go with it).
