@@ -28,6 +28,23 @@ pub(crate) struct IpiSender {
     pub(crate) count: u64,
 }
 
+#[cfg(test)]
+impl IpiSender {
+    /// `count` function calls sent by `comm` (a process of its own) from generic_exec_single.
+    pub(crate) fn call(comm: &str, pid: u32, own: bool, count: u64) -> Self {
+        IpiSender {
+            row: "CAL".into(),
+            comm: comm.into(),
+            pid,
+            tgid: Some(pid),
+            own,
+            in_irq: false,
+            callsite: "generic_exec_single".into(),
+            count,
+        }
+    }
+}
+
 /// The `trace.ipi_senders` key of a run's JSON.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub(crate) struct IpiSenders {

@@ -322,16 +322,7 @@ mod tests {
     #[test]
     fn an_ipi_rows_remedy_names_its_senders_and_never_fixes_rmp_evals_own() {
         use crate::trace::senders::{IpiSender, count};
-        let sender = |comm: &str, pid, own| IpiSender {
-            row: "CAL".into(),
-            comm: comm.into(),
-            pid,
-            tgid: Some(pid),
-            own,
-            in_irq: false,
-            callsite: "generic_exec_single".into(),
-            count: 3,
-        };
+        let sender = |comm: &str, pid, own| IpiSender::call(comm, pid, own, 3);
         let mut s = count("", &[1], 700);
         s.senders = vec![sender("rmp-eval", 700, true)];
         let (own, by) = with_senders(&for_arch("CAL"), "CAL", 3, &s);

@@ -362,16 +362,7 @@ fn the_ipis_senders_are_shown_under_their_row_and_in_the_trace() {
     use crate::trace::senders::{IpiSender, count};
     let mut r = sample();
     let mut senders = count("", &[1], 700);
-    senders.senders = vec![IpiSender {
-        row: "CAL".into(),
-        comm: "python3".into(),
-        pid: 812,
-        tgid: Some(812),
-        own: false,
-        in_irq: false,
-        callsite: "generic_exec_single".into(),
-        count: 4,
-    }];
+    senders.senders = vec![IpiSender::call("python3", 812, false, 4)];
     let mut i = crate::measure::interference::report::Interference {
         cpu: 1,
         sources: vec![Interferer::new(
