@@ -209,10 +209,10 @@ pub(crate) fn with_senders(r: &Remedy, row: &str, count: u64, s: &IpiSenders) ->
     };
     let cpus = crate::parse::cpulist::format(&s.cpus);
     let seen = match sent {
-        0 => format!("the trace saw no {what} sent to CPU {cpus}"),
+        0 => format!("the trace saw no {what} sent to CPU {cpus} over the run"),
         _ => format!(
-            "{count} received, {sent} {what} sent to CPU {cpus}: {} (a send may be merged with another, or \
-             sent before the trace began)",
+            "{count} received; over the run {sent} {what} sent to CPU {cpus}: {} (a send may be merged with \
+             another, or sent before the trace began)",
             named.join("; ")
         ),
     };
@@ -340,7 +340,9 @@ mod tests {
         let (mixed, by) = with_senders(&for_arch("CAL"), "CAL", 5, &s);
         assert_eq!(mixed.act, Act::Fix(StepId::Cmdline));
         assert!(
-            mixed.why.contains("5 received, 6 CAL sent to CPU 1"),
+            mixed
+                .why
+                .contains("5 received; over the run 6 CAL sent to CPU 1"),
             "{}",
             mixed.why
         );
@@ -356,7 +358,8 @@ mod tests {
         );
         let (res, _) = with_senders(&for_arch("RES"), "RES", 2, &s);
         assert!(
-            res.why.contains("the trace saw no RES sent to CPU 1"),
+            res.why
+                .contains("the trace saw no RES sent to CPU 1 over the run"),
             "{}",
             res.why
         );

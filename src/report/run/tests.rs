@@ -391,7 +391,7 @@ fn the_ipis_senders_are_shown_under_their_row_and_in_the_trace() {
     };
     assert!(
         after("CAL interrupts").starts_with(
-            "4 received, 4 CAL sent to CPU 1: 4 from python3 (pid 812) via generic_exec_single"
+            "4 received; over the run 4 CAL sent to CPU 1: 4 from python3 (pid 812) via generic_exec_single"
         ),
         "{t}"
     );
