@@ -9,7 +9,11 @@
 pub(crate) struct Line<'a> {
     pub(crate) comm: &'a str,
     pub(crate) pid: u32,
+    /// The task's process, when the record-tgid option printed it ("bash-19702   (  19702) [000]").
+    pub(crate) tgid: Option<u32>,
     pub(crate) cpu: usize,
+    /// The irq-info column ("dNh1."), absent when that option is off.
+    pub(crate) flags: Option<&'a str>,
     /// The timestamp in ns of the trace clock (µs resolution in the text: the last three digits are 0).
     pub(crate) ts_ns: u64,
     pub(crate) event: &'a str,
@@ -30,13 +34,18 @@ pub(crate) fn parse_line(l: &str) -> Option<Line<'_>> {
         from = o + 2;
     };
     let cpu = l[open + 2..close].parse().ok()?;
-    let task = l[..open].trim();
+    let mut task = l[..open].trim();
+    let mut tgid = None;
+    if let Some((t, g)) = task.strip_suffix(')').and_then(|t| t.rsplit_once('(')) {
+        tgid = Some(g.trim().parse().ok()?);
+        task = t.trim_end();
+    }
     let dash = task.rfind('-')?;
     let pid = task[dash + 1..].parse().ok()?;
     let comm = &task[..dash];
     let rest = &l[close + 1..];
     // The timestamp is the first word "digits.digits:"; flags come before it.
-    let mut pos = 0;
+    let (mut pos, mut flags) = (0, None);
     let (ts_ns, after) = loop {
         let r = &rest[pos..];
         let start = r.len() - r.trim_start().len();
@@ -48,6 +57,7 @@ pub(crate) fn parse_line(l: &str) -> Option<Line<'_>> {
         if let Some(ts) = word.strip_suffix(':').and_then(parse_ts) {
             break (ts, &r[word_end..]);
         }
+        flags = Some(word);
         pos += word_end;
     };
     let after = after.trim_start();
@@ -62,11 +72,23 @@ pub(crate) fn parse_line(l: &str) -> Option<Line<'_>> {
     Some(Line {
         comm,
         pid,
+        tgid,
         cpu,
+        flags,
         ts_ns,
         event,
         body,
     })
+}
+
+impl Line<'_> {
+    /// Whether the event came in interrupt context (hard or soft IRQ, NMI: the irq-info column's third letter),
+    /// where the task named is only the one interrupted.
+    pub(crate) fn in_irq(&self) -> bool {
+        self.flags
+            .and_then(|f| f.chars().nth(2))
+            .is_some_and(|c| matches!(c, 'h' | 'H' | 's' | 'z' | 'Z'))
+    }
 }
 
 /// "4494.247463" → ns; any number of fraction digits up to 9.

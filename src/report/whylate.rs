@@ -1,8 +1,10 @@
 //! "Why late": the interference counters and the trace's explanations under the final report.
 
-use crate::measure::interference::report::{Interference, Interferer};
+use crate::measure::interference::cause::Act;
+use crate::measure::interference::report::{Interference, Interferer, OtherCpu};
 use crate::measure::interference::smi::Smi;
 use crate::measure::result::RunResult;
+use crate::trace::senders::{self, IpiSenders};
 use crate::trace::session::TraceReport;
 
 /// Sources listed per block; the rest are counted.
@@ -30,13 +32,18 @@ fn source_line(x: &Interferer, cpu: usize) -> String {
         .ran_ms
         .map(|m| format!(", ran {m:.2} ms"))
         .unwrap_or_default();
-    format!(
+    let mut s = format!(
         "  {:<40} {:>8} ({}/s{ran}) → {}\n",
         crate::checks::sanitize(&x.describe(), 40),
         x.count,
         x.per_s,
         x.remedy.command(cpu)
-    )
+    );
+    // A remedy of nothing printed its why, which names the senders already.
+    if let (Some(by), false) = (&x.sent_by, x.remedy.act == Act::None) {
+        s.push_str(&format!("      {}\n", crate::checks::sanitize(by, 400)));
+    }
+    s
 }
 
 fn block(title: &str, sources: &[Interferer], cpu: usize) -> String {
@@ -90,7 +97,57 @@ fn counters(i: &Interference) -> String {
         t.loop_wakeups_per_s,
         crate::checks::sanitize(&t.verdict, 400)
     ));
+    for o in &i.other_cpus {
+        s.push_str(&other_cpu_line(o));
+    }
     s
+}
+
+/// "  IPIs sent to CPU 1: 3 from python3 (pid 812) via generic_exec_single; …", one sender a line.
+fn ipi_senders(i: &IpiSenders) -> String {
+    let cpus = crate::parse::cpulist::format(&i.cpus);
+    if !i.known() {
+        return format!(
+            "  IPIs sent to CPU {cpus}: {}\n",
+            crate::checks::sanitize(&i.source, 200)
+        );
+    }
+    let mut s = format!("  IPIs sent to CPU {cpus} during the run (ipi_send events):\n");
+    if i.senders.is_empty() {
+        s.push_str("    none\n");
+    }
+    for x in &i.senders {
+        let line = crate::checks::sanitize(&senders::describe(x), 200);
+        s.push_str(&format!("    {} {line}\n", x.row));
+    }
+    if i.others > 0 {
+        s.push_str(&format!(
+            "    +{} from other senders (in the JSON)\n",
+            i.others
+        ));
+    }
+    if i.dropped > 0 {
+        s.push_str(&format!("    {} more the buffer dropped\n", i.dropped));
+    }
+    s
+}
+
+/// "IPIs on RT CPU 3 (the set's other threads): RES 2, CAL 0, TLB 0, IWI 0" — the rows as /proc/interrupts names
+/// them, counted over the run.
+fn other_cpu_line(o: &OtherCpu) -> String {
+    let rows: Vec<String> = o
+        .ipis
+        .iter()
+        .map(|(row, n)| format!("{} {n}", crate::checks::sanitize(row, 8)))
+        .collect();
+    let rows = match rows.is_empty() {
+        true => "none counted".to_string(),
+        false => rows.join(", "),
+    };
+    format!(
+        "IPIs on RT CPU {} (the set's other threads) over the run: {rows}\n",
+        o.cpu
+    )
 }
 
 /// "SMIs: 3 on CPU 1, 3 on CPU 0 over the run" or why they were not counted.
@@ -161,6 +218,9 @@ fn trace(t: &TraceReport) -> String {
     }
     if t.explained.is_empty() {
         s.push_str(&format!("  no late {} was kept\n", unit.0));
+    }
+    if let Some(i) = &t.ipi_senders {
+        s.push_str(&ipi_senders(i));
     }
     if let Some(f) = &t.file {
         s.push_str(&format!("  raw trace: {f}\n"));

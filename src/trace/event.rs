@@ -115,6 +115,18 @@ pub(crate) enum What {
         entry: bool,
         reason: String,
     },
+    /// ipi_send_cpu (one CPU in `target`) or ipi_send_cpumask (`mask`): an IPI sent from this event's CPU to
+    /// `target`, by the kernel function `callsite`, to run `callback` there ("0x0": none, a reschedule). `irq`:
+    /// sent in interrupt context, where the task named is only the one interrupted; `tgid`: the task's process,
+    /// when the text carried it (record-tgid; the raw records do not).
+    IpiSend {
+        mask: bool,
+        target: Vec<usize>,
+        callsite: String,
+        callback: String,
+        irq: bool,
+        tgid: Option<u32>,
+    },
     /// Any other event, as printed.
     Other {
         event: String,
@@ -206,6 +218,8 @@ impl Event {
             }
             What::Ipi { entry: true, .. } => "ipi_entry",
             What::Ipi { .. } => "ipi_exit",
+            What::IpiSend { mask: true, .. } => "ipi_send_cpumask",
+            What::IpiSend { .. } => "ipi_send_cpu",
             What::Other { event, .. } => event,
         })
     }
@@ -308,6 +322,19 @@ impl What {
             What::Mark(text) => write!(out, "{text}"),
             What::Vector { vector, .. } => write!(out, "vector={vector}"),
             What::Ipi { reason, .. } => write!(out, "({reason})"),
+            What::IpiSend {
+                mask,
+                target,
+                callsite,
+                callback,
+                ..
+            } => {
+                let _ = match (mask, target.as_slice()) {
+                    (false, [cpu]) => write!(out, "cpu={cpu}"),
+                    _ => write!(out, "cpumask={}", crate::parse::mask::format(target, 0)),
+                };
+                write!(out, " callsite={callsite} callback={callback}")
+            }
             What::Other { body, .. } => write!(out, "{body}"),
         };
     }

@@ -12,6 +12,7 @@ pub(crate) mod marker;
 pub(crate) mod model;
 pub(crate) mod raw;
 pub(crate) mod receive;
+pub(crate) mod senders;
 pub(crate) mod session;
 pub(crate) mod tracefs;
 pub(crate) mod walk;

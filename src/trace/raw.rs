@@ -90,6 +90,8 @@ fn needs(event: &str) -> Option<&'static [&'static str]> {
         "netif_receive_skb" | "netif_rx" => &["name", "skbaddr", "len"],
         "net_dev_xmit" => &["name", "skbaddr", "len", "rc"],
         "print" => &["buf"],
+        "ipi_send_cpu" => &["cpu", "callsite", "callback"],
+        "ipi_send_cpumask" => &["cpumask", "callsite", "callback"],
         e if e.ends_with("_entry") || e.ends_with("_exit") => {
             // irq_vectors/*; ipi_entry's reason is a pointer to a kernel string: not readable raw.
             if e.starts_with("ipi_") {

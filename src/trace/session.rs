@@ -15,6 +15,7 @@ use super::raw::NoRaw;
 use super::raw::read::RawPipes;
 use super::raw::{Schema, saved_cmdlines};
 use super::receive;
+use super::senders::{self, IpiSenders};
 use super::tracefs::{TraceError, Tracefs};
 use super::window::Window;
 use crate::host::Host;
@@ -58,6 +59,9 @@ pub struct TraceReport {
     /// raw pages cannot be read: an event we cannot decode, no kernel symbols, or RMP_EVAL_TRACE_READER=text).
     #[serde(default)]
     pub(crate) reader: String,
+    /// Who sent the IPIs aimed at the RT CPUs (ipi_send events in an instance of the run's own), or why unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) ipi_senders: Option<IpiSenders>,
     /// The text saved into `file`.
     #[serde(skip)]
     pub(crate) raw: String,
@@ -85,6 +89,9 @@ pub(crate) struct Tracing {
     schema: Option<Arc<Schema>>,
     reader: String,
     nic_irqs: NicIrqs,
+    /// The RT CPUs whose IPIs' senders are recorded, or why they are not.
+    ipi_cpus: Vec<usize>,
+    ipi: Result<(), String>,
 }
 
 /// The NIC's IRQs as /sys and /proc/interrupts name them, with their devices ("virtio1-input.0").
@@ -123,6 +130,8 @@ impl Tracing {
             ),
         };
         fs.configure(&cpus, pipe_cpu.is_none())?;
+        let ipi = fs.record_ipi_senders(&rt);
+        let ipi_cpus = rt.clone();
         let over_ns = break_us.map(|b| u64::from(b) * 1000);
         let keep = over_ns.map_or(Keep::Worst, Keep::Over);
         let marker = match &scope {
@@ -167,6 +176,8 @@ impl Tracing {
                 schema,
                 reader,
                 nic_irqs,
+                ipi_cpus,
+                ipi,
             },
             marker,
         ))
@@ -201,8 +212,19 @@ impl Tracing {
             &self.nic_irqs,
         );
         report.reader = self.reader;
+        report.ipi_senders = Some(ipi_senders(&self.fs, &self.ipi_cpus, &self.ipi));
         drop(self.fs);
         report
+    }
+}
+
+/// The senders the instance recorded, or why they are unknown.
+fn ipi_senders(fs: &Tracefs, cpus: &[usize], ipi: &Result<(), String>) -> IpiSenders {
+    match (ipi, fs.ipi_senders_text()) {
+        (Err(why), _) => IpiSenders::unknown(why.clone(), cpus),
+        (Ok(()), Some(Ok(text))) => senders::count(&text, cpus, std::process::id()),
+        (Ok(()), Some(Err(e))) => IpiSenders::unknown(format!("sender unknown: {e}"), cpus),
+        (Ok(()), None) => IpiSenders::unknown("sender unknown: no instance".into(), cpus),
     }
 }
 
@@ -297,6 +319,7 @@ fn report(
             Scope::Cpu { .. } => None,
         },
         nic_irqs: nic_irqs.ids.clone(),
+        ipi_senders: None,
         raw,
     }
 }

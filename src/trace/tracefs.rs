@@ -5,6 +5,7 @@
 
 mod hwlat;
 mod read;
+mod senders;
 
 use crate::host::Host;
 
@@ -93,6 +94,8 @@ pub(crate) struct Tracefs {
     enabled: Vec<String>,
     /// The kernel offers the timerlat tracer (not used: it runs its own SCHED_FIFO thread on the CPU).
     pub(crate) timerlat: bool,
+    /// The instance recording the IPIs' senders (senders.rs), relative to `dir`.
+    instance: Option<String>,
 }
 
 /// One file's value as it was found: what the kernel takes back, and under a --root tree (ordinary files) the
@@ -142,6 +145,7 @@ impl Tracefs {
             events: Vec::new(),
             enabled: Vec::new(),
             timerlat: false,
+            instance: None,
         };
         t.timerlat = t
             .read("available_tracers")
@@ -253,7 +257,8 @@ impl Tracefs {
 impl Drop for Tracefs {
     fn drop(&mut self) {
         // A drop has no caller to hand an error to, and a tracer left running is the user's to know about.
-        for line in self.restore() {
+        let left = self.remove_instance();
+        for line in self.restore().into_iter().chain(left) {
             eprintln!("rmp-eval: {line}");
         }
         if self.mounted {

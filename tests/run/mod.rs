@@ -8,6 +8,7 @@ mod cyclic;
 mod ends_on_core;
 mod histograms;
 mod hwlat;
+mod ipi_senders;
 mod load;
 mod long;
 mod noise;

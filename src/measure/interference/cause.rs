@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::checks::CheckId;
 use crate::remedy::{StepId, Suggested};
+use crate::trace::senders::{self, IpiSender, IpiSenders};
 
 /// What removes a source: a `fix` step, a check to read (no automatic fix exists), or nothing rmp-eval can
 /// change.
@@ -182,6 +183,49 @@ pub(crate) fn for_own(name: &str) -> Remedy {
     ))
 }
 
+/// An IPI row (CAL, TLB, RES, IWI) of `count` interrupts with the senders the trace recorded, and those senders
+/// in words: rmp-eval's own when every send came from it (never a `fix` step: the instrument's, not the
+/// machine's), else the row's remedy with its senders named. A send is not one interrupt received (calls queued
+/// while one is pending share it; a reschedule to a CPU polling in idle sends none), so the counts need not match.
+pub(crate) fn with_senders(r: &Remedy, row: &str, count: u64, s: &IpiSenders) -> (Remedy, String) {
+    if !s.known() {
+        let why = format!("{}; {}", r.why, s.source);
+        return (Remedy { act: r.act, why }, s.source.clone());
+    }
+    let senders: Vec<&IpiSender> = s.of_row(row).collect();
+    let sent: u64 = senders.iter().map(|x| x.count).sum();
+    let mut named: Vec<String> = senders
+        .iter()
+        .take(3)
+        .map(|x| senders::describe(x))
+        .collect();
+    if senders.len() > 3 {
+        named.push(format!("{} more senders", senders.len() - 3));
+    }
+    let what = match row {
+        // x86 counts a TLB shootdown as a function call too: the calls sent include them.
+        "TLB" => "function calls (TLB shootdowns among them)",
+        _ => row,
+    };
+    let cpus = crate::parse::cpulist::format(&s.cpus);
+    let seen = match sent {
+        0 => format!("the trace saw no {what} sent to CPU {cpus} over the run"),
+        _ => format!(
+            "{count} received; over the run {sent} {what} sent to CPU {cpus}: {} (a send may be merged with \
+             another, or sent before the trace began)",
+            named.join("; ")
+        ),
+    };
+    if sent > 0 && senders.iter().all(|x| x.own) {
+        let why = format!(
+            "sent by rmp-eval itself: the instrument's, not the machine's, nothing to fix; {seen}"
+        );
+        return (Remedy::none(&why), seen);
+    }
+    let why = format!("{}; {seen}", r.why);
+    (Remedy { act: r.act, why }, seen)
+}
+
 /// Whether a non-device interrupt (a /proc/interrupts row or an irq_vectors/ipi event) is a cross-CPU call: work
 /// another CPU asked the core to do.
 pub(crate) fn is_cross_cpu_call(name: &str) -> bool {
@@ -272,6 +316,58 @@ mod tests {
         assert_eq!(
             for_irq().command(3),
             "rmp-eval fix --core 3 --only irq_affinity"
+        );
+    }
+
+    #[test]
+    fn an_ipi_rows_remedy_names_its_senders_and_never_fixes_rmp_evals_own() {
+        use crate::trace::senders::{IpiSender, count};
+        let sender = |comm: &str, pid, own| IpiSender::call(comm, pid, own, 3);
+        let mut s = count("", &[1], 700);
+        s.senders = vec![sender("rmp-eval", 700, true)];
+        let (own, by) = with_senders(&for_arch("CAL"), "CAL", 3, &s);
+        assert_eq!(own.act, Act::None);
+        assert!(
+            own.why.starts_with("sent by rmp-eval itself"),
+            "{}",
+            own.why
+        );
+        assert!(
+            by.contains("3 from rmp-eval itself (rmp-eval, tid 700)"),
+            "{by}"
+        );
+        s.senders.push(sender("python3", 812, false));
+        let (mixed, by) = with_senders(&for_arch("CAL"), "CAL", 5, &s);
+        assert_eq!(mixed.act, Act::Fix(StepId::Cmdline));
+        assert!(
+            mixed
+                .why
+                .contains("5 received; over the run 6 CAL sent to CPU 1"),
+            "{}",
+            mixed.why
+        );
+        assert!(
+            by.contains("3 from python3 (pid 812) via generic_exec_single"),
+            "{by}"
+        );
+        // A TLB row is told the function calls (a shootdown is one); no RES was sent.
+        assert!(
+            with_senders(&for_arch("TLB"), "TLB", 2, &s)
+                .1
+                .contains("TLB shootdowns among them")
+        );
+        let (res, _) = with_senders(&for_arch("RES"), "RES", 2, &s);
+        assert!(
+            res.why
+                .contains("the trace saw no RES sent to CPU 1 over the run"),
+            "{}",
+            res.why
+        );
+        let unknown = crate::trace::senders::IpiSenders::unknown("sender unknown: x".into(), &[1]);
+        let (u, by) = with_senders(&for_arch("CAL"), "CAL", 2, &unknown);
+        assert_eq!(
+            (u.act, by.as_str()),
+            (Act::Fix(StepId::Cmdline), "sender unknown: x")
         );
     }
 

@@ -325,3 +325,78 @@ fn after_a_reset_the_duration_says_which_span_it_covers() {
         "{t}"
     );
 }
+
+#[test]
+fn a_thread_sets_other_rt_cpus_ipis_are_shown_one_line_each() {
+    let mut r = sample();
+    let other = |cpu, rows: &[(&str, u64)]| crate::measure::interference::report::OtherCpu {
+        cpu,
+        ipis: rows.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
+    };
+    r.interference = Some(crate::measure::interference::report::Interference {
+        cpu: 1,
+        other_cpus: vec![
+            other(2, &[("CAL", 7), ("RES", 3), ("TLB", 0)]),
+            other(3, &[]),
+        ],
+        ..Default::default()
+    });
+    let t = render_final_in(&r, false, usize::MAX);
+    let lines: Vec<&str> = t
+        .lines()
+        .filter(|l| l.starts_with("IPIs on RT CPU"))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "IPIs on RT CPU 2 (the set's other threads) over the run: CAL 7, RES 3, TLB 0",
+            "IPIs on RT CPU 3 (the set's other threads) over the run: none counted"
+        ],
+        "{t}"
+    );
+}
+
+#[test]
+fn the_ipis_senders_are_shown_under_their_row_and_in_the_trace() {
+    use crate::measure::interference::report::{Interferer, SourceKind};
+    use crate::trace::senders::{IpiSender, count};
+    let mut r = sample();
+    let mut senders = count("", &[1], 700);
+    senders.senders = vec![IpiSender::call("python3", 812, false, 4)];
+    let mut i = crate::measure::interference::report::Interference {
+        cpu: 1,
+        sources: vec![Interferer::new(
+            SourceKind::Interrupt,
+            "CAL".into(),
+            None,
+            4,
+            2.0,
+        )],
+        ..Default::default()
+    };
+    i.name_senders(&senders);
+    r.interference = Some(i);
+    r.trace = Some(crate::trace::session::TraceReport {
+        cpu: 1,
+        ipi_senders: Some(senders),
+        ..Default::default()
+    });
+    let t = render_final_in(&r, false, usize::MAX);
+    let after = |head: &str| {
+        let at = t
+            .lines()
+            .position(|l| l.contains(head))
+            .unwrap_or_else(|| panic!("{t}"));
+        t.lines().nth(at + 1).unwrap().trim().to_string()
+    };
+    assert!(
+        after("CAL interrupts").starts_with(
+            "4 received; over the run 4 CAL sent to CPU 1: 4 from python3 (pid 812) via generic_exec_single"
+        ),
+        "{t}"
+    );
+    assert_eq!(
+        after("IPIs sent to CPU 1 during the run"),
+        "CAL 4 from python3 (pid 812) via generic_exec_single"
+    );
+}

@@ -134,7 +134,33 @@ fn what(l: &Line) -> Option<What> {
             entry: l.event == "ipi_entry",
             reason: l.body.trim_matches(|c| c == '(' || c == ')').to_string(),
         },
+        "ipi_send_cpu" | "ipi_send_cpumask" => ipi_send(l)?,
         ev => What::vector(ev, int(&f(), "vector"))?,
+    })
+}
+
+/// "cpu=1 callsite=generic_exec_single+0x36/0x150 callback=generic_smp_call_function_single_interrupt+0x0/0x10",
+/// or "cpumask=3 …" (the kernel's hex mask). Symbols as the raw reader names them: without the function's size,
+/// and a function's start by its name alone.
+fn ipi_send(l: &Line) -> Option<What> {
+    let f = ftrace::fields(l.body);
+    let mask = l.event == "ipi_send_cpumask";
+    let target = match mask {
+        true => crate::parse::mask::parse(ftrace::get(&f, "cpumask")?).ok()?,
+        false => vec![ftrace::num(&f, "cpu")?.try_into().ok()?],
+    };
+    let sym = |key| {
+        let s = ftrace::get(&f, key)?;
+        let s = s.split_once('/').map_or(s, |(s, _)| s);
+        Some(s.strip_suffix("+0x0").unwrap_or(s).to_string())
+    };
+    Some(What::IpiSend {
+        mask,
+        target,
+        callsite: sym("callsite")?,
+        callback: sym("callback")?,
+        irq: l.in_irq(),
+        tgid: l.tgid,
     })
 }
 

@@ -8,6 +8,8 @@ use crate::trace::event::{Net, Softirq, Task, What};
 /// sched_switch's prev_state letters, bit by bit (TASK_REPORT), and the preempted bit ("+").
 const STATES: [&str; 8] = ["S", "D", "T", "t", "X", "Z", "P", "I"];
 const PREEMPTED: i64 = 0x100;
+/// common_flags of an event in interrupt context: TRACE_FLAG_HARDIRQ, _SOFTIRQ, _NMI.
+const IN_IRQ: i64 = 0x08 | 0x10 | 0x40;
 
 /// One record read through its format.
 pub(super) struct Rec<'a> {
@@ -46,6 +48,18 @@ impl Rec<'_> {
         };
         let end = bytes.iter().position(|&c| c == 0).unwrap_or(bytes.len());
         Some(String::from_utf8_lossy(&bytes[..end]).into_owned())
+    }
+
+    /// A `__data_loc cpumask_t`: the CPUs whose bits are set (unsigned longs, little-endian as the machine).
+    fn cpus(&self, name: &str) -> Option<Vec<usize>> {
+        let x = self.f.fields.iter().find(|x| x.name == name)?;
+        let loc = uint(self.d, x.offset, 4)? as usize;
+        let bytes = self.d.get(loc & 0xffff..(loc & 0xffff) + (loc >> 16))?;
+        Some(
+            (0..bytes.len() * 8)
+                .filter(|b| bytes[b / 8] & (1 << (b % 8)) != 0)
+                .collect(),
+        )
     }
 
     fn task(&self, prefix: &str) -> Option<Task> {
@@ -112,6 +126,17 @@ impl Rec<'_> {
                 dev: self.str("name")?,
                 skbaddr: p("skbaddr")?,
                 len: p("len")?,
+            },
+            "ipi_send_cpu" | "ipi_send_cpumask" => What::IpiSend {
+                mask: name == "ipi_send_cpumask",
+                target: match name {
+                    "ipi_send_cpumask" => self.cpus("cpumask")?,
+                    _ => vec![usize::try_from(i("cpu")?).ok()?],
+                },
+                callsite: syms.name(p("callsite")?),
+                callback: syms.name(p("callback")?),
+                irq: i("common_flags")? & IN_IRQ != 0,
+                tgid: None,
             },
             ev => What::vector(ev, i("vector"))?,
         })

@@ -47,6 +47,9 @@ pub(crate) struct Interferer {
     #[serde(default)]
     pub(crate) rt_priority: Option<u32>,
     pub(crate) remedy: Remedy,
+    /// An IPI row's senders as the trace recorded them (`run --trace`), or why they are unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) sent_by: Option<String>,
 }
 
 impl Interferer {
@@ -76,6 +79,7 @@ impl Interferer {
             ran_ms: None,
             rt_priority: None,
             remedy,
+            sent_by: None,
         }
     }
 
@@ -233,6 +237,27 @@ pub(crate) struct OtherCpu {
 }
 
 impl Interference {
+    /// Names, in the remedy of each IPI row (CAL, TLB, RES, IWI) of the run, of its worst window and of the
+    /// suspects, who sent them as the trace recorded (or why it could not).
+    pub(crate) fn name_senders(&mut self, s: &crate::trace::senders::IpiSenders) {
+        let window = self
+            .worst_window
+            .iter_mut()
+            .flat_map(|w| w.sources.iter_mut());
+        for x in self
+            .sources
+            .iter_mut()
+            .chain(window)
+            .chain(self.suspects.iter_mut())
+            .filter(|x| x.kind == SourceKind::Interrupt)
+            .filter(|x| matches!(x.name.as_str(), "CAL" | "TLB" | "RES" | "IWI"))
+        {
+            let (remedy, sent_by) = cause::with_senders(&x.remedy, &x.name, x.count, s);
+            x.remedy = remedy;
+            x.sent_by = Some(sent_by);
+        }
+    }
+
     /// Adds a window's counts to the run's.
     pub(crate) fn add(&mut self, w: &CounterWindow) {
         self.windows += 1;
