@@ -17,6 +17,8 @@
 //! through the AF_XDP socket against `reflect` and the Python reflector, pings across the pair during a run (ping from
 //! iputils-ping), and reads the interface's XDP program with `ip link` after every kind of ending (kill -9 included);
 //! its foreign-program test has iproute2 attach the build's own object (`$OUT_DIR/probe.bpf.o`).
+//! `tests/nic/netstamp.rs` counts, with a workqueue event in a tracefs instance of its own, the kernel's
+//! `netstamp_clear` work across a run and its `reflect` (none: no socket asks for software receive stamps).
 
 mod af_xdp;
 mod arrival;

@@ -157,8 +157,8 @@ impl RawSocket {
     }
 
     /// Receives one frame into `buf` (truncated to its length) with its stamps. `errqueue`: read a transmit
-    /// timestamp (the sent frame comes back with it) instead. `nonblock`: WouldBlock instead of waiting (from the
-    /// ring: up to `set_recv_timeout`'s bound, then WouldBlock).
+    /// timestamp (the sent frame comes back with it) instead. `nonblock`: WouldBlock instead of waiting; a wait
+    /// for the ring lasts up to `set_recv_timeout`'s bound, then gives WouldBlock as recvmsg does.
     pub(crate) fn recv(
         &self,
         buf: &mut [u8],
