@@ -48,7 +48,7 @@ impl IpiSender {
 /// The `trace.ipi_senders` key of a run's JSON.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub(crate) struct IpiSenders {
-    /// "ipi_send_cpu/ipi_send_cpumask", or why the senders are unknown.
+    /// The events recorded ("ipi_send_cpu/ipi_send_cpumask"), or why the senders are unknown ("sender unknown: …").
     pub(crate) source: String,
     /// The RT CPUs the sends were aimed at.
     pub(crate) cpus: Vec<usize>,
@@ -61,6 +61,7 @@ pub(crate) struct IpiSenders {
 }
 
 impl IpiSenders {
+    /// `why` starts "sender unknown".
     pub(crate) fn unknown(why: String, cpus: &[usize]) -> Self {
         IpiSenders {
             source: why,
@@ -71,7 +72,7 @@ impl IpiSenders {
 
     /// Whether the senders were recorded.
     pub(crate) fn known(&self) -> bool {
-        self.source == SOURCE
+        !self.source.starts_with(UNKNOWN)
     }
 
     /// Sends that arrive as `row` (TLB: the function calls, which a TLB shootdown is on x86).
@@ -82,6 +83,8 @@ impl IpiSenders {
 }
 
 const SOURCE: &str = "ipi_send_cpu/ipi_send_cpumask";
+/// How every reason the senders are unknown begins.
+pub(crate) const UNKNOWN: &str = "sender unknown";
 
 /// The row an IPI that runs `callback` arrives as.
 fn row(callback: &str) -> &'static str {

@@ -15,7 +15,7 @@ use super::raw::NoRaw;
 use super::raw::read::RawPipes;
 use super::raw::{Schema, saved_cmdlines};
 use super::receive;
-use super::senders::{self, IpiSenders};
+use super::senders::{self, IpiSenders, UNKNOWN};
 use super::tracefs::{TraceError, Tracefs};
 use super::window::Window;
 use crate::host::Host;
@@ -91,7 +91,7 @@ pub(crate) struct Tracing {
     nic_irqs: NicIrqs,
     /// The RT CPUs whose IPIs' senders are recorded, or why they are not.
     ipi_cpus: Vec<usize>,
-    ipi: Result<(), String>,
+    ipi: Result<String, String>,
 }
 
 /// The NIC's IRQs as /sys and /proc/interrupts name them, with their devices ("virtio1-input.0").
@@ -219,12 +219,15 @@ impl Tracing {
 }
 
 /// The senders the instance recorded, or why they are unknown.
-fn ipi_senders(fs: &Tracefs, cpus: &[usize], ipi: &Result<(), String>) -> IpiSenders {
+fn ipi_senders(fs: &Tracefs, cpus: &[usize], ipi: &Result<String, String>) -> IpiSenders {
     match (ipi, fs.ipi_senders_text()) {
         (Err(why), _) => IpiSenders::unknown(why.clone(), cpus),
-        (Ok(()), Some(Ok(text))) => senders::count(&text, cpus, std::process::id()),
-        (Ok(()), Some(Err(e))) => IpiSenders::unknown(format!("sender unknown: {e}"), cpus),
-        (Ok(()), None) => IpiSenders::unknown("sender unknown: no instance".into(), cpus),
+        (Ok(source), Some(Ok(text))) => IpiSenders {
+            source: source.clone(),
+            ..senders::count(&text, cpus, std::process::id())
+        },
+        (Ok(_), Some(Err(e))) => IpiSenders::unknown(format!("{UNKNOWN}: {e}"), cpus),
+        (Ok(_), None) => IpiSenders::unknown(format!("{UNKNOWN}: no instance"), cpus),
     }
 }
 

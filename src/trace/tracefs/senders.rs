@@ -4,6 +4,7 @@
 //! sending task's process (record-tgid). The instance is removed when the Tracefs is dropped.
 
 use super::{TraceError, Tracefs};
+use crate::trace::senders::UNKNOWN;
 
 /// The instance's buffer per CPU: a new instance takes the boot default (1.4 MB a CPU, 90 MB on 64 CPUs); ~10,000
 /// sends a CPU fit in this, and what a full buffer overwrites is counted (`dropped`).
@@ -26,18 +27,20 @@ fn events(cpus: &[usize]) -> [(&'static str, String); 2] {
 }
 
 impl Tracefs {
-    /// Starts recording who sends IPIs to `cpus`. Err: why the senders stay unknown (a kernel without the events,
-    /// or one that refuses the instance or the filters).
-    pub(crate) fn record_ipi_senders(&mut self, cpus: &[usize]) -> Result<(), String> {
+    /// Starts recording who sends IPIs to `cpus`: Ok names the events recorded, Err why the senders stay unknown
+    /// (a kernel without the events, or one that refuses the instance or the filters).
+    pub(crate) fn record_ipi_senders(&mut self, cpus: &[usize]) -> Result<String, String> {
         if !self
             .host
             .exists(&self.abs("events/ipi/ipi_send_cpu/enable"))
         {
-            return Err("sender unknown: this kernel has no ipi_send events (6.6+)".into());
+            return Err(format!(
+                "{UNKNOWN}: this kernel has no ipi_send events (6.6+)"
+            ));
         }
         self.remove_killed_runs_instances();
         let inst = format!("{PREFIX}{}", std::process::id());
-        let fail = |e: &dyn std::fmt::Display| format!("sender unknown: tracefs {inst}: {e}");
+        let fail = |e: &dyn std::fmt::Display| format!("{UNKNOWN}: tracefs {inst}: {e}");
         self.host
             .create_dir_all(&self.abs(&inst))
             .map_err(|e| fail(&e))?;
@@ -48,7 +51,7 @@ impl Tracefs {
         };
         write("buffer_size_kb", INSTANCE_KB).map_err(|e| fail(&e))?;
         write("options/record-tgid", "1").map_err(|e| fail(&e))?;
-        let mut on = 0;
+        let mut on = Vec::new();
         for (event, filter) in events(cpus) {
             let exists = self
                 .host
@@ -59,13 +62,18 @@ impl Tracefs {
                 && write(&format!("events/{event}/filter"), &filter).is_ok()
                 && write(&format!("events/{event}/enable"), "1").is_ok()
             {
-                on += 1;
+                on.push(event.trim_start_matches("ipi/"));
             }
         }
-        if on == 0 {
-            return Err(fail(&"the ipi_send filters were refused"));
-        }
-        write("tracing_on", "1").map_err(|e| fail(&e))
+        let source = match on.as_slice() {
+            [] => return Err(fail(&"the ipi_send filters were refused")),
+            [one] => {
+                format!("{one} only (the other's filter was refused: IPIs it sends are not seen)")
+            }
+            _ => on.join("/"),
+        };
+        write("tracing_on", "1").map_err(|e| fail(&e))?;
+        Ok(source)
     }
 
     /// The instance's trace as text (recording stopped first), or None without one.
