@@ -174,10 +174,7 @@ pub(crate) fn run_loops(
         r.interference = Some(settle(host, spec, at, counted, traced_ticks));
     }
     r.trace = trace;
-    let senders = r.trace.as_ref().and_then(|t| t.ipi_senders.as_ref());
-    if let (Some(i), Some(s)) = (&mut r.interference, senders) {
-        i.name_senders(s);
-    }
+    r.name_ipi_senders();
     if let (Some(t), Some(smi)) = (
         &mut r.trace,
         r.interference.as_ref().and_then(|i| i.smi.as_ref()),

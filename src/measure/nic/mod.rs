@@ -149,6 +149,7 @@ pub(crate) fn run(
             i
         });
     r.trace = trace;
+    r.name_ipi_senders();
     if let (Some(st), Some(rtt)) = (&link.steering, r.rtt.as_mut()) {
         rtt.queue = Some(st.report(shared.sent.load(Relaxed), shared.matched.load(Relaxed)));
     }

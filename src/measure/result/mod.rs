@@ -291,6 +291,14 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl RunResult {
+    /// The interference report's IPI rows name their senders, when the run's trace recorded them.
+    pub(crate) fn name_ipi_senders(&mut self) {
+        let senders = self.trace.as_ref().and_then(|t| t.ipi_senders.as_ref());
+        if let (Some(i), Some(s)) = (&mut self.interference, senders) {
+            i.name_senders(s);
+        }
+    }
+
     /// A pass from a run shorter than MIN_PASS_SECONDS or MIN_PASS_CYCLES becomes inconclusive; a failure
     /// found in a short run stays a failure.
     pub(crate) fn conclusive(mut self) -> Self {
