@@ -42,6 +42,10 @@ ln -sf /etc/systemd/system/rmp-hook.service "$root/etc/systemd/system/multi-user
 # Nothing waits for a login on the console; the hook ends every boot.
 ln -sf /dev/null "$root/etc/systemd/system/serial-getty@ttyS0.service"
 ln -sf /dev/null "$root/etc/systemd/system/getty@tty1.service"
+# Nor on tty2-6 (getty-static starts them when there is no logind), and no ext4 snapshot to reap: under TCG these
+# two held multi-user.target, and with it every boot's script, back by about 5 s.
+ln -sf /dev/null "$root/etc/systemd/system/getty-static.service"
+ln -sf /dev/null "$root/etc/systemd/system/e2scrub_reap.service"
 kernel=$(readlink -f "$root/vmlinuz"); initrd=$(readlink -f "$root/initrd.img")
 cp "$kernel" "$work/vmlinuz"; cp "$initrd" "$work/initrd.img"
 rm -rf "$root/var/cache/apt/archives/"*.deb
@@ -62,6 +66,11 @@ share=$work/share; mkdir -p "$share"
 cat > "$share/guest.sh" <<'G'
 set -e
 grub-install --target=i386-pc /dev/vda
+# The initramfs with the modules this disk's root needs (virtio_blk, ext4), found here in the guest, not on the
+# build host: a third of the size of MODULES=most's, about 9 s less per boot under TCG. The NIC, 9p and the
+# rest load from the root file system, as on a real machine.
+echo MODULES=dep >/etc/initramfs-tools/conf.d/rmp-vm-modules
+update-initramfs -u
 update-grub
 grep -c '^menuentry\|^[[:space:]]*menuentry' /boot/grub/grub.cfg
 uname -a

@@ -56,12 +56,13 @@ base_image() {
 make_workdir() { mktemp -d "/tmp/vm-run.XXXXXX"; }
 
 # One boot of a disk under TCG (never KVM: /dev/kvm here does not boot stock kernels), with the 9p share and a
-# console log. -no-reboot turns a guest reboot into a qemu exit, so every boot gets its own timeout.
+# console log. -no-reboot turns a guest reboot into a qemu exit, so every boot gets its own timeout. amd64's
+# -nodefaults: no VGA, floppy, CD-ROM or parallel port to probe at every boot; what a scenario uses is given.
 qemu_boot() {
     local disk=$1 share=$2 console=$3; shift 3
     local rc=0
     # arm64: the virt machine with Cortex-A72 cores (a Raspberry Pi 4's), firmware or -kernel given by the caller.
-    local machine=(qemu-system-x86_64 -cpu max -machine pc)
+    local machine=(qemu-system-x86_64 -cpu max -machine pc -nodefaults)
     [ "$VM_ARCH" = arm64 ] && machine=(qemu-system-aarch64 -cpu cortex-a72 -machine virt)
     ${QEMU_PREFIX[@]+"${QEMU_PREFIX[@]}"} timeout --kill-after=15 "$BOOT_TIMEOUT" "${machine[@]}" \
         -accel tcg,thread=multi -smp "$VCPUS" -m "$MEM_MB" \

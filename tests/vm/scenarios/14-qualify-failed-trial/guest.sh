@@ -1,8 +1,8 @@
 # A trial boot that cannot come up, and power lost twice while qualify runs. The user's own parameter
-# `root=/dev/nowhere` (qualify --cmdline-extra) goes on the trial line with the tuning's:
+# `root=/dev/nowhere rootdelay=3` (qualify --cmdline-extra) goes on the trial line with the tuning's:
 #   boot 1  qualify starts; the power is cut (sysrq b: a reset without sync) while it measures the baseline
 #   boot 2  its unit resumes: the baseline again, then the trial is armed and it reboots by itself
-#   boot 3  the trial: no root device (the initramfs waits 30 s), it panics, panic=10 reboots; GRUB has cleared
+#   boot 3  the trial: no root device (the initramfs waits 3 s), it panics, panic=10 reboots; GRUB has cleared
 #           next_entry
 #   boot 4  the default entry, by itself: the unit records the failed trial, applies the other steps; the power is
 #           cut again during the cycle-time sweep
@@ -49,7 +49,7 @@ case $BOOT in
     echo 1 >/proc/sys/kernel/sysrq
     sync
     may_reboot_by_itself
-    rmp-eval qualify --core 1 --seconds 10 --periods 1000 --cmdline-extra root=/dev/nowhere --yes \
+    rmp-eval qualify --core 1 --seconds 10 --periods 1000 --cmdline-extra root=/dev/nowhere,rootdelay=3 --yes \
         >"$B/qualify" 2>&1 &
     power_cut_in baseline
     ;;
