@@ -275,7 +275,7 @@ fn units_and_udev_rule_call_what_the_cli_accepts() {
     use clap::Parser;
     let unit = include_str!("../../systemd/rmp-eval.service");
     let nic_unit = include_str!("../../systemd/rmp-eval-nic@.service");
-    let rule = include_str!("../../udev/60-rmp-eval.rules");
+    let rule = include_str!("../../udev/99-rmp-eval.rules");
     let exec = |u: &'static str| {
         u.lines()
             .find_map(|l| l.strip_prefix("ExecStart="))
@@ -287,6 +287,13 @@ fn units_and_udev_rule_call_what_the_cli_accepts() {
         .find_map(|l| l.split("ENV{SYSTEMD_WANTS}+=\"").nth(1)?.split('"').next())
         .expect("SYSTEMD_WANTS");
     assert_eq!(wants, "rmp-eval-nic@$name.service");
+    // $name is the kernel's name (eth0) until 80-net-setup-link.rules renames the device: the rule must come later.
+    let installed = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/debian/rules")).unwrap();
+    let file = installed
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("$(PKG)/lib/udev/rules.d/"))
+        .expect("debian/rules installs a udev rule");
+    assert!(file > "80-net-setup-link.rules", "{file} runs before the rename");
     for u in [unit, nic_unit] {
         assert!(u.contains("ConditionPathExists=/var/lib/rmp-eval/runtime.json"));
     }

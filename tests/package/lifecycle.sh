@@ -191,7 +191,7 @@ machine_state "$WORK/unit"
 [ -z "$(changed "$WORK/fixed" "$WORK/unit")" ] || fail "after the unit ran, differs from fixed: $(changed "$WORK/fixed" "$WORK/unit")"
 grep -q "isolcpus=managed_irq,domain,1" "$CHROOT/proc/cmdline" || fail "booted without the parameters"
 # The rule starts rmp-eval-nic@IF.service; its command, under --root, applies once (--follow needs the live links).
-wants=$(sed -n 's/.*ENV{SYSTEMD_WANTS}+="\([^"]*\)".*/\1/p' "$CHROOT/lib/udev/rules.d/60-rmp-eval.rules")
+wants=$(sed -n 's/.*ENV{SYSTEMD_WANTS}+="\([^"]*\)".*/\1/p' "$CHROOT/lib/udev/rules.d/99-rmp-eval.rules")
 [ "$wants" = 'rmp-eval-nic@$name.service' ] || fail "the udev rule starts '$wants'"
 rule=$(sed -n 's/^ExecStart=//p' "$CHROOT/lib/systemd/system/rmp-eval-nic@.service")
 reboot

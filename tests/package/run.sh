@@ -134,7 +134,7 @@ zcat -f "$CHROOT"/usr/share/doc/rmp-eval/checks.md* | grep '^### `preempt_rt` â€
 for f in /usr/share/bash-completion/completions/rmp-eval /usr/share/zsh/vendor-completions/_rmp-eval \
     /usr/share/fish/vendor_completions.d/rmp-eval.fish /lib/systemd/system/rmp-eval.service \
     /lib/systemd/system/rmp-eval-nic@.service /lib/systemd/system/rmp-eval-qualify.service \
-    /lib/udev/rules.d/60-rmp-eval.rules; do
+    /lib/udev/rules.d/99-rmp-eval.rules; do
     [ -s "$CHROOT$f" ] || fail "$f missing"
 done
 [ -d "$CHROOT/var/lib/rmp-eval" ] || fail "/var/lib/rmp-eval missing"
