@@ -6,15 +6,16 @@
 # host's NICs) and writes that tree. The chroot has no GRUB: a stand-in update-grub writes the kernel command line
 # grub-mkconfig would give the normal entries (/etc/default/grub, then the drop-ins) to /boot/grub/cmdline.
 # A "reboot" puts the fixture's /proc and /sys back (the kernel's defaults) and boots with /boot/grub/cmdline.
-# N is the tree's package; N+1 is built here from a copy of the tree with a changelog entry, a changed GRUB drop-in
+# N is the tree's package; N+1 is built from a copy of the tree with a changelog entry, a changed GRUB drop-in
 # and journal version 3, which it writes and N cannot read (as a later version that changed the format would be).
 #   tests/package/lifecycle.sh N_amd64.deb WORKDIR        (root; tests/package/run.sh calls it)
+#   tests/package/lifecycle.sh --build-next OUTDIR         builds N+1 only (run.sh does it beside its other phases,
+#                                                          then gives it to the first form as RMP_EVAL_LIFECYCLE_NEXT)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-DEB_N=$1
-WORK=$(realpath -m "$2")
 CACHE=${RMP_EVAL_PKG_CACHE:-/var/cache/rmp-eval-test}
 UNTUNED="$ROOT/tests/fixtures/debian12-rt-qemu-untuned.tar.gz"
+if [ "${1:-}" = --build-next ]; then DEB_N="" WORK=$(realpath -m "$2/work"); else DEB_N=$1 WORK=$(realpath -m "$2"); fi
 mkdir -p "$WORK"
 # shellcheck source=tests/package/chroot.sh
 . "$ROOT/tests/package/chroot.sh"
@@ -63,6 +64,9 @@ drop_in=/etc/default/grub.d/99-rmp-eval.cfg
 # --- N+1 -------------------------------------------------------------------------------------------------------
 version=$(dpkg-parsechangelog -l "$ROOT/debian/changelog" -S Version)
 next="$version+lifetest1"
+# build_next OUTDIR: N+1's package in OUTDIR.
+build_next() {
+mkdir -p "$1"
 step "build N+1 = $next (changelog entry, changed drop-in, journal version 3)"
 # At the path and with the cargo target dir of reproducible.sh's second build (run.sh runs it first): debian/rules
 # names the source tree in RUSTFLAGS (to remap it), which cargo's fingerprint covers, so that there only this crate
@@ -95,16 +99,21 @@ EOF
     printf ' -- rmp-eval maintainers <rmp-eval@example.invalid>  %s\n\n' "$(date -R)"
     cat "$src/debian/changelog"
 } >"$WORK/changelog" && mv "$WORK/changelog" "$src/debian/changelog"
+CARGO_TARGET_DIR="$ROOT/target/reproducible/cargo" ARCHS=amd64 "$src/debian/build-debs.sh" "$1" >"$1/build.log" 2>&1 ||
+    { tail -30 "$1/build.log"; fail "build of N+1"; }
+[ -f "$1/rmp-eval_${next}_amd64.deb" ] || fail "no $1/rmp-eval_${next}_amd64.deb"
+}
+if [ -z "$DEB_N" ]; then
+    build_next "$(realpath -m "$2")"
+    exit 0
+fi
 if [ -n "${RMP_EVAL_LIFECYCLE_NEXT:-}" ]; then
     mkdir -p "$WORK/debs" && cp "$RMP_EVAL_LIFECYCLE_NEXT" "$WORK/debs/"
 else
-    CARGO_TARGET_DIR="$ROOT/target/reproducible/cargo" ARCHS=amd64 "$src/debian/build-debs.sh" "$WORK/debs" >"$WORK/build.log" 2>&1 ||
-        { tail -30 "$WORK/build.log"; fail "build of N+1"; }
+    build_next "$WORK/debs"
 fi
 DEB_NEXT="$WORK/debs/rmp-eval_${next}_amd64.deb"
 [ -f "$DEB_NEXT" ] || fail "no $DEB_NEXT"
-# Kept for a rerun while working on this script: RMP_EVAL_LIFECYCLE_NEXT=FILE skips the build.
-cp "$DEB_NEXT" "$ROOT/target/" 2>/dev/null || true
 
 # --- the machine -----------------------------------------------------------------------------------------------
 step "chroot with the captured RT guest's /proc, /sys, /boot, /etc/default; N and N+1 in a local repository"

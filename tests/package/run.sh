@@ -3,7 +3,7 @@
 # repository into a clean bookworm chroot, uses it, removes and purges it and shows nothing of it remains; the signed
 # repository (repo.sh); README.md's first command from a clone (from-clone.sh); upgrade, downgrade, remove and purge with fix applied (lifecycle.sh); runs the arm64 binary
 # under qemu on the Raspberry Pi 4 fixture and compares its verdicts with the amd64 binary's; builds the amd64 package
-# again elsewhere and compares the two byte for byte (reproducible.sh).
+# again elsewhere and compares the two byte for byte (reproducible.sh), beside the other phases.
 # RMP_EVAL_PKG_KEEP=DIR: the two built packages are copied there. Caches (kept between runs): cargo's target/, debootstrap's packages in $CACHE. Prints the time of each phase.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -36,11 +36,32 @@ if [ -z "${SOURCE_DATE_EPOCH:-}" ] && [ "$(git -C "$ROOT" rev-parse --show-tople
     SOURCE_DATE_EPOCH=$(git -C "$ROOT" log -1 --format=%ct)
     export SOURCE_DATE_EPOCH
 fi
-phase "build rmp-eval $version for amd64 and arm64 (debian/build-debs.sh)"
-"$ROOT/debian/build-debs.sh" "$WORK/debs" >"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; fail "build"; }
+phase "build rmp-eval $version for amd64 (debian/build-debs.sh)"
+ARCHS=amd64 "$ROOT/debian/build-debs.sh" "$WORK/debs" >"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; fail "build"; }
 grep '^== built' "$WORK/build.log"
 DEB_AMD64="$WORK/debs/rmp-eval_${version}_amd64.deb"
 DEB_ARM64="$WORK/debs/rmp-eval_${version}_arm64.deb"
+
+# The reproducible build and N+1 (lifecycle.sh) compile in target/reproducible/, beside the arm64 build and the
+# phases below: a release build with fat LTO runs its last, longest part on one core, so that two of them side by
+# side take little more than one. Their output is shown, and their verdict taken, before the lifecycle phase.
+BG_LOG="$WORK/background.log"
+(
+    t=$SECONDS
+    echo "== reproducible: the amd64 package built again elsewhere is the same (tests/package/reproducible.sh)"
+    "$ROOT/tests/package/reproducible.sh" "$DEB_AMD64" "$WORK/reproducible" || exit 1
+    echo "   (reproducible: $((SECONDS - t)) s, beside the phases above)"
+    t=$SECONDS
+    "$ROOT/tests/package/lifecycle.sh" --build-next "$WORK/next" || exit 1
+    echo "   (N+1 for the lifecycle: $((SECONDS - t)) s, beside the phases above)"
+) >"$BG_LOG" 2>&1 &
+BG_PID=$!
+# A failed or interrupted suite stops the builds too (cargo and rustc under the subshell), before removing $WORK.
+kill_tree() { local c; for c in $(pgrep -P "$1"); do kill_tree "$c"; done; kill "$1" 2>/dev/null || true; }
+trap '[ -z "${BG_PID:-}" ] || kill_tree "$BG_PID"; cleanup_work' EXIT
+phase "build rmp-eval $version for arm64 (debian/build-debs.sh), beside the reproducible build"
+ARCHS=arm64 "$ROOT/debian/build-debs.sh" "$WORK/debs" >"$WORK/build-arm64.log" 2>&1 || { tail -40 "$WORK/build-arm64.log"; fail "build"; }
+grep '^== built' "$WORK/build-arm64.log"
 [ "$(dpkg-deb -f "$DEB_ARM64" Architecture)" = arm64 ] || fail "the arm64 package is not Architecture: arm64"
 # tests/run-all.sh hands this build to the VM suite, which would otherwise build the same package again.
 if [ -n "${RMP_EVAL_PKG_KEEP:-}" ]; then cp "$DEB_AMD64" "$DEB_ARM64" "$RMP_EVAL_PKG_KEEP/"; fi
@@ -81,9 +102,6 @@ if set(crates) != want or bad or len(want) < 20:
 print(f"{arch}: {len(want)} crates, each in THIRD-PARTY with its texts and in the SBOM with the sha256 of Cargo.lock")
 ' "$arch" "$built" "$doc" "$ROOT/Cargo.lock" || fail "$arch: notices"
 done
-phase "reproducible: the amd64 package built again elsewhere is the same (tests/package/reproducible.sh)"
-
-"$ROOT/tests/package/reproducible.sh" "$DEB_AMD64" "$WORK/reproducible" || fail "reproducible build"
 phase "local apt repository and chroot"
 
 repo="$WORK/repo"
@@ -209,14 +227,22 @@ phase "signed apt repository (tests/package/repo.sh)"
 phase "README.md's first block in a clean chroot (tests/package/from-clone.sh)"
 
 "$ROOT/tests/package/from-clone.sh" "$WORK/from-clone" || fail "from a clone"
-phase "upgrade, downgrade, remove and purge with fix applied (tests/package/lifecycle.sh)"
-
-"$ROOT/tests/package/lifecycle.sh" "$DEB_AMD64" "$WORK/lifecycle" || fail "lifecycle"
 phase "arm64 binary under qemu on $FIXTURE"
 
 "$ROOT/tests/package/arm64.sh" "$DEB_AMD64" "$DEB_ARM64" "$FIXTURE" "$WORK/arm64" || fail "arm64 under qemu"
 phase "contrib/ansible on two chroot targets (--check, apply, again: no change)"
 
 "$ROOT/tests/package/ansible.sh" "$DEB_AMD64" || fail "contrib/ansible"
+phase "waiting for the reproducible build and N+1"
+
+bg_rc=0
+wait "$BG_PID" || bg_rc=$?
+BG_PID=
+cat "$BG_LOG"
+[ "$bg_rc" = 0 ] || fail "the reproducible build or N+1's (above)"
+phase "upgrade, downgrade, remove and purge with fix applied (tests/package/lifecycle.sh)"
+
+RMP_EVAL_LIFECYCLE_NEXT=$(ls "$WORK"/next/rmp-eval_*_amd64.deb) "$ROOT/tests/package/lifecycle.sh" "$DEB_AMD64" "$WORK/lifecycle" ||
+    fail "lifecycle"
 phase ""
 echo "== package suite passed in $((SECONDS - T0)) s"
