@@ -41,6 +41,11 @@ ARCHS=amd64 "$ROOT/debian/build-debs.sh" "$WORK/debs" >"$WORK/build.log" 2>&1 ||
 grep '^== built' "$WORK/build.log"
 DEB_AMD64="$WORK/debs/rmp-eval_${version}_amd64.deb"
 DEB_ARM64="$WORK/debs/rmp-eval_${version}_arm64.deb"
+# tests/run-all.sh hands the packages to the VM suite, which would otherwise build them again; the amd64 one at
+# once (a VM scenario runs beside this suite), whole or not at all.
+keep() { [ -z "${RMP_EVAL_PKG_KEEP:-}" ] || { cp "$1" "$RMP_EVAL_PKG_KEEP/.$(basename "$1")" &&
+    mv "$RMP_EVAL_PKG_KEEP/.$(basename "$1")" "$RMP_EVAL_PKG_KEEP/$(basename "$1")"; }; }
+keep "$DEB_AMD64"
 
 # The reproducible build and N+1 (lifecycle.sh) compile in target/reproducible/, beside the arm64 build and the
 # phases below: a release build with fat LTO runs its last, longest part on one core, so that two of them side by
@@ -63,8 +68,7 @@ phase "build rmp-eval $version for arm64 (debian/build-debs.sh), beside the repr
 ARCHS=arm64 "$ROOT/debian/build-debs.sh" "$WORK/debs" >"$WORK/build-arm64.log" 2>&1 || { tail -40 "$WORK/build-arm64.log"; fail "build"; }
 grep '^== built' "$WORK/build-arm64.log"
 [ "$(dpkg-deb -f "$DEB_ARM64" Architecture)" = arm64 ] || fail "the arm64 package is not Architecture: arm64"
-# tests/run-all.sh hands this build to the VM suite, which would otherwise build the same package again.
-if [ -n "${RMP_EVAL_PKG_KEEP:-}" ]; then cp "$DEB_AMD64" "$DEB_ARM64" "$RMP_EVAL_PKG_KEEP/"; fi
+keep "$DEB_ARM64"
 phase "lintian on both packages"
 
 # No error and no warning; every override carries a comment saying why.

@@ -50,9 +50,15 @@ fi
 work=$(mktemp -d /tmp/vm-run.XXXXXX)
 "$VM_DIR/deps.sh" "$archs"
 declare -A base deb
+# One image build at a time: tests/run-all.sh runs a scenario beside the package suite and the others after it.
+mkdir -p "$CACHE_DIR/images"
 for a in $archs; do
     t0=$SECONDS
-    if [ "$a" = arm64 ]; then base[$a]=$("$VM_DIR/build-image-arm64.sh"); else base[$a]=$("$VM_DIR/build-image.sh"); fi
+    if [ "$a" = arm64 ]; then
+        base[$a]=$(flock "$CACHE_DIR/images/.build.lock" "$VM_DIR/build-image-arm64.sh")
+    else
+        base[$a]=$(flock "$CACHE_DIR/images/.build.lock" "$VM_DIR/build-image.sh")
+    fi
     log "$a image: ${base[$a]} ($((SECONDS - t0)) s)"
 done
 

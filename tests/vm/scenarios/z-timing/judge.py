@@ -1,2 +1,0 @@
-import sys
-sys.exit(0)
