@@ -288,12 +288,18 @@ fn units_and_udev_rule_call_what_the_cli_accepts() {
         .expect("SYSTEMD_WANTS");
     assert_eq!(wants, "rmp-eval-nic@$name.service");
     // $name is the kernel's name (eth0) until 80-net-setup-link.rules renames the device: the rule must come later.
-    let installed = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/debian/rules")).unwrap();
+    let installed =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/debian/rules")).unwrap();
     let file = installed
         .split_whitespace()
         .find_map(|w| w.strip_prefix("$(PKG)/lib/udev/rules.d/"))
         .expect("debian/rules installs a udev rule");
-    assert!(file > "80-net-setup-link.rules", "{file} runs before the rename");
+    assert!(
+        file > "80-net-setup-link.rules",
+        "{file} runs before the rename"
+    );
+    // The rename's "move" event replaces the add's properties (12-igb-nic: no watcher without it).
+    assert!(rule.contains("ACTION==\"add|move\""), "{rule}");
     for u in [unit, nic_unit] {
         assert!(u.contains("ConditionPathExists=/var/lib/rmp-eval/runtime.json"));
     }
