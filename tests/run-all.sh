@@ -8,11 +8,12 @@ if [ "$(id -u)" = 0 ]; then export RMP_EVAL_REQUIRE_ROOT="${RMP_EVAL_REQUIRE_ROO
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 cargo test --all-targets -- --test-threads=2
-# The VM suite installs the packages the package suite built and checked, instead of building them again. Its two
-# longest scenarios, BESIDE (many boots, judged on states and command lines, never on timing), run next to the
+# The VM suite installs the packages the package suite built and checked, instead of building them again. The
+# scenarios in BESIDE (many boots, judged on states, files and command lines, never on timing) run next to the
 # package suite as soon as the amd64 package is there; that suite runs at nice 10 meanwhile, so that its builds take
-# what the guest leaves idle. The other scenarios run after both, on a quiet machine.
-BESIDE=(15-qualify-power-loss 14-qualify-failed-trial)
+# what the guest leaves idle (a fat-LTO build spends its longest part on one core). The others, judged on what the
+# guest measured too, run after both, on a quiet machine.
+BESIDE=(15-qualify-power-loss 14-qualify-failed-trial 8-cpuset 6-fix-grub-layout 9-after-boot)
 debs=$(mktemp -d /tmp/run-all-debs.XXXXXX)
 beside_log=$debs/beside.log
 pkg_pid="" vm_pid=""
