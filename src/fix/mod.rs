@@ -291,6 +291,7 @@ mod tests {
             kind: ValueKind::Exact,
             refusable: false,
             label: None,
+            owner: None,
         });
         let program = Change::Command(kind::command::CommandChange {
             argv: vec!["update-grub".into()],

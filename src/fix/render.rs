@@ -109,7 +109,7 @@ pub(crate) fn restored_line(target: &str, r: &Restored) -> Option<String> {
         Restored::Merged(k) => Some(format!(
             "{target}: changed since fix: fix's parameters taken out, kept yours ({k})"
         )),
-        Restored::Kept(why) => Some(format!("{target}: {why}")),
+        Restored::Kept(why) | Restored::Gone(why) => Some(format!("{target}: {why}")),
         _ => None,
     }
 }
@@ -147,6 +147,7 @@ pub(crate) fn restored_text(r: &Restored, dry_run: bool) -> (&'static str, Strin
                 .into(),
         ),
         Restored::Kept(why) => ("kept", why.clone()),
+        Restored::Gone(why) => ("gone", why.clone()),
     }
 }
 

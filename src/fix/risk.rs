@@ -78,6 +78,7 @@ mod tests {
             kind: crate::fix::ValueKind::Exact,
             refusable: false,
             label: None,
+            owner: None,
         }));
         s
     }

@@ -87,6 +87,7 @@ pub(crate) fn value(
             kind,
             refusable,
             label: None,
+            owner: None,
         })),
         Err(e) => s.note(format!("{path}: {}", e.reason())),
     }

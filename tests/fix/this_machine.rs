@@ -119,6 +119,7 @@ fn irq_rps_and_sysctl_applied_verified_and_rolled_back_for_real() {
             kind,
             refusable: false,
             label: None,
+            owner: None,
         })],
         notes: vec![],
     };
@@ -292,6 +293,7 @@ fn rollback_of_an_irq_that_now_refuses_completes() {
             value_kind: ValueKind::CpuList,
             refusable: true,
             written: None,
+            owner: None,
         })],
         after_restore: vec![],
         complete: true,

@@ -82,6 +82,9 @@ pub enum Restored {
     Conflict(String),
     /// Left as it is, and why (a directory fix created that now holds other files).
     Kept(String),
+    /// What fix changed is not on the machine now (an IRQ whose device has another number, or none): nothing
+    /// to put back, and why.
+    Gone(String),
 }
 
 /// How to restore: `dry_run` only says what would be done; `force` restores over later changes.

@@ -38,12 +38,12 @@ fn nic_irqs(host: &Host, nic: &str, ints: Option<&Interrupts>) -> Vec<u32> {
 }
 
 /// Who an IRQ interrupts, as /proc/interrupts names them ("ahci[0000:00:1f.2]", "mmc1, mmc0"), so that the plan
-/// says which device moves, not only its number. An IRQ with no row has no handler: nothing uses it now.
-fn devices(ints: Option<&Interrupts>, irq: u32) -> String {
+/// says which device moves, not only its number, and rollback finds the device's IRQ after a reboot
+/// (`irq::now_held`). None: no row, no handler, nothing uses it now.
+fn devices(ints: Option<&Interrupts>, irq: u32) -> Option<String> {
     ints.and_then(|i| i.rows.iter().find(|r| r.irq() == Some(irq)))
         .map(|r| r.actions().join(", "))
         .filter(|a| !a.is_empty())
-        .unwrap_or_else(|| "no device".into())
 }
 
 pub fn irq_affinity(host: &Host, t: &Target) -> Step {
@@ -120,7 +120,8 @@ pub fn irq_affinity(host: &Host, t: &Target) -> Step {
         if let Some(Change::Value(v)) = s.changes.last_mut()
             && v.path == path
         {
-            v.label = Some(devices(ints.as_ref(), irq));
+            v.owner = devices(ints.as_ref(), irq);
+            v.label = Some(v.owner.clone().unwrap_or_else(|| "no device".into()));
         }
     }
     if t.nic.is_some() && nic.is_empty() {

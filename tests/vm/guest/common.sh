@@ -84,6 +84,30 @@ first_nic_up() {
     done
 }
 
+# wait_started UNIT SECONDS: until UNIT (a oneshot) is no longer starting, SECONDS at most, then its state in
+# $B/UNIT-state. Past the deadline what it is doing goes to $B/UNIT-stuck first (its processes, each thread's
+# kernel stack, its log, rmp-eval's files): a hang is diagnosed from the records before the host's boot timeout.
+wait_started() {
+    for _ in $(seq "$2"); do
+        [ "$(systemctl show "$1" -p ActiveState --value)" = activating ] || break
+        sleep 1
+    done
+    if [ "$(systemctl show "$1" -p ActiveState --value)" = activating ]; then
+        {
+            echo "== still starting after $2 s"
+            systemctl status --no-pager -l "$1"
+            for pid in $(cat "/sys/fs/cgroup/system.slice/$1/cgroup.procs" 2>/dev/null); do
+                ps -L -o pid,tid,cls,rtprio,psr,stat,wchan:32,args -p "$pid"
+                for t in /proc/"$pid"/task/*; do echo "== $t" && cat "$t/stack"; done
+            done
+            journalctl -b -u "$1" --no-pager -o short-monotonic
+            ls -lR /var/lib/rmp-eval /run/rmp-eval 2>/dev/null
+            cat /var/lib/rmp-eval/qualify.json 2>/dev/null
+        } >"$B/$1-stuck" 2>&1
+    fi
+    systemctl show "$1" -p ActiveState -p Result -p ExecMainStatus -p ConditionResult >"$B/$1-state" 2>&1
+}
+
 # The machine may reboot by itself during this boot (the program under test reboots it): the host then goes on
 # with the next boot even though this boot's script did not finish.
 may_reboot_by_itself() {

@@ -25,14 +25,9 @@ tunables() {
     cat /run/rmp-test-hog.cpu >"$d/hog-cpu" 2>&1
 }
 
-# until rmp-eval-qualify.service is no longer running (at most 30 min under TCG)
+# until rmp-eval-qualify.service is no longer running (10 min at most, within the host's boot timeout)
 wait_qualify() {
-    for _ in $(seq 900); do
-        [ "$(systemctl show rmp-eval-qualify.service -p ActiveState --value)" = activating ] || break
-        sleep 2
-    done
-    systemctl show rmp-eval-qualify.service -p ActiveState -p Result -p ExecMainStatus -p ConditionResult \
-        >"$B/qualify-unit" 2>&1
+    wait_started rmp-eval-qualify.service 600
 }
 
 install_load() {

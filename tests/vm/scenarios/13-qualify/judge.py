@@ -121,7 +121,7 @@ j.expect(cmdline_param(before, "isolcpus") is None, f"the untuned guest has isol
 plan = j.text(1, "qualify") or ""
 j.expect("trial boot" in plan and "step cmdline" in plan, f"boot 1: qualify's plan: {plan[:400]!r}")
 trial = j.fact(2, "cmdline") or ""
-unit = j.text(2, "qualify-unit") or ""
+unit = (j.text(2, "rmp-eval-qualify.service-state") or "") + (j.text(2, "rmp-eval-qualify.service-stuck") or "")
 j.expect("Result=success" in unit and "ExecMainStatus=0" in unit, f"boot 2: the qualify unit: {unit}")
 state = load_json(j.path(2, "state.json")) or {}
 j.expect((state.get("phase") or {}).get("phase") == "done", f"qualify's state at the end: {state.get('phase')}")

@@ -32,11 +32,7 @@ power_cut_in() {
     echo b >/proc/sysrq-trigger
 }
 wait_qualify() {
-    for _ in $(seq 900); do
-        [ "$(systemctl show rmp-eval-qualify.service -p ActiveState --value)" = activating ] || break
-        sleep 2
-    done
-    systemctl show rmp-eval-qualify.service -p ActiveState -p Result -p ExecMainStatus >"$B/qualify-unit" 2>&1
+    wait_started rmp-eval-qualify.service 600
 }
 
 case $BOOT in

@@ -31,7 +31,7 @@ for b in (2, 4, 5):
 # The two cuts happened where they were meant to, and qualify went on from them.
 j.expect((j.text(1, "cut-in-phase") or "").strip() == "baseline", f"cut 1 in {j.text(1, 'cut-in-phase')!r}")
 j.expect((j.text(4, "cut-in-phase") or "").strip() == "sweep", f"cut 2 in {j.text(4, 'cut-in-phase')!r}")
-unit = j.text(5, "qualify-unit") or ""
+unit = (j.text(5, "rmp-eval-qualify.service-state") or "") + (j.text(5, "rmp-eval-qualify.service-stuck") or "")
 j.expect("Result=success" in unit and "ExecMainStatus=0" in unit, f"boot 5: the qualify unit: {unit}")
 q = load_json(j.path(5, "state.json")) or {}
 j.expect((q.get("phase") or {}).get("phase") == "done", f"qualify's state at the end: {q.get('phase')}")
