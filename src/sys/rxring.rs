@@ -8,8 +8,7 @@
 use std::io;
 use std::os::fd::RawFd;
 use std::ptr::NonNull;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use super::packet::{self, Message, Stamps};
 use super::sockopt;
@@ -29,16 +28,17 @@ const LEN: usize = BLOCK_SIZE * BLOCKS;
 /// Where a frame's sockaddr_ll starts: the header rounded up to TPACKET_ALIGNMENT (16).
 const SLL_OFFSET: usize = (std::mem::size_of::<libc::tpacket2_hdr>() + 15) & !15;
 
-/// A mapped receive ring; frames are read in ring order by one reader at a time (the `next` lock).
+/// A mapped receive ring; frames are read in ring order. A reader claims the frame at `next` by moving `next` on
+/// (compare-and-swap): no lock in the RT receive path, and a second reader never gets the same frame.
 pub(crate) struct RxRing {
     base: NonNull<u8>,
-    next: Mutex<usize>,
+    next: AtomicUsize,
 }
 
 // SAFETY: the mapping belongs to this value alone until Drop unmaps it; a frame passes between the kernel and the
-// one reader holding `next` through its status word, read with Acquire and given back with Release.
+// one reader that claimed it through its status word, read with Acquire and given back with Release.
 unsafe impl Send for RxRing {}
-// SAFETY: as above: every access to the mapping goes through `take`, serialized by `next`.
+// SAFETY: as above: every access to the mapping goes through `take`, and each frame is claimed by one reader.
 unsafe impl Sync for RxRing {}
 
 impl RxRing {
@@ -78,7 +78,7 @@ impl RxRing {
         let base = NonNull::new(p as *mut u8).ok_or_else(|| io::Error::other("mmap gave NULL"))?;
         let ring = RxRing {
             base,
-            next: Mutex::new(0),
+            next: AtomicUsize::new(0),
         };
         for i in 0..FRAMES {
             let _ = ring.status(i).load(Ordering::Relaxed);
@@ -98,17 +98,28 @@ impl RxRing {
     /// The next frame the kernel handed over, copied into `buf` (cut to its length) with its stamp; None when the
     /// ring holds none. The frame goes back to the kernel at once.
     pub(crate) fn take(&self, buf: &mut [u8]) -> Option<Message> {
-        let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
-        let status = self.status(*next).load(Ordering::Acquire);
-        if status & libc::TP_STATUS_USER == 0 {
-            return None;
-        }
-        // SAFETY: the frame is the user's (TP_STATUS_USER, read with Acquire) until its status is given back
-        // below, it lies inside the live mapping, and `read` checks its offsets against the frame size.
-        let m = unsafe { read(self.base.as_ptr().add(*next * FRAME_SIZE), status, buf) };
-        self.status(*next)
+        let mut i = self.next.load(Ordering::Acquire);
+        let status = loop {
+            let status = self.status(i).load(Ordering::Acquire);
+            if status & libc::TP_STATUS_USER == 0 {
+                return None;
+            }
+            match self.next.compare_exchange_weak(
+                i,
+                (i + 1) % FRAMES,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => break status,
+                Err(now) => i = now,
+            }
+        };
+        // SAFETY: the frame is the user's (TP_STATUS_USER, read with Acquire) and this reader's (claimed above)
+        // until its status is given back below; it lies inside the live mapping, and `read` checks its offsets
+        // against the frame size.
+        let m = unsafe { read(self.base.as_ptr().add(i * FRAME_SIZE), status, buf) };
+        self.status(i)
             .store(libc::TP_STATUS_KERNEL, Ordering::Release);
-        *next = (*next + 1) % FRAMES;
         Some(m)
     }
 }
