@@ -24,6 +24,48 @@ while time.monotonic() < end:
     time.sleep(0.002)
 "#;
 
+/// Whether the kernel has the ipi_send_cpu tracepoint (6.6 on): from its symbol, since tracefs may not be mounted
+/// before a run mounts it, nor after the run unmounts it again.
+fn kernel_has_ipi_send_events() -> bool {
+    std::fs::read_to_string("/proc/kallsyms")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.split_whitespace().nth(2) == Some("__traceiter_ipi_send_cpu"))
+}
+
+/// tracefs mounted for the test when it was not (unmounted again on drop): with it mounted before the run, the
+/// run leaves it mounted, and what the run left in it can be looked at.
+struct Tracefs {
+    mounted_here: bool,
+}
+
+impl Tracefs {
+    fn mounted() -> Tracefs {
+        let mounted = std::fs::read_to_string("/proc/self/mounts")
+            .unwrap()
+            .lines()
+            .any(|l| l.split_whitespace().nth(1) == Some(TRACING));
+        if !mounted {
+            let ok = Command::new("mount")
+                .args(["-t", "tracefs", "nodev", TRACING])
+                .status()
+                .unwrap();
+            assert!(ok.success(), "mount -t tracefs nodev {TRACING}");
+        }
+        Tracefs {
+            mounted_here: !mounted,
+        }
+    }
+}
+
+impl Drop for Tracefs {
+    fn drop(&mut self) {
+        if self.mounted_here {
+            let _ = Command::new("umount").arg(TRACING).status();
+        }
+    }
+}
+
 /// The instances of tracefs whose name is rmp-eval's.
 fn our_instances() -> Vec<String> {
     std::fs::read_dir(format!("{TRACING}/instances"))
@@ -42,6 +84,7 @@ fn the_sender_of_the_rt_cores_ipis_is_named() {
     }
     // Alone: one trace at a time (tracefs refuses a second), and the core's IPIs are judged.
     let _lock = common::lock::LIVE.alone();
+    let _tracefs = Tracefs::mounted();
     let core = common::rt_core();
     let other = if core == 0 { 1 } else { 0 };
     if !std::path::Path::new(&format!("/dev/cpu/{core}/cpuid")).exists() {
@@ -49,7 +92,10 @@ fn the_sender_of_the_rt_cores_ipis_is_named() {
     }
     // A killed run's instance (a pid above any pid_max: no such process) is removed by the next run.
     let killed = format!("{TRACING}/instances/rmp-eval-ipi-4999999");
-    let _ = std::fs::create_dir(&killed);
+    match std::fs::create_dir(&killed) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => panic!("{killed}: {e}"),
+        _ => {}
+    }
     let sender = common::python_ready(SENDER, &[core.to_string(), other.to_string(), "30".into()]);
     let pid = u64::from(sender.0.id());
     let o = Command::new(BIN)
@@ -67,7 +113,7 @@ fn the_sender_of_the_rt_cores_ipis_is_named() {
         our_instances()
     );
     let s = &doc["trace"]["ipi_senders"];
-    if !std::path::Path::new(&format!("{TRACING}/events/ipi/ipi_send_cpu")).exists() {
+    if !kernel_has_ipi_send_events() {
         // Kernels before 6.6: the result says the sender is unknown.
         assert!(
             s["source"].as_str().unwrap().starts_with("sender unknown"),
@@ -111,6 +157,7 @@ fn a_run_stopped_by_sigterm_removes_its_instance() {
         return;
     }
     let _lock = common::lock::LIVE.alone();
+    let _tracefs = Tracefs::mounted();
     let core = common::rt_core().to_string();
     let mut run = Command::new(BIN)
         .args([
@@ -128,7 +175,7 @@ fn a_run_stopped_by_sigterm_removes_its_instance() {
         .spawn()
         .unwrap();
     let ours = format!("{TRACING}/instances/rmp-eval-ipi-{}", run.id());
-    let has_events = std::path::Path::new(&format!("{TRACING}/events/ipi/ipi_send_cpu")).exists();
+    let has_events = kernel_has_ipi_send_events();
     // Until the run has set its trace up (or ended: a run that fails is the assertion below's to show).
     while has_events && !std::path::Path::new(&ours).exists() && run.try_wait().unwrap().is_none() {
         std::thread::sleep(std::time::Duration::from_millis(20));
