@@ -14,6 +14,7 @@ pub mod grub;
 pub mod lock;
 pub mod nic;
 pub mod run;
+pub mod tracefs;
 pub mod tshark;
 
 /// xorshift64*: a fixed seed, so that a failure can be run again (RMP_EVAL_TEST_SEED picks another).

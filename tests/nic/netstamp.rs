@@ -65,6 +65,7 @@ fn a_nic_run_and_its_reflector_never_switch_the_netstamp_key() {
         return;
     }
     let _live = common::lock::LIVE.alone();
+    let _tracefs = common::tracefs::mounted();
     let probe = match Instance::counting_netstamp_clear() {
         Ok(p) => p,
         Err(why) => {

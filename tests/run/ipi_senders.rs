@@ -9,7 +9,7 @@ use std::process::Command;
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_rmp-eval");
-const TRACING: &str = "/sys/kernel/tracing";
+use common::tracefs::TRACING;
 
 /// Renames itself, pins to CPU argv[2], says "ready", reads CPU argv[1]'s cpuid every 2 ms for argv[3] s.
 const SENDER: &str = r#"
@@ -33,39 +33,6 @@ fn kernel_has_ipi_send_events() -> bool {
         .any(|l| l.split_whitespace().nth(2) == Some("__traceiter_ipi_send_cpu"))
 }
 
-/// tracefs mounted for the test when it was not (unmounted again on drop): with it mounted before the run, the
-/// run leaves it mounted, and what the run left in it can be looked at.
-struct Tracefs {
-    mounted_here: bool,
-}
-
-impl Tracefs {
-    fn mounted() -> Tracefs {
-        let mounted = std::fs::read_to_string("/proc/self/mounts")
-            .unwrap()
-            .lines()
-            .any(|l| l.split_whitespace().nth(1) == Some(TRACING));
-        if !mounted {
-            let ok = Command::new("mount")
-                .args(["-t", "tracefs", "nodev", TRACING])
-                .status()
-                .unwrap();
-            assert!(ok.success(), "mount -t tracefs nodev {TRACING}");
-        }
-        Tracefs {
-            mounted_here: !mounted,
-        }
-    }
-}
-
-impl Drop for Tracefs {
-    fn drop(&mut self) {
-        if self.mounted_here {
-            let _ = Command::new("umount").arg(TRACING).status();
-        }
-    }
-}
-
 /// The instances of tracefs whose name is rmp-eval's.
 fn our_instances() -> Vec<String> {
     std::fs::read_dir(format!("{TRACING}/instances"))
@@ -84,7 +51,7 @@ fn the_sender_of_the_rt_cores_ipis_is_named() {
     }
     // Alone: one trace at a time (tracefs refuses a second), and the core's IPIs are judged.
     let _lock = common::lock::LIVE.alone();
-    let _tracefs = Tracefs::mounted();
+    let _tracefs = common::tracefs::mounted();
     let core = common::rt_core();
     let other = if core == 0 { 1 } else { 0 };
     if !std::path::Path::new(&format!("/dev/cpu/{core}/cpuid")).exists() {
@@ -157,7 +124,7 @@ fn a_run_stopped_by_sigterm_removes_its_instance() {
         return;
     }
     let _lock = common::lock::LIVE.alone();
-    let _tracefs = Tracefs::mounted();
+    let _tracefs = common::tracefs::mounted();
     let core = common::rt_core().to_string();
     let mut run = Command::new(BIN)
         .args([
