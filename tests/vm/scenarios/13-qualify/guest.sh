@@ -51,12 +51,31 @@ UNIT
     systemctl enable --now rmp-test-hog.service >"$B/hog-enable" 2>&1
 }
 
+# Kernel same-page merging running at every boot, before rmp-eval's units (as a machine whose tuning switched it
+# on; this PREEMPT_RT kernel has no transparent huge pages at all): the ksm step is then planned, and it is the step
+# that cannot touch the load or the RT core here (no program asks for merging, and ksmd runs off the isolated
+# core), judged "no clear change".
+install_ksm_on() {
+    cat >/etc/systemd/system/rmp-test-ksm.service <<'UNIT'
+[Unit]
+Description=VM test: kernel same-page merging on
+Before=rmp-eval.service rmp-eval-qualify.service
+[Service]
+Type=oneshot
+ExecStart=/bin/sh -c 'echo 1 >/sys/kernel/mm/ksm/run'
+[Install]
+WantedBy=multi-user.target
+UNIT
+    systemctl enable --now rmp-test-ksm.service >"$B/ksm-enable" 2>&1
+}
+
 case $BOOT in
 1)
     install_package
     # A persistent journal: qualify's own output in every boot, read back at the end.
     mkdir -p /var/log/journal && systemctl restart systemd-journald
     install_load
+    install_ksm_on
     sleep 1
     facts
     hashes

@@ -73,12 +73,13 @@ def judge_steps(doc):
     j.expect(hog1 == str(CORE) and hog2 == "0", f"the test load ran on CPU {hog1} untuned, {hog2} tuned")
     j.expect(effects.get("cmdline") == "better",
              f"the cmdline step removed the load from the RT core, compare says {effects.get('cmdline')!r}")
-    # A step without effect on this load: no device interrupts on the RT core here (none is made), no THP or KSM
-    # work to provoke.
-    quiet = [n for n in ("irq_affinity", "thp", "ksm") if n in effects]
-    if j.expect(quiet, f"no step measured that cannot touch the load: {sorted(effects)}"):
-        j.expect(effects[quiet[0]] in ("unchanged", "mixed"), f"step {quiet[0]}: {effects[quiet[0]]!r}, expected "
-                 "no clear change")
+    # A step without effect here: KSM (switched on at each boot by the scenario) merges only what programs ask it
+    # to, and none does; ksmd runs off the isolated core. Not irq_affinity: virtio's queue interrupts reach the RT
+    # core in this guest, and moving them was once judged better. (This PREEMPT_RT kernel has no THP.)
+    ksm1 = (j.text(1, "tunables", "ksm") or "").strip()
+    j.expect(ksm1 == "1", f"KSM was not running before qualify: ksm/run {ksm1!r}")
+    if j.expect("ksm" in effects, f"the ksm step was not measured: {sorted(effects)}"):
+        j.expect(effects["ksm"] in ("unchanged", "mixed"), f"step ksm: {effects['ksm']!r}, expected no clear change")
     return effects
 
 
