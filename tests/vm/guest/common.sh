@@ -88,9 +88,9 @@ first_nic_up() {
 # $B/UNIT-state. Past the deadline what it is doing goes to $B/UNIT-stuck first (its processes, each thread's
 # kernel stack, its log, rmp-eval's files): a hang is diagnosed from the records before the host's boot timeout.
 wait_started() {
-    for _ in $(seq "$2"); do
+    for _ in $(seq $(($2 / 2))); do
         [ "$(systemctl show "$1" -p ActiveState --value)" = activating ] || break
-        sleep 1
+        sleep 2
     done
     if [ "$(systemctl show "$1" -p ActiveState --value)" = activating ]; then
         {
