@@ -64,8 +64,8 @@ pub(crate) fn now_held(host: &Host, path: &str, owner: &str) -> HeldNow {
 
 fn held_in(ints: &interrupts::Interrupts, path: &str, owner: &str) -> HeldNow {
     let Some((n, file)) = path
-        .strip_prefix("/proc/irq/")
-        .and_then(|r| r.split_once('/'))
+        .strip_prefix(PROC_IRQ)
+        .and_then(|r| r.strip_prefix('/')?.split_once('/'))
         .and_then(|(n, f)| Some((n.parse::<u32>().ok()?, f)))
     else {
         return HeldNow::Same;
