@@ -215,10 +215,12 @@ fn net_rx_steered_to_the_rt_core_is_named() {
     write!(tee.stdin.take().unwrap(), "{:x}", 1u64 << core).unwrap();
     assert!(tee.wait().unwrap().success());
     let flood = common::python_ready(FLOOD, &[v.host.clone(), other.to_string(), "20".into()]);
-    // The text reader (trace_pipe), kept as the fallback, explains the same.
+    // The text reader (trace_pipe), kept as the fallback, explains the same. The run keeps the 20 worst windows
+    // over the threshold. NET_RX delays a cycle by tens of µs; above that, only a VM host's stalls (an idle CPU
+    // whose timer fired hundreds of µs late) may be kept.
     let doc = run_json_env(
         core,
-        &["--duration", "3", "--trace", "--break-us", "100"],
+        &["--duration", "3", "--trace", "--break-us", "20"],
         &[("RMP_EVAL_TRACE_READER", "text")],
     );
     drop(flood);
