@@ -8,18 +8,15 @@
 //! read/write) is src/after_boot_state.rs, below `checks`, which reads it too.
 
 use crate::after_boot_state::{self as state, ARMED, DONE};
-use crate::error::{Error, Outcome, Result};
+use crate::error::{Outcome, Result};
 use crate::host::Host;
-use crate::machine::RMP_EVAL_DEFAULTS as DEFAULTS;
 use crate::measure::result::store::RunLabel;
 use crate::measure::spec::RunSpec;
 use crate::outln;
 use crate::output::Output;
-use crate::parse::defaults;
 use std::io::Write;
 
 pub(crate) const REPORT: &str = "/var/lib/rmp-eval/after-boot-report.txt";
-const SETTLE: &str = "RMP_EVAL_AFTER_BOOT_SETTLE_SECONDS";
 
 /// `rmp-eval after-boot` (the unit's ExecStart).
 pub(crate) fn execute(host: &Host, out: Output, w: &mut dyn Write) -> Result<Outcome> {
@@ -30,28 +27,13 @@ pub(crate) fn execute(host: &Host, out: Output, w: &mut dyn Write) -> Result<Out
         outln!(w, "after-boot: nothing armed");
         return Ok(Outcome::Good);
     };
-    let settle = host
-        .read(DEFAULTS)
-        .ok()
-        .and_then(|t| defaults::get(&t, SETTLE))
-        .map_or(Ok(60.0), |v| {
-            v.parse::<f64>()
-                .ok()
-                .filter(|s| s.is_finite() && (0.0..=3600.0).contains(s))
-                .ok_or_else(|| {
-                    Error::usage(format!(
-                        "{}: {SETTLE}={v}: not a number of seconds",
-                        DEFAULTS
-                    ))
-                })
-        })?;
     outln!(
         w,
-        "after-boot: letting the system settle for {settle} s, then measuring {} s on CPU{}",
+        "after-boot: measuring {} s on CPU{} once the boot has settled",
         a.seconds,
         a.core
     );
-    std::thread::sleep(std::time::Duration::from_secs_f64(settle));
+    crate::job::settle::wait(host, w, "after-boot")?;
     let before = crate::measure::result::store::load(&a.before)?;
     let (after, apath) = crate::job::measure_saved(
         host,

@@ -131,7 +131,7 @@ fn plan_and_ask(host: &Host, w: &mut dyn Write, args: &QualifyArgs) -> Result<Op
     q.cmdline_extra = args.cmdline_extra.clone();
     within_budget(&q)?;
     subdevice_answers(host, w, &q)?;
-    show_plan(w, &q);
+    show_plan(w, &q, crate::job::settle::seconds(host)?);
     if !args.yes {
         if !crate::sys::term::interactive() {
             return Err(Error::usage(
@@ -191,7 +191,7 @@ fn periods(args: &QualifyArgs) -> Vec<u32> {
     }
 }
 
-fn show_plan(w: &mut dyn Write, q: &Qualify) {
+fn show_plan(w: &mut dyn Write, q: &Qualify, settle: f64) {
     outln!(w, "qualify: CPU {} as the RT core", q.core);
     let what = q.nic.as_ref().map_or(String::new(), |n| {
         format!("round trips through {n} to the SubDevice with the sender's cycles, ")
@@ -231,6 +231,13 @@ fn show_plan(w: &mut dyn Write, q: &Qualify) {
         "  at most {} of measurement{budget} and {reboots} reboot(s); `rmp-eval rollback` undoes every change",
         span(q.planned_seconds())
     );
+    if settle > 0.0 {
+        outln!(
+            w,
+            "  each measurement starts once the machine has been up {} (a boot still settling is not measured)",
+            span(settle)
+        );
+    }
 }
 
 /// The sweep's line: its periods, how long each runs (the claim it is to prove), the load.

@@ -4,6 +4,7 @@
 //! Below `commands` (which choose what is shown and kept) and above `report` (whose live view it drives).
 
 mod screen;
+pub(crate) mod settle;
 
 use std::path::{Path, PathBuf};
 

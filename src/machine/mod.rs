@@ -40,6 +40,8 @@ pub(crate) const DT_MODEL: &str = "/proc/device-tree/model";
 pub(crate) const PROC: &str = "/proc";
 /// When the running kernel booted: the `btime` line (seconds since the epoch).
 pub(crate) const PROC_STAT: &str = "/proc/stat";
+/// Seconds since boot (CLOCK_BOOTTIME).
+pub(crate) const PROC_UPTIME: &str = "/proc/uptime";
 /// rmp-eval's own settings (the monitor's, the after-boot settle time), shell-style KEY=VALUE lines.
 pub(crate) const RMP_EVAL_DEFAULTS: &str = "/etc/default/rmp-eval";
 
@@ -212,13 +214,18 @@ pub(crate) fn cmdline(host: &Host) -> HostResult<Vec<cmdline::Param>> {
     Ok(cmdline::parse(&text))
 }
 
-/// `uname -r`: from /proc/sys/kernel/osrelease, so that it also works on a snapshot (uname(2) on the running
-/// machine when /proc cannot be read: `Host::kernel_release`).
 /// When the running kernel booted (seconds since the epoch), from /proc/stat's btime.
 pub(crate) fn boot_time(host: &Host) -> Option<u64> {
     crate::parse::procstat::btime(&host.read(PROC_STAT).ok()?)
 }
 
+/// Seconds since the running kernel booted, from /proc/uptime.
+pub(crate) fn uptime(host: &Host) -> Option<f64> {
+    crate::parse::uptime::seconds(&host.read(PROC_UPTIME).ok()?)
+}
+
+/// `uname -r`: from /proc/sys/kernel/osrelease, so that it also works on a snapshot (uname(2) on the running
+/// machine when /proc cannot be read: `Host::kernel_release`).
 pub(crate) fn kernel_release(host: &Host) -> HostResult<String> {
     let r = host.kernel_release()?;
     // utsname's release field holds 64 characters.

@@ -24,3 +24,4 @@ pub(crate) mod softirqs;
 pub mod swaps;
 pub mod task;
 pub mod text;
+pub(crate) mod uptime;

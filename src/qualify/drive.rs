@@ -189,7 +189,7 @@ impl Drive<'_> {
         Ok(())
     }
 
-    /// One measurement of `period_us` (see `spec`), saved under results/.
+    /// One measurement of `period_us` (see `spec`), saved under results/, once the boot has settled.
     fn measure(
         &mut self,
         q: &Qualify,
@@ -198,6 +198,7 @@ impl Drive<'_> {
         claim: Option<f64>,
     ) -> Result<(RunResult, PathBuf)> {
         let spec = spec(q, period_us, claim);
+        crate::job::settle::wait(self.host, self.w, "qualify")?;
         crate::job::measure_saved(self.host, self.out, self.w, &spec, true, label)
     }
 

@@ -8,5 +8,6 @@ mod metrics;
 mod nic;
 mod options;
 mod power_cut;
+mod settle;
 mod torn_write;
 mod trial_cycle;
