@@ -5,6 +5,7 @@
 
 use super::ValueKind;
 use super::journal::{self, Entry, Run};
+use super::kind::value::SavedValue;
 use crate::host::Host;
 use crate::parse::{cpulist, mask};
 use crate::tunable::cmdline::boot;
@@ -52,17 +53,24 @@ impl Earlier {
         own
     }
 
-    /// The CPUs earlier fixes took out of a kernel CPU list or mask (an IRQ's affinity).
-    pub(crate) fn removed_from_value(&self, path: &str) -> Vec<usize> {
+    /// The CPUs earlier fixes took out of a kernel CPU list or mask (an IRQ's affinity). `owner`: the IRQ's
+    /// devices now (`ValueChange::owner`). IRQ numbers are given out again at each boot, so an entry is this
+    /// IRQ's when it names the same devices, at whatever number; by number only when either side names none.
+    pub(crate) fn removed_from_value(&self, path: &str, owner: Option<&str>) -> Vec<usize> {
         let cpus = |kind: ValueKind, v: &str| match kind {
             ValueKind::HexMask => mask::parse(v).unwrap_or_default(),
             ValueKind::CpuList => cpulist::parse(v).unwrap_or_default(),
             _ => Vec::new(),
         };
+        let file = |p: &str| p.rsplit('/').next().map(str::to_string);
+        let same = |v: &SavedValue| match (v.owner.as_deref(), owner) {
+            (Some(was), Some(now)) => was == now && file(&v.path) == file(path),
+            _ => v.path == path,
+        };
         let mut own: Vec<usize> = self
             .entries()
             .filter_map(|e| match e {
-                Entry::Value(v) if v.path == path => Some(v),
+                Entry::Value(v) if same(v) => Some(v),
                 _ => None,
             })
             .flat_map(|v| {
@@ -87,5 +95,68 @@ impl Earlier {
             _ => None,
         });
         boot::want::own_isolated(edits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn irq(n: u32, owner: Option<&str>, previous: &str, written: &str) -> Entry {
+        Entry::Value(SavedValue {
+            path: format!("/proc/irq/{n}/smp_affinity_list"),
+            previous: previous.into(),
+            value_kind: ValueKind::CpuList,
+            refusable: false,
+            written: Some(written.into()),
+            owner: owner.map(str::to_string),
+        })
+    }
+
+    fn earlier(entries: Vec<Entry>) -> Earlier {
+        Earlier {
+            runs: vec![Run {
+                version: 2,
+                created: "2026-12-07T08:00:00Z".into(),
+                core: 3,
+                nic: None,
+                steps: vec!["irq_affinity".into()],
+                entries,
+                after_restore: vec![],
+                complete: true,
+            }],
+        }
+    }
+
+    #[test]
+    fn an_irq_gets_back_what_an_earlier_fix_took_from_its_device_whatever_its_number_now() {
+        // Earlier fixes took CPU 3 from the NIC's IRQ 28 and CPUs 2-3 from the disk's 29; the next boot gave
+        // the NIC 29 and the disk 28 (the order the drivers probed in, as in the VM suite's igb guest).
+        let e = earlier(vec![
+            irq(28, Some("ens3-rx-0"), "0-3", "0-2"),
+            irq(29, Some("ahci[0000:00:1f.2]"), "1-3", "1"),
+        ]);
+        let path = |n: u32| format!("/proc/irq/{n}/smp_affinity_list");
+        assert_eq!(e.removed_from_value(&path(29), Some("ens3-rx-0")), vec![3]);
+        assert_eq!(
+            e.removed_from_value(&path(28), Some("ahci[0000:00:1f.2]")),
+            vec![2, 3]
+        );
+        // A device no earlier fix touched gets nothing back, though its number is one fix wrote.
+        assert_eq!(
+            e.removed_from_value(&path(28), Some("virtio0-requests")),
+            Vec::<usize>::new()
+        );
+        // With no devices on either side, the number is all there is.
+        assert_eq!(e.removed_from_value(&path(28), None), vec![3]);
+        let old = earlier(vec![irq(28, None, "0-3", "0-2")]);
+        assert_eq!(
+            old.removed_from_value(&path(28), Some("ens3-rx-0")),
+            vec![3]
+        );
+        assert_eq!(
+            old.removed_from_value(&path(29), Some("ens3-rx-0")),
+            Vec::<usize>::new()
+        );
     }
 }

@@ -55,9 +55,9 @@ pub fn irq_affinity(host: &Host, t: &Target) -> Step {
     let hk = t.housekeeping();
     let earlier = crate::fix::earlier::Earlier::load(host);
     // The CPUs of `now` off the isolated ones, with those an earlier fix took out for its RT core given back.
-    let off = |path: &str, now: Vec<usize>| -> Option<Vec<usize>> {
+    let off = |path: &str, owner: Option<&str>, now: Vec<usize>| -> Option<Vec<usize>> {
         let mut want = now.clone();
-        let back = earlier.removed_from_value(path);
+        let back = earlier.removed_from_value(path, owner);
         want.extend(back.into_iter().filter(|c| t.online.contains(c)));
         want.retain(|c| !t.isolated.contains(c));
         want.sort_unstable();
@@ -72,7 +72,7 @@ pub fn irq_affinity(host: &Host, t: &Target) -> Step {
     let def = format!("{PROC_IRQ}/default_smp_affinity");
     if let Ok(now) = host.read(&def)
         && let Ok(cpus) = mask::parse(&now)
-        && let Some(want) = off(&def, cpus)
+        && let Some(want) = off(&def, None, cpus)
     {
         value(
             &mut s,
@@ -102,9 +102,10 @@ pub fn irq_affinity(host: &Host, t: &Target) -> Step {
         let Ok(cpus) = cpulist::parse(&now) else {
             continue;
         };
+        let owner = devices(ints.as_ref(), irq);
         let want = if nic.contains(&irq) {
             vec![t.core]
-        } else if let Some(want) = off(&path, cpus) {
+        } else if let Some(want) = off(&path, owner.as_deref(), cpus) {
             want
         } else {
             continue;
@@ -120,7 +121,7 @@ pub fn irq_affinity(host: &Host, t: &Target) -> Step {
         if let Some(Change::Value(v)) = s.changes.last_mut()
             && v.path == path
         {
-            v.owner = devices(ints.as_ref(), irq);
+            v.owner = owner;
             v.label = Some(v.owner.clone().unwrap_or_else(|| "no device".into()));
         }
     }

@@ -20,11 +20,16 @@ hashes() {
 phase() {
     sed -n 's/.*"phase": *"\([a-z_]*\)".*/\1/p' $R/qualify.json 2>/dev/null | head -n 1
 }
-# power_cut_in PHASE: once qualify's state is in PHASE (a measurement under way), a reset without sync.
+# power_cut_in PHASE: once qualify's state is in PHASE and its RT thread runs (a measurement under way, not the
+# wait for the boot to settle before it), a reset without sync.
 power_cut_in() {
     for _ in $(seq 1200); do
         [ "$(phase)" = "$1" ] && break
         sleep 0.5
+    done
+    for _ in $(seq 600); do
+        ps -eLo cls=,comm= | grep -Eq '^ *FF +rmp-eval' && break
+        sleep 0.2
     done
     sleep 2
     phase >"$B/cut-in-phase"
