@@ -60,7 +60,11 @@ make_workdir() { mktemp -d "/tmp/vm-run.XXXXXX"; }
 # -nodefaults: no VGA, floppy, CD-ROM or parallel port to probe at every boot; what a scenario uses is given.
 qemu_boot() {
     local disk=$1 share=$2 console=$3; shift 3
-    local rc=0
+    local rc=0 pin=()
+    if [ -n "${VM_PIN_VCPUS:-}" ]; then
+        pin=(-name "rmpvm,debug-threads=on")
+        pin_vcpus "$console.pid" &
+    fi
     # arm64: the virt machine with Cortex-A72 cores (a Raspberry Pi 4's), firmware or -kernel given by the caller.
     local machine=(qemu-system-x86_64 -cpu max -machine pc -nodefaults)
     [ "$VM_ARCH" = arm64 ] && machine=(qemu-system-aarch64 -cpu cortex-a72 -machine virt)
@@ -68,10 +72,35 @@ qemu_boot() {
         -accel tcg,thread=multi -smp "$VCPUS" -m "$MEM_MB" \
         -display none -monitor none -no-reboot -serial "file:$console" \
         -drive "file=$disk,if=virtio,format=qcow2,cache=${VM_DISK_CACHE:-unsafe}" -pidfile "$console.pid" \
-        -virtfs "local,path=$share,mount_tag=rmphook,security_model=none,id=hook" \
+        -virtfs "local,path=$share,mount_tag=rmphook,security_model=none,id=hook" ${pin[@]+"${pin[@]}"} \
         "$@" </dev/null >>"$console.qemu" 2>&1 || rc=$?
     [ "$rc" -eq 124 ] || { [ "$rc" -eq 137 ] && [ ! -e "$console.cut" ]; } && log "boot timed out after ${BOOT_TIMEOUT}s ($console)"
     return "$rc"
+}
+
+# The guest's last vCPU (its RT core in the scenarios) alone on the host's last CPU, every other qemu thread on the
+# others. The host's scheduler otherwise moves the busy threads between its CPUs every second or so, and a vCPU
+# that shares a host CPU with another for a while measures several times worse for that while: a regime no tuning
+# in the guest causes, which compare would credit to whatever step was measured then. Threads qemu makes later
+# inherit the affinity of the thread that makes them. Without a second host CPU nothing is pinned.
+pin_vcpus() {
+    local pidfile=$1 pid="" t last host_last
+    host_last=$(($(nproc) - 1))
+    last="CPU $((VCPUS - 1))/TCG"
+    [ "$host_last" -ge 1 ] || return 0
+    for _ in $(seq 300); do
+        [ -s "$pidfile" ] && pid=$(cat "$pidfile") && grep -qx "$last" /proc/"$pid"/task/*/comm 2>/dev/null && break
+        sleep 0.1
+    done
+    [ -n "$pid" ] || return 0
+    for t in /proc/"$pid"/task/*; do
+        if [ "$(cat "$t/comm" 2>/dev/null)" = "$last" ]; then
+            taskset -p -c "$host_last" "${t##*/}" >/dev/null 2>&1
+        else
+            taskset -p -c "0-$((host_last - 1))" "${t##*/}" >/dev/null 2>&1
+        fi
+    done
+    return 0
 }
 
 # A power cut (a scenario with a file `power-cut`): qemu killed with SIGKILL, no shutdown, when the guest asks

@@ -102,6 +102,9 @@ for name in "${names[@]}"; do
     # unsafe), so a qemu killed mid-boot loses what a real disk's cache would, and no more.
     VM_POWER_CUT="" VM_DISK_CACHE=unsafe
     [ -f "$sdir/power-cut" ] && VM_POWER_CUT=1 VM_DISK_CACHE=writeback
+    # A scenario judged on what the guest's RT core measured (a file pin-vcpus): that vCPU gets a host CPU of its own.
+    VM_PIN_VCPUS=""
+    [ -f "$sdir/pin-vcpus" ] && VM_PIN_VCPUS=1
     qemu-img create -q -f qcow2 -b "${base[$VM_ARCH]}" -F qcow2 "$dir/disk.qcow2"
     log "scenario $name ($VM_ARCH)"
     # How the guest boots: amd64 from its disk (BIOS, GRUB); arm64 through the UEFI firmware and GRUB EFI, or, for

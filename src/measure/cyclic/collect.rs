@@ -96,7 +96,7 @@ impl SeriesCollector {
             return;
         }
         self.total.merge(st);
-        self.maxes.push(st.max_abs_dev_ns);
+        self.maxes.push(st.max_abs_dev_ns, end_s - start_s);
         each(
             &self.label,
             &Interval {
@@ -165,7 +165,17 @@ impl MaxSeries {
         *self = MaxSeries::new(self.interval_s);
     }
 
-    fn push(&mut self, max_ns: u64) {
+    /// One interval's maximum; `secs`: how long it lasted. The run's end falls inside an interval: a last one
+    /// shorter than half an interval is folded into the point before it, since the noise test takes each point
+    /// as one interval's sample and a sliver's few periods would count as a quiet second.
+    fn push(&mut self, max_ns: u64, secs: f64) {
+        if self.per == 1
+            && secs < self.interval_s / 2.0
+            && let Some(last) = self.points.last_mut()
+        {
+            *last = (*last).max(max_ns);
+            return;
+        }
         self.pending = Some(self.pending.map_or(max_ns, |p| p.max(max_ns)));
         self.pending_n += 1;
         if self.pending_n < self.per {
@@ -207,11 +217,14 @@ mod tests {
     fn max_series_stays_bounded_and_keeps_the_peak() {
         let mut m = MaxSeries::new(1.0);
         for i in 0..100_000u64 {
-            m.push(if i == 54_321 {
-                9_000_000
-            } else {
-                1_000 + i % 7
-            });
+            m.push(
+                if i == 54_321 {
+                    9_000_000
+                } else {
+                    1_000 + i % 7
+                },
+                1.0,
+            );
         }
         let s = m.summary();
         assert!(s.max_us.len() <= CAP, "{}", s.max_us.len());
@@ -222,6 +235,22 @@ mod tests {
             (100_000.0..100_000.0 + 2.0 * s.interval_s).contains(&covered),
             "{covered}"
         );
+    }
+
+    #[test]
+    fn the_sliver_the_run_ends_in_is_folded_into_the_last_whole_interval() {
+        let mut m = MaxSeries::new(1.0);
+        for (max_ns, secs) in [(3_000, 1.0), (5_000, 1.0), (7_000, 0.04)] {
+            m.push(max_ns, secs);
+        }
+        assert_eq!(m.summary().max_us, [3.0, 7.0]);
+        // Half an interval or more is a sample of its own.
+        m.push(1_000, 0.6);
+        assert_eq!(m.summary().max_us, [3.0, 7.0, 1.0]);
+        // A short interval with nothing before it (the first after a reset) is kept.
+        let mut m = MaxSeries::new(1.0);
+        m.push(2_000, 0.3);
+        assert_eq!(m.summary().max_us, [2.0]);
     }
 
     #[test]

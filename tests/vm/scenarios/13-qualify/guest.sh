@@ -94,6 +94,9 @@ case $BOOT in
     facts after
     tunables
     journalctl -u rmp-eval-qualify.service --no-pager -o cat >"$B/qualify-journal" 2>&1
+    # What else ran in this boot while qualify measured (the guest's own jobs share the host's cores).
+    journalctl -b --no-pager -o short-monotonic >"$B/boot-journal" 2>&1
+    systemctl list-timers --all --no-pager >"$B/timers" 2>&1
     cp $R/qualify.json "$B/state.json" 2>/dev/null
     rec status rmp-eval qualify --status
     mkdir -p "$B/qualification" "$B/results"
