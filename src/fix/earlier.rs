@@ -62,9 +62,10 @@ impl Earlier {
             ValueKind::CpuList => cpulist::parse(v).unwrap_or_default(),
             _ => Vec::new(),
         };
-        let file = |p: &str| p.rsplit('/').next().map(str::to_string);
         let same = |v: &SavedValue| match (v.owner.as_deref(), owner) {
-            (Some(was), Some(now)) => was == now && file(&v.path) == file(path),
+            (Some(was), Some(now)) => {
+                was == now && v.path.rsplit('/').next() == path.rsplit('/').next()
+            }
             _ => v.path == path,
         };
         let mut own: Vec<usize> = self

@@ -1,7 +1,7 @@
-//! A measurement right after a boot measures the boot still settling (services starting, caches and page tables
-//! filling; in a VM, the host's translation caches): a step measured then looks worse than it is, and the one
-//! measured after it better. So every measurement that may follow a boot — qualify's, the after-boot one — waits
-//! until the machine has been up the settle time of /etc/default/rmp-eval. One home for that setting.
+//! A measurement right after a boot may measure the boot's own work still running (services starting, timers
+//! that fire soon after boot, first trims): its noise would be credited to the step measured then. So every
+//! measurement that may follow a boot — qualify's, the after-boot one — waits until the machine has been up the
+//! settle time of /etc/default/rmp-eval. One home for that setting.
 
 use std::io::Write;
 
